@@ -1,0 +1,78 @@
+"""Where environments register their tasks, and where everyone else finds them.
+
+    make("storebench/supplier-collapse", seed=3) -> Env
+    task_set("storebench/eval") -> [TaskSpec, ...]     # "<env>/<split or 'eval'|'train'|'all'>" or one task id
+
+Each environment package registers its tasks when imported; ENV_PACKAGES lists them so the registry is
+complete without the caller knowing which packages exist.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from environments.core import Env, EnvError, TaskSpec
+
+EnvFactory = Callable[[TaskSpec, int], Env]
+
+ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom"]
+
+_TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
+_loaded = False
+
+
+def register(task: TaskSpec, factory: EnvFactory) -> None:
+    existing = _TASKS.get(task.id)
+    assert existing is None or existing[0] == task, f"task {task.id} registered twice with different specs"
+    _TASKS[task.id] = (task, factory)
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if _loaded:
+        return
+    for package in ENV_PACKAGES:
+        try:
+            importlib.import_module(package)
+        except ModuleNotFoundError as exc:
+            if exc.name != package:  # a real import error inside an existing package must surface
+                raise
+    _loaded = True
+
+
+def list_tasks(env: str | None = None) -> list[TaskSpec]:
+    _ensure_loaded()
+    tasks = [task for task, _ in _TASKS.values() if env is None or task.env == env]
+    return sorted(tasks, key=lambda t: (t.env, t.split, t.key))
+
+
+def get_task(task_id: str) -> TaskSpec:
+    _ensure_loaded()
+    if task_id not in _TASKS:
+        raise EnvError("unknown_task", f"unknown task {task_id!r}; `python -m environments list` shows them all")
+    return _TASKS[task_id][0]
+
+
+def make(task_id: str, seed: int) -> Env:
+    """A fresh environment for one task and seed, already reset."""
+    task = get_task(task_id)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise EnvError("bad_seed", f"seed must be an integer, got {seed!r}")
+    env = _TASKS[task_id][1](task, seed)
+    env.reset()
+    return env
+
+
+def task_set(name: str) -> list[TaskSpec]:
+    """Tasks named by a set: "<env>/eval" (dev + test), "<env>/train", "<env>/dev", "<env>/test", "<env>/all",
+    or a single task id."""
+    _ensure_loaded()
+    if name in _TASKS:
+        return [_TASKS[name][0]]
+    env, _, which = name.partition("/")
+    splits = {"eval": ("dev", "test"), "train": ("train",), "dev": ("dev",), "test": ("test",), "all": ("train", "dev", "test")}
+    tasks = [t for t in list_tasks(env) if t.split in splits.get(which, ())]
+    if not tasks:
+        raise EnvError("unknown_task_set", f"no tasks in {name!r}; use <env>/eval|train|dev|test|all or a task id")
+    return tasks

@@ -1,0 +1,269 @@
+"""The canonical trajectory record: one versioned JSON shape for the runner, the REST API, exports and training.
+
+A superset of ATIF. A record is `{"schema_version", "header", "steps"}`. Each agent step holds its tool calls
+and their results (the observation), so a step is one decision and what came of it.
+
+    record = new_record(header={...}); record["steps"].append(make_step(...))
+    errors = validate_record(record)      # [] when valid, else [TrajectoryError(path, reason)]
+    content_hash(record)                  # stable across key order; used for idempotent uploads
+
+Importers map foreign formats onto this shape; `lab` stores it faithfully as Episode + Step rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA_VERSION = "practicum.trajectory/1"
+SOURCES = ("rollout", "upload", "human", "branch")
+STEP_SOURCES = ("agent", "user", "env", "human", "system")
+MAX_DEPTH = 32  # deeper JSON is refused: no real trajectory nests this far, and it guards the parsers
+
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+_STRING_OR_NULL = {"type": ["string", "null"]}
+
+TOOL_CALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "name", "arguments"],
+    "properties": {
+        "id": {"type": "string"},
+        "name": {"type": "string", "minLength": 1},
+        "arguments": {"type": ["object", "string"]},  # a string when the model's JSON did not parse
+    },
+}
+
+RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["call_id", "content"],
+    "properties": {"call_id": {"type": "string"}, "content": {}, "is_error": {"type": "boolean"}},
+}
+
+STEP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["index", "source"],
+    "properties": {
+        "index": {"type": "integer", "minimum": 0},
+        "source": {"enum": list(STEP_SOURCES)},
+        "message": {},  # text, or a list of content parts as the producer sent them
+        "reasoning": _STRING_OR_NULL,
+        "tool_calls": {"type": "array", "items": TOOL_CALL_SCHEMA},
+        "results": {"type": "array", "items": RESULT_SCHEMA},
+        "reward": _NUMBER_OR_NULL,
+        "sim_time_start": _NUMBER_OR_NULL,
+        "sim_time_end": _NUMBER_OR_NULL,
+        "events": {"type": "array", "items": {"type": "object"}},
+        "state_hash": _STRING_OR_NULL,
+        "token_ids": {"type": ["array", "null"], "items": {"type": "integer"}},
+        "logprobs": {"type": ["array", "null"], "items": {"type": "number"}},
+        "prompt_token_ids": {"type": ["array", "null"], "items": {"type": "integer"}},
+        "latency_ms": _NUMBER_OR_NULL,
+        "timestamp": _STRING_OR_NULL,
+        "meta": {"type": "object"},
+    },
+}
+
+HEADER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["env", "task", "source"],
+    "properties": {
+        "env": {"type": "string", "minLength": 1},
+        "env_version": {"type": "string"},
+        "task": {"type": "string", "minLength": 1},
+        "task_version": {"type": "string"},
+        "seed": {"type": ["integer", "null"]},
+        "tool_schema_hash": _STRING_OR_NULL,
+        "policy": {"type": "object"},  # {name, kind, model, ...}
+        "harness": {"type": "object"},
+        "source": {"enum": list(SOURCES)},
+        "parent": {
+            "type": ["object", "null"],
+            "properties": {"episode_id": {}, "branch_step": {"type": "integer", "minimum": 0}},
+        },
+        "termination_reason": _STRING_OR_NULL,
+        "score": {
+            "type": ["object", "null"],
+            "properties": {
+                "composite": {"type": "number", "minimum": 0, "maximum": 1},
+                "passed": {"type": "boolean"},
+                "components": {"type": "object"},
+            },
+        },
+        "reward": _NUMBER_OR_NULL,
+        "started_at": _STRING_OR_NULL,
+        "ended_at": _STRING_OR_NULL,
+        "tools": {"type": "array"},  # OpenAI function schemas the agent was given
+        "metrics": {"type": "object"},
+        "meta": {"type": "object"},
+    },
+}
+
+TRAJECTORY_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://practicum.dev/schemas/trajectory-1.json",
+    "title": "Practicum trajectory record",
+    "type": "object",
+    "required": ["schema_version", "header", "steps"],
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION},
+        "header": HEADER_SCHEMA,
+        "steps": {"type": "array", "items": STEP_SCHEMA},
+    },
+}
+
+
+@dataclass(frozen=True)
+class TrajectoryError:
+    path: str  # e.g. "steps[3].tool_calls[0].name"
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def new_record(*, header: dict[str, Any], steps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "header": dict(header), "steps": list(steps or [])}
+
+
+def make_step(
+    *,
+    index: int,
+    source: str = "agent",
+    message: Any = None,
+    reasoning: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    results: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A step dict with every optional field present, so stored and exported steps have one shape."""
+    step: dict[str, Any] = {
+        "index": index,
+        "source": source,
+        "message": message,
+        "reasoning": reasoning,
+        "tool_calls": list(tool_calls or []),
+        "results": list(results or []),
+        "reward": None,
+        "sim_time_start": None,
+        "sim_time_end": None,
+        "events": [],
+        "state_hash": None,
+        "token_ids": None,
+        "logprobs": None,
+        "latency_ms": None,
+    }
+    unknown = set(extra) - set(STEP_SCHEMA["properties"])
+    assert not unknown, f"unknown step fields {sorted(unknown)}"
+    step.update(extra)
+    return step
+
+
+def validate_record(record: Any, *, max_steps: int = 100_000) -> list[TrajectoryError]:
+    """Every problem with a record, each naming its field path. [] means valid.
+
+    Beyond the JSON Schema: NaN/Infinity anywhere, nesting deeper than MAX_DEPTH, steps out of order or
+    duplicated, results answering no call of their step.
+    """
+    errors: list[TrajectoryError] = []
+    depth_error = _non_finite_or_too_deep(record, "record", 0)
+    if depth_error:
+        return [depth_error]
+    _check_schema(TRAJECTORY_SCHEMA, record, "record", errors)
+    if errors:
+        return errors
+    steps = record["steps"]
+    if len(steps) > max_steps:
+        return [TrajectoryError("steps", f"at most {max_steps} steps per episode, got {len(steps)}")]
+    for position, step in enumerate(steps):
+        if step["index"] != position:
+            seen = [s["index"] for s in steps[:position]]
+            what = "duplicated" if step["index"] in seen else "out of order"
+            errors.append(TrajectoryError(f"steps[{position}].index", f"step index {step['index']} is {what}; expected {position}"))
+            break
+        call_ids = {call["id"] for call in step.get("tool_calls", [])}
+        for r, result in enumerate(step.get("results", [])):
+            if call_ids and result["call_id"] not in call_ids:
+                errors.append(
+                    TrajectoryError(f"steps[{position}].results[{r}].call_id", f"{result['call_id']!r} answers no tool call of this step")
+                )
+    return errors
+
+
+def content_hash(record: dict[str, Any]) -> str:
+    """A hash of what the record says, independent of key order and of the volatile `meta.ingest` block."""
+    header = {k: v for k, v in record.get("header", {}).items() if k != "ingest"}
+    canonical = json.dumps({"header": header, "steps": record.get("steps", [])}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _non_finite_or_too_deep(value: Any, path: str, depth: int) -> TrajectoryError | None:
+    if depth > MAX_DEPTH:
+        return TrajectoryError(path, f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, float) and not math.isfinite(value):
+        return TrajectoryError(path, f"{value} is not a finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite_or_too_deep(item, f"{path}.{key}", depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _non_finite_or_too_deep(item, f"{path}[{i}]", depth + 1)
+            if found:
+                return found
+    return None
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind in ("integer", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, _TYPES[kind])
+
+
+def _check_schema(schema: dict[str, Any], value: Any, path: str, errors: list[TrajectoryError]) -> None:
+    """A small validator for the schema subset above; messages name the path, as the API returns them."""
+    if "const" in schema and value != schema["const"]:
+        errors.append(TrajectoryError(path, f"must be {schema['const']!r}, got {value!r}"))
+        return
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(TrajectoryError(path, f"{value!r} is not one of {schema['enum']}"))
+        return
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_type_ok(k, value) for k in kinds):
+            errors.append(TrajectoryError(path, f"expected {' or '.join(kinds)}, got {type(value).__name__}"))
+            return
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(TrajectoryError(f"{path}.{key}", "required field is missing"))
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                _check_schema(sub, value[key], f"{path}.{key}", errors)
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            _check_schema(schema["items"], item, f"{path}[{i}]", errors)
+            if len(errors) > 20:  # enough to fix the first problems; the rest usually repeat them
+                return
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(TrajectoryError(path, f"{value} is below the minimum {schema['minimum']}"))
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(TrajectoryError(path, f"{value} is above the maximum {schema['maximum']}"))
+    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
+        errors.append(TrajectoryError(path, "must not be empty"))
