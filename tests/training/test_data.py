@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+
+from training.data import collate, record_messages, tokenize_record
+
+
+def _text(tokenizer, ids, mask, want=1):
+    return "".join(tokenizer.decode([i]) for i, m in zip(ids, mask, strict=True) if m == want)
+
+
+def test_record_becomes_assistant_and_tool_messages(alice_record):
+    roles = [(m["role"], m["_step"]) for m in record_messages(alice_record)]
+    assert roles == [("system", -1), ("user", 0), ("assistant", 1), ("tool", 1), ("assistant", 2)]
+
+
+def test_mask_matches_the_templates_assistant_mask_token_by_token(alice_record, tokenizer):
+    (episode,) = tokenize_record(alice_record, tokenizer)
+    messages = [{k: v for k, v in m.items() if not k.startswith("_")} for m in record_messages(alice_record)]
+    enc = tokenizer.apply_chat_template(
+        messages, tools=alice_record["header"]["tools"], return_assistant_tokens_mask=True, return_dict=True
+    )
+    assert episode.input_ids == list(enc["input_ids"])
+    assert episode.mask == list(enc["assistant_masks"])
+    assert _text(tokenizer, episode.input_ids, episode.mask) == (
+        '<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call><|im_end|>The lamp is red.<|im_end|>'
+    )
+    env_text = _text(tokenizer, episode.input_ids, episode.env_mask)
+    assert (
+        env_text
+        == '<|im_start|>user\nFind the color of the lamp.<|im_end|>\n<|im_start|>tool\n<tool_response>{"color": "red"}</tool_response><|im_end|>\n'
+    )
+    assert all(not (m and e) for m, e in zip(episode.mask, episode.env_mask, strict=True))
+    assert [s for s, _, _ in episode.agent_spans] == [1, 2]
+    for step, start, end in episode.agent_spans:
+        assert episode.turn_of_token[start:end] == [step] * (end - start)
+    assert episode.weights == [float(m) for m in episode.mask]
+    assert episode.reward == 1.0 and not episode.truncated
+
+
+def test_truncation_cuts_every_field_alike(alice_record, tokenizer):
+    (full,) = tokenize_record(alice_record, tokenizer)
+    first_span_end = full.agent_spans[0][2]
+    cut = first_span_end - 3  # inside the first agent turn
+    (short,) = tokenize_record(alice_record, tokenizer, max_tokens=cut)
+    assert short.truncated and len(short) == cut
+    assert short.input_ids == full.input_ids[:cut] and short.mask == full.mask[:cut] and short.env_mask == full.env_mask[:cut]
+    assert short.agent_spans == [(1, full.agent_spans[0][1], cut)]
+    assert sum(short.mask) == cut - full.agent_spans[0][1]
+
+
+def test_step_weights_travel_with_the_tokens(alice_record, tokenizer):
+    (episode,) = tokenize_record(alice_record, tokenizer, step_weight=lambda step: 0.5 if step["index"] == 1 else 2.0)
+    for step, start, end in episode.agent_spans:
+        assert episode.weights[start:end] == [0.5 if step == 1 else 2.0] * (end - start)
+    assert sum(w for w, m in zip(episode.weights, episode.mask, strict=True) if not m) == 0
+
+
+def test_sampled_token_ids_are_used_as_they_are(alice_record, tokenizer):
+    record = copy.deepcopy(alice_record)
+    odd = tokenizer.encode("The lamp", add_special_tokens=False) + tokenizer.encode(
+        " is red.", add_special_tokens=False
+    )  # not canonical BPE
+    record["steps"][2]["token_ids"] = odd  # cut by the token limit: no <|im_end|>
+    record["steps"][2]["logprobs"] = [-0.5] * len(odd)
+    (episode,) = tokenize_record(record, tokenizer)
+    step, start, end = episode.agent_spans[1]
+    assert episode.input_ids[start:end] == odd and episode.sampled_logprobs[start:end] == [-0.5] * len(odd)
+    assert episode.input_ids[end] == tokenizer.eos_token_id and episode.mask[end] == 0  # closing token added, not trained
+    assert all(math.isnan(x) for x in episode.sampled_logprobs[:start])
+
+
+def test_prompt_and_completion_ids_build_the_sequence_without_rendering(alice_record, tokenizer):
+    record = copy.deepcopy(alice_record)
+    eos = tokenizer.eos_token_id
+    record["steps"][1].update(prompt_token_ids=[5, 6, 7], token_ids=[20, 21, eos], logprobs=[-1.0, -2.0, -0.1])
+    record["steps"][2].update(prompt_token_ids=[5, 6, 7, 20, 21, eos, 30, 31], token_ids=[40, eos], logprobs=[-0.3, -0.2])
+    (episode,) = tokenize_record(record, tokenizer)
+    assert episode.input_ids == [5, 6, 7, 20, 21, eos, 30, 31, 40, eos]
+    assert episode.mask == [0, 0, 0, 1, 1, 1, 0, 0, 1, 1]
+    assert episode.env_mask == [0, 0, 0, 0, 0, 0, 1, 1, 0, 0]
+    assert episode.turn_of_token == [-1, -1, -1, 1, 1, 1, 1, 1, 2, 2]
+    assert episode.sampled_logprobs[3:6] == [-1.0, -2.0, -0.1] and episode.sampled_logprobs[8:] == [-0.3, -0.2]
+
+
+def test_a_trimmed_context_starts_a_new_sequence(alice_record, tokenizer):
+    record = copy.deepcopy(alice_record)
+    record["steps"][1].update(prompt_token_ids=[5, 6, 7], token_ids=[20, 21])
+    record["steps"][2].update(prompt_token_ids=[5, 9, 30], token_ids=[40])  # the harness dropped turn 1
+    first, second = tokenize_record(record, tokenizer)
+    assert (first.input_ids, first.mask) == ([5, 6, 7, 20, 21], [0, 0, 0, 1, 1])
+    assert (second.input_ids, second.mask) == ([5, 9, 30, 40], [0, 0, 0, 1])
+
+
+def test_collate_pads_right_and_keeps_masks_zero_on_padding(alice_record, tokenizer):
+    (full,) = tokenize_record(alice_record, tokenizer)
+    (short,) = tokenize_record(alice_record, tokenizer, max_tokens=10)
+    batch = collate([full, short], pad_id=tokenizer.pad_token_id)
+    assert batch["input_ids"].shape == (2, len(full))
+    assert batch["attention_mask"][1].tolist() == [1] * 10 + [0] * (len(full) - 10)
+    assert batch["mask"][1, 10:].sum() == 0 and torch.equal(batch["mask"][0], torch.tensor(full.mask, dtype=torch.float32))
+    assert (batch["input_ids"][1, 10:] == tokenizer.pad_token_id).all()

@@ -1,0 +1,228 @@
+"""From canonical trajectory records (environments/trajectory.py) to token ids with exact per-token masks.
+
+    episodes = tokenize_record(record, tokenizer, max_tokens=2048)   # usually one; more if context was trimmed
+    batch = collate(episodes, pad_id=tokenizer.pad_token_id)         # dict of (B, T) tensors
+
+Only the agent's own tokens are trained (`mask`); system, user, environment and tool-result tokens are masked
+and marked in `env_mask` instead (the target of feedback modeling). Two paths, one contract:
+
+- sampled ids: when every agent step carries `prompt_token_ids` and `token_ids` (an on-policy rollout), the
+  sequence is built from those ids alone, never re-tokenized. Where a step's prompt does not extend the
+  sequence so far (the harness trimmed its context), a new sequence starts.
+- rendered: otherwise the chat template renders the messages one at a time; each message's text is the
+  difference between consecutive renders (the template must be prefix-preserving, and this is asserted), and
+  agent steps that carry `token_ids` still use them as their body.
+
+Assistant bodies are trained up to and including the end-of-turn token; the template glue after it is not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+AGENT_SOURCES = ("agent", "human")  # a human expert's actions are demonstrations like an agent's
+
+
+@dataclass
+class TokenizedEpisode:
+    input_ids: list[int]
+    mask: list[int]  # 1 on the agent's own tokens, the only ones trained
+    env_mask: list[int]  # 1 on environment/user/tool-result tokens: the feedback-modeling target
+    weights: list[float]  # per-token weight; 0 wherever mask is 0
+    turn_of_token: list[int]  # record step index each token belongs to; -1 for system/template tokens
+    agent_spans: list[tuple[int, int, int]]  # (step index, start, end) of each trained agent span
+    sampled_logprobs: list[float]  # the sampler's logprob where the record has one, else nan
+    truncated: bool = False
+    reward: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    def append(
+        self, ids: Sequence[int], *, trained: bool, env: bool, step: int, weight: float = 1.0, logprobs: Sequence[float] | None = None
+    ) -> None:
+        start = len(self.input_ids)
+        self.input_ids.extend(ids)
+        self.mask.extend([int(trained)] * len(ids))
+        self.env_mask.extend([int(env)] * len(ids))
+        self.weights.extend([weight if trained else 0.0] * len(ids))
+        self.turn_of_token.extend([step] * len(ids))
+        self.sampled_logprobs.extend(list(logprobs) if logprobs is not None else [math.nan] * len(ids))
+        if trained and ids:
+            self.agent_spans.append((step, start, start + len(ids)))
+
+    def truncate(self, max_tokens: int) -> TokenizedEpisode:
+        """The first `max_tokens` tokens with every per-token field cut alike (a supervision horizon too)."""
+        if len(self) <= max_tokens:
+            return self
+        spans = [(s, a, min(b, max_tokens)) for s, a, b in self.agent_spans if a < max_tokens]
+        return TokenizedEpisode(
+            input_ids=self.input_ids[:max_tokens],
+            mask=self.mask[:max_tokens],
+            env_mask=self.env_mask[:max_tokens],
+            weights=self.weights[:max_tokens],
+            turn_of_token=self.turn_of_token[:max_tokens],
+            agent_spans=spans,
+            sampled_logprobs=self.sampled_logprobs[:max_tokens],
+            truncated=True,
+            reward=self.reward,
+            meta=dict(self.meta),
+        )
+
+
+def _empty(record: dict[str, Any]) -> TokenizedEpisode:
+    header = record.get("header", {})
+    score = header.get("score") or {}
+    reward = score.get("composite", header.get("reward"))
+    meta = {"task": header.get("task"), "seed": header.get("seed"), "env": header.get("env")}
+    return TokenizedEpisode([], [], [], [], [], [], [], reward=reward, meta=meta)
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def record_messages(record: dict[str, Any], *, system_prompt: str | None = None) -> list[dict[str, Any]]:
+    """Chat messages for a record; each carries `_step` (its step index) and `_source`.
+
+    Agent steps become an assistant message followed by one tool message per result.
+    """
+    header = record.get("header", {})
+    system = system_prompt if system_prompt is not None else (header.get("harness") or {}).get("system_prompt")
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": system, "_step": -1, "_source": "system"})
+    for step in record["steps"]:
+        index, source = step["index"], step["source"]
+        if source in AGENT_SOURCES:
+            calls = [
+                {"type": "function", "id": c.get("id", ""), "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
+                for c in step.get("tool_calls") or []
+            ]
+            text = _content_text(step.get("message"))
+            messages.append({"role": "assistant", "content": text, "tool_calls": calls, "_step": index, "_source": source})
+            for result in step.get("results") or []:
+                messages.append({"role": "tool", "content": _content_text(result.get("content")), "_step": index, "_source": "tool"})
+        else:
+            role = "system" if source == "system" else "user"
+            messages.append({"role": role, "content": _content_text(step.get("message")), "_step": index, "_source": source})
+    return messages
+
+
+def tokenize_record(
+    record: dict[str, Any],
+    tokenizer: Any,
+    *,
+    max_tokens: int | None = None,
+    system_prompt: str | None = None,
+    step_weight: Callable[[dict[str, Any]], float] | None = None,
+) -> list[TokenizedEpisode]:
+    """Token ids and masks for one record (see the module docstring). `step_weight(step)` weights its tokens."""
+    agent_steps = [s for s in record["steps"] if s["source"] in AGENT_SOURCES]
+    weight_of = {s["index"]: (step_weight(s) if step_weight else 1.0) for s in agent_steps}
+    sampled = bool(agent_steps) and all(s.get("token_ids") and s.get("prompt_token_ids") for s in agent_steps)
+    episodes = (
+        _from_sampled_ids(record, agent_steps, weight_of) if sampled else [_from_rendered(record, tokenizer, weight_of, system_prompt)]
+    )
+    if max_tokens is not None:
+        episodes = [e.truncate(max_tokens) for e in episodes]
+    return episodes
+
+
+def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]], weight_of: dict[int, float]) -> list[TokenizedEpisode]:
+    episodes: list[TokenizedEpisode] = []
+    current: TokenizedEpisode | None = None
+    for step in agent_steps:
+        prompt, completion = list(step["prompt_token_ids"]), list(step["token_ids"])
+        logprobs = step.get("logprobs")
+        if logprobs is not None and len(logprobs) != len(completion):
+            logprobs = None  # a producer that logged a different span: keep the ids, drop the mismatched numbers
+        if current is not None and prompt[: len(current)] == current.input_ids:
+            current.append(prompt[len(current) :], trained=False, env=True, step=current.turn_of_token[-1])
+        else:
+            current = _empty(record)
+            episodes.append(current)
+            current.append(prompt, trained=False, env=False, step=-1)
+        current.append(completion, trained=True, env=False, step=step["index"], weight=weight_of[step["index"]], logprobs=logprobs)
+    return episodes
+
+
+def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation_prompt: bool = False) -> str:
+    clean = [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
+    return tokenizer.apply_chat_template(clean, tools=tools or None, tokenize=False, add_generation_prompt=generation_prompt)
+
+
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+
+
+def _from_rendered(record: dict[str, Any], tokenizer: Any, weight_of: dict[int, float], system_prompt: str | None) -> TokenizedEpisode:
+    messages = record_messages(record, system_prompt=system_prompt)
+    tools = (record.get("header") or {}).get("tools")
+    steps = {s["index"]: s for s in record["steps"]}
+    eos_text, eos_id = tokenizer.eos_token, tokenizer.eos_token_id
+    episode = _empty(record)
+    previous = ""
+    for k, message in enumerate(messages):
+        text = _render(tokenizer, messages[: k + 1], tools)
+        assert text.startswith(previous), f"chat template is not prefix-preserving at message {k} ({message['role']})"
+        segment, step_index = text[len(previous) :], message["_step"]
+        if message["role"] != "assistant":
+            episode.append(_encode(tokenizer, segment), trained=False, env=message["_source"] != "system", step=step_index)
+            previous = text
+            continue
+        header = _render(tokenizer, messages[:k], tools, generation_prompt=True)[len(previous) :]
+        assert segment.startswith(header), f"assistant turn {k} does not start with the generation prompt {header!r}"
+        body = segment[len(header) :]
+        cut = body.rfind(eos_text)
+        trained_text, tail_text = (body[: cut + len(eos_text)], body[cut + len(eos_text) :]) if cut >= 0 else (body, "")
+        episode.append(_encode(tokenizer, header), trained=False, env=False, step=step_index)
+        sampled = steps[step_index].get("token_ids")
+        if sampled:
+            tail = ([] if sampled[-1] == eos_id else [eos_id]) + _encode(tokenizer, tail_text)
+            logprobs = steps[step_index].get("logprobs")
+            logprobs = logprobs if logprobs is not None and len(logprobs) == len(sampled) else None
+            episode.append(list(sampled), trained=True, env=False, step=step_index, weight=weight_of[step_index], logprobs=logprobs)
+        else:
+            tail = _encode(tokenizer, tail_text)
+            episode.append(_encode(tokenizer, trained_text), trained=True, env=False, step=step_index, weight=weight_of[step_index])
+        episode.append(tail, trained=False, env=False, step=step_index)
+        previous = text
+    return episode
+
+
+def collate(episodes: Sequence[TokenizedEpisode], *, pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-padded (B, T) tensors: input_ids, attention_mask, mask, env_mask, weights, sampled_logprobs (nan = unknown)."""
+    assert episodes, "collate needs at least one episode"
+    width = max(len(e) for e in episodes)
+
+    def pad(rows: list[list[Any]], value: Any, dtype: torch.dtype) -> torch.Tensor:
+        return torch.tensor([row + [value] * (width - len(row)) for row in rows], dtype=dtype)
+
+    return {
+        "input_ids": pad([e.input_ids for e in episodes], pad_id, torch.long),
+        "attention_mask": pad([[1] * len(e) for e in episodes], 0, torch.long),
+        "mask": pad([e.mask for e in episodes], 0, torch.float32),
+        "env_mask": pad([e.env_mask for e in episodes], 0, torch.float32),
+        "weights": pad([e.weights for e in episodes], 0.0, torch.float32),
+        "sampled_logprobs": pad([e.sampled_logprobs for e in episodes], math.nan, torch.float32),
+    }
+
+
+def read_records(path: str) -> list[dict[str, Any]]:
+    """Records from a JSONL file (one record a line, as `python -m environments run --out` writes) or a JSON list."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return list(json.loads(stripped))
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

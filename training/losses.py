@@ -1,0 +1,161 @@
+"""Loss functions: pure, tensors in, (scalar loss, metrics) out. No hidden state.
+
+Shapes: logp, old_logp, ref_logp, mask, weights: (B, T); logits: (B, T, V) aligned with labels (B, T), i.e.
+logits[b, t] is the prediction for labels[b, t] (callers shift for next-token prediction). `mask` is 1 on
+trained tokens. Unless said otherwise a loss is a token mean: sum over active tokens / number of active tokens,
+with `weights` scaling each token's contribution (and not the denominator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+Metrics = dict[str, float]
+AGGREGATIONS = ("token-mean", "seq-mean", "seq-sum-norm")
+
+
+def _active(mask: torch.Tensor) -> torch.Tensor:
+    return mask.sum().clamp(min=1.0)
+
+
+def _weighted(mask: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    return mask if weights is None else mask * weights
+
+
+def sft_loss(
+    logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None
+) -> tuple[torch.Tensor, Metrics]:
+    """Cross-entropy on the masked tokens: Σ m·w·nll / Σ m."""
+    nll = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), reduction="none").view_as(mask)  # (B, T)
+    mask = mask.float()
+    loss = (nll * _weighted(mask, weights)).sum() / _active(mask)
+    correct = (logits.argmax(-1) == labels).float()
+    return loss, {
+        "loss": loss.item(),
+        "nll": ((nll * mask).sum() / _active(mask)).item(),
+        "token_accuracy": ((correct * mask).sum() / _active(mask)).item(),
+        "tokens": mask.sum().item(),
+    }
+
+
+def _aggregate(per_token: torch.Tensor, mask: torch.Tensor, aggregation: str) -> torch.Tensor:
+    if aggregation == "token-mean":
+        return (per_token * mask).sum() / _active(mask)
+    if aggregation == "seq-mean":
+        per_seq = (per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)  # (B,)
+        has_tokens = (mask.sum(-1) > 0).float()
+        return (per_seq * has_tokens).sum() / has_tokens.sum().clamp(min=1.0)
+    if aggregation == "seq-sum-norm":
+        return (per_token * mask).sum() / mask.numel()
+    raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+
+
+def grpo_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    clip_low: float = 0.2,
+    clip_high: float = 0.28,
+    ref_logp: torch.Tensor | None = None,
+    kl_coef: float = 0.0,
+    aggregation: str = "token-mean",
+) -> tuple[torch.Tensor, Metrics]:
+    """Clipped surrogate −min(ρA, clip(ρ, 1−clip_low, 1+clip_high)A), ρ = exp(logp − old_logp), plus kl_coef·k3.
+
+    `advantages` is (B,) per sequence or (B, T) per token. k3 = exp(ref − logp) − (ref − logp) − 1.
+    """
+    mask = mask.float()
+    adv = advantages.unsqueeze(-1) if advantages.dim() == 1 else advantages  # (B, 1) or (B, T)
+    ratio = torch.exp(logp - old_logp)
+    unclipped = ratio * adv
+    clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * adv
+    per_token = -torch.minimum(unclipped, clipped)
+    metrics: Metrics = {}
+    if ref_logp is not None:
+        delta = ref_logp - logp
+        k3 = torch.exp(delta) - delta - 1.0
+        metrics["kl_ref"] = ((k3 * mask).sum() / _active(mask)).item()
+        per_token = per_token + kl_coef * k3
+    loss = _aggregate(per_token, mask, aggregation)
+    was_clipped = (clipped < unclipped).float()  # the min picked the clipped branch
+    metrics.update(
+        loss=loss.item(),
+        clip_fraction=((was_clipped * mask).sum() / _active(mask)).item(),
+        ratio_mean=((ratio * mask).sum() / _active(mask)).item(),
+        tokens=mask.sum().item(),
+    )
+    return loss, metrics
+
+
+def reverse_kl_sampled(
+    logp_student: torch.Tensor, logp_teacher: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None
+) -> tuple[torch.Tensor, Metrics]:
+    """KL(student‖teacher) estimated on the student's own sampled tokens: k_t = logp_s − logp_t.
+
+    The value is the weighted token mean of k_t; the gradient is the score-function one,
+    Σ m·w·sg(k_t)·∇logp_s / Σ m (equivalently, a policy gradient with per-token advantage −k_t).
+    The teacher gets no gradient.
+    """
+    mask = mask.float()
+    k = (logp_student - logp_teacher).detach()
+    surrogate = k * (logp_student - logp_student.detach()) + k  # value k, gradient k·∇logp_s
+    loss = (surrogate * _weighted(mask, weights)).sum() / _active(mask)
+    return loss, {"loss": loss.item(), "reverse_kl": ((k * mask).sum() / _active(mask)).item(), "tokens": mask.sum().item()}
+
+
+def _kl_rows(student: torch.Tensor, teacher: torch.Tensor, direction: str, top_k: int | None) -> torch.Tensor:
+    """Per-position KL for a chunk: student/teacher logits (N, V) -> (N,)."""
+    logp_s = F.log_softmax(student.float(), dim=-1)
+    logp_t = F.log_softmax(teacher.float(), dim=-1)
+    if top_k is not None:
+        index = logp_s.topk(top_k, dim=-1).indices  # the student's top-k, gathered from both distributions
+        top_s, top_t = logp_s.gather(-1, index), logp_t.gather(-1, index)
+        tail_s = torch.log1p(-top_s.exp().sum(-1).clamp(max=1.0 - 1e-6)).unsqueeze(-1)  # log(1 − Σ p) of the rest
+        tail_t = torch.log1p(-top_t.exp().sum(-1).clamp(max=1.0 - 1e-6)).unsqueeze(-1)
+        logp_s, logp_t = torch.cat([top_s, tail_s], -1), torch.cat([top_t, tail_t], -1)
+    if direction == "reverse":
+        return (logp_s.exp() * (logp_s - logp_t)).sum(-1)
+    return (logp_t.exp() * (logp_t - logp_s)).sum(-1)
+
+
+def kl_full(
+    student_logits: torch.Tensor,
+    teacher_logits: torch.Tensor,
+    mask: torch.Tensor,
+    direction: str = "reverse",
+    top_k: int | None = None,
+    weights: torch.Tensor | None = None,
+    chunk_size: int = 256,
+) -> tuple[torch.Tensor, Metrics]:
+    """Full-vocabulary KL per token ("reverse": KL(student‖teacher), "forward": KL(teacher‖student)).
+
+    With `top_k`, the divergence is over the student's top-k tokens plus one tail bucket holding the remaining
+    mass. Computed in chunks of `chunk_size` positions, each recomputed in backward (activation checkpointing),
+    so only one chunk's fp32 softmax is alive at a time even for a 150k vocabulary.
+    """
+    if direction not in ("reverse", "forward"):
+        raise ValueError(f"direction must be 'reverse' or 'forward', got {direction!r}")
+    assert student_logits.shape == teacher_logits.shape, f"student {tuple(student_logits.shape)} vs teacher {tuple(teacher_logits.shape)}"
+    mask = mask.float()
+    teacher_logits = teacher_logits.detach()
+    rows: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = lambda s, t: _kl_rows(s, t, direction, top_k)  # noqa: E731
+    pieces = []
+    for start in range(0, student_logits.shape[1], chunk_size):
+        s = student_logits[:, start : start + chunk_size]
+        t = teacher_logits[:, start : start + chunk_size]
+        if s.requires_grad:
+            pieces.append(checkpoint(rows, s, t, use_reentrant=False))
+        else:
+            pieces.append(rows(s, t))
+    per_token = torch.cat(pieces, dim=1)  # (B, T)
+    loss = (per_token * _weighted(mask, weights)).sum() / _active(mask)
+    return loss, {
+        "loss": loss.item(),
+        f"{direction}_kl": ((per_token.detach() * mask).sum() / _active(mask)).item(),
+        "tokens": mask.sum().item(),
+    }
