@@ -267,3 +267,32 @@ def _check_schema(schema: dict[str, Any], value: Any, path: str, errors: list[Tr
             errors.append(TrajectoryError(path, f"{value} is above the maximum {schema['maximum']}"))
     if isinstance(value, str) and len(value) < schema.get("minLength", 0):
         errors.append(TrajectoryError(path, "must not be empty"))
+
+
+_STEP_DEFAULTS: dict[str, Any] = {
+    "message": None,
+    "reasoning": None,
+    "tool_calls": [],
+    "results": [],
+    "reward": None,
+    "sim_time_start": None,
+    "sim_time_end": None,
+    "events": [],
+    "state_hash": None,
+    "token_ids": None,
+    "logprobs": None,
+    "latency_ms": None,
+}
+
+
+def normalize_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with every step carrying every standard field (absent ones as their empty value).
+
+    Two uploads that differ only in omitted-versus-empty fields then store and hash the same.
+    """
+    steps = []
+    for step in record["steps"]:
+        full = {key: (list(value) if isinstance(value, list) else value) for key, value in _STEP_DEFAULTS.items()}
+        full.update(step)
+        steps.append(full)
+    return {"schema_version": record.get("schema_version", SCHEMA_VERSION), "header": dict(record["header"]), "steps": steps}

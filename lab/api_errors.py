@@ -1,0 +1,25 @@
+"""One JSON error shape for every API failure: {"error": {"code", "message", ...}}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from lab.errors import DomainError
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        return Response(exc.as_json(), status=exc.status)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = {"error": {"code": "invalid", "message": "The request has invalid fields.", "fields": response.data}}
+    elif isinstance(exc, exceptions.APIException):
+        detail = response.data.get("detail", str(exc)) if isinstance(response.data, dict) else str(exc)
+        response.data = {"error": {"code": exc.default_code, "message": str(detail)}}
+    return response

@@ -1,0 +1,25 @@
+"""REST API v1 routes."""
+
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from lab.diagnoses.api import DiagnosisViewSet
+from lab.rollouts.api import EvaluationViewSet
+from lab.runs.api import TrainingRunViewSet
+from lab.trajectories.api import AgentConfigViewSet, DatasetExportView, EpisodeImportView, EpisodeViewSet, ImportJobView, TaskViewSet
+
+router = DefaultRouter()
+router.register("episodes", EpisodeViewSet, basename="episode")
+router.register("tasks", TaskViewSet, basename="task")
+router.register("agents", AgentConfigViewSet, basename="agent")
+router.register("diagnoses", DiagnosisViewSet, basename="diagnosis")
+router.register("runs", TrainingRunViewSet, basename="run")
+router.register("evaluations", EvaluationViewSet, basename="evaluation")
+
+urlpatterns = [
+    path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),
+    path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
+    path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
+    path("datasets/export/", DatasetExportView.as_view()),
+    *router.urls,
+]

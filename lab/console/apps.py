@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ConsoleConfig(AppConfig):
+    name = "lab.console"
+    label = "console"

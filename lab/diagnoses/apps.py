@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DiagnosesConfig(AppConfig):
+    name = "lab.diagnoses"
+    label = "diagnoses"

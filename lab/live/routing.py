@@ -1,0 +1,8 @@
+from django.urls import path
+
+from lab.live.consumers import EpisodeStreamConsumer, RunStreamConsumer
+
+websocket_urlpatterns = [
+    path("ws/episodes/<int:pk>/", EpisodeStreamConsumer.as_asgi()),
+    path("ws/runs/<int:pk>/", RunStreamConsumer.as_asgi()),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PlayConfig(AppConfig):
+    name = "lab.play"
+    label = "play"

@@ -1,0 +1,66 @@
+"""Training runs, their checkpoints and their metrics."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from lab.projects.models import Project
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class TrainingRun(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=200)
+    recipe = models.CharField(max_length=32, help_text="sft | grpo | opd | self_distill")
+    config = models.JSONField(default=dict)
+    base_model = models.CharField(max_length=500)
+    dataset_spec = models.JSONField(default=dict, blank=True, help_text="The filters that selected the episodes.")
+    episode_ids = models.JSONField(default=list, blank=True, help_text="The episodes frozen at launch.")
+    dataset_hash = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    progress = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.recipe})"
+
+
+class Checkpoint(models.Model):
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="checkpoints")
+    step = models.PositiveIntegerField()
+    path = models.CharField(max_length=500)
+    eval_results = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "step"]
+        constraints = [models.UniqueConstraint(fields=["run", "step"], name="unique_checkpoint_step")]
+
+    def __str__(self) -> str:
+        return f"{self.run} @ {self.step}"
+
+
+class RunMetric(models.Model):
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="metrics")
+    step = models.PositiveIntegerField()
+    name = models.CharField(max_length=64)
+    value = models.FloatField()
+
+    class Meta:
+        ordering = ["run", "name", "step"]
+        indexes = [models.Index(fields=["run", "name", "step"])]

@@ -1,0 +1,165 @@
+"""Practicum settings. Everything that varies by deployment comes from environment variables (lab/env.py).
+
+Embedded default (nothing set): SQLite, in-process channel layer, Celery on an in-memory broker with a worker
+inside the web process. With DATABASE_URL and REDIS_URL: PostgreSQL, Redis channel layer and Celery broker,
+separate `celery worker` processes (docker-compose.yml).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from lab.env import env_bool, env_int, env_str, env_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("PRACTICUM_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "practicum-local-development-key-change-me-in-production-0123456789")
+ALLOWED_HOSTS = [h for h in env_str("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in env_str("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_htmx",
+    "channels",
+    "lab.projects",
+    "lab.trajectories",
+    "lab.live",
+    "lab.play",
+    "lab.rollouts",
+    "lab.diagnoses",
+    "lab.runs",
+    "lab.console",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "lab.urls"
+WSGI_APPLICATION = "lab.wsgi.application"
+ASGI_APPLICATION = "lab.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+# --- database ----------------------------------------------------------------------------------------------
+DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0))}
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            # WAL lets the embedded worker thread write while the web thread reads.
+            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "timeout": 30},
+        }
+    }
+IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- redis: channel layer and Celery broker ----------------------------------------------------------------
+REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss"))
+if REDIS_URL:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Embedded mode runs the Celery worker inside the web process (manage.py serve), on an in-memory broker.
+CELERY_EMBEDDED = not REDIS_URL
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for a retry (rollout crash safety)
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "cpu"
+CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED else {"visibility_timeout": 3600}
+
+# --- auth, i18n, static ------------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstatic in the embedded mode
+
+# --- API ---------------------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "lab.projects.auth.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "lab.api_errors.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Practicum API",
+    "DESCRIPTION": "Trajectories, tasks, agents, diagnoses, evaluations and training runs.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Uploads: a request body over this many bytes answers 413 before it is parsed.
+PRACTICUM_MAX_UPLOAD_BYTES = env_int("PRACTICUM_MAX_UPLOAD_BYTES", 64 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = PRACTICUM_MAX_UPLOAD_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+PRACTICUM_MAX_RECORDS_PER_UPLOAD = env_int("PRACTICUM_MAX_RECORDS_PER_UPLOAD", 10_000, minimum=1)
+PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100_000, minimum=1)
+# Extra secret patterns (regular expressions, separated by newlines) redacted at ingest beside the defaults.
+PRACTICUM_REDACTION_PATTERNS = [p for p in env_str("PRACTICUM_REDACTION_PATTERNS", "").split("\n") if p.strip()]
+PRACTICUM_UPLOAD_DIR = VAR_DIR / "uploads"
+PRACTICUM_CHECKPOINT_DIR = Path(env_str("PRACTICUM_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
+
+# OpenAI-compatible endpoints for `openai` agents: the key is read at call time, never stored in episodes.
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
+VLLM_BASE_URL = env_str("VLLM_BASE_URL", "")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+}

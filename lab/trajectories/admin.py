@@ -1,0 +1,36 @@
+from django.contrib import admin
+
+from lab.trajectories.models import AgentConfig, Episode, ImportJob, Step, Task
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["env", "key", "env_version", "split", "project", "pass_threshold"]
+    list_filter = ["env", "split", "project"]
+    search_fields = ["key", "description"]
+
+
+@admin.register(AgentConfig)
+class AgentConfigAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "model", "project"]
+    list_filter = ["kind", "project"]
+
+
+@admin.register(Episode)
+class EpisodeAdmin(admin.ModelAdmin):
+    list_display = ["id", "task", "agent", "seed", "source", "status", "composite", "passed", "step_count", "created_at"]
+    list_filter = ["source", "status", "passed", "project"]
+    raw_id_fields = ["parent", "task", "agent"]
+    list_select_related = ["task", "agent"]
+
+
+@admin.register(Step)
+class StepAdmin(admin.ModelAdmin):
+    list_display = ["episode", "index", "source", "reward", "state_hash"]
+    raw_id_fields = ["episode"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "filename", "format", "status", "project", "created_at"]
+    list_filter = ["status", "format"]

@@ -1,0 +1,241 @@
+"""REST API v1 for episodes, uploads, exports, tasks and agent configs. Views stay thin: services do the work."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from lab.errors import Conflict, DomainError
+from lab.projects.models import WRITE_ROLES
+from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.trajectories import imports
+from lab.trajectories.models import AgentConfig, IdempotencyRecord, ImportJob, Task
+from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
+from lab.trajectories.serializers import AgentConfigSerializer, EpisodeSerializer, TaskSerializer
+from lab.trajectories.services import episode_steps_as_dicts, episode_to_record, episodes_ingest
+
+
+class EpisodeCursor(CursorPagination):
+    ordering = "-id"
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 500
+
+
+def _check_size(request: Request) -> None:
+    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    if length > settings.PRACTICUM_MAX_UPLOAD_BYTES:
+        raise DomainError("too_large", f"the upload is {length} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413)
+
+
+def _idempotent(request: Request, project: Any, body: bytes, produce: Any) -> Response:
+    """Run `produce()` once per `Idempotency-Key`: a repeat with the same body gets the first answer again."""
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if not key:
+        return produce()
+    if len(key) > 200:
+        raise DomainError("invalid_idempotency_key", "Idempotency-Key may be at most 200 characters")
+    digest = hashlib.sha256(body).hexdigest()
+    stored = IdempotencyRecord.objects.filter(project=project, key=key).first()
+    if stored is None:
+        response = produce()
+        if response.status_code < 500:
+            try:
+                with transaction.atomic():
+                    IdempotencyRecord.objects.create(project=project, key=key, request_hash=digest, status_code=response.status_code, response=response.data)
+            except IntegrityError:  # a concurrent request with the same key won; its answer stands
+                pass
+        return response
+    if stored.request_hash != digest:
+        raise Conflict("idempotency_key_reused", f"Idempotency-Key {key!r} was used with a different request body")
+    return Response(stored.response, status=stored.status_code, headers={"Idempotent-Replayed": "true"})
+
+
+@extend_schema(tags=["episodes"])
+class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Episodes of your projects. POST a native trajectory record (or a list of them) to store it."""
+
+    serializer_class = EpisodeSerializer
+    pagination_class = EpisodeCursor
+
+    def get_queryset(self) -> Any:
+        return episode_list(projects=visible_projects(self.request), filters={k: self.request.query_params.get(k) for k in FILTER_FIELDS})
+
+    def get_object(self) -> Any:
+        return episode_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
+
+    @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in FILTER_FIELDS])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request={"application/json": dict}, responses={201: EpisodeSerializer(many=True)})
+    def create(self, request: Request) -> Response:
+        _check_size(request)
+        body = request.body
+        project = write_project(request, request.query_params.get("project"), action="upload episodes")
+
+        def produce() -> Response:
+            result = imports.parse_upload(body, filename="body.json", fmt="native")
+            outcomes = episodes_ingest(project=project, records=result.records, raws=result.raws, user=request.user)
+            created = any(o.created for o in outcomes)
+            data = {
+                "episodes": [{"id": o.episode.pk, "created": o.created, "content_hash": o.episode.content_hash} for o in outcomes],
+                "report": result.report,
+            }
+            return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+        return _idempotent(request, project, body, produce)
+
+    @extend_schema(parameters=[OpenApiParameter("offset", int), OpenApiParameter("limit", int)])
+    @action(detail=True, methods=["get"])
+    def steps(self, request: Request, pk: str) -> Response:
+        episode = self.get_object()
+        offset = _int_param(request, "offset", 0, 0, 10**9)
+        limit = _int_param(request, "limit", 100, 1, 1000)
+        steps = episode_steps_as_dicts(episode, start=offset, stop=offset + limit)
+        following = offset + limit if offset + limit < episode.step_count else None
+        return Response({"count": episode.step_count, "offset": offset, "next_offset": following, "steps": steps})
+
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])])
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, pk: str) -> Response:
+        episode = self.get_object()
+        fmt = request.query_params.get("format", "native")
+        record = episode_to_record(episode)
+        if fmt == "native":
+            return Response(record)
+        if fmt == "openai":
+            return Response(imports.export_openai(record))
+        raise DomainError("unknown_format", f"format={fmt!r}; use native or openai")
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise DomainError("invalid_parameter", f"{name}={raw!r} is not an integer") from None
+    if not low <= value <= high:
+        raise DomainError("invalid_parameter", f"{name}={value} is outside [{low}, {high}]")
+    return value
+
+
+@extend_schema(tags=["episodes"])
+class EpisodeImportView(APIView):
+    """Upload a file (JSON, JSONL or zip) in any supported format; it is imported by a background job.
+
+    The file is checked at once (a bad record answers 400 naming it and stores nothing); then a job stores
+    it and the answer (202) points at the job. `?wait=1` waits for the job and answers with its result.
+    """
+
+    @extend_schema(
+        request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}, "format": {"type": "string"}}}},
+        parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool)],
+    )
+    def post(self, request: Request) -> Response:
+        _check_size(request)
+        project = write_project(request, request.query_params.get("project") or request.data.get("project"), action="upload episodes")
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise DomainError("file_required", "send the file as multipart field `file`")
+        if upload.size > settings.PRACTICUM_MAX_UPLOAD_BYTES:
+            raise DomainError("too_large", f"the file is {upload.size} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413)
+        fmt = request.query_params.get("format") or request.data.get("format") or "auto"
+        data = upload.read()
+
+        def produce() -> Response:
+            job = imports.import_job_create(project=project, user=request.user, filename=upload.name, data=data, fmt=fmt)
+            if str(request.query_params.get("wait", "")).lower() in ("1", "true"):
+                job = imports.import_job_wait(job, timeout_s=120)
+            code = status.HTTP_201_CREATED if job.status == "done" else status.HTTP_202_ACCEPTED
+            return Response(imports.import_job_json(job), status=code)
+
+        return _idempotent(request, project, data + fmt.encode(), produce)
+
+
+@extend_schema(tags=["episodes"])
+class ImportJobView(APIView):
+    def get(self, request: Request, pk: int) -> Response:
+        job = ImportJob.objects.filter(pk=pk, project__in=visible_projects(request)).first()
+        if job is None:
+            raise DomainError("not_found", f"No import {pk} that you can see.", status=404)
+        return Response(imports.import_job_json(job))
+
+
+@extend_schema(tags=["datasets"], parameters=[OpenApiParameter(name, str, required=False) for name in FILTER_FIELDS])
+class DatasetExportView(APIView):
+    """Stream matching episodes as JSONL, one OpenAI-style `{"messages", "tools"}` record per line (`format=native`
+    streams canonical records instead)."""
+
+    def get(self, request: Request) -> StreamingHttpResponse:
+        episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
+        fmt = request.query_params.get("format", "openai")
+        if fmt not in ("openai", "native"):
+            raise DomainError("unknown_format", f"format={fmt!r}; use openai or native")
+
+        def lines() -> Iterator[bytes]:
+            for episode in episodes.order_by("id").iterator(chunk_size=200):
+                yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk)
+
+        response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
+        response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'
+        return response
+
+
+class ProjectScopedViewSet(viewsets.ModelViewSet):
+    """CRUD on a model with a `project` field: reads for members, writes for `write_roles`."""
+
+    write_roles: frozenset[str] = WRITE_ROLES
+
+    def get_queryset(self) -> Any:
+        queryset = self.queryset.filter(project__in=visible_projects(self.request))  # type: ignore[union-attr]
+        if self.request.query_params.get("project"):
+            key = self.request.query_params["project"]
+            queryset = queryset.filter(project__pk=int(key)) if key.isdigit() else queryset.filter(project__slug=key)
+        return queryset
+
+    def perform_create(self, serializer: Any) -> None:
+        project = write_project(self.request, self.request.query_params.get("project") or self.request.data.get("project"),
+                                roles=self.write_roles, action=f"create {self.queryset.model._meta.verbose_name_plural}")  # type: ignore[union-attr]
+        try:
+            with transaction.atomic():
+                serializer.save(project=project)
+        except IntegrityError as exc:
+            raise Conflict("duplicate", f"that {self.queryset.model._meta.verbose_name} already exists in {project.slug}") from exc  # type: ignore[union-attr]
+
+    def perform_update(self, serializer: Any) -> None:
+        require_role(request=self.request, project=serializer.instance.project, roles=self.write_roles, action="change it")
+        serializer.save()
+
+    def perform_destroy(self, instance: Any) -> None:
+        require_role(request=self.request, project=instance.project, roles=self.write_roles, action="delete it")
+        try:
+            instance.delete()
+        except Exception as exc:  # PROTECT: a task with episodes stays
+            raise Conflict("in_use", f"{instance} is still referenced and cannot be deleted") from exc
+
+
+@extend_schema(tags=["tasks"])
+class TaskViewSet(ProjectScopedViewSet):
+    queryset = Task.objects.select_related("project")
+    serializer_class = TaskSerializer
+
+
+@extend_schema(tags=["agents"])
+class AgentConfigViewSet(ProjectScopedViewSet):
+    queryset = AgentConfig.objects.select_related("project")
+    serializer_class = AgentConfigSerializer

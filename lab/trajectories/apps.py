@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TrajectoriesConfig(AppConfig):
+    name = "lab.trajectories"
+    label = "trajectories"

@@ -1,0 +1,125 @@
+"""Uploads: parse a file into canonical records (lab.ingest), store them, and export records back out.
+
+An uploaded file is checked in the request (so a bad record answers 400 at once), written to disk, and
+imported by a Celery job (`lab.trajectories.tasks.import_file`) that parses it again and stores it
+atomically. The job can be re-run after a crash: storage is idempotent by content hash.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from lab import ingest
+from lab.errors import DomainError
+from lab.projects.models import Project
+from lab.trajectories.models import ImportJob, ImportStatus
+from lab.trajectories.services import episodes_ingest
+
+FORMATS = ("auto", "native", "openai", "atif", "taubench", "tau2", "inspect", "sharegpt")
+
+
+@dataclass
+class ParsedUpload:
+    format: str
+    records: list[dict[str, Any]]
+    raws: list[Any]
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
+    """Parse and validate an upload; any problem raises a DomainError naming the record, path and reason."""
+    if fmt not in FORMATS:
+        raise DomainError("unknown_format", f"format={fmt!r}; use one of {', '.join(FORMATS)}")
+    try:
+        result = ingest.import_payload(data, filename=filename, format=fmt, redaction_patterns=settings.PRACTICUM_REDACTION_PATTERNS or None)
+    except ingest.IngestError as exc:
+        raise DomainError(exc.code, exc.message, status=exc.status, **exc.details) from None
+    if len(result.episodes) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
+        raise DomainError("too_many_records", f"at most {settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD} records per upload, got {len(result.episodes)}", status=413)
+    return ParsedUpload(
+        format=result.format,
+        records=[episode.record for episode in result.episodes],
+        raws=[episode.raw for episode in result.episodes],
+        report=result.report,
+    )
+
+
+def import_job_create(*, project: Project, user: Any, filename: str, data: bytes, fmt: str) -> ImportJob:
+    parse_upload(data, filename=filename, fmt=fmt)  # refuse bad files before anything is written
+    folder = Path(settings.PRACTICUM_UPLOAD_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{uuid.uuid4().hex}-{Path(filename).name[-100:]}"
+    path.write_bytes(data)
+    job = ImportJob.objects.create(project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt)
+    from lab.trajectories.tasks import import_file
+
+    transaction.on_commit(lambda: import_file.delay(job.pk))
+    return job
+
+
+def import_job_run(*, job_id: int) -> ImportJob:
+    """The job body: parse the stored file and store its episodes. Safe to run twice."""
+    job = ImportJob.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.status == ImportStatus.DONE:
+        return job
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING)
+    try:
+        parsed = parse_upload(Path(job.path).read_bytes(), filename=job.filename, fmt=job.format)
+        outcomes = episodes_ingest(project=job.project, records=parsed.records, raws=parsed.raws, user=job.created_by)
+    except DomainError as exc:
+        job.status, job.error = ImportStatus.FAILED, exc.as_json()["error"]
+    else:
+        job.status = ImportStatus.DONE
+        job.episode_ids = [o.episode.pk for o in outcomes]
+        job.report = {**parsed.report, "format": parsed.format, "created": sum(o.created for o in outcomes),
+                      "already_stored": sum(not o.created for o in outcomes)}
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "error", "episode_ids", "report", "finished_at"])
+    if job.status == ImportStatus.DONE:
+        Path(job.path).unlink(missing_ok=True)
+    return job
+
+
+def import_job_wait(job: ImportJob, *, timeout_s: float) -> ImportJob:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.status in (ImportStatus.DONE, ImportStatus.FAILED):
+            break
+        time.sleep(0.05)
+    return job
+
+
+def import_job_json(job: ImportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "url": f"/api/v1/imports/{job.pk}/",
+        "status": job.status,
+        "filename": job.filename,
+        "format": job.format,
+        "episode_ids": job.episode_ids,
+        "report": job.report,
+        "error": job.error,
+    }
+
+
+def export_openai(record: dict[str, Any]) -> dict[str, Any]:
+    return ingest.export_openai(record)
+
+
+def export_line(record: dict[str, Any], *, fmt: str, episode_id: int) -> bytes:
+    if fmt == "native":
+        payload = record
+    else:
+        payload = {**export_openai(record), "metadata": {"episode_id": episode_id, "env": record["header"].get("env"),
+                                                           "task": record["header"].get("task"), "score": record["header"].get("score")}}
+    return (json.dumps(payload, separators=(",", ":")) + "\n").encode()

@@ -1,0 +1,202 @@
+"""Tasks, agent configurations, and episodes with their steps: the faithful storage of trajectory records.
+
+An Episode row holds a record's header; Step rows hold its steps, one field per record field
+(environments/trajectory.py). `services.episode_to_record` turns them back into the record, unchanged.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from environments.core import TERMINATION_REASONS
+from environments.trajectory import SOURCES, STEP_SOURCES
+from lab.projects.models import Project
+
+
+class Split(models.TextChoices):
+    TRAIN = "train"
+    DEV = "dev"
+    TEST = "test"
+
+
+class Task(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
+    env = models.CharField(max_length=64, help_text="Environment name, e.g. storebench.")
+    env_version = models.CharField(max_length=32, blank=True)
+    key = models.CharField(max_length=128, help_text="Task key within the environment, e.g. supplier-collapse.")
+    split = models.CharField(max_length=8, choices=Split.choices, default=Split.TEST)
+    spec = models.JSONField(default=dict, blank=True)
+    pass_threshold = models.FloatField(default=0.5)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["env", "key"]
+        constraints = [models.UniqueConstraint(fields=["project", "env", "env_version", "key"], name="unique_task_per_project")]
+
+    def __str__(self) -> str:
+        return f"{self.env}/{self.key}"
+
+    @property
+    def task_id(self) -> str:
+        return f"{self.env}/{self.key}"
+
+
+class AgentKind(models.TextChoices):
+    SCRIPTED = "scripted"
+    HF = "hf"
+    VLLM = "vllm"
+    OPENAI = "openai"
+    HUMAN = "human"
+    EXTERNAL = "external"
+
+
+class AgentConfig(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="agents")
+    name = models.CharField(max_length=128)
+    kind = models.CharField(max_length=16, choices=AgentKind.choices)
+    model = models.CharField(max_length=500, blank=True, help_text="A from_pretrained path, a model name, or an anchor's name.")
+    endpoint = models.CharField(max_length=500, blank=True, help_text="Base URL of an OpenAI-compatible server.")
+    sampling = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, ...")
+    harness = models.JSONField(default=dict, blank=True, help_text="context window, turn limit, stop conditions, ...")
+    checkpoint = models.ForeignKey("runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="agents")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="unique_agent_name_per_project")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EpisodeStatus(models.TextChoices):
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+
+class Episode(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="episodes")
+    agent = models.ForeignKey(AgentConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="episodes")
+    seed = models.BigIntegerField(null=True, blank=True)
+    source = models.CharField(max_length=8, choices=[(s, s) for s in SOURCES])
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    branch_step = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=EpisodeStatus.choices, default=EpisodeStatus.FINISHED)
+    termination_reason = models.CharField(max_length=32, blank=True, choices=[(r, r) for r in TERMINATION_REASONS])
+    score = models.JSONField(null=True, blank=True)
+    composite = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    reward = models.FloatField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    meta = models.JSONField(default=dict, blank=True, help_text="Header fields beyond the columns: versions, policy, harness, tools.")
+    raw = models.JSONField(null=True, blank=True, help_text="The original uploaded payload, as it came.")
+    content_hash = models.CharField(max_length=64, blank=True)
+    step_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-created_at"]),
+            models.Index(fields=["project", "task", "-composite"]),
+            models.Index(fields=["project", "status"]),
+            models.Index(fields=["project", "source"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "content_hash"], condition=~models.Q(content_hash=""), name="unique_content_per_project"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"episode {self.pk} ({self.task}, seed {self.seed})"
+
+    def mark_finished(self, *, reason: str, score: dict | None = None, reward: float | None = None) -> None:
+        assert reason in TERMINATION_REASONS, f"unknown termination reason {reason!r}"
+        failed = reason in ("agent_error", "infrastructure_error", "unexpected_error")
+        self.status = EpisodeStatus.FAILED if failed else EpisodeStatus.ABANDONED if reason == "abandoned" else EpisodeStatus.FINISHED
+        self.termination_reason = reason
+        if score is not None:
+            self.score = score
+            self.composite = score.get("composite")
+            self.passed = score.get("passed")
+        if reward is not None:
+            self.reward = reward
+        self.ended_at = timezone.now()
+        self.save(update_fields=["status", "termination_reason", "score", "composite", "passed", "reward", "ended_at"])
+
+
+class Step(models.Model):
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    source = models.CharField(max_length=8, choices=[(s, s) for s in STEP_SOURCES])
+    message = models.JSONField(null=True, blank=True, help_text="Text, or the producer's list of content parts.")
+    reasoning = models.TextField(null=True, blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    results = models.JSONField(default=list, blank=True)
+    reward = models.FloatField(null=True, blank=True)
+    sim_time_start = models.FloatField(null=True, blank=True)
+    sim_time_end = models.FloatField(null=True, blank=True)
+    events = models.JSONField(default=list, blank=True)
+    state_hash = models.CharField(max_length=64, null=True, blank=True)
+    token_ids = models.JSONField(null=True, blank=True)
+    logprobs = models.JSONField(null=True, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True, help_text="Record fields without a column (timestamp, prompt ids, meta).")
+
+    class Meta:
+        ordering = ["episode", "index"]
+        constraints = [models.UniqueConstraint(fields=["episode", "index"], name="unique_step_index_per_episode")]
+
+    def __str__(self) -> str:
+        return f"step {self.index} of episode {self.episode_id}"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ImportJob(models.Model):
+    """An uploaded file being imported by a Celery job. The file stays on disk until the job ends."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    filename = models.CharField(max_length=255)
+    path = models.CharField(max_length=500)
+    format = models.CharField(max_length=16, default="auto")
+    status = models.CharField(max_length=8, choices=ImportStatus.choices, default=ImportStatus.QUEUED)
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    episode_ids = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.filename} ({self.status})"
+
+
+class IdempotencyRecord(models.Model):
+    """The answer given to a request with an `Idempotency-Key`, replayed for a repeat of that key."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE)
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "key"], name="unique_idempotency_key_per_project")]

@@ -1,0 +1,83 @@
+"""Reads of episodes, always scoped to the projects a caller can see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Exists, OuterRef, QuerySet
+from django.utils.dateparse import parse_datetime
+
+from lab.errors import DomainError, NotFound
+from lab.trajectories.models import Episode, Step
+
+FILTER_FIELDS = ("project", "env", "task", "agent", "source", "status", "passed", "score_min", "score_max", "after", "before", "q", "seed")
+
+
+def _float(filters: dict[str, Any], name: str) -> float | None:
+    raw = filters.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise DomainError("invalid_filter", f"{name}={raw!r} is not a number") from None
+
+
+def _time(filters: dict[str, Any], name: str) -> Any:
+    raw = filters.get(name)
+    if raw in (None, ""):
+        return None
+    parsed = parse_datetime(raw)
+    if parsed is None:
+        raise DomainError("invalid_filter", f"{name}={raw!r} is not an ISO 8601 date-time")
+    return parsed
+
+
+def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Episode]:
+    """Episodes of `projects` matching `filters` (see FILTER_FIELDS); bad filter values raise DomainError."""
+    episodes = Episode.objects.filter(project__in=projects).select_related("task", "agent", "project")
+    if filters.get("project"):
+        key = filters["project"]
+        episodes = episodes.filter(project__pk=int(key)) if str(key).isdigit() else episodes.filter(project__slug=key)
+    if filters.get("env"):
+        episodes = episodes.filter(task__env=filters["env"])
+    if filters.get("task"):
+        env, _, key = str(filters["task"]).rpartition("/")
+        episodes = episodes.filter(task__key=key, **({"task__env": env} if env else {}))
+    if filters.get("agent"):
+        agent = filters["agent"]
+        episodes = episodes.filter(agent__pk=int(agent)) if str(agent).isdigit() else episodes.filter(agent__name=agent)
+    for name in ("source", "status"):
+        if filters.get(name):
+            episodes = episodes.filter(**{name: filters[name]})
+    if filters.get("seed") not in (None, ""):
+        try:
+            episodes = episodes.filter(seed=int(filters["seed"]))
+        except ValueError:
+            raise DomainError("invalid_filter", f"seed={filters['seed']!r} is not an integer") from None
+    if filters.get("passed") not in (None, ""):
+        value = str(filters["passed"]).lower()
+        if value not in ("true", "false", "1", "0"):
+            raise DomainError("invalid_filter", f"passed={filters['passed']!r}; use true or false")
+        episodes = episodes.filter(passed=value in ("true", "1"))
+    low, high = _float(filters, "score_min"), _float(filters, "score_max")
+    if low is not None:
+        episodes = episodes.filter(composite__gte=low)
+    if high is not None:
+        episodes = episodes.filter(composite__lte=high)
+    after, before = _time(filters, "after"), _time(filters, "before")
+    if after is not None:
+        episodes = episodes.filter(created_at__gte=after)
+    if before is not None:
+        episodes = episodes.filter(created_at__lt=before)
+    if filters.get("q"):
+        text = str(filters["q"])[:200]
+        episodes = episodes.filter(Exists(Step.objects.filter(episode=OuterRef("pk"), message__icontains=text)))
+    return episodes
+
+
+def episode_get(*, projects: QuerySet, pk: int | str) -> Episode:
+    try:
+        return Episode.objects.select_related("task", "agent", "project").get(pk=int(pk), project__in=projects)
+    except (Episode.DoesNotExist, ValueError):
+        raise NotFound("not_found", f"No episode {pk!r} that you can see.") from None

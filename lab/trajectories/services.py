@@ -1,0 +1,305 @@
+"""Storing trajectory records as Episode + Step rows, appending live steps, and reading records back.
+
+    episodes_ingest(project=p, records=[...], user=u)   # atomic: all stored, or none and a DomainError
+    episode_append_step(episode=e, step={...})           # live rollouts and human play; idempotent by index
+    episode_to_record(episode)                           # the canonical record, as it was ingested
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils.dateparse import parse_datetime
+
+from environments import registry
+from environments.core import EnvError
+from environments.trajectory import content_hash, normalize_record, validate_record
+from lab.errors import Conflict, DomainError
+from lab.live.services import live_publish
+from lab.projects.models import Project
+from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step, Task
+
+# Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
+# record comes back exactly as it went in; the columns are there to filter and sort on.
+_STEP_COLUMNS = (
+    "index",
+    "source",
+    "message",
+    "reasoning",
+    "tool_calls",
+    "results",
+    "reward",
+    "sim_time_start",
+    "sim_time_end",
+    "events",
+    "state_hash",
+    "token_ids",
+    "logprobs",
+    "latency_ms",
+)
+_JSON_STEP_COLUMNS = frozenset({"message", "tool_calls", "results", "events", "token_ids", "logprobs", "extra"})
+
+
+@dataclass
+class IngestOutcome:
+    episode: Episode
+    created: bool
+
+
+def record_error(index: int, path: str, reason: str) -> DomainError:
+    return DomainError("invalid_record", f"record {index}: {path}: {reason}", record_index=index, path=path, reason=reason)
+
+
+def task_resolve(*, project: Project, env: str, key: str, env_version: str = "") -> Task:
+    """The project's Task for env/key, created on first use (with the registry's description when it knows it)."""
+    task = Task.objects.filter(project=project, env=env, key=key, env_version=env_version).first()
+    if task is not None:
+        return task
+    defaults: dict[str, Any] = {}
+    try:
+        spec = registry.get_task(f"{env}/{key}")
+        defaults = {"split": spec.split, "description": spec.description, "pass_threshold": spec.pass_threshold, "spec": spec.spec}
+    except EnvError:
+        pass
+    task, _ = Task.objects.get_or_create(project=project, env=env, key=key, env_version=env_version, defaults=defaults)
+    return task
+
+
+def agent_resolve_external(*, project: Project, policy: dict[str, Any]) -> AgentConfig | None:
+    """Uploaded episodes name their policy in the header; keep one AgentConfig per name for filtering."""
+    name = str(policy.get("name") or policy.get("model") or "").strip()[:128]
+    if not name:
+        return None
+    kind = policy.get("kind") if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL
+    agent, _ = AgentConfig.objects.get_or_create(project=project, name=name, defaults={"kind": kind, "model": str(policy.get("model", ""))[:500]})
+    return agent
+
+
+def _parse_time(value: Any, index: int, path: str) -> datetime | None:
+    if value in (None, ""):
+        return None
+    parsed = parse_datetime(str(value)) if isinstance(value, str) else None
+    if parsed is None:
+        raise record_error(index, path, f"{value!r} is not an ISO 8601 date-time")
+    return parsed
+
+
+def _prepare(project: Project, index: int, record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    errors = validate_record(record, max_steps=settings.PRACTICUM_MAX_STEPS_PER_EPISODE)
+    if errors:
+        raise record_error(index, errors[0].path, errors[0].reason)
+    normalized = normalize_record(record)
+    return normalized, content_hash(normalized)
+
+
+def _episode_from_header(project: Project, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
+    header = record["header"]
+    parent = None
+    parent_ref = header.get("parent") or {}
+    if parent_ref.get("episode_id") is not None:
+        parent = Episode.objects.filter(project=project, pk=_int_or_none(parent_ref["episode_id"])).first()
+        if parent is None:
+            raise record_error(index, "header.parent.episode_id", f"no episode {parent_ref['episode_id']!r} in this project")
+        if parent_ref.get("branch_step") is not None and parent_ref["branch_step"] >= parent.step_count:
+            raise record_error(index, "header.parent.branch_step", f"episode {parent.pk} has no step {parent_ref['branch_step']}")
+    score = header.get("score") or None
+    task = task_resolve(project=project, env=header["env"], key=header["task"], env_version=str(header.get("env_version", "")))
+    return Episode(
+        project=project,
+        task=task,
+        agent=agent_resolve_external(project=project, policy=header.get("policy") or {}),
+        seed=header.get("seed"),
+        source=header["source"],
+        parent=parent,
+        branch_step=parent_ref.get("branch_step") if parent else None,
+        status=EpisodeStatus.FINISHED,
+        termination_reason=header.get("termination_reason") or "",
+        score=score,
+        composite=score.get("composite") if score else None,
+        passed=score.get("passed") if score else None,
+        reward=header.get("reward"),
+        started_at=_parse_time(header.get("started_at"), index, "header.started_at"),
+        ended_at=_parse_time(header.get("ended_at"), index, "header.ended_at"),
+        metrics=header.get("metrics") or {},
+        meta={"header": header},
+        raw=raw,
+        content_hash=digest,
+        step_count=len(record["steps"]),
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
+    row = {column: step.get(column) for column in _STEP_COLUMNS}
+    row["episode_id"] = episode_id
+    row["tool_calls"] = row["tool_calls"] or []
+    row["results"] = row["results"] or []
+    row["events"] = row["events"] or []
+    row["extra"] = {k: v for k, v in step.items() if k not in _STEP_COLUMNS}
+    return row
+
+
+def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None) -> list[IngestOutcome]:
+    """Store records atomically. A record whose content is already stored returns the existing episode."""
+    if len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
+        raise DomainError("too_many_records", f"at most {settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD} records per upload, got {len(records)}")
+    prepared = [_prepare(project, i, record) for i, record in enumerate(records)]
+    raws = raws if raws is not None else [None] * len(records)
+    outcomes: list[IngestOutcome | None] = [None] * len(records)
+    with transaction.atomic():
+        existing = dict(
+            Episode.objects.filter(project=project, content_hash__in=[digest for _, digest in prepared]).values_list("content_hash", "pk")
+        )
+        new_episodes: list[Episode] = []
+        new_positions: list[int] = []
+        first_position: dict[str, int] = {}
+        for i, (record, digest) in enumerate(prepared):
+            if digest in existing or digest in first_position:
+                continue  # the same content twice in one upload is stored once
+            first_position[digest] = i
+            new_episodes.append(_episode_from_header(project, i, record, digest, raws[i], user))
+            new_positions.append(i)
+        created = Episode.objects.bulk_create(new_episodes)
+        rows = [_step_row(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]
+        _insert_steps(rows)
+        by_hash = {ep.content_hash: ep for ep in created}
+        missing = [digest for digest in existing if digest not in by_hash]
+        by_hash.update({ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=missing)})
+        for i, (_, digest) in enumerate(prepared):
+            outcomes[i] = IngestOutcome(episode=by_hash[digest], created=first_position.get(digest) == i)
+    return [o for o in outcomes if o is not None]
+
+
+def _insert_steps(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    if connection.vendor == "postgresql":
+        _copy_steps(rows)
+    else:
+        Step.objects.bulk_create([Step(**row) for row in rows], batch_size=500)
+
+
+def _copy_steps(rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL COPY: several times faster than multi-row INSERT for the thousands of steps of an upload."""
+    columns = ["episode_id", *_STEP_COLUMNS, "extra"]
+    table = Step._meta.db_table
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    with connection.cursor() as cursor:
+        raw_cursor = cursor.cursor  # psycopg 3 cursor under Django's wrapper
+        with raw_cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([_copy_value(c, row[c]) for c in columns])
+
+
+def _copy_value(column: str, value: Any) -> Any:
+    if column in _JSON_STEP_COLUMNS:
+        return None if value is None and column not in ("tool_calls", "results", "events", "extra") else json.dumps(value)
+    return value
+
+
+# --- live episodes -------------------------------------------------------------------------------------------
+
+
+def episode_start(*, project: Project, task: Task, source: str, seed: int | None, agent: AgentConfig | None = None,
+                  header: dict[str, Any] | None = None, user: Any = None, parent: Episode | None = None,
+                  branch_step: int | None = None) -> Episode:
+    """A running episode that steps will be appended to (rollouts, human play, branches)."""
+    if parent is not None and parent.project_id != project.pk:
+        raise DomainError("cross_project", "a branch must stay in its parent's project", status=404)
+    if parent is not None and branch_step is not None and branch_step > parent.step_count:
+        raise DomainError("invalid_step", f"episode {parent.pk} has no step {branch_step}")
+    from django.utils import timezone
+
+    header = dict(header or {})
+    header.setdefault("env", task.env)
+    header.setdefault("task", task.key)
+    header.setdefault("seed", seed)
+    header["source"] = source
+    with transaction.atomic():
+        episode = Episode.objects.create(
+            project=project, task=task, agent=agent, seed=seed, source=source, status=EpisodeStatus.RUNNING,
+            parent=parent, branch_step=branch_step, meta={"header": header}, started_at=timezone.now(),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        live_publish(stream=f"episode:{episode.pk}", kind="status", payload={"status": episode.status})
+    return episode
+
+
+def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
+    """Append the next step. Appending an index that exists with the same content returns it (a retried
+    write after a crash); different content at a taken index is a Conflict (two writers forking one episode)."""
+    index = step.get("index")
+    with transaction.atomic():
+        locked = Episode.objects.select_for_update().get(pk=episode.pk)
+        if locked.status != EpisodeStatus.RUNNING:
+            raise Conflict("episode_closed", f"episode {locked.pk} is {locked.status}; no more steps can be added")
+        if isinstance(index, int) and index < locked.step_count:
+            existing = Step.objects.get(episode=locked, index=index)
+            if _step_to_dict(existing) == normalize_record({"header": {}, "steps": [step]})["steps"][0]:
+                return existing
+            raise Conflict("step_taken", f"step {index} of episode {locked.pk} is already taken", index=index)
+        if index != locked.step_count:
+            raise DomainError("invalid_step", f"expected step index {locked.step_count}, got {index!r}")
+        errors = validate_record({"schema_version": "practicum.trajectory/1", "header": {"env": "x", "task": "x", "source": "rollout"},
+                                  "steps": [{**step, "index": 0}]})
+        if errors:
+            raise DomainError("invalid_step", str(errors[0]).replace("steps[0]", f"step {index}"))
+        full = normalize_record({"header": {}, "steps": [step]})["steps"][0]
+        row = Step.objects.create(**_step_row(locked.pk, full))
+        Episode.objects.filter(pk=locked.pk).update(step_count=index + 1)
+        episode.step_count = index + 1
+        live_publish(stream=f"episode:{locked.pk}", kind="step", payload=_step_to_dict(row))
+    return row
+
+
+def episode_finish(*, episode: Episode, reason: str, score: dict[str, Any] | None = None, reward: float | None = None) -> Episode:
+    with transaction.atomic():
+        episode.mark_finished(reason=reason, score=score, reward=reward)
+        header = dict(episode.meta.get("header", {}))
+        header.update({"termination_reason": reason, "score": score, "reward": reward, "ended_at": episode.ended_at.isoformat()})
+        episode.meta = {**episode.meta, "header": header}
+        episode.save(update_fields=["meta"])
+        live_publish(stream=f"episode:{episode.pk}", kind="status",
+                     payload={"status": episode.status, "termination_reason": reason, "composite": episode.composite, "passed": episode.passed})
+    return episode
+
+
+# --- reading back ------------------------------------------------------------------------------------------------
+
+
+def _step_to_dict(step: Step) -> dict[str, Any]:
+    data = {column: getattr(step, column) for column in _STEP_COLUMNS}
+    data.update(step.extra or {})
+    return data
+
+
+def episode_steps_as_dicts(episode: Episode, *, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+    steps = Step.objects.filter(episode=episode, index__gte=start)
+    if stop is not None:
+        steps = steps.filter(index__lt=stop)
+    return [_step_to_dict(s) for s in steps.order_by("index")]
+
+
+def episode_to_record(episode: Episode) -> dict[str, Any]:
+    header = dict(episode.meta.get("header") or {})
+    return {"schema_version": "practicum.trajectory/1", "header": header, "steps": episode_steps_as_dicts(episode)}
+
+
+def records_as_jsonl(records: list[dict[str, Any]]) -> bytes:
+    buffer = io.StringIO()
+    for record in records:
+        buffer.write(json.dumps(record, separators=(",", ":")) + "\n")
+    return buffer.getvalue().encode()
