@@ -1,0 +1,185 @@
+"""Bytes in, JSON documents out: single JSON, JSONL, zip archives and inspect_ai `.eval` logs.
+
+Parsing is strict where `json.loads` is lenient: NaN/Infinity literals and overflowing floats are turned
+into `NonFinite` markers (located afterwards by `find_problem`, so the error can name their field path),
+nesting is bounded, and a RecursionError or an oversized integer becomes a clean `DocumentError`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.ingest.errors import join_path
+
+MAX_DOCUMENT_DEPTH = 64  # raw payloads nest deeper than records (inspect events); 64 is still far from absurd
+MAX_ZIP_MEMBERS = 10_000
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+ZIP_SUFFIXES = (".zip", ".eval")
+
+
+class DocumentError(Exception):
+    """A problem found before records exist; the pipeline adds the record index it had reached."""
+
+    def __init__(self, path: str, reason: str, status: int = 400, *, file: str = "") -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+        self.status = status
+        self.file = file
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    literal: str
+
+
+@dataclass
+class Document:
+    """One parsed JSON value, or (kind "eval") an inspect `.eval` archive: header plus named samples."""
+
+    file: str
+    value: Any
+    kind: str = "json"
+    samples: list[tuple[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # zip members that are no trajectory files
+
+
+def _parse_float(text: str) -> float | NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else NonFinite(text)
+
+
+def loads_strict(text: str, *, file: str = "", line: int | None = None) -> Any:
+    where = f"line {line}: " if line is not None else ""
+    try:
+        return json.loads(text, parse_constant=NonFinite, parse_float=_parse_float)
+    except json.JSONDecodeError as error:
+        position = f" (line {error.lineno}, column {error.colno})" if line is None else f" (column {error.colno})"
+        raise DocumentError("", f"{where}not valid JSON: {error.msg}{position}", file=file) from None
+    except RecursionError:
+        raise DocumentError("", f"{where}nested too deep to parse (more than {MAX_DOCUMENT_DEPTH} levels allowed)", file=file) from None
+    except ValueError as error:  # e.g. an integer with more digits than Python converts
+        raise DocumentError("", f"{where}not valid JSON: {error}", file=file) from None
+
+
+def find_problem(value: Any, path: str = "", depth: int = 0) -> tuple[str, str] | None:
+    """The first NaN/Infinity or too-deep spot as (path, reason). Recursion stops at MAX_DOCUMENT_DEPTH."""
+    if depth > MAX_DOCUMENT_DEPTH:
+        return path, f"nested deeper than {MAX_DOCUMENT_DEPTH} levels"
+    if isinstance(value, NonFinite):
+        return path, f"{value.literal} is not a finite number (JSON numbers must be finite)"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (dict, list, NonFinite)):
+                found = find_problem(item, join_path(path, str(key)), depth + 1)
+                if found:
+                    return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, (dict, list, NonFinite)):
+                found = find_problem(item, join_path(path, i), depth + 1)
+                if found:
+                    return found
+    return None
+
+
+def _decode(data: bytes, file: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DocumentError("", f"not UTF-8 text (byte {error.start})", file=file) from None
+
+
+def _text_documents(data: bytes, file: str) -> Iterator[Document]:
+    text = _decode(data, file)
+    if not text.strip():
+        raise DocumentError("", "the file is empty", file=file)
+    if not file.lower().endswith((".jsonl", ".ndjson")):
+        try:
+            yield Document(file, loads_strict(text, file=file))
+            return
+        except DocumentError as error:
+            # "Extra data" after a complete first value on its own line means JSON Lines.
+            if "Extra data" not in error.reason or "\n" not in text.strip():
+                raise
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield Document(file, loads_strict(line, file=file, line=number))
+
+
+def _is_eval_archive(names: list[str]) -> bool:
+    return ("header.json" in names or "_journal/start.json" in names) and any(n.startswith("samples/") for n in names)
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, file: str) -> bytes:
+    with archive.open(info) as handle:
+        data = handle.read(info.file_size + 1)
+    if len(data) > info.file_size:  # the header lied about the size: a crafted archive
+        raise DocumentError("", f"zip member {info.filename} is larger than its header says", file=file)
+    return data
+
+
+def _zip_documents(data: bytes, file: str, *, max_unzipped_bytes: int, nested: bool) -> Iterator[Document]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise DocumentError("", "not a readable zip archive", file=file) from None
+    with archive:
+        members = [i for i in archive.infolist() if not i.is_dir() and not _is_hidden(i.filename)]
+        if len(members) > MAX_ZIP_MEMBERS:
+            raise DocumentError("", f"at most {MAX_ZIP_MEMBERS} files per archive, got {len(members)}", 413, file=file)
+        total = sum(i.file_size for i in members)
+        if total > max_unzipped_bytes:
+            raise DocumentError("", f"the archive unpacks to {total} bytes; at most {max_unzipped_bytes} allowed", 413, file=file)
+        names = [i.filename for i in members]
+        if _is_eval_archive(names):
+            yield _eval_document(archive, members, file)
+            return
+        skipped: list[str] = []
+        for info in sorted(members, key=lambda i: i.filename):
+            name = info.filename
+            lowered = name.lower()
+            if lowered.endswith(ZIP_SUFFIXES) and not nested:
+                yield from _zip_documents(_read_member(archive, info, name), name, max_unzipped_bytes=max_unzipped_bytes, nested=True)
+            elif lowered.endswith(JSON_SUFFIXES):
+                yield from _text_documents(_read_member(archive, info, name), name)
+            else:
+                skipped.append(name)
+        if skipped:
+            yield Document(file, None, kind="skipped", skipped=skipped)
+
+
+def _eval_document(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], file: str) -> Document:
+    """An inspect `.eval` log: header.json (or the journal's start.json while running) plus samples/*.json."""
+    by_name = {i.filename: i for i in members}
+    header_name = "header.json" if "header.json" in by_name else "_journal/start.json"
+    header = loads_strict(_decode(_read_member(archive, by_name[header_name], header_name), header_name), file=header_name)
+    samples = []
+    for name in sorted((n for n in by_name if n.startswith("samples/") and n.endswith(".json")), key=_sample_order):
+        samples.append((name, loads_strict(_decode(_read_member(archive, by_name[name], name), name), file=name)))
+    return Document(file or "log.eval", header, kind="eval", samples=samples)
+
+
+def _sample_order(name: str) -> tuple[Any, ...]:
+    """`samples/12_epoch_2.json` sorts by (epoch, id) with numeric ids in numeric order."""
+    stem = name.removeprefix("samples/").removesuffix(".json")
+    sample_id, _, epoch = stem.rpartition("_epoch_")
+    return (int(epoch) if epoch.isdigit() else 0, (0, int(sample_id), "") if sample_id.isdigit() else (1, 0, sample_id))
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith("__MACOSX/") or any(part.startswith(".") for part in name.split("/"))
+
+
+def read_documents(data: bytes, *, filename: str = "", max_unzipped_bytes: int = 1 << 30) -> Iterator[Document]:
+    """Every JSON document in an upload, lazily, so a bad line late in a file is found after the good ones."""
+    if data[:4] == b"PK\x03\x04" or filename.lower().endswith(ZIP_SUFFIXES):
+        yield from _zip_documents(data, filename, max_unzipped_bytes=max_unzipped_bytes, nested=False)
+    else:
+        yield from _text_documents(data, filename)

@@ -1,0 +1,38 @@
+"""The canonical record itself (environments.trajectory). Import is the identity on exported records.
+
+Steps missing optional fields get make_step's defaults; keys the schema does not know are reported as
+unmapped and left out, because the lab stores only schema fields (the raw payload keeps them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from environments.trajectory import HEADER_SCHEMA, SCHEMA_VERSION, STEP_SCHEMA, make_step, new_record
+from lab.ingest.reader import Reader, RecordContext
+
+NAME = "native"
+
+
+def matches(value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("schema_version", "")).startswith("practicum.trajectory")
+
+
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+    record = Reader(raw, origin, ctx)
+    version = record.get("schema_version", "string", required=True)
+    if version != SCHEMA_VERSION:
+        ctx.fail(record.at("schema_version"), f"unsupported version {version!r}; this server reads {SCHEMA_VERSION!r}")
+    header = Reader(record.get("header", "object", required=True), record.at("header"), ctx)
+    known_header = {key: header.get(key) for key in HEADER_SCHEMA["properties"] if key in header.value}
+    header.done()
+    steps = []
+    for i, value in enumerate(record.get("steps", "array", required=True)):
+        step = Reader(value, f"{record.at('steps')}[{i}]", ctx)
+        index = step.get("index", "integer", required=True)
+        source = step.get("source", "string", required=True)
+        fields = {key: step.get(key) for key in STEP_SCHEMA["properties"] if key in step.value and key not in ("index", "source")}
+        step.done()
+        steps.append({**make_step(index=index, source=source), **fields})
+    record.done()
+    return new_record(header=known_header, steps=steps)

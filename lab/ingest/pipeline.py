@@ -1,0 +1,173 @@
+"""`import_payload`: bytes of an upload -> validated canonical records, all or nothing.
+
+    result = import_payload(data, filename="run.jsonl")          # format detected by shape
+    for episode in result.episodes:                                # ImportedEpisode
+        store(episode.record, raw=episode.raw, content_hash=episode.content_hash)
+    result.report                                                  # JSON-able: formats, unmapped paths, redactions
+
+Every record is mapped, redacted and validated before anything is returned, so a caller that stores
+the result inside one transaction stores either the whole upload or (on IngestError) nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from environments.trajectory import content_hash, validate_record
+from lab.ingest.detect import FORMAT_NAMES, FORMATS, Split, Unit, split_document, unit_index_for
+from lab.ingest.documents import Document, DocumentError, find_problem, read_documents
+from lab.ingest.errors import IngestError, join_path
+from lab.ingest.reader import RecordContext
+from lab.ingest.redaction import PatternSpec, Redactor
+
+DEFAULT_MAX_RECORDS = 10_000
+
+
+@dataclass
+class ImportedEpisode:
+    """One validated record with what the lab stores beside it.
+
+    `raw` is the episode's original payload (redacted): the list element, JSONL line, tau2 simulation or
+    inspect sample it came from. `unmapped` lists the field paths (in the uploaded document) that were
+    not mapped onto the record; their values survive only in `raw`.
+    """
+
+    record: dict[str, Any]
+    raw: Any
+    format: str
+    unmapped: list[str] = field(default_factory=list)
+    redactions: int = 0
+    file: str = ""
+    origin: str = ""
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.record)
+
+
+@dataclass
+class ImportResult:
+    format: str  # the detected format, or "mixed" when an upload holds several
+    episodes: list[ImportedEpisode]
+    report: dict[str, Any]
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [episode.record for episode in self.episodes]
+
+
+def import_payload(
+    data: bytes | str,
+    *,
+    filename: str = "",
+    format: str = "auto",
+    redaction_patterns: PatternSpec | Redactor | None = None,
+    max_records: int = DEFAULT_MAX_RECORDS,
+    max_bytes: int | None = None,
+) -> ImportResult:
+    """Parse, detect, map, redact and validate an upload. Raises IngestError on the first bad record.
+
+    `redaction_patterns`: None for the defaults, a mapping or list of (kind, regex) to replace them
+    ([] disables text patterns), or a ready Redactor.
+    """
+    if format not in FORMAT_NAMES:
+        raise IngestError(0, "format", f"unknown format {format!r}; expected one of {', '.join(FORMAT_NAMES)}")
+    if isinstance(data, str):
+        data = data.encode()
+    if max_bytes is not None and len(data) > max_bytes:
+        raise IngestError(0, "", f"the upload is {len(data)} bytes; at most {max_bytes} allowed", 413, file=filename)
+    redactor = redaction_patterns if isinstance(redaction_patterns, Redactor) else Redactor(redaction_patterns)
+    episodes: list[ImportedEpisode] = []
+    document_unmapped: list[str] = []
+    skipped: list[str] = []
+    for document in _documents(data, filename, episodes, max_bytes):
+        if document.kind == "skipped":
+            skipped.extend(document.skipped)
+            continue
+        split = _split_checked(document, format, len(episodes))
+        document_unmapped.extend(f"{document.file}:{path}" if document.file else path for path in split.unmapped)
+        for unit in split.units:
+            if len(episodes) >= max_records:
+                raise IngestError(len(episodes), unit.origin, f"too many records: at most {max_records} per upload", 413, file=unit.file)
+            episodes.append(_import_unit(unit, len(episodes), redactor))
+    if not episodes:
+        raise IngestError(0, "", "the upload holds no records", file=filename)
+    formats = sorted({episode.format for episode in episodes})
+    return ImportResult(formats[0] if len(formats) == 1 else "mixed", episodes, _report(episodes, formats, document_unmapped, skipped))
+
+
+def _documents(data: bytes, filename: str, episodes: list[ImportedEpisode], max_bytes: int | None) -> Iterator[Document]:
+    """The upload's documents; a parse error is reported at the record index reached so far."""
+    documents = read_documents(data, filename=filename, max_unzipped_bytes=4 * max_bytes if max_bytes else 1 << 30)
+    while True:
+        try:
+            document = next(documents)
+        except StopIteration:
+            return
+        except DocumentError as error:
+            raise IngestError(len(episodes), error.path, error.reason, error.status, file=error.file or filename) from None
+        yield document
+
+
+def _split_checked(document: Document, fmt: str, first_index: int) -> Split:
+    """Split a document into units, refusing NaN/Infinity and absurd nesting with the unit they sit in."""
+    problem = find_problem(document.value)
+    if problem is not None:
+        try:
+            units = split_document(document, fmt, first_index).units
+        except IngestError:
+            units = []
+        path, reason = problem
+        raise IngestError(unit_index_for(path, units, first_index), path, reason, file=document.file)
+    split = split_document(document, fmt, first_index)
+    if document.kind == "eval":
+        for offset, unit in enumerate(split.units):
+            found = find_problem(unit.raw)
+            if found is not None:
+                raise IngestError(first_index + offset, found[0], found[1], file=unit.file)
+    return split
+
+
+def _import_unit(unit: Unit, index: int, redactor: Redactor) -> ImportedEpisode:
+    ctx = RecordContext(index, unit.file)
+    raw, redactions = redactor.redact(unit.raw)
+    record = FORMATS[unit.format].to_record(raw, unit.origin, ctx, unit.context)
+    record, later = redactor.redact(record)  # shared context copied into meta, arguments parsed from JSON text
+    errors = validate_record(record)
+    if errors:
+        path = re.sub(r"^record\.?", "", errors[0].path)
+        if unit.format == "native":
+            raise IngestError(index, join_path(unit.origin, path), errors[0].reason, file=unit.file)
+        raise IngestError(index, unit.origin, f"the mapped trajectory record is invalid at {path}: {errors[0].reason}", file=unit.file)
+    return ImportedEpisode(record, raw, unit.format, ctx.unmapped, redactions + later, unit.file, unit.origin)
+
+
+def _report(episodes: list[ImportedEpisode], formats: list[str], document_unmapped: list[str], skipped: list[str]) -> dict[str, Any]:
+    summary: Counter[str] = Counter(re.sub(r"\[\d+\]", "[]", path) for episode in episodes for path in episode.unmapped)
+    return {
+        "format": formats[0] if len(formats) == 1 else "mixed",
+        "formats": formats,
+        "records": len(episodes),
+        "steps": sum(len(episode.record["steps"]) for episode in episodes),
+        "redactions": sum(episode.redactions for episode in episodes),
+        "unmapped_summary": dict(summary.most_common()),
+        "document_unmapped": document_unmapped,
+        "skipped_files": skipped,
+        "episodes": [
+            {
+                "index": i,
+                "format": episode.format,
+                "file": episode.file,
+                "origin": episode.origin,
+                "steps": len(episode.record["steps"]),
+                "redactions": episode.redactions,
+                "unmapped": episode.unmapped,
+                "content_hash": episode.content_hash,
+            }
+            for i, episode in enumerate(episodes)
+        ],
+    }
