@@ -129,7 +129,7 @@ class PhantomEnv(Env):
         }
         if state.done:  # the gold answer is sealed until the episode ends
             details.update(gold=question.answer, accepted=list(question.accepted), support=list(question.support))
-        components = {"exact_match": em, "f1": round(f1, 6), "evidence_recall": round(recall, 6)}
+        components = {"exact_match": em, "f1": f1, "evidence_recall": recall}
         return Score(composite, composite >= self.task.pass_threshold, components, state.termination_reason, details)
 
     def snapshot(self) -> bytes:

@@ -168,15 +168,16 @@ class QuestionWriter:
             if second is None or second[1].id == end_a.id or second[1].attrs[attribute] == end_a.attrs[attribute]:
                 continue
             text_b, end_b, chain_b, _ = second
-            if {h.article_id for h in chain_a} & {h.article_id for h in chain_b}:
+            side_a = chain_a + [Hop(end_a.id, attribute, str(end_a.attrs[attribute]), self.article_of[end_a.id])]
+            side_b = chain_b + [Hop(end_b.id, attribute, str(end_b.attrs[attribute]), self.article_of[end_b.id])]
+            if {h.article_id for h in side_a} & {h.article_id for h in side_b}:
                 continue  # the two sides must not share evidence, or the comparison is half a question
             template, smaller_wins = rng.choice(COMPARISONS[(end_a.kind, attribute)])
             a_first = rng.random() < 0.5
             text = template.format(a=text_a if a_first else text_b, b=text_b if a_first else text_a)
             a_smaller = int(end_a.attrs[attribute]) < int(end_b.attrs[attribute])
             winner = end_a if a_smaller == smaller_wins else end_b
-            chain = chain_a + [Hop(end_a.id, attribute, str(end_a.attrs[attribute]), self.article_of[end_a.id])]
-            chain += chain_b + [Hop(end_b.id, attribute, str(end_b.attrs[attribute]), self.article_of[end_b.id])]
+            chain = side_a + side_b
             return _question(text, _accepted_names(winner), winner.kind, hops, "comparison", constrained, chain)
         return None
 
@@ -206,6 +207,11 @@ def _question(
 
 
 def _answer_in_question(question: Question) -> bool:
-    """True when some accepted answer appears word for word in the question (e.g. the year in "1843 Fair")."""
+    """True when some accepted answer appears word for word in the question (e.g. the year in "1843 Fair").
+
+    A one-hop comparison names its two candidates, so there the answer is meant to appear.
+    """
+    if question.kind == "comparison" and question.hops == 1:
+        return False
     asked = f" {normalise_answer(question.text)} "
     return any(f" {normalise_answer(a)} " in asked for a in question.accepted)
