@@ -131,12 +131,14 @@ def _components(reward_info: dict[str, Any]) -> dict[str, float]:
     db_check = reward_info.get("db_check")
     if isinstance(db_check, dict) and finite_number(db_check.get("db_reward")) is not None:
         components.setdefault("db", float(db_check["db_reward"]))
-    for key, flag, name in (
-        ("action_checks", "action_match", "actions"),
-        ("nl_assertions", "met", "nl"),
+    # Named like tau2's RewardType values (lowercased), so a breakdown and the derived fractions never duplicate.
+    families = (
+        ("action_checks", "action_match", "action"),
+        ("nl_assertions", "met", "nl_assertion"),
         ("communicate_checks", "met", "communicate"),
-        ("env_assertions", "met", "env"),
-    ):
+        ("env_assertions", "met", "env_assertion"),
+    )
+    for key, flag, name in families:
         checks = [c for c in reward_info.get(key) or [] if isinstance(c, dict)]
         if checks:
             components.setdefault(name, sum(1.0 for c in checks if c.get(flag)) / len(checks))
