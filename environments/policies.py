@@ -1,0 +1,36 @@
+"""Where environment packages register their scripted policies, and where everyone finds them.
+
+    register_policy("storebench", "smart-triage", factory)     # in the env package, at import
+    make_policy("smart-triage", env, seed)                    # anyone: rollouts, lab, the CLI
+
+A factory takes (env, seed) and returns a fresh Policy. Env-specific registrations win over generic ones
+registered under env "*". Importing the env package (the registry does it) registers its anchors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from environments.core import Env, EnvError, Policy
+from environments.registry import list_tasks
+
+PolicyFactory = Callable[[Env, int], Policy]
+_POLICIES: dict[tuple[str, str], PolicyFactory] = {}
+
+
+def register_policy(env_name: str, policy_name: str, factory: PolicyFactory) -> None:
+    _POLICIES[(env_name, policy_name)] = factory
+
+
+def policy_names(env_name: str) -> list[str]:
+    list_tasks()  # loads every env package, so their policies are registered
+    return sorted({name for (env, name) in _POLICIES if env in (env_name, "*")})
+
+
+def make_policy(name: str, env: Env, seed: int) -> Policy:
+    """A fresh scripted policy `name` for `env`; raises EnvError naming the choices when unknown."""
+    list_tasks()
+    factory = _POLICIES.get((env.name, name)) or _POLICIES.get(("*", name))
+    if factory is None:
+        raise EnvError("unknown_policy", f"no policy {name!r} for {env.name}; choose one of {', '.join(policy_names(env.name))}")
+    return factory(env, seed)

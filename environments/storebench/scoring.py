@@ -1,0 +1,95 @@
+"""The composite score, computed from the world's own ledger and state at the end of the episode.
+
+    profit      = net worth at the end - net worth at the start (stock at liquidation value, minus payables
+                  and prepaid orders not shipped), scaled between the scenario's do-nothing floor (0) and
+                  the oracle anchor's mean (1), from calibration.json
+    service     = units shipped on time / units customers wanted (stock-outs count as misses; payment outages do not)
+    satisfaction= mean settled order satisfaction, minus ticket penalties
+    inventory   = fill rate x min(1, stock turns / target turns)
+    cash_safety = share of nights with cash >= 0 and no overdue supplier invoice
+
+    composite = profit x (0.4 + 0.6 x quality), quality = 0.35 service + 0.25 satisfaction + 0.2 inventory + 0.2 cash_safety
+
+Profit gates the rest: a store that loses more than doing nothing scores 0 however friendly it was, which is
+what makes selling below cost, refund sprees and marketing spam worthless. Bankrupt or unfinished runs score 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from environments.core import Score
+from environments.storebench.world import World
+
+CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
+WEIGHTS = {"service": 0.35, "satisfaction": 0.25, "inventory": 0.2, "cash_safety": 0.2}
+
+
+def load_calibration() -> dict[str, Any]:
+    if not CALIBRATION_PATH.exists():
+        return {}
+    data: dict[str, Any] = json.loads(CALIBRATION_PATH.read_text())
+    return data.get("scenarios", {})
+
+
+def profit_references(world: World, calibration: dict[str, Any]) -> tuple[float, float]:
+    """(floor, reference) profit for the scenario: calibrated anchors, else a conservative estimate."""
+    entry = calibration.get(world.scenario_key)
+    if entry and entry.get("scenario_version") == world.scenario_version:
+        return float(entry["profit_floor"]), float(entry["profit_reference"])
+    floor = -(world.fixed_cost + 270.0) * world.days
+    return floor, floor + 2.0 * world.fixed_cost * world.days
+
+
+def raw_metrics(world: World) -> dict[str, float]:
+    ledger = world.ledger
+    wanted = ledger.units_demanded - ledger.units_lost_outage
+    service = ledger.units_on_time / wanted if wanted else 0.0
+    sats = [o.satisfaction for o in world.orders.values() if o.satisfaction >= 0]
+    n = ledger.satisfaction_n + len(sats)
+    mean_sat = (ledger.satisfaction_sum + sum(sats)) / n if n else 0.0
+    satisfaction = mean_sat - ledger.ticket_penalties / max(20, n) if n else 0.0
+    fill = 1.0 - ledger.units_lost_stockout / wanted if wanted else 0.0
+    days = max(1, ledger.days)
+    avg_stock = ledger.stock_unit_days / days
+    turns = ledger.units_sold / max(1.0, avg_stock)
+    target_turns = days / 21.0  # about three weeks of cover on average is healthy for apparel
+    inventory = fill * min(1.0, turns / target_turns)
+    cash_safety = 1.0 - ledger.days_cash_unsafe / days
+    return {
+        "profit": round(world.net_worth() - ledger.start_net_worth, 2),
+        "service": _clip(service),
+        "satisfaction": _clip(satisfaction),
+        "inventory": _clip(inventory),
+        "cash_safety": _clip(cash_safety),
+    }
+
+
+def score_world(world: World, *, threshold: float, calibration: dict[str, Any] | None = None) -> Score:
+    calibration = load_calibration() if calibration is None else calibration
+    metrics = raw_metrics(world)
+    floor, reference = profit_references(world, calibration)
+    profit_component = _clip((metrics["profit"] - floor) / max(1.0, reference - floor))
+    quality = sum(WEIGHTS[k] * metrics[k] for k in WEIGHTS)
+    components = {"profit": round(profit_component, 4), **{k: round(metrics[k], 4) for k in WEIGHTS}}
+    details = {
+        "profit_dollars": metrics["profit"],
+        "profit_floor": floor,
+        "profit_reference": reference,
+        "days_played": world.day,
+        "days_total": world.days,
+    }
+    if world.bankrupt:
+        return Score(composite=0.0, passed=False, components=components, termination_reason="bankrupt", details=details)
+    if not world.finished:
+        return Score(composite=0.0, passed=False, components=components, termination_reason=None, details={**details, "unfinished": True})
+    composite = round(profit_component * (0.4 + 0.6 * quality), 4)
+    return Score(
+        composite=composite, passed=composite >= threshold, components=components, termination_reason="horizon_reached", details=details
+    )
+
+
+def _clip(value: float) -> float:
+    return min(1.0, max(0.0, value))

@@ -1,0 +1,138 @@
+"""The 29 merchant tools: one definition each (spec + handler), and the dispatcher that runs them.
+
+A tool is declared with `@tool(...)` next to its handler; the decorator builds the ToolSpec (JSON Schema,
+operation and simulated-time cost) that yields the OpenAI schema, the MCP tool and the browser form.
+Handlers receive validated arguments, do the domain checks, and raise `ToolError` with a precise message;
+the dispatcher turns that into an `is_error` result. Handlers record what they read and wrote through `Ctx`,
+which also marks the touched state parts for the incremental state hash.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from environments.core import Event, ToolSpec, validate_arguments
+from environments.storebench.world import World
+
+SKU_PATTERN = r"P\d{2}-[A-Z]{3}-(S|M|L|OS)"
+PRODUCT_OR_SKU_PATTERN = r"P\d{2}(-[A-Z]{3}-(S|M|L|OS))?"
+INJECTION = re.compile(
+    r"(<\s*/?\s*script|\{\{|\}\}|\$\{|;\s*drop\s+table|ignore (all )?(previous|prior) instructions|system prompt|</?\s*(tool|function)_?call)",
+    re.I,
+)
+
+
+class ToolError(Exception):
+    """A domain error in a tool call; answered to the agent as an error result."""
+
+
+class Ctx:
+    """What a handler may use besides the world: event recording that also invalidates hash digests."""
+
+    __slots__ = ("world", "events")
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.events: list[Event] = []
+
+    def read(self, entity: str) -> None:
+        self.events.append(Event(entity=entity, field="*", op="read"))
+
+    def write(self, part: str, entity: str, field: str, before: Any, after: Any) -> None:
+        self.world.touch(part)
+        self.events.append(Event(entity=entity, field=field, before=before, after=after))
+
+
+Handler = Callable[[World, dict[str, Any], Ctx], Any]
+TOOLS: dict[str, tuple[ToolSpec, Handler]] = {}
+
+
+def tool(
+    name: str,
+    description: str,
+    properties: dict[str, Any],
+    *,
+    required: tuple[str, ...] = (),
+    ops: int = 1,
+    minutes: int = 5,
+    category: str,
+) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        schema = {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+        assert name not in TOOLS, f"tool {name} declared twice"
+        TOOLS[name] = (
+            ToolSpec(name=name, description=description, parameters=schema, op_cost=ops, time_cost_minutes=minutes, category=category),
+            handler,
+        )
+        return handler
+
+    return register
+
+
+def text_field(description: str, max_length: int = 500, min_length: int = 0) -> dict[str, Any]:
+    return {"type": "string", "description": description, "maxLength": max_length, "minLength": min_length}
+
+
+def sku_field(description: str = "SKU id, e.g. P01-BLA-M") -> dict[str, Any]:
+    return {"type": "string", "description": description, "pattern": SKU_PATTERN, "maxLength": 16}
+
+
+def int_field(description: str, minimum: int, maximum: int) -> dict[str, Any]:
+    return {"type": "integer", "description": description, "minimum": minimum, "maximum": maximum}
+
+
+def money_field(description: str, minimum: float, maximum: float) -> dict[str, Any]:
+    return {"type": "number", "description": description, "minimum": minimum, "maximum": maximum}
+
+
+def clean_text(value: str, field: str) -> str:
+    """Free text is stored, so refuse what looks like an injection or markup attempt."""
+    if INJECTION.search(value):
+        raise ToolError(f"{field}: text looks like markup or an instruction injection ({value[:40]!r}); send plain text")
+    return value.strip()
+
+
+def get_sku(world: World, sku_id: str) -> Any:
+    sku = world.skus.get(sku_id)
+    if sku is None:
+        raise ToolError(f"sku: unknown SKU {sku_id!r}; list_products shows the catalogue")
+    return sku
+
+
+def skus_of(world: World, product_or_sku: str) -> list[Any]:
+    if "-" in product_or_sku:
+        return [get_sku(world, product_or_sku)]
+    found = [s for s in world.skus.values() if s.product_id == product_or_sku]
+    if not found:
+        raise ToolError(f"sku: unknown product {product_or_sku!r}; list_products shows the catalogue")
+    return found
+
+
+def recent_sales(sku: Any, days: int) -> int:
+    return sum(sku.sold[-days:])
+
+
+def execute(world: World, name: str, arguments: Any) -> tuple[Any, bool, list[Event]]:
+    """Validate and run one tool call. Returns (content, is_error, events); never raises on agent input."""
+    entry = TOOLS.get(name)
+    if entry is None:
+        names = ", ".join(sorted(TOOLS))
+        return {"error": f"unknown tool {str(name)[:60]!r}; available tools: {names}"}, True, []
+    spec, handler = entry
+    problem = validate_arguments(spec.parameters, arguments)
+    if problem:
+        return {"error": problem}, True, []
+    ctx = Ctx(world)
+    try:
+        content = handler(world, arguments, ctx)
+    except ToolError as exc:
+        return {"error": str(exc)}, True, ctx.events
+    return content, False, ctx.events
+
+
+def all_specs() -> list[ToolSpec]:
+    from environments.storebench import tools_commerce, tools_operations  # noqa: F401  (they declare the tools)
+
+    return [spec for spec, _ in TOOLS.values()]

@@ -1,0 +1,345 @@
+"""The StoreBench world: its state, how it is generated from (scenario, seed), and how it is hashed.
+
+Every random draw comes from a named stream derived from (scenario key, scenario version, seed, subsystem),
+so adding a draw in one subsystem never shifts another, and no global `random` or wall clock is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import math
+import random
+from typing import Any
+
+from environments.storebench.entities import (
+    Discount,
+    Ledger,
+    Order,
+    Payable,
+    PurchaseOrder,
+    Shock,
+    Sku,
+    Supplier,
+    Ticket,
+    row_getter,
+)
+
+STREAMS = ("catalog", "demand", "suppliers", "returns", "tickets", "shocks", "shrinkage")
+CHANNELS = ("web", "marketplace", "social")
+CHANNEL_SHARE = {"web": 0.45, "marketplace": 0.35, "social": 0.20}
+CHANNEL_FEE = {"web": 0.03, "marketplace": 0.15, "social": 0.05}
+MARKETING_SCALE = {"web": 150.0, "marketplace": 80.0, "social": 120.0}  # $/day where returns start to flatten
+DEFAULT_BUDGET = {"web": 120.0, "marketplace": 60.0, "social": 90.0}
+WEEKDAY = (0.92, 0.90, 0.95, 1.0, 1.08, 1.18, 0.97)
+SHIPPING_COST = 4.0
+LATE_AFTER_DAYS = 2
+AUTO_CANCEL_AFTER_DAYS = 5
+RETURN_WINDOW_DAYS = 14
+LIQUIDATION_FACTOR = 0.7  # stock counts at 70% of cost in net worth: what a clearance buyer would pay
+
+# name, category, season, unit cost, sized
+PRODUCT_TEMPLATES: tuple[tuple[str, str, str, float, bool], ...] = (
+    ("Linen Shirt", "shirts", "summer", 14.0, True),
+    ("Oxford Shirt", "shirts", "all", 16.0, True),
+    ("Denim Jacket", "outerwear", "all", 32.0, True),
+    ("Puffer Coat", "outerwear", "winter", 48.0, True),
+    ("Wool Sweater", "knitwear", "winter", 26.0, True),
+    ("Cotton Tee", "tops", "all", 6.0, True),
+    ("Tank Top", "tops", "summer", 5.0, True),
+    ("Chino Trousers", "bottoms", "all", 18.0, True),
+    ("Cargo Shorts", "bottoms", "summer", 11.0, True),
+    ("Rain Jacket", "outerwear", "all", 28.0, True),
+    ("Hoodie", "tops", "all", 17.0, True),
+    ("Swim Shorts", "swim", "summer", 10.0, True),
+    ("Beanie", "accessories", "winter", 5.0, False),
+    ("Sun Hat", "accessories", "summer", 7.0, False),
+    ("Leather Belt", "accessories", "all", 9.0, False),
+    ("Summer Dress", "dresses", "summer", 20.0, True),
+    ("Flannel Shirt", "shirts", "winter", 15.0, True),
+    ("Track Pants", "bottoms", "all", 14.0, True),
+)
+COLOURS = ("black", "navy", "white", "olive", "sand", "red", "grey", "blue")
+SIZES = ("S", "M", "L")
+SUPPLIER_NAMES = ("Northwind Textiles", "Harbor Apparel Co", "Meridian Garments", "Atlas Sourcing", "Bluebay Mills", "Kestrel Trade")
+
+
+def derive_seed(*parts: Any) -> int:
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def season_multiplier(season: str, day_of_year: int) -> float:
+    if season == "summer":
+        return 1.0 + 0.55 * math.cos(2 * math.pi * (day_of_year - 195) / 365)
+    if season == "winter":
+        return 1.0 + 0.55 * math.cos(2 * math.pi * (day_of_year - 15) / 365)
+    return 1.0 + 0.08 * math.cos(2 * math.pi * (day_of_year - 330) / 365)
+
+
+class World:
+    """All state of one StoreBench episode. Tools and the nightly settlement mutate it; nothing else does."""
+
+    def __init__(self, scenario: dict[str, Any], seed: int) -> None:
+        self.scenario_key: str = scenario["key"]
+        self.scenario_version: str = scenario["version"]
+        self.seed = seed
+        conf = scenario["world"]
+        self.days: int = scenario["days"]
+        self.start_doy: int = scenario["start_day_of_year"]
+        self.ops_per_window: int = conf["ops_per_window"]
+        self.window_minutes: int = conf["window_minutes"]
+        self.fixed_cost: float = conf["fixed_cost_per_day"]
+        self.credit_line: float = conf["credit_line"]
+        self.bankrupt_after: int = conf["bankrupt_after_days"]
+        self.payment_terms: int = conf["payment_terms_days"]
+        self.return_rate: float = conf["return_rate"]
+        self.question_rate: float = conf["question_rate"]
+        self.demand_scale: float = conf["demand_scale"]
+        self.rng = {name: random.Random(derive_seed(self.scenario_key, self.scenario_version, seed, name)) for name in STREAMS}
+
+        self.day = 0
+        self.minute = 0
+        self.ops_used = 0
+        self.finished = False
+        self.bankrupt = False
+        self.negative_streak = 0
+        self.cash: float = conf["starting_cash"]
+        self.receivables: float = 0.0
+        self.reputation = 0.8
+        self.skus: dict[str, Sku] = {}
+        self.suppliers: dict[str, Supplier] = {}
+        self.pos: dict[str, PurchaseOrder] = {}
+        self.orders: dict[int, Order] = {}
+        self.tickets: dict[int, Ticket] = {}
+        self.discounts: dict[str, Discount] = {}
+        self.quotes: dict[str, dict[str, Any]] = {}
+        self.payables: list[Payable] = []
+        self.news: list[dict[str, Any]] = []
+        self.shocks: list[Shock] = []
+        self.budgets: dict[str, float] = dict(DEFAULT_BUDGET)
+        self.marketing_log: list[dict[str, Any]] = []  # per day: spend and orders per channel, last 120 days
+        self.daily_log: list[dict[str, Any]] = []  # per day: revenue, units, cash; last 120 days
+        self.ledger = Ledger()
+        self.counters = {"order": 1000, "ticket": 1, "po": 1, "quote": 1, "discount": 1, "product": 1}
+        self.archive_digest = ""
+        self.archived_orders = 0
+        self._digests: dict[str, bytes] = {}
+        self._generate(scenario)
+        self.ledger.start_net_worth = self.net_worth()
+
+    # --- generation ------------------------------------------------------------------------------------
+
+    def _generate(self, scenario: dict[str, Any]) -> None:
+        rng = self.rng["catalog"]
+        conf = scenario["world"]
+        n_suppliers = conf["suppliers"]
+        for i in range(n_suppliers):
+            main = i == 0
+            self.suppliers[f"SUP-{i + 1}"] = Supplier(
+                id=f"SUP-{i + 1}",
+                name=SUPPLIER_NAMES[i],
+                status="active",
+                lead_days=rng.randint(3, 5) if main else rng.randint(4, 8),
+                reliability=round(rng.uniform(0.85, 0.95) if main else rng.uniform(0.65, 0.95), 3),
+                short_ship_rate=round(rng.uniform(0.02, 0.08), 3),
+                defect_rate=round(rng.uniform(0.005, 0.02) if main else rng.uniform(0.01, 0.05), 3),
+                price_factor=1.0 if main else round(rng.uniform(1.06, 1.22), 3),
+                min_order_value=200.0 if main else 150.0,
+            )
+        templates = list(PRODUCT_TEMPLATES)
+        rng.shuffle(templates)
+        chosen = templates[: conf["products"]]
+        extra = templates[conf["products"] : conf["products"] + 3]
+        supplier_ids = list(self.suppliers)
+        for p, (name, category, season, cost, sized) in enumerate(chosen):
+            self._add_product(f"P{p + 1:02d}", name, category, season, cost, sized, rng, supplier_ids, stocked=True, conf=conf)
+        # Products the store could add: offered in the catalogues of the alternative suppliers.
+        for j, (name, category, season, cost, sized) in enumerate(extra):
+            supplier = self.suppliers[supplier_ids[1 + j % (len(supplier_ids) - 1)]]
+            supplier.new_items.append(
+                {
+                    "item_id": f"CAT-{j + 1}",
+                    "name": name,
+                    "category": category,
+                    "season": season,
+                    "unit_cost": round(cost * supplier.price_factor, 2),
+                    "sized": sized,
+                }
+            )
+        self.counters["product"] = len(chosen) + 1
+        for shock in scenario["shocks"]:
+            self._plan_shock(shock)
+
+    def _add_product(
+        self,
+        pid: str,
+        name: str,
+        category: str,
+        season: str,
+        cost: float,
+        sized: bool,
+        rng: random.Random,
+        supplier_ids: list[str],
+        *,
+        stocked: bool,
+        conf: dict[str, Any],
+    ) -> list[str]:
+        colours = rng.sample(COLOURS, 2)
+        sizes = SIZES if sized else ("OS",)
+        cost = round(cost * rng.uniform(0.9, 1.1), 2)
+        ref_price = round(cost * rng.uniform(2.0, 2.4), 2)
+        elasticity = round(rng.uniform(1.6, 2.6), 3)
+        alt = supplier_ids[1 + rng.randrange(len(supplier_ids) - 1)]
+        created = []
+        for colour in colours:
+            for size in sizes:
+                size_weight = {"S": 0.8, "M": 1.25, "L": 0.95, "OS": 1.6}[size]
+                base = round(rng.uniform(0.9, 2.2) * size_weight * self.demand_scale * (12.0 / max(cost, 5.0)) ** 0.35, 3)
+                sku_id = f"{pid}-{colour[:3].upper()}-{size}"
+                cover = conf["starting_cover_days"] * conf.get("stock_bias", {}).get(season, 1.0)
+                stock = int(base * cover * season_multiplier(season, self.start_doy)) if stocked else 0
+                self.skus[sku_id] = Sku(
+                    id=sku_id, product_id=pid, name=f"{name} {colour} {size}", category=category, colour=colour, size=size, season=season,
+                    price=ref_price, ref_price=ref_price, unit_cost=cost, on_hand=stock, physical=stock, reserved=0, incoming=0,
+                    status="active", base_demand=base, elasticity=elasticity, suppliers=[supplier_ids[0], alt], sold=[],
+                    defect_rate=self.suppliers[supplier_ids[0]].defect_rate,
+                )  # fmt: skip
+                self.suppliers[supplier_ids[0]].catalogue[sku_id] = cost
+                self.suppliers[alt].catalogue[sku_id] = round(cost * self.suppliers[alt].price_factor, 2)
+                created.append(sku_id)
+        return created
+
+    def _plan_shock(self, spec: dict[str, Any]) -> None:
+        rng = self.rng["shocks"]
+        day = spec["day"] if isinstance(spec["day"], int) else rng.randint(spec["day"][0], spec["day"][1])
+        target = spec.get("target", "")
+        if target == "main_supplier":
+            target = "SUP-1"
+        elif target == "random_category":
+            target = rng.choice(sorted({s.category for s in self.skus.values()}))
+        shock = Shock(
+            kind=spec["kind"],
+            day=day,
+            duration=spec["duration"],
+            magnitude=spec["magnitude"],
+            target=target,
+            warning_days=spec["warning_days"],
+            headline=spec["headline"],
+        )
+        self.shocks.append(shock)
+
+    # --- money -----------------------------------------------------------------------------------------
+
+    def open_prepayments(self) -> float:
+        return sum(o.unit_price * o.qty - o.refunded for o in self.orders.values() if o.status == "open")
+
+    def net_worth(self) -> float:
+        """Cash + receivables + stock at liquidation value - payables - prepaid orders not yet shipped.
+
+        Stock is what is physically there, at cost: adjusted records and retail prices add nothing.
+        """
+        stock = sum(s.physical * s.unit_cost for s in self.skus.values()) * LIQUIDATION_FACTOR
+        payables = sum(p.amount for p in self.payables)
+        return round(self.cash + self.receivables + stock - payables - self.open_prepayments(), 2)
+
+    def post(self, account: str, amount: float) -> None:
+        """Moves cash and books the amount on a ledger account (positive amounts are costs or refunds)."""
+        setattr(self.ledger, account, round(getattr(self.ledger, account) + amount, 2))
+        self.cash = round(self.cash - amount, 2)
+        self._digests.pop("misc", None)
+
+    def next_id(self, kind: str) -> int:
+        self.counters[kind] += 1
+        self._digests.pop("misc", None)
+        return self.counters[kind] - 1
+
+    def day_of_year(self, day: int | None = None) -> int:
+        return (self.start_doy + (self.day if day is None else day)) % 365
+
+    def active_discount(self, sku_id: str) -> float:
+        best = 0.0
+        for d in self.discounts.values():
+            if d.active and d.start_day <= self.day <= d.end_day and (d.skus == ["*"] or sku_id in d.skus):
+                best = max(best, d.percent)
+        return best
+
+    def shock_active(self, kind: str) -> list[Shock]:
+        return [s for s in self.shocks if s.kind == kind and s.day <= self.day < s.day + s.duration]
+
+    # --- hashing ---------------------------------------------------------------------------------------
+
+    def touch(self, *parts: str) -> None:
+        """Marks state parts as changed, so `state_hash` re-digests them. Every mutation must touch."""
+        for part in parts:
+            self._digests.pop(part, None)
+
+    def touch_all(self) -> None:
+        self._digests.clear()
+
+    def state_hash(self) -> str:
+        digests = self._digests
+        for part in HASH_PARTS:
+            if part not in digests:
+                digests[part] = hashlib.sha256(marshal.dumps(_part_rows(self, part), 2)).digest()
+        scalars = (
+            self.day,
+            self.minute,
+            self.ops_used,
+            self.finished,
+            self.bankrupt,
+            self.negative_streak,
+            self.cash,
+            self.receivables,
+            self.reputation,
+        )
+        h = hashlib.sha256(marshal.dumps(scalars, 2))
+        for part in HASH_PARTS:
+            h.update(digests[part])
+        return h.hexdigest()[:32]
+
+    def full_hash(self) -> str:
+        """The state hash without any cached digest; tests compare it with `state_hash` to catch a missed touch."""
+        self.touch_all()
+        return self.state_hash()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_digests"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+_ROWS = {cls: row_getter(cls) for cls in (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)}
+HASH_PARTS = ("skus", "suppliers", "pos", "orders", "tickets", "discounts", "payables", "misc", "rng")
+
+
+def _rows(items: Any) -> list[Any]:
+    return [_ROWS[type(item)](item) for item in items]
+
+
+def _part_rows(world: World, part: str) -> Any:
+    if part == "skus":
+        return _rows(world.skus.values())
+    if part == "suppliers":
+        return _rows(world.suppliers.values())
+    if part == "pos":
+        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world.pos.values())]
+    if part == "orders":
+        return (_rows(world.orders.values()), world.archive_digest, world.archived_orders)
+    if part == "tickets":
+        return _rows(world.tickets.values())
+    if part == "discounts":
+        return _rows(world.discounts.values())
+    if part == "payables":
+        return _rows(world.payables)
+    if part == "misc":
+        return (
+            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world.shocks), repr(world.news),
+            repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
+        )  # fmt: skip
+    if part == "rng":
+        return [world.rng[name].getstate() for name in STREAMS]
+    raise AssertionError(f"unknown hash part {part}")
