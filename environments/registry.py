@@ -16,7 +16,7 @@ from environments.core import Env, EnvError, TaskSpec
 
 EnvFactory = Callable[[TaskSpec, int], Env]
 
-ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom"]
+ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom", "environments.toolgym"]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
 _loaded = False

@@ -1,0 +1,60 @@
+"""Training agents from their trajectories: data with exact masks, losses, credit, recipes, the tiny-model factory.
+
+The public entry point for callers such as the lab's Celery task:
+
+    result = run_recipe("sft", {"model": path, "data": "episodes.jsonl", "max_steps": 50},
+                        on_metric=lambda step, name, value: ..., on_checkpoint=lambda step, folder: ...,
+                        should_stop=lambda: cancelled)
+    result.final_checkpoint   # a from_pretrained folder (or LoRA adapter folder) with training_config.json inside
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from training.config import ConfigError, TrainConfig, load_config
+from training.engine import Hooks, RunResult
+
+RECIPES: dict[str, tuple[str, str]] = {
+    "sft": ("training.recipes.sft", "SFTConfig"),
+    "grpo": ("training.recipes.grpo", "GRPOConfig"),
+    "opd": ("training.recipes.opd", "OPDConfig"),
+    "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
+}
+
+
+def recipe_config_class(recipe: str) -> type[TrainConfig]:
+    if recipe not in RECIPES:
+        raise ConfigError(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+    module, name = RECIPES[recipe]
+    return getattr(importlib.import_module(module), name)
+
+
+def make_config(recipe: str, values: dict[str, Any] | TrainConfig) -> TrainConfig:
+    cls = recipe_config_class(recipe)
+    if isinstance(values, TrainConfig):
+        if not isinstance(values, cls):
+            raise ConfigError(f"recipe {recipe!r} needs a {cls.__name__}, got {type(values).__name__}")
+        return values
+    return load_config(cls, values)
+
+
+def run_recipe(
+    recipe: str,
+    config: dict[str, Any] | TrainConfig,
+    *,
+    on_metric: Callable[[int, str, float], None] | None = None,
+    on_checkpoint: Callable[[int, str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """Run one recipe to max_steps (or until should_stop() is true); returns the steps done and the checkpoints."""
+    resolved = make_config(recipe, config)
+    module = importlib.import_module(RECIPES[recipe][0])
+    hooks = Hooks(on_metric=on_metric, on_checkpoint=on_checkpoint, should_stop=should_stop, progress=progress)
+    return module.run(resolved, hooks)
+
+
+__all__ = ["ConfigError", "RECIPES", "RunResult", "make_config", "recipe_config_class", "run_recipe"]

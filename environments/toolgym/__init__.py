@@ -1,0 +1,38 @@
+"""toolgym: small tool-use tasks a tiny model can learn on a CPU (the training recipes' evidence ground).
+
+    env = make("toolgym/lookup", seed=3)   # ask a color, look it up, answer
+    env = make("toolgym/echo", seed=3)     # say a word
+
+See world.py for tasks, rewards and episode end. The recipes train on one range of seeds and report on
+another (held-out) range; every seed is a different set of facts.
+"""
+
+from __future__ import annotations
+
+from environments.core import TaskSpec
+from environments.registry import register
+from environments.toolgym.env import ToolGymEnv
+
+TASKS: tuple[TaskSpec, ...] = (
+    TaskSpec(
+        env="toolgym",
+        key="lookup",
+        split="train",
+        description="Find the asked item's color with lookup, then answer with it.",
+        horizon="2 calls",
+        pass_threshold=1.0,
+        spec={"max_calls": 4},
+    ),
+    TaskSpec(
+        env="toolgym",
+        key="echo",
+        split="train",
+        description="Say the asked word with the say tool.",
+        horizon="1 call",
+        pass_threshold=1.0,
+        spec={"max_calls": 2},
+    ),
+)
+
+for _task in TASKS:
+    register(_task, ToolGymEnv)

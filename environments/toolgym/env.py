@@ -1,0 +1,108 @@
+"""ToolGymEnv: the Env contract over the toolgym world (see world.py for tasks, rewards and episode end)."""
+
+from __future__ import annotations
+
+import pickle
+
+from environments.core import Env, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.toolgym.world import ITEMS, World, composite, new_world, question
+
+_LOOKUP = ToolSpec(
+    name="lookup",
+    description="Look up the color of an item.",
+    parameters={
+        "type": "object",
+        "properties": {"item": {"type": "string", "maxLength": 40}},
+        "required": ["item"],
+        "additionalProperties": False,
+    },
+)
+_ANSWER = ToolSpec(
+    name="answer",
+    description="Give the final answer: the color you found. Ends the episode.",
+    parameters={
+        "type": "object",
+        "properties": {"color": {"type": "string", "maxLength": 40}},
+        "required": ["color"],
+        "additionalProperties": False,
+    },
+)
+_SAY = ToolSpec(
+    name="say",
+    description="Say one word. Ends the episode.",
+    parameters={
+        "type": "object",
+        "properties": {"word": {"type": "string", "maxLength": 40}},
+        "required": ["word"],
+        "additionalProperties": False,
+    },
+)
+
+
+class ToolGymEnv(Env):
+    name = "toolgym"
+    version = "1"
+
+    def __init__(self, task: TaskSpec, seed: int) -> None:
+        super().__init__(task, seed)
+        self.max_calls = int(task.spec.get("max_calls", 4))
+        self.world: World = new_world(task.key, seed)
+
+    def reset(self) -> Observation:
+        self.world = new_world(self.task.key, self.seed)
+        return Observation(text=question(self.world), data={"task": self.task.key})
+
+    def tools(self) -> list[ToolSpec]:
+        return [_SAY] if self.task.key == "echo" else [_LOOKUP, _ANSWER]
+
+    def step(self, call: ToolCall) -> StepResult:
+        world = self.world
+        if world.finished:
+            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=world.reason)
+        world.calls += 1
+        result = self._apply(call)
+        if not world.finished and world.calls >= self.max_calls:
+            world.finished, world.reason = True, "max_steps"
+        if world.finished:
+            result.done, result.termination_reason = True, world.reason
+            result.reward = composite(world)
+        return result
+
+    def _apply(self, call: ToolCall) -> StepResult:
+        world, spec = self.world, self.tool(call.name)
+        if spec is None:
+            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in self.tools()]}"}, is_error=True)
+        problem = validate_arguments(spec.parameters, call.arguments)
+        if problem:
+            return StepResult(content={"error": problem}, is_error=True)
+        if call.name == "lookup":
+            item = call.arguments["item"]
+            if item not in world.colors:
+                return StepResult(content={"error": f"no item {item!r}; items: {list(ITEMS)}"}, is_error=True)
+            world.looked_up.append(item)
+            return StepResult(content={"item": item, "color": world.colors[item]})
+        world.answer = call.arguments["color" if call.name == "answer" else "word"]
+        world.finished, world.reason = True, "agent_stop"
+        return StepResult(content={"ok": True})
+
+    def score(self) -> Score:
+        value = composite(self.world) if self.world.finished else 0.0
+        return Score(
+            composite=value, passed=value >= self.task.pass_threshold, components={"composite": value}, termination_reason=self.world.reason
+        )
+
+    def snapshot(self) -> bytes:
+        return pickle.dumps(self.world)
+
+    def restore(self, blob: bytes) -> None:
+        self.world = pickle.loads(blob)
+
+    def state_hash(self) -> str:
+        return self.world.state_hash()
+
+    @property
+    def done(self) -> bool:
+        return self.world.finished
+
+    def summary(self) -> str:
+        return f"asked: {self.world.target}; looked up: {self.world.looked_up}; calls: {self.world.calls}"

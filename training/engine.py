@@ -1,0 +1,215 @@
+"""What every recipe shares: the model under training, its optimizer and schedule, checkpoints, metrics, hooks.
+
+    trainer = Trainer(config, recipe="sft", hooks=hooks)     # loads the model, or resumes from config.resume_from
+    while trainer.step < config.max_steps and not trainer.stopping():
+        metrics = trainer.optimize(micro_batches, loss_fn)    # grad accumulation, clipping, scheduler step
+        trainer.log(metrics)                                  # metrics.jsonl + on_metric + progress bar
+        trainer.maybe_save()
+    trainer.finish()
+
+A checkpoint folder holds the model (or LoRA adapter) and tokenizer via save_pretrained, `training_config.json`
+(the recipe name and its full config) and `trainer_state.pt` (optimizer, scheduler, RNG states, step, and any
+recipe state), so a resumed run continues exactly where the saved one stood.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from training.config import TrainConfig
+from training.modeling import LoraSpec, load_model, pick_device, trainable_parameters
+
+MetricCallback = Callable[[int, str, float], None]
+CheckpointCallback = Callable[[int, str], None]
+
+
+@dataclass
+class Hooks:
+    """How a caller (the CLI, a Celery task) watches and steers a run."""
+
+    on_metric: MetricCallback | None = None  # (step, name, value) after every logged step
+    on_checkpoint: CheckpointCallback | None = None  # (step, folder) after every saved checkpoint
+    should_stop: Callable[[], bool] | None = None  # polled between steps; True stops cleanly with a checkpoint
+    progress: bool = True  # a tqdm bar on stderr
+
+
+@dataclass
+class RunResult:
+    recipe: str
+    steps: int
+    checkpoints: list[str] = field(default_factory=list)
+    last_metrics: dict[str, float] = field(default_factory=dict)
+    stopped: bool = False  # should_stop ended it before max_steps
+
+    @property
+    def final_checkpoint(self) -> str | None:
+        return self.checkpoints[-1] if self.checkpoints else None
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _lr_lambda(config: TrainConfig) -> Callable[[int], float]:
+    def factor(step: int) -> float:
+        if step < config.warmup_steps:
+            return (step + 1) / config.warmup_steps
+        if config.lr_schedule == "constant":
+            return 1.0
+        progress = (step - config.warmup_steps) / max(1, config.max_steps - config.warmup_steps)
+        if config.lr_schedule == "linear":
+            return max(0.0, 1.0 - progress)
+        return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+    return factor
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, *, recipe: str, hooks: Hooks | None = None) -> None:
+        self.config, self.recipe, self.hooks = config, recipe, hooks or Hooks()
+        self.device = pick_device(config.device)
+        self.output_dir = Path(config.output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.step = 0
+        self.state: dict[str, Any] = {}  # recipe state that must survive a resume (e.g. a refinement selection)
+        self.checkpoints: list[str] = []
+        self.last_metrics: dict[str, float] = {}
+        seed_everything(config.seed)
+        resume = Path(config.resume_from) if config.resume_from else None
+        self.model, self.tokenizer = self._load(resume)
+        self.optimizer = torch.optim.AdamW(trainable_parameters(self.model), lr=config.learning_rate, weight_decay=config.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _lr_lambda(config))
+        if resume is not None:
+            self._restore(resume)
+        self._bar = None
+        if self.hooks.progress:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=config.max_steps, initial=self.step, desc=recipe, dynamic_ncols=True)
+
+    # --- model -------------------------------------------------------------------------------------------
+    def _load(self, resume: Path | None) -> tuple[Any, Any]:
+        config = self.config
+        lora = (
+            LoraSpec(r=config.lora_r, alpha=config.lora_alpha, target_modules=tuple(config.lora_target_modules)) if config.lora_r else None
+        )
+        if resume is not None and lora is not None:
+            from peft import PeftModel
+
+            base, tokenizer = load_model(config.model, device=self.device, gradient_checkpointing=config.gradient_checkpointing)
+            return PeftModel.from_pretrained(base, resume, is_trainable=True), tokenizer
+        path = str(resume) if resume is not None else config.model
+        return load_model(path, device=self.device, lora=lora, gradient_checkpointing=config.gradient_checkpointing)
+
+    # --- one optimizer step ------------------------------------------------------------------------------
+    def optimize(self, micro_batches: Iterable[Any], loss_fn: Callable[[Any], tuple[torch.Tensor, dict[str, float]]]) -> dict[str, float]:
+        """Accumulate gradients over the micro-batches (each loss scaled by 1/count), clip, step, schedule."""
+        batches = list(micro_batches)
+        assert batches, "an optimizer step needs at least one micro-batch"
+        self.model.train()
+        totals: dict[str, float] = {}
+        for batch in batches:
+            loss, metrics = loss_fn(batch)
+            (loss / len(batches)).backward()
+            for key, value in metrics.items():
+                totals[key] = totals.get(key, 0.0) + value / len(batches)
+        params = trainable_parameters(self.model)
+        if self.config.max_grad_norm > 0:
+            totals["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        totals["lr"] = self.scheduler.get_last_lr()[0]
+        self.scheduler.step()
+        self.step += 1
+        return totals
+
+    # --- metrics, stopping, checkpoints ------------------------------------------------------------------
+    def log(self, metrics: dict[str, float]) -> None:
+        self.last_metrics = {k: float(v) for k, v in metrics.items()}
+        with open(self.output_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"step": self.step, **self.last_metrics}) + "\n")
+        if self.hooks.on_metric:
+            for name, value in self.last_metrics.items():
+                self.hooks.on_metric(self.step, name, value)
+        if self._bar is not None:
+            self._bar.update(self.step - self._bar.n)
+            shown = {k: f"{v:.4g}" for k, v in list(self.last_metrics.items())[:4]}
+            self._bar.set_postfix(shown, refresh=False)
+
+    def stopping(self) -> bool:
+        return bool(self.hooks.should_stop and self.hooks.should_stop())
+
+    def maybe_save(self) -> None:
+        if self.config.save_every and self.step % self.config.save_every == 0:
+            self.save()
+
+    def save(self) -> str:
+        folder = self.output_dir / f"step-{self.step:06d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+        (folder / "training_config.json").write_text(json.dumps({"recipe": self.recipe, "config": self.config.to_dict()}, indent=2))
+        rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        state = {
+            "step": self.step,
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "rng": rng,
+            "recipe_state": self.state,
+        }
+        torch.save(state, folder / "trainer_state.pt")
+        self.checkpoints.append(str(folder))
+        if self.hooks.on_checkpoint:
+            self.hooks.on_checkpoint(self.step, str(folder))
+        return str(folder)
+
+    def _restore(self, folder: Path) -> None:
+        state = torch.load(folder / "trainer_state.pt", weights_only=False)  # our own file: it holds RNG tuples
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.step, self.state = state["step"], state["recipe_state"]
+        random.setstate(state["rng"]["python"])
+        np.random.set_state(state["rng"]["numpy"])
+        torch.set_rng_state(state["rng"]["torch"])
+        if "cuda" in state["rng"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+
+    def finish(self) -> RunResult:
+        stopped = self.step < self.config.max_steps
+        if not self.checkpoints or not self.checkpoints[-1].endswith(f"step-{self.step:06d}"):
+            self.save()
+        if self._bar is not None:
+            self._bar.close()
+        return RunResult(self.recipe, self.step, list(self.checkpoints), dict(self.last_metrics), stopped)
+
+
+def step_generator(seed: int, step: int) -> torch.Generator:
+    """A generator that depends only on (seed, step): data order and sampling survive a resume unchanged."""
+    return torch.Generator().manual_seed(seed * 1_000_003 + step)
+
+
+def batch_indices(n_items: int, batch_size: int, seed: int, step: int) -> list[int]:
+    """The items of step `step`: epochs are fresh permutations of range(n_items), a pure function of (seed, epoch)."""
+    assert n_items > 0, "no training items"
+    out: list[int] = []
+    position = step * batch_size
+    while len(out) < batch_size:
+        epoch, offset = divmod(position, n_items)
+        order = torch.randperm(n_items, generator=torch.Generator().manual_seed(seed * 7919 + epoch)).tolist()
+        take = order[offset : offset + batch_size - len(out)]
+        out.extend(take)
+        position += len(take)
+    return out

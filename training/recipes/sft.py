@@ -1,0 +1,125 @@
+"""SFT on selected agent episodes, with a supervision horizon and selective long-horizon refinement.
+
+Reads canonical records (JSONL), keeps the selected ones (score threshold, passed only), tokenizes them with
+exact agent masks, and trains cross-entropy on the agent's own tokens. With `horizon_tokens` set, every
+episode is cut to its first N tokens. With `refine_fraction` (or `refine_count`) as well, the run has two
+phases: up to `warm_start_steps` it trains on the short prefixes; then it scores each episode's continuation
+past the prefix under the warm-started model, keeps the most likely ones, and refines on those in full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from training.config import TrainConfig
+from training.credit import continuation_logprob, horizon, select_by_likelihood
+from training.data import TokenizedEpisode, collate, read_records, tokenize_record
+from training.engine import Hooks, RunResult, Trainer, batch_indices
+from training.losses import sft_loss
+from training.modeling import forward_logits
+
+
+@dataclass
+class SFTConfig(TrainConfig):
+    data: str = ""
+    """JSONL (or JSON list) of canonical trajectory records to train on."""
+    batch_size: int = 8
+    """Episodes per micro-batch."""
+    max_tokens: int = 2048
+    """Episodes longer than this are truncated (masks cut alike)."""
+    min_score: float | None = None
+    """Keep only episodes whose score composite is at least this (None keeps all)."""
+    passed_only: bool = False
+    """Keep only episodes whose score says passed."""
+    horizon_tokens: int = 0
+    """Supervision horizon: train on the first N tokens of each episode (0: whole episodes)."""
+    refine_fraction: float = 0.0
+    """Selective refinement: after warm_start_steps, refine on this fraction of episodes whose continuations the model finds most likely."""
+    refine_count: int = 0
+    """Like refine_fraction, as a count of episodes (use one of the two)."""
+    warm_start_steps: int = 0
+    """Steps on horizon prefixes before the refinement selection."""
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        if not self.data:
+            out.append("data='': give a JSONL file of trajectory records")
+        if self.batch_size < 1:
+            out.append(f"batch_size={self.batch_size!r}: must be at least 1")
+        if self.max_tokens < 2:
+            out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
+        if self.horizon_tokens < 0:
+            out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
+        if not 0.0 <= self.refine_fraction <= 1.0:
+            out.append(f"refine_fraction={self.refine_fraction!r}: must be in [0, 1]")
+        if self.refine_fraction and self.refine_count:
+            out.append(f"refine_fraction={self.refine_fraction!r} and refine_count={self.refine_count!r}: give only one")
+        refining = bool(self.refine_fraction or self.refine_count)
+        if refining and not self.horizon_tokens:
+            out.append("horizon_tokens=0: selective refinement needs a horizon to warm-start on")
+        if refining and not 0 < self.warm_start_steps < self.max_steps:
+            out.append(
+                f"warm_start_steps={self.warm_start_steps!r}: must be between 1 and max_steps-1 ({self.max_steps - 1}) when refining"
+            )
+        return out
+
+    @property
+    def refining(self) -> bool:
+        return bool(self.refine_fraction or self.refine_count)
+
+
+def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dict[str, Any]]:
+    kept = []
+    for record in records:
+        score = record.get("header", {}).get("score") or {}
+        if config.passed_only and not score.get("passed"):
+            continue
+        if config.min_score is not None and score.get("composite", 0.0) < config.min_score:
+            continue
+        kept.append(record)
+    return kept
+
+
+def sft_step_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, dict[str, float]]:
+    """Next-token cross-entropy on the batch's trained tokens (the loss the SFT recipe optimizes)."""
+    logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
+    return sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["mask"][:, 1:], batch["weights"][:, 1:])
+
+
+def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
+    trainer = Trainer(config, recipe="sft", hooks=hooks)
+    tokenizer, pad_id = trainer.tokenizer, trainer.tokenizer.pad_token_id
+    records = select_records(read_records(config.data), config)
+    assert records, f"no episodes left in {config.data} after selection (min_score={config.min_score}, passed_only={config.passed_only})"
+    episodes: list[TokenizedEpisode] = [
+        e for r in records for e in tokenize_record(r, tokenizer, max_tokens=config.max_tokens) if sum(e.mask)
+    ]
+    short = [horizon(e, config.horizon_tokens) for e in episodes] if config.horizon_tokens else episodes
+
+    def training_set() -> list[TokenizedEpisode]:
+        if not config.refining:
+            return short
+        if trainer.step < config.warm_start_steps:
+            return short
+        if "refine_selection" not in trainer.state:  # computed once at the switch, then kept in checkpoints
+            scores = continuation_logprob(trainer.model, episodes, config.horizon_tokens, pad_id=pad_id)
+            chosen = select_by_likelihood(scores, fraction=config.refine_fraction or None, count=config.refine_count or None)
+            trainer.state["refine_selection"] = chosen
+        return [episodes[i] for i in trainer.state["refine_selection"]]
+
+    def loss_fn(items: list[TokenizedEpisode]) -> tuple[Any, dict[str, float]]:
+        batch = {k: v.to(trainer.device) for k, v in collate(items, pad_id=pad_id).items()}
+        return sft_step_loss(trainer.model, batch)
+
+    while trainer.step < config.max_steps and not trainer.stopping():
+        pool = training_set()
+        micro = []
+        for accum in range(config.grad_accum):
+            indices = batch_indices(len(pool), config.batch_size, config.seed, trainer.step * config.grad_accum + accum)
+            micro.append([pool[i] for i in indices])
+        metrics = trainer.optimize(micro, loss_fn)
+        metrics["episodes_in_pool"] = float(len(pool))
+        trainer.log(metrics)
+        trainer.maybe_save()
+    return trainer.finish()

@@ -1,0 +1,183 @@
+"""Local sampling and multi-turn episodes for the on-policy recipes (HF generate; CPU or one GPU).
+
+    records = rollout_episodes(model, tokenizer, [("toolgym/lookup", 3)] * 8, max_turns=4, temperature=1.0)
+
+Episodes run side by side: each turn, every unfinished episode's prompt ids go through one batched
+`generate`; the output is parsed (training.toolcall_parse), each call goes to the environment's `step`, and the
+next prompt is built by concatenating ids (prompt + completion + the tokenized tool-result turn), so the ids a
+record carries are exactly the ids the model saw and sampled. Output without a valid call is an invalid
+action: its error goes back to the model as the tool result, and the episode goes on until `max_turns`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from environments.core import Env, StepResult
+from environments.registry import make
+from environments.trajectory import make_step, new_record
+from training.toolcall_parse import parse_tool_calls
+
+
+def system_prompt_for(env: Env) -> str:
+    return f"You are an agent in {env.name}. {env.task.description}"
+
+
+@dataclass
+class _Live:
+    env: Env
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    prompt_ids: list[int]
+    record: dict[str, Any]
+    turns: int = 0
+    valid_calls: int = 0
+    invalid_calls: int = 0
+    finished: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], generation_prompt: bool) -> str:
+    return tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=False, add_generation_prompt=generation_prompt)
+
+
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+
+
+@torch.no_grad()
+def generate(
+    model: Any, tokenizer: Any, prompts: list[list[int]], *, max_new_tokens: int, temperature: float
+) -> list[tuple[list[int], list[float]]]:
+    """Sample one completion per prompt: (token ids up to and including the end-of-turn token, their logprobs).
+
+    temperature 0 is greedy. Logprobs are of the sampling distribution (logits / temperature; raw when greedy).
+    """
+    device = next(model.parameters()).device
+    pad_id, eos_id = tokenizer.pad_token_id, tokenizer.eos_token_id
+    width = max(len(p) for p in prompts)
+    input_ids = torch.tensor([[pad_id] * (width - len(p)) + p for p in prompts], device=device)  # left padded
+    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
+    sampling = temperature > 0
+    out = model.generate(
+        input_ids=input_ids,
+        attention_mask=attention,
+        max_new_tokens=max_new_tokens,
+        do_sample=sampling,
+        temperature=temperature if sampling else None,
+        top_k=0 if sampling else None,
+        top_p=1.0 if sampling else None,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
+    new = out.sequences[:, width:]  # (B, N)
+    logits = torch.stack(out.logits, dim=1).float()  # (B, N, V)
+    logp = torch.log_softmax(logits / (temperature if sampling else 1.0), dim=-1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
+    results = []
+    for row, row_logp in zip(new.tolist(), logp.tolist(), strict=True):
+        end = row.index(eos_id) + 1 if eos_id in row else len(row)
+        results.append((row[:end], row_logp[:end]))
+    return results
+
+
+def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None) -> _Live:
+    env = make(task_id, seed)
+    observation = env.reset()
+    tools = [t.openai_schema() for t in env.tools()]
+    system = system_prompt if system_prompt is not None else system_prompt_for(env)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": observation.text}]
+    header = {**env.header(), "source": "rollout", "tools": tools, "harness": {"system_prompt": system, "kind": "training.sampling"}}
+    record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
+    prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
+    return _Live(env=env, messages=messages, tools=tools, prompt_ids=prompt_ids, record=record)
+
+
+def _continue_ids(tokenizer: Any, live: _Live, assistant: dict[str, Any], tool_messages: list[dict[str, Any]]) -> list[int]:
+    """Ids of the template glue after the assistant's end-of-turn, the tool turns, and the next generation prompt."""
+    closed = _render(tokenizer, live.messages + [assistant], live.tools, False)
+    glue = closed[closed.rfind(tokenizer.eos_token) + len(tokenizer.eos_token) :]
+    following = _render(tokenizer, live.messages + [assistant] + tool_messages, live.tools, True)[len(closed) :]
+    return _encode(tokenizer, glue) + _encode(tokenizer, following)
+
+
+def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float], max_turns: int) -> None:
+    text = tokenizer.decode(completion, skip_special_tokens=False).removesuffix(tokenizer.eos_token)
+    parsed = parse_tool_calls(text)
+    index = len(live.record["steps"])
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in parsed.tool_calls]
+    results: list[dict[str, Any]] = []
+    reward = 0.0
+    if parsed.error or not parsed.tool_calls:
+        live.invalid_calls += 1
+        error = parsed.error or "no tool call found; call a tool as <tool_call>{...}</tool_call>"
+        results.append({"call_id": calls[0]["id"] if calls else "invalid", "content": {"error": error}, "is_error": True})
+    for call in parsed.tool_calls if not parsed.error else []:
+        outcome: StepResult = live.env.step(call)
+        results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
+        live.valid_calls += 0 if outcome.is_error else 1
+        live.invalid_calls += 1 if outcome.is_error else 0
+        reward += outcome.reward
+        if live.env.done:
+            break
+    step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results)
+    step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
+    live.record["steps"].append(step)
+    live.turns += 1
+    assistant = {"role": "assistant", "content": text}
+    tool_messages = [{"role": "tool", "content": json.dumps(r["content"], ensure_ascii=False)} for r in results]
+    closing = [] if completion and completion[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]
+    live.prompt_ids = live.prompt_ids + list(completion) + closing + _continue_ids(tokenizer, live, assistant, tool_messages)
+    live.messages += [assistant, *tool_messages]
+    if live.env.done or live.turns >= max_turns:
+        live.finished = True
+
+
+def rollout_episodes(
+    model: Any,
+    tokenizer: Any,
+    jobs: list[tuple[str, int]],
+    *,
+    max_turns: int = 4,
+    max_new_tokens: int = 64,
+    temperature: float = 1.0,
+    system_prompt: str | None = None,
+    max_prompt_tokens: int = 4096,
+) -> list[dict[str, Any]]:
+    """Play one episode per (task id, seed) job with the model; returns canonical records with token ids."""
+    lives = [_start(task, seed, tokenizer, system_prompt) for task, seed in jobs]
+    while True:
+        active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
+        if not active:
+            break
+        outputs = generate(model, tokenizer, [live.prompt_ids for live in active], max_new_tokens=max_new_tokens, temperature=temperature)
+        for live, (completion, logprobs) in zip(active, outputs, strict=True):
+            _apply(live, tokenizer, completion, logprobs, max_turns)
+    for live in lives:
+        env = live.env
+        reason = env.score().termination_reason or ("max_steps" if live.turns >= max_turns else "context_window_exceeded")
+        score = env.score()
+        live.record["header"].update(
+            termination_reason=reason,
+            score={"composite": score.composite, "passed": score.passed, "components": score.components},
+            metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
+        )
+    return [live.record for live in lives]
+
+
+def episode_stats(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean reward, pass rate and the share of agent turns that made a valid tool call (parsed and accepted)."""
+    n = max(len(records), 1)
+    valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
+    attempts = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
+    return {
+        "reward_mean": sum(r["header"]["score"]["composite"] for r in records) / n,
+        "pass_rate": sum(1.0 for r in records if r["header"]["score"]["passed"]) / n,
+        "valid_call_rate": valid / max(attempts, 1),
+        "turns_mean": sum(r["header"]["metrics"]["turns"] for r in records) / n,
+    }

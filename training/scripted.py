@@ -1,0 +1,55 @@
+"""Canonical records from scripted policies (SFT demonstrations), shaped like the local sampler's records.
+
+    records = scripted_episodes(ExpertPolicy(), "toolgym/lookup", seeds=range(200))
+
+The header carries the same system prompt and tool schemas the sampler gives the model, so an SFT model sees
+the prompts it will be sampled with. (environments.runner, when present, writes the same record shape.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from environments.core import Policy
+from environments.registry import make
+from environments.trajectory import make_step, new_record
+from training.sampling import system_prompt_for
+
+
+def scripted_episode(policy: Policy, task_id: str, seed: int, *, max_turns: int = 8) -> dict[str, Any]:
+    env = make(task_id, seed)
+    observation = env.reset()
+    tools = env.tools()
+    system = system_prompt_for(env)
+    header = {
+        **env.header(),
+        "source": "rollout",
+        "policy": policy.describe(),
+        "tools": [t.openai_schema() for t in tools],
+        "harness": {"system_prompt": system},
+    }
+    record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
+    turns = 0
+    while not env.done and turns < max_turns:
+        action = policy.act(record["steps"], tools)
+        results, reward = [], 0.0
+        for call in action.tool_calls:
+            outcome = env.step(call)
+            results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
+            reward += outcome.reward
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in action.tool_calls]
+        step = make_step(index=len(record["steps"]), source="agent", message=action.message or "", tool_calls=calls, results=results)
+        step["reward"] = reward
+        record["steps"].append(step)
+        turns += 1
+    score = env.score()
+    record["header"].update(
+        termination_reason=score.termination_reason or "max_steps",
+        score={"composite": score.composite, "passed": score.passed, "components": score.components},
+    )
+    return record
+
+
+def scripted_episodes(policy: Policy, task_id: str, seeds: Iterable[int], *, max_turns: int = 8) -> list[dict[str, Any]]:
+    return [scripted_episode(policy, task_id, seed, max_turns=max_turns) for seed in seeds]
