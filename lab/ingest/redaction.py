@@ -28,7 +28,8 @@ DEFAULT_REDACTION_PATTERNS: tuple[tuple[str, str], ...] = (
         "assignment",
         r"(?i)\b(?:api[_\-]?key|apikey|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|auth[_\-]?token|password|passwd)"
         r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;{}\[\]]{8,})",
-    ),
+    ),  # JSON text (tool arguments kept as a string) quoting a bare credential key: {"token": "..."}.
+    ("assignment", r'"(?i:token|secret|refresh_token|authorization)"\s*:\s*"(?![^"]*\[REDACTED:)(?P<secret>[^"\s][^"]{7,})"'),
 )
 SECRET_KEY_NAMES = re.compile(
     r"(?i)^(?:api[_\-]?key|apikey|x[_\-]api[_\-]key|secret|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|"

@@ -1,0 +1,82 @@
+"""Secrets are redacted at ingest, in records and raw payloads, and counted in the report."""
+
+from __future__ import annotations
+
+import json
+
+from lab.ingest import Redactor, import_payload
+from tests.lab.ingest.conftest import FIXTURES
+
+SECRETS = {
+    "openai_key": "sk-proj-Z9y8X7w6V5u4T3s2R1q0PoNmLkJi",
+    "anthropic_key": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "aws_access_key": "AKIAIOSFODNN7EXAMPLE",
+    "github_token": "ghp_" + "a1B2c3D4e5" * 4,
+    "slack_token": "xoxb-2048-4096-AbCdEfGhIjKl",
+}
+
+
+def test_default_patterns_each_kind():
+    redactor = Redactor()
+    for kind, secret in SECRETS.items():
+        text, count = redactor.redact_text(f"key: {secret} end")
+        assert (text, count) == (f"key: [REDACTED:{kind}] end", 1), kind
+    assert redactor.redact_text("curl -H 'Authorization: Bearer abc.def-ghi_jkl012'") == (
+        "curl -H 'Authorization: Bearer [REDACTED:bearer_token]'",
+        1,
+    )
+    assert redactor.redact_text("export API_KEY=s3cr3t-v4lue-123") == ("export API_KEY=[REDACTED:assignment]", 1)
+    assert redactor.redact_text('{"token": "tok_abcdefgh12345", "page": 2}') == ('{"token": "[REDACTED:assignment]", "page": 2}', 1)
+    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    assert redactor.redact_text(f"key:\n{pem}\n") == ("key:\n[REDACTED:private_key]\n", 1)
+
+
+def test_ordinary_text_is_left_alone():
+    redactor = Redactor()
+    for text in ("max_tokens: 12345678", "the task-ask-skill", "Bearer of bad news", "password reset flow", "sk-short"):
+        assert redactor.redact_text(text) == (text, 0)
+
+
+def test_secret_valued_keys_are_redacted_whole():
+    value, count = Redactor().redact({"arguments": {"api_key": "plainvalue123", "password": "short", "city": "Paris"}})
+    assert value == {"arguments": {"api_key": "[REDACTED:assignment]", "password": "short", "city": "Paris"}} and count == 1
+
+
+def test_upload_redacts_record_and_raw_and_counts_per_episode():
+    chat = {
+        "messages": [
+            {"role": "user", "content": f"my key is {SECRETS['openai_key']} and {SECRETS['aws_access_key']}"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "login", "arguments": json.dumps({"token": "tok_abcdefgh12345"})}}
+                ],
+            },
+        ]
+    }
+    clean = {"messages": [{"role": "user", "content": "nothing here"}]}
+    result = import_payload(f"{json.dumps(chat)}\n{json.dumps(clean)}".encode())
+    first = result.episodes[0]
+    assert first.record["steps"][0]["message"] == "my key is [REDACTED:openai_key] and [REDACTED:aws_access_key]"
+    assert first.record["steps"][1]["tool_calls"][0]["arguments"] == {"token": "[REDACTED:assignment]"}
+    assert SECRETS["openai_key"] not in json.dumps(first.raw) and "tok_abcdefgh12345" not in json.dumps(first.raw)
+    assert first.redactions == 3 and result.episodes[1].redactions == 0
+    assert result.report["redactions"] == 3 and [e["redactions"] for e in result.report["episodes"]] == [3, 0]
+
+
+def test_fixture_secrets_are_counted():
+    tau2 = import_payload((FIXTURES / "tau2_airline_results.json").read_bytes())
+    assert [e.redactions for e in tau2.episodes] == [0, 1]
+    assert "api_key=[REDACTED:openai_key]" in tau2.records[1]["steps"][1]["message"]
+    inspect = import_payload((FIXTURES / "inspect_ctf_log.json").read_bytes())
+    assert inspect.report["redactions"] == 1
+    assert "Bearer [REDACTED:bearer_token]" in inspect.records[1]["steps"][1]["tool_calls"][0]["arguments"]["cmd"]
+
+
+def test_custom_patterns_replace_the_defaults():
+    payload = json.dumps({"messages": [{"role": "user", "content": f"id EMP-4411 and {SECRETS['openai_key']}"}]}).encode()
+    result = import_payload(payload, redaction_patterns={"employee_id": r"EMP-\d{4}"})
+    assert result.records[0]["steps"][0]["message"] == f"id [REDACTED:employee_id] and {SECRETS['openai_key']}"
+    assert result.report["redactions"] == 1
+    untouched = import_payload(payload, redaction_patterns=Redactor([], redact_secret_keys=False))
+    assert untouched.report["redactions"] == 0
