@@ -9,6 +9,7 @@ from lab.runs.api import TrainingRunViewSet
 from lab.trajectories.api import AgentConfigViewSet, DatasetExportView, EpisodeImportView, EpisodeViewSet, ImportJobView, TaskViewSet
 
 router = DefaultRouter()
+router.trailing_slash = "/?"  # `.../export` and `.../export/` both answer
 router.register("episodes", EpisodeViewSet, basename="episode")
 router.register("tasks", TaskViewSet, basename="task")
 router.register("agents", AgentConfigViewSet, basename="agent")

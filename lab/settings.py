@@ -15,6 +15,7 @@ from lab.env import env_bool, env_int, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PRACTICUM_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "practicum-local-development-key-change-me-in-production-0123456789")
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from here, never from a CDN
     "django_htmx",
     "channels",
     "lab.projects",
@@ -79,11 +81,10 @@ DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlit
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0))}
 else:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            "NAME": env_str("SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
             # WAL lets the embedded worker thread write while the web thread reads.
             "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "timeout": 30},
         }
@@ -120,7 +121,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve straight from static/ without collectstatic in the embedded mode
 
 # --- API ---------------------------------------------------------------------------------------------------
@@ -133,12 +135,16 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "lab.api_errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": None,
+    "URL_FORMAT_OVERRIDE": None,  # `?format=` selects an upload/export format here, not a renderer
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Practicum API",
     "DESCRIPTION": "Trajectories, tasks, agents, diagnoses, evaluations and training runs.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Uploads: a request body over this many bytes answers 413 before it is parsed.

@@ -7,6 +7,7 @@ atomically. The job can be re-run after a crash: storage is idempotent by conten
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -24,7 +25,13 @@ from lab.projects.models import Project
 from lab.trajectories.models import ImportJob, ImportStatus
 from lab.trajectories.services import episodes_ingest
 
-FORMATS = ("auto", "native", "openai", "atif", "taubench", "tau2", "inspect", "sharegpt")
+FORMATS = ingest.FORMAT_NAMES
+
+
+@functools.cache
+def _redactor(extra: tuple[str, ...]) -> ingest.Redactor:
+    """The default secret patterns plus PRACTICUM_REDACTION_PATTERNS; compiled once per pattern set."""
+    return ingest.Redactor([*ingest.DEFAULT_REDACTION_PATTERNS, *((f"custom_{i}", p) for i, p in enumerate(extra))])
 
 
 @dataclass
@@ -40,15 +47,21 @@ def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
     if fmt not in FORMATS:
         raise DomainError("unknown_format", f"format={fmt!r}; use one of {', '.join(FORMATS)}")
     try:
-        result = ingest.import_payload(data, filename=filename, format=fmt, redaction_patterns=settings.PRACTICUM_REDACTION_PATTERNS or None)
+        result = ingest.import_payload(
+            data,
+            filename=filename,
+            format=fmt,
+            redaction_patterns=_redactor(tuple(settings.PRACTICUM_REDACTION_PATTERNS)),
+            max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
+            max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
+        )
     except ingest.IngestError as exc:
         raise DomainError(exc.code, exc.message, status=exc.status, **exc.details) from None
-    if len(result.episodes) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
-        raise DomainError("too_many_records", f"at most {settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD} records per upload, got {len(result.episodes)}", status=413)
     return ParsedUpload(
         format=result.format,
         records=[episode.record for episode in result.episodes],
-        raws=[episode.raw for episode in result.episodes],
+        # A native record is its own payload: storing it twice would only double the bytes written.
+        raws=[None if episode.format == "native" else episode.raw for episode in result.episodes],
         report=result.report,
     )
 

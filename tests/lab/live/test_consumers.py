@@ -1,0 +1,138 @@
+"""Websocket streams: live steps arrive after commit; reconnecting with after= resumes; each event exactly once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from lab.live.models import LiveEvent
+from lab.live.routing import websocket_urlpatterns
+from lab.live.services import group_name
+from lab.trajectories.services import episode_append_step, episode_finish, episode_start, task_resolve
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _start(project: Any, user: Any) -> Any:
+    task = task_resolve(project=project, env="toyenv", key="live-task")
+    return episode_start(project=project, task=task, source="rollout", seed=7, user=user)
+
+
+def _step(index: int) -> dict[str, Any]:
+    return {"index": index, "source": "agent", "message": f"step {index}",
+            "tool_calls": [{"id": f"c{index}", "name": "noop", "arguments": {}}],
+            "results": [{"call_id": f"c{index}", "content": "ok", "is_error": False}]}
+
+
+def _connect(user: Any, episode_id: int, after: int | None = None) -> WebsocketCommunicator:
+    path = f"/ws/episodes/{episode_id}/" + (f"?after={after}" if after is not None else "")
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+    communicator.scope["user"] = user
+    return communicator
+
+
+async def _receive(communicator: WebsocketCommunicator, count: int) -> list[dict[str, Any]]:
+    return [await communicator.receive_json_from(timeout=5) for _ in range(count)]
+
+
+def test_live_steps_arrive_in_order_and_resume_after_reconnect_exactly_once(alice: Any, project_a: Any) -> None:
+    episode = _start(project_a, alice)
+    append = database_sync_to_async(lambda i: episode_append_step(episode=episode, step=_step(i)))
+
+    async def scenario() -> None:
+        first = _connect(alice, episode.pk, after=0)
+        connected, _ = await first.connect()
+        assert connected
+        [status] = await _receive(first, 1)
+        assert (status["seq"], status["kind"], status["payload"]["status"]) == (1, "status", "running")
+        await append(0)
+        await append(1)
+        live = await _receive(first, 2)
+        assert [(e["seq"], e["kind"], e["payload"]["index"]) for e in live] == [(2, "step", 0), (3, "step", 1)]
+        assert await first.receive_nothing(timeout=0.2)
+        await first.disconnect()
+
+        await append(2)  # while nobody watches
+        await append(3)
+
+        second = _connect(alice, episode.pk, after=3)
+        assert (await second.connect())[0]
+        missed = await _receive(second, 2)
+        assert [e["seq"] for e in missed] == [4, 5]
+        assert [e["payload"]["index"] for e in missed] == [2, 3]
+        await append(4)
+        [now] = await _receive(second, 1)
+        assert (now["seq"], now["payload"]["index"]) == (6, 4)
+        assert await second.receive_nothing(timeout=0.2)
+        await second.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_duplicates_are_dropped_and_gaps_are_filled_from_the_log(alice: Any, project_a: Any) -> None:
+    episode = _start(project_a, alice)  # seq 1
+    layer = get_channel_layer()
+
+    async def scenario() -> None:
+        watcher = _connect(alice, episode.pk, after=1)
+        assert (await watcher.connect())[0]
+        await database_sync_to_async(episode_append_step)(episode=episode, step=_step(0))  # seq 2, live
+        [two] = await _receive(watcher, 1)
+        assert two["seq"] == 2
+        # A publish delivered twice (a retried send) must not reach the client twice.
+        stale = await database_sync_to_async(lambda: LiveEvent.objects.get(stream=f"episode:{episode.pk}", seq=2).as_message())()
+        await layer.group_send(group_name(f"episode:{episode.pk}"), {"type": "live.event", "event": stale})
+        assert await watcher.receive_nothing(timeout=0.2)
+        # A lost publish: seq 3 is stored but never sent; seq 4 arrives live, so the consumer reads 3 first.
+        await database_sync_to_async(lambda: LiveEvent.objects.create(stream=f"episode:{episode.pk}", seq=3, kind="note", payload={"n": 3}))()
+        four = {"stream": f"episode:{episode.pk}", "seq": 4, "kind": "note", "payload": {"n": 4}}
+        await database_sync_to_async(lambda: LiveEvent.objects.create(stream=four["stream"], seq=4, kind="note", payload={"n": 4}))()
+        await layer.group_send(group_name(f"episode:{episode.pk}"), {"type": "live.event", "event": four})
+        got = await _receive(watcher, 2)
+        assert [e["seq"] for e in got] == [3, 4]
+        await watcher.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_finishing_publishes_the_status_with_the_score(alice: Any, project_a: Any) -> None:
+    episode = _start(project_a, alice)
+    episode_finish(episode=episode, reason="horizon_reached", score={"composite": 0.75, "passed": True, "components": {}})
+
+    async def scenario() -> None:
+        watcher = _connect(alice, episode.pk)
+        assert (await watcher.connect())[0]
+        events = await _receive(watcher, 2)
+        assert events[1]["payload"] == {"status": "finished", "termination_reason": "horizon_reached", "composite": 0.75, "passed": True}
+        await watcher.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_a_user_of_another_project_cannot_watch(alice: Any, bob: Any, project_a: Any) -> None:
+    episode = _start(project_a, alice)
+
+    async def scenario() -> None:
+        intruder = _connect(bob, episode.pk)
+        connected, code = await intruder.connect()
+        assert not connected and code == 4403
+
+    async_to_sync(scenario)()
+
+
+def test_a_bad_after_value_is_refused(alice: Any, project_a: Any) -> None:
+    episode = _start(project_a, alice)
+
+    async def scenario() -> None:
+        communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/episodes/{episode.pk}/?after=abc")
+        communicator.scope["user"] = alice
+        connected, code = await communicator.connect()
+        assert not connected and code == 4400
+
+    async_to_sync(scenario)()

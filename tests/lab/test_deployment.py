@@ -1,0 +1,83 @@
+"""docker-compose.yml agrees with the settings: no Docker engine runs here, so the file is parsed and checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lab import env as lab_env
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def settings_variables() -> set[str]:
+    source = (ROOT / "lab" / "settings.py").read_text()
+    return set(re.findall(r'env_(?:str|bool|int|url)\(\s*"([A-Z0-9_]+)"', source))
+
+
+def test_it_has_every_service_of_the_deployment(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "vllm"}
+
+
+def test_web_serves_the_asgi_app_with_daphne_after_migrating(compose: dict[str, Any]) -> None:
+    command = " ".join(compose["services"]["web"]["command"])
+    assert "manage.py migrate" in command and "daphne" in command and "lab.asgi:application" in command
+
+
+def test_workers_consume_the_cpu_and_gpu_queues(compose: dict[str, Any]) -> None:
+    from lab.celery import app
+
+    queues = {q.name for q in app.conf.task_queues}
+    worker, gpu = compose["services"]["worker"]["command"], compose["services"]["gpu-worker"]["command"]
+    assert worker[:3] == ["celery", "-A", "lab"] and worker[worker.index("-Q") + 1] == "cpu"
+    assert gpu[gpu.index("-Q") + 1] == "gpu"
+    assert {"cpu", "gpu"} <= queues
+    device = compose["services"]["gpu-worker"]["deploy"]["resources"]["reservations"]["devices"][0]
+    assert device["driver"] == "nvidia" and "gpu" in device["capabilities"]
+
+
+def test_vllm_is_optional_and_openai_compatible(compose: dict[str, Any]) -> None:
+    vllm = compose["services"]["vllm"]
+    assert vllm["profiles"] == ["vllm"]
+    assert "vllm-openai" in vllm["image"]
+
+
+@pytest.mark.parametrize("service", ["web", "worker", "gpu-worker"])
+def test_app_services_set_only_variables_the_settings_read(compose: dict[str, Any], service: str) -> None:
+    environment = compose["services"][service]["environment"]
+    known = settings_variables()
+    assert set(environment) <= known, f"{service} sets variables nothing reads: {set(environment) - known}"
+    for required in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY"):
+        assert required in environment
+
+
+def test_compose_urls_pass_the_settings_checks(compose: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    environment = compose["services"]["web"]["environment"]
+    monkeypatch.setenv("DATABASE_URL", environment["DATABASE_URL"])
+    monkeypatch.setenv("REDIS_URL", environment["REDIS_URL"])
+    assert lab_env.env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite")).startswith("postgres://")
+    assert lab_env.env_url("REDIS_URL", schemes=("redis", "rediss")).startswith("redis://")
+    assert lab_env.env_bool("DJANGO_DEBUG") is False or environment["DJANGO_DEBUG"] == "0"
+
+
+def test_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    monkeypatch.setenv("REDIS_URL", "http://redis:6379")
+    with pytest.raises(ImproperlyConfigured, match="REDIS_URL"):
+        lab_env.env_url("REDIS_URL", schemes=("redis", "rediss"))
+    monkeypatch.setenv("PRACTICUM_MAX_UPLOAD_BYTES", "lots")
+    with pytest.raises(ImproperlyConfigured, match="not an integer"):
+        lab_env.env_int("PRACTICUM_MAX_UPLOAD_BYTES", 1)
+    monkeypatch.setenv("DJANGO_DEBUG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="not a boolean"):
+        lab_env.env_bool("DJANGO_DEBUG")
