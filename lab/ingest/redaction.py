@@ -8,6 +8,7 @@ is redacted whole: tool arguments carry secrets that way without any telltale pr
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -58,7 +59,7 @@ class Redactor:
             return text, 0
         total = 0
         for kind, pattern in self.patterns:
-            text, count = pattern.subn(lambda match, kind=kind: _replace(match, kind), text)
+            text, count = pattern.subn(functools.partial(_replace, kind=kind), text)
             total += count
         return text, total
 

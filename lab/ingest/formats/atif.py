@@ -87,7 +87,8 @@ def _add_step(step: Reader, steps: StepList) -> None:
         )
         call.done()
     call_ids = {call["id"] for call in calls}
-    results, loose = [], []
+    results: list[dict[str, Any]] = []
+    loose: list[dict[str, Any]] = []
     observation = step.child("observation")
     if observation is not None:
         for k, value in enumerate(observation.array("results")):

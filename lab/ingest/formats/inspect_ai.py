@@ -129,8 +129,8 @@ def _content(content: Any) -> tuple[Any, str | None]:
     """Inspect content (text or parts) as (message, reasoning): reasoning parts move to the step's reasoning."""
     if not isinstance(content, list):
         return content, None
-    reasoning = [
-        p.get("reasoning") for p in content if isinstance(p, dict) and p.get("type") == "reasoning" and isinstance(p.get("reasoning"), str)
+    reasoning: list[str] = [
+        p["reasoning"] for p in content if isinstance(p, dict) and p.get("type") == "reasoning" and isinstance(p.get("reasoning"), str)
     ]
     rest = [p for p in content if not (isinstance(p, dict) and p.get("type") == "reasoning")]
     if len(rest) == 1 and isinstance(rest[0], dict) and rest[0].get("type") == "text":
@@ -198,10 +198,10 @@ def score_value(value: Any) -> dict[str, float]:
         if value in LETTER_SCORES:
             return {"": LETTER_SCORES[value]}
         try:
-            number = float(value)
+            parsed = finite_number(float(value))
         except ValueError:
             return {}
-        return {"": number} if finite_number(number) is not None else {}
+        return {} if parsed is None else {"": parsed}
     number = finite_number(value)
     return {} if number is None else {"": number}
 
