@@ -98,6 +98,16 @@ class PhantomEnv(Env):
     def done(self) -> bool:
         return self._state.done
 
+    @property
+    def termination_reason(self) -> str | None:
+        """Why the episode ended (agent_stop or max_steps); read by the runner."""
+        return self._state.termination_reason
+
+    @property
+    def max_steps(self) -> int:
+        """The tool-call budget; the runner uses it as its step limit."""
+        return self.config.max_steps
+
     def step(self, call: ToolCall) -> StepResult:
         state = self._state
         if state.done:
