@@ -33,7 +33,8 @@ class ImportedEpisode:
 
     `raw` is the episode's original payload (redacted): the list element, JSONL line, tau2 simulation or
     inspect sample it came from. `unmapped` lists the field paths (in the uploaded document) that were
-    not mapped onto the record; their values survive only in `raw`.
+    not mapped onto the record; their values survive only in `raw`. Record and raw may share nested
+    objects: copy before mutating either.
     """
 
     record: dict[str, Any]
@@ -136,7 +137,9 @@ def _import_unit(unit: Unit, index: int, redactor: Redactor) -> ImportedEpisode:
     ctx = RecordContext(index, unit.file)
     raw, redactions = redactor.redact(unit.raw)
     record = FORMATS[unit.format].to_record(raw, unit.origin, ctx, unit.context)
-    record, later = redactor.redact(record)  # shared context copied into meta, arguments parsed from JSON text
+    later = 0
+    if unit.format != "native":  # a native record is the redacted raw itself; others add context and parsed arguments
+        record, later = redactor.redact(record)
     errors = validate_record(record)
     if errors:
         path = re.sub(r"^record\.?", "", errors[0].path)

@@ -77,10 +77,26 @@ class Redactor:
             text, count = self.redact_text(value)
             counter[0] += count
             return text
+        # Containers are copied only when something inside changed: most payloads hold no secret, and
+        # token-id lists are long.
         if isinstance(value, dict):
-            return {k: self._walk(v, counter, key=str(k)) for k, v in value.items()}
+            changed: dict[str, Any] | None = None
+            for k, item in value.items():
+                if isinstance(item, (str, dict, list)):
+                    new = self._walk(item, counter, key=str(k))
+                    if new is not item:
+                        changed = changed if changed is not None else dict(value)
+                        changed[k] = new
+            return value if changed is None else changed
         if isinstance(value, list):
-            return [self._walk(v, counter, key=None) for v in value]
+            replaced: list[Any] | None = None
+            for i, item in enumerate(value):
+                if isinstance(item, (str, dict, list)):
+                    new = self._walk(item, counter, key=None)
+                    if new is not item:
+                        replaced = replaced if replaced is not None else list(value)
+                        replaced[i] = new
+            return value if replaced is None else replaced
         return value
 
 
