@@ -100,7 +100,7 @@ def settle_day(world: World) -> dict[str, Any]:
     _start_day(world, brief)
     if world.day >= world.days and not world.bankrupt:
         world.finished = True
-    world.touch_all()
+    world.touch_all(keep_orders=True)  # settlement touches each order it changes
     return brief
 
 
@@ -138,6 +138,7 @@ def _customer_demand(world: World, brief: dict[str, Any]) -> None:
                     continue
                 oid = world.next_id("order")
                 world.orders[oid] = Order(id=oid, day=world.day + 1, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open")
+                world.touch_orders((oid,))
                 sku.reserved += qty
                 gross = price * qty
                 fee = round(gross * CHANNEL_FEE[channel], 2)
@@ -183,6 +184,7 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
             elif age == LATE_AFTER_DAYS and trng.random() < 0.5:
                 _new_ticket(world, o.id, "late", f"Order {o.id} has not shipped yet. Where is it?", brief)
         elif o.status == "shipped" and d >= o.ship_day + 2 + strike:
+            world.touch_orders((o.id,))
             o.status = "delivered"
             o.delivered_day = d
             o.satisfaction = 0.6 if o.late else 1.0
@@ -192,12 +194,14 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
             elif rng.random() < world.return_rate:
                 o.return_day = d + rng.randint(2, 10)
         if o.status == "delivered" and o.return_day == d and o.return_status == "none":
+            world.touch_orders((o.id,))
             o.return_status = "requested"
             brief["return_requests"] += 1
             if o.faulty:
                 _new_ticket(world, o.id, "faulty", f"The item from order {o.id} arrived faulty. I want my money back.", brief)
         elif o.return_status == "requested" and d - o.return_day >= 7:
             # The payment provider sides with the customer: a chargeback with a fee.
+            world.touch_orders((o.id,))
             refund_amount = o.unit_price * o.qty - o.refunded
             world.post("refunds", refund_amount)
             world.post("late_fees", 15.0)
@@ -220,6 +224,7 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
 def cancel_order(world: World, o: Order, *, by: str) -> None:
     """Cancels an open order and refunds what the customer paid (the channel keeps its fee)."""
     assert o.status == "open", f"order {o.id} is {o.status}, only open orders cancel"
+    world.touch_orders((o.id,))
     amount = o.unit_price * o.qty - o.refunded
     world.post("refunds", amount)
     o.refunded += amount
@@ -336,12 +341,17 @@ def _archive(world: World) -> None:
         or (o.status == "cancelled" and d - o.day > RETURN_WINDOW_DAYS)
     ]  # fmt: skip
     closed = [t for t in world.tickets.values() if t.status == "closed" and d - t.closed_day > RETURN_WINDOW_DAYS]
-    if not done and not closed:
+    old_pos = [p for p in world.pos.values() if p.status != "open" and d - p.eta_day > 30]
+    if not done and not closed and not old_pos:
         return
     rows = [(o.id, o.status, o.satisfaction, o.refunded, o.return_status) for o in done] + [(t.id, t.resolution) for t in closed]
+    rows += [(p.id, p.status, p.total, sorted(p.received.items())) for p in old_pos]
+    for p in old_pos:
+        del world.pos[p.id]
     world.archive_digest = hashlib.sha256((world.archive_digest + hashlib.sha256(marshal.dumps(rows, 2)).hexdigest()).encode()).hexdigest()[
         :32
     ]
+    world.touch_orders(o.id for o in done)
     for o in done:
         world.ledger.satisfaction_sum = round(world.ledger.satisfaction_sum + o.satisfaction, 4)
         world.ledger.satisfaction_n += 1

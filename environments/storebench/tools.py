@@ -41,7 +41,9 @@ class Ctx:
         self.events.append(Event(entity=entity, field="*", op="read"))
 
     def write(self, part: str, entity: str, field: str, before: Any, after: Any) -> None:
-        self.world.touch(part)
+        """Records a change; `part` is the hash part to invalidate ("" when the handler touched precisely)."""
+        if part:
+            self.world.touch(part)
         self.events.append(Event(entity=entity, field=field, before=before, after=after))
 
 

@@ -106,8 +106,9 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             world.ledger.units_on_time += o.qty
         shipped.append(o.id)
     if shipped:
-        world.touch("orders", "skus", "rng")
-        ctx.write("orders", "orders:*", "shipped", len(shipped), shipped[:50])
+        world.touch_orders(shipped)
+        world.touch("skus", "rng")
+        ctx.write("", "orders:*", "shipped", len(shipped), shipped[:50])
     return {"shipped": len(shipped), "shipped_order_ids": shipped[:200], "skipped": skipped[:50], "skipped_total": len(skipped)}
 
 
@@ -124,8 +125,8 @@ def cancel_order_tool(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     if o.status != "open":
         raise ToolError(f"order_id: order {o.id} is {o.status}; only open orders can be cancelled (use refund_order)")
     cancel_order(world, o, by="merchant")
-    world.touch("orders", "skus")
-    ctx.write("orders", f"order:{o.id}", "status", "open", "cancelled")
+    world.touch("skus")
+    ctx.write("", f"order:{o.id}", "status", "open", "cancelled")
     return {"order_id": o.id, "status": "cancelled", "refunded": round(o.refunded, 2)}
 
 
@@ -146,8 +147,8 @@ def refund_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     world.post("refunds", amount)
     before = o.refunded
     o.refunded = round(o.refunded + amount, 2)
-    world.touch("orders")
-    ctx.write("orders", f"order:{o.id}", "refunded", before, o.refunded)
+    world.touch_orders((o.id,))
+    ctx.write("", f"order:{o.id}", "refunded", before, o.refunded)
     return {"order_id": o.id, "refunded_total": o.refunded}
 
 
@@ -176,8 +177,8 @@ def process_return(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             sku.physical += o.qty
             sku.on_hand += o.qty
             world.touch("skus")
-    world.touch("orders")
-    ctx.write("orders", f"order:{o.id}", "return_status", "requested", o.return_status)
+    world.touch_orders((o.id,))
+    ctx.write("", f"order:{o.id}", "return_status", "requested", o.return_status)
     return {"order_id": o.id, "return_status": o.return_status, "refunded_total": o.refunded}
 
 

@@ -1,0 +1,56 @@
+"""Exact replay: rebuild an environment from a record's seed and actions and check the state-hash chain.
+
+    chain = replay_prefix(env, steps)      # env freshly made; raises ReplayDivergence naming the step
+    report = replay_record(record)         # a fresh env from the registry; {"ok", "steps", "divergence"}
+
+Steps of source "env" are observations (step 0 is the opening one); every other step's tool calls are
+re-executed unless the runner marked the action invalid (`meta.invalid_action`), which changed nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from environments.core import Env, ToolCall, chain_hash
+from environments.registry import make
+
+
+class ReplayDivergence(Exception):
+    def __init__(self, index: int, expected: str | None, got: str) -> None:
+        super().__init__(f"state hash diverged at step {index}: record has {expected}, replay gives {got}")
+        self.index = index
+        self.expected = expected
+        self.got = got
+
+
+def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
+    """Re-apply `steps` to a freshly reset `env`; returns the chain hash after the last step."""
+    chain = ""
+    for step in steps:
+        if step["source"] == "env":
+            if step["index"] == 0:
+                env.reset()
+            chain = chain_hash(chain, env.state_hash())
+        else:
+            if not step.get("meta", {}).get("invalid_action"):
+                for call in step.get("tool_calls", []):
+                    env.step(ToolCall(name=call["name"], arguments=call["arguments"], id=call.get("id", "")))
+            chain = chain_hash(chain, env.state_hash())
+        if step.get("state_hash") is not None and step["state_hash"] != chain:
+            raise ReplayDivergence(step["index"], step["state_hash"], chain)
+    return chain
+
+
+def replay_record(record: dict[str, Any]) -> dict[str, Any]:
+    """Replay a whole record in a fresh environment; also checks the final score against the header."""
+    header = record["header"]
+    env = make(f"{header['env']}/{header['task']}", seed=header["seed"])
+    try:
+        replay_prefix(env, record["steps"])
+    except ReplayDivergence as exc:
+        return {"ok": False, "steps": len(record["steps"]), "divergence": {"step": exc.index, "expected": exc.expected, "got": exc.got}}
+    score = env.score()
+    recorded = (header.get("score") or {}).get("composite")
+    if recorded is not None and abs(recorded - score.composite) > 1e-9:
+        return {"ok": False, "steps": len(record["steps"]), "divergence": {"step": "score", "expected": recorded, "got": score.composite}}
+    return {"ok": True, "steps": len(record["steps"]), "divergence": None, "composite": score.composite}

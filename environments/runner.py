@@ -1,0 +1,152 @@
+"""Run an episode of any environment with any policy, step by step, into a canonical trajectory record.
+
+    record = run_episode(env, policy, sink=sink)                 # env already reset (registry.make does it)
+    record = run_episode(env, policy, start_history=steps)       # resume: replays `steps`, then continues
+
+Each step is one policy decision: its tool calls, their results, events, rewards, simulated times, the
+chained state hash and the policy's token ids/logprobs. Step 0 is the environment's opening observation.
+An invalid action (Action.error, or a tool error) is recorded and its error goes back to the policy as the
+step's result. Every episode ends with exactly one termination reason from core.TERMINATION_REASONS.
+
+A sink is any object with `on_step(step)`; `on_start(header)` and `on_finish(record)` are called when present.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from environments.core import Action, Env, Policy, ToolCall, chain_hash, tool_schema_hash
+from environments.policies import make_policy, register_policy
+from environments.replay import replay_prefix
+from environments.trajectory import make_step, new_record
+
+__all__ = ["run_episode", "make_policy", "register_policy", "Sink", "opening_step", "DEFAULT_MAX_CONSECUTIVE_ERRORS"]
+
+DEFAULT_MAX_CONSECUTIVE_ERRORS = 50
+
+
+class Sink(Protocol):
+    def on_step(self, step: dict[str, Any]) -> None: ...
+
+
+def opening_step(env: Env) -> dict[str, Any]:
+    """Step 0: the environment's opening observation, hashed as the root of the chain."""
+    observation = env.reset()
+    return make_step(
+        index=0, source="env", message=observation.text, state_hash=chain_hash("", env.state_hash()), meta={"observation": observation.data}
+    )
+
+
+def run_episode(
+    env: Env,
+    policy: Policy,
+    *,
+    sink: Any = None,
+    max_steps: int | None = None,
+    start_history: list[dict[str, Any]] | None = None,
+    source: str = "rollout",
+    harness: dict[str, Any] | None = None,
+    parent: dict[str, Any] | None = None,
+    max_consecutive_errors: int = DEFAULT_MAX_CONSECUTIVE_ERRORS,
+) -> dict[str, Any]:
+    """Play until the environment ends, the policy stops, or a harness limit hits; return the record.
+
+    `max_steps` counts agent steps (default: the env's own `max_steps` attribute, else 10,000). With
+    `start_history`, the env is rebuilt by replaying those steps (the state-hash chain is verified, a
+    divergence raises ReplayDivergence) and the episode continues from there.
+    """
+    limit = max_steps if max_steps is not None else int(getattr(env, "max_steps", 10_000))
+    tools = env.tools()
+    header = {
+        **env.header(),
+        "policy": policy.describe(),
+        "harness": harness or {},
+        "source": source,
+        "parent": parent,
+        "tools": [t.openai_schema() for t in tools],
+    }
+    header["tool_schema_hash"] = tool_schema_hash(tools)
+    if hasattr(sink, "on_start"):
+        sink.on_start(header)
+    if start_history:
+        steps = [dict(s) for s in start_history]
+        chain = replay_prefix(env, steps)
+    else:
+        steps = [opening_step(env)]
+        chain = steps[0]["state_hash"]
+        if sink is not None:
+            sink.on_step(steps[0])
+    reason: str | None = (
+        env.termination_reason if env.done and hasattr(env, "termination_reason") else ("horizon_reached" if env.done else None)
+    )
+    errors_in_a_row = 0
+    agent_steps = sum(1 for s in steps if s["source"] != "env")
+    while reason is None:
+        if agent_steps >= limit:
+            reason = "max_steps"
+            break
+        started = time.perf_counter()
+        try:
+            action = policy.act(steps, tools)
+        except Exception as exc:  # a policy bug ends the episode as agent_error, recorded, never a crash
+            steps[-1].setdefault("meta", {})["policy_exception"] = f"{type(exc).__name__}: {exc}"[:500]
+            reason = "agent_error"
+            break
+        latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        step, chain, failed = _apply(env, action, index=len(steps), chain=chain)
+        step["latency_ms"] = latency_ms
+        steps.append(step)
+        agent_steps += 1
+        if sink is not None:
+            sink.on_step(step)
+        errors_in_a_row = errors_in_a_row + 1 if failed else 0
+        if env.done:
+            reason = getattr(env, "termination_reason", None) or "horizon_reached"
+        elif action.stop:
+            reason = "agent_stop"
+        elif errors_in_a_row >= max_consecutive_errors:
+            reason = "too_many_errors"
+    score = env.score()
+    header.update(termination_reason=reason, score=score.to_dict(), reward=score.composite)
+    record = new_record(header=header, steps=steps)
+    if hasattr(sink, "on_finish"):
+        sink.on_finish(record)
+    return record
+
+
+def _apply(env: Env, action: Action, *, index: int, chain: str) -> tuple[dict[str, Any], str, bool]:
+    """Execute one action; returns (step, new chain hash, whether it was an error)."""
+    calls = [ToolCall(name=c.name, arguments=c.arguments, id=c.id or f"call_{index}_{i}") for i, c in enumerate(action.tool_calls)]
+    tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+    results: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+    reward = 0.0
+    sim_start = sim_end = None
+    meta: dict[str, Any] = {}
+    failed = False
+    if action.error is not None:
+        meta["invalid_action"] = action.error
+        results.append({"call_id": calls[0].id if calls else "invalid", "content": {"error": action.error}, "is_error": True})
+        failed = True
+    else:
+        for call in calls:
+            result = env.step(call)
+            results.append({"call_id": call.id, "content": result.content, "is_error": result.is_error})
+            events.extend({"entity": e.entity, "field": e.field, "before": e.before, "after": e.after, "op": e.op} for e in result.events)
+            reward += result.reward
+            sim_start = result.sim_time_start if sim_start is None else sim_start
+            sim_end = result.sim_time_end
+            failed = failed or result.is_error
+        if not calls and action.message is None and not action.stop:
+            results.append(
+                {"call_id": "invalid", "content": {"error": "the action had neither tool calls nor a message"}, "is_error": True}
+            )
+            failed = True
+    chain = chain_hash(chain, env.state_hash())
+    step = make_step(
+        index=index, source="agent", message=action.message, reasoning=action.reasoning, tool_calls=tool_calls, results=results,
+        reward=reward, sim_time_start=sim_start, sim_time_end=sim_end, events=events, state_hash=chain,
+        token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids, meta={**action.meta, **meta},
+    )  # fmt: skip
+    return step, chain, failed
