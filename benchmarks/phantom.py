@@ -23,7 +23,7 @@ from environments.phantom.anchors import ANCHOR_NAMES, phantom_anchor  # noqa: E
 from environments.phantom.env import PhantomEnv  # noqa: E402
 from environments.phantom.tasks import phantom_tasks  # noqa: E402
 from environments.phantom.universe import Universe, UniverseSpec  # noqa: E402
-from environments.trajectory import make_step  # noqa: E402
+from environments.runner import run_episode  # noqa: E402
 
 
 def timed(label: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -52,20 +52,9 @@ def speed(articles: int, questions: int, searches: int) -> None:
 
 
 def play(env: PhantomEnv, policy: Policy) -> tuple[float, float, int]:
-    observation = env.reset()
-    history = [make_step(index=0, source="env", message=observation.text)]
-    while not env.done:
-        call = policy.act(history, env.tools()).tool_calls[0]
-        result = env.step(call)
-        history.append(
-            make_step(
-                index=len(history),
-                tool_calls=[{"id": call.id, "name": call.name, "arguments": call.arguments}],
-                results=[{"call_id": call.id, "content": result.content, "is_error": result.is_error}],
-            )
-        )
-    score = env.score()
-    return score.composite, score.components["evidence_recall"], len(history) - 1
+    record = run_episode(env, policy)
+    score = record["header"]["score"]
+    return score["composite"], score["components"]["evidence_recall"], len(record["steps"]) - 1
 
 
 def calibrate(seeds: int) -> None:
@@ -78,6 +67,7 @@ def calibrate(seeds: int) -> None:
             runs = []
             for seed in range(seeds):
                 env = PhantomEnv(task, seed)
+                env.reset()
                 runs.append(play(env, phantom_anchor(name, env, seed)))
             steps += sum(r[2] for r in runs)
             composite = [r[0] for r in runs]
