@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
-
-from environments.phantom.anchors import ANCHOR_NAMES, phantom_anchor
+from environments.phantom.anchors import ANCHOR_NAMES, anchor_factory
 from environments.phantom.env import PhantomEnv
 from environments.phantom.tasks import phantom_tasks
 from environments.policies import register_policy
@@ -13,6 +11,6 @@ from environments.registry import register
 for _task in phantom_tasks():
     register(_task, PhantomEnv)
 for _name in ANCHOR_NAMES:
-    register_policy("phantom", _name, partial(phantom_anchor, _name))  # type: ignore[arg-type]
+    register_policy("phantom", _name, anchor_factory(_name))
 
 __all__ = ["PhantomEnv"]

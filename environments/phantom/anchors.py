@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
-from environments.core import Action, Policy, ToolCall, ToolSpec
+from environments.core import Action, Env, Policy, ToolCall, ToolSpec
 from environments.phantom.env import PhantomEnv
 from environments.phantom.universe import derive_seed
 
@@ -220,6 +221,16 @@ def phantom_anchor(name: str, env: PhantomEnv, seed: int) -> Policy:
     if name == "random":
         return RandomPolicy(env.question.text, seed)
     raise KeyError(f"no phantom anchor {name!r}; anchors are {', '.join(ANCHOR_NAMES)}")
+
+
+def anchor_factory(name: str) -> Callable[[Env, int], Policy]:
+    """A policy factory in the shape environments.policies.register_policy takes."""
+
+    def make(env: Env, seed: int) -> Policy:
+        assert isinstance(env, PhantomEnv), f"the phantom {name} anchor needs a PhantomEnv, got {type(env).__name__}"
+        return phantom_anchor(name, env, seed)
+
+    return make
 
 
 ANCHOR_NAMES: tuple[str, ...] = ("oracle", "keyword", "random")

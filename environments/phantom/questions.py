@@ -143,6 +143,7 @@ class QuestionWriter:
         *links, (end, final_relation) = path
         described = self._describe(rng, anchor_text, links)
         chain = self._hops(links)
+        accepted: tuple[str, ...]
         if rng.random() < 0.5:  # ask for an attribute of the last entity on the chain
             attribute = rng.choice(sorted(ATTRIBUTES[end.kind]))
             value = str(end.attrs[attribute])
