@@ -165,31 +165,94 @@ def validate_record(record: Any, *, max_steps: int = 100_000) -> list[Trajectory
     """Every problem with a record, each naming its field path. [] means valid.
 
     Beyond the JSON Schema: NaN/Infinity anywhere, nesting deeper than MAX_DEPTH, steps out of order or
-    duplicated, results answering no call of their step.
+    duplicated, results answering no call of their step. The header goes through the generic schema
+    walker; steps, which are most of the work at upload time, through hand-written checks of the same rules.
     """
-    errors: list[TrajectoryError] = []
     depth_error = _non_finite_or_too_deep(record, "record", 0)
     if depth_error:
         return [depth_error]
-    _check_schema(TRAJECTORY_SCHEMA, record, "record", errors)
+    errors: list[TrajectoryError] = []
+    if not isinstance(record, dict):
+        return [TrajectoryError("record", f"expected object, got {type(record).__name__}")]
+    for key in TRAJECTORY_SCHEMA["required"]:
+        if key not in record:
+            errors.append(TrajectoryError(f"record.{key}", "required field is missing"))
     if errors:
         return errors
+    _check_schema(TRAJECTORY_SCHEMA["properties"]["schema_version"], record["schema_version"], "record.schema_version", errors)
+    _check_schema(HEADER_SCHEMA, record["header"], "record.header", errors)
     steps = record["steps"]
+    if not isinstance(steps, list):
+        errors.append(TrajectoryError("record.steps", f"expected array, got {type(steps).__name__}"))
+    if errors:
+        return errors
     if len(steps) > max_steps:
-        return [TrajectoryError("steps", f"at most {max_steps} steps per episode, got {len(steps)}")]
+        return [TrajectoryError("record.steps", f"at most {max_steps} steps per episode, got {len(steps)}")]
     for position, step in enumerate(steps):
-        if step["index"] != position:
-            seen = [s["index"] for s in steps[:position]]
-            what = "duplicated" if step["index"] in seen else "out of order"
-            errors.append(TrajectoryError(f"steps[{position}].index", f"step index {step['index']} is {what}; expected {position}"))
-            break
-        call_ids = {call["id"] for call in step.get("tool_calls", [])}
-        for r, result in enumerate(step.get("results", [])):
-            if call_ids and result["call_id"] not in call_ids:
-                errors.append(
-                    TrajectoryError(f"steps[{position}].results[{r}].call_id", f"{result['call_id']!r} answers no tool call of this step")
-                )
-    return errors
+        problem = _step_problem(step, position)
+        if problem:
+            return [problem]
+    return []
+
+
+def _step_problem(step: Any, position: int) -> TrajectoryError | None:
+    path = f"record.steps[{position}]"
+    if not isinstance(step, dict):
+        return TrajectoryError(path, f"expected object, got {type(step).__name__}")
+    index = step.get("index")
+    if "index" not in step or "source" not in step:
+        return TrajectoryError(f"{path}.{'index' if 'index' not in step else 'source'}", "required field is missing")
+    if not _type_ok("integer", index):
+        return TrajectoryError(f"{path}.index", f"expected integer, got {type(index).__name__}")
+    if index != position:
+        what = "duplicated" if 0 <= index < position else "out of order"
+        return TrajectoryError(f"{path}.index", f"step index {index} is {what}; expected {position}")
+    if step["source"] not in STEP_SOURCES:
+        return TrajectoryError(f"{path}.source", f"{step['source']!r} is not one of {list(STEP_SOURCES)}")
+    for key, value in step.items():
+        sub = STEP_SCHEMA["properties"].get(key)
+        if sub is None or key in ("index", "source", "tool_calls", "results") or value is None and "null" in sub.get("type", ()):
+            continue
+        errors: list[TrajectoryError] = []
+        _check_schema(sub, value, f"{path}.{key}", errors)
+        if errors:
+            return errors[0]
+    call_ids = set()
+    for c, call in enumerate(_list_or_empty(step.get("tool_calls"))):
+        if not isinstance(call, dict):
+            return TrajectoryError(f"{path}.tool_calls[{c}]", f"expected object, got {type(call).__name__}")
+        for key in ("id", "name", "arguments"):
+            if key not in call:
+                return TrajectoryError(f"{path}.tool_calls[{c}].{key}", "required field is missing")
+        if not isinstance(call["id"], str):
+            return TrajectoryError(f"{path}.tool_calls[{c}].id", f"expected string, got {type(call['id']).__name__}")
+        if not isinstance(call["name"], str) or not call["name"]:
+            return TrajectoryError(f"{path}.tool_calls[{c}].name", "expected a non-empty string")
+        if not isinstance(call["arguments"], (dict, str)):
+            return TrajectoryError(
+                f"{path}.tool_calls[{c}].arguments", f"expected object or string, got {type(call['arguments']).__name__}"
+            )
+        call_ids.add(call["id"])
+    for r, result in enumerate(_list_or_empty(step.get("results"))):
+        if not isinstance(result, dict):
+            return TrajectoryError(f"{path}.results[{r}]", f"expected object, got {type(result).__name__}")
+        for key in ("call_id", "content"):
+            if key not in result:
+                return TrajectoryError(f"{path}.results[{r}].{key}", "required field is missing")
+        if not isinstance(result["call_id"], str):
+            return TrajectoryError(f"{path}.results[{r}].call_id", f"expected string, got {type(result['call_id']).__name__}")
+        if "is_error" in result and not isinstance(result["is_error"], bool):
+            return TrajectoryError(f"{path}.results[{r}].is_error", f"expected boolean, got {type(result['is_error']).__name__}")
+        if call_ids and result["call_id"] not in call_ids:
+            return TrajectoryError(f"{path}.results[{r}].call_id", f"{result['call_id']!r} answers no tool call of this step")
+    for key in ("tool_calls", "results"):
+        if key in step and not isinstance(step[key], list):
+            return TrajectoryError(f"{path}.{key}", f"expected array, got {type(step[key]).__name__}")
+    return None
+
+
+def _list_or_empty(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def content_hash(record: dict[str, Any]) -> str:

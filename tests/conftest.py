@@ -155,8 +155,9 @@ def record_factory() -> Any:
 
 @pytest.fixture(scope="session")
 def _embedded_worker() -> Iterator[Any]:
-    from lab.celery import start_embedded_worker, stop_embedded_worker
+    from lab.celery import app, start_embedded_worker, stop_embedded_worker
 
+    app.control.purge()  # with a Redis broker, messages left by an interrupted earlier run must not leak in
     yield start_embedded_worker()
     stop_embedded_worker()
 

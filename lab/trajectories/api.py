@@ -88,7 +88,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
         def produce() -> Response:
             result = imports.parse_upload(body, filename="body.json", fmt="native")
-            outcomes = episodes_ingest(project=project, records=result.records, raws=result.raws, user=request.user)
+            outcomes = episodes_ingest(project=project, records=result.records, raws=result.raws, user=request.user, validated=True)
             created = any(o.created for o in outcomes)
             data = {
                 "episodes": [{"id": o.episode.pk, "created": o.created, "content_hash": o.episode.content_hash} for o in outcomes],

@@ -87,7 +87,7 @@ def import_job_run(*, job_id: int) -> ImportJob:
     ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING)
     try:
         parsed = parse_upload(Path(job.path).read_bytes(), filename=job.filename, fmt=job.format)
-        outcomes = episodes_ingest(project=job.project, records=parsed.records, raws=parsed.raws, user=job.created_by)
+        outcomes = episodes_ingest(project=job.project, records=parsed.records, raws=parsed.raws, user=job.created_by, validated=True)
     except DomainError as exc:
         job.status, job.error = ImportStatus.FAILED, exc.as_json()["error"]
     else:

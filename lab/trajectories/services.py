@@ -90,15 +90,40 @@ def _parse_time(value: Any, index: int, path: str) -> datetime | None:
     return parsed
 
 
-def _prepare(project: Project, index: int, record: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    errors = validate_record(record, max_steps=settings.PRACTICUM_MAX_STEPS_PER_EPISODE)
-    if errors:
-        raise record_error(index, errors[0].path, errors[0].reason)
+def _prepare(index: int, record: dict[str, Any], *, validated: bool) -> tuple[dict[str, Any], str]:
+    if not validated:
+        errors = validate_record(record, max_steps=settings.PRACTICUM_MAX_STEPS_PER_EPISODE)
+        if errors:
+            raise record_error(index, errors[0].path.removeprefix("record."), errors[0].reason)
+    elif len(record["steps"]) > settings.PRACTICUM_MAX_STEPS_PER_EPISODE:
+        raise record_error(index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}")
     normalized = normalize_record(record)
     return normalized, content_hash(normalized)
 
 
-def _episode_from_header(project: Project, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
+class _Resolver:
+    """Tasks and agents named by an upload's headers, each looked up once per upload rather than per record."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.tasks: dict[tuple[str, str, str], Task] = {}
+        self.agents: dict[str, AgentConfig | None] = {}
+
+    def task(self, header: dict[str, Any]) -> Task:
+        key = (header["env"], header["task"], str(header.get("env_version", "")))
+        if key not in self.tasks:
+            self.tasks[key] = task_resolve(project=self.project, env=key[0], key=key[1], env_version=key[2])
+        return self.tasks[key]
+
+    def agent(self, policy: dict[str, Any]) -> AgentConfig | None:
+        key = json.dumps(policy, sort_keys=True, default=str)
+        if key not in self.agents:
+            self.agents[key] = agent_resolve_external(project=self.project, policy=policy)
+        return self.agents[key]
+
+
+def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
+    project = resolver.project
     header = record["header"]
     parent = None
     parent_ref = header.get("parent") or {}
@@ -109,11 +134,10 @@ def _episode_from_header(project: Project, index: int, record: dict[str, Any], d
         if parent_ref.get("branch_step") is not None and parent_ref["branch_step"] >= parent.step_count:
             raise record_error(index, "header.parent.branch_step", f"episode {parent.pk} has no step {parent_ref['branch_step']}")
     score = header.get("score") or None
-    task = task_resolve(project=project, env=header["env"], key=header["task"], env_version=str(header.get("env_version", "")))
     return Episode(
         project=project,
-        task=task,
-        agent=agent_resolve_external(project=project, policy=header.get("policy") or {}),
+        task=resolver.task(header),
+        agent=resolver.agent(header.get("policy") or {}),
         seed=header.get("seed"),
         source=header["source"],
         parent=parent,
@@ -152,11 +176,16 @@ def _step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None) -> list[IngestOutcome]:
-    """Store records atomically. A record whose content is already stored returns the existing episode."""
+def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None,
+                    validated: bool = False) -> list[IngestOutcome]:
+    """Store records atomically. A record whose content is already stored returns the existing episode.
+
+    `validated=True` skips the record checks for records that lab.ingest has just validated.
+    """
     if len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
         raise DomainError("too_many_records", f"at most {settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD} records per upload, got {len(records)}")
-    prepared = [_prepare(project, i, record) for i, record in enumerate(records)]
+    prepared = [_prepare(i, record, validated=validated) for i, record in enumerate(records)]
+    resolver = _Resolver(project)
     raws = raws if raws is not None else [None] * len(records)
     outcomes: list[IngestOutcome | None] = [None] * len(records)
     with transaction.atomic():
@@ -170,7 +199,7 @@ def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: li
             if digest in existing or digest in first_position:
                 continue  # the same content twice in one upload is stored once
             first_position[digest] = i
-            new_episodes.append(_episode_from_header(project, i, record, digest, raws[i], user))
+            new_episodes.append(_episode_from_header(resolver, i, record, digest, raws[i], user))
             new_positions.append(i)
         created = Episode.objects.bulk_create(new_episodes)
         rows = [_step_row(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]

@@ -1,0 +1,120 @@
+"""Ingest throughput: trajectories uploaded through the REST API into PostgreSQL, against a raw COPY.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python benchmarks/ingest.py [--episodes 500 --steps 40]
+
+Creates a scratch database (practicum_bench), migrates it, uploads N episodes × S steps through
+POST /api/v1/episodes/ (the full stack in-process: middleware, key auth, parsing, validation, redaction,
+hashing, storage), then COPYs the same step rows into a scratch table with psycopg and prints both rates.
+Goal: the API at 25% or more of raw COPY speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+BENCH_DB = "practicum_bench"
+
+
+def _scratch_database_url() -> str:
+    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    parsed = urlparse(base)
+    if parsed.scheme not in ("postgres", "postgresql"):
+        sys.exit("benchmarks/ingest.py needs DATABASE_URL=postgres://... (it measures PostgreSQL ingest)")
+    import psycopg
+
+    admin = urlunparse(parsed._replace(scheme="postgresql", path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
+        conn.execute(f"CREATE DATABASE {BENCH_DB}")
+    return urlunparse(parsed._replace(path=f"/{BENCH_DB}"))
+
+
+def make_records(episodes: int, steps: int) -> list[dict]:
+    records = []
+    for e in range(episodes):
+        records.append({
+            "schema_version": "practicum.trajectory/1",
+            "header": {"env": "storebench", "task": f"bench-{e % 10}", "seed": e, "source": "upload",
+                       "policy": {"name": "bench-agent", "kind": "external"}, "termination_reason": "horizon_reached",
+                       "score": {"composite": (e % 100) / 100, "passed": e % 3 == 0, "components": {"profit": 0.5}}},
+            "steps": [
+                {"index": i, "source": "agent", "message": f"Day {i // 4}: checking stock for SKU-{i % 37:03d} before reordering.",
+                 "tool_calls": [{"id": f"call_{i}", "name": "get_inventory", "arguments": {"sku": f"SKU-{i % 37:03d}"}}],
+                 "results": [{"call_id": f"call_{i}", "content": {"sku": f"SKU-{i % 37:03d}", "available": i * 3 % 50, "reserved": i % 7,
+                                                                   "incoming": 10}, "is_error": False}],
+                 "reward": 0.0, "sim_time_start": i * 15.0, "sim_time_end": i * 15.0 + 5, "state_hash": f"{e:08x}{i:08x}",
+                 "events": [{"entity": f"sku:SKU-{i % 37:03d}", "field": "available", "op": "read"}]}
+                for i in range(steps)
+            ],
+        })  # fmt: skip
+    return records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--episodes", type=int, default=500)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--batch", type=int, default=50, help="records per request")
+    args = parser.parse_args()
+
+    os.environ["DATABASE_URL"] = _scratch_database_url()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lab.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from lab.projects.services import api_key_issue, membership_set, project_create, user_get_or_create
+    from lab.trajectories.models import Step
+
+    call_command("migrate", verbosity=0)
+    user = user_get_or_create(username="bench")
+    project = project_create(name="Bench", slug="bench")
+    membership_set(project=project, user=user, role="owner")
+    _, key = api_key_issue(project=project, user=user, name="bench")
+    records = make_records(args.episodes, args.steps)
+    bodies = [json.dumps(records[i : i + args.batch]).encode() for i in range(0, len(records), args.batch)]
+    total_steps = args.episodes * args.steps
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+    started = time.perf_counter()
+    for body in bodies:
+        response = client.post("/api/v1/episodes/", data=body, content_type="application/json")
+        assert response.status_code == 201, response.content[:500]
+    api_s = time.perf_counter() - started
+    assert Step.objects.count() == total_steps
+
+    # The same rows, straight into a scratch table with COPY: the floor any ingest path could reach.
+    rows = [(e, s["index"], s["source"], json.dumps(s.get("message")), json.dumps(s["tool_calls"]), json.dumps(s["results"]),
+             s["reward"], s["sim_time_start"], s["sim_time_end"], json.dumps(s["events"]), s["state_hash"])
+            for e, record in enumerate(records) for s in record["steps"]]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE bench_copy (episode_id int, index int, source text, message jsonb, tool_calls jsonb, results jsonb,"
+            " reward double precision, sim_time_start double precision, sim_time_end double precision, events jsonb, state_hash text)"
+        )
+        started = time.perf_counter()
+        with cursor.cursor.copy("COPY bench_copy FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        copy_s = time.perf_counter() - started
+
+    api_rate, copy_rate = total_steps / api_s, total_steps / copy_s
+    print(f"episodes={args.episodes} steps/episode={args.steps} total steps={total_steps} requests={len(bodies)}")
+    print(f"API ingest : {api_s:7.3f} s  {api_rate:10.0f} steps/s")
+    print(f"raw COPY   : {copy_s:7.3f} s  {copy_rate:10.0f} steps/s")
+    print(f"ratio API / COPY = {api_rate / copy_rate:.2f}  (goal >= 0.25)")
+
+
+if __name__ == "__main__":
+    main()
