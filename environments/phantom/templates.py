@@ -31,7 +31,7 @@ FACT_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
     ("person", "occupation"): ("{S} worked as a {V}.", "By profession {S} was a {V}.", "{S} made a name as a {V}."),
     ("city", "country"): (
         "{S} lies in {O}.",
-        "{S} is a {A} city.",
+        "{S} lies in {A} territory.",
         "{S} belongs to {O}.",
         "Travellers reach {S} by crossing {O}.",
     ),

@@ -12,16 +12,20 @@ from environments.phantom.universe import Universe, UniverseSpec
 UNIVERSE = Universe(UniverseSpec("train", 4, 1500, 2, 0.5))
 
 
-def test_pruned_search_ranks_like_full_rank_bm25_scoring() -> None:
-    bm25 = UNIVERSE.index._bm25
-    for i in range(30):
+def test_pruned_search_is_full_rank_bm25_ranking_restricted_to_candidates() -> None:
+    index = UNIVERSE.index
+    top_agrees = 0
+    for i in range(100):
         question = UNIVERSE.question(random.Random(i), hops=1 + i % 4, comparison_rate=0.2, constraint_rate=0.3)
-        full = bm25.get_scores(tokenize(question.text))
-        best_full = [int(j) for j in np.argsort(-full, kind="stable")[:3]]
-        found = UNIVERSE.index.search(question.text, 10)
-        # The top of the list is the library's; lower down, documents matching only common words may be missing.
-        assert [p for p, _ in found[:3]] == best_full, question.text
+        words = tokenize(question.text)
+        full = index._bm25.get_scores(words)
+        candidates = {d for w in words for d in index._postings.get(w, ())}
+        ranked = [int(j) for j in np.argsort(-full, kind="stable")]
+        found = index.search(question.text, 10)
+        assert [p for p, _ in found] == [j for j in ranked if j in candidates][:10], question.text
         assert all(score == round(float(full[p]), 4) for p, score in found)
+        top_agrees += found[0][0] == ranked[0]
+    assert top_agrees >= 95  # documents matching only common words rarely reach the top
 
 
 def test_a_title_finds_its_article_near_the_top() -> None:
