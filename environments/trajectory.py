@@ -202,7 +202,7 @@ def _step_problem(step: Any, position: int) -> TrajectoryError | None:
     index = step.get("index")
     if "index" not in step or "source" not in step:
         return TrajectoryError(f"{path}.{'index' if 'index' not in step else 'source'}", "required field is missing")
-    if not _type_ok("integer", index):
+    if not isinstance(index, int) or isinstance(index, bool):
         return TrajectoryError(f"{path}.index", f"expected integer, got {type(index).__name__}")
     if index != position:
         what = "duplicated" if 0 <= index < position else "out of order"

@@ -21,6 +21,9 @@ class LiveEvent(models.Model):
         ordering = ["stream", "seq"]
         constraints = [models.UniqueConstraint(fields=["stream", "seq"], name="unique_seq_per_stream")]
 
+    def __str__(self) -> str:
+        return f"{self.stream}#{self.seq} {self.kind}"
+
     def as_message(self) -> dict:
         return {"stream": self.stream, "seq": self.seq, "kind": self.kind, "payload": self.payload}
 
@@ -30,3 +33,6 @@ class StreamCounter(models.Model):
 
     stream = models.CharField(max_length=64, primary_key=True)
     last_seq = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.stream} at {self.last_seq}"

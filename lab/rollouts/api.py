@@ -12,7 +12,7 @@ from lab.rollouts.models import Evaluation
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True)
 
     class Meta:

@@ -18,7 +18,7 @@ class CheckpointSerializer(serializers.ModelSerializer):
 
 
 class TrainingRunSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     checkpoints = CheckpointSerializer(many=True, read_only=True)
 
     class Meta:

@@ -64,3 +64,6 @@ class RunMetric(models.Model):
     class Meta:
         ordering = ["run", "name", "step"]
         indexes = [models.Index(fields=["run", "name", "step"])]
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value} @ {self.step}"

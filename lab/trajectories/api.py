@@ -34,6 +34,14 @@ class EpisodeCursor(CursorPagination):
     max_page_size = 500
 
 
+def _param(request: Request, name: str) -> str | None:
+    """A parameter from the query string, else from a form/JSON body."""
+    value = request.query_params.get(name)
+    if value is None and isinstance(request.data, dict):
+        value = request.data.get(name)
+    return str(value) if value is not None else None
+
+
 def _check_size(request: Request) -> None:
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if length > settings.PRACTICUM_MAX_UPLOAD_BYTES:
@@ -148,13 +156,13 @@ class EpisodeImportView(APIView):
     )
     def post(self, request: Request) -> Response:
         _check_size(request)
-        project = write_project(request, request.query_params.get("project") or request.data.get("project"), action="upload episodes")
+        project = write_project(request, _param(request, "project"), action="upload episodes")
         upload = request.FILES.get("file")
         if upload is None:
             raise DomainError("file_required", "send the file as multipart field `file`")
         if upload.size > settings.PRACTICUM_MAX_UPLOAD_BYTES:
             raise DomainError("too_large", f"the file is {upload.size} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413)
-        fmt = request.query_params.get("format") or request.data.get("format") or "auto"
+        fmt = _param(request, "format") or "auto"
         data = upload.read()
 
         def produce() -> Response:
@@ -201,21 +209,25 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
 
     write_roles: frozenset[str] = WRITE_ROLES
 
+    def _noun(self, *, plural: bool = False) -> str:
+        meta = self.get_queryset().model._meta
+        return str(meta.verbose_name_plural if plural else meta.verbose_name)
+
     def get_queryset(self) -> Any:
-        queryset = self.queryset.filter(project__in=visible_projects(self.request))  # type: ignore[union-attr]
+        queryset = super().get_queryset().filter(project__in=visible_projects(self.request))
         if self.request.query_params.get("project"):
             key = self.request.query_params["project"]
             queryset = queryset.filter(project__pk=int(key)) if key.isdigit() else queryset.filter(project__slug=key)
         return queryset
 
     def perform_create(self, serializer: Any) -> None:
-        project = write_project(self.request, self.request.query_params.get("project") or self.request.data.get("project"),
-                                roles=self.write_roles, action=f"create {self.queryset.model._meta.verbose_name_plural}")  # type: ignore[union-attr]
+        project = write_project(self.request, _param(self.request, "project"),
+                                roles=self.write_roles, action=f"create {self._noun(plural=True)}")
         try:
             with transaction.atomic():
                 serializer.save(project=project)
         except IntegrityError as exc:
-            raise Conflict("duplicate", f"that {self.queryset.model._meta.verbose_name} already exists in {project.slug}") from exc  # type: ignore[union-attr]
+            raise Conflict("duplicate", f"that {self._noun()} already exists in {project.slug}") from exc
 
     def perform_update(self, serializer: Any) -> None:
         require_role(request=self.request, project=serializer.instance.project, roles=self.write_roles, action="change it")

@@ -140,14 +140,15 @@ class Step(models.Model):
     index = models.PositiveIntegerField()
     source = models.CharField(max_length=8, choices=[(s, s) for s in STEP_SOURCES])
     message = models.JSONField(null=True, blank=True, help_text="Text, or the producer's list of content parts.")
-    reasoning = models.TextField(null=True, blank=True)
+    # None and "" differ in a record (absent vs empty), so these text columns keep NULL.
+    reasoning = models.TextField(null=True, blank=True)  # noqa: DJ001
     tool_calls = models.JSONField(default=list, blank=True)
     results = models.JSONField(default=list, blank=True)
     reward = models.FloatField(null=True, blank=True)
     sim_time_start = models.FloatField(null=True, blank=True)
     sim_time_end = models.FloatField(null=True, blank=True)
     events = models.JSONField(default=list, blank=True)
-    state_hash = models.CharField(max_length=64, null=True, blank=True)
+    state_hash = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
     token_ids = models.JSONField(null=True, blank=True)
     logprobs = models.JSONField(null=True, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
@@ -200,3 +201,6 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "key"], name="unique_idempotency_key_per_project")]
+
+    def __str__(self) -> str:
+        return f"idempotency key {self.key} ({self.status_code})"

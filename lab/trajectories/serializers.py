@@ -12,7 +12,7 @@ _SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "auth
 
 
 class TaskSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = Task
@@ -26,7 +26,7 @@ class TaskSerializer(serializers.ModelSerializer):
 
 
 class AgentConfigSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = AgentConfig
@@ -46,7 +46,7 @@ class AgentConfigSerializer(serializers.ModelSerializer):
 
 
 class EpisodeSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     env = serializers.CharField(source="task.env", read_only=True)
     task = serializers.CharField(source="task.key", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True, default=None)

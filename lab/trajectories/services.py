@@ -76,7 +76,7 @@ def agent_resolve_external(*, project: Project, policy: dict[str, Any]) -> Agent
     name = str(policy.get("name") or policy.get("model") or "").strip()[:128]
     if not name:
         return None
-    kind = policy.get("kind") if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL
+    kind = str(policy["kind"]) if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL.value
     agent, _ = AgentConfig.objects.get_or_create(project=project, name=name, defaults={"kind": kind, "model": str(policy.get("model", ""))[:500]})
     return agent
 
@@ -128,7 +128,8 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
     parent = None
     parent_ref = header.get("parent") or {}
     if parent_ref.get("episode_id") is not None:
-        parent = Episode.objects.filter(project=project, pk=_int_or_none(parent_ref["episode_id"])).first()
+        parent_id = _int_or_none(parent_ref["episode_id"])
+        parent = Episode.objects.filter(project=project, pk=parent_id).first() if parent_id is not None else None
         if parent is None:
             raise record_error(index, "header.parent.episode_id", f"no episode {parent_ref['episode_id']!r} in this project")
         if parent_ref.get("branch_step") is not None and parent_ref["branch_step"] >= parent.step_count:
@@ -298,7 +299,7 @@ def episode_finish(*, episode: Episode, reason: str, score: dict[str, Any] | Non
     with transaction.atomic():
         episode.mark_finished(reason=reason, score=score, reward=reward)
         header = dict(episode.meta.get("header", {}))
-        header.update({"termination_reason": reason, "score": score, "reward": reward, "ended_at": episode.ended_at.isoformat()})
+        header.update({"termination_reason": reason, "score": score, "reward": reward, "ended_at": episode.ended_at.isoformat() if episode.ended_at else None})
         episode.meta = {**episode.meta, "header": header}
         episode.save(update_fields=["meta"])
         live_publish(stream=f"episode:{episode.pk}", kind="status",
