@@ -21,7 +21,7 @@ from environments.policies import make_policy, register_policy
 from environments.replay import replay_prefix
 from environments.trajectory import make_step, new_record
 
-__all__ = ["run_episode", "make_policy", "register_policy", "Sink", "opening_step", "DEFAULT_MAX_CONSECUTIVE_ERRORS"]
+__all__ = ["run_episode", "make_policy", "register_policy", "Sink", "opening_step", "apply_action", "DEFAULT_MAX_CONSECUTIVE_ERRORS"]
 
 DEFAULT_MAX_CONSECUTIVE_ERRORS = 50
 
@@ -94,7 +94,7 @@ def run_episode(
             reason = "agent_error"
             break
         latency_ms = round((time.perf_counter() - started) * 1000, 3)
-        step, chain, failed = _apply(env, action, index=len(steps), chain=chain)
+        step, chain, failed = apply_action(env, action, index=len(steps), chain=chain)
         step["latency_ms"] = latency_ms
         steps.append(step)
         agent_steps += 1
@@ -115,8 +115,11 @@ def run_episode(
     return record
 
 
-def _apply(env: Env, action: Action, *, index: int, chain: str) -> tuple[dict[str, Any], str, bool]:
-    """Execute one action; returns (step, new chain hash, whether it was an error)."""
+def apply_action(env: Env, action: Action, *, index: int, chain: str) -> tuple[dict[str, Any], str, bool]:
+    """Execute one action and build its step; returns (step, new chain hash, whether it was an error).
+
+    Public so that other front ends (MCP server, Gymnasium wrapper, the lab's play page) record steps
+    exactly as the runner does."""
     calls = [ToolCall(name=c.name, arguments=c.arguments, id=c.id or f"call_{index}_{i}") for i, c in enumerate(action.tool_calls)]
     tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
     results: list[dict[str, Any]] = []

@@ -1,8 +1,10 @@
 """The composite score, computed from the world's own ledger and state at the end of the episode.
 
     profit      = net worth at the end - net worth at the start (stock at liquidation value, minus payables
-                  and prepaid orders not shipped), scaled between the scenario's do-nothing floor (0) and
-                  the oracle anchor's mean (1), from calibration.json
+                  and prepaid orders not shipped). It is normalised per world as (profit + idle loss) / potential,
+                  where the idle loss is what fixed costs and default marketing burn over the horizon and the
+                  potential is the expected gross margin at reference prices (both from hidden parameters),
+                  then scaled between the scenario's do-nothing mean (0) and oracle mean (1) from calibration.json
     service     = units shipped on time / units customers wanted (stock-outs count as misses; payment outages do not)
     satisfaction= mean settled order satisfaction, minus ticket penalties
     inventory   = fill rate x min(1, stock turns / target turns)
@@ -35,12 +37,15 @@ def load_calibration() -> dict[str, Any]:
 
 
 def profit_references(world: World, calibration: dict[str, Any]) -> tuple[float, float]:
-    """(floor, reference) profit for the scenario: calibrated anchors, else a conservative estimate."""
+    """(floor, reference) of the normalised profit: calibrated anchor means, else a rough default."""
     entry = calibration.get(world.scenario_key)
     if entry and entry.get("scenario_version") == world.scenario_version:
         return float(entry["profit_floor"]), float(entry["profit_reference"])
-    floor = -(world.fixed_cost + 270.0) * world.days
-    return floor, floor + 2.0 * world.fixed_cost * world.days
+    return 0.0, 0.6
+
+
+def normalised_profit(world: World, profit: float) -> float:
+    return (profit + world.idle_loss) / world.potential
 
 
 def raw_metrics(world: World) -> dict[str, float]:
@@ -71,11 +76,11 @@ def score_world(world: World, *, threshold: float, calibration: dict[str, Any] |
     calibration = load_calibration() if calibration is None else calibration
     metrics = raw_metrics(world)
     floor, reference = profit_references(world, calibration)
-    profit_component = _clip((metrics["profit"] - floor) / max(1.0, reference - floor))
-    quality = sum(WEIGHTS[k] * metrics[k] for k in WEIGHTS)
-    components = {"profit": round(profit_component, 4), **{k: round(metrics[k], 4) for k in WEIGHTS}}
+    normalised = normalised_profit(world, metrics["profit"])
+    components = {"profit": round(profit_component(normalised, floor, reference), 4), **{k: round(metrics[k], 4) for k in WEIGHTS}}
     details = {
         "profit_dollars": metrics["profit"],
+        "profit_normalised": round(normalised, 6),
         "profit_floor": floor,
         "profit_reference": reference,
         "days_played": world.day,
@@ -85,10 +90,20 @@ def score_world(world: World, *, threshold: float, calibration: dict[str, Any] |
         return Score(composite=0.0, passed=False, components=components, termination_reason="bankrupt", details=details)
     if not world.finished:
         return Score(composite=0.0, passed=False, components=components, termination_reason=None, details={**details, "unfinished": True})
-    composite = round(profit_component * (0.4 + 0.6 * quality), 4)
+    composite = composite_from(components)
     return Score(
         composite=composite, passed=composite >= threshold, components=components, termination_reason="horizon_reached", details=details
     )
+
+
+def profit_component(profit: float, floor: float, reference: float) -> float:
+    return _clip((profit - floor) / max(1e-6, reference - floor))
+
+
+def composite_from(components: dict[str, float]) -> float:
+    """The composite of a finished, solvent run from its (rounded) components; calibration reuses it."""
+    quality = sum(WEIGHTS[k] * components[k] for k in WEIGHTS)
+    return round(components["profit"] * (0.4 + 0.6 * quality), 4)
 
 
 def _clip(value: float) -> float:

@@ -131,6 +131,8 @@ class World:
         self._orders_dirty: set[int] | None = None  # None: every order must be re-digested
         self._generate(scenario)
         self.ledger.start_net_worth = self.net_worth()
+        self.potential = self._potential()
+        self.idle_loss = (self.fixed_cost + sum(DEFAULT_BUDGET.values())) * self.days
 
     # --- generation ------------------------------------------------------------------------------------
 
@@ -232,6 +234,21 @@ class World:
             headline=spec["headline"],
         )
         self.shocks.append(shock)
+
+    def _potential(self) -> float:
+        """Expected gross margin over the horizon at reference prices (hidden): the yardstick profit is
+        measured against, so seeds with a richer or poorer catalogue score on the same scale."""
+        fee = sum(CHANNEL_SHARE[c] * CHANNEL_FEE[c] for c in CHANNELS)
+        from environments.storebench.simulation import sku_shock_multiplier  # the simulation imports this module
+
+        total = 0.0
+        for sku in self.skus.values():
+            margin = max(0.0, sku.ref_price * (1 - fee) - sku.unit_cost - SHIPPING_COST)
+            for day in range(self.days):
+                total += (
+                    sku.base_demand * season_multiplier(sku.season, self.day_of_year(day)) * sku_shock_multiplier(self, sku, day) * margin
+                )
+        return round(max(total, 1000.0), 2)
 
     # --- money -----------------------------------------------------------------------------------------
 
@@ -342,7 +359,10 @@ def _part_digest(world: World, part: str) -> bytes:
     if part == "rng":
         # Python's hash of int tuples is not randomised per process (only str/bytes are), and is far cheaper
         # than serialising 7 x 625 words on every purchase; replays run on the same interpreter version.
-        return hash(tuple(world.rng[name].getstate() for name in STREAMS)).to_bytes(8, "big", signed=True)
+        # (Only int tuples: hash(None) is address-based before Python 3.12, so gauss_next goes through repr.)
+        states = [world.rng[name].getstate() for name in STREAMS]
+        words = hash(tuple(state[1] for state in states)).to_bytes(8, "big", signed=True)
+        return words + repr([state[2] for state in states]).encode()
     return hashlib.sha256(marshal.dumps(_part_rows(world, part), 2)).digest()
 
 

@@ -1,0 +1,3 @@
+from environments.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--out FILE.jsonl]
+                          | replay FILE.jsonl | calibrate ENV | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
+
+`run` prints one JSON line; `replay` prints one JSON line per record and exits 1 on the first divergence,
+naming the step. Errors go to stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from typing import Any
+
+from environments.core import EnvError
+from environments.registry import list_tasks, make
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m environments", description="Practicum environments: list, inspect, run, replay, calibrate, serve."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="one task a line: id, split, horizon")
+    tools = sub.add_parser("tools", help="the JSON array of OpenAI function schemas of an environment")
+    tools.add_argument("env", help="environment name (storebench) or a task id")
+    run = sub.add_parser("run", help="play one episode with a scripted policy")
+    run.add_argument("task", help="task id, e.g. storebench/heat-wave")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--policy", default="smart-triage")
+    run.add_argument("--out", help="append the trajectory record to this JSONL file")
+    replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
+    replay.add_argument("file")
+    calibrate = sub.add_parser("calibrate", help="run anchors x scenarios x public seeds and write thresholds")
+    calibrate.add_argument("env")
+    calibrate.add_argument("--workers", type=int, default=2)
+    contract = sub.add_parser("contract", help="run the contract check over registered tasks")
+    contract.add_argument("env", nargs="?")
+    mcp = sub.add_parser("mcp", help="serve one episode's tools over stdio (Model Context Protocol)")
+    mcp.add_argument("task")
+    mcp.add_argument("--seed", type=int, default=0)
+    mcp.add_argument("--out", help="write the trajectory record here when the episode ends or the client leaves")
+    return parser
+
+
+def _tools(env_name: str) -> list[dict[str, Any]]:
+    task_id = env_name if "/" in env_name else next((t.id for t in list_tasks(env_name)), None)
+    if task_id is None:
+        raise EnvError("unknown_env", f"no environment {env_name!r}; `python -m environments list` shows the tasks")
+    return [t.openai_schema() for t in make(task_id, seed=0).tools()]
+
+
+def command_run(task: str, seed: int, policy_name: str, out: str | None) -> dict[str, Any]:
+    from environments.runner import make_policy, run_episode
+
+    env = make(task, seed=seed)
+    policy = make_policy(policy_name, env, seed)
+    started = time.perf_counter()
+    record = run_episode(env, policy)
+    wall = time.perf_counter() - started
+    if out:
+        with open(out, "a") as handle:
+            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+    header = record["header"]
+    last_end = next((s["sim_time_end"] for s in reversed(record["steps"]) if s.get("sim_time_end") is not None), 0.0)
+    return {
+        "env": header["env"], "task": header["task"], "seed": seed, "policy": policy_name, "composite": header["score"]["composite"],
+        "passed": header["score"]["passed"], "termination_reason": header["termination_reason"], "steps": len(record["steps"]) - 1,
+        "sim_days": int(last_end // 1440), "wall_s": round(wall, 3),
+    }  # fmt: skip
+
+
+def command_replay(path: str) -> int:
+    from environments.replay import replay_record
+
+    with open(path) as handle:
+        for line_no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            started = time.perf_counter()
+            report = replay_record(record)
+            report.update(
+                line=line_no, task=f"{record['header']['env']}/{record['header']['task']}", wall_s=round(time.perf_counter() - started, 3)
+            )
+            print(json.dumps(report))
+            if not report["ok"]:
+                print(f"divergence in record on line {line_no} at step {report['divergence']['step']}", file=sys.stderr)
+                return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            for task in list_tasks():
+                print(f"{task.id}\t{task.split}\t{task.horizon}")
+        elif args.command == "tools":
+            print(json.dumps(_tools(args.env), indent=1))
+        elif args.command == "run":
+            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out)))
+        elif args.command == "replay":
+            return command_replay(args.file)
+        elif args.command == "calibrate":
+            try:
+                module = importlib.import_module(f"environments.{args.env}.calibration")
+            except ModuleNotFoundError:
+                raise EnvError("no_calibration", f"environment {args.env!r} has no calibration module") from None
+            result = module.calibrate(workers=args.workers)
+            print(module.table_markdown(result))
+        elif args.command == "contract":
+            from environments.contract import check_task
+
+            failed = 0
+            for task in list_tasks(args.env):
+                problems = check_task(task.id)
+                failed += bool(problems)
+                print(json.dumps({"task": task.id, "ok": not problems, "problems": problems}))
+            return 1 if failed else 0
+        elif args.command == "mcp":
+            from environments.mcp_server import serve
+
+            serve(args.task, args.seed, args.out)
+    except EnvError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    return 0
