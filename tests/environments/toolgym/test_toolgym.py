@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from environments.core import ToolCall
+from environments.registry import make
+from environments.toolgym.anchors import ExpertPolicy, RandomPolicy
+from training.scripted import scripted_episode
+
+
+def test_expert_solves_lookup_in_two_calls_and_scores_one():
+    record = scripted_episode(ExpertPolicy(), "toolgym/lookup", 5)
+    names = [c["name"] for s in record["steps"] for c in s["tool_calls"]]
+    assert names == ["lookup", "answer"]
+    assert record["header"]["score"] == {"composite": 1.0, "passed": True, "components": {"composite": 1.0}}
+    assert record["header"]["termination_reason"] == "agent_stop"
+
+
+def test_looking_up_the_right_item_but_answering_wrong_scores_point_three():
+    env = make("toolgym/lookup", 5)
+    target = env.world.target
+    result = env.step(ToolCall("lookup", {"item": target}))
+    assert result.content == {"item": target, "color": env.world.colors[target]} and not result.done
+    wrong = next(c for c in ("red", "blue") if c != env.world.colors[target])
+    final = env.step(ToolCall("answer", {"color": wrong}))
+    assert final.done and final.reward == 0.3 and env.score().composite == 0.3 and not env.score().passed
+
+
+def test_bad_calls_are_errors_that_count_toward_the_cap():
+    env = make("toolgym/lookup", 1)
+    assert env.step(ToolCall("fly", {})).is_error
+    assert "required" in env.step(ToolCall("lookup", {})).content["error"]
+    assert env.step(ToolCall("lookup", {"item": "unicorn"})).is_error
+    last = env.step(ToolCall("lookup", {"item": "lamp"}))
+    assert last.done and last.termination_reason == "max_steps" and env.score().composite in (0.0, 0.3)
+
+
+def test_it_is_deterministic_and_restores_snapshots():
+    a, b = make("toolgym/lookup", 9), make("toolgym/lookup", 9)
+    assert a.state_hash() == b.state_hash() and a.reset().text == b.reset().text
+    blob = a.snapshot()
+    a.step(ToolCall("lookup", {"item": "lamp"}))
+    assert a.state_hash() != b.state_hash()
+    a.restore(blob)
+    assert a.state_hash() == b.state_hash()
+    assert make("toolgym/lookup", 10).state_hash() != a.state_hash()
+
+
+def test_echo_and_random_policy():
+    assert scripted_episode(ExpertPolicy(), "toolgym/echo", 3)["header"]["score"]["composite"] == 1.0
+    scores = [scripted_episode(RandomPolicy(seed=s), "toolgym/lookup", s)["header"]["score"]["composite"] for s in range(20)]
+    assert sum(scores) / len(scores) < 0.5

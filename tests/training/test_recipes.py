@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from environments.toolgym.anchors import ExpertPolicy
+from training import ConfigError, run_recipe
+from training.__main__ import main as cli_main
+from training.evidence.common import write_records
+from training.scripted import scripted_episodes
+
+
+@pytest.fixture(scope="module")
+def demos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("demos")
+    return str(write_records(folder / "demos.jsonl", scripted_episodes(ExpertPolicy(), "toolgym/lookup", range(6))))
+
+
+def _sft(tiny_path, demos, out, **extra):
+    return {
+        "model": str(tiny_path),
+        "data": demos,
+        "batch_size": 2,
+        "max_tokens": 600,
+        "learning_rate": 1e-3,
+        "output_dir": str(out),
+        **extra,
+    }
+
+
+def _rows(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def _weights(path):
+    return AutoModelForCausalLM.from_pretrained(path).state_dict()
+
+
+def test_sft_lowers_the_loss_streams_metrics_and_saves_config(tiny_path, demos, tmp_path):
+    seen, saved = [], []
+    result = run_recipe(
+        "sft",
+        _sft(tiny_path, demos, tmp_path, max_steps=6, learning_rate=3e-3),
+        on_metric=lambda s, n, v: seen.append((s, n, v)),
+        on_checkpoint=lambda s, p: saved.append((s, p)),
+    )
+    losses = [v for s, n, v in seen if n == "loss"]
+    assert result.steps == 6 and len(losses) == 6 and losses[-1] < losses[0]
+    assert saved == [(6, result.final_checkpoint)]
+    stored = json.loads(Path(f"{result.final_checkpoint}/training_config.json").read_text())
+    assert stored["recipe"] == "sft" and stored["config"]["max_steps"] == 6
+    rows = _rows(tmp_path / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6]
+
+
+def test_resume_continues_exactly(tiny_path, demos, tmp_path):
+    straight = run_recipe("sft", _sft(tiny_path, demos, tmp_path / "a", max_steps=4, grad_accum=2))
+    half = run_recipe(
+        "sft",
+        _sft(tiny_path, demos, tmp_path / "b", max_steps=4, grad_accum=2),
+        should_stop=lambda: len(list((tmp_path / "b").glob("metrics.jsonl"))) > 0 and len(_rows(tmp_path / "b" / "metrics.jsonl")) >= 2,
+    )
+    assert half.steps == 2 and half.stopped
+    resumed = run_recipe("sft", _sft(tiny_path, demos, tmp_path / "b", max_steps=4, grad_accum=2, resume_from=half.final_checkpoint))
+    assert resumed.steps == 4
+    a, b = _weights(straight.final_checkpoint), _weights(resumed.final_checkpoint)
+    assert all(torch.allclose(a[k], b[k], atol=1e-6, rtol=0) for k in a)
+    assert not torch.equal(a["model.embed_tokens.weight"], _weights(str(tiny_path))["model.embed_tokens.weight"])
+
+
+def test_lora_trains_only_the_adapter(tiny_path, demos, tmp_path):
+    result = run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=2, lora_r=4, lora_target_modules=["q_proj", "v_proj"]))
+    files = {p.name for p in (tmp_path / "step-000002").iterdir()}
+    assert "adapter_config.json" in files and "adapter_model.safetensors" in files
+    assert json.loads(Path(f"{result.final_checkpoint}/adapter_config.json").read_text())["r"] == 4
+
+
+def test_selective_refinement_switches_to_the_selected_episodes(tiny_path, demos, tmp_path):
+    result = run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=3, horizon_tokens=450, refine_count=2, warm_start_steps=2))
+    rows = _rows(tmp_path / "metrics.jsonl")
+    assert [r["episodes_in_pool"] for r in rows] == [6.0, 6.0, 2.0]
+    state = torch.load(f"{result.final_checkpoint}/trainer_state.pt", weights_only=False)
+    assert len(state["recipe_state"]["refine_selection"]) == 2
+
+
+def test_config_errors_name_the_field_and_value(tiny_path, demos, tmp_path):
+    with pytest.raises(ConfigError, match=r"batch_size=0"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, batch_size=0))
+    with pytest.raises(ConfigError, match=r"unknown field\(s\) bogus"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, bogus=1))
+    with pytest.raises(ConfigError, match=r"aggregation='mean'"):
+        run_recipe("grpo", {"model": str(tiny_path), "aggregation": "mean"})
+    with pytest.raises(ConfigError, match=r"max_steps='3' should be int"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps="3"))
+
+
+def test_cli_runs_a_recipe_from_a_toml_file(tiny_path, demos, tmp_path, capsys):
+    config = tmp_path / "sft.toml"
+    config.write_text(f'model = "{tiny_path}"\ndata = "{demos}"\nbatch_size = 2\nmax_tokens = 600\noutput_dir = "{tmp_path / "run"}"\n')
+    assert cli_main(["sft", "--config", str(config), "--set", "max_steps=2", "--quiet"]) == 0
+    assert "sft: 2 steps" in capsys.readouterr().out
+    assert cli_main(["sft", "--config", str(config), "--set", "max_steps=-1", "--quiet"]) == 2
+    assert cli_main(["grpo", "--describe"]) == 0
+    assert "Lower clip of the ratio" in capsys.readouterr().out
+
+
+ONPOLICY = {
+    "task": "toolgym/lookup",
+    "tasks_per_step": 1,
+    "max_turns": 2,
+    "max_new_tokens": 10,
+    "eval_episodes": 1,
+    "eval_every": 0,
+    "learning_rate": 1e-3,
+}
+
+
+@pytest.mark.slow
+def test_grpo_runs_multi_turn_groups_and_ties_give_no_update(tiny_path, tmp_path):
+    result = run_recipe(
+        "grpo", {**ONPOLICY, "model": str(tiny_path), "group_size": 2, "max_steps": 2, "kl_coef": 0.1, "output_dir": str(tmp_path)}
+    )
+    rows = _rows(tmp_path / "metrics.jsonl")
+    assert "eval_reward_mean" in rows[0] and rows[-1]["step"] == 2
+    assert {"reward_mean", "clip_fraction", "kl_ref", "sampler_logp_gap"} <= set(rows[1])
+    assert rows[1]["sampler_logp_gap"] < 1e-3 and rows[1]["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    # a random model scores 0 in every rollout: equal rewards give zero advantages, and the KL to an identical
+    # reference has zero gradient, so GRPO must leave the weights exactly as they were
+    assert all(r["reward_std"] == 0.0 for r in rows[1:])
+    assert torch.equal(_weights(result.final_checkpoint)["model.norm.weight"], _weights(str(tiny_path))["model.norm.weight"])
+
+
+@pytest.mark.slow
+def test_opd_and_self_distill_run_and_report_kl(tiny_path, tmp_path):
+    from training.tiny import build_tiny_model
+
+    teacher = build_tiny_model(tmp_path / "teacher", seed=1)
+    run_recipe("opd", {**ONPOLICY, "model": str(tiny_path), "teacher": str(teacher), "max_steps": 1, "output_dir": str(tmp_path / "opd")})
+    row = _rows(tmp_path / "opd" / "metrics.jsonl")[-1]
+    assert row["reverse_kl"] != 0 and row["tokens"] > 0  # the sampled estimator may be negative on a few tokens
+    run_recipe(
+        "opd",
+        {
+            **ONPOLICY,
+            "model": str(tiny_path),
+            "teacher": str(teacher),
+            "max_steps": 1,
+            "loss": "full",
+            "top_k": 8,
+            "output_dir": str(tmp_path / "opdf"),
+        },
+    )
+    row = _rows(tmp_path / "opdf" / "metrics.jsonl")[-1]
+    assert row["reverse_kl"] > 0
+    run_recipe(
+        "self_distill", {**ONPOLICY, "model": str(tiny_path), "max_steps": 1, "feedback_modeling": True, "output_dir": str(tmp_path / "sd")}
+    )
+    row = _rows(tmp_path / "sd" / "metrics.jsonl")[-1]
+    assert row["feedback_nll"] > 0 and row["reverse_kl"] >= 0

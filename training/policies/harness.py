@@ -1,0 +1,242 @@
+"""The LLM harness every model-backed policy shares: prompt building, context management, turn limits, parsing.
+
+    config = HarnessConfig.from_dict(agent_config["harness"])      # validated; unknown keys refused
+    messages = build_messages(history, system_prompt=..., window_turns=8, summary="Day 3/35; cash ...")
+
+A policy sees the trajectory so far (canonical step dicts). It renders them as chat messages: the system
+prompt from the task's description, the opening observation as the first user turn, then agent turns
+(assistant message + tool calls, then one tool message per result). Long episodes keep a rolling window of
+the last `window_turns` agent turns; the turns dropped are replaced by one note carrying the environment's
+state summary, so a 45-day run fits a small context. When even that does not fit, the policy raises
+`HarnessStop("context_window_exceeded")`.
+
+Malformed output never crashes an episode: it becomes an invalid action (Action.error) whose message goes
+back to the model as the next turn, as real harnesses do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import abstractmethod
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from training.toolcall_parse import parse_tool_calls
+
+
+class HarnessStop(Exception):
+    """Ends the episode with a named termination reason (context_window_exceeded, infrastructure_error, ...).
+
+    The runner records any policy exception as agent_error; the rollout service maps this one to its reason.
+    """
+
+    def __init__(self, termination_reason: str, message: str) -> None:
+        super().__init__(message)
+        self.termination_reason = termination_reason
+
+
+@dataclass
+class HarnessConfig:
+    system_prompt: str = ""
+    """Overrides the default system prompt built from the task's description when not empty."""
+    window_turns: int = 12
+    """Agent turns kept verbatim in the prompt; older ones are replaced by the state summary."""
+    max_context_tokens: int = 8192
+    """The model's context: prompt plus `max_new_tokens` must fit, else the window shrinks, else the episode stops."""
+    max_new_tokens: int = 256
+    """Per-turn generation limit."""
+    max_turns: int | None = None
+    """Agent steps before the episode ends as max_steps (None: the environment's own cap)."""
+    max_consecutive_errors: int = 20
+    """Invalid actions in a row before the episode ends as too_many_errors."""
+    max_result_chars: int = 4000
+    """A tool result longer than this is cut (with a note) before it goes into the prompt."""
+    on_text_only: str = "error"
+    """Output with no tool call: "error" sends a reminder back as an invalid action, "stop" ends the episode."""
+    record_prompt_ids: bool = True
+    """Keep each step's prompt token ids (exact ids for on-policy training; costs storage on long runs)."""
+    pace_ms: int = 0
+    """Minimum wall time per agent step, so spectators can follow fast (scripted) agents live."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.window_turns < 1:
+            problems.append(f"window_turns must be at least 1, got {self.window_turns}")
+        if self.max_new_tokens < 1 or self.max_new_tokens >= self.max_context_tokens:
+            problems.append(f"max_new_tokens {self.max_new_tokens} must be in [1, max_context_tokens={self.max_context_tokens})")
+        if self.max_turns is not None and self.max_turns < 1:
+            problems.append(f"max_turns must be at least 1, got {self.max_turns}")
+        if self.max_consecutive_errors < 1:
+            problems.append(f"max_consecutive_errors must be at least 1, got {self.max_consecutive_errors}")
+        if self.on_text_only not in ("error", "stop"):
+            problems.append(f"on_text_only must be 'error' or 'stop', got {self.on_text_only!r}")
+        if not 0 <= self.pace_ms <= 60_000:
+            problems.append(f"pace_ms must be in [0, 60000], got {self.pace_ms}")
+        if problems:
+            raise ValueError("harness: " + "; ".join(problems))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> HarnessConfig:
+        data = dict(data or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"harness: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def default_system_prompt(env: Env) -> str:
+    return (
+        f"You are an agent acting in the {env.name} environment through tools.\n"
+        f"Task: {env.task.description}\n"
+        "Act only through tool calls, one or more per turn. Tool results come back as tool messages."
+    )
+
+
+def step_seed(seed: int, index: int) -> int:
+    """A sampling seed per (episode seed, step index): the same history always samples the same way,
+    so a resumed episode continues exactly as the uninterrupted one would have."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:4], "big")
+
+
+def _content_text(content: Any, limit: int) -> str:
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    if len(text) > limit:
+        text = text[:limit] + f"... [cut: {len(text) - limit} more characters]"
+    return text
+
+
+def _agent_turn(step: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    """One agent step as chat messages. An invalid action is shown as the model wrote it, then its error."""
+    meta = step.get("meta") or {}
+    if meta.get("invalid_action"):
+        raw = meta.get("raw_output", step.get("message") or "")
+        return [{"role": "assistant", "content": raw}, {"role": "user", "content": f"Error: {meta['invalid_action']}"}]
+    calls = step.get("tool_calls") or []
+    assistant: dict[str, Any] = {"role": "assistant", "content": step.get("message") or ""}
+    if calls:
+        assistant["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)},
+            }
+            for c in calls
+        ]
+    messages = [assistant]
+    for result in step.get("results") or []:
+        if result.get("call_id") == "invalid":
+            messages.append({"role": "user", "content": f"Error: {_content_text(result.get('content'), limit)}"})
+        else:
+            messages.append({"role": "tool", "tool_call_id": result["call_id"], "content": _content_text(result.get("content"), limit)})
+    return messages
+
+
+def build_messages(
+    history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, summary: str = "", max_result_chars: int = 4000
+) -> list[dict[str, Any]]:
+    """Chat messages for the next turn: system, opening observation, a note for dropped turns, the last turns."""
+    opening, rest = history[0], history[1:]
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": opening.get("message") or ""}]
+    turns: list[list[dict[str, Any]]] = []
+    for step in rest:
+        if step["source"] == "agent":
+            turns.append(_agent_turn(step, max_result_chars))
+        elif step.get("message"):
+            role = "system" if step["source"] == "system" else "user"
+            turns.append([{"role": role, "content": _content_text(step["message"], max_result_chars)}])
+    dropped = max(0, len(turns) - window_turns)
+    if dropped:
+        note = f"[{dropped} earlier turns are omitted to fit the context window.]"
+        messages.append({"role": "user", "content": f"{note} Current state: {summary}" if summary else note})
+    for turn in turns[dropped:]:
+        messages.extend(turn)
+    return messages
+
+
+@dataclass
+class Completion:
+    """One model answer. `tool_calls` None means "parse them out of `text`" (Hermes/Qwen markup)."""
+
+    text: str
+    tool_calls: list[ToolCall] | None = None
+    error: str | None = None
+    reasoning: str | None = None
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    prompt_token_ids: list[int] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class LLMPolicy(Policy):
+    """A model-backed policy: the harness builds the prompt and turns the completion into an Action.
+
+    Subclasses implement `count_prompt_tokens` and `complete`. `env` is kept only for its description and
+    state summary (what a harness may show the model); the policy never reads hidden state.
+    """
+
+    def __init__(self, *, env: Env, seed: int, name: str, model: str, sampling: dict[str, Any] | None = None,
+                 harness: HarnessConfig | None = None) -> None:  # fmt: skip
+        self.env = env
+        self.seed = seed
+        self.name = name
+        self.model = model
+        self.sampling = dict(sampling or {})
+        self.harness = harness or HarnessConfig()
+        self.system_prompt = self.harness.system_prompt or default_system_prompt(env)
+
+    @abstractmethod
+    def count_prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int: ...
+
+    @abstractmethod
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int) -> Completion: ...
+
+    def describe(self) -> dict[str, Any]:
+        safe_sampling = {k: v for k, v in self.sampling.items() if "key" not in k.lower()}
+        return {"name": self.name, "kind": self.kind, "model": self.model, "sampling": safe_sampling, "seed": self.seed}
+
+    def fit_messages(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The longest window (down to one turn) whose prompt leaves room for `max_new_tokens`."""
+        budget = self.harness.max_context_tokens - self.harness.max_new_tokens
+        window = self.harness.window_turns
+        summary = self.env.summary()
+        while True:
+            messages = build_messages(history, system_prompt=self.system_prompt, window_turns=window, summary=summary,
+                                      max_result_chars=self.harness.max_result_chars)  # fmt: skip
+            used = self.count_prompt_tokens(messages, tools)
+            if used <= budget:
+                return messages
+            if window == 1:
+                raise HarnessStop("context_window_exceeded", f"the prompt needs {used} tokens with one turn kept; the budget is {budget}")
+            window = max(1, window // 2)
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        schemas = [t.openai_schema() for t in tools]
+        index = len(history)
+        messages = self.fit_messages(history, schemas)
+        completion = self.complete(messages, schemas, seed=step_seed(int(self.sampling.get("seed", self.seed)), index))
+        return self.to_action(completion, index)
+
+    def to_action(self, completion: Completion, index: int) -> Action:
+        tokens: dict[str, Any] = {"token_ids": completion.token_ids, "logprobs": completion.logprobs}
+        if self.harness.record_prompt_ids:
+            tokens["prompt_token_ids"] = completion.prompt_token_ids
+        meta = dict(completion.meta)
+        if completion.tool_calls is None:
+            parsed = parse_tool_calls(completion.text, id_prefix=f"call_{index}_")
+            calls, message, error = parsed.tool_calls, parsed.message, parsed.error
+        else:
+            calls, message, error = completion.tool_calls, completion.text.strip(), completion.error
+        if error is None and not calls:
+            if self.harness.on_text_only == "stop":
+                return Action(message=message or None, reasoning=completion.reasoning, stop=True, meta=meta, **tokens)
+            error = "no tool call found; act by calling one of the tools"
+        if error is not None:
+            meta["raw_output"] = completion.text
+            return Action(tool_calls=calls, message=message or None, reasoning=completion.reasoning, error=error, meta=meta, **tokens)
+        return Action(tool_calls=calls, message=message or None, reasoning=completion.reasoning, meta=meta, **tokens)
