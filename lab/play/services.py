@@ -1,0 +1,261 @@
+"""Human expert play: a session is an Episode of source=human that advances one submitted tool call at a time.
+
+    session = play_session_start(user=u, project=p, task_id="storebench/cash-crunch", seed=0)
+    outcome = play_submit(session=session, user=u, expected_index=1, name="get_finance", arguments={})
+    play_finish(session=session, user=u)                       # scores it with the environment's composite
+
+A submit goes through the runner's own step path (`environments.runner.apply_action`: the same tool execution,
+budget, state-hash chain and step record as a model's rollout) and is stored with `episode_append_step`, which
+publishes it to spectators after commit. The live environment is kept in a per-process cache; a cache entry is
+used only if its chain hash equals the last stored step's, otherwise the environment is rebuilt by replaying
+the stored steps, so a reload, a second worker or a restarted server continue in exactly the same state.
+
+Two tabs cannot fork a session: the form carries the step index it was rendered for, and a submit whose index
+is already taken is refused with a Conflict (the episode row is locked for the whole submit).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from environments import registry
+from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, tool_schema_hash
+from environments.replay import replay_prefix
+from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, opening_step
+from lab.errors import Conflict, DomainError, Forbidden
+from lab.play.models import HumanSession
+from lab.projects.models import ANNOTATE_ROLES, Project
+from lab.projects.selectors import role_in
+from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step
+from lab.trajectories.services import episode_append_step, episode_finish, episode_start, task_resolve
+
+PLAYABLE_ENVS = ("storebench",)
+_CACHE_SIZE = 64  # environments kept warm per process; a StoreBench world is ~40 kB pickled
+
+
+class HumanPolicy(Policy):
+    """The browser's submitted action, as a Policy: the runner asks it to act and it answers what was sent."""
+
+    kind = "human"
+
+    def __init__(self, username: str, action: Action | None = None) -> None:
+        self.name = f"human:{username}"
+        self.action = action or Action()
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        return self.action
+
+
+@dataclass
+class _Warm:
+    env: Env
+    chain: str
+    step_count: int
+
+
+class _EnvCache:
+    """Live environments by episode id, LRU. Entries are checked against the database before use."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[int, _Warm] = OrderedDict()
+        self.lock = threading.Lock()
+        self.episode_locks: dict[int, threading.Lock] = {}
+
+    def episode_lock(self, episode_id: int) -> threading.Lock:
+        with self.lock:
+            return self.episode_locks.setdefault(episode_id, threading.Lock())
+
+    def take(self, episode_id: int) -> _Warm | None:
+        with self.lock:
+            return self.entries.pop(episode_id, None)
+
+    def put(self, episode_id: int, warm: _Warm) -> None:
+        with self.lock:
+            self.entries[episode_id] = warm
+            self.entries.move_to_end(episode_id)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+ENV_CACHE = _EnvCache(_CACHE_SIZE)
+
+
+@dataclass
+class SubmitOutcome:
+    step: dict[str, Any]
+    finished: bool
+    replayed: bool  # True when the environment had to be rebuilt from the stored steps
+
+
+def _task_id(session: HumanSession) -> str:
+    return f"{session.task.env}/{session.task.key}"
+
+
+def _require_player(session: HumanSession, user: Any) -> None:
+    if session.user_id != getattr(user, "pk", None):
+        raise Forbidden("not_your_session", "Only the expert who started this session may play it; you can watch it live.")
+    if role_in(user=user, project=session.episode.project_id) not in ANNOTATE_ROLES:
+        raise Forbidden("forbidden", "Your role in this project does not allow playing.")
+
+
+def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) -> HumanSession:
+    """A new session: an episode of source=human holding the environment's opening step."""
+    role = role_in(user=user, project=project)
+    if role not in ANNOTATE_ROLES:
+        raise Forbidden("forbidden", f"A {role or 'non-member'} may not play; experts, researchers and owners may.")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31:
+        raise DomainError("invalid_seed", f"seed must be a whole number from 0 to 2147483647, got {seed!r}", path="seed")
+    try:
+        spec = registry.get_task(task_id)
+    except EnvError as exc:
+        raise DomainError("unknown_task", exc.message, path="task") from None
+    if spec.env not in PLAYABLE_ENVS:
+        raise DomainError("not_playable", f"{task_id} cannot be played in the browser; playable: {', '.join(PLAYABLE_ENVS)}", path="task")
+    env = registry.make(task_id, seed=seed)
+    tools = env.tools()
+    policy = HumanPolicy(user.username)
+    header = {
+        **env.header(),
+        "policy": policy.describe(),
+        "harness": {"max_steps": int(getattr(env, "max_steps", 10_000)), "max_consecutive_errors": DEFAULT_MAX_CONSECUTIVE_ERRORS},
+        "source": "human",
+        "parent": None,
+        "tools": [t.openai_schema() for t in tools],
+        "tool_schema_hash": tool_schema_hash(tools),
+    }
+    task = task_resolve(project=project, env=spec.env, key=spec.key, env_version=env.version)
+    agent, _ = AgentConfig.objects.get_or_create(project=project, name=policy.name, defaults={"kind": AgentKind.HUMAN})
+    first = opening_step(env)
+    with transaction.atomic():
+        episode = episode_start(project=project, task=task, source="human", seed=seed, agent=agent, header=header, user=user)
+        episode_append_step(episode=episode, step=first)
+        session = HumanSession.objects.create(user=user, episode=episode, task=task, seed=seed)
+    ENV_CACHE.put(episode.pk, _Warm(env=env, chain=first["state_hash"], step_count=1))
+    return session
+
+
+def _last_hash(episode: Episode) -> str | None:
+    return Step.objects.filter(episode=episode, index=episode.step_count - 1).values_list("state_hash", flat=True).first()
+
+
+def _warm_env(session: HumanSession, episode: Episode) -> tuple[_Warm, bool]:
+    """The session's environment at the episode's last stored step: from the cache if it provably matches,
+    else rebuilt by replaying the stored steps (which verifies every step's chain hash)."""
+    warm = ENV_CACHE.take(episode.pk)
+    last = _last_hash(episode)
+    if warm is not None and warm.step_count == episode.step_count and warm.chain == last:
+        return warm, False
+    from lab.trajectories.services import episode_steps_as_dicts
+
+    env = registry.make(_task_id(session), seed=session.seed)
+    chain = replay_prefix(env, episode_steps_as_dicts(episode))
+    return _Warm(env=env, chain=chain, step_count=episode.step_count), True
+
+
+def _errors_in_a_row(episode: Episode, limit: int) -> int:
+    count = 0
+    for results in Step.objects.filter(episode=episode, source="agent").order_by("-index").values_list("results", flat=True)[:limit]:
+        if not any(r.get("is_error") for r in results or []):
+            break
+        count += 1
+    return count
+
+
+def play_submit(
+    *, session: HumanSession, user: Any, expected_index: int, name: str, arguments: Any, message: str | None = None
+) -> SubmitOutcome:
+    """Apply one tool call as step `expected_index`. Refuses (Conflict) if that step is already taken."""
+    _require_player(session, user)
+    with ENV_CACHE.episode_lock(session.episode_id):
+        warm: _Warm | None = None
+        finished = False
+        try:
+            with transaction.atomic():
+                episode = Episode.objects.select_for_update().get(pk=session.episode_id)
+                if episode.status != EpisodeStatus.RUNNING:
+                    raise Conflict(
+                        "session_finished", f"this session ended ({episode.termination_reason or episode.status}); start a new one"
+                    )
+                if expected_index != episode.step_count:
+                    raise Conflict(
+                        "step_taken",
+                        f"step {expected_index} is already taken (another tab or a repeated submit); the session is at step "
+                        f"{episode.step_count}. Reload to see the latest state.",
+                        index=expected_index,
+                    )
+                warm, replayed = _warm_env(session, episode)
+                action = HumanPolicy(user.username, Action(tool_calls=[ToolCall(name=name, arguments=arguments)], message=message)).act(
+                    [], warm.env.tools()
+                )
+                step, chain, _failed = apply_action(warm.env, action, index=episode.step_count, chain=warm.chain)
+                episode_append_step(episode=episode, step=step)
+                warm.chain, warm.step_count = chain, episode.step_count
+                finished = _finish_if_over(session, episode, warm.env)
+                HumanSession.objects.filter(pk=session.pk).update(budget_used=session.budget_used + 1)
+                session.budget_used += 1
+        except BaseException:
+            warm = None  # the environment may be ahead of the database now; the next submit replays
+            raise
+        finally:
+            if warm is not None and not finished:
+                ENV_CACHE.put(session.episode_id, warm)
+    session.episode = episode
+    return SubmitOutcome(step=step, finished=finished, replayed=replayed)
+
+
+def _finish_if_over(session: HumanSession, episode: Episode, env: Env) -> bool:
+    """The runner's end conditions, applied after each human step, so a human ends exactly where a model would."""
+    reason: str | None = None
+    if env.done:
+        reason = getattr(env, "termination_reason", None) or "horizon_reached"
+    elif episode.step_count - 1 >= int(getattr(env, "max_steps", 10_000)):
+        reason = "max_steps"
+    elif _errors_in_a_row(episode, DEFAULT_MAX_CONSECUTIVE_ERRORS) >= DEFAULT_MAX_CONSECUTIVE_ERRORS:
+        reason = "too_many_errors"
+    if reason is None:
+        return False
+    _close(session, episode, env, reason)
+    return True
+
+
+def _close(session: HumanSession, episode: Episode, env: Env, reason: str) -> None:
+    score = env.score().to_dict()
+    episode_finish(episode=episode, reason=reason, score=score, reward=score["composite"])
+    session.status = HumanSession.Status.FINISHED if reason != "abandoned" else HumanSession.Status.ABANDONED
+    session.save(update_fields=["status", "last_active_at"])
+
+
+def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> Episode:
+    """End the session now: `agent_stop` (scored by the environment; unfinished StoreBench runs score 0) or
+    `abandoned`. The score is the same `env.score()` every rollout gets."""
+    _require_player(session, user)
+    with ENV_CACHE.episode_lock(session.episode_id), transaction.atomic():
+        episode = Episode.objects.select_for_update().get(pk=session.episode_id)
+        if episode.status != EpisodeStatus.RUNNING:
+            raise Conflict("session_finished", f"this session already ended ({episode.termination_reason or episode.status})")
+        warm, _ = _warm_env(session, episode)
+        _close(session, episode, warm.env, "abandoned" if abandon else "agent_stop")
+    session.episode = episode
+    return episode
+
+
+def play_env(session: HumanSession) -> Env:
+    """A private copy of the session's current environment, for read-only views (the operator panels)."""
+    with ENV_CACHE.episode_lock(session.episode_id):
+        episode = Episode.objects.get(pk=session.episode_id)
+        warm, _ = _warm_env(session, episode)
+        copy = registry.make(_task_id(session), seed=session.seed)
+        copy.restore(warm.env.snapshot())
+        if episode.status == EpisodeStatus.RUNNING:
+            ENV_CACHE.put(session.episode_id, warm)
+    return copy
