@@ -85,7 +85,8 @@ def settle_day(world: World) -> dict[str, Any]:
     }
     world.cash = round(world.cash + world.receivables, 2)
     world.receivables = 0.0
-    _customer_demand(world, brief)
+    if world.day + 1 < world.days:  # the store closes at the horizon: no orders arrive that nobody could ship
+        _customer_demand(world, brief)
     _age_orders(world, brief)
     _deliver_purchase_orders(world, brief)
     _age_tickets(world, brief)

@@ -211,12 +211,13 @@ def list_tickets(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     category="customers",
 )
 def reply_ticket(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
+    message = clean_text(args["message"], "message")
     t = world.tickets.get(int(args["ticket_id"]))
     if t is None:
         raise ToolError(f"ticket_id: no ticket {args['ticket_id']}")
     if t.status != "open":
         raise ToolError(f"ticket_id: ticket {t.id} is already closed")
-    t.reply = clean_text(args["message"], "message")
+    t.reply = message
     outcome = "replied"
     if args.get("close"):
         if ticket_cause_resolved(world, t):
