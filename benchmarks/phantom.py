@@ -9,21 +9,15 @@ Figures are wall-clock on whatever machine runs it; the README quotes one run on
 from __future__ import annotations
 
 import argparse
-import math
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from environments.core import Policy  # noqa: E402
-from environments.phantom.anchors import ANCHOR_NAMES, phantom_anchor  # noqa: E402
-from environments.phantom.env import PhantomEnv  # noqa: E402
-from environments.phantom.tasks import phantom_tasks  # noqa: E402
+from environments.phantom.calibration import calibrate, table_markdown  # noqa: E402
 from environments.phantom.universe import Universe, UniverseSpec  # noqa: E402
-from environments.runner import run_episode  # noqa: E402
 
 
 def timed(label: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -51,30 +45,9 @@ def speed(articles: int, questions: int, searches: int) -> None:
     print(f"  search latency (question as query)     {1000 * (time.perf_counter() - start) / searches:8.2f} ms")
 
 
-def play(env: PhantomEnv, policy: Policy) -> tuple[float, float, int]:
-    record = run_episode(env, policy)
-    score = record["header"]["score"]
-    return score["composite"], score["components"]["evidence_recall"], len(record["steps"]) - 1
-
-
-def calibrate(seeds: int) -> None:
-    print(f"\ncalibration: dev tasks, seeds 0-{seeds - 1}; composite mean ± 95% CI (evidence recall)")
-    print("| task | " + " | ".join(ANCHOR_NAMES) + " |")
-    print("| --- |" + " --- |" * len(ANCHOR_NAMES))
-    for task in [t for t in phantom_tasks() if t.split == "dev"]:
-        cells, steps, start = [], 0, time.perf_counter()
-        for name in ANCHOR_NAMES:
-            runs = []
-            for seed in range(seeds):
-                env = PhantomEnv(task, seed)
-                env.reset()
-                runs.append(play(env, phantom_anchor(name, env, seed)))
-            steps += sum(r[2] for r in runs)
-            composite = [r[0] for r in runs]
-            half = 1.96 * statistics.stdev(composite) / math.sqrt(len(composite)) if len(composite) > 1 else 0.0
-            cells.append(f"{statistics.mean(composite):.2f} ± {half:.2f} ({statistics.mean(r[1] for r in runs):.2f})")
-        rate = steps / (time.perf_counter() - start)
-        print(f"| {task.id} | " + " | ".join(cells) + f" |   <- {rate:,.0f} steps/s")
+def calibrate_all(seeds: int) -> None:
+    print()
+    print(table_markdown(calibrate(workers=2, seeds=seeds)))
 
 
 def main() -> None:
@@ -86,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     speed(args.articles, args.questions, args.searches)
     if args.calibrate:
-        calibrate(args.calibrate)
+        calibrate_all(args.calibrate)
 
 
 if __name__ == "__main__":
