@@ -28,7 +28,9 @@ def test_the_gymnasium_wrapper_passes_check_env_and_plays_an_episode() -> None:
     observation, info = gym_env.reset(seed=4)
     assert "Question:" in json.loads(observation)["observation"] and info["seed"] == 4
     question = make("phantom/lookup-dev", 4).question
-    observation, reward, terminated, truncated, _ = gym_env.step(json.dumps({"name": "open_article", "arguments": {"article_id": question.support[0]}}))
+    observation, reward, terminated, truncated, _ = gym_env.step(
+        json.dumps({"name": "open_article", "arguments": {"article_id": question.support[0]}})
+    )
     assert json.loads(observation)["article_id"] == question.support[0] and reward == 0.0 and not terminated
     _, reward, terminated, truncated, _ = gym_env.step(json.dumps({"name": "answer", "arguments": {"text": question.answer}}))
     assert terminated and not truncated and reward == 1.0
