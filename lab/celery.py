@@ -32,8 +32,14 @@ def start_embedded_worker(*, concurrency: int = 2) -> Any:
         if "worker" in _embedded:
             return _embedded["worker"]
         worker = app.WorkController(
-            pool_cls="threads", concurrency=concurrency, queues=["cpu", "gpu"], loglevel="WARNING",
-            without_heartbeat=True, without_mingle=True, without_gossip=True, hostname=f"embedded@{os.getpid()}",
+            pool_cls="threads",
+            concurrency=concurrency,
+            queues=["cpu", "gpu"],
+            loglevel="WARNING",
+            without_heartbeat=True,
+            without_mingle=True,
+            without_gossip=True,
+            hostname=f"embedded@{os.getpid()}",
         )
         thread = threading.Thread(target=worker.start, name="celery-embedded", daemon=True)
         thread.start()

@@ -1,9 +1,9 @@
 """Shared fixtures: named personas, factories, an API client per persona, and an in-process Celery worker.
 
-    alice   — owner of project A ("acme")
-    bob     — owner of project B ("bravo")
-    mallory — member of A whose API key was revoked
-    role_users — one user per role in project A, for permission matrices
+alice   — owner of project A ("acme")
+bob     — owner of project B ("bravo")
+mallory — member of A whose API key was revoked
+role_users — one user per role in project A, for permission matrices
 """
 
 from __future__ import annotations
@@ -129,7 +129,9 @@ def role_users(make_user: Any, project_a: Any) -> dict[str, Any]:
     return users
 
 
-def make_record(*, steps: int = 3, task: str = "toy-task", env: str = "toyenv", seed: int = 0, tag: str = "", **header: Any) -> dict[str, Any]:
+def make_record(
+    *, steps: int = 3, task: str = "toy-task", env: str = "toyenv", seed: int = 0, tag: str = "", **header: Any
+) -> dict[str, Any]:
     """A valid native trajectory record with `steps` agent steps, each one tool call and its result."""
     from environments.trajectory import make_step, new_record
 

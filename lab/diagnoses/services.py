@@ -9,19 +9,26 @@ from lab.errors import DomainError
 from lab.trajectories.models import Episode
 
 
-def diagnosis_validate(*, episode: Episode, step_index: Any, category: Any, evidence_steps: Any = (), correction: Any = None,
-                       confidence: Any = None) -> None:
+def diagnosis_validate(
+    *, episode: Episode, step_index: Any, category: Any, evidence_steps: Any = (), correction: Any = None, confidence: Any = None
+) -> None:
     if not isinstance(step_index, int) or isinstance(step_index, bool) or step_index < 0:
         raise DomainError("invalid_step", f"step_index must be a step number, got {step_index!r}", path="step_index")
     if step_index >= episode.step_count:
-        raise DomainError("invalid_step", f"episode {episode.pk} has {episode.step_count} steps; step {step_index} does not exist", path="step_index")
+        raise DomainError(
+            "invalid_step", f"episode {episode.pk} has {episode.step_count} steps; step {step_index} does not exist", path="step_index"
+        )
     if category not in CATEGORIES:
         raise DomainError("invalid_category", f"{category!r} is not one of {', '.join(CATEGORIES)}", path="category")
     for i, ref in enumerate(evidence_steps or ()):
         if not isinstance(ref, int) or isinstance(ref, bool) or not 0 <= ref < episode.step_count:
             raise DomainError("invalid_step", f"evidence step {ref!r} is not a step of episode {episode.pk}", path=f"evidence_steps[{i}]")
     if correction is not None:
-        if not isinstance(correction, dict) or not isinstance(correction.get("name"), str) or not isinstance(correction.get("arguments", {}), dict):
+        if (
+            not isinstance(correction, dict)
+            or not isinstance(correction.get("name"), str)
+            or not isinstance(correction.get("arguments", {}), dict)
+        ):
             raise DomainError("invalid_correction", "correction must be a tool call {name, arguments}", path="correction")
         extra = set(correction) - {"name", "arguments"}
         if extra:
@@ -30,15 +37,38 @@ def diagnosis_validate(*, episode: Episode, step_index: Any, category: Any, evid
         raise DomainError("invalid_confidence", f"confidence must be in [0, 1], got {confidence!r}", path="confidence")
 
 
-def diagnosis_create(*, episode: Episode, step_index: int, category: str, explanation: str, origin: str = Origin.HUMAN,
-                     author: Any = None, author_model: str = "", evidence_steps: list[int] | None = None,
-                     correction: dict[str, Any] | None = None, confidence: float | None = None) -> Diagnosis:
-    diagnosis_validate(episode=episode, step_index=step_index, category=category, evidence_steps=evidence_steps,
-                       correction=correction, confidence=confidence)
+def diagnosis_create(
+    *,
+    episode: Episode,
+    step_index: int,
+    category: str,
+    explanation: str,
+    origin: str = Origin.HUMAN,
+    author: Any = None,
+    author_model: str = "",
+    evidence_steps: list[int] | None = None,
+    correction: dict[str, Any] | None = None,
+    confidence: float | None = None,
+) -> Diagnosis:
+    diagnosis_validate(
+        episode=episode,
+        step_index=step_index,
+        category=category,
+        evidence_steps=evidence_steps,
+        correction=correction,
+        confidence=confidence,
+    )
     if not str(explanation).strip():
         raise DomainError("invalid_explanation", "say what went wrong in the explanation", path="explanation")
     return Diagnosis.objects.create(
-        episode=episode, step_index=step_index, category=category, explanation=explanation, origin=origin,
-        author=author if getattr(author, "is_authenticated", False) else None, author_model=author_model,
-        evidence_steps=list(evidence_steps or []), correction=correction, confidence=confidence,
+        episode=episode,
+        step_index=step_index,
+        category=category,
+        explanation=explanation,
+        origin=origin,
+        author=author if getattr(author, "is_authenticated", False) else None,
+        author_model=author_model,
+        evidence_steps=list(evidence_steps or []),
+        correction=correction,
+        confidence=confidence,
     )

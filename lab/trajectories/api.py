@@ -62,7 +62,9 @@ def _idempotent(request: Request, project: Any, body: bytes, produce: Any) -> Re
         if response.status_code < 500:
             try:
                 with transaction.atomic():
-                    IdempotencyRecord.objects.create(project=project, key=key, request_hash=digest, status_code=response.status_code, response=response.data)
+                    IdempotencyRecord.objects.create(
+                        project=project, key=key, request_hash=digest, status_code=response.status_code, response=response.data
+                    )
             except IntegrityError:  # a concurrent request with the same key won; its answer stands
                 pass
         return response
@@ -151,7 +153,12 @@ class EpisodeImportView(APIView):
     """
 
     @extend_schema(
-        request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}, "format": {"type": "string"}}}},
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}, "format": {"type": "string"}},
+            }
+        },
         parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool)],
     )
     def post(self, request: Request) -> Response:
@@ -161,7 +168,9 @@ class EpisodeImportView(APIView):
         if upload is None:
             raise DomainError("file_required", "send the file as multipart field `file`")
         if upload.size > settings.PRACTICUM_MAX_UPLOAD_BYTES:
-            raise DomainError("too_large", f"the file is {upload.size} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413)
+            raise DomainError(
+                "too_large", f"the file is {upload.size} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413
+            )
         fmt = _param(request, "format") or "auto"
         data = upload.read()
 
@@ -221,8 +230,9 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
         return queryset
 
     def perform_create(self, serializer: Any) -> None:
-        project = write_project(self.request, _param(self.request, "project"),
-                                roles=self.write_roles, action=f"create {self._noun(plural=True)}")
+        project = write_project(
+            self.request, _param(self.request, "project"), roles=self.write_roles, action=f"create {self._noun(plural=True)}"
+        )
         try:
             with transaction.atomic():
                 serializer.save(project=project)

@@ -72,7 +72,9 @@ def import_job_create(*, project: Project, user: Any, filename: str, data: bytes
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{uuid.uuid4().hex}-{Path(filename).name[-100:]}"
     path.write_bytes(data)
-    job = ImportJob.objects.create(project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt)
+    job = ImportJob.objects.create(
+        project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt
+    )
     from lab.trajectories.tasks import import_file
 
     transaction.on_commit(lambda: import_file.delay(job.pk))
@@ -93,8 +95,12 @@ def import_job_run(*, job_id: int) -> ImportJob:
     else:
         job.status = ImportStatus.DONE
         job.episode_ids = [o.episode.pk for o in outcomes]
-        job.report = {**parsed.report, "format": parsed.format, "created": sum(o.created for o in outcomes),
-                      "already_stored": sum(not o.created for o in outcomes)}
+        job.report = {
+            **parsed.report,
+            "format": parsed.format,
+            "created": sum(o.created for o in outcomes),
+            "already_stored": sum(not o.created for o in outcomes),
+        }
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "error", "episode_ids", "report", "finished_at"])
     if job.status == ImportStatus.DONE:
@@ -133,6 +139,13 @@ def export_line(record: dict[str, Any], *, fmt: str, episode_id: int) -> bytes:
     if fmt == "native":
         payload = record
     else:
-        payload = {**export_openai(record), "metadata": {"episode_id": episode_id, "env": record["header"].get("env"),
-                                                           "task": record["header"].get("task"), "score": record["header"].get("score")}}
+        payload = {
+            **export_openai(record),
+            "metadata": {
+                "episode_id": episode_id,
+                "env": record["header"].get("env"),
+                "task": record["header"].get("task"),
+                "score": record["header"].get("score"),
+            },
+        }
     return (json.dumps(payload, separators=(",", ":")) + "\n").encode()

@@ -17,8 +17,13 @@ def record() -> dict[str, Any]:
         header={"env": "storebench", "task": "heat-wave", "seed": 2, "source": "rollout", "score": {"composite": 0.4, "passed": False}},
         steps=[
             make_step(index=0, source="env", message="Day 1 opens."),
-            make_step(index=1, tool_calls=[{"id": "c1", "name": "get_finance", "arguments": {}}],
-                      results=[{"call_id": "c1", "content": {"cash": 100.0}, "is_error": False}], token_ids=[1, 2], logprobs=[-0.1, -0.2]),
+            make_step(
+                index=1,
+                tool_calls=[{"id": "c1", "name": "get_finance", "arguments": {}}],
+                results=[{"call_id": "c1", "content": {"cash": 100.0}, "is_error": False}],
+                token_ids=[1, 2],
+                logprobs=[-0.1, -0.2],
+            ),
         ],
     )
 

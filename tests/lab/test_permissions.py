@@ -54,8 +54,9 @@ READ_ENDPOINTS = [
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize(("name", "url"), READ_ENDPOINTS, ids=[e[0] for e in READ_ENDPOINTS])
-def test_every_member_reads_own_project_and_gets_404_for_another(api: Any, world: Any, role_users: Any, project_a: Any,
-                                                                 role: str, name: str, url: Any) -> None:
+def test_every_member_reads_own_project_and_gets_404_for_another(
+    api: Any, world: Any, role_users: Any, project_a: Any, role: str, name: str, url: Any
+) -> None:
     client = api(role_users[role], project_a)
     assert client.get(url(world["a"])).status_code == 200
     assert client.get(url(world["b"])).status_code == 404
@@ -67,17 +68,33 @@ def test_lists_show_only_own_project(api: Any, world: Any, role_users: Any, proj
     body = api(role_users[role], project_a).get(f"/api/v1/{listing}/").json()
     rows = body["results"] if isinstance(body, dict) else body
     assert rows and all(row.get("project", "acme") == "acme" for row in rows)
-    own = {"episodes": world["a"]["episode"], "tasks": world["a"]["task"], "agents": world["a"]["agent"],
-           "diagnoses": world["a"]["diagnosis"], "runs": world["a"]["run"], "evaluations": world["a"]["evaluation"]}[listing]
+    own = {
+        "episodes": world["a"]["episode"],
+        "tasks": world["a"]["task"],
+        "agents": world["a"]["agent"],
+        "diagnoses": world["a"]["diagnosis"],
+        "runs": world["a"]["run"],
+        "evaluations": world["a"]["evaluation"],
+    }[listing]
     assert own.pk in {row["id"] for row in rows}
-    other = {"episodes": world["b"]["episode"], "tasks": world["b"]["task"], "agents": world["b"]["agent"],
-             "diagnoses": world["b"]["diagnosis"], "runs": world["b"]["run"], "evaluations": world["b"]["evaluation"]}[listing]
+    other = {
+        "episodes": world["b"]["episode"],
+        "tasks": world["b"]["task"],
+        "agents": world["b"]["agent"],
+        "diagnoses": world["b"]["diagnosis"],
+        "runs": world["b"]["run"],
+        "evaluations": world["b"]["evaluation"],
+    }[listing]
     assert other.pk not in {row["id"] for row in rows}
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_uploading_episodes_needs_a_writer_role(api: Any, world: Any, role_users: Any, project_a: Any, record_factory: Any, role: str) -> None:
-    response = api(role_users[role], project_a).post("/api/v1/episodes/", data=json.dumps(record_factory(seed=99)), content_type="application/json")
+def test_uploading_episodes_needs_a_writer_role(
+    api: Any, world: Any, role_users: Any, project_a: Any, record_factory: Any, role: str
+) -> None:
+    response = api(role_users[role], project_a).post(
+        "/api/v1/episodes/", data=json.dumps(record_factory(seed=99)), content_type="application/json"
+    )
     assert response.status_code == (201 if role in WRITERS else 403)
     assert Episode.objects.filter(seed=99).exists() == (role in WRITERS)
 
@@ -86,7 +103,9 @@ def test_uploading_episodes_needs_a_writer_role(api: Any, world: Any, role_users
 def test_creating_tasks_and_agents_needs_a_writer_role(api: Any, world: Any, role_users: Any, project_a: Any, role: str) -> None:
     client = api(role_users[role], project_a)
     task = client.post("/api/v1/tasks/", {"env": "toyenv", "key": "new-task", "split": "dev", "pass_threshold": 0.6}, format="json")
-    agent = client.post("/api/v1/agents/", {"name": "new-agent", "kind": "openai", "model": "gpt", "endpoint": "http://127.0.0.1:9/v1"}, format="json")
+    agent = client.post(
+        "/api/v1/agents/", {"name": "new-agent", "kind": "openai", "model": "gpt", "endpoint": "http://127.0.0.1:9/v1"}, format="json"
+    )
     expected = 201 if role in WRITERS else 403
     assert (task.status_code, agent.status_code) == (expected, expected)
     assert Task.objects.filter(key="new-task").exists() == (role in WRITERS)
@@ -160,8 +179,9 @@ def test_a_key_is_stored_hashed_and_records_its_last_use(alice: Any, project_a: 
     assert key.last_used_at is not None
 
 
-def test_a_key_only_reaches_its_own_project_even_if_its_user_is_in_more(api: Any, alice: Any, project_a: Any, project_b: Any,
-                                                                        world: Any) -> None:
+def test_a_key_only_reaches_its_own_project_even_if_its_user_is_in_more(
+    api: Any, alice: Any, project_a: Any, project_b: Any, world: Any
+) -> None:
     from lab.projects.services import membership_set
 
     membership_set(project=project_b, user=alice, role="viewer")

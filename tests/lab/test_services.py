@@ -56,8 +56,13 @@ def test_a_diagnosis_past_the_last_step_is_refused(project_a: Any, alice: Any, r
         diagnosis_create(episode=outcome.episode, step_index=1, category="wrong_tool", explanation="x", evidence_steps=[0, 9])
     with pytest.raises(DomainError, match="correction"):
         diagnosis_create(episode=outcome.episode, step_index=1, category="wrong_tool", explanation="x", correction={"tool": "x"})
-    made = diagnosis_create(episode=outcome.episode, step_index=2, category="wrong_tool", explanation="used refund instead of return",
-                            correction={"name": "process_return", "arguments": {"order_id": "O-1"}})
+    made = diagnosis_create(
+        episode=outcome.episode,
+        step_index=2,
+        category="wrong_tool",
+        explanation="used refund instead of return",
+        correction={"name": "process_return", "arguments": {"order_id": "O-1"}},
+    )
     assert made.verification == "unverified"
 
 

@@ -25,9 +25,13 @@ def _start(project: Any, user: Any) -> Any:
 
 
 def _step(index: int) -> dict[str, Any]:
-    return {"index": index, "source": "agent", "message": f"step {index}",
-            "tool_calls": [{"id": f"c{index}", "name": "noop", "arguments": {}}],
-            "results": [{"call_id": f"c{index}", "content": "ok", "is_error": False}]}
+    return {
+        "index": index,
+        "source": "agent",
+        "message": f"step {index}",
+        "tool_calls": [{"id": f"c{index}", "name": "noop", "arguments": {}}],
+        "results": [{"call_id": f"c{index}", "content": "ok", "is_error": False}],
+    }
 
 
 def _connect(user: Any, episode_id: int, after: int | None = None) -> WebsocketCommunicator:
@@ -90,7 +94,9 @@ def test_duplicates_are_dropped_and_gaps_are_filled_from_the_log(alice: Any, pro
         await layer.group_send(group_name(f"episode:{episode.pk}"), {"type": "live.event", "event": stale})
         assert await watcher.receive_nothing(timeout=0.2)
         # A lost publish: seq 3 is stored but never sent; seq 4 arrives live, so the consumer reads 3 first.
-        await database_sync_to_async(lambda: LiveEvent.objects.create(stream=f"episode:{episode.pk}", seq=3, kind="note", payload={"n": 3}))()
+        await database_sync_to_async(
+            lambda: LiveEvent.objects.create(stream=f"episode:{episode.pk}", seq=3, kind="note", payload={"n": 3})
+        )()
         four = {"stream": f"episode:{episode.pk}", "seq": 4, "kind": "note", "payload": {"n": 4}}
         await database_sync_to_async(lambda: LiveEvent.objects.create(stream=four["stream"], seq=4, kind="note", payload={"n": 4}))()
         await layer.group_send(group_name(f"episode:{episode.pk}"), {"type": "live.event", "event": four})

@@ -62,8 +62,11 @@ def test_the_idempotency_key_replays_the_first_answer_and_refuses_a_different_bo
 def test_list_filters_and_cursor_pagination(alice_api: Any, record_factory: Any) -> None:
     for seed in range(6):
         score = {"composite": seed / 10, "passed": seed >= 3, "components": {}}
-        post_json(alice_api, "/api/v1/episodes/", record_factory(seed=seed, task="t-even" if seed % 2 == 0 else "t-odd", score=score,
-                                                                tag="needle" if seed == 4 else ""))
+        post_json(
+            alice_api,
+            "/api/v1/episodes/",
+            record_factory(seed=seed, task="t-even" if seed % 2 == 0 else "t-odd", score=score, tag="needle" if seed == 4 else ""),
+        )
     page = alice_api.get("/api/v1/episodes/?limit=4").json()
     assert len(page["results"]) == 4 and page["next"]
     rest = alice_api.get(page["next"]).json()
@@ -132,8 +135,13 @@ OPENAI_CHAT = {
     "messages": [
         {"role": "system", "content": "You run a store."},
         {"role": "user", "content": "Restock the blue shirt."},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
-                                                               "function": {"name": "restock", "arguments": "{\"sku\": \"BLUE-M\", \"qty\": 5}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "restock", "arguments": '{"sku": "BLUE-M", "qty": 5}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "ordered 5"},
         {"role": "assistant", "content": "Done."},
     ]

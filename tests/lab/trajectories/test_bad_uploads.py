@@ -18,7 +18,12 @@ def _record() -> dict[str, Any]:
         "schema_version": "practicum.trajectory/1",
         "header": {"env": "toyenv", "task": "t", "source": "upload", "seed": 1},
         "steps": [
-            {"index": 0, "source": "agent", "tool_calls": [{"id": "a", "name": "look", "arguments": {}}], "results": [{"call_id": "a", "content": "x"}]},
+            {
+                "index": 0,
+                "source": "agent",
+                "tool_calls": [{"id": "a", "name": "look", "arguments": {}}],
+                "results": [{"call_id": "a", "content": "x"}],
+            },
             {"index": 1, "source": "agent", "message": "done"},
         ],
     }
@@ -82,7 +87,9 @@ CASES: list[tuple[str, bytes, int, str, int | None]] = [
 
 
 @pytest.mark.parametrize(("name", "body", "status", "needle", "index"), CASES, ids=[c[0] for c in CASES])
-def test_bad_episode_uploads_are_refused_and_store_nothing(alice_api: Any, name: str, body: bytes, status: int, needle: str, index: int | None) -> None:
+def test_bad_episode_uploads_are_refused_and_store_nothing(
+    alice_api: Any, name: str, body: bytes, status: int, needle: str, index: int | None
+) -> None:
     response = alice_api.post("/api/v1/episodes/", data=body, content_type="application/json")
     assert response.status_code == status, (name, response.content[:300])
     error = response.json()["error"]
