@@ -142,7 +142,7 @@ def _customer_demand(world: World, brief: dict[str, Any]) -> None:
                 world.touch_orders((oid,))
                 sku.reserved += qty
                 gross = price * qty
-                fee = round(gross * CHANNEL_FEE[channel], 2)
+                fee = round(gross * CHANNEL_FEE[channel], 2)  # the same amount as order_fee()
                 world.receivables = round(world.receivables + gross - fee, 2)
                 ledger.revenue = round(ledger.revenue + gross, 2)
                 ledger.fees = round(ledger.fees + fee, 2)
@@ -222,12 +222,17 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
         )
 
 
+def order_fee(o: Order) -> float:
+    return round(o.unit_price * o.qty * CHANNEL_FEE[o.channel], 2)
+
+
 def cancel_order(world: World, o: Order, *, by: str) -> None:
     """Cancels an open order and refunds what the customer paid (the channel keeps its fee)."""
     assert o.status == "open", f"order {o.id} is {o.status}, only open orders cancel"
     world.touch_orders((o.id,))
     amount = o.unit_price * o.qty - o.refunded
     world.post("refunds", amount)
+    world.post("fees", -order_fee(o))  # channels return their fee on a sale cancelled before it shipped
     o.refunded += amount
     o.status = "cancelled"
     o.cancelled_by = by

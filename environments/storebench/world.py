@@ -253,7 +253,12 @@ class World:
     # --- money -----------------------------------------------------------------------------------------
 
     def open_prepayments(self) -> float:
-        return sum(o.unit_price * o.qty - o.refunded for o in self.orders.values() if o.status == "open")
+        """What the store would owe customers for paid, unshipped orders (the channel fee comes back on cancellation)."""
+        return sum(
+            o.unit_price * o.qty - o.refunded - round(o.unit_price * o.qty * CHANNEL_FEE[o.channel], 2)
+            for o in self.orders.values()
+            if o.status == "open"
+        )
 
     def net_worth(self) -> float:
         """Cash + receivables + stock at liquidation value - payables - prepaid orders not yet shipped.
