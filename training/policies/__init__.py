@@ -1,0 +1,50 @@
+"""LLM policies behind one interface, and the factory that builds any agent from its config.
+
+    policy = policy_from_config({"kind": "hf", "name": "tiny", "model": "/models/tiny", "sampling": {...}, "harness": {...}}, env, seed)
+
+Kinds: `scripted` (an environment's anchor, named by `model` or `name`), `hf` (local transformers), `openai`
+(any OpenAI-compatible endpoint), `vllm` (in-process engine on a GPU worker; imported only when used).
+`harness_for(config)` gives the validated harness settings the runner needs (turn cap, error limit, pace).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from environments.core import Env, Policy
+from environments.policies import make_policy
+from training.policies.harness import HarnessConfig, HarnessStop, LLMPolicy, build_messages
+
+__all__ = ["HarnessConfig", "HarnessStop", "LLMPolicy", "build_messages", "harness_for", "policy_from_config", "POLICY_KINDS"]
+
+POLICY_KINDS = ("scripted", "hf", "openai", "vllm")
+
+
+def harness_for(config: dict[str, Any]) -> HarnessConfig:
+    return HarnessConfig.from_dict(config.get("harness"))
+
+
+def policy_from_config(config: dict[str, Any], env: Env, seed: int) -> Policy:
+    """A fresh policy for one episode. Raises ValueError naming the field when the config is unusable."""
+    kind = config.get("kind")
+    name = str(config.get("name") or config.get("model") or kind)
+    if kind == "scripted":
+        return make_policy(str(config.get("model") or config.get("name")), env, seed)
+    if kind not in POLICY_KINDS:
+        raise ValueError(f"kind: {kind!r} cannot act in an environment here; use one of {', '.join(POLICY_KINDS)}")
+    model = str(config.get("model") or "")
+    if not model:
+        raise ValueError(f"model: a {kind} agent needs a model (a from_pretrained path or a served model name)")
+    common: dict[str, Any] = {"env": env, "seed": seed, "name": name, "model": model, "sampling": config.get("sampling") or {},
+                              "harness": harness_for(config)}  # fmt: skip
+    if kind == "hf":
+        from training.policies.hf import HFPolicy
+
+        return HFPolicy(**common)
+    if kind == "openai":
+        from training.policies.openai_compat import OpenAIPolicy
+
+        return OpenAIPolicy(endpoint=str(config.get("endpoint") or ""), **common)
+    from training.policies.vllm import VLLMPolicy
+
+    return VLLMPolicy(**common)
