@@ -34,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     out, sft = Path(args.out), Path(args.sft)
     start = str(sft / "run" / f"step-{args.start_step:06d}")
-    teacher = json.loads((sft / "summary.json").read_text())["checkpoint"]
+    teacher = str(sorted((sft / "run").glob("step-*"))[-1])  # the sft run's last checkpoint
     seeds = parse_range(args.eval_seeds)
     common = {"task": args.task, "tasks_per_step": 4, "max_new_tokens": 48, "eval_every": 0, "eval_episodes": 8, "eval_seed_start": 200_000}
     summary: dict[str, object] = {"start": start, "teacher": teacher, "start_eval": evaluate_checkpoint(start, args.task, seeds)}
