@@ -137,7 +137,7 @@ def tool_arguments_parse(spec: ToolSpec, data: Any, *, prefix: str = "") -> tupl
     if not errors:
         problem = validate_arguments(spec.parameters, arguments)
         if problem:
-            errors["__all__"] = problem
+            errors["form"] = problem
     return arguments, errors
 
 

@@ -1,0 +1,64 @@
+"""Template helpers for the console: pretty JSON, the simulated clock, score bars, querystring edits."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+from django.http import QueryDict
+
+register = template.Library()
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    """Indented JSON for a <pre>. The result is plain text: autoescaping still applies in the template."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+@register.filter
+def short_json(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@register.filter
+def sim_clock(minutes: Any) -> str:
+    """Simulated minutes since the episode start -> "day 3 14:05"."""
+    if minutes is None:
+        return ""
+    day, minute = divmod(int(minutes), 1440)
+    return f"day {day} {minute // 60:02d}:{minute % 60:02d}"
+
+
+@register.filter
+def percent(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:.{digits}f}%"
+
+
+@register.filter
+def score(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.3f}"
+
+
+@register.filter
+def signed(value: Any) -> str:
+    return "—" if value is None else f"{float(value):+.3f}"
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context: Any, **changes: Any) -> str:
+    """The current query string with some parameters replaced (None or "" removes one): keeps filters on links."""
+    query: QueryDict = context["request"].GET.copy()
+    for key, value in changes.items():
+        if value in (None, ""):
+            query.pop(key, None)
+        else:
+            query[key] = str(value)
+    encoded = query.urlencode()
+    return f"?{encoded}" if encoded else "?"

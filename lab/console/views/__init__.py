@@ -1,0 +1,1 @@
+"""Console pages, one module per page (STYLE.md: split views by page)."""

@@ -1,0 +1,52 @@
+"""What every console page shares: project scoping, page-or-fragment rendering, and domain errors as pages."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from lab.errors import DomainError
+from lab.projects.models import Project
+from lab.projects.selectors import project_list_for, role_in
+
+PageView = Callable[..., HttpResponse]
+
+
+def visible_projects(request: HttpRequest) -> QuerySet[Project]:
+    return project_list_for(user=request.user)
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    # Boosted navigation wants the whole page; a targeted hx-get wants the fragment.
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not getattr(htmx, "boosted", False)
+
+
+def page(request: HttpRequest, template: str, context: dict[str, Any], *, fragment: str | None = None, status: int = 200) -> HttpResponse:
+    """One view serves the page and, to htmx requests, its fragment (STYLE.md, htmx)."""
+    chosen = fragment if fragment and is_htmx(request) else template
+    return render(request, chosen, context, status=status)
+
+
+def console_view(view: PageView) -> PageView:
+    """Login required; a DomainError raised inside becomes an error page (or fragment) with its status."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except DomainError as exc:
+            context = {"error": exc, "status": exc.status}
+            return page(request, "console/error.html", context, fragment="console/_error.html", status=exc.status)
+
+    return login_required(wrapped)
+
+
+def role_of(request: HttpRequest, project: Project | int) -> str | None:
+    return role_in(user=request.user, project=project)

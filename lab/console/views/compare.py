@@ -1,0 +1,41 @@
+"""Compare two episodes of a task side by side: aligned by step, first divergence marked, score deltas."""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+
+from django.http import HttpRequest, HttpResponse
+
+from lab.console.selectors import first_divergence, score_deltas, steps_window
+from lab.console.views.common import console_view, page, visible_projects
+from lab.errors import DomainError
+from lab.trajectories.selectors import episode_get
+
+ROWS = 100
+
+
+@console_view
+def compare(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request)
+    a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
+    if not a_id or not b_id:
+        raise DomainError(
+            "missing_parameter", "Name two episodes: /compare/?a=<id>&b=<id> (the viewer links to episodes of the same task and seed)."
+        )
+    a, b = episode_get(projects=projects, pk=a_id), episode_get(projects=projects, pk=b_id)
+    divergence = first_divergence(a, b)
+    default_start = max(0, (divergence or 0) - 5)
+    try:
+        start = max(0, int(request.GET.get("start", default_start)))
+    except ValueError:
+        raise DomainError("invalid_parameter", f"start={request.GET.get('start')!r} is not a step number") from None
+    left, right = steps_window(a, start, start + ROWS), steps_window(b, start, start + ROWS)
+    rows = [{"index": start + i, "a": sa, "b": sb, "diverged": divergence is not None and start + i >= divergence, "first": start + i == divergence}
+            for i, (sa, sb) in enumerate(zip_longest(left, right))]  # fmt: skip
+    longest = max(a.step_count, b.step_count)
+    context = {
+        "a": a, "b": b, "rows": rows, "divergence": divergence, "deltas": score_deltas(a, b), "same_task": a.task_id == b.task_id,
+        "same_seed": a.seed == b.seed, "start": start, "next_start": start + ROWS if start + ROWS < longest else None,
+        "prev_start": max(0, start - ROWS) if start else None,
+    }  # fmt: skip
+    return page(request, "console/compare.html", context, fragment="console/_compare_rows.html")

@@ -1,0 +1,34 @@
+"""The dashboard: my projects, recent episodes, running jobs with live progress, a leaderboard snapshot."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from lab.console.selectors import leaderboard
+from lab.console.views.common import console_view, page, visible_projects
+from lab.rollouts.models import Evaluation
+from lab.runs.models import TrainingRun
+from lab.trajectories.models import Episode
+
+ACTIVE = ("queued", "running")
+
+
+@console_view
+def dashboard(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request)
+    context = {
+        "projects": projects,
+        "recent": Episode.objects.filter(project__in=projects).select_related("task", "agent").order_by("-created_at", "-id")[:15],
+        "running": Episode.objects.filter(project__in=projects, status="running").select_related("task", "agent").order_by("-id")[:20],
+        "runs": TrainingRun.objects.filter(project__in=projects, status__in=ACTIVE).order_by("-created_at")[:10],
+        "evaluations": Evaluation.objects.filter(project__in=projects, status__in=ACTIVE).select_related("agent")[:10],
+        "board": leaderboard(projects=projects).overall[:8],
+    }
+    return page(request, "console/dashboard.html", context, fragment="console/_dashboard_jobs.html")
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return JsonResponse({"ok": True, "database": connection.vendor})

@@ -1,0 +1,24 @@
+"""The leaderboard: humans, agents and anchors per scenario and overall, filtered by split and env version."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+
+from lab.console.selectors import leaderboard
+from lab.console.views.common import console_view, page, visible_projects
+from lab.trajectories.models import Split, Task
+
+
+@console_view
+def leaderboard_page(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request)
+    filters = {name: request.GET.get(name, "") for name in ("env", "split", "env_version", "task")}
+    tasks = Task.objects.filter(project__in=projects)
+    context = {
+        "board": leaderboard(projects=projects, **filters),
+        "filters": filters,
+        "splits": Split.values,
+        "envs": tasks.values_list("env", flat=True).distinct().order_by("env"),
+        "versions": tasks.exclude(env_version="").values_list("env_version", flat=True).distinct().order_by("env_version"),
+    }
+    return page(request, "console/leaderboard.html", context, fragment="console/_leaderboard_tables.html")

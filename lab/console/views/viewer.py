@@ -1,0 +1,150 @@
+"""The episode viewer: header, score breakdown, a step timeline loaded page by page, search, diagnoses, live.
+
+A 2,000-step episode renders one page of steps (STEP_PAGE) around `?at=N`; the rest load on demand (htmx,
+when the sentinel scrolls into view), so the first screen costs the same at any length. A running episode
+opens at its last page and the live script appends steps from the websocket.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_POST
+
+from environments.core import ToolSpec
+from lab.console.selectors import step_search, steps_window
+from lab.console.views.common import console_view, page, role_of, visible_projects
+from lab.diagnoses.models import CATEGORIES, Diagnosis
+from lab.diagnoses.services import diagnosis_create
+from lab.errors import DomainError, Forbidden
+from lab.live.models import StreamCounter
+from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
+from lab.projects.models import ANNOTATE_ROLES
+from lab.trajectories.models import Episode
+from lab.trajectories.selectors import episode_get
+
+STEP_PAGE = 50
+
+
+def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
+    """The tools the episode was played with, from its header (OpenAI function schemas)."""
+    tools: dict[str, ToolSpec] = {}
+    for entry in (episode.meta.get("header") or {}).get("tools") or []:
+        function = entry.get("function", entry) if isinstance(entry, dict) else {}
+        if isinstance(function.get("name"), str) and isinstance(function.get("parameters"), dict):
+            tools[function["name"]] = ToolSpec(
+                name=function["name"], description=function.get("description", ""), parameters=function["parameters"]
+            )
+    return tools
+
+
+def _int(request: HttpRequest, name: str, default: int) -> int:
+    raw = request.GET.get(name, "")
+    try:
+        return max(0, int(raw)) if raw else default
+    except ValueError:
+        raise DomainError("invalid_parameter", f"{name}={raw!r} is not a step number") from None
+
+
+def _steps_context(episode: Episode, start: int) -> dict[str, Any]:
+    start = min(start, max(0, episode.step_count - 1)) // STEP_PAGE * STEP_PAGE
+    stop = start + STEP_PAGE
+    return {"episode": episode, "steps": steps_window(episode, start, stop), "start": start,
+            "next_start": stop if stop < episode.step_count else None, "prev_start": max(0, start - STEP_PAGE) if start else None}  # fmt: skip
+
+
+@console_view
+def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
+    episode = episode_get(projects=visible_projects(request), pk=pk)
+    running = episode.status == "running"
+    default_at = max(0, episode.step_count - 1) if running else 0
+    # Read the stream position before the steps: a step committed in between arrives twice and is dropped by id.
+    last_seq = StreamCounter.objects.filter(stream=f"episode:{episode.pk}").values_list("last_seq", flat=True).first() or 0
+    context = _steps_context(episode, _int(request, "at", default_at))
+    tools = episode_tools(episode)
+    siblings = (
+        Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk).select_related("agent")
+        .order_by("-composite")[:12]
+    )  # fmt: skip
+    context.update(
+        running=running, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
+        diagnoses=Diagnosis.objects.filter(episode=episode).select_related("author")[:50],
+        may_annotate=role_of(request, episode.project_id) in ANNOTATE_ROLES, components=(episode.score or {}).get("components") or {},
+    )  # fmt: skip
+    return page(request, "console/viewer.html", context)
+
+
+@console_view
+def episode_steps(request: HttpRequest, pk: int) -> HttpResponse:
+    """A page of steps, for the on-demand timeline and for the live script (`?start=N&only=1`: one step)."""
+    episode = episode_get(projects=visible_projects(request), pk=pk)
+    start = _int(request, "start", 0)
+    if request.GET.get("only"):
+        context = {
+            "episode": episode,
+            "steps": steps_window(episode, start, start + 1),
+            "next_start": None,
+            "prev_start": None,
+            "live": True,
+        }
+    else:
+        context = _steps_context(episode, start)
+        context["direction"] = request.GET.get("dir", "")
+    return page(request, "console/_steps.html", context)
+
+
+@console_view
+def episode_search(request: HttpRequest, pk: int) -> HttpResponse:
+    episode = episode_get(projects=visible_projects(request), pk=pk)
+    query = request.GET.get("q", "").strip()
+    hits = step_search(episode, query) if query else []
+    return page(request, "console/_search_results.html", {"episode": episode, "query": query, "hits": hits})
+
+
+@console_view
+def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
+    """The fields of one of the episode's tools, for the diagnosis correction (the same form as play)."""
+    episode = episode_get(projects=visible_projects(request), pk=pk)
+    spec = episode_tools(episode).get(request.GET.get("correction_tool", ""))
+    fields = tool_fields(spec) if spec else []
+    return page(request, "play/_tool_fields.html", {"fields": fields, "prefix": "correction-", "spec": spec})
+
+
+@require_POST
+@console_view
+def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
+    episode = episode_get(projects=visible_projects(request), pk=pk)
+    if role_of(request, episode.project_id) not in ANNOTATE_ROLES:
+        raise Forbidden("forbidden", "Your role in this project does not allow writing diagnoses.")
+    errors: dict[str, str] = {}
+    correction = None
+    tool_name = request.POST.get("correction_tool", "")
+    spec = episode_tools(episode).get(tool_name)
+    values: dict[str, str] = {}
+    if tool_name:
+        if spec is None:
+            errors["correction_tool"] = f"{tool_name!r} is not a tool of this episode"
+        else:
+            arguments, field_errors = tool_arguments_parse(spec, request.POST, prefix="correction-")
+            values = tool_values(request.POST, spec, prefix="correction-")
+            errors.update({f"correction-{k}": v for k, v in field_errors.items()})
+            correction = {"name": tool_name, "arguments": arguments}
+    try:
+        step_index = int(request.POST.get("step_index", ""))
+    except ValueError:
+        errors["step_index"] = f"{request.POST.get('step_index', '')!r} is not a step number"
+        step_index = -1
+    if not errors:
+        try:
+            diagnosis_create(episode=episode, step_index=step_index, category=request.POST.get("category", ""),
+                             explanation=request.POST.get("explanation", ""), author=request.user, correction=correction)  # fmt: skip
+        except DomainError as exc:
+            errors[str(exc.details.get("path", "form"))] = exc.message
+    context = {
+        "episode": episode, "categories": CATEGORIES, "tools": sorted(episode_tools(episode)), "errors": errors, "form": request.POST,
+        "correction_fields": tool_fields(spec, values, {k.removeprefix("correction-"): v for k, v in errors.items()}) if spec else [],
+        "diagnoses": Diagnosis.objects.filter(episode=episode).select_related("author")[:50], "may_annotate": True,
+        "saved": not errors,
+    }  # fmt: skip
+    return page(request, "console/viewer_diagnoses.html", context, fragment="console/_diagnoses.html", status=400 if errors else 200)

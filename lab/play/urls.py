@@ -1,0 +1,10 @@
+from django.urls import path
+
+from lab.play import views
+
+urlpatterns = [
+    path("", views.play_index, name="play"),
+    path("<int:pk>/", views.play_session_page, name="play-session"),
+    path("<int:pk>/submit", views.play_submit_view, name="play-submit"),
+    path("<int:pk>/finish", views.play_finish_view, name="play-finish"),
+]

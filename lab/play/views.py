@@ -1,0 +1,129 @@
+"""The play page: start a session, see the store as an operator, submit one tool call per form, finish.
+
+Every submit answers the htmx request with the refreshed play area (panels, the step's result, the forms
+carrying the next step index); without JavaScript the same forms post and redirect back to the page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from environments import registry
+from lab.console.views.common import console_view, is_htmx, page, visible_projects
+from lab.console.views.viewer import episode_tools
+from lab.errors import DomainError, NotFound
+from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
+from lab.play.models import HumanSession
+from lab.play.operator import operator_view
+from lab.play.services import PLAYABLE_ENVS, play_env, play_finish, play_session_start, play_submit
+from lab.projects.models import ANNOTATE_ROLES
+from lab.trajectories.models import Step
+
+
+def _playable_tasks() -> list[Any]:
+    return [t for env in PLAYABLE_ENVS for t in registry.list_tasks(env)]
+
+
+@console_view
+def play_index(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request).filter(memberships__user=request.user, memberships__role__in=ANNOTATE_ROLES)
+    context: dict[str, Any] = {"projects": projects, "tasks": _playable_tasks(), "errors": {}, "form": request.POST}
+    if request.method == "POST":
+        try:
+            project = projects.filter(slug=request.POST.get("project", "")).first()
+            if project is None:
+                raise DomainError("invalid_project", "choose a project where you may play", path="project")
+            raw_seed = request.POST.get("seed", "").strip()
+            if not raw_seed.lstrip("-").isdigit():
+                raise DomainError("invalid_seed", f"seed must be a whole number, got {raw_seed!r}", path="seed")
+            session = play_session_start(user=request.user, project=project, task_id=request.POST.get("task", ""), seed=int(raw_seed))
+            return redirect("play-session", pk=session.pk)
+        except DomainError as exc:
+            if exc.status == 403:
+                raise
+            context["errors"] = {exc.details.get("path", "form"): exc.message}
+            return page(request, "play/index.html", context, status=400)
+    sessions = HumanSession.objects.filter(user=request.user).select_related("task", "episode").order_by("-last_active_at")[:30]
+    context["sessions"] = sessions
+    return page(request, "play/index.html", context)
+
+
+def _session(request: HttpRequest, pk: int) -> HumanSession:
+    session = (
+        HumanSession.objects.filter(pk=pk, episode__project__in=visible_projects(request)).select_related("task", "episode", "user").first()
+    )
+    if session is None:
+        raise NotFound("not_found", f"No play session {pk} that you can see.")
+    return session
+
+
+def _area_context(session: HumanSession, *, submitted: str = "", values: dict[str, str] | None = None, errors: dict[str, str] | None = None,
+                  result: dict[str, Any] | None = None, notice: str = "") -> dict[str, Any]:  # fmt: skip
+    env = play_env(session)
+    episode = session.episode
+    forms = []
+    for spec in env.tools():
+        mine = spec.name == submitted
+        forms.append({"spec": spec, "fields": tool_fields(spec, values if mine else None, errors if mine else None),
+                      "open": mine, "error": (errors or {}).get("form", "") if mine else ""})  # fmt: skip
+    recent = list(Step.objects.filter(episode=episode).order_by("-index")[:8])
+    return {
+        "session": session, "episode": episode, "view": operator_view(env), "forms": forms, "result": result, "notice": notice,
+        "next_index": episode.step_count, "recent": recent, "running": episode.status == "running",
+    }  # fmt: skip
+
+
+@console_view
+def play_session_page(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session(request, pk)
+    if session.user_id != request.user.pk:
+        return redirect(reverse("episode", args=[session.episode_id]))  # others spectate in the viewer
+    return page(request, "play/session.html", _area_context(session), fragment="play/_area.html")
+
+
+@require_POST
+@console_view
+def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session(request, pk)
+    name = request.POST.get("tool", "")
+    spec = episode_tools(session.episode).get(name)
+    if spec is None:
+        raise DomainError("unknown_tool", f"{name!r} is not a tool of {session.task}")
+    try:
+        expected_index = int(request.POST.get("expected_index", ""))
+    except ValueError:
+        raise DomainError("invalid_step", "the form lost its step index; reload the page") from None
+    arguments, errors = tool_arguments_parse(spec, request.POST)
+    values = tool_values(request.POST, spec)
+    if errors:
+        context = _area_context(session, submitted=name, values=values, errors=errors, notice="Nothing was spent: fix the marked fields.")
+        return page(request, "play/session.html", context, fragment="play/_area.html", status=422)
+    try:
+        outcome = play_submit(session=session, user=request.user, expected_index=expected_index, name=name, arguments=arguments)
+    except DomainError as exc:
+        if exc.status != 409:
+            raise
+        session.episode.refresh_from_db()
+        return page(request, "play/session.html", _area_context(session, notice=exc.message), fragment="play/_area.html", status=409)
+    if outcome.finished:
+        if is_htmx(request):
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = reverse("episode", args=[session.episode_id])
+            return response
+        return redirect("episode", pk=session.episode_id)
+    if not is_htmx(request):
+        return redirect("play-session", pk=session.pk)
+    return page(request, "play/_area.html", _area_context(session, submitted=name, values=values, result=outcome.step))
+
+
+@require_POST
+@console_view
+def play_finish_view(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session(request, pk)
+    play_finish(session=session, user=request.user, abandon=request.POST.get("abandon") == "1")
+    return redirect("episode", pk=session.episode_id)
