@@ -1,0 +1,103 @@
+"""The play page: start, submit through the forms (htmx and plain), field messages, fork refusal, finish."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lab.play.models import HumanSession
+from lab.trajectories.models import Episode, Step
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+TASK = "storebench/cash-crunch"
+
+
+@pytest.fixture
+def expert_client(client: Any, role_users: dict[str, Any]) -> Any:
+    client.force_login(role_users["expert"])
+    return client
+
+
+@pytest.fixture
+def started(expert_client: Any) -> HumanSession:
+    response = expert_client.post("/play/", {"project": "acme", "task": TASK, "seed": "3"})
+    assert response.status_code == 302
+    session = HumanSession.objects.get()
+    assert response["Location"] == f"/play/{session.pk}/"
+    return session
+
+
+def test_the_play_page_shows_the_operator_view_and_one_form_per_tool(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.get(f"/play/{started.pk}/")
+    html = response.content.decode()
+    assert [panel["tool"] for panel in response.context["view"].panels] == [
+        "get_finance", "get_inventory", "list_orders", "list_purchase_orders", "list_tickets", "read_news"
+    ]  # fmt: skip
+    assert "Day 0 of" in html and "40 of 40 operations left" in html
+    assert html.count('name="expected_index" value="1"') == 29
+    assert 'name="price"' in html and 'name="lines"' in html  # a number input and a JSON list of objects
+
+
+def test_a_submit_answers_with_the_result_and_spends_an_operation(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "set_price", "expected_index": "1", "sku": "P01", "price": "44"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html
+    assert "Step 1: set_price" in html and "39 of 40 operations left" in html and 'name="expected_index" value="2"' in html
+    step = Step.objects.get(episode=started.episode, index=1)
+    assert step.source == "agent" and step.tool_calls[0]["arguments"] == {"sku": "P01", "price": 44.0}
+
+
+def test_field_errors_are_shown_per_field_and_spend_nothing(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "set_price", "expected_index": "1", "sku": "shoes", "price": "lots"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert "expected a number, got &#x27;lots&#x27;" in html and "does not match the expected form" in html
+    assert 'value="shoes"' in html  # what was typed stays in the form
+    assert Episode.objects.get(pk=started.episode_id).step_count == 1
+
+
+def test_an_environment_error_is_a_recorded_step_like_a_models(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_product", "expected_index": "1", "sku": "P99-ZZZ-M"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200 and "unknown SKU" in html and 'class="tag bad">error' in html
+    assert Step.objects.get(episode=started.episode, index=1).results[0]["is_error"] is True
+
+
+def test_a_stale_tab_cannot_fork_the_session(expert_client: Any, started: HumanSession) -> None:
+    expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "1"}, **HTMX)
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "list_tickets", "expected_index": "1"}, **HTMX)
+    assert response.status_code == 409 and "step 1 is already taken" in response.content.decode()
+    assert list(Step.objects.filter(episode=started.episode).values_list("index", flat=True)) == [0, 1]
+
+
+def test_without_javascript_a_submit_redirects_back_to_the_page(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "end_window", "expected_index": "1"})
+    assert response.status_code == 302 and response["Location"] == f"/play/{started.pk}/"
+    assert "Day 1 of" in expert_client.get(f"/play/{started.pk}/").content.decode()
+
+
+def test_finishing_goes_to_the_scored_episode(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.post(f"/play/{started.pk}/finish")
+    assert response.status_code == 302 and response["Location"] == f"/episodes/{started.episode_id}/"
+    episode = Episode.objects.get(pk=started.episode_id)
+    assert (episode.status, episode.termination_reason, episode.composite) == ("finished", "agent_stop", 0.0)
+    assert "continue #" not in expert_client.get("/play/").content.decode()
+
+
+def test_the_start_form_explains_a_bad_seed(expert_client: Any) -> None:
+    response = expert_client.post("/play/", {"project": "acme", "task": TASK, "seed": "soon"})
+    assert response.status_code == 400 and "seed must be a whole number, got &#x27;soon&#x27;" in response.content.decode()
+
+
+def test_viewers_cannot_play_and_others_only_spectate(client: Any, role_users: dict[str, Any], started: HumanSession, bob: Any) -> None:
+    client.force_login(role_users["viewer"])
+    assert "You need the expert, researcher or owner role" in client.get("/play/").content.decode()
+    assert client.post("/play/", {"project": "acme", "task": TASK, "seed": "0"}).status_code == 400
+    page = client.get(f"/play/{started.pk}/")
+    assert page.status_code == 302 and page["Location"] == f"/episodes/{started.episode_id}/"
+    assert client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "1"}).status_code == 403
+    client.force_login(bob)
+    assert client.get(f"/play/{started.pk}/").status_code == 404
+    assert client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "1"}).status_code == 404
