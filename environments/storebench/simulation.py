@@ -350,7 +350,8 @@ def _archive(world: World) -> None:
     old_pos = [p for p in world.pos.values() if p.status != "open" and d - p.eta_day > 30]
     if not done and not closed and not old_pos:
         return
-    rows = [(o.id, o.status, o.satisfaction, o.refunded, o.return_status) for o in done] + [(t.id, t.resolution) for t in closed]
+    rows: list[tuple[Any, ...]] = [(o.id, o.status, o.satisfaction, o.refunded, o.return_status) for o in done]
+    rows += [(t.id, t.resolution) for t in closed]
     rows += [(p.id, p.status, p.total, sorted(p.received.items())) for p in old_pos]
     for p in old_pos:
         del world.pos[p.id]
