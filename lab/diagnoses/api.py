@@ -1,29 +1,81 @@
-"""Diagnoses API: members read; owners, researchers and experts write."""
+"""Diagnoses API: members read; owners, researchers and experts write diagnoses; owners and researchers run jobs.
+
+GET/POST   /diagnoses/                      list (filters: episode, category, origin, verification) / a human diagnosis
+POST       /diagnoses/{id}/verify/          verify by replay (Celery; ?wait=1 runs it now and answers the result)
+POST       /diagnoses/propose/              {episode, agent} a model diagnosis, or 422 with the recorded bad answer
+POST       /diagnoses/rule/                 {episode, anchor} a rule diagnosis at the pivotal step
+POST       /diagnoses/pivotal/              {episode, anchor, seeds?, search?} label the pivotal step on the episode
+GET        /diagnoses/credit/?episode=ID    per-step graph credit, dependency edges, top steps
+GET        /diagnoses/export/?view=diagnosis|recovery   JSONL (filters as the list)
+GET        /diagnoses/attempts/?episode=ID  model and rule answers, bad ones with their error
+GET/POST   /diagnoses/jobs/, GET /diagnoses/jobs/{id}/   batch jobs with progress and the summary table
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from lab.diagnoses.models import Diagnosis
+from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_rule, episode_label_pivotal, episode_step_credit
+from lab.diagnoses.exports import diagnoses_export_lines
+from lab.diagnoses.jobs import diagnosis_job_create
+from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.diagnoses.services import diagnosis_create, diagnosis_validate
-from lab.projects.models import ANNOTATE_ROLES
+from lab.diagnoses.tasks import run_diagnosis_job, verify_diagnosis
+from lab.diagnoses.verification import diagnosis_verify
+from lab.errors import DomainError, NotFound
+from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects
+from lab.trajectories.models import AgentConfig, Episode
 from lab.trajectories.selectors import episode_get
 
 
 class DiagnosisSerializer(serializers.ModelSerializer):
     episode = serializers.IntegerField(source="episode_id")
+    child_episodes = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
         model = Diagnosis
         fields = [
             "id", "episode", "step_index", "category", "explanation", "evidence_steps", "correction", "origin",
-            "author_model", "confidence", "verification", "verification_result", "created_at",
+            "author_model", "confidence", "verification", "verification_result", "child_episodes", "created_at",
         ]  # fmt: skip
-        read_only_fields = ["id", "origin", "verification", "verification_result", "created_at"]
+        read_only_fields = ["id", "origin", "verification", "verification_result", "child_episodes", "created_at"]
+
+
+class AttemptSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DiagnosisAttempt
+        fields = ["id", "episode", "job", "origin", "author_model", "diagnosis", "ok", "error", "answer", "created_at"]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(source="agent.name", default=None, read_only=True)
+
+    class Meta:
+        model = DiagnosisJob
+        fields = ["id", "project", "episode_ids", "agent", "rule_anchor", "pivotal_anchor", "verify", "status", "done", "total", "summary",
+                  "error", "created_at", "ended_at"]  # fmt: skip
+
+
+def _body(request: Request) -> dict[str, Any]:
+    return request.data if isinstance(request.data, dict) else {}
+
+
+def _int(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
+        raise DomainError("invalid_parameter", f"{field} must be an id, got {value!r}", path=field)
+    return int(value)
+
+
+def _wants_wait(request: Request) -> bool:
+    return str(request.query_params.get("wait", "")).lower() in ("1", "true")
 
 
 @extend_schema(tags=["diagnoses"])
@@ -38,12 +90,17 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         for name in ("category", "origin", "verification"):
             if params.get(name):
                 diagnoses = diagnoses.filter(**{name: params[name]})
-        return diagnoses
+        return diagnoses.prefetch_related("child_episodes")
+
+    def _episode(self, value: Any, *, roles: frozenset[str] | None = None, act: str = "") -> Episode:
+        episode = episode_get(projects=visible_projects(self.request), pk=_int(value, "episode"))
+        if roles is not None:
+            require_role(request=self.request, project=episode.project, roles=roles, action=act)
+        return episode
 
     def perform_create(self, serializer: Any) -> None:
         data = serializer.validated_data
-        episode = episode_get(projects=visible_projects(self.request), pk=data.pop("episode_id"))
-        require_role(request=self.request, project=episode.project, roles=ANNOTATE_ROLES, action="write diagnoses")
+        episode = self._episode(data.pop("episode_id"), roles=ANNOTATE_ROLES, act="write diagnoses")
         serializer.instance = diagnosis_create(episode=episode, author=self.request.user, **data)
 
     def perform_update(self, serializer: Any) -> None:
@@ -60,3 +117,113 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     def perform_destroy(self, instance: Diagnosis) -> None:
         require_role(request=self.request, project=instance.episode.project, roles=ANNOTATE_ROLES, action="delete diagnoses")
         instance.delete()
+
+    @action(detail=True, methods=["post"])
+    def verify(self, request: Request, pk: str) -> Response:
+        diagnosis = self.get_object()
+        require_role(request=request, project=diagnosis.episode.project, roles=ANNOTATE_ROLES, action="verify diagnoses")
+        agent = self._agent(_body(request).get("agent"), diagnosis.episode) if _body(request).get("agent") else None
+        if _wants_wait(request) or agent is not None:
+            diagnosis = diagnosis_verify(diagnosis=diagnosis, agent=agent)
+            return Response(DiagnosisSerializer(diagnosis).data)
+        if not diagnosis.correction:
+            raise DomainError("no_correction", f"diagnosis {diagnosis.pk} proposes no corrected action, so there is nothing to replay")
+        verify_diagnosis.delay(diagnosis.pk)
+        return Response(DiagnosisSerializer(diagnosis).data, status=status.HTTP_202_ACCEPTED)
+
+    def _agent(self, name: Any, episode: Episode) -> AgentConfig:
+        agent = AgentConfig.objects.filter(project=episode.project, name=str(name)).first()
+        if agent is None:
+            raise NotFound("not_found", f"no agent {name!r} in project {episode.project.slug}", path="agent")
+        return agent
+
+    @action(detail=False, methods=["post"])
+    def propose(self, request: Request) -> Response:
+        body = _body(request)
+        episode = self._episode(body.get("episode"), roles=WRITE_ROLES, act="ask models for diagnoses")
+        attempt = diagnosis_propose_model(episode=episode, agent=self._agent(body.get("agent"), episode))
+        if attempt.diagnosis is None:
+            return Response({"error": {"code": "bad_answer", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
+                            status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
+        return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=False, methods=["post"])
+    def rule(self, request: Request) -> Response:
+        body = _body(request)
+        episode = self._episode(body.get("episode"), roles=ANNOTATE_ROLES, act="write diagnoses")
+        attempt = diagnosis_propose_rule(episode=episode, anchor=str(body.get("anchor") or "smart-triage"))
+        if attempt.diagnosis is None:
+            return Response({"error": {"code": "no_diagnosis", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
+                            status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
+        return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=False, methods=["post"])
+    def pivotal(self, request: Request) -> Response:
+        body = _body(request)
+        episode = self._episode(body.get("episode"), roles=ANNOTATE_ROLES, act="label episodes")
+        seeds = body.get("seeds") or [0]
+        if (
+            not isinstance(seeds, list)
+            or not seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+            or len(seeds) > 8
+        ):
+            raise DomainError("invalid_parameter", f"seeds must be a list of 1 to 8 integers, got {seeds!r}", path="seeds")
+        label = episode_label_pivotal(episode=episode, anchor=str(body.get("anchor") or "smart-triage"), seeds=tuple(seeds),
+                                      search=str(body.get("search") or "binary"))  # fmt: skip
+        return Response({"episode": episode.pk, "pivotal": label})
+
+    @action(detail=False, methods=["get"])
+    def credit(self, request: Request) -> Response:
+        episode = self._episode(request.query_params.get("episode"))
+        try:
+            damping = float(request.query_params.get("damping", 0.85))
+            top = float(request.query_params.get("top", 0.2))
+        except ValueError:
+            raise DomainError("invalid_parameter", "damping and top must be numbers") from None
+        return Response(episode_step_credit(episode=episode, damping=damping, top_fraction=top))
+
+    @action(detail=False, methods=["get"])
+    def export(self, request: Request) -> StreamingHttpResponse:
+        view = request.query_params.get("view", "diagnosis")
+        lines = diagnoses_export_lines(diagnoses=self.get_queryset(), view=view)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="diagnoses-{view}.jsonl"'
+        return response
+
+    @action(detail=False, methods=["get"])
+    def attempts(self, request: Request) -> Response:
+        attempts = DiagnosisAttempt.objects.filter(episode__project__in=visible_projects(request))
+        if request.query_params.get("episode"):
+            attempts = attempts.filter(episode_id=_int(request.query_params["episode"], "episode"))
+        if request.query_params.get("job"):
+            attempts = attempts.filter(job_id=_int(request.query_params["job"], "job"))
+        return Response(AttemptSerializer(attempts[:500], many=True).data)
+
+    @action(detail=False, methods=["get", "post"])
+    def jobs(self, request: Request) -> Response:
+        if request.method == "GET":
+            jobs = DiagnosisJob.objects.filter(project__in=visible_projects(request)).select_related("agent")[:100]
+            return Response(JobSerializer(jobs, many=True).data)
+        body = _body(request)
+        ids = body.get("episodes")
+        first = self._episode(ids[0] if isinstance(ids, list) and ids else None, roles=WRITE_ROLES, act="run diagnosis jobs")
+        job = diagnosis_job_create(
+            project=first.project, episode_ids=ids, agent=self._agent(body["agent"], first) if body.get("agent") else None,
+            rule_anchor=str(body.get("rule_anchor") or ""), pivotal_anchor=str(body.get("pivotal_anchor") or ""),
+            verify=bool(body.get("verify", True)), user=request.user,
+        )  # fmt: skip
+        if _wants_wait(request):
+            from lab.diagnoses.jobs import diagnosis_job_run
+
+            job = diagnosis_job_run(job_id=job.pk)
+            return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
+        run_diagnosis_job.delay(job.pk)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @action(detail=False, methods=["get"], url_path=r"jobs/(?P<job_id>\d+)")
+    def job(self, request: Request, job_id: str) -> Response:
+        job = DiagnosisJob.objects.filter(pk=int(job_id), project__in=visible_projects(request)).select_related("agent").first()
+        if job is None:
+            raise NotFound("not_found", f"No diagnosis job {job_id} that you can see.")
+        return Response(JobSerializer(job).data)

@@ -5,21 +5,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from lab.trajectories.models import Episode
+from environments.diagnosis.taxonomy import CATEGORIES
+from lab.projects.models import Project
+from lab.runs.models import JobStatus
+from lab.trajectories.models import AgentConfig, Episode
 
-# The fixed taxonomy, with the definitions shown beside the form and given to diagnosing models.
-CATEGORIES: dict[str, str] = {
-    "misread_observation": "The agent misread or misremembered what a tool result or the feed said.",
-    "wrong_tool": "The agent used a tool that cannot achieve what it intended.",
-    "wrong_arguments": "The right tool, called with wrong or harmful arguments.",
-    "ignored_alert": "The agent ignored a warning, alert or news item that called for action.",
-    "planning_error": "The plan itself was wrong: bad priorities, timing or trade-offs.",
-    "loop_repetition": "The agent repeated the same actions without progress.",
-    "premature_end": "The agent ended the episode or stopped acting too early.",
-    "environment_error": "The environment or infrastructure failed, not the agent.",
-    "task_bug": "The task, its scoring or its verifier is wrong.",
-    "other": "None of the above; the explanation says what.",
-}
+# The fixed taxonomy lives with the pure-Python diagnosers, which give it to diagnosing models.
+__all__ = ["CATEGORIES", "Diagnosis", "DiagnosisAttempt", "DiagnosisJob", "Origin", "Verification"]
 
 
 class Origin(models.TextChoices):
@@ -58,3 +50,53 @@ class Diagnosis(models.Model):
 
     def __str__(self) -> str:
         return f"{self.category} at step {self.step_index} of episode {self.episode_id}"
+
+
+class DiagnosisJob(models.Model):
+    """A batch over many episodes: diagnose (by a model or a rule), label pivotal steps, verify by replay."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="diagnosis_jobs")
+    episode_ids = models.JSONField(default=list)
+    agent = models.ForeignKey(AgentConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="diagnosis_jobs",
+                              help_text="The model diagnoser; empty for rule diagnoses or verify-only jobs.")  # fmt: skip
+    rule_anchor = models.CharField(max_length=64, blank=True, help_text="The anchor of rule diagnoses, e.g. smart-triage.")
+    pivotal_anchor = models.CharField(max_length=64, blank=True, help_text="Label pivotal steps with this anchor; empty skips it.")
+    verify = models.BooleanField(default=True)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"diagnosis job {self.pk} ({self.done}/{self.total}, {self.status})"
+
+
+class DiagnosisAttempt(models.Model):
+    """One answer of a model or rule diagnoser. A valid one links the diagnosis made from it; a bad one keeps
+    the answer and what was wrong with it, and is never a Diagnosis."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="diagnosis_attempts")
+    job = models.ForeignKey(DiagnosisJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="attempts")
+    origin = models.CharField(max_length=8, choices=Origin.choices)
+    author_model = models.CharField(max_length=200, blank=True)
+    diagnosis = models.OneToOneField(Diagnosis, null=True, blank=True, on_delete=models.SET_NULL, related_name="attempt")
+    error = models.TextField(blank=True, help_text="Why the answer was refused; empty when it became a diagnosis.")
+    answer = models.JSONField(default=dict, blank=True, help_text="The raw answer as it came.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.origin} attempt on episode {self.episode_id}: {'ok' if self.ok else self.error[:60]}"
+
+    @property
+    def ok(self) -> bool:
+        return self.diagnosis_id is not None

@@ -1,10 +1,18 @@
-"""Creating diagnoses. Every check lives here, so the API, the pages and model/rule diagnosers share it."""
+"""Creating diagnoses. Every check lives here, so the API, the pages and model/rule diagnosers share it.
+
+    diagnosis_create(episode=e, step_index=3, category="wrong_tool", explanation="...")    # a human's, via the API
+    diagnosis_attempt_record(episode=e, answer=answer, origin="model", author_model="qwen")  # a model's or rule's answer
+
+A model or rule answer always leaves a DiagnosisAttempt; it links a Diagnosis only when the answer passed every
+check here, so a bad answer (a step past the end, an unknown tool) is recorded as such and never stored as one.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lab.diagnoses.models import CATEGORIES, Diagnosis, Origin
+from environments.diagnosis.model_diagnoser import ModelAnswer
+from lab.diagnoses.models import CATEGORIES, Diagnosis, DiagnosisAttempt, DiagnosisJob, Origin
 from lab.errors import DomainError
 from lab.trajectories.models import Episode
 
@@ -72,3 +80,27 @@ def diagnosis_create(
         correction=correction,
         confidence=confidence,
     )
+
+
+def diagnosis_attempt_record(
+    *, episode: Episode, answer: ModelAnswer, origin: str, author_model: str, job: DiagnosisJob | None = None
+) -> DiagnosisAttempt:
+    """Store a model's or rule's answer: as a Diagnosis when it is valid here too, else as a refused attempt."""
+    assert origin in (Origin.MODEL, Origin.RULE), f"attempts come from models or rules, not {origin!r}"
+    attempt = DiagnosisAttempt(episode=episode, job=job, origin=origin, author_model=author_model[:200], answer=answer.raw)
+    if answer.proposal is None:
+        attempt.error = answer.error or "no answer"
+        attempt.save()
+        return attempt
+    proposal = answer.proposal
+    try:
+        attempt.diagnosis = diagnosis_create(
+            episode=episode, step_index=proposal.step_index, category=proposal.category, explanation=proposal.explanation,
+            origin=origin, author_model=author_model, evidence_steps=proposal.evidence_steps, correction=proposal.correction,
+            confidence=proposal.confidence,
+        )  # fmt: skip
+    except DomainError as exc:
+        attempt.error = f"{exc.details.get('path', '')}: {exc.message}".lstrip(": ")
+    attempt.answer = {**answer.raw, "proposal": proposal.as_json()}
+    attempt.save()
+    return attempt

@@ -1,0 +1,103 @@
+"""Analyses of a stored episode: model and rule diagnoses, its pivotal step, and its step credit.
+
+diagnosis_propose_model(episode=e, agent=a)            # -> DiagnosisAttempt (a Diagnosis when the answer is valid)
+diagnosis_propose_rule(episode=e, anchor="smart-triage")
+episode_label_pivotal(episode=e, anchor="smart-triage")  # stored in episode.meta["pivotal"]; the record is untouched
+episode_step_credit(episode=e)                          # per-step graph credit, the graph and the top steps
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from environments.core import Env, EnvError, ToolSpec
+from environments.diagnosis.branching import env_for_record
+from environments.diagnosis.credit_graph import dependency_graph, stationary_credit, top_steps
+from environments.diagnosis.model_diagnoser import diagnose_with_policy
+from environments.diagnosis.pivotal import find_pivotal_step
+from environments.diagnosis.rules import rule_diagnose
+from lab.diagnoses.models import DiagnosisAttempt, DiagnosisJob, Origin
+from lab.diagnoses.policies import policy_factory_for_agent
+from lab.diagnoses.services import diagnosis_attempt_record
+from lab.errors import DomainError
+from lab.trajectories.models import AgentConfig, Episode
+from lab.trajectories.services import episode_to_record
+
+
+def record_env(record: dict[str, Any]) -> Env:
+    """A fresh environment for the record; DomainError when it cannot be rebuilt (unknown env, no seed)."""
+    try:
+        return env_for_record(record)
+    except EnvError as exc:
+        raise DomainError(exc.code, f"cannot rebuild the environment of this episode: {exc.message}") from exc
+
+
+def record_tools(record: dict[str, Any], env: Env | None = None) -> list[ToolSpec]:
+    """The tools the agent was given (the header's schemas), else the environment's."""
+    schemas = record["header"].get("tools") or []
+    tools = [
+        ToolSpec(name=f["name"], description=f.get("description", ""), parameters=f.get("parameters") or {"type": "object"})
+        for f in (s.get("function", s) for s in schemas)
+        if isinstance(f, dict) and f.get("name")
+    ]
+    return tools or (env.tools() if env is not None else [])
+
+
+def diagnosis_propose_model(*, episode: Episode, agent: AgentConfig, job: DiagnosisJob | None = None) -> DiagnosisAttempt:
+    if agent.project_id != episode.project_id:
+        raise DomainError("not_found", f"no agent {agent.name!r} in this project", status=404, path="agent")
+    record = episode_to_record(episode)
+    env = record_env(record)
+    policy = policy_factory_for_agent(agent)(env, 0)
+    answer = diagnose_with_policy(record, policy, env_tools=record_tools(record, env), description=episode.task.description)
+    return diagnosis_attempt_record(episode=episode, answer=answer, origin=Origin.MODEL, author_model=agent.name, job=job)
+
+
+def _anchor_factory(anchor: str) -> Any:
+    return policy_factory_for_agent(AgentConfig(name=anchor, kind="scripted", model=anchor))
+
+
+def diagnosis_propose_rule(
+    *, episode: Episode, anchor: str, seeds: tuple[int, ...] = (0,), job: DiagnosisJob | None = None
+) -> DiagnosisAttempt:
+    record = episode_to_record(episode)
+    record_env(record)
+    answer = rule_diagnose(record, anchor_factory=_anchor_factory(anchor), seeds=seeds)
+    return diagnosis_attempt_record(episode=episode, answer=answer, origin=Origin.RULE, author_model=f"rule:pivotal/{anchor}", job=job)
+
+
+def episode_label_pivotal(*, episode: Episode, anchor: str, seeds: tuple[int, ...] = (0,), search: str = "binary") -> dict[str, Any]:
+    """Find the pivotal step and label it in `episode.meta["pivotal"]` (the viewer shows it); returns the label."""
+    if search not in ("binary", "linear"):
+        raise DomainError("invalid_parameter", f"search={search!r}; use binary or linear", path="search")
+    record = episode_to_record(episode)
+    record_env(record)
+    if (record["header"].get("score") or {}).get("passed"):
+        raise DomainError("not_failed", f"episode {episode.pk} passed; pivotal mistakes are looked for in failed episodes")
+    label = find_pivotal_step(record, anchor_factory=_anchor_factory(anchor), seeds=seeds, search=search).as_json()
+    with transaction.atomic():
+        locked = Episode.objects.select_for_update().get(pk=episode.pk)
+        locked.meta = {**locked.meta, "pivotal": label}
+        locked.save(update_fields=["meta"])
+    episode.meta = locked.meta
+    return label
+
+
+def episode_step_credit(*, episode: Episode, damping: float = 0.85, top_fraction: float = 0.2) -> dict[str, Any]:
+    """Graph credit of every agent step (sums to 1), the dependency edges, and the top steps by credit."""
+    if not 0.0 <= damping < 1.0:
+        raise DomainError("invalid_parameter", f"damping must be in [0, 1), got {damping}", path="damping")
+    if not 0.0 < top_fraction <= 1.0:
+        raise DomainError("invalid_parameter", f"top must be in (0, 1], got {top_fraction}", path="top")
+    record = episode_to_record(episode)
+    graph = dependency_graph(record["steps"], env=record["header"].get("env"))
+    credit = stationary_credit(graph, damping=damping)
+    return {
+        "episode": episode.pk,
+        "damping": damping,
+        "credit": [{"index": i, "credit": credit[i]} for i in graph.nodes],
+        "edges": graph.as_json()["edges"],
+        "top_steps": top_steps(credit, fraction=top_fraction) if credit else [],
+    }

@@ -1,0 +1,70 @@
+"""Which policy acts in a branch or answers as a diagnoser: built from an AgentConfig or a recorded header.
+
+    factory = policy_factory_for_episode(episode)        # the episode's own policy, for verification branches
+    factory = policy_factory_for_agent(agent_config)     # any agent config, e.g. a model diagnoser
+    policy = factory(env, seed)
+
+LLM kinds go through training.policies.policy_from_config (the rollouts' factory); scripted ones through the
+environments' policy registry, so a lab without the training extras still verifies anchor episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from environments.core import Env, EnvError, Policy
+from environments.policies import make_policy
+from lab.errors import DomainError
+from lab.trajectories.models import AgentConfig, Episode
+
+PolicyFactory = Callable[[Env, int], Policy]
+
+
+def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
+    return {"kind": agent.kind, "name": agent.name, "model": agent.model, "endpoint": agent.endpoint, "sampling": agent.sampling,
+            "harness": agent.harness}  # fmt: skip
+
+
+def _from_config(config: dict[str, Any]) -> PolicyFactory:
+    if config.get("kind") == "scripted":
+        name = str(config.get("model") or config.get("name") or "")
+        return lambda env, seed: make_policy(name, env, seed)
+    try:
+        from training.policies import policy_from_config
+    except ImportError as exc:
+        raise DomainError("policy_unavailable", f"a {config.get('kind')} agent needs the training package ({exc})") from exc
+    return lambda env, seed: policy_from_config(config, env, seed)
+
+
+def policy_factory_for_agent(agent: AgentConfig) -> PolicyFactory:
+    factory = _from_config(agent_config_dict(agent))
+
+    def build(env: Env, seed: int) -> Policy:
+        try:
+            return factory(env, seed)
+        except (EnvError, ValueError) as exc:
+            raise DomainError("policy_unavailable", f"agent {agent.name!r} cannot act in {env.name}: {exc}", path="agent") from exc
+
+    return build
+
+
+def policy_factory_for_episode(episode: Episode) -> PolicyFactory:
+    """The policy that played `episode`: its agent config when it has one, else the header's scripted policy."""
+    if episode.agent is not None and episode.agent.kind != "external":
+        return policy_factory_for_agent(episode.agent)
+    policy = (episode.meta.get("header") or {}).get("policy") or {}
+    if policy.get("kind") == "scripted" and policy.get("name"):
+        return policy_factory_for_agent(AgentConfig(name=str(policy["name"]), kind="scripted", model=str(policy["name"])))
+    raise DomainError(
+        "policy_unavailable",
+        f"episode {episode.pk} was played by {policy.get('name') or 'an unknown policy'}, which cannot be rebuilt to continue a branch; "
+        "pass an agent to continue with",
+    )
+
+
+def continuation_seed_for(episode: Episode) -> int:
+    """The seed the continuation policy is built with: the recorded policy seed, else the episode's seed."""
+    policy = (episode.meta.get("header") or {}).get("policy") or {}
+    seed = policy.get("seed", episode.seed)
+    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else 0

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lab.diagnoses.models import Diagnosis
+from lab.diagnoses.services import diagnosis_create
+from lab.diagnoses.verification import diagnosis_verify
+from lab.errors import DomainError
+from lab.trajectories.models import Episode, Step
+from lab.trajectories.services import episode_to_record
+
+FIX = {"name": "add", "arguments": {"key": "a", "amount": 3}}
+
+
+def diagnose(episode: Any, **extra: Any) -> Diagnosis:
+    fields = {"step_index": 1, "category": "wrong_arguments", "explanation": "added to b", "correction": FIX, **extra}
+    return diagnosis_create(episode=episode, **fields)
+
+
+def test_a_correction_that_fixes_the_failure_is_verified_against_the_retry(tight_episode: Any) -> None:
+    before = episode_to_record(tight_episode)
+    steps_before = list(Step.objects.filter(episode=tight_episode).values())
+    diagnosis = diagnosis_verify(diagnosis=diagnose(tight_episode))
+    assert diagnosis.verification == "verified"
+    result = diagnosis.verification_result
+    assert result["parent"] == {"episode": tight_episode.pk, "composite": 0.0, "passed": False, "termination_reason": "agent_stop"}
+    assert result["corrected"]["passed"] is True and result["corrected"]["composite"] == 1.0
+    assert result["retry"]["passed"] is False and result["retry"]["composite"] == 0.0
+    assert result["delta_composite"] == 1.0 and result["verified"] is True
+    children = {c.pk: c for c in diagnosis.child_episodes.all()}
+    assert set(children) == {result["corrected_episode"], result["retry_episode"]}
+    for child in children.values():
+        assert (child.source, child.parent_id, child.branch_step, child.status) == ("branch", tight_episode.pk, 1, "finished")
+        record = episode_to_record(child)
+        assert record["header"]["parent"] == {"episode_id": tight_episode.pk, "branch_step": 1}
+        assert [s["state_hash"] for s in record["steps"][:1]] == [s["state_hash"] for s in before["steps"][:1]]
+    assert children[result["corrected_episode"]].passed is True
+    assert episode_to_record(Episode.objects.get(pk=tight_episode.pk)) == before  # the parent is never changed
+    assert list(Step.objects.filter(episode=tight_episode).values()) == steps_before
+
+
+def test_the_child_prefix_hash_chain_equals_the_parents_up_to_k(store: Any) -> None:
+    episode = store("ledger/loose")
+    diagnosis = diagnosis_verify(diagnosis=diagnose(episode, step_index=3, category="premature_end", correction=FIX))
+    parent_chain = [s["state_hash"] for s in episode_to_record(episode)["steps"]]
+    retry = Episode.objects.get(pk=diagnosis.verification_result["retry_episode"])
+    corrected = Episode.objects.get(pk=diagnosis.verification_result["corrected_episode"])
+    assert [s["state_hash"] for s in episode_to_record(retry)["steps"]] == parent_chain
+    corrected_chain = [s["state_hash"] for s in episode_to_record(corrected)["steps"]]
+    assert corrected_chain[:3] == parent_chain[:3] and corrected_chain[3] != parent_chain[3]
+    assert diagnosis.verification == "verified"  # add a 3 instead of submitting, then the stubborn policy submits
+
+
+def test_a_correction_no_better_than_the_retry_is_refuted(tight_episode: Any) -> None:
+    diagnosis = diagnosis_verify(diagnosis=diagnose(tight_episode, correction={"name": "read", "arguments": {"key": "b"}}))
+    assert diagnosis.verification == "refuted"
+    assert diagnosis.verification_result["corrected"]["passed"] is False
+    assert diagnosis.child_episodes.count() == 2
+
+
+def test_nothing_runs_without_a_correction_and_an_invalid_correction_is_refuted(tight_episode: Any) -> None:
+    with pytest.raises(DomainError, match="proposes no corrected action"):
+        diagnosis_verify(diagnosis=diagnose(tight_episode, correction=None))
+    failed = diagnosis_verify(diagnosis=diagnose(tight_episode, correction={"name": "add", "arguments": {"key": "z", "amount": 1}}))
+    assert failed.verification == "refuted"  # a bad call is an error result the env answers, then the policy goes on
+
+
+def test_verification_through_the_api_answers_the_before_after_table(alice_api: Any, tight_episode: Any) -> None:
+    created = alice_api.post("/api/v1/diagnoses/", {"episode": tight_episode.pk, "step_index": 1, "category": "wrong_arguments",
+                                                    "explanation": "b, not a", "correction": FIX}, format="json")  # fmt: skip
+    assert created.status_code == 201, created.content
+    answer = alice_api.post(f"/api/v1/diagnoses/{created.json()['id']}/verify/?wait=1")
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["verification"] == "verified" and len(body["child_episodes"]) == 2
+    assert body["verification_result"]["corrected"]["passed"] is True
+
+
+def test_an_episode_whose_policy_cannot_be_rebuilt_is_refused(alice_api: Any, project_a: Any, record_factory: Any) -> None:
+    from lab.trajectories.services import episodes_ingest
+
+    episode = episodes_ingest(project=project_a, records=[record_factory(steps=3)])[0].episode  # env toyenv: not registered
+    diagnosis = diagnosis_create(
+        episode=episode, step_index=1, category="other", explanation="x", correction={"name": "lookup", "arguments": {}}
+    )
+    answer = alice_api.post(f"/api/v1/diagnoses/{diagnosis.pk}/verify/?wait=1")
+    assert answer.status_code == 400
+    assert "cannot rebuild the environment" in answer.json()["error"]["message"]
