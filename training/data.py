@@ -125,8 +125,16 @@ def tokenize_record(
     max_tokens: int | None = None,
     system_prompt: str | None = None,
     step_weight: Callable[[dict[str, Any]], float] | None = None,
+    graph_credit: float | None = None,
 ) -> list[TokenizedEpisode]:
-    """Token ids and masks for one record (see the module docstring). `step_weight(step)` weights its tokens."""
+    """Token ids and masks for one record (see the module docstring). `step_weight(step)` weights its tokens;
+    `graph_credit=f` weights them by step-dependency credit, training only the record's top fraction f of steps
+    (training/graph_credit.py)."""
+    if graph_credit is not None:
+        assert step_weight is None, "give step_weight or graph_credit, not both"
+        from training.graph_credit import graph_step_weight  # imported here: it pulls in environments.diagnosis
+
+        step_weight = graph_step_weight(record, top_fraction=graph_credit)
     agent_steps = [s for s in record["steps"] if s["source"] in AGENT_SOURCES]
     weight_of = {s["index"]: (step_weight(s) if step_weight else 1.0) for s in agent_steps}
     sampled = bool(agent_steps) and all(s.get("token_ids") and s.get("prompt_token_ids") for s in agent_steps)
