@@ -1,0 +1,129 @@
+"""Evaluations: an agent × a task set × seeds, fanned out as rollout jobs and aggregated when the last one ends.
+
+    evaluation = evaluation_create(project=p, agent=a, task_set="storebench/eval", seeds=[0, 1, 2])
+    evaluation_compare(a=e1, b=e2)      # paired differences on shared (task, seed) with 95% intervals
+    evaluation_regrade(evaluation=e)    # replays every stored episode, re-scores it, recomputes the figures
+
+The aggregate (lab.rollouts.aggregate.summarize) is stored on the evaluation with, per task, the anchors'
+mean composite on the same seeds beside the agent's, from the anchors' own rollouts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from environments import registry
+from environments.core import EnvError
+from environments.replay import ReplayDivergence, replay_prefix
+from lab.errors import DomainError
+from lab.projects.models import Project
+from lab.rollouts.aggregate import paired, summarize
+from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
+from lab.rollouts.services import TERMINAL, rollout_cancel, rollout_launch
+from lab.runs.models import JobStatus
+from lab.trajectories.models import AgentConfig
+from lab.trajectories.services import episode_to_record, task_resolve
+
+MAX_SEEDS = 1000
+
+
+def evaluation_create(*, project: Project, agent: AgentConfig, task_set: str, seeds: list[int], user: Any = None,
+                      enqueue: bool = True) -> Evaluation:  # fmt: skip
+    """Validate, create the evaluation and one rollout job per (task, seed); the jobs start after commit."""
+    if not seeds or len(seeds) > MAX_SEEDS or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise DomainError("invalid_seeds", f"seeds must be 1 to {MAX_SEEDS} integers, got {seeds!r}"[:300])
+    if len(set(seeds)) != len(seeds):
+        raise DomainError("invalid_seeds", f"seeds repeat: {seeds!r}"[:300])
+    try:
+        specs = registry.task_set(task_set)
+    except EnvError as exc:
+        raise DomainError(exc.code, exc.message) from exc
+    with transaction.atomic():
+        evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), status=JobStatus.RUNNING,
+                                               created_by=user if getattr(user, "is_authenticated", False) else None)  # fmt: skip
+        for spec in specs:
+            task = task_resolve(project=project, env=spec.env, key=spec.key)
+            for seed in seeds:
+                rollout_launch(project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, user=user, enqueue=enqueue)
+    return evaluation
+
+
+def evaluation_refresh(*, evaluation_id: int) -> Evaluation:
+    """Progress after a job ends; when none is left, the aggregate. Serialized by a row lock on the evaluation."""
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation_id)
+        counts = {s: 0 for s in JobStatus.values}
+        for status in RolloutJob.objects.filter(evaluation=evaluation).values_list("status", flat=True):
+            counts[status] += 1
+        total = sum(counts.values())
+        done = sum(counts[s] for s in TERMINAL)
+        evaluation.progress = done / total if total else 1.0
+        fields = ["progress"]
+        if done == total and evaluation.status not in TERMINAL:
+            episodes = evaluation_episodes(evaluation)
+            evaluation.episodes.set(episodes)
+            evaluation.aggregate = evaluation_aggregate(evaluation, counts=counts)
+            evaluation.status = JobStatus.CANCELLED if counts[JobStatus.CANCELLED] else JobStatus.FINISHED
+            evaluation.ended_at = timezone.now()
+            fields += ["aggregate", "status", "ended_at"]
+        evaluation.save(update_fields=fields)
+    return evaluation
+
+
+def evaluation_aggregate(
+    evaluation: Evaluation, *, rows: list[dict[str, Any]] | None = None, counts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    rows = evaluation_rows(evaluation) if rows is None else rows
+    summary = summarize(rows)
+    anchors = {name: summarize(anchor) for name, anchor in anchor_rows(evaluation).items()}
+    for entry in summary["per_task"]:
+        entry["anchors"] = {
+            name: next((t["composite"]["mean"] for t in anchor["per_task"] if t["task"] == entry["task"]), None)
+            for name, anchor in anchors.items()
+        }
+    summary["anchors"] = {
+        name: {"composite": a["composite"]["mean"], "pass_rate": a["pass_rate"], "episodes": a["episodes"]} for name, a in anchors.items()
+    }
+    summary["jobs"] = counts or {}
+    summary["rows"] = rows
+    return summary
+
+
+def evaluation_cancel(*, evaluation: Evaluation) -> Evaluation:
+    for job in RolloutJob.objects.filter(evaluation=evaluation).exclude(status__in=TERMINAL):
+        rollout_cancel(job=job)
+    return evaluation_refresh(evaluation_id=evaluation.pk)
+
+
+def evaluation_compare(*, a: Evaluation, b: Evaluation) -> dict[str, Any]:
+    if a.project_id != b.project_id:
+        raise DomainError("cross_project", "compare evaluations of one project", status=404)
+    rows_a, rows_b = a.aggregate.get("rows") or evaluation_rows(a), b.aggregate.get("rows") or evaluation_rows(b)
+    return {"a": {"id": a.pk, "agent": a.agent.name}, "b": {"id": b.pk, "agent": b.agent.name}, **paired(rows_a, rows_b)}
+
+
+def evaluation_regrade(*, evaluation: Evaluation) -> dict[str, Any]:
+    """Replay each stored episode in a fresh environment, re-score it, recompute the figures and compare."""
+    rows: list[dict[str, Any]] = []
+    mismatches: list[dict[str, Any]] = []
+    for episode in evaluation_episodes(evaluation):
+        env = registry.make(episode.task.task_id, int(episode.seed or 0))
+        try:
+            replay_prefix(env, episode_to_record(episode)["steps"])
+        except ReplayDivergence as exc:
+            mismatches.append({"episode": episode.pk, "step": exc.index, "expected": exc.expected, "got": exc.got})
+            continue
+        score = env.score()
+        rows.append({"task": episode.task.key, "seed": episode.seed, "composite": score.composite, "passed": bool(score.passed),
+                     "termination_reason": episode.termination_reason, "episode": episode.pk})  # fmt: skip
+    regraded = summarize(rows)
+    stored = {k: evaluation.aggregate.get(k) for k in ("episodes", "composite", "pass_rate", "pass_hat_k", "per_task")}
+    fresh = {k: regraded[k] for k in ("episodes", "composite", "pass_rate", "pass_hat_k")}
+    fresh["per_task"] = regraded["per_task"]
+    stored_tasks = [{k: v for k, v in t.items() if k != "anchors"} for t in stored.get("per_task") or []]
+    matches = not mismatches and {**stored, "per_task": stored_tasks} == fresh
+    return {"matches": matches, "mismatches": mismatches, "aggregate": regraded}

@@ -1,0 +1,51 @@
+"""Reads for evaluations: the episode rows their statistics are computed from, and the anchors' rows beside them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab.rollouts.models import Evaluation, RolloutJob
+from lab.runs.models import JobStatus
+from lab.trajectories.models import AgentKind, Episode, EpisodeStatus
+
+
+def episode_row(episode: Episode) -> dict[str, Any]:
+    return {"task": episode.task.key, "seed": episode.seed, "composite": episode.composite or 0.0, "passed": bool(episode.passed),
+            "termination_reason": episode.termination_reason, "episode": episode.pk}  # fmt: skip
+
+
+def evaluation_episodes(evaluation: Evaluation) -> list[Episode]:
+    """Scored episodes of the evaluation's finished jobs. Failed jobs (infrastructure errors) are not agent results."""
+    jobs = RolloutJob.objects.filter(evaluation=evaluation, status=JobStatus.FINISHED, episode__status=EpisodeStatus.FINISHED)
+    return [job.episode for job in jobs.select_related("episode__task").order_by("task__key", "seed") if job.episode is not None]
+
+
+def evaluation_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
+    return [episode_row(e) for e in evaluation_episodes(evaluation)]
+
+
+def anchor_rows(evaluation: Evaluation) -> dict[str, list[dict[str, Any]]]:
+    """For each scripted anchor of the project, its latest finished rollout on each (task, seed) of the evaluation."""
+    tasks = {job.task_id for job in RolloutJob.objects.filter(evaluation=evaluation).only("task_id")}
+    episodes = (
+        Episode.objects.filter(
+            project=evaluation.project,
+            source="rollout",
+            status=EpisodeStatus.FINISHED,
+            task_id__in=tasks,
+            seed__in=evaluation.seeds,
+            agent__kind=AgentKind.SCRIPTED,
+        )  # fmt: skip
+        .exclude(agent=evaluation.agent)
+        .exclude(termination_reason="cancelled")
+        .select_related("agent", "task")
+        .order_by("agent__name", "task__key", "seed", "-id")
+    )
+    latest: dict[tuple[str, str, int | None], Episode] = {}
+    for episode in episodes:
+        assert episode.agent is not None
+        latest.setdefault((episode.agent.name, episode.task.key, episode.seed), episode)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for (name, _, _), episode in latest.items():
+        rows.setdefault(name, []).append(episode_row(episode))
+    return rows

@@ -1,0 +1,180 @@
+"""Rollouts: one episode of an agent config on a task and seed, persisted step by step and streamed live.
+
+    job = rollout_launch(project=p, agent=a, task=t, seed=0)     # queued; a Celery task runs it after commit
+    rollout_run(job_id=job.pk)                                   # the task's body; also callable inline (CLI)
+    rollout_cancel(job=job)                                      # the episode ends with termination_reason "cancelled"
+
+Crash safety: each step is committed (and published) as the runner produces it. The Celery task acks late,
+so a worker killed mid-episode leaves its message to be delivered again; the retry finds the running episode,
+replays its stored steps into a fresh environment (the state-hash chain is verified) and continues. Appends
+are idempotent by index, so nothing is lost or written twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from environments import registry
+from environments.core import Env, EnvError
+from environments.runner import run_episode
+from lab.errors import DomainError
+from lab.projects.models import Project
+from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
+from lab.runs.models import JobStatus
+from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
+from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts
+from training.policies import harness_for, policy_from_config
+
+log = logging.getLogger(__name__)
+
+TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
+_GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
+
+
+class RolloutCancelled(Exception):
+    """Raised from the sink between steps when someone asked the rollout to stop."""
+
+
+def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
+    return {"kind": agent.kind, "name": agent.name, "model": agent.model, "endpoint": agent.endpoint,
+            "sampling": agent.sampling or {}, "harness": agent.harness or {}}  # fmt: skip
+
+
+def anchor_agent_resolve(*, project: Project, name: str) -> AgentConfig:
+    """The project's AgentConfig for a scripted anchor, created on first use (anchors are agents too)."""
+    agent, _ = AgentConfig.objects.get_or_create(project=project, name=name, defaults={"kind": AgentKind.SCRIPTED, "model": name})
+    return agent
+
+
+def rollout_launch(*, project: Project, agent: AgentConfig, task: Task, seed: int, evaluation: Evaluation | None = None,
+                   user: Any = None, enqueue: bool = True) -> RolloutJob:  # fmt: skip
+    if agent.project_id != project.pk or task.project_id != project.pk:
+        raise DomainError("cross_project", "the agent and the task must belong to the rollout's project", status=404)
+    if agent.kind in (AgentKind.HUMAN, AgentKind.EXTERNAL):
+        raise DomainError("not_runnable", f"agent {agent.name!r} is {agent.kind}; only scripted, hf, vllm and openai agents run here")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise DomainError("invalid_seed", f"seed must be an integer, got {seed!r}")
+    job = RolloutJob.objects.create(
+        project=project, agent=agent, task=task, seed=seed, evaluation=evaluation,
+        queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=user if getattr(user, "is_authenticated", False) else None,
+    )  # fmt: skip
+    if enqueue:
+        transaction.on_commit(lambda: rollout_enqueue(job))
+    return job
+
+
+def rollout_enqueue(job: RolloutJob) -> None:
+    from lab.rollouts.tasks import run_rollout
+
+    run_rollout.apply_async(args=[job.pk], queue=job.queue)
+
+
+def rollout_cancel(*, job: RolloutJob) -> RolloutJob:
+    """A queued job is cancelled at once; a running one stops after its current step."""
+    with transaction.atomic():
+        job = RolloutJob.objects.select_for_update().get(pk=job.pk)
+        if job.status in TERMINAL:
+            return job
+        job.cancel_requested = True
+        fields = ["cancel_requested"]
+        if job.status == JobStatus.QUEUED:
+            job.status, job.ended_at = JobStatus.CANCELLED, timezone.now()
+            fields += ["status", "ended_at"]
+        job.save(update_fields=fields)
+    if job.status == JobStatus.CANCELLED and job.evaluation_id:
+        _evaluation_progress(job)
+    return job
+
+
+class EpisodeSink:
+    """Runner sink: each step is appended (committed, then published live); cancellation is checked between steps."""
+
+    def __init__(self, job: RolloutJob, episode: Episode, guard: GuardedPolicy, env: Env) -> None:
+        self.job, self.episode, self.guard, self.env = job, episode, guard, env
+
+    def on_start(self, header: dict[str, Any]) -> None:
+        self.episode.meta = {**self.episode.meta, "header": {**header, "rollout_job": self.job.pk}}
+        Episode.objects.filter(pk=self.episode.pk).update(meta=self.episode.meta)
+
+    def on_step(self, step: dict[str, Any]) -> None:
+        episode_append_step(episode=self.episode, step=step)
+        if RolloutJob.objects.filter(pk=self.job.pk, cancel_requested=True).exists():
+            raise RolloutCancelled()
+
+    def on_finish(self, record: dict[str, Any]) -> None:
+        header = record["header"]
+        reason = self.guard.stop_reason or header["termination_reason"]
+        episode_finish(episode=self.episode, reason=reason, score=header["score"], reward=header["reward"])
+
+
+def rollout_run(*, job_id: int) -> RolloutJob:
+    """Run (or resume) a job's episode to its end. Safe to call again for the same job after a crash."""
+    job = RolloutJob.objects.select_related("agent", "task", "project", "episode").get(pk=job_id)
+    if job.status in TERMINAL:
+        return job
+    if job.cancel_requested:
+        return _close(job, JobStatus.CANCELLED)
+    try:
+        env = registry.make(job.task.task_id, job.seed)
+        config = agent_config_dict(job.agent)
+        harness = harness_for(config)
+        policy = policy_from_config(config, env, int(job.seed))
+    except (EnvError, ValueError, ImportError, RuntimeError) as exc:
+        return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+    with transaction.atomic():
+        job = RolloutJob.objects.select_for_update().select_related("agent", "task", "project", "episode").get(pk=job_id)
+        job.attempts += 1
+        job.status, job.started_at = JobStatus.RUNNING, job.started_at or timezone.now()
+        if job.episode is None:
+            job.episode = episode_start(project=job.project, task=job.task, source="rollout", seed=int(job.seed), agent=job.agent,
+                                        user=job.created_by)  # fmt: skip
+        job.save(update_fields=["attempts", "status", "started_at", "episode"])
+    episode = job.episode
+    assert episode is not None
+    if episode.status != EpisodeStatus.RUNNING:  # finished before a crash hit the bookkeeping below
+        return _close(job, _job_status(episode))
+    history = episode_steps_as_dicts(episode)
+    if history and job.agent.kind == AgentKind.SCRIPTED:
+        policy = FastForwardPolicy(policy, env, history)
+    guard = GuardedPolicy(policy, pace_ms=harness.pace_ms)
+    sink = EpisodeSink(job, episode, guard, env)
+    try:
+        run_episode(env, guard, sink=sink, max_steps=harness.max_turns, start_history=history or None, harness=harness.to_dict(),
+                    max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
+    except RolloutCancelled:
+        score = env.score()
+        episode_finish(episode=episode, reason="cancelled", score=score.to_dict(), reward=score.composite)
+        return _close(job, JobStatus.CANCELLED)
+    except Exception as exc:  # a bug or a lost service: the episode ends as an infrastructure error, never silently
+        log.exception("rollout %s failed", job.pk)
+        episode.refresh_from_db()
+        if episode.status == EpisodeStatus.RUNNING:
+            episode_finish(episode=episode, reason="infrastructure_error")
+        return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
+    episode.refresh_from_db()
+    return _close(job, _job_status(episode))
+
+
+def _job_status(episode: Episode) -> str:
+    if episode.termination_reason == "cancelled":
+        return JobStatus.CANCELLED
+    return JobStatus.FAILED if episode.status == EpisodeStatus.FAILED else JobStatus.FINISHED
+
+
+def _close(job: RolloutJob, status: str, *, error: str = "") -> RolloutJob:
+    RolloutJob.objects.filter(pk=job.pk).update(status=status, error=error, ended_at=timezone.now())
+    job.status, job.error = status, error
+    if job.evaluation_id:
+        _evaluation_progress(job)
+    return job
+
+
+def _evaluation_progress(job: RolloutJob) -> None:
+    from lab.rollouts.evaluations import evaluation_refresh
+
+    evaluation_refresh(evaluation_id=job.evaluation_id)  # type: ignore[arg-type]

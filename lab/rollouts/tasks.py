@@ -1,0 +1,13 @@
+"""Celery tasks of rollouts. Thin: the services do the work (and the CLI calls the same functions)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from lab.rollouts.services import rollout_run
+
+
+@shared_task(name="lab.rollouts.tasks.run_rollout", acks_late=True, reject_on_worker_lost=True)
+def run_rollout(job_id: int) -> str:
+    """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode."""
+    return rollout_run(job_id=job_id).status
