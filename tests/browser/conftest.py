@@ -1,0 +1,117 @@
+"""A real console for the browser tests: `manage.py serve` (daphne + websockets) in a subprocess on a
+file-backed SQLite database, restartable mid-test, and Debian's chromium driven by playwright.
+
+pytest-django's live_server is WSGI-only (no websockets), so the server here is the same command users run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--no-first-run"]  # fmt: skip
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    if not CHROMIUM.exists():
+        for item in items:
+            if "browser" in item.keywords:
+                item.add_marker(
+                    pytest.mark.skip(reason="needs Debian's chromium at /usr/bin/chromium (make browser-deps: apt-get install -y chromium)")
+                )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ConsoleServer:
+    """`manage.py serve` on a private database; `restart()` is a real process restart on the same port."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}", "PRACTICUM_VAR_DIR": str(workdir / "var"),
+                    "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING"}  # fmt: skip
+        self.env.pop("DJANGO_SETTINGS_MODULE", None)
+        self.log = (workdir / "server.log").open("ab")
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run([sys.executable, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    def start(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(self.port)], cwd=ROOT, env=self.env,
+                                        stdout=self.log, stderr=subprocess.STDOUT)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError(f"the console did not start on {self.url}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: Any) -> Iterator[ConsoleServer]:
+    server = ConsoleServer(tmp_path_factory.mktemp("console"))
+    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
+    server.manage("tests/browser/seed.py")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def shoot() -> Any:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def save(page: Any, name: str) -> Path:
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return save
