@@ -49,8 +49,13 @@ def _tools(record: dict[str, Any]) -> list[Any]:
 
 
 def diagnoses_export_lines(*, diagnoses: QuerySet[Diagnosis], view: str) -> Iterator[bytes]:
+    """The JSONL lines of `view`; a bad view is refused here, before any line is produced."""
     if view not in VIEWS:
         raise DomainError("unknown_view", f"view={view!r}; use diagnosis or recovery", path="view")
+    return _lines(diagnoses, view)
+
+
+def _lines(diagnoses: QuerySet[Diagnosis], view: str) -> Iterator[bytes]:
     cache: dict[int, dict[str, Any]] = {}
 
     def record_of(episode: Episode) -> dict[str, Any]:

@@ -72,3 +72,12 @@ def diagnoser(project_a: Any) -> Any:
         return AgentConfig.objects.create(project=project_a, name=name, kind="scripted", model=name)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    from transformers import AutoTokenizer
+
+    from training.tiny import tiny_model_path
+
+    return AutoTokenizer.from_pretrained(tiny_model_path(0))
