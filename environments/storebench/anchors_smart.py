@@ -130,7 +130,7 @@ class SmartTriage(ScriptedPolicy):
     def forecast(self, sku: str, horizon: int) -> float:
         """Expected units sold per day over the next `horizon` days."""
         rate = max(0.05, self.rates.get(sku, 0.3))
-        return rate * (1.7 if self.today <= self.boost_until else 1.0)
+        return rate * (1.5 if self.today <= self.boost_until else 1.0)
 
     def supplier_for(self, sku: str) -> dict[str, Any] | None:
         options = [
@@ -159,8 +159,10 @@ class SmartTriage(ScriptedPolicy):
             lead = self.lead_time(supplier)
             rate = self.forecast(row["sku"], int(lead) + 10)
             position = row["available"] + row["incoming"]
-            if position < rate * (lead + 4):
-                quantity = math.ceil(rate * (lead + 11) - position)
+            # Stock that cannot sell before the horizon is worth only its clearance value, so cover stops there.
+            days_left = self.env.task.spec["days"] - self.today
+            if position < rate * min(lead + 4, days_left):
+                quantity = math.ceil(rate * min(lead + 11, days_left) - position)
                 if quantity > 0:
                     groups.setdefault(supplier["supplier_id"], []).append({"sku": row["sku"], "quantity": min(quantity, 5000)})
         for sid, lines in groups.items():
