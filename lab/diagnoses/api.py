@@ -38,7 +38,7 @@ from lab.trajectories.selectors import episode_get
 
 class DiagnosisSerializer(serializers.ModelSerializer):
     episode = serializers.IntegerField(source="episode_id")
-    child_episodes = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    child_episodes: Any = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
         model = Diagnosis

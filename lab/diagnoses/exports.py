@@ -77,5 +77,5 @@ def _lines(diagnoses: QuerySet[Diagnosis], view: str) -> Iterator[bytes]:
         corrected = children.get(result["corrected_episode"])
         if corrected is None:
             continue
-        retry = children.get(result.get("retry_episode"))
+        retry = children.get(int(result.get("retry_episode") or 0))
         yield _line(recovery_example(episode_to_record(corrected), data, retry=episode_to_record(retry) if retry else None))

@@ -128,7 +128,9 @@ def diagnosis_summary(diagnoses: Iterable[Diagnosis]) -> dict[str, Any]:
         groups["all"].append(diagnosis)
     table = {}
     for category, rows in sorted(groups.items(), key=lambda kv: (kv[0] == "all", kv[0])):
-        checked = [d.verification_result for d in rows if d.verification in (Verification.VERIFIED, Verification.REFUTED)]
+        checked: list[dict[str, Any]] = [
+            d.verification_result or {} for d in rows if d.verification in (Verification.VERIFIED, Verification.REFUTED)
+        ]
         table[category] = {
             "diagnoses": len(rows),
             "verified": sum(1 for d in rows if d.verification == Verification.VERIFIED),
