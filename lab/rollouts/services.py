@@ -127,7 +127,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     except (EnvError, ValueError, ImportError, RuntimeError) as exc:
         return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
-        job = RolloutJob.objects.select_for_update().select_related("agent", "task", "project", "episode").get(pk=job_id)
+        job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)
         job.attempts += 1
         job.status, job.started_at = JobStatus.RUNNING, job.started_at or timezone.now()
         if job.episode is None:

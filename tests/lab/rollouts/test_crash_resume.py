@@ -1,0 +1,100 @@
+"""A real `celery worker` process killed with SIGKILL mid-episode; a second worker resumes the episode.
+
+Needs a broker and a database shared between processes: PostgreSQL (DATABASE_URL) and Redis (REDIS_URL).
+The job goes to a queue of its own, so the in-process test worker never takes it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+from environments.registry import make
+from environments.runner import make_policy, run_episode
+from lab.rollouts.models import RolloutJob
+from lab.rollouts.services import rollout_enqueue, rollout_launch
+from lab.trajectories.models import AgentConfig, Episode
+from lab.trajectories.services import episode_to_record, task_resolve
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[3]
+
+# Worker B looks for unacknowledged messages every second and takes back any older than 2 s (production
+# keeps the 1 h visibility timeout of the settings; the mechanism is the same).
+_LAUNCHER = (
+    "import sys; from lab.celery import app; "
+    "app.conf.broker_transport_options = {'visibility_timeout': float(sys.argv[2]), 'unacked_restore_interval': 1, 'unacked_restore_throttle': 1}; "
+    "app.worker_main(['worker', '-Q', sys.argv[1], '--pool=solo', '--without-heartbeat', '--without-mingle', '--without-gossip', "
+    "'--loglevel=WARNING', '-n', sys.argv[3]])"
+)
+
+
+def _worker(queue: str, visibility_s: float, name: str, log: Path) -> subprocess.Popen[bytes]:
+    db = settings.DATABASES["default"]
+    url = f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL, "DJANGO_SETTINGS_MODULE": "lab.settings"}
+    return subprocess.Popen([sys.executable, "-c", _LAUNCHER, queue, str(visibility_s), f"{name}@%h"], cwd=ROOT, env=env,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+
+def _wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_same_chain(transactional_db: Any, project_a: Any,
+                                                                                             tmp_path: Path) -> None:  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a, name="random-valid", kind="scripted", model="random-valid", harness={"pace_ms": 10}
+    )
+    task = task_resolve(project=project_a, env="storebench", key="payment-outage")
+    job = rollout_launch(project=project_a, agent=agent, task=task, seed=5, enqueue=False)
+    job.queue = f"crash-{uuid.uuid4().hex[:8]}"
+    job.save(update_fields=["queue"])
+    first = _worker(job.queue, 3600, "crash-a", tmp_path / "a.log")
+    second = None
+    try:
+        rollout_enqueue(job)
+
+        def steps_written() -> int:
+            episode = Episode.objects.filter(rollout__pk=job.pk).first()
+            return episode.step_count if episode else 0
+
+        _wait_for(lambda: steps_written() >= 40, 60, "the first worker to write 40 steps")
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+        job.refresh_from_db()
+        at_kill = job.episode.step_count
+        assert (job.status, job.episode.status, job.attempts) == ("running", "running", 1)
+        time.sleep(0.5)
+        assert Episode.objects.get(pk=job.episode.pk).step_count == at_kill  # nobody writes any more
+
+        second = _worker(job.queue, 2, "crash-b", tmp_path / "b.log")
+        _wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the second worker to finish the episode")
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+    job.refresh_from_db()
+    episode = job.episode
+    assert (job.status, job.attempts, episode.status, episode.termination_reason) == ("finished", 2, "finished", "horizon_reached")
+    steps = episode_to_record(episode)["steps"]
+    assert len(steps) > at_kill and [s["index"] for s in steps] == list(range(len(steps)))
+    env = make("storebench/payment-outage", 5)
+    uninterrupted = run_episode(env, make_policy("random-valid", env, 5))
+    assert [s["state_hash"] for s in steps] == [s["state_hash"] for s in uninterrupted["steps"]]
+    assert episode.composite == pytest.approx(uninterrupted["header"]["score"]["composite"])
