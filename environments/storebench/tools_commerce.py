@@ -46,7 +46,8 @@ def _product_row(world: World, s: Any) -> dict[str, Any]:
     category="catalogue",
 )
 def list_products(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
-    query = args.get("query", "").lower()
+    query = clean_text(args.get("query", ""), "query").lower()
+    clean_text(args.get("category", ""), "category")
     rows = [
         s for s in world.skus.values()
         if (not query or query in s.name.lower()) and args.get("category", s.category) == s.category and args.get("status", s.status) == s.status
