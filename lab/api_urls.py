@@ -4,7 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from lab.diagnoses.api import DiagnosisViewSet
-from lab.rollouts.api import EvaluationViewSet
+from lab.rollouts.api import EvaluationViewSet, RolloutViewSet
 from lab.runs.api import TrainingRunViewSet
 from lab.trajectories.api import AgentConfigViewSet, DatasetExportView, EpisodeImportView, EpisodeViewSet, ImportJobView, TaskViewSet
 
@@ -16,6 +16,7 @@ router.register("agents", AgentConfigViewSet, basename="agent")
 router.register("diagnoses", DiagnosisViewSet, basename="diagnosis")
 router.register("runs", TrainingRunViewSet, basename="run")
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
+router.register("rollouts", RolloutViewSet, basename="rollout")
 
 urlpatterns = [
     path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),

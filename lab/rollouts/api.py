@@ -1,18 +1,28 @@
-"""Evaluations, read-only over the API here; the rollouts issue adds launching."""
+"""REST API for evaluations and rollouts: launch, read, cancel, compare, re-grade. Views are thin over services."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, viewsets
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from lab.projects.permissions import visible_projects
-from lab.rollouts.models import Evaluation
+from environments import registry
+from environments.core import EnvError
+from lab.errors import DomainError
+from lab.projects.models import WRITE_ROLES
+from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.rollouts.evaluations import evaluation_cancel, evaluation_compare, evaluation_create, evaluation_regrade
+from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
+from lab.trajectories.services import task_resolve
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
-    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True)
 
     class Meta:
@@ -21,9 +31,110 @@ class EvaluationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class EvaluationLaunchSerializer(serializers.Serializer):
+    agent = serializers.CharField(max_length=128, help_text="An agent's name; an environment anchor's name creates it on demand.")
+    task_set = serializers.CharField(max_length=128, help_text='"storebench/eval", "storebench/dev", or one task id.')
+    seeds = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=1000)
+    project = serializers.CharField(required=False)
+
+
+class RolloutSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    agent = serializers.CharField(source="agent.name", read_only=True)
+    task = serializers.CharField(source="task.task_id", read_only=True)
+    stream = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RolloutJob
+        fields = ["id", "project", "agent", "task", "seed", "status", "episode", "evaluation", "attempts", "cancel_requested", "error",
+                  "stream", "created_at", "started_at", "ended_at"]  # fmt: skip
+        read_only_fields = fields
+
+    def get_stream(self, job: RolloutJob) -> str | None:
+        return f"/ws/episodes/{job.episode_id}/" if job.episode_id else None
+
+
+class RolloutLaunchSerializer(serializers.Serializer):
+    agent = serializers.CharField(max_length=128)
+    task = serializers.CharField(max_length=200, help_text='A task id, e.g. "storebench/payment-outage".')
+    seed = serializers.IntegerField()
+    project = serializers.CharField(required=False)
+
+
+def _env_of(task_set: str) -> str:
+    try:
+        return registry.task_set(task_set)[0].env
+    except EnvError as exc:
+        raise DomainError(exc.code, exc.message) from exc
+
+
 @extend_schema(tags=["evaluations"])
-class EvaluationViewSet(viewsets.ReadOnlyModelViewSet):
+class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Evaluations of an agent on a task set × seeds. POST launches one; its rollouts run as jobs."""
+
     serializer_class = EvaluationSerializer
 
     def get_queryset(self) -> Any:
         return Evaluation.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "project")
+
+    @extend_schema(request=EvaluationLaunchSerializer, responses={201: EvaluationSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = EvaluationLaunchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        project = write_project(request, params.get("project") or request.query_params.get("project"), action="run evaluations")
+        agent = agent_resolve_for_run(project=project, name=params["agent"], env_name=_env_of(params["task_set"]))
+        evaluation = evaluation_create(project=project, agent=agent, task_set=params["task_set"], seeds=params["seeds"], user=request.user)
+        return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[OpenApiParameter("with", int, required=True, description="The other evaluation (B in A − B).")])
+    @action(detail=True, methods=["get"])
+    def compare(self, request: Request, pk: str) -> Response:
+        other_id = request.query_params.get("with", "")
+        if not other_id.isdigit():
+            raise DomainError("invalid_parameter", f"with={other_id!r}: name the other evaluation's id")
+        other = self.get_queryset().filter(pk=int(other_id)).first()
+        if other is None:
+            raise DomainError("not_found", f"No evaluation {other_id} that you can see.", status=404)
+        return Response(evaluation_compare(a=self.get_object(), b=other))
+
+    @action(detail=True, methods=["post"])
+    def regrade(self, request: Request, pk: str) -> Response:
+        return Response(evaluation_regrade(evaluation=self.get_object()))
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        evaluation = self.get_object()
+        require_role(request=request, project=evaluation.project, roles=WRITE_ROLES, action="cancel evaluations")
+        return Response(EvaluationSerializer(evaluation_cancel(evaluation=evaluation)).data)
+
+
+@extend_schema(tags=["rollouts"])
+class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Single episodes of an agent on a task and seed, run as jobs and streamed live at `stream`."""
+
+    serializer_class = RolloutSerializer
+
+    def get_queryset(self) -> Any:
+        return RolloutJob.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "task", "project")
+
+    @extend_schema(request=RolloutLaunchSerializer, responses={201: RolloutSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = RolloutLaunchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        project = write_project(request, params.get("project") or request.query_params.get("project"), action="run rollouts")
+        try:
+            spec = registry.get_task(params["task"])
+        except EnvError as exc:
+            raise DomainError(exc.code, exc.message) from exc
+        agent = agent_resolve_for_run(project=project, name=params["agent"], env_name=spec.env)
+        task = task_resolve(project=project, env=spec.env, key=spec.key)
+        job = rollout_launch(project=project, agent=agent, task=task, seed=params["seed"], user=request.user)
+        return Response(RolloutSerializer(job).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        job = self.get_object()
+        require_role(request=request, project=job.project, roles=WRITE_ROLES, action="cancel rollouts")
+        return Response(RolloutSerializer(rollout_cancel(job=job)).data)

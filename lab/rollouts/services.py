@@ -178,3 +178,15 @@ def _evaluation_progress(job: RolloutJob) -> None:
     from lab.rollouts.evaluations import evaluation_refresh
 
     evaluation_refresh(evaluation_id=job.evaluation_id)  # type: ignore[arg-type]
+
+
+def agent_resolve_for_run(*, project: Project, name: str, env_name: str) -> AgentConfig:
+    """The project's agent called `name`; a scripted anchor of `env_name` is created on demand."""
+    agent = AgentConfig.objects.filter(project=project, name=name).first()
+    if agent is not None:
+        return agent
+    from environments.policies import policy_names
+
+    if name in policy_names(env_name):
+        return anchor_agent_resolve(project=project, name=name)
+    raise DomainError("unknown_agent", f"no agent {name!r} in {project.slug}, and {env_name} has no anchor of that name", status=404)
