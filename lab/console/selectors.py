@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Avg, Count, F, FloatField, QuerySet, Value
+from django.db.models import Case, Count, F, FloatField, QuerySet, Sum, Value, When
 from django.db.models.functions import Cast, Coalesce
 from django.utils.dateparse import parse_datetime
 
@@ -61,7 +61,11 @@ def episode_page(episodes: QuerySet[Episode], *, sort: str = "-created", cursor:
 
         episodes = episodes.filter(Q(**{f"{column}__{op}": value}) | Q(**{column: value, f"id__{op}": last_id}))
     order = [column, "id"] if ascending else [f"-{column}", "-id"]
-    rows = list(episodes.order_by(*order)[: size + 1])
+    # Ids first, from a narrow query (no joins for select_related), then the rows: at 100k episodes the
+    # ordering pass over the matching rows is what costs, and it is cheaper without the joined columns.
+    ids = list(episodes.order_by(*order).values_list("pk", flat=True)[: size + 1])
+    by_id = episodes.model.objects.select_related("task", "agent", "project").in_bulk(ids)
+    rows = [by_id[pk] for pk in ids]
     next_cursor = None
     if len(rows) > size:
         rows = rows[:size]
@@ -105,14 +109,16 @@ def contender_kind(source: str, agent_kind: str | None) -> str:
     return "anchor" if agent_kind == "scripted" else "agent"
 
 
-def _ci95(row: dict[str, Any]) -> float:
-    """Half-width of the normal-approximation 95% interval of the mean, from E[x] and E[x^2] (SQLite's sample
-    standard deviation fails on groups of one). With n < 2 there is no spread to estimate: 0, shown as n=1."""
-    n = row["n"]
-    if n < 2:
-        return 0.0
-    variance = max(0.0, (row["mean_sq"] - row["mean"] ** 2) * n / (n - 1))
-    return 1.96 * math.sqrt(variance) / math.sqrt(n)
+def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "") -> LeaderRow:
+    """Mean, pass rate and the half-width of the normal-approximation 95% interval from n, Σx, Σx² and passes
+    (sums rather than SQL's stddev: SQLite's fails on groups of one, and sums add up across tasks)."""
+    n = int(sums["n"])
+    mean = sums["total"] / n
+    ci = 0.0  # with n < 2 there is no spread to estimate; the page shows n=1
+    if n >= 2:
+        variance = max(0.0, (sums["total_sq"] - n * mean * mean) / (n - 1))
+        ci = 1.96 * math.sqrt(variance / n)
+    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task)
 
 
 def leaderboard(*, projects: QuerySet, env: str = "", split: str = "", env_version: str = "", task: str = "") -> Leaderboard:
@@ -128,24 +134,21 @@ def leaderboard(*, projects: QuerySet, env: str = "", split: str = "", env_versi
         episodes = episodes.filter(task__env_version=env_version)
     if task:
         episodes = episodes.filter(task__key=task.rpartition("/")[2])
-    passed = Coalesce(Cast("passed", FloatField()), Value(0.0))
-    stats = dict(n=Count("id"), mean=Avg("composite"), mean_sq=Avg(F("composite") * F("composite")), pass_rate=Avg(passed))
+    passed = Case(When(passed=True, then=Value(1.0)), default=Value(0.0), output_field=FloatField())
+    stats = dict(n=Count("id"), total=Sum("composite"), total_sq=Sum(F("composite") * F("composite")), passes=Sum(passed))
     name = Coalesce(F("agent__name"), Value("(unnamed)"))
-    board = Leaderboard()
     grouped = episodes.annotate(contender=name).values("task__env", "task__key", "source", "agent__kind", "contender").annotate(**stats)
-    for row in grouped.order_by("task__env", "task__key", "-mean"):
-        key = f"{row['task__env']}/{row['task__key']}"
-        board.by_task.setdefault(key, []).append(
-            LeaderRow(kind=contender_kind(row["source"], row["agent__kind"]), name=row["contender"], n=row["n"], mean=row["mean"],
-                      pass_rate=row["pass_rate"], ci=_ci95(row), task=key)
-        )  # fmt: skip
-    for row in episodes.annotate(contender=name).values("source", "agent__kind", "contender").annotate(**stats).order_by("-mean"):
-        board.overall.append(
-            LeaderRow(kind=contender_kind(row["source"], row["agent__kind"]), name=row["contender"], n=row["n"], mean=row["mean"],
-                      pass_rate=row["pass_rate"], ci=_ci95(row))
-        )  # fmt: skip
-    for rows in board.by_task.values():
-        rows.sort(key=lambda r: -r.mean)
+    # One grouped query per (task, contender); the overall rows are the exact sums of those groups.
+    overall: dict[tuple[str, str], dict[str, float]] = {}
+    board = Leaderboard()
+    for row in grouped:
+        kind, key = contender_kind(row["source"], row["agent__kind"]), f"{row['task__env']}/{row['task__key']}"
+        board.by_task.setdefault(key, []).append(_leader_row(kind, row["contender"], row, task=key))
+        sums = overall.setdefault((kind, row["contender"]), {"n": 0, "total": 0.0, "total_sq": 0.0, "passes": 0.0})
+        for field_name in sums:
+            sums[field_name] += row[field_name]
+    board.overall = sorted((_leader_row(kind, contender, sums) for (kind, contender), sums in overall.items()), key=lambda r: -r.mean)
+    board.by_task = {key: sorted(rows, key=lambda r: -r.mean) for key, rows in sorted(board.by_task.items())}
     return board
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from lab.console.selectors import leaderboard
+from lab.console.selectors import episode_page, leaderboard
 from lab.console.views.common import console_view, page, visible_projects
 from lab.rollouts.models import Evaluation
 from lab.runs.models import TrainingRun
@@ -19,7 +19,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request)
     context = {
         "projects": projects,
-        "recent": Episode.objects.filter(project__in=projects).select_related("task", "agent").order_by("-created_at", "-id")[:15],
+        "recent": episode_page(Episode.objects.filter(project__in=projects), size=15).rows,
         "running": Episode.objects.filter(project__in=projects, status="running").select_related("task", "agent").order_by("-id")[:20],
         "runs": TrainingRun.objects.filter(project__in=projects, status__in=ACTIVE).order_by("-created_at")[:10],
         "evaluations": Evaluation.objects.filter(project__in=projects, status__in=ACTIVE).select_related("agent")[:10],
