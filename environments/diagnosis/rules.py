@@ -4,7 +4,8 @@
     answer.proposal or answer.error
 
 The rule finds the pivotal step k (pivotal.py: the anchor taking over before k passes, after k it cannot),
-asks the anchor what it would do at k given the same history, and proposes that action as the correction.
+asks the anchor what it would do from k given the same history, and proposes its first call that changes the
+world (a read would change nothing) as the correction.
 The category follows from how the agent's action at k differs: an invalid or failing call, a repeat of a
 recent call, stopping, the anchor's tool with other arguments, or a different tool (a planning error).
 """
@@ -14,10 +15,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from environments.core import ToolCall
 from environments.diagnosis.branching import env_for_record
 from environments.diagnosis.model_diagnoser import DiagnosisProposal, ModelAnswer
 from environments.diagnosis.pivotal import AnchorFactory, find_pivotal_step
 from environments.replay import replay_prefix
+from environments.trajectory import make_step
 
 
 def _call_key(call: dict[str, Any]) -> str:
@@ -45,6 +48,37 @@ def categorize(record: dict[str, Any], step_index: int, anchor_call: dict[str, A
     return "planning_error"
 
 
+_LOOKAHEAD = 40  # anchor actions tried from step k before giving up on finding one that changes the world
+
+
+def first_state_changing_call(record: dict[str, Any], k: int, *, anchor_factory: AnchorFactory, seed: int) -> dict[str, Any] | None:
+    """The anchor's first call from step k that changes the world (a write event, no error).
+
+    Anchors often open a day by reading (news, inventory); proposing a read as the correction would change
+    nothing, so the anchor plays on in a scratch copy of the world until it makes a call that writes.
+    """
+    env = env_for_record(record)
+    history = [dict(step) for step in record["steps"][:k]]
+    replay_prefix(env, history)
+    anchor = anchor_factory(env, seed)
+    tools = env.tools()
+    for _ in range(_LOOKAHEAD):
+        if env.done:
+            return None
+        action = anchor.act(history, tools)
+        if not action.tool_calls:
+            return None
+        calls, results = [], []
+        for i, call in enumerate(action.tool_calls):
+            result = env.step(ToolCall(name=call.name, arguments=dict(call.arguments), id=call.id or f"look_{len(history)}_{i}"))
+            if not result.is_error and any(event.op == "write" for event in result.events):
+                return {"name": call.name, "arguments": dict(call.arguments)}
+            calls.append({"id": call.id or f"look_{len(history)}_{i}", "name": call.name, "arguments": dict(call.arguments)})
+            results.append({"call_id": calls[-1]["id"], "content": result.content, "is_error": result.is_error})
+        history.append(make_step(index=len(history), tool_calls=calls, results=results))
+    return None
+
+
 def rule_diagnose(
     record: dict[str, Any], *, anchor_factory: AnchorFactory, seeds: tuple[int, ...] = (0,), search: str = "binary"
 ) -> ModelAnswer:
@@ -54,13 +88,9 @@ def rule_diagnose(
     if pivotal.step is None:
         return ModelAnswer(None, f"no pivotal step: {pivotal.reason}", raw)
     k = pivotal.step
-    env = env_for_record(record)
-    prefix = record["steps"][:k]
-    replay_prefix(env, prefix)
-    action = anchor_factory(env, seeds[0]).act(prefix, env.tools())
-    if not action.tool_calls:
-        return ModelAnswer(None, f"the anchor makes no tool call at step {k}", raw)
-    anchor_call = {"name": action.tool_calls[0].name, "arguments": dict(action.tool_calls[0].arguments)}
+    anchor_call = first_state_changing_call(record, k, anchor_factory=anchor_factory, seed=seeds[0])
+    if anchor_call is None:
+        return ModelAnswer(None, f"the anchor changes nothing in its first {_LOOKAHEAD} actions from step {k}", raw)
     if [_call_key(anchor_call)] == [_call_key(c) for c in record["steps"][k].get("tool_calls") or []]:
         return ModelAnswer(None, f"the anchor would make the same call at pivotal step {k}", raw)
     before = pivotal.checks[k]["composites"]

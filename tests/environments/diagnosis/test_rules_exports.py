@@ -23,9 +23,10 @@ def test_the_rule_diagnoses_the_pivotal_step_with_the_anchors_choice() -> None:
 def test_the_rule_calls_a_wasted_call_to_the_right_tool_wrong_arguments(tight_failure: dict[str, Any]) -> None:
     answer = rule_diagnose(tight_failure, anchor_factory=factory("ledger-fixer"))
     assert answer.proposal is not None and answer.proposal.step_index == 1
-    # the fixer would read first; the agent called add, a different tool: a planning error
-    assert answer.proposal.category == "planning_error"
-    assert answer.proposal.correction == {"name": "read", "arguments": {"key": "a"}}
+    # the fixer reads first, but a read changes nothing: the correction is its first write, an add to the
+    # right key, so the agent's add with other arguments is a wrong-arguments error
+    assert answer.proposal.category == "wrong_arguments"
+    assert answer.proposal.correction["name"] == "add" and answer.proposal.correction["arguments"]["key"] == "a"
 
 
 def test_the_rule_answers_no_diagnosis_when_the_anchor_cannot_pass(tight_failure: dict[str, Any]) -> None:
