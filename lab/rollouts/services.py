@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from environments import registry
@@ -146,6 +146,8 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     try:
         run_episode(env, guard, sink=sink, max_steps=harness.max_turns, start_history=history or None, harness=harness.to_dict(),
                     max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
+    except DatabaseError:
+        raise  # the database went away or was locked: the Celery task retries, and the retry resumes by replay
     except RolloutCancelled:
         score = env.score()
         episode_finish(episode=episode, reason="cancelled", score=score.to_dict(), reward=score.composite)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import DatabaseError
 
 from lab.rollouts.services import rollout_run
 
 
-@shared_task(name="lab.rollouts.tasks.run_rollout", acks_late=True, reject_on_worker_lost=True)
+@shared_task(
+    name="lab.rollouts.tasks.run_rollout", acks_late=True, reject_on_worker_lost=True,
+    autoretry_for=(DatabaseError,), retry_backoff=0.5, retry_backoff_max=30, max_retries=8,
+)  # fmt: skip
 def run_rollout(job_id: int) -> str:
-    """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode."""
+    """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode.
+    A database error (lost connection, a locked SQLite file) retries the task, which resumes the same way."""
     return rollout_run(job_id=job_id).status

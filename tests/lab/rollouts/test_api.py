@@ -1,0 +1,63 @@
+"""Evaluations and rollouts over the REST API, run by a real Celery worker; scoping and roles."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from lab.trajectories.models import AgentConfig, Episode
+
+TASK = "storebench/payment-outage"
+
+
+def _wait(client: Any, url: str, done: Any, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = client.get(url).json()
+        if done(body):
+            return body
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not get there in {timeout} s: {body}")
+
+
+def test_an_evaluation_launched_over_the_api_runs_on_the_worker(
+    celery_worker: Any, alice_api: Any, bob: Any, api: Any, project_b: Any
+) -> None:
+    response = alice_api.post("/api/v1/evaluations/", {"agent": "naive-restock", "task_set": TASK, "seeds": [0, 1]}, format="json")
+    assert response.status_code == 201, response.json()
+    url = f"/api/v1/evaluations/{response.json()['id']}/"
+    body = _wait(alice_api, url, lambda b: b["status"] == "finished")
+    assert body["progress"] == 1.0 and body["agent"] == "naive-restock" and body["aggregate"]["episodes"] == 2
+    assert AgentConfig.objects.get(name="naive-restock").kind == "scripted"  # the anchor was created on demand
+    assert api(bob, project_b).get(url).status_code == 404
+    regrade = alice_api.post(f"{url}regrade/")
+    assert regrade.status_code == 200 and regrade.json()["matches"] is True
+    rollouts = alice_api.get("/api/v1/rollouts/").json()
+    assert sorted(r["seed"] for r in rollouts) == [0, 1] and {r["status"] for r in rollouts} == {"finished"}
+
+
+def test_a_rollout_cancelled_over_the_api_ends_as_cancelled(celery_worker: Any, alice_api: Any, project_a: Any) -> None:
+    AgentConfig.objects.create(project=project_a, name="slow-idler", kind="scripted", model="do-nothing", harness={"pace_ms": 100})
+    response = alice_api.post("/api/v1/rollouts/", {"agent": "slow-idler", "task": TASK, "seed": 2}, format="json")
+    assert response.status_code == 201, response.json()
+    url = f"/api/v1/rollouts/{response.json()['id']}/"
+    running = _wait(alice_api, url, lambda b: b["episode"] and Episode.objects.get(pk=b["episode"]).step_count >= 3)
+    assert running["stream"] == f"/ws/episodes/{running['episode']}/"
+    assert alice_api.post(f"{url}cancel/").status_code == 200
+    body = _wait(alice_api, url, lambda b: b["status"] == "cancelled")
+    episode = Episode.objects.get(pk=body["episode"])
+    assert (episode.termination_reason, episode.status) == ("cancelled", "finished") and episode.step_count < 31
+
+
+def test_launching_needs_a_writer_and_valid_parameters(
+    db: Any, api: Any, role_users: dict[str, Any], project_a: Any, alice_api: Any
+) -> None:
+    viewer = api(role_users["viewer"], project_a)
+    assert viewer.post("/api/v1/evaluations/", {"agent": "do-nothing", "task_set": TASK, "seeds": [0]}, format="json").status_code == 403
+    assert viewer.post("/api/v1/rollouts/", {"agent": "do-nothing", "task": TASK, "seed": 0}, format="json").status_code == 403
+    bad_set = alice_api.post("/api/v1/evaluations/", {"agent": "do-nothing", "task_set": "storebench/nope", "seeds": [0]}, format="json")
+    assert bad_set.status_code == 400 and "storebench/nope" in bad_set.json()["error"]["message"]
+    no_agent = alice_api.post("/api/v1/rollouts/", {"agent": "ghost", "task": TASK, "seed": 0}, format="json")
+    assert no_agent.status_code == 404 and "ghost" in no_agent.json()["error"]["message"]
+    no_seeds = alice_api.post("/api/v1/evaluations/", {"agent": "do-nothing", "task_set": TASK, "seeds": []}, format="json")
+    assert no_seeds.status_code == 400
