@@ -141,7 +141,8 @@ def leaderboard(*, projects: QuerySet, env: str = "", split: str = "", env_versi
     # One grouped query per (task, contender); the overall rows are the exact sums of those groups.
     overall: dict[tuple[str, str], dict[str, float]] = {}
     board = Leaderboard()
-    for row in grouped:
+    for group in grouped:
+        row: dict[str, Any] = dict(group)
         kind, key = contender_kind(row["source"], row["agent__kind"]), f"{row['task__env']}/{row['task__key']}"
         board.by_task.setdefault(key, []).append(_leader_row(kind, row["contender"], row, task=key))
         sums = overall.setdefault((kind, row["contender"]), {"n": 0, "total": 0.0, "total_sq": 0.0, "passes": 0.0})
@@ -181,7 +182,7 @@ def first_divergence(a: Episode, b: Episode, *, chunk: int = 500) -> int | None:
 def score_deltas(a: Episode, b: Episode) -> list[dict[str, Any]]:
     """Per component (composite first): a's value, b's value and b - a."""
     sa, sb = (a.score or {}).get("components") or {}, (b.score or {}).get("components") or {}
-    rows = [{"name": "composite", "a": a.composite, "b": b.composite}]
+    rows: list[dict[str, Any]] = [{"name": "composite", "a": a.composite, "b": b.composite}]
     rows += [{"name": name, "a": sa.get(name), "b": sb.get(name)} for name in sorted(set(sa) | set(sb))]
     for row in rows:
         row["delta"] = row["b"] - row["a"] if row["a"] is not None and row["b"] is not None else None
@@ -199,4 +200,4 @@ def step_search(episode: Episode, query: str, *, limit: int = 100) -> list[dict[
     found = steps.filter(
         Q(message_text__icontains=text) | Q(reasoning__icontains=text) | Q(calls_text__icontains=text) | Q(results_text__icontains=text)
     )
-    return list(found.order_by("index").values("index", "source", "message_text", "calls_text")[:limit])
+    return [dict(hit) for hit in found.order_by("index").values("index", "source", "message_text", "calls_text")[:limit]]

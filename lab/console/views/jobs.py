@@ -61,5 +61,5 @@ def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     episodes = evaluation.episodes.select_related("task").order_by("task__key", "seed")[:500]
     aggregate = evaluation.aggregate or {}
     context = {"evaluation": evaluation, "episodes": episodes, "aggregate": aggregate,
-               "per_task": aggregate.get("per_task") or aggregate.get("per_scenario") or {}, "live": evaluation.status in ("queued", "running")}  # fmt: skip
+               "per_task": aggregate.get("per_task") or [], "live": evaluation.status in ("queued", "running")}  # fmt: skip
     return page(request, "console/evaluation_detail.html", context, fragment="console/_evaluation_status.html")

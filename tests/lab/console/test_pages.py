@@ -111,14 +111,19 @@ def test_runs_and_evaluations_pages_show_status_metrics_and_checkpoints(
     checkpoint = Checkpoint.objects.create(run=run, step=100, path="/ckpt/100", eval_results={"mean": 0.31})
     agent = AgentConfig.objects.create(project=project_a, name="tiny@100", kind="hf", checkpoint=checkpoint)
     evaluation = Evaluation.objects.create(project=project_a, agent=agent, task_set="storebench/eval", seeds=[0, 1], status="running", progress=0.5,
-                                           checkpoint=checkpoint, aggregate={"mean": 0.31, "pass_rate": 0.25})  # fmt: skip
+                                           checkpoint=checkpoint, aggregate={"episodes": 4, "composite": {"n": 4, "mean": 0.31, "low": 0.2, "high": 0.42},
+                                           "pass_rate": 0.25, "anchors": {"smart-triage": {"composite": 0.55, "pass_rate": 1.0, "episodes": 4}},
+                                           "per_task": [{"task": "storebench/cash-crunch", "n": 4, "composite": {"mean": 0.31, "low": 0.2, "high": 0.42},
+                                                         "pass_rate": 0.25, "anchors": {"smart-triage": 0.55}}]})  # fmt: skip
     client = login(role_users["viewer"])
     assert "grpo-small" in client.get("/runs/").content.decode()
     detail = client.get(f"/runs/{run.pk}/").content.decode()
     assert "/ckpt/100" in detail and 'data-metric="loss"' in detail and f'ws-connect="/ws/runs/{run.pk}/?after=0"' in detail
     assert client.get(f"/runs/{run.pk}/metrics.json").json() == {"metrics": {"kl": [[1], [0.01]], "loss": [[1, 2], [2.0, 1.5]]}}
-    assert "tiny@100" in client.get("/evaluations/").content.decode()
-    assert "50%" in client.get(f"/evaluations/{evaluation.pk}/").content.decode()
+    listing = client.get("/evaluations/").content.decode()
+    assert "tiny@100" in listing and "0.310" in listing
+    detail = client.get(f"/evaluations/{evaluation.pk}/").content.decode()
+    assert "50%" in detail and "0.200 – 0.420" in detail and "smart-triage" in detail and "0.550" in detail
     other = login(bob)
     assert other.get(f"/runs/{run.pk}/").status_code == 404 and other.get(f"/evaluations/{evaluation.pk}/").status_code == 404
 
