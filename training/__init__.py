@@ -27,7 +27,7 @@ RECIPES: dict[str, tuple[str, str]] = {
 
 def recipe_config_class(recipe: str) -> type[TrainConfig]:
     if recipe not in RECIPES:
-        raise ConfigError(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+        raise ConfigError(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}", ["recipe"])
     module, name = RECIPES[recipe]
     return getattr(importlib.import_module(module), name)
 

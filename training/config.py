@@ -19,7 +19,11 @@ C = TypeVar("C", bound="TrainConfig")
 
 
 class ConfigError(ValueError):
-    """A bad configuration; the message names each offending field and value."""
+    """A bad configuration; the message names each offending field and value, and `fields` lists the field names."""
+
+    def __init__(self, message: str, fields: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.fields = list(fields or [])
 
 
 @dataclass
@@ -62,7 +66,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         problems = self.problems()
         if problems:
-            raise ConfigError(f"{type(self).__name__}: " + "; ".join(problems))
+            raise ConfigError(f"{type(self).__name__}: " + "; ".join(problems), [p.split("=", 1)[0] for p in problems])
 
     def problems(self) -> list[str]:
         """Every invalid field as 'name=value: why'. Subclasses extend this list."""
@@ -94,21 +98,21 @@ def load_config(cls: type[C], values: dict[str, Any]) -> C:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise ConfigError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        raise ConfigError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}", unknown)
     defaults = cls.__dataclass_fields__
     for name, value in values.items():
-        default = defaults[name].default if defaults[name].default is not dataclasses.MISSING else defaults[name].default_factory()  # type: ignore[misc]
+        default = defaults[name].default if defaults[name].default is not dataclasses.MISSING else defaults[name].default_factory()  # type: ignore[misc,operator]
         expected = type(default)
         ok = isinstance(value, expected) or (expected is float and isinstance(value, int)) or default is None
         if isinstance(value, bool) and expected is not bool and default is not None:
             ok = False
         if not ok:
-            raise ConfigError(f"{cls.__name__}: {name}={value!r} should be {expected.__name__}")
+            raise ConfigError(f"{cls.__name__}: {name}={value!r} should be {expected.__name__}", [name])
     coerced = {
         k: (float(v) if isinstance(getattr(cls, k, None), float) and isinstance(v, int) and not isinstance(v, bool) else v)
         for k, v in values.items()
     }
-    return cls(**coerced)
+    return cls(**coerced)  # type: ignore[arg-type]  # types were checked field by field above
 
 
 def field_docs(cls: type) -> dict[str, str]:

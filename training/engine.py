@@ -129,7 +129,7 @@ class Trainer:
             totals["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        totals["lr"] = self.scheduler.get_last_lr()[0]
+        totals["lr"] = float(self.scheduler.get_last_lr()[0])
         self.scheduler.step()
         self.step += 1
         return totals

@@ -1,14 +1,32 @@
-"""Training runs, read-only over the API (launching is the runs issue's)."""
+"""Training runs over the API: launch, cancel, metric series, checkpoints, and evaluating a checkpoint.
+
+    POST /api/v1/runs/                       {"project", "recipe", "base_model", "config": {...}, "dataset": {filters}, "name"}
+    POST /api/v1/runs/<id>/cancel/
+    GET  /api/v1/runs/<id>/metrics/?name=loss&name=lr        {name: {"steps": [...], "values": [...]}}
+    GET  /api/v1/runs/<id>/checkpoints/
+    POST /api/v1/runs/<id>/evaluate-checkpoint/  {"checkpoint": <id> | "step": N, "task_set", "seeds": [...], "sampling", "harness"}
+
+Launching, cancelling and evaluating need the owner or researcher role in the run's project. Bad input is
+answered 400 with {"error": {"code", "message", "fields": [...]}} naming the offending field.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from lab.projects.permissions import visible_projects
+from lab.errors import DomainError, NotFound
+from lab.projects.models import WRITE_ROLES
+from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.rollouts.api import EvaluationSerializer
 from lab.runs.models import Checkpoint, TrainingRun
+from lab.runs.selectors import checkpoint_get, run_get, run_list, run_metric_series
+from lab.runs.services import checkpoint_evaluate, run_cancel, run_create
 
 
 class CheckpointSerializer(serializers.ModelSerializer):
@@ -30,9 +48,78 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def _body(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise DomainError("invalid_body", "send a JSON object", fields=["body"])
+    return dict(request.data)
+
+
+def _typed(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+    value = body.get(name, default)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise DomainError("invalid_config", f"{name}={value!r}: must be a {kind.__name__}", fields=[name])
+    return value
+
+
 @extend_schema(tags=["runs"])
 class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = TrainingRunSerializer
 
     def get_queryset(self) -> Any:
-        return TrainingRun.objects.filter(project__in=visible_projects(self.request)).prefetch_related("checkpoints")
+        return run_list(projects=visible_projects(self.request))
+
+    def _writable(self, request: Request, pk: str, verb: str) -> TrainingRun:
+        run = run_get(projects=visible_projects(request), pk=pk)
+        require_role(request=request, project=run.project, roles=WRITE_ROLES, action=verb)
+        return run
+
+    def create(self, request: Request) -> Response:
+        body = _body(request)
+        project = write_project(request, request.query_params.get("project") or body.get("project"), action="start training runs")
+        run = run_create(
+            project=project,
+            recipe=_typed(body, "recipe", str, ""),
+            base_model=_typed(body, "base_model", str, ""),
+            config=_typed(body, "config", dict, {}),
+            dataset_filters=_typed(body, "dataset", dict, {}),
+            name=_typed(body, "name", str, ""),
+            user=request.user,
+        )
+        return Response(TrainingRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        run = run_cancel(run=self._writable(request, pk, "cancel training runs"))
+        return Response(TrainingRunSerializer(run).data)
+
+    @action(detail=True, methods=["get"])
+    def metrics(self, request: Request, pk: str) -> Response:
+        run = run_get(projects=visible_projects(request), pk=pk)
+        return Response(run_metric_series(run=run, names=request.query_params.getlist("name") or None))
+
+    @action(detail=True, methods=["get"])
+    def checkpoints(self, request: Request, pk: str) -> Response:
+        run = run_get(projects=visible_projects(request), pk=pk)
+        return Response(CheckpointSerializer(run.checkpoints.order_by("step"), many=True).data)
+
+    @action(detail=True, methods=["post"], url_path="evaluate-checkpoint")
+    def evaluate_checkpoint(self, request: Request, pk: str) -> Response:
+        run = self._writable(request, pk, "evaluate checkpoints")
+        body = _body(request)
+        if "checkpoint" in body:
+            checkpoint = checkpoint_get(run=run, pk=body["checkpoint"])
+        else:  # a step, or the latest
+            chosen = run.checkpoints.filter(step=_typed(body, "step", int, 0)) if "step" in body else run.checkpoints.order_by("-step")
+            found = chosen.first()
+            if found is None:
+                raise NotFound("not_found", f"run {run.pk} has no checkpoint" + (f" at step {body['step']}" if "step" in body else " yet"))
+            checkpoint = found
+        evaluation = checkpoint_evaluate(
+            checkpoint=checkpoint,
+            task_set=_typed(body, "task_set", str, ""),
+            seeds=_typed(body, "seeds", list, []),
+            sampling=_typed(body, "sampling", dict, {}) or None,
+            harness=_typed(body, "harness", dict, {}) or None,
+            user=request.user,
+        )
+        return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,260 @@
+"""Training runs: launch (with the dataset frozen), execute through training.run_recipe, cancel, evaluate checkpoints.
+
+    run = run_create(project=p, recipe="sft", base_model=path, config={"max_steps": 50},
+                     dataset_filters={"task": "storebench/cold-snap", "passed": "true"}, user=u)   # queued
+    run_execute(run_id=run.pk)        # the Celery task's body (gpu queue); also callable inline
+    run_cancel(run=run)               # queued: cancelled at once; running: stops at the next step, with a checkpoint
+    checkpoint_evaluate(checkpoint=c, task_set="toolgym/lookup", seeds=[0, 1], user=u)
+
+The dataset is frozen at launch: the episode ids and a sha256 over their canonical records (exported with
+lab.trajectories.services.episode_to_record). The worker exports the same episodes to a JSONL file, checks the
+hash, and hands training the file: training never sees ORM objects. Metrics become RunMetric rows and live
+events on the stream "run:<id>" (kind "metric", payload {name, step, value}; kind "progress"; kind
+"checkpoint"); checkpoints become Checkpoint rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+import training
+from lab.errors import DomainError
+from lab.live.services import live_publish
+from lab.projects.models import Project
+from lab.rollouts.models import Evaluation
+from lab.runs.models import Checkpoint, JobStatus, RunMetric, TrainingRun
+from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
+from lab.trajectories.selectors import FILTER_FIELDS, episode_list
+from lab.trajectories.services import episode_to_record
+
+log = logging.getLogger(__name__)
+
+TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
+LAB_FIELDS = ("model", "output_dir", "data")  # set by the lab from base_model, the run folder and the frozen dataset
+
+
+def run_stream(run: TrainingRun | int) -> str:
+    return f"run:{run if isinstance(run, int) else run.pk}"
+
+
+def run_folder(run_id: int) -> Path:
+    return Path(settings.PRACTICUM_CHECKPOINT_DIR) / f"run-{run_id}"
+
+
+def _uses_dataset(recipe: str) -> bool:
+    return "data" in training.recipe_config_class(recipe).__dataclass_fields__
+
+
+def run_config_validate(*, recipe: str, base_model: str, config: Any) -> dict[str, Any]:
+    """The recipe's full config as the worker will run it (lab fields filled with placeholders), or DomainError
+    "invalid_config" naming the offending field(s) in `fields` and in the message."""
+    if not isinstance(base_model, str) or not base_model.strip():
+        raise DomainError("invalid_config", f"base_model={base_model!r}: give a from_pretrained path", fields=["base_model"])
+    if not isinstance(config, dict):
+        raise DomainError("invalid_config", f"config must be an object of recipe fields, got {type(config).__name__}", fields=["config"])
+    reserved = sorted(set(config) & set(LAB_FIELDS))
+    if reserved:
+        raise DomainError("invalid_config", f"config.{reserved[0]} is set by the lab (base_model, run folder, dataset)", fields=reserved)
+    try:
+        placeholders = {"model": base_model, "output_dir": "<run folder>"}
+        if _uses_dataset(recipe):
+            placeholders["data"] = "<frozen dataset>"
+        return training.make_config(recipe, {**config, **placeholders}).to_dict()
+    except training.ConfigError as exc:
+        raise DomainError("invalid_config", str(exc), fields=exc.fields or ["config"]) from None
+
+
+def _frozen_episodes(*, project: Project, filters: dict[str, Any]) -> list[int]:
+    unknown = sorted(set(filters) - set(FILTER_FIELDS))
+    if unknown:
+        raise DomainError("invalid_filter", f"unknown dataset filter {unknown[0]!r}; use {', '.join(FILTER_FIELDS)}", fields=unknown)
+    projects = Project.objects.filter(pk=project.pk)
+    episodes = episode_list(projects=projects, filters=filters).exclude(status=EpisodeStatus.RUNNING)  # still changing
+    return list(episodes.order_by("pk").values_list("pk", flat=True))
+
+
+def dataset_export(episode_ids: Iterable[int], handle: IO[str] | None = None) -> str:
+    """sha256 over the canonical records of the episodes, in id order; each record is written to `handle` as a JSONL line."""
+    digest = hashlib.sha256()
+    ids = list(episode_ids)
+    for start in range(0, len(ids), 200):  # bounded memory for large datasets
+        chunk = {e.pk: e for e in Episode.objects.filter(pk__in=ids[start : start + 200])}
+        for pk in ids[start : start + 200]:
+            line = json.dumps(episode_to_record(chunk[pk]), sort_keys=True, separators=(",", ":")) + "\n"
+            digest.update(line.encode())
+            if handle is not None:
+                handle.write(line)
+    return digest.hexdigest()
+
+
+def run_create(*, project: Project, recipe: str, base_model: str, config: dict[str, Any], dataset_filters: dict[str, Any] | None = None,
+               name: str = "", user: Any = None, enqueue: bool = True) -> TrainingRun:  # fmt: skip
+    """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit."""
+    run_config_validate(recipe=recipe, base_model=base_model, config=config)
+    filters = {k: v for k, v in (dataset_filters or {}).items() if v not in (None, "")}
+    episode_ids: list[int] = []
+    digest = ""
+    if _uses_dataset(recipe):
+        episode_ids = _frozen_episodes(project=project, filters=filters)
+        if not episode_ids:
+            raise DomainError("empty_dataset", f"no finished episodes match the dataset filters {filters}", fields=["dataset"])
+        digest = dataset_export(episode_ids)
+    run = TrainingRun.objects.create(
+        project=project, name=name or f"{recipe} on {base_model.rstrip('/').rsplit('/', 1)[-1]}", recipe=recipe, config=config,
+        base_model=base_model, dataset_spec=filters, episode_ids=episode_ids, dataset_hash=digest,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )  # fmt: skip
+    if enqueue:
+        transaction.on_commit(lambda: run_enqueue(run))
+    return run
+
+
+def run_enqueue(run: TrainingRun) -> None:
+    from lab.runs.tasks import execute_run
+
+    execute_run.apply_async(args=[run.pk], queue="gpu")
+
+
+def run_cancel(*, run: TrainingRun) -> TrainingRun:
+    """A queued run is cancelled at once; a running one stops before its next step (saving a checkpoint)."""
+    with transaction.atomic():
+        run = TrainingRun.objects.select_for_update().get(pk=run.pk)
+        if run.status in TERMINAL:
+            return run
+        run.status = JobStatus.CANCELLED
+        if run.started_at is None:
+            run.ended_at = timezone.now()
+        run.save(update_fields=["status", "ended_at"])
+        live_publish(stream=run_stream(run), kind="status", payload={"status": run.status, "progress": run.progress})
+    return run
+
+
+# --- execution (the Celery task's body) -------------------------------------------------------------------------
+
+
+class RunRecorder:
+    """training.run_recipe hooks that persist a run's metrics and checkpoints and answer cancellation.
+
+    Trainer.log reports a step's metrics one by one, then the loop polls should_stop: the step's metrics are
+    written (one transaction, events sent after commit) at that poll, at a checkpoint, or at the end.
+    """
+
+    def __init__(self, run: TrainingRun, max_steps: int) -> None:
+        self.run_id, self.max_steps, self.stream = run.pk, max(1, max_steps), run_stream(run)
+        self.pending: dict[int, dict[str, float]] = {}
+
+    def on_metric(self, step: int, name: str, value: float) -> None:
+        self.pending.setdefault(step, {})[name] = value
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, {}
+        last = max(pending)
+        progress = min(1.0, last / self.max_steps)
+        with transaction.atomic():
+            rows = [RunMetric(run_id=self.run_id, step=step, name=name[:64], value=value)
+                    for step, values in sorted(pending.items()) for name, value in values.items()]  # fmt: skip
+            RunMetric.objects.bulk_create(rows)
+            TrainingRun.objects.filter(pk=self.run_id).update(progress=progress)
+            for row in rows:
+                live_publish(stream=self.stream, kind="metric", payload={"name": row.name, "step": row.step, "value": row.value})
+            live_publish(stream=self.stream, kind="progress", payload={"progress": progress, "step": last})
+
+    def on_checkpoint(self, step: int, folder: str) -> None:
+        self.flush()
+        with transaction.atomic():
+            checkpoint, _ = Checkpoint.objects.update_or_create(run_id=self.run_id, step=step, defaults={"path": folder})
+            live_publish(stream=self.stream, kind="checkpoint", payload={"id": checkpoint.pk, "step": step, "path": folder})
+
+    def should_stop(self) -> bool:
+        self.flush()
+        return TrainingRun.objects.filter(pk=self.run_id, status=JobStatus.CANCELLED).exists()
+
+
+def run_execute(*, run_id: int) -> TrainingRun:
+    """Run a queued run to its end. A run found `running` (its worker died) resumes from its last checkpoint."""
+    run = TrainingRun.objects.get(pk=run_id)
+    if run.status in TERMINAL:
+        return run
+    folder = run_folder(run.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    config: dict[str, Any] = {**run.config, "model": run.base_model, "output_dir": str(folder / "output")}
+    last = run.checkpoints.order_by("-step").first()
+    if run.status == JobStatus.RUNNING and last is not None:
+        config["resume_from"] = last.path
+    _set_status(run, JobStatus.RUNNING, started_at=run.started_at or timezone.now())
+    recorder = RunRecorder(run, int(training.make_config(run.recipe, {**config, **_dataset_placeholder(run)}).max_steps))
+    try:
+        if _uses_dataset(run.recipe):
+            config["data"] = str(_write_dataset(run, folder / "dataset.jsonl"))
+        result = training.run_recipe(run.recipe, config, on_metric=recorder.on_metric, on_checkpoint=recorder.on_checkpoint,
+                                     should_stop=recorder.should_stop)  # fmt: skip
+        recorder.flush()
+    except Exception as exc:  # a worker must record every failure on the run, whatever raised it
+        log.exception("training run %s failed", run.pk)
+        recorder.flush()
+        return _set_status(run, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000], ended_at=timezone.now())
+    return _set_status(run, JobStatus.FINISHED, progress=1.0 if not result.stopped else run.progress, ended_at=timezone.now())
+
+
+def _dataset_placeholder(run: TrainingRun) -> dict[str, str]:
+    return {"data": "<frozen dataset>"} if _uses_dataset(run.recipe) else {}
+
+
+def _write_dataset(run: TrainingRun, path: Path) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        digest = dataset_export(run.episode_ids, handle)
+    if digest != run.dataset_hash:
+        raise RuntimeError(f"the dataset changed since launch: sha256 {digest[:12]}… != frozen {run.dataset_hash[:12]}…")
+    return path
+
+
+def _set_status(run: TrainingRun, status: str, **fields: Any) -> TrainingRun:
+    """A cancel wins: a cancelled run keeps its status and only gets its end time (and any error) recorded."""
+    with transaction.atomic():
+        if not TrainingRun.objects.filter(pk=run.pk).exclude(status=JobStatus.CANCELLED).update(status=status, **fields):
+            TrainingRun.objects.filter(pk=run.pk).update(**{k: v for k, v in fields.items() if k in ("ended_at", "error")})
+        run.refresh_from_db()
+        live_publish(stream=run_stream(run), kind="status", payload={"status": run.status, "progress": run.progress, "error": run.error})
+    return run
+
+
+# --- evaluating a checkpoint -----------------------------------------------------------------------------------
+
+
+def checkpoint_agent(
+    *, checkpoint: Checkpoint, sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None
+) -> AgentConfig:
+    """The project's `hf` AgentConfig that plays this checkpoint (one per checkpoint, created on first use)."""
+    run = checkpoint.run
+    agent, _ = AgentConfig.objects.get_or_create(
+        project=run.project, name=f"run-{run.pk}-step-{checkpoint.step}",
+        defaults={"kind": AgentKind.HF, "model": checkpoint.path, "checkpoint": checkpoint, "sampling": sampling or {"temperature": 0.0},
+                  "harness": harness or {}},
+    )  # fmt: skip
+    return agent
+
+
+def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
+                        sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
+                        enqueue: bool = True) -> Evaluation:  # fmt: skip
+    """Evaluate a checkpoint as an `hf` agent through the rollouts' evaluation_create; the evaluation links back to it."""
+    from lab.rollouts.evaluations import evaluation_create
+
+    with transaction.atomic():
+        agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
+        evaluation = evaluation_create(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
+                                       enqueue=enqueue)  # fmt: skip
+        evaluation.checkpoint = checkpoint
+        evaluation.save(update_fields=["checkpoint"])
+    return evaluation
