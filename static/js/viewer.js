@@ -2,7 +2,8 @@
 //
 // Live: the htmx websocket extension owns the connection and its reconnects; we wrap htmx.createWebSocket so
 // each (re)connect asks for `after=<last seq received>`, and handle the JSON events ourselves (no swap). A step
-// event fetches that step's server-rendered fragment (escaped by the templates), in order, once per index.
+// event queues that step; the queued steps' server-rendered fragments (escaped by the templates) are fetched
+// as one range per round trip and inserted in order, once per index.
 (function () {
   "use strict";
   var viewer = document.getElementById("viewer");
@@ -45,7 +46,6 @@
   if (!viewer.hasAttribute("ws-connect")) return;
   var lastSeq = Number(viewer.dataset.lastSeq || 0);
   var indicator = document.getElementById("live-indicator");
-  var pending = Promise.resolve();
 
   function setLive(state, text) {
     if (!indicator) return;
@@ -64,26 +64,46 @@
     return socket;
   };
 
-  function appendStep(index) {
-    pending = pending.then(function () {
-      if (document.getElementById("step-" + index)) return;
-      return fetch(stepsUrl + "?start=" + index + "&only=1", { headers: { "HX-Request": "true" }, credentials: "same-origin" })
-        .then(function (response) { return response.text(); })
-        .then(function (html) {
-          if (document.getElementById("step-" + index)) return;
-          var holder = document.createElement("div");
-          holder.innerHTML = html;
-          var step = holder.querySelector(".step");
-          if (!step) return;
-          var follow = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
-          var later = timeline.querySelector(".more.later");
-          timeline.insertBefore(step, later);
-          htmx.process(step);
-          step.classList.add("arrived");
-          document.getElementById("episode-step-count").textContent = String(index + 1);
-          if (follow) step.scrollIntoView({ block: "end" });
-        });
+  // Steps that arrived but are not on the page yet; fetched as one range per round trip, so a fast rollout
+  // costs a request per batch, not per step.
+  var wanted = [];
+  var busy = false;
+
+  function insert(html) {
+    var holder = document.createElement("div");
+    holder.innerHTML = html;
+    var follow = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
+    var later = timeline.querySelector(".more.later");
+    var last = null;
+    holder.querySelectorAll(".step").forEach(function (step) {
+      if (document.getElementById(step.id)) return;
+      timeline.insertBefore(step, later);
+      htmx.process(step);
+      step.classList.add("arrived");
+      last = step;
     });
+    if (last) {
+      document.getElementById("episode-step-count").textContent = String(Number(last.dataset.index) + 1);
+      if (follow) last.scrollIntoView({ block: "end" });
+    }
+  }
+
+  function pump() {
+    if (busy || !wanted.length) return;
+    var start = Math.min.apply(null, wanted);
+    var stop = Math.min(Math.max.apply(null, wanted) + 1, start + 200);
+    wanted = wanted.filter(function (i) { return i >= stop; });
+    busy = true;
+    fetch(stepsUrl + "?start=" + start + "&stop=" + stop, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : ""; })
+      .then(insert)
+      .finally(function () { busy = false; pump(); });
+  }
+
+  function appendStep(index) {
+    if (document.getElementById("step-" + index)) return;
+    wanted.push(index);
+    pump();
   }
 
   viewer.addEventListener("htmx:wsBeforeMessage", function (event) {
@@ -95,14 +115,14 @@
     viewer.dataset.lastSeq = String(lastSeq);
     if (message.kind === "step") appendStep(message.payload.index);
     if (message.kind === "status" && message.payload.status !== "running") {
-      pending = pending.then(function () {
+      (function () {
         var status = message.payload.status + (message.payload.termination_reason ? " (" + message.payload.termination_reason + ")" : "");
         document.getElementById("episode-status").textContent = status;
         if (message.payload.composite !== undefined && message.payload.composite !== null) {
           document.getElementById("episode-composite").textContent = Number(message.payload.composite).toFixed(3);
         }
         setLive("ended", "ended");
-      });
+      })();
     }
   });
 })();

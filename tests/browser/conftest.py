@@ -6,6 +6,7 @@ pytest-django's live_server is WSGI-only (no websockets), so the server here is 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -51,6 +52,14 @@ class ConsoleServer:
         self.env.pop("DJANGO_SETTINGS_MODULE", None)
         self.log = (workdir / "server.log").open("ab")
         self.process: subprocess.Popen[bytes] | None = None
+        self.api_key = ""
+
+    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        request = urllib.request.Request(f"{self.url}{path}", method=method, data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=30) as response:
+            data: dict[str, Any] = json.loads(response.read())
+            return data
 
     def manage(self, *args: str) -> str:
         done = subprocess.run([sys.executable, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
@@ -89,7 +98,8 @@ class ConsoleServer:
 def console(tmp_path_factory: Any) -> Iterator[ConsoleServer]:
     server = ConsoleServer(tmp_path_factory.mktemp("console"))
     server.manage("manage.py", "migrate", "--noinput", "-v", "0")
-    server.manage("tests/browser/seed.py")
+    seeded = server.manage("tests/browser/seed.py")
+    server.api_key = seeded.split("API_KEY=")[1].strip()
     server.start()
     yield server
     server.stop()

@@ -1,5 +1,6 @@
 """Seed the browser tests' database: a project, an expert and a researcher, and smart-triage's run of the
-scenario the expert will play (so the leaderboard and compare have an anchor beside the human).
+scenario the expert will play (so the leaderboard and compare have an anchor beside the human), and an API
+key for the researcher (printed as API_KEY=...), with which the tests launch rollouts.
 
     python tests/browser/seed.py       # with DATABASE_URL pointing at the test's database file
 """
@@ -21,7 +22,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 
 from environments import registry  # noqa: E402
 from environments.runner import make_policy, run_episode  # noqa: E402
-from lab.projects.services import membership_set, project_create  # noqa: E402
+from lab.projects.services import api_key_issue, membership_set, project_create  # noqa: E402
 from lab.trajectories.services import episodes_ingest  # noqa: E402
 
 TASK, SEED = "storebench/cash-crunch", 0
@@ -35,3 +36,4 @@ env = registry.make(TASK, seed=SEED)
 record = run_episode(env, make_policy("smart-triage", env, SEED))
 [outcome] = episodes_ingest(project=project, records=[record], user=User.objects.get(username="rita"))
 print(f"seeded anchor episode {outcome.episode.pk}")
+print("API_KEY=" + api_key_issue(project=project, user=User.objects.get(username="rita"), name="browser-test")[1])

@@ -5,6 +5,7 @@ is screenshotted under test-output/screenshots/."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -150,3 +151,24 @@ def test_researcher_browses_searches_navigates_and_annotates(console: Any, brows
         page.goto(f"{console.url}{path}")
         assert page.locator("h1").is_visible()
         shoot(page, name)
+
+
+def test_a_researcher_watches_a_rollout_live_until_it_is_cancelled(console: Any, browser: Any, shoot: Any) -> None:
+    job = console.api("POST", "/api/v1/rollouts/", {"agent": "smart-triage", "task": "storebench/full-year", "seed": 0, "project": "acme"})
+    deadline = time.monotonic() + 60
+    while job["episode"] is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        job = console.api("GET", f"/api/v1/rollouts/{job['id']}/")
+    assert job["episode"] is not None, job
+    page = login(browser, console, "rita")
+    page.goto(f"{console.url}/episodes/{job['episode']}/")
+    page.wait_for_selector("#live-indicator[data-state=live]")
+    shown = page.locator("#timeline .step").count()
+    page.wait_for_function(f"document.querySelectorAll('#timeline .step').length >= {shown + 20}", timeout=60_000)
+    shoot(page, "spectate-rollout")
+    console.api("POST", f"/api/v1/rollouts/{job['id']}/cancel/")
+    page.wait_for_selector("#live-indicator[data-state=ended]", timeout=60_000)
+    page.wait_for_timeout(500)  # the last batch of steps lands
+    indices = [int(i) for i in page.locator("#timeline .step").evaluate_all("els => els.map(e => e.dataset.index)")]
+    assert indices == list(range(indices[0], indices[0] + len(indices))), "no gaps, no duplicates"
+    assert "cancelled" in page.locator("#episode-status").inner_text()

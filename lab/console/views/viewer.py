@@ -25,6 +25,7 @@ from lab.trajectories.models import Episode
 from lab.trajectories.selectors import episode_get
 
 STEP_PAGE = 50
+LIVE_BATCH = 200
 
 
 def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
@@ -77,17 +78,13 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
 
 @console_view
 def episode_steps(request: HttpRequest, pk: int) -> HttpResponse:
-    """A page of steps, for the on-demand timeline and for the live script (`?start=N&only=1`: one step)."""
+    """A page of steps for the on-demand timeline; with `stop`, exactly steps [start, stop) (at most LIVE_BATCH),
+    which the live script asks for when steps arrive."""
     episode = episode_get(projects=visible_projects(request), pk=pk)
     start = _int(request, "start", 0)
-    if request.GET.get("only"):
-        context = {
-            "episode": episode,
-            "steps": steps_window(episode, start, start + 1),
-            "next_start": None,
-            "prev_start": None,
-            "live": True,
-        }
+    if request.GET.get("stop"):
+        stop = min(_int(request, "stop", start + 1), start + LIVE_BATCH)
+        context = {"episode": episode, "steps": steps_window(episode, start, stop), "next_start": None, "prev_start": None}
     else:
         context = _steps_context(episode, start)
         context["direction"] = request.GET.get("dir", "")

@@ -72,7 +72,7 @@ def test_a_running_episode_is_wired_for_live_spectating_from_the_current_seq(
     episode_append_step(episode=episode, step=make_step(index=0, source="env", message="hello"))
     html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
     assert f'ws-connect="/ws/episodes/{episode.pk}/?after=2"' in html and 'id="live-indicator"' in html
-    one = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/steps", {"start": 0, "only": 1}, **HTMX).content.decode()
+    one = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/steps", {"start": 0, "stop": 1}, **HTMX).content.decode()
     assert one.count('class="step ') == 1 and "hello" in one
 
 
