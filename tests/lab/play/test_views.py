@@ -41,7 +41,9 @@ def test_the_play_page_shows_the_operator_view_and_one_form_per_tool(expert_clie
 
 
 def test_a_submit_answers_with_the_result_and_spends_an_operation(expert_client: Any, started: HumanSession) -> None:
-    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "set_price", "expected_index": "1", "sku": "P01", "price": "44"}, **HTMX)
+    response = expert_client.post(
+        f"/play/{started.pk}/submit", {"tool": "set_price", "expected_index": "1", "sku": "P01", "price": "44"}, **HTMX
+    )
     html = response.content.decode()
     assert response.status_code == 200 and "<html" not in html
     assert "Step 1: set_price" in html and "39 of 40 operations left" in html and 'name="expected_index" value="2"' in html
@@ -50,7 +52,9 @@ def test_a_submit_answers_with_the_result_and_spends_an_operation(expert_client:
 
 
 def test_field_errors_are_shown_per_field_and_spend_nothing(expert_client: Any, started: HumanSession) -> None:
-    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "set_price", "expected_index": "1", "sku": "shoes", "price": "lots"}, **HTMX)
+    response = expert_client.post(
+        f"/play/{started.pk}/submit", {"tool": "set_price", "expected_index": "1", "sku": "shoes", "price": "lots"}, **HTMX
+    )
     html = response.content.decode()
     assert response.status_code == 422
     assert "expected a number, got &#x27;lots&#x27;" in html and "does not match the expected form" in html
@@ -101,3 +105,16 @@ def test_viewers_cannot_play_and_others_only_spectate(client: Any, role_users: d
     client.force_login(bob)
     assert client.get(f"/play/{started.pk}/").status_code == 404
     assert client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "1"}).status_code == 404
+
+
+def test_a_submit_that_ends_the_scenario_sends_htmx_to_the_scored_episode(
+    expert_client: Any, started: HumanSession, monkeypatch: Any
+) -> None:
+    from lab.play import views
+    from lab.play.services import SubmitOutcome
+
+    monkeypatch.setattr(views, "play_submit", lambda **kwargs: SubmitOutcome(step={"index": 1}, finished=True, replayed=False))
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "end_window", "expected_index": "1"}, **HTMX)
+    assert response.status_code == 204 and response["HX-Redirect"] == f"/episodes/{started.episode_id}/"
+    plain = expert_client.post(f"/play/{started.pk}/submit", {"tool": "end_window", "expected_index": "1"})
+    assert plain.status_code == 302 and plain["Location"] == f"/episodes/{started.episode_id}/"
