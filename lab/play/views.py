@@ -31,7 +31,9 @@ def _playable_tasks() -> list[Any]:
 
 @console_view
 def play_index(request: HttpRequest) -> HttpResponse:
-    projects = visible_projects(request).filter(memberships__user=request.user, memberships__role__in=ANNOTATE_ROLES)
+    user_id = request.user.pk
+    assert user_id is not None, "console_view lets only logged-in users in"
+    projects = visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=ANNOTATE_ROLES)
     context: dict[str, Any] = {"projects": projects, "tasks": _playable_tasks(), "errors": {}, "form": request.POST}
     if request.method == "POST":
         try:
@@ -48,7 +50,7 @@ def play_index(request: HttpRequest) -> HttpResponse:
                 raise
             context["errors"] = {exc.details.get("path", "form"): exc.message}
             return page(request, "play/index.html", context, status=400)
-    sessions = HumanSession.objects.filter(user=request.user).select_related("task", "episode").order_by("-last_active_at")[:30]
+    sessions = HumanSession.objects.filter(user_id=user_id).select_related("task", "episode").order_by("-last_active_at")[:30]
     context["sessions"] = sessions
     return page(request, "play/index.html", context)
 
