@@ -91,13 +91,49 @@ def _content_text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def record_messages(record: dict[str, Any], *, system_prompt: str | None = None) -> list[dict[str, Any]]:
+def cut_text(text: str, max_chars: int) -> str:
+    """A tool result cut to max_chars (0: whole) with a note, as the harness cuts results before they reach the prompt."""
+    return text if not max_chars or len(text) <= max_chars else text[:max_chars] + f"...[cut {len(text) - max_chars} chars]"
+
+
+def compact_tool_listing(tools: list[dict[str, Any]]) -> str:
+    """One line per tool, `name(arg, arg?)`: what a small context can afford instead of full JSON schemas."""
+    lines = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        params = function.get("parameters") or {}
+        required = set(params.get("required") or [])
+        args = ", ".join(name if name in required else f"{name}?" for name in params.get("properties") or {})
+        lines.append(f"{function['name']}({args})")
+    return 'Tools (call one as <tool_call>{"name": ..., "arguments": {...}}</tool_call>):\n' + "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """How a record's context is shown to a small model; the same style must be used to train and to sample."""
+
+    compact_tools: bool = False  # tool names and argument names in the system prompt instead of JSON schemas
+    max_result_chars: int = 0  # tool results cut to this many characters (0: whole)
+
+    def system(self, base: str | None, tools: list[dict[str, Any]] | None) -> str | None:
+        if not self.compact_tools or not tools:
+            return base
+        return f"{base}\n{compact_tool_listing(tools)}" if base else compact_tool_listing(tools)
+
+    def template_tools(self, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        return None if self.compact_tools else tools
+
+
+def record_messages(
+    record: dict[str, Any], *, system_prompt: str | None = None, style: PromptStyle = PromptStyle()
+) -> list[dict[str, Any]]:
     """Chat messages for a record; each carries `_step` (its step index) and `_source`.
 
     Agent steps become an assistant message followed by one tool message per result.
     """
     header = record.get("header", {})
     system = system_prompt if system_prompt is not None else (header.get("harness") or {}).get("system_prompt")
+    system = style.system(system, header.get("tools"))
     messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system, "_step": -1, "_source": "system"})
@@ -111,7 +147,8 @@ def record_messages(record: dict[str, Any], *, system_prompt: str | None = None)
             text = _content_text(step.get("message"))
             messages.append({"role": "assistant", "content": text, "tool_calls": calls, "_step": index, "_source": source})
             for result in step.get("results") or []:
-                messages.append({"role": "tool", "content": _content_text(result.get("content")), "_step": index, "_source": "tool"})
+                text = cut_text(_content_text(result.get("content")), style.max_result_chars)
+                messages.append({"role": "tool", "content": text, "_step": index, "_source": "tool"})
         else:
             role = "system" if source == "system" else "user"
             messages.append({"role": role, "content": _content_text(step.get("message")), "_step": index, "_source": source})
@@ -126,10 +163,11 @@ def tokenize_record(
     system_prompt: str | None = None,
     step_weight: Callable[[dict[str, Any]], float] | None = None,
     graph_credit: float | None = None,
+    style: PromptStyle = PromptStyle(),
 ) -> list[TokenizedEpisode]:
     """Token ids and masks for one record (see the module docstring). `step_weight(step)` weights its tokens;
     `graph_credit=f` weights them by step-dependency credit, training only the record's top fraction f of steps
-    (training/graph_credit.py)."""
+    (training/graph_credit.py). `style` (compact tool listing, cut results) applies to re-rendered records only."""
     if graph_credit is not None:
         assert step_weight is None, "give step_weight or graph_credit, not both"
         from training.graph_credit import graph_step_weight  # imported here: it pulls in environments.diagnosis
@@ -139,7 +177,9 @@ def tokenize_record(
     weight_of = {s["index"]: (step_weight(s) if step_weight else 1.0) for s in agent_steps}
     sampled = bool(agent_steps) and all(s.get("token_ids") and s.get("prompt_token_ids") for s in agent_steps)
     episodes = (
-        _from_sampled_ids(record, agent_steps, weight_of) if sampled else [_from_rendered(record, tokenizer, weight_of, system_prompt)]
+        _from_sampled_ids(record, agent_steps, weight_of)
+        if sampled
+        else [_from_rendered(record, tokenizer, weight_of, system_prompt, style, max_tokens)]
     )
     if max_tokens is not None:
         episodes = [e.truncate(max_tokens) for e in episodes]
@@ -173,9 +213,16 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
 
-def _from_rendered(record: dict[str, Any], tokenizer: Any, weight_of: dict[int, float], system_prompt: str | None) -> TokenizedEpisode:
-    messages = record_messages(record, system_prompt=system_prompt)
-    tools = (record.get("header") or {}).get("tools")
+def _from_rendered(
+    record: dict[str, Any],
+    tokenizer: Any,
+    weight_of: dict[int, float],
+    system_prompt: str | None,
+    style: PromptStyle,
+    max_tokens: int | None = None,
+) -> TokenizedEpisode:
+    messages = record_messages(record, system_prompt=system_prompt, style=style)
+    tools = style.template_tools((record.get("header") or {}).get("tools"))
     steps = {s["index"]: s for s in record["steps"]}
     eos_text, eos_id = tokenizer.eos_token, tokenizer.eos_token_id
     episode = _empty(record)
@@ -205,6 +252,8 @@ def _from_rendered(record: dict[str, Any], tokenizer: Any, weight_of: dict[int, 
             episode.append(_encode(tokenizer, trained_text), trained=True, env=False, step=step_index, weight=weight_of[step_index])
         episode.append(tail, trained=False, env=False, step=step_index)
         previous = text
+        if max_tokens is not None and len(episode) >= max_tokens:
+            break  # the rest would be truncated away; rendering it is O(messages²) on long episodes
     return episode
 
 

@@ -20,6 +20,7 @@ import torch
 from environments.core import Env, StepResult
 from environments.registry import make
 from environments.trajectory import make_step, new_record
+from training.data import PromptStyle, cut_text
 from training.toolcall_parse import parse_tool_calls
 
 
@@ -38,6 +39,7 @@ class _Live:
     valid_calls: int = 0
     invalid_calls: int = 0
     finished: bool = False
+    style: PromptStyle = PromptStyle()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -86,16 +88,23 @@ def generate(
     return results
 
 
-def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None) -> _Live:
+def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle) -> _Live:
     env = make(task_id, seed)
     observation = env.reset()
-    tools = [t.openai_schema() for t in env.tools()]
+    schemas = [t.openai_schema() for t in env.tools()]
     system = system_prompt if system_prompt is not None else system_prompt_for(env)
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": observation.text}]
-    header = {**env.header(), "source": "rollout", "tools": tools, "harness": {"system_prompt": system, "kind": "training.sampling"}}
+    messages = [{"role": "system", "content": style.system(system, schemas)}, {"role": "user", "content": observation.text}]
+    harness = {
+        "system_prompt": system,
+        "kind": "training.sampling",
+        "compact_tools": style.compact_tools,
+        "max_result_chars": style.max_result_chars,
+    }
+    header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
+    tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
-    return _Live(env=env, messages=messages, tools=tools, prompt_ids=prompt_ids, record=record)
+    return _Live(env=env, messages=messages, tools=tools, prompt_ids=prompt_ids, record=record, style=style)
 
 
 def _continue_ids(tokenizer: Any, live: _Live, assistant: dict[str, Any], tool_messages: list[dict[str, Any]]) -> list[int]:
@@ -104,6 +113,10 @@ def _continue_ids(tokenizer: Any, live: _Live, assistant: dict[str, Any], tool_m
     glue = closed[closed.rfind(tokenizer.eos_token) + len(tokenizer.eos_token) :]
     following = _render(tokenizer, live.messages + [assistant] + tool_messages, live.tools, True)[len(closed) :]
     return _encode(tokenizer, glue) + _encode(tokenizer, following)
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
 def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float], max_turns: int) -> None:
@@ -130,7 +143,7 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     live.record["steps"].append(step)
     live.turns += 1
     assistant = {"role": "assistant", "content": text}
-    tool_messages = [{"role": "tool", "content": json.dumps(r["content"], ensure_ascii=False)} for r in results]
+    tool_messages = [{"role": "tool", "content": cut_text(_text(r["content"]), live.style.max_result_chars)} for r in results]
     closing = [] if completion and completion[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]
     live.prompt_ids = live.prompt_ids + list(completion) + closing + _continue_ids(tokenizer, live, assistant, tool_messages)
     live.messages += [assistant, *tool_messages]
@@ -148,9 +161,12 @@ def rollout_episodes(
     temperature: float = 1.0,
     system_prompt: str | None = None,
     max_prompt_tokens: int = 4096,
+    style: PromptStyle = PromptStyle(),
 ) -> list[dict[str, Any]]:
-    """Play one episode per (task id, seed) job with the model; returns canonical records with token ids."""
-    lives = [_start(task, seed, tokenizer, system_prompt) for task, seed in jobs]
+    """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
+
+    `style` must match the one the model was trained with (compact tool listing, cut tool results)."""
+    lives = [_start(task, seed, tokenizer, system_prompt, style) for task, seed in jobs]
     while True:
         active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
         if not active:

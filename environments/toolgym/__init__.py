@@ -2,6 +2,7 @@
 
     env = make("toolgym/lookup", seed=3)   # ask a color, look it up, answer
     env = make("toolgym/echo", seed=3)     # say a word
+    env = make("toolgym/guess", seed=3)    # find the secret word from the reward alone
 
 See world.py for tasks, rewards and episode end. The recipes train on one range of seeds and report on
 another (held-out) range; every seed is a different set of facts.
@@ -28,6 +29,15 @@ TASKS: tuple[TaskSpec, ...] = (
         key="echo",
         split="train",
         description="Say the asked word with the say tool.",
+        horizon="1 call",
+        pass_threshold=1.0,
+        spec={"max_calls": 2},
+    ),
+    TaskSpec(
+        env="toolgym",
+        key="guess",
+        split="train",
+        description="Guess the secret word with the say tool; only the reward tells you whether you were right.",
         horizon="1 call",
         pass_threshold=1.0,
         spec={"max_calls": 2},

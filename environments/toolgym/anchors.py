@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from environments.core import Action, Policy, ToolCall, ToolSpec
-from environments.toolgym.world import COLORS, ITEMS
+from environments.toolgym.world import COLORS, ITEMS, SECRET
 
 _TARGET = re.compile(r"(?:color of the|Say the word) (\w+)")
 
@@ -18,13 +18,13 @@ def _question(history: list[dict[str, Any]]) -> str:
 
 
 class ExpertPolicy(Policy):
-    """Looks the asked item up, then answers with the color the tool returned (or says the asked word)."""
+    """Looks the asked item up, then answers with the color the tool returned (or says the asked or secret word)."""
 
     name = "toolgym-expert"
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         match = _TARGET.search(_question(history))
-        target = match.group(1) if match else ""
+        target = match.group(1) if match else SECRET  # no word asked: the guess task
         if any(t.name == "say" for t in tools):
             return Action(tool_calls=[ToolCall("say", {"word": target}, "c0")])
         for step in reversed(history):

@@ -53,7 +53,7 @@ class ToolGymEnv(Env):
         return Observation(text=question(self.world), data={"task": self.task.key})
 
     def tools(self) -> list[ToolSpec]:
-        return [_SAY] if self.task.key == "echo" else [_LOOKUP, _ANSWER]
+        return [_SAY] if self.task.key in ("echo", "guess") else [_LOOKUP, _ANSWER]
 
     def step(self, call: ToolCall) -> StepResult:
         world = self.world

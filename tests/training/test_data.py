@@ -103,3 +103,9 @@ def test_collate_pads_right_and_keeps_masks_zero_on_padding(alice_record, tokeni
     assert batch["attention_mask"][1].tolist() == [1] * 10 + [0] * (len(full) - 10)
     assert batch["mask"][1, 10:].sum() == 0 and torch.equal(batch["mask"][0], torch.tensor(full.mask, dtype=torch.float32))
     assert (batch["input_ids"][1, 10:] == tokenizer.pad_token_id).all()
+
+
+def test_max_tokens_stops_rendering_early_with_the_same_tokens_as_cutting_the_whole(alice_record, tokenizer):
+    (whole,) = tokenize_record(alice_record, tokenizer)
+    (cut,) = tokenize_record(alice_record, tokenizer, max_tokens=40)
+    assert cut.input_ids == whole.input_ids[:40] and cut.mask == whole.mask[:40] and len(cut) == 40

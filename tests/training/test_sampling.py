@@ -26,3 +26,22 @@ def test_rollouts_record_the_exact_ids_and_logprobs_they_sampled(tiny_path):
             assert max(abs(a - b) for a, b in zip(recomputed, sampled, strict=True)) < 1e-3
     stats = episode_stats(records)
     assert stats["turns_mean"] == 2.0 and stats["reward_mean"] == 0.0 and stats["valid_call_rate"] == 0.0
+
+
+def test_a_compact_prompt_style_lists_tools_by_name_and_cuts_results_in_samples_and_training_alike(tiny_path):
+    from training.data import PromptStyle, record_messages
+
+    model, tokenizer = load_model(str(tiny_path), trainable=False)
+    style = PromptStyle(compact_tools=True, max_result_chars=10)
+    (record,) = rollout_episodes(model, tokenizer, [("toolgym/lookup", 0)], max_turns=2, max_new_tokens=8, temperature=1.0, style=style)
+    agent = [s for s in record["steps"] if s["source"] == "agent"]
+    prompt = tokenizer.decode(agent[1]["prompt_token_ids"])
+    assert "lookup(item)\nanswer(color)" in prompt and '"parameters"' not in prompt  # names, not JSON schemas
+    assert "...[cut " in prompt  # the first turn's error result, cut to 10 characters
+    assert record["header"]["tools"][0]["function"]["parameters"]["required"] == ["item"]  # the record keeps full schemas
+    del agent[1]["prompt_token_ids"]  # force the re-rendered path: it must produce the very prompt the sampler built
+    (episode,) = tokenize_record(record, tokenizer, style=style)
+    rendered = tokenizer.decode(episode.input_ids)
+    assert rendered.startswith(prompt)
+    tool_texts = [m["content"] for m in record_messages(record, style=style) if m["role"] == "tool"]
+    assert all(len(t) <= 10 + len("...[cut 999 chars]") for t in tool_texts)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from training.data import PromptStyle
 from training.modeling import load_model
 from training.sampling import episode_stats, rollout_episodes
 
@@ -26,10 +27,21 @@ def write_records(path: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def evaluate_checkpoint(
-    path: str, task: str, seeds: list[int], *, max_turns: int = 4, temperature: float = 0.0, max_new_tokens: int = 64
+    path: str,
+    task: str,
+    seeds: list[int],
+    *,
+    max_turns: int = 4,
+    temperature: float = 0.0,
+    max_new_tokens: int = 64,
+    style: PromptStyle = PromptStyle(),
+    batch: int = 16,
 ) -> dict[str, float]:
     model, tokenizer = load_model(path, trainable=False)
-    records = rollout_episodes(
-        model, tokenizer, [(task, s) for s in seeds], max_turns=max_turns, max_new_tokens=max_new_tokens, temperature=temperature
-    )
+    records = []
+    for start in range(0, len(seeds), batch):  # bounded memory on long prompts
+        jobs = [(task, s) for s in seeds[start : start + batch]]
+        records += rollout_episodes(
+            model, tokenizer, jobs, max_turns=max_turns, max_new_tokens=max_new_tokens, temperature=temperature, style=style
+        )
     return episode_stats(records)

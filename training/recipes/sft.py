@@ -14,7 +14,7 @@ from typing import Any
 
 from training.config import TrainConfig
 from training.credit import continuation_logprob, horizon, select_by_likelihood
-from training.data import TokenizedEpisode, collate, read_records, tokenize_record
+from training.data import PromptStyle, TokenizedEpisode, collate, read_records, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import sft_loss
 from training.modeling import forward_logits
@@ -40,6 +40,10 @@ class SFTConfig(TrainConfig):
     """Like refine_fraction, as a count of episodes (use one of the two)."""
     warm_start_steps: int = 0
     """Steps on horizon prefixes before the refinement selection."""
+    compact_tools: bool = False
+    """Show tools as one `name(args)` line each in the system prompt instead of JSON schemas (small contexts)."""
+    max_result_chars: int = 0
+    """Cut each tool result to this many characters, as the harness does (0: whole results)."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -49,6 +53,8 @@ class SFTConfig(TrainConfig):
             out.append(f"batch_size={self.batch_size!r}: must be at least 1")
         if self.max_tokens < 2:
             out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
+        if self.max_result_chars < 0:
+            out.append(f"max_result_chars={self.max_result_chars!r}: must not be negative")
         if self.horizon_tokens < 0:
             out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
         if not 0.0 <= self.refine_fraction <= 1.0:
@@ -63,6 +69,10 @@ class SFTConfig(TrainConfig):
                 f"warm_start_steps={self.warm_start_steps!r}: must be between 1 and max_steps-1 ({self.max_steps - 1}) when refining"
             )
         return out
+
+    @property
+    def prompt_style(self) -> PromptStyle:
+        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
 
     @property
     def refining(self) -> bool:
@@ -93,7 +103,7 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
     records = select_records(read_records(config.data), config)
     assert records, f"no episodes left in {config.data} after selection (min_score={config.min_score}, passed_only={config.passed_only})"
     episodes: list[TokenizedEpisode] = [
-        e for r in records for e in tokenize_record(r, tokenizer, max_tokens=config.max_tokens) if sum(e.mask)
+        e for r in records for e in tokenize_record(r, tokenizer, max_tokens=config.max_tokens, style=config.prompt_style) if sum(e.mask)
     ]
     short = [horizon(e, config.horizon_tokens) for e in episodes] if config.horizon_tokens else episodes
 

@@ -48,3 +48,16 @@ def test_echo_and_random_policy():
     assert scripted_episode(ExpertPolicy(), "toolgym/echo", 3)["header"]["score"]["composite"] == 1.0
     scores = [scripted_episode(RandomPolicy(seed=s), "toolgym/lookup", s)["header"]["score"]["composite"] for s in range(20)]
     assert sum(scores) / len(scores) < 0.5
+
+
+def test_the_guess_task_rewards_only_the_hidden_secret_the_same_for_every_seed():
+    from environments.toolgym.world import SECRET
+
+    assert scripted_episode(ExpertPolicy(), "toolgym/guess", 11)["header"]["score"]["composite"] == 1.0
+    for seed in (0, 1, 2):
+        env = make("toolgym/guess", seed)
+        assert SECRET not in env.reset().text  # only the reward reveals it
+        assert [t.name for t in env.tools()] == ["say"]
+    wrong = make("toolgym/guess", 4)
+    result = wrong.step(ToolCall("say", {"word": "river"}))
+    assert result.done and result.reward == 0.0 and wrong.score().composite == 0.0
