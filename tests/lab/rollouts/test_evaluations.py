@@ -72,7 +72,7 @@ def test_regrading_from_stored_episodes_reproduces_the_figures_and_catches_tampe
 
 def test_the_command_runs_anchors_and_the_agent_and_prints_the_table(project_a: Any) -> None:
     out, err = io.StringIO(), io.StringIO()
-    call_command("evaluate", agent="naive-restock", tasks=TASK, seeds="0,1", anchors="do-nothing", stdout=out, stderr=err)
+    call_command("evaluate", agent="naive-restock", tasks=TASK, seeds="0,1", anchors="do-nothing", inline=True, stdout=out, stderr=err)
     text = out.getvalue()
     evaluation = Evaluation.objects.filter(agent__name="naive-restock").get()
     mean = evaluation.aggregate["composite"]["mean"]

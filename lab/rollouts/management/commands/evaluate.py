@@ -1,8 +1,9 @@
 """manage.py evaluate --agent NAME --tasks storebench/eval --seeds 0,1,2 [--anchors all] [--project SLUG]
 
 Runs an evaluation (agent × task set × seeds) with a progress bar and prints its aggregate table, the anchors'
-per-task means beside the agent's. Without REDIS_URL the rollouts run here, one after another (the same
-service the Celery task calls); with it they go to the workers and this command follows their progress.
+per-task means beside the agent's. Without REDIS_URL (or with --inline) the rollouts run here, one after
+another (the same service the Celery task calls); with it they go to the workers and this command follows
+their progress.
 `--regrade ID` re-scores a stored evaluation from its episodes; `--compare ID` pairs this one against another.
 """
 
@@ -35,6 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--project", help="Project slug (default: the only project).")
         parser.add_argument("--anchors", default="", help='Anchors to evaluate first on the same tasks and seeds: "all" or a comma list.')
         parser.add_argument("--workers", action="store_true", help="Send the rollouts to Celery workers even in embedded mode.")
+        parser.add_argument("--inline", action="store_true", help="Run the rollouts in this process even when workers exist.")
         parser.add_argument("--regrade", type=int, help="Re-score evaluation ID from its stored episodes and report whether it matches.")
         parser.add_argument("--compare", type=int, help="After the run, pair this evaluation against evaluation ID.")
         parser.add_argument("--json", action="store_true", help="Print the aggregate as JSON instead of a table.")
@@ -91,7 +93,7 @@ class Command(BaseCommand):
 
     def _run(self, project: Project, name: str, env_name: str, options: dict[str, Any], seeds: list[int], *, quiet: bool) -> Evaluation:
         agent = agent_resolve_for_run(project=project, name=name, env_name=env_name)
-        inline = settings.CELERY_EMBEDDED and not options["workers"]
+        inline = options["inline"] or (settings.CELERY_EMBEDDED and not options["workers"])
         if options["workers"] and settings.CELERY_EMBEDDED:
             from lab.celery import start_embedded_worker
 
