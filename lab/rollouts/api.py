@@ -22,7 +22,7 @@ from lab.trajectories.services import task_resolve
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True)
 
     class Meta:
@@ -39,7 +39,7 @@ class EvaluationLaunchSerializer(serializers.Serializer):
 
 
 class RolloutSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True)
     task = serializers.CharField(source="task.task_id", read_only=True)
     stream = serializers.SerializerMethodField()
