@@ -35,13 +35,22 @@ def evaluate_checkpoint(
     temperature: float = 0.0,
     max_new_tokens: int = 64,
     style: PromptStyle = PromptStyle(),
+    system_prompt: str | None = None,
     batch: int = 16,
 ) -> dict[str, float]:
+    """Greedy (or sampled) play on the seeds; `system_prompt` and `style` must be those the model was trained with."""
     model, tokenizer = load_model(path, trainable=False)
     records = []
     for start in range(0, len(seeds), batch):  # bounded memory on long prompts
         jobs = [(task, s) for s in seeds[start : start + batch]]
         records += rollout_episodes(
-            model, tokenizer, jobs, max_turns=max_turns, max_new_tokens=max_new_tokens, temperature=temperature, style=style
+            model,
+            tokenizer,
+            jobs,
+            max_turns=max_turns,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            style=style,
+            system_prompt=system_prompt,
         )
     return episode_stats(records)

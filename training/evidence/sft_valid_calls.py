@@ -52,7 +52,9 @@ def main() -> None:
     model = str(build_tiny_model(out / "init", seed=0))
     seeds = parse_range(args.eval_seeds)
     style = PromptStyle(compact_tools=args.compact_tools, max_result_chars=args.max_result_chars)
-    evaluation = {"max_turns": args.max_turns, "max_new_tokens": args.max_new_tokens, "style": style}
+    with open(records, encoding="utf-8") as handle:  # evaluate with the system prompt the demonstrations carry
+        system_prompt = (json.loads(handle.readline())["header"].get("harness") or {}).get("system_prompt") or ""
+    evaluation = {"max_turns": args.max_turns, "max_new_tokens": args.max_new_tokens, "style": style, "system_prompt": system_prompt}
     before = evaluate_checkpoint(model, args.task, seeds, **evaluation)  # type: ignore[arg-type]
     config = {
         "model": model,
