@@ -44,7 +44,9 @@ def load_model(
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device)
+    # Any: a PreTrainedModel, or a PeftModel below; transformers' stubs type .to() for dtypes only.
+    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    model = model.to(device)
     if not trainable:
         model.eval().requires_grad_(False)
         return model, tokenizer

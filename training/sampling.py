@@ -93,7 +93,10 @@ def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, s
     observation = env.reset()
     schemas = [t.openai_schema() for t in env.tools()]
     system = system_prompt if system_prompt is not None else system_prompt_for(env)
-    messages = [{"role": "system", "content": style.system(system, schemas)}, {"role": "user", "content": observation.text}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": style.system(system, schemas)},
+        {"role": "user", "content": observation.text},
+    ]
     harness = {
         "system_prompt": system,
         "kind": "training.sampling",
