@@ -15,8 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 SCHEMA_VERSION = "practicum.trajectory/1"
 SOURCES = ("rollout", "upload", "human", "branch")
@@ -161,16 +164,20 @@ def make_step(
     return step
 
 
-def validate_record(record: Any, *, max_steps: int = 100_000) -> list[TrajectoryError]:
+def validate_record(record: Any, *, max_steps: int = 100_000, checked_depth: int | None = None) -> list[TrajectoryError]:
     """Every problem with a record, each naming its field path. [] means valid.
 
     Beyond the JSON Schema: NaN/Infinity anywhere, nesting deeper than MAX_DEPTH, steps out of order or
     duplicated, results answering no call of their step. The header goes through the generic schema
     walker; steps, which are most of the work at upload time, through hand-written checks of the same rules.
+
+    `checked_depth`: a caller that parsed the record with a parser refusing NaN/Infinity and measured its
+    nesting (containers inside containers) vouches for it here; at most MAX_DEPTH skips that walk.
     """
-    depth_error = _non_finite_or_too_deep(record, "record", 0)
-    if depth_error:
-        return [depth_error]
+    if checked_depth is None or checked_depth > MAX_DEPTH:
+        depth_error = _non_finite_or_too_deep(record, "record", 0)
+        if depth_error:
+            return [depth_error]
     errors: list[TrajectoryError] = []
     if not isinstance(record, dict):
         return [TrajectoryError("record", f"expected object, got {type(record).__name__}")]
@@ -188,7 +195,9 @@ def validate_record(record: Any, *, max_steps: int = 100_000) -> list[Trajectory
         return errors
     if len(steps) > max_steps:
         return [TrajectoryError("record.steps", f"at most {max_steps} steps per episode, got {len(steps)}")]
-    for position, step in enumerate(steps):
+    if all(_step_ok(step, position) for position, step in enumerate(steps)):
+        return []
+    for position, step in enumerate(steps):  # the slow path names the first problem exactly
         problem = _step_problem(step, position)
         if problem:
             return [problem]
@@ -251,15 +260,114 @@ def _step_problem(step: Any, position: int) -> TrajectoryError | None:
     return None
 
 
+_NONE = type(None)
+_NUMBER = frozenset({int, float})
+_NUMBER_OR_NONE = frozenset({int, float, _NONE})
+_STRING_OR_NONE = frozenset({str, _NONE})
+
+
+def _step_ok(step: Any, position: int) -> bool:
+    """True only for a step `_step_problem` accepts; False means "look closer", not "invalid".
+
+    The same rules in straight-line code with exact type checks (stricter than the schema walker's isinstance).
+    """
+    if type(step) is not dict:
+        return False
+    get = step.get
+    index = get("index")
+    if type(index) is not int or index != position or get("source") not in STEP_SOURCES:
+        return False
+    if (
+        type(get("reasoning")) not in _STRING_OR_NONE
+        or type(get("state_hash")) not in _STRING_OR_NONE
+        or type(get("timestamp")) not in _STRING_OR_NONE
+        or type(get("reward")) not in _NUMBER_OR_NONE
+        or type(get("sim_time_start")) not in _NUMBER_OR_NONE
+        or type(get("sim_time_end")) not in _NUMBER_OR_NONE
+        or type(get("latency_ms")) not in _NUMBER_OR_NONE
+        or ("meta" in step and type(step["meta"]) is not dict)
+    ):
+        return False
+    events = get("events", _NO_ITEMS)
+    if type(events) is not list or not all(type(event) is dict for event in events):
+        return False
+    for key, kinds in (("token_ids", _INTEGER), ("logprobs", _NUMBER), ("prompt_token_ids", _INTEGER)):
+        values = get(key)
+        if values is not None and (type(values) is not list or not kinds.issuperset(map(type, values))):
+            return False
+    calls = get("tool_calls", _NO_ITEMS)
+    results = get("results", _NO_ITEMS)
+    if type(calls) is not list or type(results) is not list:
+        return False
+    call_ids = set()
+    for call in calls:
+        if type(call) is not dict or type(call.get("id")) is not str or type(call.get("name")) is not str or not call["name"]:
+            return False
+        if type(call.get("arguments")) not in (dict, str):
+            return False
+        call_ids.add(call["id"])
+    for result in results:
+        if type(result) is not dict or type(result.get("call_id")) is not str or "content" not in result:
+            return False
+        if "is_error" in result and type(result["is_error"]) is not bool:
+            return False
+        if call_ids and result["call_id"] not in call_ids:
+            return False
+    return True
+
+
+_INTEGER = frozenset({int})
+_NO_ITEMS: list[Any] = []  # read, never written
+
+
 def _list_or_empty(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
 def content_hash(record: dict[str, Any]) -> str:
-    """A hash of what the record says, independent of key order and of the volatile `meta.ingest` block."""
+    """A hash of what the record says, independent of key order and of the volatile `meta.ingest` block.
+
+    The hashed text is `json.dumps(..., sort_keys=True, separators=(",", ":"), default=str)`; orjson writes
+    the same bytes several times faster for plain JSON values, and anything it might write differently
+    goes through json.dumps (see `_canonical_fast`).
+    """
     header = {k: v for k, v in record.get("header", {}).items() if k != "ingest"}
-    canonical = json.dumps({"header": header, "steps": record.get("steps", [])}, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    payload = {"header": header, "steps": record.get("steps", [])}
+    canonical = _canonical_fast(payload)
+    if canonical is None:
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(canonical).hexdigest()
+
+
+_ORJSON_CANONICAL = (
+    orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+_SHORT_NEGATIVE_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")
+
+
+def _not_plain_json(value: Any) -> Any:
+    raise TypeError(type(value).__name__)  # json.dumps(default=str) decides how to write it
+
+
+def _canonical_fast(payload: dict[str, Any]) -> bytes | None:
+    """orjson's sorted compact output when it is byte-identical to json.dumps's, else None.
+
+    They differ only where orjson writes UTF-8 or DEL raw (json escapes them as \\uXXXX) and in two float forms:
+    "0.00001" against "1e-05" below 1e-4, and "1e-7" against "1e-07". Integers beyond 64 bits, str/int
+    subclasses (enums among them), dataclasses and dates are refused by the options and `_not_plain_json`.
+    A plain Enum, which orjson writes as its value, cannot come out of parsed JSON; a record built in Python
+    with one would hash as its value.
+    """
+    try:
+        out = orjson.dumps(payload, default=_not_plain_json, option=_ORJSON_CANONICAL)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if not out.isascii() or b"\x7f" in out or b"0.0000" in out:
+        return None
+    for match in _SHORT_NEGATIVE_EXPONENT.finditer(out):  # text such as "state-1" matches too: a digit must precede
+        if out[match.start() - 1 : match.start()].isdigit():
+            return None
+    return out
 
 
 def _non_finite_or_too_deep(value: Any, path: str, depth: int) -> TrajectoryError | None:
@@ -348,6 +456,9 @@ _STEP_DEFAULTS: dict[str, Any] = {
 }
 
 
+_STEP_DEFAULT_KEYS = _STEP_DEFAULTS.keys()
+
+
 def normalize_record(record: dict[str, Any]) -> dict[str, Any]:
     """The record with every step carrying every standard field (absent ones as their empty value).
 
@@ -355,6 +466,9 @@ def normalize_record(record: dict[str, Any]) -> dict[str, Any]:
     """
     steps = []
     for step in record["steps"]:
+        if step.keys() >= _STEP_DEFAULT_KEYS:
+            steps.append(dict(step))  # already complete (every imported step is): the same content, keys in its own order
+            continue
         full = {key: (list(value) if isinstance(value, list) else value) for key, value in _STEP_DEFAULTS.items()}
         full.update(step)
         steps.append(full)

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from lab.ingest.errors import join_path
 
 MAX_DOCUMENT_DEPTH = 64  # raw payloads nest deeper than records (inspect events); 64 is still far from absurd
@@ -41,13 +43,19 @@ class NonFinite:
 
 @dataclass
 class Document:
-    """One parsed JSON value, or (kind "eval") an inspect `.eval` archive: header plus named samples."""
+    """One parsed JSON value, or (kind "eval") an inspect `.eval` archive: header plus named samples.
+
+    `text` is the JSON text a "json" document was parsed from. `depth` is set when the fast parser read it:
+    it refuses NaN/Infinity, so the value holds no `NonFinite`, and `depth` is its nesting (`nesting_depth`).
+    """
 
     file: str
     value: Any
     kind: str = "json"
     samples: list[tuple[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # zip members that are no trajectory files
+    text: str | None = None
+    depth: int | None = None
 
 
 def _parse_float(text: str) -> float | NonFinite:
@@ -66,6 +74,51 @@ def loads_strict(text: str, *, file: str = "", line: int | None = None) -> Any:
         raise DocumentError("", f"{where}nested too deep to parse (more than {MAX_DOCUMENT_DEPTH} levels allowed)", file=file) from None
     except ValueError as error:  # e.g. an integer with more digits than Python converts
         raise DocumentError("", f"{where}not valid JSON: {error}", file=file) from None
+
+
+def loads_fast(text: str) -> tuple[Any, int] | None:
+    """(value, nesting depth) read by orjson, or None where `loads_strict` must read the text.
+
+    orjson refuses NaN/Infinity, overflowing floats, lone surrogates and control characters, which
+    loads_strict then reports precisely. It reads integers beyond 64 bits as floats, so a run of 19 or more
+    digits (an integer that may not fit, or a long fraction) goes to loads_strict too.
+    """
+    data = text.encode()
+    if b"0" * 19 in data.translate(_DIGITS_AS_ZERO):
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return value, nesting_depth(data)
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+_NOT_QUOTE_OR_BRACKET = bytes(c for c in range(256) if c not in b'"[]{}')
+_BRACKETS_AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
+
+
+def nesting_depth(data: bytes, limit: int = MAX_DOCUMENT_DEPTH) -> int:
+    """Containers nested in the valid JSON text `data`: 0 for a scalar, 1 for `[1]`, 2 for `[{}]`; above `limit` means "too deep".
+
+    No value lies deeper than this (the top value at 0), so at most MAX_DOCUMENT_DEPTH leaves nothing for
+    `find_problem` to find in an orjson-read value, and at most trajectory.MAX_DEPTH nothing for validate_record.
+    Read off the text with bytes operations, several times faster than walking the parsed value.
+    """
+    if b"\\" in data:  # escaped backslashes and quotes neither open nor close a string
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = data.translate(None, _NOT_QUOTE_OR_BRACKET)
+    # Dropping two adjacent quotes (an empty string, or one string's end and the next one's start) keeps every
+    # other character inside or outside a string as it was; what remains are the strings holding brackets.
+    skeleton = skeleton.replace(b'""', b"")
+    if b'"' in skeleton:
+        skeleton = b"".join(skeleton.split(b'"')[::2])
+    skeleton = skeleton.translate(_BRACKETS_AS_PARENS)
+    depth = 0
+    while skeleton and depth <= limit:
+        skeleton = skeleton.replace(b"()", b"")  # every innermost container goes, so each pass is one level
+        depth += 1
+    return depth
 
 
 def find_problem(value: Any, path: str = "", depth: int = 0) -> tuple[str, str] | None:
@@ -101,8 +154,12 @@ def _text_documents(data: bytes, file: str) -> Iterator[Document]:
     if not text.strip():
         raise DocumentError("", "the file is empty", file=file)
     if not file.lower().endswith((".jsonl", ".ndjson")):
+        fast = loads_fast(text)
+        if fast is not None:
+            yield Document(file, fast[0], text=text, depth=fast[1])
+            return
         try:
-            yield Document(file, loads_strict(text, file=file))
+            yield Document(file, loads_strict(text, file=file), text=text)
             return
         except DocumentError as error:
             # "Extra data" after a complete first value on its own line means JSON Lines.
@@ -110,7 +167,11 @@ def _text_documents(data: bytes, file: str) -> Iterator[Document]:
                 raise
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
-            yield Document(file, loads_strict(line, file=file, line=number))
+            fast = loads_fast(line)
+            if fast is not None:
+                yield Document(file, fast[0], text=line, depth=fast[1])
+            else:
+                yield Document(file, loads_strict(line, file=file, line=number), text=line)
 
 
 def _is_eval_archive(names: list[str]) -> bool:

@@ -11,6 +11,7 @@ the result inside one transaction stores either the whole upload or (on IngestEr
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from typing import Any
 
 from environments.trajectory import content_hash, validate_record
 from lab.ingest.detect import FORMAT_NAMES, FORMATS, Split, Unit, split_document, unit_index_for
-from lab.ingest.documents import Document, DocumentError, find_problem, read_documents
+from lab.ingest.documents import MAX_DOCUMENT_DEPTH, Document, DocumentError, find_problem, read_documents
 from lab.ingest.errors import IngestError, join_path
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import PatternSpec, Redactor
@@ -45,7 +46,7 @@ class ImportedEpisode:
     file: str = ""
     origin: str = ""
 
-    @property
+    @functools.cached_property
     def content_hash(self) -> str:
         return content_hash(self.record)
 
@@ -91,10 +92,12 @@ def import_payload(
             continue
         split = _split_checked(document, format, len(episodes))
         document_unmapped.extend(f"{document.file}:{path}" if document.file else path for path in split.unmapped)
+        # One scan of the document's text instead of a walk over each of its strings, when it proves there is nothing to redact.
+        walk_raw = document.text is None or redactor.may_hold_secrets(document.text)
         for unit in split.units:
             if len(episodes) >= max_records:
                 raise IngestError(len(episodes), unit.origin, f"too many records: at most {max_records} per upload", 413, file=unit.file)
-            episodes.append(_import_unit(unit, len(episodes), redactor))
+            episodes.append(_import_unit(unit, len(episodes), redactor, walk_raw=walk_raw, depth=document.depth))
     if not episodes:
         raise IngestError(0, "", "the upload holds no records", file=filename)
     formats = sorted({episode.format for episode in episodes})
@@ -116,7 +119,7 @@ def _documents(data: bytes, filename: str, episodes: list[ImportedEpisode], max_
 
 def _split_checked(document: Document, fmt: str, first_index: int) -> Split:
     """Split a document into units, refusing NaN/Infinity and absurd nesting with the unit they sit in."""
-    problem = find_problem(document.value)
+    problem = find_problem(document.value) if document.depth is None or document.depth > MAX_DOCUMENT_DEPTH else None
     if problem is not None:
         try:
             units = split_document(document, fmt, first_index).units
@@ -133,14 +136,18 @@ def _split_checked(document: Document, fmt: str, first_index: int) -> Split:
     return split
 
 
-def _import_unit(unit: Unit, index: int, redactor: Redactor) -> ImportedEpisode:
+def _import_unit(unit: Unit, index: int, redactor: Redactor, *, walk_raw: bool = True, depth: int | None = None) -> ImportedEpisode:
+    """`walk_raw=False`: the document's text showed nothing to redact. `depth`: the document's checked nesting."""
     ctx = RecordContext(index, unit.file)
-    raw, redactions = redactor.redact(unit.raw)
+    raw, redactions = redactor.redact(unit.raw) if walk_raw else (unit.raw, 0)
     record = FORMATS[unit.format].to_record(raw, unit.origin, ctx, unit.context)
     later = 0
+    checked_depth = None
     if unit.format != "native":  # a native record is the redacted raw itself; others add context and parsed arguments
         record, later = redactor.redact(record)
-    errors = validate_record(record)
+    elif depth is not None:
+        checked_depth = max(depth, 4)  # the raw's own nesting, or make_step's empty lists inside steps inside the record
+    errors = validate_record(record, checked_depth=checked_depth)
     if errors:
         path = re.sub(r"^record\.?", "", errors[0].path)
         if unit.format == "native":

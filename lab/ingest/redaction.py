@@ -9,6 +9,7 @@ is redacted whole: tool arguments carry secrets that way without any telltale pr
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -53,6 +54,27 @@ class Redactor:
         self.redact_secret_keys = redact_secret_keys
         # One combined search first: nearly every string holds no secret, and one scan is cheaper than eight.
         self._any = _combined(self.patterns)
+        self._text_checks = _text_checks(self.patterns, redact_secret_keys)
+
+    def may_hold_secrets(self, json_text: str) -> bool:
+        """False only when `redact` would change nothing in the value parsed from `json_text`.
+
+        Then the walk over every string can be skipped. The text is unescaped first, so each string
+        value of the document stands in it verbatim between quote characters; a default pattern is
+        looked for through literal-led searches that match at least wherever it does (on a lowercased
+        copy for the case-insensitive ones), a custom pattern as itself when nothing in it depends on
+        what surrounds a match. A pattern that does cannot be checked this way: answer True.
+        """
+        if self._text_checks is None:
+            return True
+        lowered_checks, verbatim_checks = self._text_checks
+        text = _unescaped(json_text)
+        if lowered_checks:
+            folded = text if text.isascii() or not _SRE_ASCII_FOLDS.search(text) else text.translate(_SRE_ASCII_FOLD_MAP)
+            lowered = folded.lower()
+            if any(check.search(lowered) for check in lowered_checks):
+                return True
+        return any(check.search(text) for check in verbatim_checks)
 
     def redact_text(self, text: str) -> tuple[str, int]:
         if not self.patterns or (self._any is not None and not self._any.search(text)):
@@ -127,3 +149,74 @@ def _combined(patterns: list[tuple[str, re.Pattern[str]]]) -> re.Pattern[str] | 
         return re.compile("|".join(parts)) if parts else None
     except re.error:
         return None
+
+
+# --- the text pre-scan ---------------------------------------------------------------------------------------
+
+# For each default pattern, searches on the lowercased, unescaped document text that match wherever the
+# pattern matches inside one of its strings. Each starts with a literal, which the regex engine finds fast.
+_DEFAULT_TEXT_CHECKS: dict[str, tuple[str, ...]] = {
+    DEFAULT_REDACTION_PATTERNS[0][1]: (r"private key-----",),
+    DEFAULT_REDACTION_PATTERNS[1][1]: (r"sk-[a-z0-9_\-]{20}",),
+    DEFAULT_REDACTION_PATTERNS[2][1]: (r"sk-[a-z0-9_\-]{20}",),
+    DEFAULT_REDACTION_PATTERNS[3][1]: (r"gh[pousr]_[a-z0-9]{36}", r"github_pat_[a-z0-9_]{22}"),
+    DEFAULT_REDACTION_PATTERNS[4][1]: (r"akia[0-9a-z]{16}", r"asia[0-9a-z]{16}"),
+    DEFAULT_REDACTION_PATTERNS[5][1]: (r"xox[abposre]-[a-z0-9\-]{10}",),
+    DEFAULT_REDACTION_PATTERNS[6][1]: (r"bearer\s+[a-z0-9\-._~+/]{12}",),
+    DEFAULT_REDACTION_PATTERNS[7][1]: (
+        r"api[_\-]?key[\s\"']*[:=]",
+        r"secret(?:[_\-]?key)?[\s\"']*[:=]",
+        r"token[\s\"']*[:=]",
+        r"passw(?:or)?d[\s\"']*[:=]",
+    ),
+    DEFAULT_REDACTION_PATTERNS[8][1]: (r"token[\s\"']*[:=]", r"secret(?:[_\-]?key)?[\s\"']*[:=]", r"authorization[\s\"']*[:=]"),
+}
+# A key SECRET_KEY_NAMES matches, quoted and followed by a colon (`$` also matches before a final newline).
+_SECRET_KEY_TEXT_CHECKS = (
+    r"api[_\-]?key[\s\"']*[:=]",
+    r"secret(?:[_\-]?key)?[\s\"']*[:=]",
+    r"token[\s\"']*[:=]",
+    r"passw(?:or)?d[\s\"']*[:=]",
+    r"authorization[\s\"']*[:=]",
+)
+# Characters that re.IGNORECASE matches to an ASCII letter although str.lower() does not give that letter.
+_SRE_ASCII_FOLD_MAP = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_SRE_ASCII_FOLDS = re.compile("[\u0130\u0131\u017f\u212a]")
+# What lets a match depend on text beyond the string it lies in: anchors, lookarounds, conditionals.
+_CONTEXT_SENSITIVE = re.compile(r"\\[AZ]|\(\?(?:=|!|<=|<!|\()|[$^]")
+_SIMPLE_ESCAPES = (('\\"', '"'), ("\\/", "/"), ("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f"))
+_ESCAPE_RUN = re.compile(r'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))+')
+
+
+def _text_checks(
+    patterns: list[tuple[str, re.Pattern[str]]], secret_keys: bool
+) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]] | None:
+    lowered: set[str] = set(_SECRET_KEY_TEXT_CHECKS) if secret_keys else set()
+    verbatim: list[re.Pattern[str]] = []
+    for _, pattern in patterns:
+        known = _DEFAULT_TEXT_CHECKS.get(pattern.pattern)
+        if known is not None and pattern.flags == re.compile(pattern.pattern).flags:
+            lowered.update(known)
+        elif _CONTEXT_SENSITIVE.search(re.sub(r"\\[^AZ]|\[\^", "", pattern.pattern)) is None:
+            verbatim.append(pattern)  # e.g. [^...] classes and escaped characters are removed before looking
+        else:
+            return None
+    return [re.compile(source) for source in sorted(lowered)], verbatim
+
+
+def _unescaped(text: str) -> str:
+    """The JSON text with its string escapes decoded (it must be valid JSON, which holds no raw control characters)."""
+    if "\\" not in text:
+        return text
+    if "\\u" in text:  # rare: decode every escape run in one pass, so a decoded backslash starts nothing
+        return _ESCAPE_RUN.sub(lambda match: _decode_escapes(match.group()), text)
+    text = text.replace("\\\\", "\x00")  # an escaped backslash, parked so that it starts no escape below
+    for escape, char in _SIMPLE_ESCAPES:
+        text = text.replace(escape, char)
+    return text.replace("\x00", "\\")
+
+
+@functools.lru_cache(maxsize=4096)
+def _decode_escapes(run: str) -> str:
+    decoded: str = json.loads(f'"{run}"')
+    return decoded

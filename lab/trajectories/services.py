@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils.dateparse import parse_datetime
@@ -173,8 +174,11 @@ def _step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
     row["tool_calls"] = row["tool_calls"] or []
     row["results"] = row["results"] or []
     row["events"] = row["events"] or []
-    row["extra"] = {k: v for k, v in step.items() if k not in _STEP_COLUMNS}
+    row["extra"] = {k: v for k, v in step.items() if k not in _STEP_COLUMN_SET}
     return row
+
+
+_STEP_COLUMN_SET = frozenset(_STEP_COLUMNS)
 
 
 def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None,
@@ -193,6 +197,11 @@ def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: li
         existing = dict(
             Episode.objects.filter(project=project, content_hash__in=[digest for _, digest in prepared]).values_list("content_hash", "pk")
         )
+        # The upload's tasks that exist already, in one query rather than one per task (the constraint makes each unique).
+        wanted = {(h["env"], h["task"], str(h.get("env_version", ""))) for h in (record["header"] for record, _ in prepared)}
+        for task in Task.objects.filter(project=project, env__in={w[0] for w in wanted}, key__in={w[1] for w in wanted}):
+            if (task.env, task.key, task.env_version) in wanted:
+                resolver.tasks[(task.env, task.key, task.env_version)] = task
         new_episodes: list[Episode] = []
         new_positions: list[int] = []
         first_position: dict[str, int] = {}
@@ -203,8 +212,11 @@ def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: li
             new_episodes.append(_episode_from_header(resolver, i, record, digest, raws[i], user))
             new_positions.append(i)
         created = Episode.objects.bulk_create(new_episodes)
-        rows = [_step_row(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]
-        _insert_steps(rows)
+        pairs = [(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]
+        if connection.vendor == "postgresql":
+            _copy_steps([_copy_row(episode_id, step) for episode_id, step in pairs])  # straight from the steps, no row dicts
+        else:
+            _insert_steps([_step_row(episode_id, step) for episode_id, step in pairs])
         by_hash = {ep.content_hash: ep for ep in created}
         missing = [digest for digest in existing if digest not in by_hash]
         by_hash.update({ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=missing)})
@@ -217,27 +229,60 @@ def _insert_steps(rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     if connection.vendor == "postgresql":
-        _copy_steps(rows)
+        _copy_steps([_copy_row(row["episode_id"], row, extra=row["extra"]) for row in rows])
     else:
         Step.objects.bulk_create([Step(**row) for row in rows], batch_size=500)
 
 
-def _copy_steps(rows: list[dict[str, Any]]) -> None:
+def _copy_steps(rows: list[tuple[Any, ...]]) -> None:
     """PostgreSQL COPY: several times faster than multi-row INSERT for the thousands of steps of an upload."""
-    columns = ["episode_id", *_STEP_COLUMNS, "extra"]
+    if not rows:
+        return
     table = Step._meta.db_table
-    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    names = ", ".join(connection.ops.quote_name(c) for c in _COPY_COLUMNS)
     with connection.cursor() as cursor:
         raw_cursor = cursor.cursor  # psycopg 3 cursor under Django's wrapper
         with raw_cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
             for row in rows:
-                copy.write_row([_copy_value(c, row[c]) for c in columns])
+                copy.write_row(row)
 
 
-def _copy_value(column: str, value: Any) -> Any:
-    if column in _JSON_STEP_COLUMNS:
-        return None if value is None and column not in ("tool_calls", "results", "events", "extra") else json.dumps(value)
-    return value
+# The order of `_copy_row`'s values.
+_COPY_COLUMNS = ("episode_id", "index", "source", "message", "reasoning", "tool_calls", "results", "reward", "sim_time_start", "sim_time_end",
+                 "events", "state_hash", "token_ids", "logprobs", "latency_ms", "extra")  # fmt: skip
+_NO_EXTRA = "{}"
+
+
+def _copy_row(episode_id: int, step: dict[str, Any], *, extra: dict[str, Any] | None = None) -> tuple[Any, ...]:
+    """One COPY row, as `_step_row` would store the step: message, token_ids and logprobs keep SQL NULL for
+    None; tool_calls, results and events hold [] instead; `extra` takes the fields without a column."""
+    get = step.get
+    dumps = _copy_value
+    message, token_ids, logprobs = get("message"), get("token_ids"), get("logprobs")
+    if extra is not None:
+        extra_json = dumps(extra)
+    elif len(step) == len(_STEP_COLUMNS) and step.keys() <= _STEP_COLUMN_SET:
+        extra_json = _NO_EXTRA  # a normalized step with nothing beyond the columns
+    else:
+        extra_json = dumps({k: v for k, v in step.items() if k not in _STEP_COLUMN_SET})
+    return (
+        episode_id, step["index"], step["source"], None if message is None else dumps(message), get("reasoning"),
+        dumps(get("tool_calls") or []), dumps(get("results") or []), get("reward"), get("sim_time_start"), get("sim_time_end"),
+        dumps(get("events") or []), get("state_hash"), None if token_ids is None else dumps(token_ids),
+        None if logprobs is None else dumps(logprobs), get("latency_ms"), extra_json,
+    )  # fmt: skip
+
+
+_ORJSON_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def _copy_value(value: Any) -> str:
+    """JSON text for a jsonb column. orjson refuses what it would write differently from json (e.g. dates,
+    integers beyond 64 bits); json.dumps then writes it, or raises as it always did."""
+    try:
+        return orjson.dumps(value, option=_ORJSON_STRICT).decode()
+    except TypeError:  # orjson.JSONEncodeError included
+        return json.dumps(value)
 
 
 # --- live episodes -------------------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
     header.done()
     steps = []
     for i, value in enumerate(record.get("steps", "array", required=True)):
+        if type(value) is dict and type(value.get("index")) is int and type(value.get("source")) is str and value.keys() <= _STEP_KEYS:
+            steps.append(_full_step(value))  # the common case, without the Reader's per-field bookkeeping
+            continue
         step = Reader(value, f"{record.at('steps')}[{i}]", ctx)
         index = step.get("index", "integer", required=True)
         source = step.get("source", "string", required=True)
@@ -36,3 +39,19 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
         steps.append({**make_step(index=index, source=source), **fields})
     record.done()
     return new_record(header=known_header, steps=steps)
+
+
+_STEP_KEYS = frozenset(STEP_SCHEMA["properties"])
+
+
+_STEP_TEMPLATE = make_step(index=0, source="agent")
+_LIST_DEFAULTS = tuple(key for key, default in _STEP_TEMPLATE.items() if isinstance(default, list))
+
+
+def _full_step(value: dict[str, Any]) -> dict[str, Any]:
+    """What the Reader path builds for a step holding only schema fields: make_step's defaults, then its own."""
+    step = {**_STEP_TEMPLATE, **value}
+    for key in _LIST_DEFAULTS:
+        if key not in value:
+            step[key] = []  # a list of its own, as make_step gives
+    return step
