@@ -70,7 +70,7 @@ class Redactor:
         lowered_checks, verbatim_checks = self._text_checks
         text = _unescaped(json_text)
         if lowered_checks:
-            folded = text if text.isascii() or not _SRE_ASCII_FOLDS.search(text) else text.translate(_SRE_ASCII_FOLD_MAP)
+            folded = text.translate(_SRE_ASCII_FOLD_MAP) if not text.isascii() and _SRE_ASCII_FOLDS.search(text) else text
             lowered = folded.lower()
             if any(check.search(lowered) for check in lowered_checks):
                 return True
@@ -188,9 +188,10 @@ _SIMPLE_ESCAPES = (('\\"', '"'), ("\\/", "/"), ("\\n", "\n"), ("\\t", "\t"), ("\
 _ESCAPE_RUN = re.compile(r'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))+')
 
 
-def _text_checks(
-    patterns: list[tuple[str, re.Pattern[str]]], secret_keys: bool
-) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]] | None:
+_TextChecks = tuple[list[re.Pattern[str]], list[re.Pattern[str]]]
+
+
+def _text_checks(patterns: list[tuple[str, re.Pattern[str]]], secret_keys: bool) -> _TextChecks | None:
     lowered: set[str] = set(_SECRET_KEY_TEXT_CHECKS) if secret_keys else set()
     verbatim: list[re.Pattern[str]] = []
     for _, pattern in patterns:

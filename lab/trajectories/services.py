@@ -98,7 +98,10 @@ def _prepare(index: int, record: dict[str, Any], *, validated: bool) -> tuple[di
             raise record_error(index, errors[0].path.removeprefix("record."), errors[0].reason)
     elif len(record["steps"]) > settings.PRACTICUM_MAX_STEPS_PER_EPISODE:
         raise record_error(index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}")
-    normalized = normalize_record(record)
+    if validated and all(step.keys() >= _STEP_COLUMN_SET for step in record["steps"]):
+        normalized = record  # lab.ingest's steps carry every field already, and nothing here changes them
+    else:
+        normalized = normalize_record(record)
     return normalized, content_hash(normalized)
 
 
