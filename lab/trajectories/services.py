@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -216,8 +217,11 @@ def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: li
             new_positions.append(i)
         created = Episode.objects.bulk_create(new_episodes)
         pairs = [(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]
-        if connection.vendor == "postgresql":
-            _copy_steps([_copy_row(episode_id, step) for episode_id, step in pairs])  # straight from the steps, no row dicts
+        if not pairs:
+            pass
+        elif connection.vendor == "postgresql":
+            # Rows made while COPY streams: the server stores one batch while the next is formatted.
+            _copy_steps(_copy_row(episode_id, step) for episode_id, step in pairs)
         else:
             _insert_steps([_step_row(episode_id, step) for episode_id, step in pairs])
         by_hash = {ep.content_hash: ep for ep in created}
@@ -237,10 +241,8 @@ def _insert_steps(rows: list[dict[str, Any]]) -> None:
         Step.objects.bulk_create([Step(**row) for row in rows], batch_size=500)
 
 
-def _copy_steps(rows: list[tuple[Any, ...]]) -> None:
+def _copy_steps(rows: Iterable[tuple[Any, ...]]) -> None:
     """PostgreSQL COPY: several times faster than multi-row INSERT for the thousands of steps of an upload."""
-    if not rows:
-        return
     table = Step._meta.db_table
     names = ", ".join(connection.ops.quote_name(c) for c in _COPY_COLUMNS)
     with connection.cursor() as cursor:
