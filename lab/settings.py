@@ -81,13 +81,16 @@ DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlit
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0))}
 else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
-            # WAL lets the embedded worker thread write while the web thread reads.
-            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "timeout": 30},
-        }
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": env_str("SQLITE_PATH", str(VAR_DIR / "db.sqlite3"))}}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # WAL lets the embedded worker thread write while the web thread reads. IMMEDIATE transactions take the
+    # write lock at BEGIN, so a second writer waits out `timeout` instead of failing at once with "database is
+    # locked" when its read lock cannot be upgraded. Applied to sqlite:// DATABASE_URLs too.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
     }
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -50,6 +50,9 @@ class ConsoleServer:
         self.env = {**os.environ, "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}", "PRACTICUM_VAR_DIR": str(workdir / "var"),
                     "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING"}  # fmt: skip
         self.env.pop("DJANGO_SETTINGS_MODULE", None)
+        # The console under test runs embedded (its own in-process worker, in-memory broker): with a shared Redis,
+        # the test process's worker could take its jobs and run them against the wrong database.
+        self.env.pop("REDIS_URL", None)
         self.log = (workdir / "server.log").open("ab")
         self.process: subprocess.Popen[bytes] | None = None
         self.api_key = ""
