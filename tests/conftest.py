@@ -156,12 +156,20 @@ def record_factory() -> Any:
 
 
 @pytest.fixture(scope="session")
-def _embedded_worker() -> Iterator[Any]:
+def _embedded_worker(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Any]:
+    """Set up after the test database and torn down before it, so no worker connection outlives it."""
+    from django.db import connection
+
     from lab.celery import app, start_embedded_worker, stop_embedded_worker
 
     app.control.purge()  # with a Redis broker, messages left by an interrupted earlier run must not leak in
     yield start_embedded_worker()
     stop_embedded_worker()
+    if connection.vendor == "postgresql":  # the worker threads' own connections, which only they could close
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
 
 
 @pytest.fixture
