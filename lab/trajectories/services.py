@@ -1,8 +1,8 @@
 """Storing trajectory records as Episode + Step rows, appending live steps, and reading records back.
 
-    episodes_ingest(project=p, records=[...], user=u)   # atomic: all stored, or none and a DomainError
-    episode_append_step(episode=e, step={...})           # live rollouts and human play; idempotent by index
-    episode_to_record(episode)                           # the canonical record, as it was ingested
+episodes_ingest(project=p, records=[...], user=u)   # atomic: all stored, or none and a DomainError
+episode_append_step(episode=e, step={...})           # live rollouts and human play; idempotent by index
+episode_to_record(episode)                           # the canonical record, as it was ingested
 """
 
 from __future__ import annotations
@@ -79,7 +79,9 @@ def agent_resolve_external(*, project: Project, policy: dict[str, Any]) -> Agent
     if not name:
         return None
     kind = str(policy["kind"]) if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL.value
-    agent, _ = AgentConfig.objects.get_or_create(project=project, name=name, defaults={"kind": kind, "model": str(policy.get("model", ""))[:500]})
+    agent, _ = AgentConfig.objects.get_or_create(
+        project=project, name=name, defaults={"kind": kind, "model": str(policy.get("model", ""))[:500]}
+    )
     return agent
 
 
@@ -98,7 +100,9 @@ def _prepare(index: int, record: dict[str, Any], *, validated: bool) -> tuple[di
         if errors:
             raise record_error(index, errors[0].path.removeprefix("record."), errors[0].reason)
     elif len(record["steps"]) > settings.PRACTICUM_MAX_STEPS_PER_EPISODE:
-        raise record_error(index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}")
+        raise record_error(
+            index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}"
+        )
     if validated and all(step.keys() >= _STEP_COLUMN_SET for step in record["steps"]):
         normalized = record  # lab.ingest's steps carry every field already, and nothing here changes them
     else:
@@ -185,8 +189,9 @@ def _step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
 _STEP_COLUMN_SET = frozenset(_STEP_COLUMNS)
 
 
-def episodes_ingest(*, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None,
-                    validated: bool = False) -> list[IngestOutcome]:
+def episodes_ingest(
+    *, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None, validated: bool = False
+) -> list[IngestOutcome]:
     """Store records atomically. A record whose content is already stored returns the existing episode.
 
     `validated=True` skips the record checks for records that lab.ingest has just validated.
@@ -293,9 +298,18 @@ def _copy_value(value: Any) -> str:
 # --- live episodes -------------------------------------------------------------------------------------------
 
 
-def episode_start(*, project: Project, task: Task, source: str, seed: int | None, agent: AgentConfig | None = None,
-                  header: dict[str, Any] | None = None, user: Any = None, parent: Episode | None = None,
-                  branch_step: int | None = None) -> Episode:
+def episode_start(
+    *,
+    project: Project,
+    task: Task,
+    source: str,
+    seed: int | None,
+    agent: AgentConfig | None = None,
+    header: dict[str, Any] | None = None,
+    user: Any = None,
+    parent: Episode | None = None,
+    branch_step: int | None = None,
+) -> Episode:
     """A running episode that steps will be appended to (rollouts, human play, branches)."""
     if parent is not None and parent.project_id != project.pk:
         raise DomainError("cross_project", "a branch must stay in its parent's project", status=404)
@@ -310,8 +324,16 @@ def episode_start(*, project: Project, task: Task, source: str, seed: int | None
     header["source"] = source
     with transaction.atomic():
         episode = Episode.objects.create(
-            project=project, task=task, agent=agent, seed=seed, source=source, status=EpisodeStatus.RUNNING,
-            parent=parent, branch_step=branch_step, meta={"header": header}, started_at=timezone.now(),
+            project=project,
+            task=task,
+            agent=agent,
+            seed=seed,
+            source=source,
+            status=EpisodeStatus.RUNNING,
+            parent=parent,
+            branch_step=branch_step,
+            meta={"header": header},
+            started_at=timezone.now(),
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
         live_publish(stream=f"episode:{episode.pk}", kind="status", payload={"status": episode.status})
@@ -333,8 +355,13 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
             raise Conflict("step_taken", f"step {index} of episode {locked.pk} is already taken", index=index)
         if index != locked.step_count:
             raise DomainError("invalid_step", f"expected step index {locked.step_count}, got {index!r}")
-        errors = validate_record({"schema_version": "practicum.trajectory/1", "header": {"env": "x", "task": "x", "source": "rollout"},
-                                  "steps": [{**step, "index": 0}]})
+        errors = validate_record(
+            {
+                "schema_version": "practicum.trajectory/1",
+                "header": {"env": "x", "task": "x", "source": "rollout"},
+                "steps": [{**step, "index": 0}],
+            }
+        )
         if errors:
             raise DomainError("invalid_step", str(errors[0]).replace("steps[0]", f"step {index}"))
         full = normalize_record({"header": {}, "steps": [step]})["steps"][0]
@@ -349,11 +376,21 @@ def episode_finish(*, episode: Episode, reason: str, score: dict[str, Any] | Non
     with transaction.atomic():
         episode.mark_finished(reason=reason, score=score, reward=reward)
         header = dict(episode.meta.get("header", {}))
-        header.update({"termination_reason": reason, "score": score, "reward": reward, "ended_at": episode.ended_at.isoformat() if episode.ended_at else None})
+        header.update(
+            {
+                "termination_reason": reason,
+                "score": score,
+                "reward": reward,
+                "ended_at": episode.ended_at.isoformat() if episode.ended_at else None,
+            }
+        )
         episode.meta = {**episode.meta, "header": header}
         episode.save(update_fields=["meta"])
-        live_publish(stream=f"episode:{episode.pk}", kind="status",
-                     payload={"status": episode.status, "termination_reason": reason, "composite": episode.composite, "passed": episode.passed})
+        live_publish(
+            stream=f"episode:{episode.pk}",
+            kind="status",
+            payload={"status": episode.status, "termination_reason": reason, "composite": episode.composite, "passed": episode.passed},
+        )
     return episode
 
 

@@ -143,7 +143,9 @@ def test_diagnoses_need_an_annotator_role_and_an_own_episode(api: Any, world: An
 def test_launching_runs_and_evaluations_needs_a_writer_role(api: Any, world: Any, role_users: Any, project_a: Any, role: str) -> None:
     client = api(role_users[role], project_a)
     run = client.post("/api/v1/runs/", {"name": "x"}, format="json")
-    evaluation = client.post("/api/v1/evaluations/", {"agent": "smart-triage", "task_set": "storebench/heat-wave", "seeds": [0]}, format="json")
+    evaluation = client.post(
+        "/api/v1/evaluations/", {"agent": "smart-triage", "task_set": "storebench/heat-wave", "seeds": [0]}, format="json"
+    )
     # writers get past the role check to the validation of their incomplete run request; others are refused
     assert run.status_code == (400 if role in WRITERS else 403)
     assert evaluation.status_code == (201 if role in WRITERS else 403)
