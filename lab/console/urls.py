@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from lab.console.views import compare, dashboard, diagnoses, episodes, jobs, leaderboard, viewer
+from lab.console.views import compare, dashboard, diagnoses, episodes, jobs, launch, leaderboard, viewer
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
@@ -15,9 +15,16 @@ urlpatterns = [
     path("leaderboard/", leaderboard.leaderboard_page, name="leaderboard"),
     path("runs/", jobs.run_list, name="runs"),
     path("runs/<int:pk>/", jobs.run_detail, name="run"),
+    path("runs/new", launch.run_new, name="run-new"),
+    path("runs/<int:pk>/cancel", launch.run_cancel_view, name="run-cancel"),
+    path("runs/<int:pk>/checkpoints/<int:checkpoint_id>/evaluate", launch.checkpoint_evaluate_view, name="checkpoint-evaluate"),
     path("runs/<int:pk>/metrics.json", jobs.run_metrics, name="run-metrics"),
     path("evaluations/", jobs.evaluation_list, name="evaluations"),
     path("evaluations/<int:pk>/", jobs.evaluation_detail, name="evaluation"),
+    path("evaluations/new", launch.evaluation_new, name="evaluation-new"),
+    path("evaluations/<int:pk>/cancel", launch.evaluation_cancel_view, name="evaluation-cancel"),
+    path("rollouts/new", launch.rollout_new, name="rollout-new"),
+    path("rollouts/<int:pk>/cancel", launch.rollout_cancel_view, name="rollout-cancel"),
     path("diagnoses/", diagnoses.diagnosis_list, name="diagnoses"),
     path("play/", include("lab.play.urls")),
 ]

@@ -1,23 +1,28 @@
-"""The episodes list: filters from the trajectories selector, keyset pages, sortable columns."""
+"""The episodes list: filters from the trajectories selector, keyset pages, sortable columns; "Start a rollout"."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
 from environments.trajectory import SOURCES
 from lab.console.selectors import SORTS, episode_page
 from lab.console.views.common import console_view, page, visible_projects
+from lab.console.views.launch_forms import launch_context
+from lab.rollouts.models import RolloutJob
 from lab.trajectories.models import AgentConfig, EpisodeStatus, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 
 
-@console_view
-def episode_list_page(request: HttpRequest) -> HttpResponse:
+def episode_list_context(request: HttpRequest, *, rollout_form: Any = None, rollout_errors: dict[str, str] | None = None) -> dict[str, Any]:
+    """The list for the query string's filters, plus the rollout form (values and field errors of a refused launch)."""
     projects = visible_projects(request)
     filters = {name: request.GET.get(name, "") for name in FILTER_FIELDS}
     sort = request.GET.get("sort") or "-created"
     result = episode_page(episode_list(projects=projects, filters=filters), sort=sort, cursor=request.GET.get("cursor", ""))
-    context = {
+    launched = request.GET.get("rollout", "")
+    return {
         "page": result,
         "filters": filters,
         "sorts": list(SORTS),
@@ -26,5 +31,15 @@ def episode_list_page(request: HttpRequest) -> HttpResponse:
         "agents": AgentConfig.objects.filter(project__in=projects).values_list("name", flat=True).distinct().order_by("name")[:200],
         "sources": SOURCES,
         "statuses": EpisodeStatus.values,
+        "launched": RolloutJob.objects.filter(pk=int(launched), project__in=projects).select_related("agent", "task").first()
+        if launched.isdigit()
+        else None,
+        **launch_context(request),
+        "form": rollout_form or {},
+        "errors": rollout_errors or {},
     }
-    return page(request, "console/episodes.html", context, fragment="console/_episode_rows.html")
+
+
+@console_view
+def episode_list_page(request: HttpRequest) -> HttpResponse:
+    return page(request, "console/episodes.html", episode_list_context(request), fragment="console/_episode_rows.html")

@@ -20,7 +20,8 @@ from lab.diagnoses.services import diagnosis_create
 from lab.errors import DomainError, Forbidden
 from lab.live.models import StreamCounter
 from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
-from lab.projects.models import ANNOTATE_ROLES
+from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
+from lab.rollouts.models import RolloutJob
 from lab.trajectories.models import Episode
 from lab.trajectories.selectors import episode_get
 
@@ -68,10 +69,13 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
         Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk).select_related("agent")
         .order_by("-composite")[:12]
     )  # fmt: skip
+    role = role_of(request, episode.project_id)
+    # A running episode written by a rollout job can be stopped by those who may launch one.
+    job = RolloutJob.objects.filter(episode=episode).only("pk", "status").first() if running and role in WRITE_ROLES else None
     context.update(
-        running=running, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
+        running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
         diagnoses=Diagnosis.objects.filter(episode=episode).select_related("author")[:50],
-        may_annotate=role_of(request, episode.project_id) in ANNOTATE_ROLES, components=(episode.score or {}).get("components") or {},
+        may_annotate=role in ANNOTATE_ROLES, components=(episode.score or {}).get("components") or {},
     )  # fmt: skip
     return page(request, "console/viewer.html", context)
 

@@ -1,0 +1,178 @@
+"""What the launch forms share: the project a launch goes to, the choices the forms offer, input parsing.
+
+Only owners and researchers (WRITE_ROLES) see the forms and may post them: a project the user cannot see
+answers 404, a project where their role is lower answers 403, as in the API (lab.projects.permissions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+import training
+from environments import registry
+from environments.core import EnvError
+from environments.policies import policy_names
+from lab.console.views.common import role_of, visible_projects
+from lab.errors import DomainError, Forbidden, NotFound
+from lab.projects.models import WRITE_ROLES, Project
+from lab.runs.services import LAB_FIELDS
+from lab.trajectories.models import AgentConfig, AgentKind
+from lab.trajectories.selectors import FILTER_FIELDS
+from training.config import field_docs
+
+DATASET_FIELDS = tuple(name for name in FILTER_FIELDS if name != "project")  # the run's own project scopes its dataset
+RUNNABLE_KINDS = (AgentKind.SCRIPTED, AgentKind.HF, AgentKind.VLLM, AgentKind.OPENAI)
+
+
+def write_projects(request: HttpRequest) -> QuerySet[Project]:
+    """Projects where this user may launch runs, evaluations and rollouts."""
+    user_id = request.user.pk
+    assert user_id is not None, "console_view lets only logged-in users in"
+    return visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=WRITE_ROLES)
+
+
+def require_write(request: HttpRequest, project: Project, action: str) -> None:
+    role = role_of(request, project)
+    if role not in WRITE_ROLES:
+        raise Forbidden("forbidden", f"A {role} may not {action}; ask a project owner for a higher role.")
+
+
+def launch_project(request: HttpRequest, action: str) -> Project:
+    """The project named by the form's `project` field (slug), or the user's only project; 404 if unseen, 403 if read-only."""
+    slug = request.POST.get("project", "").strip()
+    visible = visible_projects(request)
+    if slug:
+        project = visible.filter(slug=slug).first()
+        if project is None:
+            raise NotFound("not_found", f"No project {slug!r} that you can see.")
+    else:
+        candidates = list(visible[:2])
+        if len(candidates) != 1:
+            raise DomainError("project_required", "choose the project", path="project")
+        project = candidates[0]
+    require_write(request, project, action)
+    return project
+
+
+def seeds_parse(raw: str) -> list[int]:
+    """ "0,1,2" or "0 1 2" or a range "0-4" into integers; anything else is a field error on `seeds`."""
+    seeds: list[int] = []
+    for part in raw.replace(",", " ").split():
+        low, dash, high = part.partition("-") if not part.startswith("-") else (part, "", "")
+        try:
+            seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
+        except ValueError:
+            raise DomainError("invalid_seeds", f"{part!r} is not a seed: give whole numbers like 0,1,2 or 0-4", path="seeds") from None
+    if not seeds:
+        raise DomainError("invalid_seeds", "give at least one seed, e.g. 0,1,2", path="seeds")
+    return seeds
+
+
+def seed_parse(raw: str) -> int:
+    value = raw.strip()
+    if not value.lstrip("-").isdigit():
+        raise DomainError("invalid_seed", f"seed must be a whole number, got {raw!r}", path="seed")
+    return int(value)
+
+
+def config_parse(raw: str) -> dict[str, Any]:
+    """A JSON object, or `key = value` lines whose values are read as JSON when they parse (numbers, booleans,
+    lists) and as text otherwise."""
+    text = raw.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DomainError("invalid_config", f"config is not valid JSON: {exc}", path="config") from None
+        if not isinstance(value, dict):
+            raise DomainError("invalid_config", "config must be a JSON object", path="config")
+        return value
+    config: dict[str, Any] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value_text = line.partition("=")
+        if not sep or not key.strip():
+            raise DomainError("invalid_config", f"line {number}: {line.strip()!r} is not key=value", path="config")
+        try:
+            config[key.strip()] = json.loads(value_text.strip())
+        except json.JSONDecodeError:
+            config[key.strip()] = value_text.strip()
+    return config
+
+
+def env_of(task_set: str) -> str:
+    try:
+        return registry.task_set(task_set)[0].env
+    except EnvError as exc:
+        raise DomainError(exc.code, exc.message, path="task_set") from exc
+
+
+@dataclasses.dataclass(frozen=True)
+class RecipeField:
+    name: str
+    default: str
+    doc: str
+
+
+@functools.cache
+def recipe_fields() -> dict[str, list[RecipeField]]:
+    """Per recipe, the config fields a user may set (the lab sets model, output_dir and data), with defaults and docs."""
+    table: dict[str, list[RecipeField]] = {}
+    for recipe in training.RECIPES:
+        cls = training.recipe_config_class(recipe)
+        docs = field_docs(cls)
+        table[recipe] = [
+            RecipeField(f.name, json.dumps(_default(f)), docs.get(f.name, "")) for f in dataclasses.fields(cls) if f.name not in LAB_FIELDS
+        ]
+    return table
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    return field.default_factory() if field.default_factory is not dataclasses.MISSING else None
+
+
+@functools.cache
+def task_choices() -> list[str]:
+    return [t.id for t in registry.list_tasks()]
+
+
+@functools.cache
+def task_set_choices() -> list[str]:
+    envs = sorted({t.env for t in registry.list_tasks()})
+    return [f"{env}/{split}" for env in envs for split in ("eval", "dev", "train", "all")] + task_choices()
+
+
+def agent_choices(projects: QuerySet[Project]) -> list[str]:
+    """The projects' runnable agents, then every environment's anchors (created in the project on first use)."""
+    names = AgentConfig.objects.filter(project__in=projects, kind__in=RUNNABLE_KINDS).values_list("name", flat=True)
+    anchors = {name for env in {t.env for t in registry.list_tasks()} for name in policy_names(env)}
+    return sorted(set(names)) + sorted(anchors - set(names))
+
+
+def launch_context(request: HttpRequest) -> dict[str, Any]:
+    """The choices of the evaluation and rollout forms; `launch_projects` is empty for read-only users (no forms)."""
+    projects = write_projects(request)
+    if not projects.exists():
+        return {"launch_projects": []}
+    return {"launch_projects": projects, "agent_choices": agent_choices(projects), "task_choices": task_choices(),
+            "task_set_choices": task_set_choices()}  # fmt: skip
+
+
+def error_fields(exc: DomainError, known: tuple[str, ...], default: str = "form") -> dict[str, str]:
+    """A DomainError as {form field: message}: by its `path`, else by its `fields` that are form fields, else `default`."""
+    path = exc.details.get("path")
+    if path:
+        return {str(path): exc.message}
+    named = [f for f in exc.details.get("fields") or [] if f in known]
+    return {f: exc.message for f in named} or {default: exc.message}
