@@ -1,0 +1,287 @@
+"""Launching and cancelling from the console: each form makes the service's rows, refuses bad input field by
+field without writing anything, and only owners and researchers of the object's project may use it.
+
+Celery tasks are enqueued on commit, which plain `db` tests never reach: the queued rows are what we check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from lab.rollouts.models import Evaluation, RolloutJob
+from lab.runs.models import Checkpoint, JobStatus, TrainingRun
+from lab.runs.services import run_create
+from lab.trajectories.models import AgentKind, EpisodeStatus
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+TASK = "storebench/cash-crunch"
+
+
+@pytest.fixture
+def toy_episodes(project_a: Any, role_users: dict[str, Any], record_factory: Any) -> list[Any]:
+    from lab.trajectories.services import episodes_ingest
+
+    outcomes = episodes_ingest(project=project_a, records=[record_factory(seed=i, tag=str(i)) for i in range(3)], user=role_users["owner"])
+    return [o.episode for o in outcomes]
+
+
+@pytest.fixture
+def queued_run(project_a: Any, role_users: dict[str, Any]) -> TrainingRun:
+    return run_create(project=project_a, recipe="grpo", base_model="/models/tiny", config={"max_steps": 3}, user=role_users["owner"],
+                      enqueue=False)  # fmt: skip
+
+
+def as_user(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+# --- training runs ------------------------------------------------------------------------------------------------
+
+
+def test_run_form_creates_a_queued_run_with_its_frozen_dataset(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
+    response = as_user(role_users["researcher"]).post("/runs/new", {
+        "project": "acme", "name": "sft smoke", "recipe": "sft", "base_model": "/models/tiny",
+        "config": "max_steps = 5\nlearning_rate = 0.0002\n# comment\nlora_target_modules = [\"q_proj\"]", "dataset-env": "toyenv",
+        "dataset-seed": "",
+    })  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert (run.name, run.recipe, run.base_model, run.status) == ("sft smoke", "sft", "/models/tiny", JobStatus.QUEUED)
+    assert run.config == {"max_steps": 5, "learning_rate": 0.0002, "lora_target_modules": ["q_proj"]}
+    assert run.dataset_spec == {"env": "toyenv"} and run.episode_ids == sorted(e.pk for e in toy_episodes) and len(run.dataset_hash) == 64
+    assert run.created_by == role_users["researcher"]
+
+
+def test_run_form_takes_a_json_config_for_a_recipe_without_dataset(role_users: dict[str, Any]) -> None:
+    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "grpo", "base_model": "/models/tiny",
+                                                               "config": '{"max_steps": 7, "group_size": 4}'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and run.config == {"max_steps": 7, "group_size": 4} and run.episode_ids == []
+    assert run.name == "grpo on tiny"
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"recipe": "grpo", "base_model": "", "config": ""}, "base_model", "give a from_pretrained path"),
+        ({"recipe": "grpo", "base_model": "m", "config": "max_steps = many"}, "config", "max_steps='many' should be int"),
+        ({"recipe": "grpo", "base_model": "m", "config": "warp = 9"}, "config", "unknown field(s) warp"),
+        ({"recipe": "grpo", "base_model": "m", "config": "{not json"}, "config", "config is not valid JSON"),
+        ({"recipe": "grpo", "base_model": "m", "config": "just words"}, "config", "is not key=value"),
+        ({"recipe": "grpo", "base_model": "m", "config": "model = x"}, "config", "config.model is set by the lab"),
+        ({"recipe": "dpo", "base_model": "m", "config": ""}, "recipe", "unknown recipe 'dpo'"),
+        ({"recipe": "sft", "base_model": "m", "config": "", "dataset-seed": "abc"}, "dataset", "seed='abc' is not an integer"),
+        ({"recipe": "sft", "base_model": "m", "config": "", "dataset-env": "nowhere"}, "dataset", "no finished episodes match"),
+    ],
+)
+def test_run_form_shows_the_error_beside_its_field_and_creates_nothing(role_users: dict[str, Any], toy_episodes: list[Any],
+                                                                        fields: dict[str, str], field: str, message: str) -> None:  # fmt: skip
+    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", **fields})
+    assert response.status_code == 400
+    assert message in response.context["errors"][field], response.context["errors"]
+    html = response.content.decode()
+    assert 'class="error field-error"' in html and 'id="run-form" open' in html
+    assert f'value="{fields["base_model"]}"' in html  # the values come back
+    assert not TrainingRun.objects.exists()
+
+
+def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: dict[str, Any]) -> None:
+    for role in ("owner", "researcher"):
+        html = as_user(role_users[role]).get("/runs/").content.decode()
+        assert 'action="/runs/new"' in html and "csrfmiddlewaretoken" in html and "New training run" in html
+        assert "<code>group_size</code>" in html  # the recipes' fields with their docs
+    for role in ("expert", "viewer"):
+        assert 'action="/runs/new"' not in as_user(role_users[role]).get("/runs/").content.decode()
+
+
+def test_launch_forms_refuse_posts_without_a_csrf_token(role_users: dict[str, Any]) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(role_users["owner"])
+    assert client.post("/runs/new", {"project": "acme", "recipe": "grpo", "base_model": "m"}).status_code == 403
+    assert client.post("/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK, "seeds": "0"}).status_code == 403
+    assert not TrainingRun.objects.exists() and not Evaluation.objects.exists()
+
+
+def test_launch_posts_answer_403_to_read_only_roles_and_404_across_projects(role_users: dict[str, Any], bob: Any) -> None:
+    posts = {
+        "/runs/new": {"project": "acme", "recipe": "grpo", "base_model": "m"},
+        "/evaluations/new": {"project": "acme", "agent": "smart-triage", "task_set": TASK, "seeds": "0"},
+        "/rollouts/new": {"project": "acme", "agent": "smart-triage", "task": TASK, "seed": "0"},
+    }
+    for url, data in posts.items():
+        for role in ("expert", "viewer"):
+            assert as_user(role_users[role]).post(url, data).status_code == 403, (url, role)
+        assert as_user(bob).post(url, data).status_code == 404, url
+        assert as_user(role_users["owner"]).get(url).status_code == 405  # POST only
+    assert not TrainingRun.objects.exists() and not Evaluation.objects.exists() and not RolloutJob.objects.exists()
+
+
+def test_cancel_run_for_writers_only(role_users: dict[str, Any], bob: Any, queued_run: TrainingRun) -> None:
+    url = f"/runs/{queued_run.pk}/cancel"
+    assert f'action="{url}"' in as_user(role_users["researcher"]).get(f"/runs/{queued_run.pk}/").content.decode()
+    assert "/cancel" not in as_user(role_users["viewer"]).get(f"/runs/{queued_run.pk}/").content.decode()
+    assert as_user(role_users["viewer"]).post(url).status_code == 403
+    assert as_user(role_users["expert"]).post(url).status_code == 403
+    assert as_user(bob).post(url).status_code == 404
+    queued_run.refresh_from_db()
+    assert queued_run.status == JobStatus.QUEUED
+    fragment = as_user(role_users["researcher"]).post(url, **HTMX)
+    queued_run.refresh_from_db()
+    assert queued_run.status == JobStatus.CANCELLED and queued_run.ended_at is not None
+    html = fragment.content.decode()
+    assert fragment.status_code == 200 and "<html" not in html and ">cancelled<" in html and "Cancel run" not in html
+    assert as_user(role_users["owner"]).post(url)["Location"] == f"/runs/{queued_run.pk}/"  # idempotent, a page without htmx
+
+
+def test_checkpoint_evaluate_creates_an_hf_agent_evaluation_linked_to_the_checkpoint(role_users: dict[str, Any], bob: Any,
+                                                                                       queued_run: TrainingRun) -> None:  # fmt: skip
+    checkpoint = Checkpoint.objects.create(run=queued_run, step=3, path="/ckpt/step-3")
+    url = f"/runs/{queued_run.pk}/checkpoints/{checkpoint.pk}/evaluate"
+    html = as_user(role_users["owner"]).get(f"/runs/{queued_run.pk}/").content.decode()
+    assert f'action="{url}"' in html
+    assert f'action="{url}"' not in as_user(role_users["viewer"]).get(f"/runs/{queued_run.pk}/").content.decode()
+    assert as_user(role_users["expert"]).post(url, {"task_set": TASK, "seeds": "0"}).status_code == 403
+    assert as_user(bob).post(url, {"task_set": TASK, "seeds": "0"}).status_code == 404
+
+    refused = as_user(role_users["owner"]).post(url, {"task_set": TASK, "seeds": "0,x"})
+    assert refused.status_code == 400 and "'x' is not a seed" in refused.context["eval_errors"]["seeds"]
+    assert "&#x27;x&#x27; is not a seed" in refused.content.decode() and 'value="0,x"' in refused.content.decode()
+    refused = as_user(role_users["owner"]).post(url, {"task_set": "storebench/nowhere", "seeds": "0"})
+    assert refused.status_code == 400 and "task_set" in refused.context["eval_errors"]
+    assert not Evaluation.objects.exists()
+
+    response = as_user(role_users["researcher"]).post(url, {"task_set": TASK, "seeds": "0, 1"})
+    evaluation = Evaluation.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/evaluations/{evaluation.pk}/"
+    assert (evaluation.checkpoint, evaluation.task_set, evaluation.seeds) == (checkpoint, TASK, [0, 1])
+    assert (evaluation.agent.kind, evaluation.agent.model) == (AgentKind.HF, "/ckpt/step-3")
+    assert sorted(RolloutJob.objects.values_list("seed", "status", "queue")) == [(0, "queued", "gpu"), (1, "queued", "gpu")]
+    assert f'href="/evaluations/{evaluation.pk}/"' in as_user(role_users["viewer"]).get(f"/runs/{queued_run.pk}/").content.decode()
+
+
+# --- evaluations --------------------------------------------------------------------------------------------------
+
+
+def test_evaluation_form_creates_the_evaluation_and_its_jobs(role_users: dict[str, Any]) -> None:
+    html = as_user(role_users["researcher"]).get("/evaluations/").content.decode()
+    assert 'action="/evaluations/new"' in html and '<option value="smart-triage">' in html and '<option value="storebench/eval">' in html
+    assert 'action="/evaluations/new"' not in as_user(role_users["expert"]).get("/evaluations/").content.decode()
+    response = as_user(role_users["researcher"]).post("/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK,
+                                                                          "seeds": "0-2"})  # fmt: skip
+    evaluation = Evaluation.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/evaluations/{evaluation.pk}/"
+    assert (evaluation.agent.name, evaluation.agent.kind, evaluation.task_set, evaluation.seeds) == (
+        "smart-triage",
+        "scripted",
+        TASK,
+        [0, 1, 2],
+    )
+    jobs = RolloutJob.objects.filter(evaluation=evaluation)
+    assert sorted(jobs.values_list("seed", flat=True)) == [0, 1, 2] and {j.task.task_id for j in jobs} == {TASK}
+    assert set(jobs.values_list("status", flat=True)) == {"queued"} and evaluation.created_by == role_users["researcher"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"agent": "nobody", "task_set": TASK, "seeds": "0"}, "agent", "no agent 'nobody' in acme"),
+        ({"agent": "smart-triage", "task_set": "storebench/nowhere", "seeds": "0"}, "task_set", "storebench/nowhere"),
+        ({"agent": "smart-triage", "task_set": TASK, "seeds": ""}, "seeds", "give at least one seed"),
+        ({"agent": "smart-triage", "task_set": TASK, "seeds": "1,1"}, "form", "seeds repeat"),
+    ],
+)
+def test_evaluation_form_refuses_bad_input_by_field(role_users: dict[str, Any], fields: dict[str, str], field: str, message: str) -> None:
+    response = as_user(role_users["owner"]).post("/evaluations/new", {"project": "acme", **fields})
+    assert response.status_code == 400 and message in response.context["errors"][field], response.context["errors"]
+    assert 'id="evaluation-form" open' in response.content.decode()
+    assert not Evaluation.objects.exists() and not RolloutJob.objects.exists()
+
+
+def test_cancel_evaluation_cancels_its_queued_jobs(role_users: dict[str, Any], bob: Any) -> None:
+    as_user(role_users["owner"]).post("/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK, "seeds": "0,1"})
+    evaluation = Evaluation.objects.get()
+    url = f"/evaluations/{evaluation.pk}/cancel"
+    assert f'action="{url}"' in as_user(role_users["owner"]).get(f"/evaluations/{evaluation.pk}/").content.decode()
+    assert f'action="{url}"' not in as_user(role_users["viewer"]).get(f"/evaluations/{evaluation.pk}/").content.decode()
+    assert as_user(role_users["viewer"]).post(url).status_code == 403 and as_user(bob).post(url).status_code == 404
+    fragment = as_user(role_users["researcher"]).post(url, **HTMX)
+    evaluation.refresh_from_db()
+    assert evaluation.status == JobStatus.CANCELLED and evaluation.progress == 1.0
+    assert set(RolloutJob.objects.values_list("status", "cancel_requested")) == {("cancelled", True)}
+    assert fragment.status_code == 200 and "<html" not in fragment.content.decode() and "Cancel evaluation" not in fragment.content.decode()
+
+
+# --- rollouts -----------------------------------------------------------------------------------------------------
+
+
+def test_rollout_form_queues_a_job_and_shows_it(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["researcher"])
+    assert 'action="/rollouts/new"' in client.get("/episodes/").content.decode()
+    assert 'action="/rollouts/new"' not in as_user(role_users["viewer"]).get("/episodes/").content.decode()
+    response = client.post("/rollouts/new", {"project": "acme", "agent": "do-nothing", "task": TASK, "seed": "4"})
+    job = RolloutJob.objects.get()
+    assert (job.agent.name, job.task.task_id, job.seed, job.status, job.queue, job.evaluation) == (
+        "do-nothing",
+        TASK,
+        4,
+        "queued",
+        "cpu",
+        None,
+    )
+    assert response.status_code == 302 and response["Location"] == f"/episodes/?rollout={job.pk}"
+    html = client.get(response["Location"]).content.decode()
+    assert f"Rollout {job.pk} (do-nothing on {TASK}, seed 4) is queued" in html
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"agent": "do-nothing", "task": TASK, "seed": "x"}, "seed", "seed must be a whole number"),
+        ({"agent": "do-nothing", "task": "storebench/nowhere", "seed": "0"}, "task", "storebench/nowhere"),
+        ({"agent": "ghost", "task": TASK, "seed": "0"}, "agent", "no agent 'ghost'"),
+    ],
+)
+def test_rollout_form_refuses_bad_input_by_field(role_users: dict[str, Any], fields: dict[str, str], field: str, message: str) -> None:
+    response = as_user(role_users["owner"]).post("/rollouts/new", {"project": "acme", **fields})
+    assert response.status_code == 400 and message in response.context["errors"][field], response.context["errors"]
+    assert not RolloutJob.objects.exists()
+
+
+def test_rollout_form_refuses_a_human_agent(role_users: dict[str, Any], project_a: Any) -> None:
+    from lab.trajectories.models import AgentConfig
+
+    AgentConfig.objects.create(project=project_a, name="expert-jane", kind=AgentKind.HUMAN)
+    response = as_user(role_users["owner"]).post("/rollouts/new", {"project": "acme", "agent": "expert-jane", "task": TASK, "seed": "0"})
+    assert response.status_code == 400 and "only scripted, hf, vllm and openai agents run here" in response.context["errors"]["form"]
+    assert not RolloutJob.objects.exists()
+
+
+def test_cancel_a_running_rollout_from_the_episode_viewer(role_users: dict[str, Any], bob: Any, toy_episodes: list[Any]) -> None:
+    episode = toy_episodes[0]
+    as_user(role_users["owner"]).post("/rollouts/new", {"project": "acme", "agent": "do-nothing", "task": TASK, "seed": "0"})
+    job = RolloutJob.objects.get()
+    type(episode).objects.filter(pk=episode.pk).update(status=EpisodeStatus.RUNNING)  # as a worker mid-episode leaves it
+    RolloutJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, episode=episode)
+    url = f"/rollouts/{job.pk}/cancel"
+    assert f'action="{url}"' in as_user(role_users["researcher"]).get(f"/episodes/{episode.pk}/").content.decode()
+    for role in ("viewer", "expert"):
+        assert f'action="{url}"' not in as_user(role_users[role]).get(f"/episodes/{episode.pk}/").content.decode()
+        assert as_user(role_users[role]).post(url).status_code == 403
+    assert as_user(bob).post(url).status_code == 404
+    job.refresh_from_db()
+    assert not job.cancel_requested
+    response = as_user(role_users["researcher"]).post(url)
+    job.refresh_from_db()
+    assert response.status_code == 302 and response["Location"] == f"/episodes/{episode.pk}/"
+    assert job.cancel_requested and job.status == JobStatus.RUNNING  # the worker stops it after the current step
+    assert "Stop requested" in as_user(role_users["researcher"]).get(f"/episodes/{episode.pk}/").content.decode()
+
+
+def test_no_cancel_button_for_episodes_without_a_running_job(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
+    assert "/cancel" not in as_user(role_users["owner"]).get(f"/episodes/{toy_episodes[0].pk}/").content.decode()
