@@ -7,36 +7,24 @@ import pickle
 from environments.core import Env, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.toolgym.world import ITEMS, World, composite, new_world, question
 
-_LOOKUP = ToolSpec(
-    name="lookup",
-    description="Look up the color of an item.",
-    parameters={
-        "type": "object",
-        "properties": {"item": {"type": "string", "maxLength": 40}},
-        "required": ["item"],
-        "additionalProperties": False,
-    },
-)
-_ANSWER = ToolSpec(
-    name="answer",
-    description="Give the final answer: the color you found. Ends the episode.",
-    parameters={
-        "type": "object",
-        "properties": {"color": {"type": "string", "maxLength": 40}},
-        "required": ["color"],
-        "additionalProperties": False,
-    },
-)
-_SAY = ToolSpec(
-    name="say",
-    description="Say one word. Ends the episode.",
-    parameters={
-        "type": "object",
-        "properties": {"word": {"type": "string", "maxLength": 40}},
-        "required": ["word"],
-        "additionalProperties": False,
-    },
-)
+
+def _one_text_argument(name: str, description: str, argument: str) -> ToolSpec:
+    """Every toolgym tool takes one short text argument."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {argument: {"type": "string", "maxLength": 40}},
+            "required": [argument],
+            "additionalProperties": False,
+        },
+    )
+
+
+_LOOKUP = _one_text_argument("lookup", "Look up the color of an item.", "item")
+_ANSWER = _one_text_argument("answer", "Give the final answer: the color you found. Ends the episode.", "color")
+_SAY = _one_text_argument("say", "Say one word. Ends the episode.", "word")
 
 
 class ToolGymEnv(Env):
