@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from lab.console.views import compare, dashboard, diagnoses, episodes, jobs, launch, leaderboard, viewer
+from lab.console.views import compare, dashboard, diagnoses, diagnosis_jobs, episodes, jobs, launch, leaderboard, viewer, viewer_analysis
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("episodes/<int:pk>/search", viewer.episode_search, name="episode-search"),
     path("episodes/<int:pk>/tool-form", viewer.tool_form, name="episode-tool-form"),
     path("episodes/<int:pk>/diagnoses", viewer.diagnosis_add, name="episode-diagnose"),
+    path("episodes/<int:pk>/pivotal", viewer_analysis.episode_pivotal, name="episode-pivotal"),
     path("compare/", compare.compare, name="compare"),
     path("leaderboard/", leaderboard.leaderboard_page, name="leaderboard"),
     path("runs/", jobs.run_list, name="runs"),
@@ -26,5 +27,8 @@ urlpatterns = [
     path("rollouts/new", launch.rollout_new, name="rollout-new"),
     path("rollouts/<int:pk>/cancel", launch.rollout_cancel_view, name="rollout-cancel"),
     path("diagnoses/", diagnoses.diagnosis_list, name="diagnoses"),
+    path("diagnoses/jobs/", diagnosis_jobs.diagnosis_job_list, name="diagnosis-jobs"),
+    path("diagnoses/jobs/<int:pk>/", diagnosis_jobs.diagnosis_job_detail, name="diagnosis-job"),
+    path("diagnoses/jobs/<int:pk>/export", diagnosis_jobs.diagnosis_job_export, name="diagnosis-job-export"),
     path("play/", include("lab.play.urls")),
 ]

@@ -8,14 +8,14 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 
 from lab.errors import DomainError
 from lab.projects.models import Project
 from lab.projects.selectors import project_list_for, role_in
 
-PageView = Callable[..., HttpResponse]
+PageView = Callable[..., HttpResponseBase]  # a page, or a streamed download
 
 
 def visible_projects(request: HttpRequest) -> QuerySet[Project]:
@@ -38,7 +38,7 @@ def console_view(view: PageView) -> PageView:
     """Login required; a DomainError raised inside becomes an error page (or fragment) with its status."""
 
     @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             return view(request, *args, **kwargs)
         except DomainError as exc:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from environments.core import ToolSpec
 from lab.console.selectors import step_search, steps_window
 from lab.console.views.common import console_view, page, role_of, visible_projects
+from lab.console.views.viewer_analysis import analysis_context, step_credit, steps_annotate
 from lab.diagnoses.models import CATEGORIES, Diagnosis
 from lab.diagnoses.services import diagnosis_create
 from lab.errors import DomainError, Forbidden
@@ -49,10 +50,11 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
         raise DomainError("invalid_parameter", f"{name}={raw!r} is not a step number") from None
 
 
-def _steps_context(episode: Episode, start: int) -> dict[str, Any]:
+def _steps_context(episode: Episode, start: int, credit: dict[int, float] | None = None) -> dict[str, Any]:
     start = min(start, max(0, episode.step_count - 1)) // STEP_PAGE * STEP_PAGE
     stop = start + STEP_PAGE
-    return {"episode": episode, "steps": steps_window(episode, start, stop), "start": start,
+    steps = steps_annotate(episode, steps_window(episode, start, stop), credit)
+    return {"episode": episode, "steps": steps, "start": start,
             "next_start": stop if stop < episode.step_count else None, "prev_start": max(0, start - STEP_PAGE) if start else None}  # fmt: skip
 
 
@@ -63,7 +65,9 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     default_at = max(0, episode.step_count - 1) if running else 0
     # Read the stream position before the steps: a step committed in between arrives twice and is dropped by id.
     last_seq = StreamCounter.objects.filter(stream=f"episode:{episode.pk}").values_list("last_seq", flat=True).first() or 0
-    context = _steps_context(episode, _int(request, "at", default_at))
+    credit = step_credit(episode)
+    context = _steps_context(episode, _int(request, "at", default_at), credit)
+    context.update(analysis_context(request, episode, credit))
     tools = episode_tools(episode)
     siblings = (
         Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk).select_related("agent")
