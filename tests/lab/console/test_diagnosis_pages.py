@@ -237,3 +237,19 @@ def test_the_pivotal_button_is_refused_for_passed_episodes_other_projects_and_wi
     assert strict.post(f"/episodes/{ledger['tight'].pk}/pivotal", {"anchor": "ledger-fixer"}).status_code == 403
     ledger["tight"].refresh_from_db()
     assert "pivotal" not in ledger["tight"].meta
+
+
+def test_a_long_episodes_pivotal_step_is_computed_by_a_job(
+    role_users: dict[str, Any], ledger: dict[str, Episode], monkeypatch: Any
+) -> None:
+    from lab.console.views import viewer_analysis
+
+    monkeypatch.setattr(viewer_analysis, "PIVOTAL_INLINE_STEPS", 1)
+    episode = ledger["tight"]
+    response = as_user(role_users["expert"]).post(f"/episodes/{episode.pk}/pivotal", {"anchor": "ledger-fixer"})
+    job = DiagnosisJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/diagnoses/jobs/{job.pk}/"
+    assert (job.episode_ids, job.agent, job.rule_anchor, job.pivotal_anchor, job.verify) == ([episode.pk], None, "", "ledger-fixer", False)
+    diagnosis_job_run(job_id=job.pk)
+    episode.refresh_from_db()
+    assert episode.meta["pivotal"]["step"] == 1
