@@ -98,6 +98,8 @@ def test_bad_input_shows_the_error_and_creates_nothing(role_users: dict[str, Any
     response = as_user(role_users["researcher"]).post("/diagnoses/jobs/", _job_post(ledger, **fields))
     assert response.status_code == 400 and message in response.content.decode()
     assert DiagnosisJob.objects.count() == 0
+    if "episodes" not in fields:  # the refused form keeps the selection
+        assert f'value="{ledger["tight"].pk}" id="pick-{ledger["tight"].pk}" checked' in response.content.decode()
 
 
 def test_episodes_of_another_project_are_refused(role_users: dict[str, Any], ledger: dict[str, Episode], project_b: Any) -> None:
