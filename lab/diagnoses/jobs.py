@@ -10,10 +10,12 @@ each diagnosis with a correction. One episode's failure is recorded in the summa
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.db import DatabaseError
 from django.utils import timezone
 
 from environments.core import EnvError
@@ -26,6 +28,8 @@ from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentConfig, Episode
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 
@@ -73,9 +77,24 @@ def _diagnose_one(job: DiagnosisJob, episode: Episode) -> list[Diagnosis]:
 
 
 def diagnosis_job_run(*, job_id: int, progress: Progress | None = None) -> DiagnosisJob:
+    """Run a job over its episodes. A bug or a lost service ends it as failed with the error, never left running;
+    a database error propagates so the Celery task retries."""
     job = DiagnosisJob.objects.select_related("agent", "project").get(pk=job_id)
     if job.status in (JobStatus.FINISHED, JobStatus.CANCELLED):
         return job  # a redelivered message after the job completed: nothing to redo
+    try:
+        return _run(job, progress)
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        log.exception("diagnosis job %s failed", job.pk)
+        job.status, job.error, job.ended_at = JobStatus.FAILED, f"{type(exc).__name__}: {exc}"[:2000], timezone.now()
+        job.save(update_fields=["status", "error", "ended_at"])
+        _publish(job)
+        return job
+
+
+def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
     job.status, job.done = JobStatus.RUNNING, 0
     job.save(update_fields=["status", "done"])
     _publish(job)

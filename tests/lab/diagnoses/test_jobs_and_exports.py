@@ -47,6 +47,21 @@ def test_bad_answers_count_in_the_summary_and_bad_jobs_are_refused(project_a: An
         diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk], verify=False)
 
 
+def test_an_unexpected_error_ends_the_job_as_failed_with_the_error(
+    project_a: Any, tight_episode: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lab.diagnoses import jobs
+
+    def broken(job: Any, episode: Any) -> Any:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(jobs, "_diagnose_one", broken)
+    job = diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk], rule_anchor="ledger-fixer")
+    job = diagnosis_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and job.error == "KeyError: 'a bug'" and job.ended_at is not None
+
+
 def test_the_manage_command_runs_a_rule_job_prints_the_table_and_exports(project_a: Any, store: Any, tmp_path: Any) -> None:
     store("ledger/loose")
     out, err = io.StringIO(), io.StringIO()
