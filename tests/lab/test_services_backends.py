@@ -44,3 +44,26 @@ def test_the_channel_layer_is_redis_and_delivers_group_messages() -> None:
         return message
 
     assert async_to_sync(round_trip)()["event"] == {"seq": 1}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_episodes_copied_in_bulk_get_ids_timestamps_and_every_column(project_a: Any, alice: Any, record_factory: Any) -> None:
+    from lab.trajectories.models import Episode
+
+    records = [record_factory(steps=2, seed=s, score={"composite": s / 10, "passed": s > 1, "components": {"p": 1.0}}) for s in range(3)]
+    outcomes = episodes_ingest(project=project_a, records=records, user=alice)
+    stored = {e.pk: e for e in Episode.objects.filter(project=project_a)}
+    assert sorted(stored) == sorted(o.episode.pk for o in outcomes)
+    for outcome, record in zip(outcomes, records, strict=True):
+        row = stored[outcome.episode.pk]
+        assert row.created_at is not None and row.created_by == alice and row.step_count == 2
+        assert (row.seed, row.composite, row.passed, row.score) == (
+            record["header"]["seed"],
+            *(record["header"]["score"][k] for k in ("composite", "passed")),
+            record["header"]["score"],
+        )
+        assert row.meta["header"] == record["header"] and row.raw is None
+        assert episode_to_record(row)["steps"][1]["tool_calls"] == record["steps"][1]["tool_calls"]
+    again = episodes_ingest(project=project_a, records=records, user=alice)
+    assert [o.created for o in again] == [False] * 3 and Episode.objects.filter(project=project_a).count() == 3
