@@ -251,7 +251,7 @@ def _insert_episodes(episodes: list[Episode]) -> list[Episode]:
         for episode, (pk,) in zip(episodes, cursor.fetchall(), strict=True):
             episode.pk = pk
             episode.created_at = now
-        names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+        names = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
         with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
             for episode in episodes:
                 copy.write_row([_episode_value(f, episode) for f in fields])
