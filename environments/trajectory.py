@@ -131,6 +131,30 @@ def new_record(*, header: dict[str, Any], steps: list[dict[str, Any]] | None = N
     return {"schema_version": SCHEMA_VERSION, "header": dict(header), "steps": list(steps or [])}
 
 
+# Every optional step field with its empty value: what make_step fills in and normalize_record adds when absent.
+_STEP_DEFAULTS: dict[str, Any] = {
+    "message": None,
+    "reasoning": None,
+    "tool_calls": [],
+    "results": [],
+    "reward": None,
+    "sim_time_start": None,
+    "sim_time_end": None,
+    "events": [],
+    "state_hash": None,
+    "token_ids": None,
+    "logprobs": None,
+    "latency_ms": None,
+}
+
+_STEP_DEFAULT_KEYS = _STEP_DEFAULTS.keys()
+
+
+def _empty_step_fields() -> dict[str, Any]:
+    """A fresh copy of _STEP_DEFAULTS (its lists must not be shared between steps)."""
+    return {key: (list(value) if isinstance(value, list) else value) for key, value in _STEP_DEFAULTS.items()}
+
+
 def make_step(
     *,
     index: int,
@@ -142,22 +166,8 @@ def make_step(
     **extra: Any,
 ) -> dict[str, Any]:
     """A step dict with every optional field present, so stored and exported steps have one shape."""
-    step: dict[str, Any] = {
-        "index": index,
-        "source": source,
-        "message": message,
-        "reasoning": reasoning,
-        "tool_calls": list(tool_calls or []),
-        "results": list(results or []),
-        "reward": None,
-        "sim_time_start": None,
-        "sim_time_end": None,
-        "events": [],
-        "state_hash": None,
-        "token_ids": None,
-        "logprobs": None,
-        "latency_ms": None,
-    }
+    step: dict[str, Any] = {"index": index, "source": source, **_empty_step_fields()}
+    step.update(message=message, reasoning=reasoning, tool_calls=list(tool_calls or []), results=list(results or []))
     unknown = set(extra) - set(STEP_SCHEMA["properties"])
     assert not unknown, f"unknown step fields {sorted(unknown)}"
     step.update(extra)
@@ -440,25 +450,6 @@ def _check_schema(schema: dict[str, Any], value: Any, path: str, errors: list[Tr
         errors.append(TrajectoryError(path, "must not be empty"))
 
 
-_STEP_DEFAULTS: dict[str, Any] = {
-    "message": None,
-    "reasoning": None,
-    "tool_calls": [],
-    "results": [],
-    "reward": None,
-    "sim_time_start": None,
-    "sim_time_end": None,
-    "events": [],
-    "state_hash": None,
-    "token_ids": None,
-    "logprobs": None,
-    "latency_ms": None,
-}
-
-
-_STEP_DEFAULT_KEYS = _STEP_DEFAULTS.keys()
-
-
 def normalize_record(record: dict[str, Any]) -> dict[str, Any]:
     """The record with every step carrying every standard field (absent ones as their empty value).
 
@@ -469,7 +460,7 @@ def normalize_record(record: dict[str, Any]) -> dict[str, Any]:
         if step.keys() >= _STEP_DEFAULT_KEYS:
             steps.append(dict(step))  # already complete (every imported step is): the same content, keys in its own order
             continue
-        full = {key: (list(value) if isinstance(value, list) else value) for key, value in _STEP_DEFAULTS.items()}
+        full = _empty_step_fields()
         full.update(step)
         steps.append(full)
     return {"schema_version": record.get("schema_version", SCHEMA_VERSION), "header": dict(record["header"]), "steps": steps}

@@ -7,7 +7,6 @@ episode_to_record(episode)                           # the canonical record, as 
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -46,7 +45,6 @@ _STEP_COLUMNS = (
     "logprobs",
     "latency_ms",
 )
-_JSON_STEP_COLUMNS = frozenset({"message", "tool_calls", "results", "events", "token_ids", "logprobs", "extra"})
 
 
 @dataclass
@@ -442,10 +440,3 @@ def episode_steps_as_dicts(episode: Episode, *, start: int = 0, stop: int | None
 def episode_to_record(episode: Episode) -> dict[str, Any]:
     header = dict(episode.meta.get("header") or {})
     return {"schema_version": "practicum.trajectory/1", "header": header, "steps": episode_steps_as_dicts(episode)}
-
-
-def records_as_jsonl(records: list[dict[str, Any]]) -> bytes:
-    buffer = io.StringIO()
-    for record in records:
-        buffer.write(json.dumps(record, separators=(",", ":")) + "\n")
-    return buffer.getvalue().encode()
