@@ -10,6 +10,7 @@ JSON Lines, or a zip of such files (inspect `.eval` archives included). Foreign 
 its record (`ImportedEpisode.raw`), never inside it.
 """
 
+from lab.ingest.collector import collector_paused
 from lab.ingest.detect import FORMAT_NAMES, FORMATS
 from lab.ingest.errors import IngestError
 from lab.ingest.export import export_native, export_openai
@@ -25,6 +26,7 @@ __all__ = [
     "ImportedEpisode",
     "IngestError",
     "Redactor",
+    "collector_paused",
     "export_native",
     "export_openai",
     "import_payload",

@@ -24,7 +24,7 @@ from lab.trajectories import imports
 from lab.trajectories.models import AgentConfig, IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
 from lab.trajectories.serializers import AgentConfigSerializer, EpisodeSerializer, TaskSerializer
-from lab.trajectories.services import episode_steps_as_dicts, episode_to_record, episodes_ingest
+from lab.trajectories.services import episode_steps_as_dicts, episode_to_record
 
 
 class EpisodeCursor(CursorPagination):
@@ -97,8 +97,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         project = write_project(request, request.query_params.get("project"), action="upload episodes")
 
         def produce() -> Response:
-            result = imports.parse_upload(body, filename="body.json", fmt="native")
-            outcomes = episodes_ingest(project=project, records=result.records, raws=result.raws, user=request.user, validated=True)
+            result, outcomes = imports.upload_ingest(project=project, user=request.user, data=body, filename="body.json", fmt="native")
             created = any(o.created for o in outcomes)
             data = {
                 "episodes": [{"id": o.episode.pk, "created": o.created, "content_hash": o.episode.content_hash} for o in outcomes],

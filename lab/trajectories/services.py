@@ -93,7 +93,7 @@ def _parse_time(value: Any, index: int, path: str) -> datetime | None:
     return parsed
 
 
-def _prepare(index: int, record: dict[str, Any], *, validated: bool) -> tuple[dict[str, Any], str]:
+def _prepare(index: int, record: dict[str, Any], *, validated: bool, digest: str | None) -> tuple[dict[str, Any], str]:
     if not validated:
         errors = validate_record(record, max_steps=settings.PRACTICUM_MAX_STEPS_PER_EPISODE)
         if errors:
@@ -103,9 +103,9 @@ def _prepare(index: int, record: dict[str, Any], *, validated: bool) -> tuple[di
             index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}"
         )
     if validated and all(step.keys() >= _STEP_COLUMN_SET for step in record["steps"]):
-        normalized = record  # lab.ingest's steps carry every field already, and nothing here changes them
-    else:
-        normalized = normalize_record(record)
+        # lab.ingest's steps carry every field already and nothing here changes them, so its hash stands.
+        return record, digest or content_hash(record)
+    normalized = normalize_record(record)
     return normalized, content_hash(normalized)
 
 
@@ -189,15 +189,23 @@ _STEP_COLUMN_SET = frozenset(_STEP_COLUMNS)
 
 
 def episodes_ingest(
-    *, project: Project, records: list[dict[str, Any]], raws: list[Any] | None = None, user: Any = None, validated: bool = False
+    *,
+    project: Project,
+    records: list[dict[str, Any]],
+    raws: list[Any] | None = None,
+    user: Any = None,
+    validated: bool = False,
+    hashes: list[str] | None = None,
 ) -> list[IngestOutcome]:
     """Store records atomically. A record whose content is already stored returns the existing episode.
 
-    `validated=True` skips the record checks for records that lab.ingest has just validated.
+    `validated=True` skips the record checks for records that lab.ingest has just validated; `hashes` are
+    their content hashes, computed there already.
     """
     if len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
         raise DomainError("too_many_records", f"at most {settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD} records per upload, got {len(records)}")
-    prepared = [_prepare(i, record, validated=validated) for i, record in enumerate(records)]
+    digests = hashes if validated and hashes is not None else [None] * len(records)
+    prepared = [_prepare(i, record, validated=validated, digest=digest) for i, (record, digest) in enumerate(zip(records, digests, strict=True))]
     resolver = _Resolver(project)
     raws = raws if raws is not None else [None] * len(records)
     outcomes: list[IngestOutcome | None] = [None] * len(records)
