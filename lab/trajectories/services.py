@@ -205,7 +205,9 @@ def episodes_ingest(
     if len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
         raise DomainError("too_many_records", f"at most {settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD} records per upload, got {len(records)}")
     digests = hashes if validated and hashes is not None else [None] * len(records)
-    prepared = [_prepare(i, record, validated=validated, digest=digest) for i, (record, digest) in enumerate(zip(records, digests, strict=True))]
+    prepared = [
+        _prepare(i, record, validated=validated, digest=digest) for i, (record, digest) in enumerate(zip(records, digests, strict=True))
+    ]
     resolver = _Resolver(project)
     raws = raws if raws is not None else [None] * len(records)
     outcomes: list[IngestOutcome | None] = [None] * len(records)

@@ -34,15 +34,15 @@ def test_a_step_naming_a_missing_episode_is_refused(project_a: Any, alice: Any, 
 
 def test_a_bulk_insert_with_one_orphan_stores_none_of_its_rows(project_a: Any, alice: Any, record_factory: Any) -> None:
     episode = _stored_episode(project_a, alice, record_factory, steps=1)
-    rows = [Step(episode=episode, index=i, source="agent") for i in range(1, 4)] + [Step(episode_id=episode.pk + 1000, index=0, source="agent")]
+    rows = [Step(episode=episode, index=i, source="agent") for i in range(1, 4)] + [
+        Step(episode_id=episode.pk + 1000, index=0, source="agent")
+    ]
     with pytest.raises(IntegrityError), transaction.atomic():
         Step.objects.bulk_create(rows)
     assert Step.objects.filter(episode=episode).count() == 1
 
 
-def test_deleting_an_episode_behind_djangos_back_is_refused_while_steps_name_it(
-    project_a: Any, alice: Any, record_factory: Any
-) -> None:
+def test_deleting_an_episode_behind_djangos_back_is_refused_while_steps_name_it(project_a: Any, alice: Any, record_factory: Any) -> None:
     episode = _stored_episode(project_a, alice, record_factory)
     with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {Episode._meta.db_table} WHERE id = %s", [episode.pk])
