@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import re2
+
 REDACTED_PREFIX = "[REDACTED:"
 
 # Order matters: the specific kinds run before the generic ones, so `Bearer sk-ant-...` counts as one
@@ -71,8 +73,7 @@ class Redactor:
         text = _unescaped(json_text)
         if lowered_checks:
             folded = text.translate(_SRE_ASCII_FOLD_MAP) if not text.isascii() and _SRE_ASCII_FOLDS.search(text) else text
-            lowered = folded.lower()
-            if any(check.search(lowered) for check in lowered_checks):
+            if lowered_checks.search(folded.lower()):
                 return True
         return any(check.search(text) for check in verbatim_checks)
 
@@ -188,7 +189,23 @@ _SIMPLE_ESCAPES = (('\\"', '"'), ("\\/", "/"), ("\\n", "\n"), ("\\t", "\t"), ("\
 _ESCAPE_RUN = re.compile(r'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))+')
 
 
-_TextChecks = tuple[list[re.Pattern[str]], list[re.Pattern[str]]]
+_TextChecks = tuple[Any, list[re.Pattern[str]]]  # (one RE2 search for every lowered check, or None; verbatim checks)
+
+# Python's `\s` on text (str.isspace(), as tests/lab/ingest checks), spelled out for RE2, whose own `\s` leaves out
+# \v and the Unicode spaces: a check may miss nothing that the pattern it stands for matches.
+_PYTHON_SPACES = re.escape(
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 64 << 20  # room for the DFA of the combined checks, so it never falls back to the slower engine
+
+
+def _one_search(sources: Iterable[str]) -> Any:
+    """All checks as one RE2 alternation: RE2 scans the text once for all of them (three times faster than
+    thirteen literal-led `re` searches on the benchmark upload), and matches wherever any one of them would."""
+    # `\s` opens a class in these checks or stands alone: `[\s"']` and `bearer\s+`.
+    alternatives = [source.replace(r"[\s", "[" + _PYTHON_SPACES).replace(r"\s", f"[{_PYTHON_SPACES}]") for source in sorted(sources)]
+    return re2.compile("|".join(f"(?:{a})" for a in alternatives), _RE2_OPTIONS) if alternatives else None
 
 
 def _text_checks(patterns: list[tuple[str, re.Pattern[str]]], secret_keys: bool) -> _TextChecks | None:
@@ -202,7 +219,7 @@ def _text_checks(patterns: list[tuple[str, re.Pattern[str]]], secret_keys: bool)
             verbatim.append(pattern)  # e.g. [^...] classes and escaped characters are removed before looking
         else:
             return None
-    return [re.compile(source) for source in sorted(lowered)], verbatim
+    return _one_search(lowered), verbatim
 
 
 def _unescaped(text: str) -> str:

@@ -97,11 +97,12 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         project = write_project(request, request.query_params.get("project"), action="upload episodes")
 
         def produce() -> Response:
-            result, outcomes = imports.upload_ingest(project=project, user=request.user, data=body, filename="body.json", fmt="native")
+            stored = imports.upload_ingest(project=project, user=request.user, data=body, filename="body.json", fmt="native")
+            outcomes = stored.outcomes
             created = any(o.created for o in outcomes)
             data = {
                 "episodes": [{"id": o.episode.pk, "created": o.created, "content_hash": o.episode.content_hash} for o in outcomes],
-                "report": result.report,
+                "report": stored.report,
             }
             return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

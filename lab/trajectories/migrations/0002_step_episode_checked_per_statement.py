@@ -2,8 +2,8 @@
 
 A foreign key checks each inserted step with its own locking lookup of the episode at commit; for an upload
 of 20,000 steps that was a third of the COPY's time. Instead, after each statement that inserts or updates
-steps, one query locks the episodes they name (FOR KEY SHARE, as the foreign key would, so a concurrent
-delete waits) and refuses the statement if any is missing; after each statement that deletes episodes, one
+steps, one query locks the distinct episodes they name (FOR KEY SHARE, as the foreign key would, so a
+concurrent delete waits) and refuses the statement if fewer were found than named; after each statement that deletes episodes, one
 query refuses it if steps still name one. Both raise foreign_key_violation (IntegrityError in Django).
 Django deletes an episode's steps before the episode (on_delete=CASCADE), as it did with the constraint.
 
@@ -18,12 +18,15 @@ STEP, EPISODE = "trajectories_step", "trajectories_episode"
 POSTGRESQL = f"""
 CREATE FUNCTION {STEP}_names_episodes() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+  named bigint[];
+  locked integer;
   missing bigint;
 BEGIN
-  PERFORM 1 FROM {EPISODE} WHERE id IN (SELECT DISTINCT episode_id FROM new_steps) FOR KEY SHARE;
-  SELECT s.episode_id INTO missing FROM new_steps s
-   WHERE NOT EXISTS (SELECT 1 FROM {EPISODE} e WHERE e.id = s.episode_id) LIMIT 1;
-  IF FOUND THEN
+  SELECT array_agg(DISTINCT episode_id) INTO named FROM new_steps;
+  PERFORM 1 FROM {EPISODE} WHERE id = ANY(named) FOR KEY SHARE;
+  GET DIAGNOSTICS locked = ROW_COUNT;
+  IF locked < coalesce(cardinality(named), 0) THEN
+    SELECT n INTO missing FROM unnest(named) AS n WHERE NOT EXISTS (SELECT 1 FROM {EPISODE} e WHERE e.id = n) LIMIT 1;
     RAISE foreign_key_violation USING MESSAGE = format('a step names episode %s, which does not exist', missing);
   END IF;
   RETURN NULL;

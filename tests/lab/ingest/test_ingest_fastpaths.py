@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import sys
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from lab.ingest import IngestError, Redactor, import_payload
 from lab.ingest.documents import loads_fast, loads_strict, nesting_depth
 from lab.ingest.formats import native
 from lab.ingest.reader import RecordContext
+from lab.ingest.redaction import _DEFAULT_TEXT_CHECKS, _PYTHON_SPACES, _SECRET_KEY_TEXT_CHECKS
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -141,6 +144,26 @@ def test_the_text_prescan_passes_plain_trajectories_and_catches_escaped_secrets(
     assert redactor.redact(json.loads(escaped_slash))[1] == 1 and redactor.may_hold_secrets(escaped_slash)
     assert redactor.may_hold_secrets('{"m": "sk-\\u0061' + "b" * 20 + '"}')
     assert redactor.may_hold_secrets('{"tok\\u0065n": "abcdefgh1"}')
+
+
+def test_the_spaces_spelled_out_for_re2_are_pythons_whitespace() -> None:
+    assert set(re.sub(r"\\(.)", r"\1", _PYTHON_SPACES, flags=re.DOTALL)) == {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+
+
+_CHECK_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [*"bearer tokenapi_keysecretpasswordauthorization:=\"'-_akiasia0123456789xoxbghp", "\v", "\xa0", "\u2003", "\x1c"]
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CHECK_TEXT, min_size=1, max_size=3).map(" ".join))
+def test_the_one_re2_search_matches_wherever_one_of_the_re_checks_does(text: str) -> None:
+    checks = sorted({*_SECRET_KEY_TEXT_CHECKS, *(c for group in _DEFAULT_TEXT_CHECKS.values() for c in group)})
+    combined = Redactor()._text_checks[0]
+    assert bool(combined.search(text)) == any(re.search(check, text) for check in checks)
 
 
 def test_custom_patterns_are_prescanned_as_themselves_unless_they_look_outside_the_string() -> None:
