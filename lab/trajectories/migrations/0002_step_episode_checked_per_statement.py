@@ -7,7 +7,8 @@ concurrent delete waits) and refuses the statement if fewer were found than name
 query refuses it if steps still name one. Both raise foreign_key_violation (IntegrityError in Django).
 Django deletes an episode's steps before the episode (on_delete=CASCADE), as it did with the constraint.
 
-SQLite (the embedded default) gets row-level triggers with the same effect; they are dropped if a later
+SQLite (the embedded default) gets row-level triggers with the same effect, off while `PRAGMA foreign_keys` is
+(as Django turns it off to flush or load fixtures, and as a foreign key would be); they are dropped if a later
 migration makes SQLite rebuild the steps or episodes table, which tests/test_step_integrity.py would catch.
 """
 
@@ -61,13 +62,13 @@ DROP FUNCTION {STEP}_names_episodes();
 
 SQLITE = [
     f"""CREATE TRIGGER {STEP}_insert_names_episode BEFORE INSERT ON {STEP}
-        WHEN NOT EXISTS (SELECT 1 FROM {EPISODE} WHERE id = NEW.episode_id)
+        WHEN (SELECT foreign_keys FROM pragma_foreign_keys) AND NOT EXISTS (SELECT 1 FROM {EPISODE} WHERE id = NEW.episode_id)
         BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: a step names a missing episode'); END""",
     f"""CREATE TRIGGER {STEP}_update_names_episode BEFORE UPDATE OF episode_id ON {STEP}
-        WHEN NOT EXISTS (SELECT 1 FROM {EPISODE} WHERE id = NEW.episode_id)
+        WHEN (SELECT foreign_keys FROM pragma_foreign_keys) AND NOT EXISTS (SELECT 1 FROM {EPISODE} WHERE id = NEW.episode_id)
         BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: a step names a missing episode'); END""",
     f"""CREATE TRIGGER {EPISODE}_delete_leaves_no_steps BEFORE DELETE ON {EPISODE}
-        WHEN EXISTS (SELECT 1 FROM {STEP} WHERE episode_id = OLD.id)
+        WHEN (SELECT foreign_keys FROM pragma_foreign_keys) AND EXISTS (SELECT 1 FROM {STEP} WHERE episode_id = OLD.id)
         BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: the episode still has steps'); END""",
 ]
 SQLITE_REVERSE = [
