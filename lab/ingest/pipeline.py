@@ -22,6 +22,7 @@ from environments.trajectory import content_hash, validate_record
 from lab.ingest.detect import FORMAT_NAMES, FORMATS, Split, Unit, split_document, unit_index_for
 from lab.ingest.documents import MAX_DOCUMENT_DEPTH, Document, DocumentError, find_problem, read_documents
 from lab.ingest.errors import IngestError, join_path
+from lab.ingest.native_fast import read_native
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import PatternSpec, Redactor
 
@@ -33,7 +34,8 @@ class ImportedEpisode:
     """One validated record with what the lab stores beside it.
 
     `raw` is the episode's original payload (redacted): the list element, JSONL line, tau2 simulation or
-    inspect sample it came from. `unmapped` lists the field paths (in the uploaded document) that were
+    inspect sample it came from; for a native record read by the fast path (lab.ingest.native_fast), the
+    record itself, which holds everything that element held. `unmapped` lists the field paths (in the uploaded document) that were
     not mapped onto the record; their values survive only in `raw`. Record and raw may share nested
     objects: copy before mutating either.
     """
@@ -83,6 +85,11 @@ def import_payload(
     if max_bytes is not None and len(data) > max_bytes:
         raise IngestError(0, "", f"the upload is {len(data)} bytes; at most {max_bytes} allowed", 413, file=filename)
     redactor = redaction_patterns if isinstance(redaction_patterns, Redactor) else Redactor(redaction_patterns)
+    if format in ("native", "auto"):
+        fast = read_native(data, filename=filename, redactor=redactor, max_records=max_records)
+        if fast is not None:
+            natives = [ImportedEpisode(record, record, "native", [], 0, filename, origin) for record, origin in fast]
+            return ImportResult("native", natives, _report(natives, ["native"], [], []))
     episodes: list[ImportedEpisode] = []
     document_unmapped: list[str] = []
     skipped: list[str] = []

@@ -3,13 +3,15 @@
 A foreign key checks each inserted step with its own locking lookup of the episode at commit; for an upload
 of 20,000 steps that was a third of the COPY's time. Instead, after each statement that inserts or updates
 steps, one query locks the distinct episodes they name (FOR KEY SHARE, as the foreign key would, so a
-concurrent delete waits) and refuses the statement if fewer were found than named; after each statement that deletes episodes, one
-query refuses it if steps still name one. Both raise foreign_key_violation (IntegrityError in Django).
-Django deletes an episode's steps before the episode (on_delete=CASCADE), as it did with the constraint.
+concurrent delete waits) and refuses the statement if fewer were found than named (foreign_key_violation,
+an IntegrityError in Django). Deleting episodes deletes their steps, as ON DELETE CASCADE would; Django
+deletes them first anyway (on_delete=CASCADE), so the trigger only acts on deletes made behind its back,
+and whatever order a flush deletes tables in, it stays consistent.
 
-SQLite (the embedded default) gets row-level triggers with the same effect, off while `PRAGMA foreign_keys` is
-(as Django turns it off to flush or load fixtures, and as a foreign key would be); they are dropped if a later
-migration makes SQLite rebuild the steps or episodes table, which tests/test_step_integrity.py would catch.
+SQLite (the embedded default) gets row-level triggers with the same effect, the checks off while
+`PRAGMA foreign_keys` is (Django turns it off to load fixtures, as it would a foreign key's checks). SQLite
+drops them if a later migration rebuilds the steps or episodes table; tests/lab/trajectories/
+test_step_integrity.py would catch it.
 """
 
 from django.db import migrations, models
@@ -37,24 +39,18 @@ CREATE TRIGGER {STEP}_insert_names_episodes AFTER INSERT ON {STEP}
 CREATE TRIGGER {STEP}_update_names_episodes AFTER UPDATE ON {STEP}
   REFERENCING NEW TABLE AS new_steps FOR EACH STATEMENT EXECUTE FUNCTION {STEP}_names_episodes();
 
-CREATE FUNCTION {EPISODE}_leaves_no_steps() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  kept bigint;
+CREATE FUNCTION {EPISODE}_takes_its_steps() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT o.id INTO kept FROM old_episodes o
-   WHERE EXISTS (SELECT 1 FROM {STEP} s WHERE s.episode_id = o.id) LIMIT 1;
-  IF FOUND THEN
-    RAISE foreign_key_violation USING MESSAGE = format('episode %s still has steps', kept);
-  END IF;
+  DELETE FROM {STEP} WHERE episode_id IN (SELECT id FROM old_episodes);
   RETURN NULL;
 END $$;
-CREATE TRIGGER {EPISODE}_delete_leaves_no_steps AFTER DELETE ON {EPISODE}
-  REFERENCING OLD TABLE AS old_episodes FOR EACH STATEMENT EXECUTE FUNCTION {EPISODE}_leaves_no_steps();
+CREATE TRIGGER {EPISODE}_delete_takes_its_steps AFTER DELETE ON {EPISODE}
+  REFERENCING OLD TABLE AS old_episodes FOR EACH STATEMENT EXECUTE FUNCTION {EPISODE}_takes_its_steps();
 """
 
 POSTGRESQL_REVERSE = f"""
-DROP TRIGGER {EPISODE}_delete_leaves_no_steps ON {EPISODE};
-DROP FUNCTION {EPISODE}_leaves_no_steps();
+DROP TRIGGER {EPISODE}_delete_takes_its_steps ON {EPISODE};
+DROP FUNCTION {EPISODE}_takes_its_steps();
 DROP TRIGGER {STEP}_update_names_episodes ON {STEP};
 DROP TRIGGER {STEP}_insert_names_episodes ON {STEP};
 DROP FUNCTION {STEP}_names_episodes();
@@ -67,12 +63,11 @@ SQLITE = [
     f"""CREATE TRIGGER {STEP}_update_names_episode BEFORE UPDATE OF episode_id ON {STEP}
         WHEN (SELECT foreign_keys FROM pragma_foreign_keys) AND NOT EXISTS (SELECT 1 FROM {EPISODE} WHERE id = NEW.episode_id)
         BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: a step names a missing episode'); END""",
-    f"""CREATE TRIGGER {EPISODE}_delete_leaves_no_steps BEFORE DELETE ON {EPISODE}
-        WHEN (SELECT foreign_keys FROM pragma_foreign_keys) AND EXISTS (SELECT 1 FROM {STEP} WHERE episode_id = OLD.id)
-        BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: the episode still has steps'); END""",
+    f"""CREATE TRIGGER {EPISODE}_delete_takes_its_steps AFTER DELETE ON {EPISODE}
+        BEGIN DELETE FROM {STEP} WHERE episode_id = OLD.id; END""",
 ]
 SQLITE_REVERSE = [
-    f"DROP TRIGGER {EPISODE}_delete_leaves_no_steps",
+    f"DROP TRIGGER {EPISODE}_delete_takes_its_steps",
     f"DROP TRIGGER {STEP}_update_names_episode",
     f"DROP TRIGGER {STEP}_insert_names_episode",
 ]

@@ -18,6 +18,7 @@ from environments.trajectory import content_hash, make_step, new_record, normali
 from lab.ingest import IngestError, Redactor, import_payload
 from lab.ingest.documents import loads_fast, loads_strict, nesting_depth
 from lab.ingest.formats import native
+from lab.ingest.native_fast import read_native
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import _DEFAULT_TEXT_CHECKS, _PYTHON_SPACES, _SECRET_KEY_TEXT_CHECKS
 
@@ -236,3 +237,83 @@ def test_normalizing_a_complete_step_copies_it_unchanged() -> None:
     normalized = normalize_record({"header": {}, "steps": [step]})["steps"][0]
     assert normalized == step and normalized is not step
     assert math.isclose(len(normalized), len(step))
+
+
+_HEADER_MUTATIONS = st.tuples(
+    st.sampled_from(["seed", "env", "source", "score", "reward", "policy", "unknown_key", "parent"]),
+    st.sampled_from([None, True, 3, 1.5, "", "upload", "x", {}, {"composite": 2}, {"composite": 0.5, "passed": True}, []]),
+)
+
+
+def _general_path_only(data: bytes) -> Any:
+    from lab.ingest import pipeline
+
+    fast = pipeline.read_native
+    try:
+        pipeline.read_native = lambda *args, **kwargs: None  # type: ignore[assignment]
+        return import_payload(data, filename="body.json", format="native")
+    finally:
+        pipeline.read_native = fast
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_mutations(), max_size=3),
+    st.lists(_HEADER_MUTATIONS, max_size=2),
+    st.integers(0, 2),
+    st.booleans(),
+    st.sampled_from(["", "extra", "call_extra", "orphan_result", "no_calls"]),
+)
+def test_the_native_fast_path_answers_only_as_the_general_path_would(
+    mutations: list[tuple[str, Any]], header_mutations: list[tuple[str, Any]], which: int, as_list: bool, twist: str
+) -> None:
+    steps = [
+        make_step(
+            index=i, tool_calls=[{"id": f"c{i}", "name": "f", "arguments": {"n": i}}], results=[{"call_id": f"c{i}", "content": "ok"}]
+        )
+        for i in range(3)
+    ]
+    for step in steps:  # uploads leave out fields they do not use
+        del step["token_ids"], step["latency_ms"]
+    for key, value in mutations:
+        steps[which][key] = value
+    header: dict[str, Any] = {"env": "e", "task": "t", "source": "upload", "seed": 1}
+    for key, value in header_mutations:
+        header[key] = value
+    record: dict[str, Any] = {"schema_version": trajectory.SCHEMA_VERSION, "header": header, "steps": steps}
+    if twist == "extra":
+        record["notes"] = "kept in raw only"
+    elif twist == "call_extra":
+        steps[which]["tool_calls"] = [{"id": "c", "name": "f", "arguments": "{}", "type": "function"}]
+    elif twist == "orphan_result":
+        steps[which]["results"] = [{"call_id": "nobody", "content": 1, "is_error": True}]
+    elif twist == "no_calls":
+        steps[which]["tool_calls"] = []
+    data = json.dumps([record, record] if as_list else record).encode()
+    try:
+        expected = _general_path_only(data)
+    except IngestError as error:
+        assert read_native(data, filename="body.json", redactor=Redactor(), max_records=10) is None
+        with pytest.raises(IngestError) as raised:
+            import_payload(data, filename="body.json", format="native")
+        assert str(raised.value) == str(error)
+        return
+    got = import_payload(data, filename="body.json", format="native")
+    assert got.records == expected.records and got.report == expected.report
+    assert [e.content_hash for e in got.episodes] == [e.content_hash for e in expected.episodes]
+
+
+def test_the_native_fast_path_reads_plain_uploads_and_leaves_the_rest() -> None:
+    record = new_record(header={"env": "e", "task": "t", "source": "upload"}, steps=[make_step(index=0, message="hi")])
+    redactor = Redactor()
+    assert read_native(json.dumps([record]).encode(), filename="b.json", redactor=redactor, max_records=10) is not None
+    secret = {**record, "steps": [make_step(index=0, message="Bearer abcdefghijklmnopq")]}
+    for data, filename in [
+        (json.dumps(secret).encode(), "b.json"),  # a secret to redact
+        (json.dumps(record).encode(), "b.jsonl"),  # JSON Lines
+        (json.dumps({**record, "header": {**record["header"], "seed": 10**20}}).encode(), "b.json"),  # a long integer
+        (json.dumps([record] * 11).encode(), "b.json"),  # more records than allowed
+        (b"\xef\xbb\xbf" + json.dumps(record).encode(), "b.json"),  # a byte-order mark
+        (json.dumps({**record, "steps": [{**record["steps"][0], "index": 1}]}).encode(), "b.json"),  # out of order
+    ]:
+        assert read_native(data, filename=filename, redactor=redactor, max_records=10) is None

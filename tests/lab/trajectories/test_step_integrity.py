@@ -1,7 +1,7 @@
 """Steps always belong to an existing episode, on SQLite and on PostgreSQL.
 
 The foreign key's per-row check gave way to triggers (migration trajectories 0002) that check a whole
-statement at once; these tests fail if a later migration drops them or they stop refusing.
+statement at once and cascade deletes; these tests fail if a later migration drops them.
 """
 
 from __future__ import annotations
@@ -42,11 +42,13 @@ def test_a_bulk_insert_with_one_orphan_stores_none_of_its_rows(project_a: Any, a
     assert Step.objects.filter(episode=episode).count() == 1
 
 
-def test_deleting_an_episode_behind_djangos_back_is_refused_while_steps_name_it(project_a: Any, alice: Any, record_factory: Any) -> None:
+def test_deleting_an_episode_behind_djangos_back_deletes_its_steps_too(project_a: Any, alice: Any, record_factory: Any) -> None:
     episode = _stored_episode(project_a, alice, record_factory)
-    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+    other = _stored_episode(project_a, alice, lambda steps: record_factory(steps=steps, seed=7))
+    with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {Episode._meta.db_table} WHERE id = %s", [episode.pk])
-    assert Episode.objects.filter(pk=episode.pk).exists()
+    assert not Step.objects.filter(episode_id=episode.pk).exists()
+    assert Step.objects.filter(episode=other).count() == 3
 
 
 def test_deleting_an_episode_through_django_takes_its_steps_along(project_a: Any, alice: Any, record_factory: Any) -> None:
