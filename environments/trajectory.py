@@ -214,6 +214,13 @@ def validate_record(record: Any, *, max_steps: int = 100_000, checked_depth: int
     return []
 
 
+def header_errors(header: Any) -> list[TrajectoryError]:
+    """The header's problems against HEADER_SCHEMA, as validate_record reports them; [] means valid."""
+    errors: list[TrajectoryError] = []
+    _check_schema(HEADER_SCHEMA, header, "record.header", errors)
+    return errors
+
+
 def _step_problem(step: Any, position: int) -> TrajectoryError | None:
     path = f"record.steps[{position}]"
     if not isinstance(step, dict):

@@ -7,8 +7,8 @@ None means "not for this path": the general pipeline (documents -> units -> nati
 validate_record) then reads the upload and names any problem. So this path only ever answers for uploads
 the general one accepts, and answers with the same records: anything unusual (a key the schema does not
 know, a secret to redact, a number Python's json reads differently, deep nesting, a failed check) sends
-the upload back. On the ingest benchmark it reads, checks and completes records in 0.06 s where the
-general path took 0.10 s (`benchmarks/ingest.py`).
+the upload back. On the ingest benchmark (`benchmarks/ingest.py`, 20,000 steps) it decodes, checks and
+completes the records in 0.05 s, where orjson, the format reader and validate_record took 0.10 s.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from environments import trajectory
-from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, SCHEMA_VERSION
+from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, SCHEMA_VERSION, header_errors
 from lab.ingest.documents import nesting_depth
 from lab.ingest.redaction import Redactor
 
@@ -103,9 +102,7 @@ def _passes_the_other_checks(record: _Record) -> bool:
     header = record.header
     if not header.keys() <= _HEADER_KEYS or len(record.steps) > _MAX_STEPS:
         return False
-    errors: list[trajectory.TrajectoryError] = []
-    trajectory._check_schema(HEADER_SCHEMA, header, "record.header", errors)
-    if errors:
+    if header_errors(header):
         return False
     for position, step in enumerate(record.steps):
         if step.index != position:
