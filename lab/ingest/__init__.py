@@ -14,20 +14,25 @@ from lab.ingest.collector import collector_paused
 from lab.ingest.detect import FORMAT_NAMES, FORMATS
 from lab.ingest.errors import IngestError
 from lab.ingest.export import export_native, export_openai
-from lab.ingest.pipeline import DEFAULT_MAX_RECORDS, ImportedEpisode, ImportResult, import_payload
+from lab.ingest.native_fast import NativeRecord, read_native
+from lab.ingest.pipeline import DEFAULT_MAX_RECORDS, EpisodeSummary, ImportedEpisode, ImportResult, build_report, import_payload
 from lab.ingest.redaction import DEFAULT_REDACTION_PATTERNS, Redactor
 
 __all__ = [
     "DEFAULT_MAX_RECORDS",
     "DEFAULT_REDACTION_PATTERNS",
+    "EpisodeSummary",
     "FORMATS",
     "FORMAT_NAMES",
     "ImportResult",
     "ImportedEpisode",
     "IngestError",
+    "NativeRecord",
     "Redactor",
+    "build_report",
     "collector_paused",
     "export_native",
     "export_openai",
     "import_payload",
+    "read_native",
 ]

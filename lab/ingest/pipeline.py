@@ -86,9 +86,8 @@ def import_payload(
         raise IngestError(0, "", f"the upload is {len(data)} bytes; at most {max_bytes} allowed", 413, file=filename)
     redactor = redaction_patterns if isinstance(redaction_patterns, Redactor) else Redactor(redaction_patterns)
     if format in ("native", "auto"):
-        fast = read_native(data, filename=filename, redactor=redactor, max_records=max_records)
-        if fast is not None:
-            natives = [ImportedEpisode(record, record, "native", [], 0, filename, origin) for record, origin in fast]
+        natives = _read_native(data, filename, redactor, max_records)
+        if natives is not None:
             return ImportResult("native", natives, _report(natives, ["native"], [], []))
     episodes: list[ImportedEpisode] = []
     document_unmapped: list[str] = []
@@ -109,6 +108,21 @@ def import_payload(
         raise IngestError(0, "", "the upload holds no records", file=filename)
     formats = sorted({episode.format for episode in episodes})
     return ImportResult(formats[0] if len(formats) == 1 else "mixed", episodes, _report(episodes, formats, document_unmapped, skipped))
+
+
+def _read_native(data: bytes, filename: str, redactor: Redactor, max_records: int) -> list[ImportedEpisode] | None:
+    """The fast path's episodes (lab.ingest.native_fast), or None for the general path."""
+    upload = read_native(data, filename=filename, redactor=redactor, max_records=max_records)
+    if upload is None:
+        return None
+    episodes = []
+    for native in upload:
+        steps = native.steps()
+        if steps is None:
+            return None
+        record = native.as_dict(steps)
+        episodes.append(ImportedEpisode(record, record, "native", [], 0, filename, native.origin))
+    return episodes
 
 
 def _documents(data: bytes, filename: str, episodes: list[ImportedEpisode], max_bytes: int | None) -> Iterator[Document]:
@@ -164,27 +178,50 @@ def _import_unit(unit: Unit, index: int, redactor: Redactor, *, walk_raw: bool =
 
 
 def _report(episodes: list[ImportedEpisode], formats: list[str], document_unmapped: list[str], skipped: list[str]) -> dict[str, Any]:
-    summary: Counter[str] = Counter(re.sub(r"\[\d+\]", "[]", path) for episode in episodes for path in episode.unmapped)
+    summaries = [
+        EpisodeSummary(e.format, e.file, e.origin, len(e.record["steps"]), e.content_hash, e.redactions, e.unmapped) for e in episodes
+    ]
+    return build_report(summaries, formats, document_unmapped, skipped)
+
+
+@dataclass
+class EpisodeSummary:
+    """What an import report says of one episode."""
+
+    format: str
+    file: str
+    origin: str
+    steps: int
+    content_hash: str
+    redactions: int = 0
+    unmapped: list[str] = field(default_factory=list)
+
+
+def build_report(
+    summaries: list[EpisodeSummary], formats: list[str], document_unmapped: list[str] | None = None, skipped: list[str] | None = None
+) -> dict[str, Any]:
+    """The import report: formats, counts, redactions, what was not mapped, and a line per episode."""
+    summary: Counter[str] = Counter(re.sub(r"\[\d+\]", "[]", path) for episode in summaries for path in episode.unmapped)
     return {
         "format": formats[0] if len(formats) == 1 else "mixed",
         "formats": formats,
-        "records": len(episodes),
-        "steps": sum(len(episode.record["steps"]) for episode in episodes),
-        "redactions": sum(episode.redactions for episode in episodes),
+        "records": len(summaries),
+        "steps": sum(episode.steps for episode in summaries),
+        "redactions": sum(episode.redactions for episode in summaries),
         "unmapped_summary": dict(summary.most_common()),
-        "document_unmapped": document_unmapped,
-        "skipped_files": skipped,
+        "document_unmapped": document_unmapped or [],
+        "skipped_files": skipped or [],
         "episodes": [
             {
                 "index": i,
                 "format": episode.format,
                 "file": episode.file,
                 "origin": episode.origin,
-                "steps": len(episode.record["steps"]),
+                "steps": episode.steps,
                 "redactions": episode.redactions,
                 "unmapped": episode.unmapped,
                 "content_hash": episode.content_hash,
             }
-            for i, episode in enumerate(episodes)
+            for i, episode in enumerate(summaries)
         ],
     }

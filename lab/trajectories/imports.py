@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from lab import ingest
 from lab.errors import DomainError
 from lab.projects.models import Project
 from lab.trajectories.models import ImportJob, ImportStatus
-from lab.trajectories.services import IngestOutcome, episodes_ingest
+from lab.trajectories.services import IngestOutcome, episodes_ingest, episodes_ingest_native
 
 FORMATS = ingest.FORMAT_NAMES
 
@@ -80,6 +80,9 @@ def upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fm
     (lab.ingest.collector: it cost nearly half of a large upload's time). The parsed records are freed before
     the collector resumes, so it never has to traverse them."""
     with ingest.collector_paused():
+        fast = _native_upload_ingest(project=project, user=user, data=data, filename=filename, fmt=fmt)
+        if fast is not None:
+            return fast
         parsed = parse_upload(data, filename=filename, fmt=fmt)
         outcomes = episodes_ingest(
             project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes
@@ -87,6 +90,24 @@ def upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fm
         stored = StoredUpload(parsed.format, parsed.report, outcomes)
         del parsed
     return stored
+
+
+def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload | None:
+    """Native records on PostgreSQL, read and stored by the streaming fast path; None for the general path."""
+    if fmt not in ("native", "auto") or connection.vendor != "postgresql" or len(data) > settings.PRACTICUM_MAX_UPLOAD_BYTES:
+        return None
+    redactor = _redactor(tuple(settings.PRACTICUM_REDACTION_PATTERNS))
+    records = ingest.read_native(data, filename=filename, redactor=redactor, max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD)
+    if records is None:
+        return None
+    outcomes = episodes_ingest_native(project=project, records=records, user=user)
+    if outcomes is None:
+        return None
+    summaries = [
+        ingest.EpisodeSummary("native", filename, record.origin, outcome.episode.step_count, outcome.episode.content_hash)
+        for record, outcome in zip(records, outcomes, strict=True)
+    ]
+    return StoredUpload("native", ingest.build_report(summaries, ["native"]), outcomes)
 
 
 def import_job_create(*, project: Project, user: Any, filename: str, data: bytes, fmt: str) -> ImportJob:

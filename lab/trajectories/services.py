@@ -8,11 +8,12 @@ episode_to_record(episode)                           # the canonical record, as 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import orjson
 from django.conf import settings
 from django.db import connection, transaction
@@ -23,6 +24,7 @@ from environments import registry
 from environments.core import EnvError
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
+from lab.ingest.native_fast import NativeRecord, NativeStep
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step, Task
@@ -130,6 +132,14 @@ class _Resolver:
         return self.agents[key]
 
 
+def _preload_tasks(resolver: _Resolver, headers: list[dict[str, Any]]) -> None:
+    """The upload's tasks that exist already, in one query rather than one per task (the constraint makes each unique)."""
+    wanted = {(h["env"], h["task"], str(h.get("env_version", ""))) for h in headers}
+    for task in Task.objects.filter(project=resolver.project, env__in={w[0] for w in wanted}, key__in={w[1] for w in wanted}):
+        if (task.env, task.key, task.env_version) in wanted:
+            resolver.tasks[(task.env, task.key, task.env_version)] = task
+
+
 def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
     project = resolver.project
     header = record["header"]
@@ -215,11 +225,7 @@ def episodes_ingest(
         existing = dict(
             Episode.objects.filter(project=project, content_hash__in=[digest for _, digest in prepared]).values_list("content_hash", "pk")
         )
-        # The upload's tasks that exist already, in one query rather than one per task (the constraint makes each unique).
-        wanted = {(h["env"], h["task"], str(h.get("env_version", ""))) for h in (record["header"] for record, _ in prepared)}
-        for task in Task.objects.filter(project=project, env__in={w[0] for w in wanted}, key__in={w[1] for w in wanted}):
-            if (task.env, task.key, task.env_version) in wanted:
-                resolver.tasks[(task.env, task.key, task.env_version)] = task
+        _preload_tasks(resolver, [record["header"] for record, _ in prepared])
         new_episodes: list[Episode] = []
         new_positions: list[int] = []
         first_position: dict[str, int] = {}
@@ -246,27 +252,116 @@ def episodes_ingest(
     return [o for o in outcomes if o is not None]
 
 
+class _NotForTheFastPath(Exception):
+    """A record of a native upload that the general path must judge; raised inside the transaction, so nothing stays."""
+
+
+def episodes_ingest_native(*, project: Project, records: list[NativeRecord], user: Any = None) -> list[IngestOutcome] | None:
+    """Store a native upload read by lab.ingest.native_fast on PostgreSQL; None if the general path must take it.
+
+    The same result as episodes_ingest, in another order, so that PostgreSQL stores the steps while Python
+    reads them: one COPY streams each record's steps (under episode ids drawn beforehand) while the next
+    record is decoded, checked and hashed; then the steps of content already stored, or met earlier in the
+    upload, are deleted, and the other episodes are COPYed. Their steps' check waits for the commit (migration
+    trajectories 0002, as a deferred foreign key would). The steps COPY is the longest part of an upload, and
+    the database's side of it (indexes, checks) now runs beside the Python work instead of after it.
+    """
+    if connection.vendor != "postgresql" or len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
+        return None
+    resolver = _Resolver(project)
+    try:
+        with transaction.atomic():
+            _preload_tasks(resolver, [record.header for record in records])
+            episodes = [_episode_from_header(resolver, i, {"header": r.header, "steps": ()}, "", None, user) for i, r in enumerate(records)]
+            _draw_episode_ids(episodes)
+            _copy_steps(_native_rows(episodes, records))
+            stored = {
+                ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=[e.content_hash for e in episodes])
+            }
+            first: dict[str, Episode] = {}
+            for episode in episodes:
+                if episode.content_hash not in stored:
+                    first.setdefault(episode.content_hash, episode)
+            repeated = [episode.pk for episode in episodes if first.get(episode.content_hash) is not episode]
+            if repeated:
+                Step.objects.filter(episode_id__in=repeated).delete()
+            _copy_episodes(list(first.values()))
+    except _NotForTheFastPath:
+        return None
+    return [
+        IngestOutcome(episode=first[e.content_hash], created=True)
+        if first.get(e.content_hash) is e
+        else IngestOutcome(episode=stored.get(e.content_hash) or first[e.content_hash], created=False)
+        for e in episodes
+    ]
+
+
+def _native_rows(episodes: list[Episode], records: list[NativeRecord]) -> Iterator[tuple[Any, ...]]:
+    """COPY rows, record after record; each record's content hash and step count go onto its episode."""
+    for episode, record in zip(episodes, records, strict=True):
+        steps = record.steps()
+        if steps is None or len(steps) > settings.PRACTICUM_MAX_STEPS_PER_EPISODE:
+            raise _NotForTheFastPath
+        episode.content_hash = record.content_hash(steps)
+        episode.step_count = len(steps)
+        episode_id = episode.pk
+        for step in steps:
+            yield _native_copy_row(episode_id, step)
+
+
+_ENCODE = msgspec.json.encode
+
+
+def _native_copy_row(episode_id: int, step: NativeStep) -> tuple[Any, ...]:
+    """`_copy_row` for a NativeStep: the same values, encoded by msgspec straight from the struct."""
+    message, token_ids, logprobs = step.message, step.token_ids, step.logprobs
+    extra = {key: value for key in _NATIVE_EXTRA_FIELDS if (value := getattr(step, key)) is not msgspec.UNSET}
+    return (
+        episode_id, step.index, step.source, None if message is None else _ENCODE(message).decode(), step.reasoning,
+        _ENCODE(step.tool_calls).decode(), _ENCODE(step.results).decode(), step.reward, step.sim_time_start, step.sim_time_end,
+        _ENCODE(step.events).decode(), step.state_hash, None if token_ids is None else _ENCODE(token_ids).decode(),
+        None if logprobs is None else _ENCODE(logprobs).decode(), step.latency_ms, _ENCODE(extra).decode() if extra else _NO_EXTRA,
+    )  # fmt: skip
+
+
+_NATIVE_EXTRA_FIELDS = ("prompt_token_ids", "timestamp", "meta")  # NativeStep's fields without a column
+
+
 def _insert_episodes(episodes: list[Episode]) -> list[Episode]:
     """Insert new episodes and give them their ids. On PostgreSQL: ids drawn from the sequence, then one COPY,
     since bulk_create's per-field SQL compilation cost more than the whole step COPY of an upload."""
     if connection.vendor != "postgresql" or not episodes:
         return Episode.objects.bulk_create(episodes)
+    _draw_episode_ids(episodes)
+    _copy_episodes(episodes)
+    return episodes
+
+
+def _draw_episode_ids(episodes: list[Episode]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [Episode._meta.db_table, len(episodes)]
+        )
+        for episode, (pk,) in zip(episodes, cursor.fetchall(), strict=True):
+            episode.pk = pk
+
+
+def _copy_episodes(episodes: list[Episode]) -> None:
+    """COPY episodes whose ids were drawn already."""
+    if not episodes:
+        return
     table = Episode._meta.db_table
     fields = Episode._meta.concrete_fields
     now = timezone.now()
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, len(episodes)])
-        for episode, (pk,) in zip(episodes, cursor.fetchall(), strict=True):
-            episode.pk = pk
-            episode.created_at = now
-        names = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
-        with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-            for episode in episodes:
-                copy.write_row([_episode_value(f, episode) for f in fields])
+    for episode in episodes:
+        episode.created_at = now
+    names = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for episode in episodes:
+            copy.write_row([_episode_value(f, episode) for f in fields])
     for episode in episodes:
         episode._state.adding = False
         episode._state.db = "default"
-    return episodes
 
 
 def _episode_value(field: Any, episode: Episode) -> Any:

@@ -19,6 +19,7 @@ from lab.ingest import IngestError, Redactor, import_payload
 from lab.ingest.documents import loads_fast, loads_strict, nesting_depth
 from lab.ingest.formats import native
 from lab.ingest.native_fast import read_native
+from lab.ingest.pipeline import _read_native
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import _DEFAULT_TEXT_CHECKS, _PYTHON_SPACES, _SECRET_KEY_TEXT_CHECKS
 
@@ -293,7 +294,7 @@ def test_the_native_fast_path_answers_only_as_the_general_path_would(
     try:
         expected = _general_path_only(data)
     except IngestError as error:
-        assert read_native(data, filename="body.json", redactor=Redactor(), max_records=10) is None
+        assert _read_native(data, "body.json", Redactor(), 10) is None
         with pytest.raises(IngestError) as raised:
             import_payload(data, filename="body.json", format="native")
         assert str(raised.value) == str(error)
@@ -301,12 +302,15 @@ def test_the_native_fast_path_answers_only_as_the_general_path_would(
     got = import_payload(data, filename="body.json", format="native")
     assert got.records == expected.records and got.report == expected.report
     assert [e.content_hash for e in got.episodes] == [e.content_hash for e in expected.episodes]
+    upload = read_native(data, filename="body.json", redactor=Redactor(), max_records=10)
+    if upload is not None and all(native.steps() is not None for native in upload):
+        assert [native.content_hash(native.steps() or []) for native in upload] == [e.content_hash for e in expected.episodes]
 
 
 def test_the_native_fast_path_reads_plain_uploads_and_leaves_the_rest() -> None:
     record = new_record(header={"env": "e", "task": "t", "source": "upload"}, steps=[make_step(index=0, message="hi")])
     redactor = Redactor()
-    assert read_native(json.dumps([record]).encode(), filename="b.json", redactor=redactor, max_records=10) is not None
+    assert _read_native(json.dumps([record]).encode(), "b.json", redactor, 10) is not None
     secret = {**record, "steps": [make_step(index=0, message="Bearer abcdefghijklmnopq")]}
     for data, filename in [
         (json.dumps(secret).encode(), "b.json"),  # a secret to redact
@@ -316,4 +320,18 @@ def test_the_native_fast_path_reads_plain_uploads_and_leaves_the_rest() -> None:
         (b"\xef\xbb\xbf" + json.dumps(record).encode(), "b.json"),  # a byte-order mark
         (json.dumps({**record, "steps": [{**record["steps"][0], "index": 1}]}).encode(), "b.json"),  # out of order
     ]:
-        assert read_native(data, filename=filename, redactor=redactor, max_records=10) is None
+        assert _read_native(data, filename, redactor, 10) is None
+
+
+@FAST
+@given(st.lists(_scalars | st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=6), _texts)
+def test_the_fast_content_hash_is_the_general_one(numbers: list[Any], text: str) -> None:
+    if any(isinstance(n, int) and not isinstance(n, bool) and abs(n) >= 10**18 for n in numbers):
+        return  # read_native leaves runs of 19 digits to the general path
+    steps = [make_step(index=0, message=text, reward=None, tool_calls=[{"id": "c", "name": "f", "arguments": {"xs": numbers, text: 1e22}}])]
+    data = json.dumps(new_record(header={"env": "e", "task": "t", "source": "upload", "metrics": {"m": numbers}}, steps=steps)).encode()
+    upload = read_native(data, filename="b.json", redactor=Redactor([]), max_records=1)
+    assert upload is not None
+    [native] = upload
+    decoded = native.steps()
+    assert decoded is not None and native.content_hash(decoded) == content_hash(native.as_dict(decoded)) == content_hash(json.loads(data))
