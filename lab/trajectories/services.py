@@ -269,12 +269,19 @@ def episodes_ingest_native(*, project: Project, records: list[NativeRecord], use
     if connection.vendor != "postgresql" or len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
         return None
     resolver = _Resolver(project)
+    headers = [record.header for record in records]
     try:
         with transaction.atomic():
-            _preload_tasks(resolver, [record.header for record in records])
-            episodes = [_episode_from_header(resolver, i, {"header": r.header, "steps": ()}, "", None, user) for i, r in enumerate(records)]
-            _draw_episode_ids(episodes)
-            _copy_steps(_native_rows(episodes, records))
+            # Tasks and agents are looked up (or made) before the COPY, which leaves no room for other queries;
+            # the episodes are then made inside it, record by record. A parent is looked up too: then before.
+            _preload_tasks(resolver, headers)
+            for header in headers:
+                resolver.task(header), resolver.agent(header.get("policy") or {})
+            ids = _draw_episode_ids(len(records))
+            episodes: list[Episode] = []
+            if any((header.get("parent") or {}).get("episode_id") is not None for header in headers):
+                episodes = [_native_episode(resolver, i, record, ids[i], user) for i, record in enumerate(records)]
+            _copy_steps(_native_rows(resolver, records, ids, user, episodes))
             stored = {
                 ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=[e.content_hash for e in episodes])
             }
@@ -296,17 +303,29 @@ def episodes_ingest_native(*, project: Project, records: list[NativeRecord], use
     ]
 
 
-def _native_rows(episodes: list[Episode], records: list[NativeRecord]) -> Iterator[tuple[Any, ...]]:
-    """COPY rows, record after record; each record's content hash and step count go onto its episode."""
-    for episode, record in zip(episodes, records, strict=True):
+def _native_episode(resolver: _Resolver, index: int, record: NativeRecord, pk: int, user: Any) -> Episode:
+    episode = _episode_from_header(resolver, index, {"header": record.header, "steps": ()}, "", None, user)
+    episode.pk = pk
+    return episode
+
+
+def _native_rows(
+    resolver: _Resolver, records: list[NativeRecord], ids: list[int], user: Any, episodes: list[Episode]
+) -> Iterator[tuple[Any, ...]]:
+    """COPY rows, record after record. Each record's episode (made here unless `episodes` holds them already)
+    gets its content hash and step count, and ends up in `episodes`."""
+    made_before = bool(episodes)
+    for i, record in enumerate(records):
         steps = record.steps()
         if steps is None or len(steps) > settings.PRACTICUM_MAX_STEPS_PER_EPISODE:
             raise _NotForTheFastPath
+        episode = episodes[i] if made_before else _native_episode(resolver, i, record, ids[i], user)
+        if not made_before:
+            episodes.append(episode)
         episode.content_hash = record.content_hash(steps)
         episode.step_count = len(steps)
-        episode_id = episode.pk
         for step in steps:
-            yield _native_copy_row(episode_id, step)
+            yield _native_copy_row(ids[i], step)
 
 
 _ENCODE = msgspec.json.encode
@@ -332,18 +351,16 @@ def _insert_episodes(episodes: list[Episode]) -> list[Episode]:
     since bulk_create's per-field SQL compilation cost more than the whole step COPY of an upload."""
     if connection.vendor != "postgresql" or not episodes:
         return Episode.objects.bulk_create(episodes)
-    _draw_episode_ids(episodes)
+    for episode, pk in zip(episodes, _draw_episode_ids(len(episodes)), strict=True):
+        episode.pk = pk
     _copy_episodes(episodes)
     return episodes
 
 
-def _draw_episode_ids(episodes: list[Episode]) -> None:
+def _draw_episode_ids(count: int) -> list[int]:
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [Episode._meta.db_table, len(episodes)]
-        )
-        for episode, (pk,) in zip(episodes, cursor.fetchall(), strict=True):
-            episode.pk = pk
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [Episode._meta.db_table, count])
+        return [pk for (pk,) in cursor.fetchall()]
 
 
 def _copy_episodes(episodes: list[Episode]) -> None:

@@ -1,0 +1,92 @@
+"""Native uploads stored by the streaming path (PostgreSQL) equal what the general path stores.
+
+lab.trajectories.imports.upload_ingest takes native records on PostgreSQL through
+services.episodes_ingest_native: steps COPYed while records are read, episodes after, repeats dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from lab.ingest import Redactor, read_native
+from lab.trajectories import imports
+from lab.trajectories.models import Episode, Step
+from lab.trajectories.services import episode_to_record, episodes_ingest_native
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+def _general_path(monkeypatch: Any) -> None:
+    monkeypatch.setattr(imports, "_native_upload_ingest", lambda **kwargs: None)
+
+
+def _upload(project: Any, user: Any, records: list[dict[str, Any]]) -> imports.StoredUpload:
+    return imports.upload_ingest(project=project, user=user, data=json.dumps(records).encode(), filename="body.json", fmt="native")
+
+
+def _stored(outcome: Any) -> dict[str, Any]:
+    record = episode_to_record(outcome.episode)
+    return {"record": record, "hash": outcome.episode.content_hash, "steps": outcome.episode.step_count, "created": outcome.created}
+
+
+def test_the_streaming_path_stores_what_the_general_path_stores(
+    project_a: Any, project_b: Any, alice: Any, bob: Any, record_factory: Any, monkeypatch: Any
+) -> None:
+    records = [record_factory(steps=4, seed=s, score={"composite": 0.5, "passed": True, "components": {}}) for s in range(3)]
+    records[1]["steps"][2]["meta"] = {"note": "kept"}
+    records[2]["steps"][0]["timestamp"] = "2026-01-01T00:00:00Z"
+    records[2]["steps"][1]["reward"] = 1e22  # msgspec writes "1e22", json.dumps "1e+22": the hash falls back
+    upload = [*records, records[0]]  # the first record again: stored once
+    with monkeypatch.context() as patch:
+        patch.setattr(imports, "parse_upload", None)  # the general path would fail here: the streaming one must not call it
+        fast = _upload(project_a, alice, upload)
+    _general_path(monkeypatch)
+    general = _upload(project_b, bob, upload)
+    assert [_stored(o) for o in fast.outcomes] == [_stored(o) for o in general.outcomes]
+    assert fast.report == general.report
+    assert [o.created for o in fast.outcomes] == [True, True, True, False]
+    assert fast.outcomes[3].episode.pk == fast.outcomes[0].episode.pk
+    assert Step.objects.filter(episode__project=project_a).count() == 12
+
+
+def test_content_stored_before_is_found_and_its_new_steps_dropped(
+    project_a: Any, alice: Any, record_factory: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(imports, "parse_upload", None)
+    first = _upload(project_a, alice, [record_factory(steps=3, seed=1)])
+    again = _upload(project_a, alice, [record_factory(steps=3, seed=1), record_factory(steps=2, seed=2)])
+    assert [o.created for o in again.outcomes] == [False, True]
+    assert again.outcomes[0].episode.pk == first.outcomes[0].episode.pk
+    assert Episode.objects.filter(project=project_a).count() == 2
+    assert Step.objects.filter(episode__project=project_a).count() == 5
+
+
+def test_a_parent_reference_and_a_bad_one(project_a: Any, alice: Any, record_factory: Any) -> None:
+    parent = _upload(project_a, alice, [record_factory(steps=3, seed=1)]).outcomes[0].episode
+    child = record_factory(steps=2, seed=2, parent={"episode_id": parent.pk, "branch_step": 1})
+    [outcome] = _upload(project_a, alice, [child]).outcomes
+    assert outcome.episode.parent_id == parent.pk and outcome.episode.branch_step == 1
+    from lab.errors import DomainError
+
+    with pytest.raises(DomainError) as raised:
+        _upload(project_a, alice, [record_factory(steps=1, seed=3), record_factory(steps=1, seed=4, parent={"episode_id": 10**9})])
+    assert "record 1: header.parent.episode_id" in str(raised.value)
+    assert Episode.objects.filter(project=project_a).count() == 2  # nothing of the refused upload stayed
+
+
+def test_a_record_the_general_path_must_judge_rolls_the_copy_back(project_a: Any, alice: Any, record_factory: Any) -> None:
+    good, bad = record_factory(steps=3, seed=1), record_factory(steps=3, seed=2)
+    bad["steps"][2]["index"] = 7  # found only when its steps are read, after the first record's steps went out
+    data = json.dumps([good, bad]).encode()
+    records = read_native(data, filename="body.json", redactor=Redactor(), max_records=10)
+    assert records is not None
+    assert episodes_ingest_native(project=project_a, records=records, user=alice) is None
+    assert not Step.objects.filter(episode__project=project_a).exists()
+    from lab.errors import DomainError
+
+    with pytest.raises(DomainError) as raised:
+        imports.upload_ingest(project=project_a, user=alice, data=data, filename="body.json", fmt="native")
+    assert "steps[2].index" in str(raised.value)
