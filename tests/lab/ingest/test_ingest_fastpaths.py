@@ -164,8 +164,11 @@ _CHECK_TEXT = st.text(
 @given(st.lists(_CHECK_TEXT, min_size=1, max_size=3).map(" ".join))
 def test_the_one_re2_search_matches_wherever_one_of_the_re_checks_does(text: str) -> None:
     checks = sorted({*_SECRET_KEY_TEXT_CHECKS, *(c for group in _DEFAULT_TEXT_CHECKS.values() for c in group)})
-    combined = Redactor()._text_checks[0]
-    assert bool(combined.search(text)) == any(re.search(check, text) for check in checks)
+    lowered, ascii_insensitive = Redactor()._text_checks[0]
+    assert bool(lowered.search(text)) == any(re.search(check, text) for check in checks)
+    upper = text.upper()
+    if upper.isascii():
+        assert bool(ascii_insensitive.search(upper)) == any(re.search(check, upper.lower()) for check in checks)
 
 
 def test_custom_patterns_are_prescanned_as_themselves_unless_they_look_outside_the_string() -> None:
