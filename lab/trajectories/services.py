@@ -1,6 +1,7 @@
 """Storing trajectory records as Episode + Step rows, appending live steps, and reading records back.
 
 episodes_ingest(project=p, records=[...], user=u)   # atomic: all stored, or none and a DomainError
+episodes_ingest_native(project=p, records=native)    # the same for lab.ingest.read_native's records, streamed (PostgreSQL)
 episode_append_step(episode=e, step={...})           # live rollouts and human play; idempotent by index
 episode_to_record(episode)                           # the canonical record, as it was ingested
 """

@@ -32,3 +32,22 @@ def test_message_token_ids_and_logprobs_keep_sql_null_while_lists_hold_empty_arr
     assert copied["message"] is None and copied["token_ids"] is None and copied["logprobs"] is None
     assert (copied["tool_calls"], copied["results"], copied["events"], copied["extra"]) == ("[]", "[]", "[]", "{}")
     assert _copy_value(2**70) == str(2**70)  # beyond orjson's 64 bits: json.dumps writes it
+
+
+def test_a_native_copy_row_holds_what_the_dict_copy_row_holds() -> None:
+    import msgspec
+
+    from lab.ingest.native_fast import NativeStep
+    from lab.trajectories.services import _native_copy_row
+
+    calls = [{"id": "c1", "name": "get_inventory", "arguments": {"sku": "SKU-1", "n": 3}}]
+    for step in [
+        make_step(
+            index=3, message="héllo", tool_calls=calls, results=[{"call_id": "c1", "content": {"x": 1e-7}, "is_error": False}], reward=1
+        ),
+        {**make_step(index=0, message=[{"type": "text", "text": "hi"}]), "timestamp": "2024-01-01T00:00:00Z", "meta": {"k": [1]}},
+        {**make_step(index=1, source="env"), "token_ids": [1, 2], "logprobs": [-0.5, 0], "prompt_token_ids": None, "latency_ms": 12.5},
+    ]:
+        native = msgspec.json.decode(json.dumps(step), type=NativeStep)
+        expected = [_as_stored(v, c) for v, c in zip(_copy_row(7, step), _COPY_COLUMNS, strict=True)]
+        assert [_as_stored(v, c) for v, c in zip(_native_copy_row(7, native), _COPY_COLUMNS, strict=True)] == expected
