@@ -92,6 +92,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",
     }
+    # Tests get a file too, not Django's shared-cache in-memory database: there another connection's lock fails a
+    # query at once ("database table is locked", which no timeout waits out), and the embedded worker's threads
+    # have connections of their own.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
