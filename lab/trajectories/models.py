@@ -139,8 +139,9 @@ class Step(models.Model):
     # Uploads COPY tens of thousands of steps at a time. Two things a plain foreign key would cost them go:
     # - its own index: the unique (episode, index) constraint's index serves every lookup by episode;
     # - its constraint, checked by one locking lookup per row at commit (a third of the COPY's time): triggers
-    #   installed by migration 0002 check each statement's new steps at once and refuse removing an episode that
-    #   steps still name, so the database still holds no step without its episode. Django cascades deletes.
+    #   installed by migration 0002 check each statement's new steps at once (at commit for episodes inserted
+    #   later in the transaction) and delete an episode's steps with it, so the database still holds no step
+    #   without its episode.
     episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="steps", db_index=False, db_constraint=False)
     index = models.PositiveIntegerField()
     source = models.CharField(max_length=8, choices=[(s, s) for s in STEP_SOURCES])
