@@ -131,7 +131,11 @@ def read_native(data: bytes, *, filename: str, redactor: Redactor, max_records: 
         return None
     if any(not head.header.keys() <= _HEADER_KEYS or header_errors(head.header) for head in heads):
         return None
-    if redactor.may_hold_secrets(data.decode()):  # msgspec has checked the text is UTF-8
+    try:
+        text = data.decode()  # the steps, kept raw, have not been read yet: their bytes may not be UTF-8
+    except UnicodeDecodeError:
+        return None
+    if redactor.may_hold_secrets(text):
         return None  # the general path redacts and counts
     if isinstance(value, list):
         return [NativeRecord(head.header, f"[{i}]", head.steps) for i, head in enumerate(heads)]

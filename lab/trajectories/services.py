@@ -274,34 +274,38 @@ def episodes_ingest_native(*, project: Project, records: list[NativeRecord], use
     try:
         with transaction.atomic():
             # Tasks and agents are looked up (or made) before the COPY, which leaves no room for other queries;
-            # the episodes are then made inside it, record by record. A parent is looked up too: then before.
+            # the episodes are then made inside it, record by record, unless one names a parent to look up.
             _preload_tasks(resolver, headers)
             for header in headers:
-                resolver.task(header), resolver.agent(header.get("policy") or {})
+                resolver.task(header)
+                resolver.agent(header.get("policy") or {})
             ids = _draw_episode_ids(len(records))
-            episodes: list[Episode] = []
+            episodes: list[Episode | None] = [None] * len(records)
             if any((header.get("parent") or {}).get("episode_id") is not None for header in headers):
                 episodes = [_native_episode(resolver, i, record, ids[i], user) for i, record in enumerate(records)]
             _copy_steps(_native_rows(resolver, records, ids, user, episodes))
+            made = [episode for episode in episodes if episode is not None]
             stored = {
-                ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=[e.content_hash for e in episodes])
+                ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=[e.content_hash for e in made])
             }
-            first: dict[str, Episode] = {}
-            for episode in episodes:
+            first: dict[str, Episode] = {}  # the episode kept for each new content
+            for episode in made:
                 if episode.content_hash not in stored:
                     first.setdefault(episode.content_hash, episode)
-            repeated = [episode.pk for episode in episodes if first.get(episode.content_hash) is not episode]
+            repeated = [episode.pk for episode in made if first.get(episode.content_hash) is not episode]
             if repeated:
                 Step.objects.filter(episode_id__in=repeated).delete()
             _copy_episodes(list(first.values()))
     except _NotForTheFastPath:
         return None
-    return [
-        IngestOutcome(episode=first[e.content_hash], created=True)
-        if first.get(e.content_hash) is e
-        else IngestOutcome(episode=stored.get(e.content_hash) or first[e.content_hash], created=False)
-        for e in episodes
-    ]
+    outcomes = []
+    for episode in made:
+        kept = first.get(episode.content_hash)
+        if kept is episode:
+            outcomes.append(IngestOutcome(episode=episode, created=True))
+        else:  # stored before this upload, or earlier in it
+            outcomes.append(IngestOutcome(episode=stored.get(episode.content_hash) or kept or episode, created=False))
+    return outcomes
 
 
 def _native_episode(resolver: _Resolver, index: int, record: NativeRecord, pk: int, user: Any) -> Episode:
@@ -311,20 +315,18 @@ def _native_episode(resolver: _Resolver, index: int, record: NativeRecord, pk: i
 
 
 def _native_rows(
-    resolver: _Resolver, records: list[NativeRecord], ids: list[int], user: Any, episodes: list[Episode]
+    resolver: _Resolver, records: list[NativeRecord], ids: list[int], user: Any, episodes: list[Episode | None]
 ) -> Iterator[tuple[Any, ...]]:
-    """COPY rows, record after record. Each record's episode (made here unless `episodes` holds them already)
-    gets its content hash and step count, and ends up in `episodes`."""
-    made_before = bool(episodes)
+    """COPY rows, record after record. Each record's episode is made here (unless `episodes` holds it already),
+    given its content hash and step count, and put in `episodes`."""
     for i, record in enumerate(records):
         steps = record.steps()
         if steps is None or len(steps) > settings.PRACTICUM_MAX_STEPS_PER_EPISODE:
             raise _NotForTheFastPath
-        episode = episodes[i] if made_before else _native_episode(resolver, i, record, ids[i], user)
-        if not made_before:
-            episodes.append(episode)
+        episode = episodes[i] or _native_episode(resolver, i, record, ids[i], user)
         episode.content_hash = record.content_hash(steps)
         episode.step_count = len(steps)
+        episodes[i] = episode
         for step in steps:
             yield _native_copy_row(ids[i], step)
 

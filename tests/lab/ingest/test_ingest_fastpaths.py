@@ -322,6 +322,8 @@ def test_the_native_fast_path_reads_plain_uploads_and_leaves_the_rest() -> None:
         (json.dumps([record] * 11).encode(), "b.json"),  # more records than allowed
         (b"\xef\xbb\xbf" + json.dumps(record).encode(), "b.json"),  # a byte-order mark
         (json.dumps({**record, "steps": [{**record["steps"][0], "index": 1}]}).encode(), "b.json"),  # out of order
+        (json.dumps(record).encode().replace(b'"hi"', b'"\xff"'), "b.json"),  # not UTF-8, inside the steps
+        (json.dumps(record).encode().replace(b'"hi"', b"[1,,2]"), "b.json"),  # not JSON, inside the steps
     ]:
         assert _read_native(data, filename, redactor, 10) is None
 
