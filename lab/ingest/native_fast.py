@@ -96,7 +96,7 @@ class NativeRecord:
         """The steps, decoded and checked; None when the general path must judge them."""
         try:
             steps = _STEPS_DECODER.decode(self.steps_json)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return None
         return steps if _steps_pass(steps) else None
 
@@ -122,12 +122,14 @@ def read_native(data: bytes, *, filename: str, redactor: Redactor, max_records: 
     # so does msgspec, but this keeps the two paths' numbers beyond doubt.
     if b"0" * 19 in data.translate(_DIGITS_AS_ZERO):
         return None
+    if nesting_depth(data) > MAX_DEPTH:  # before decoding: msgspec's own limit is a RecursionError, far deeper
+        return None
     try:
         value = _HEAD_DECODER.decode(data)
-    except msgspec.DecodeError:  # not JSON, NaN, a lone surrogate, a wrong type, an unknown key: the general path says which
+    except (msgspec.DecodeError, RecursionError):  # not JSON, NaN, a lone surrogate, a wrong type, an unknown key
         return None
     heads = value if isinstance(value, list) else [value]
-    if not heads or len(heads) > max_records or nesting_depth(data) > MAX_DEPTH:
+    if not heads or len(heads) > max_records:
         return None
     if any(not head.header.keys() <= _HEADER_KEYS or header_errors(head.header) for head in heads):
         return None

@@ -83,6 +83,13 @@ CASES: list[tuple[str, bytes, int, str, int | None]] = [
     ("result for no call", json.dumps(_with("steps.0.results.0.call_id", "zzz")).encode(), 400, "call_id", 0),
     ("bad date", json.dumps(_with("header.started_at", "yesterday")).encode(), 400, "header.started_at", 0),
     ("one bad record in a bulk list", json.dumps(_bulk_one_bad()).encode(), 400, "out of order", 2),
+    (
+        "nesting past msgspec's limit",
+        json.dumps(_with("steps.1.message", "XX")).encode().replace(b'"XX"', b"[" * 5000 + b"]" * 5000),
+        400,
+        "",
+        None,
+    ),
     ("not UTF-8 inside a step", json.dumps(_with("steps.1.message", "XX")).encode().replace(b"XX", b"\xff\xfe"), 400, "UTF-8", None),
     ("not JSON inside a step", json.dumps(_with("steps.1.message", "XX")).encode().replace(b'"XX"', b"[1,,2]"), 400, "JSON", None),
 ]
