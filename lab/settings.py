@@ -114,7 +114,12 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED else {"visibility_timeout": 3600}
+# Redis hands a message back to the queue when its task has run longer than the visibility timeout: the way a task
+# of a lost worker comes back, and, for a longer task, a duplicate that lab.exclusive holds back while the first
+# worker lives, looking again every PRACTICUM_DUPLICATE_RECHECK_S.
+PRACTICUM_VISIBILITY_TIMEOUT_S = env_int("PRACTICUM_VISIBILITY_TIMEOUT_S", 3600, minimum=1)
+PRACTICUM_DUPLICATE_RECHECK_S = env_int("PRACTICUM_DUPLICATE_RECHECK_S", 300, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED else {"visibility_timeout": PRACTICUM_VISIBILITY_TIMEOUT_S}
 
 # --- auth, i18n, static ------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from django.conf import settings
 from django.db import DatabaseError
 
+from lab.exclusive import exclusively
 from lab.rollouts.services import rollout_run
 
 
 @shared_task(
-    name="lab.rollouts.tasks.run_rollout", acks_late=True, reject_on_worker_lost=True,
+    bind=True, name="lab.rollouts.tasks.run_rollout", acks_late=True, reject_on_worker_lost=True,
     autoretry_for=(DatabaseError,), retry_backoff=0.5, retry_backoff_max=30, max_retries=8,
 )  # fmt: skip
-def run_rollout(job_id: int) -> str:
+def run_rollout(self: Any, job_id: int) -> str:
     """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode.
-    A database error (lost connection, a locked SQLite file) retries the task, which resumes the same way."""
-    return rollout_run(job_id=job_id).status
+    A database error (lost connection, a locked SQLite file) retries the task, which resumes the same way.
+    A delivery while another worker still runs the episode (lab.exclusive) waits its turn instead."""
+    with exclusively("rollout", job_id) as mine:
+        if not mine:
+            raise self.retry(countdown=settings.PRACTICUM_DUPLICATE_RECHECK_S, max_retries=None)
+        return rollout_run(job_id=job_id).status

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
 
+from celery import shared_task
+from django.conf import settings
+
+from lab.exclusive import exclusively
 from lab.runs.services import run_execute
 
 
-@shared_task(name="lab.runs.tasks.execute_run", acks_late=True, reject_on_worker_lost=True)
-def execute_run(run_id: int) -> str:
-    """Late ack: a worker lost mid-run leaves the message; the redelivered task resumes from the last checkpoint."""
-    return run_execute(run_id=run_id).status
+@shared_task(bind=True, name="lab.runs.tasks.execute_run", acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def execute_run(self: Any, run_id: int) -> str:
+    """Late ack: a worker lost mid-run leaves the message; the redelivered task resumes from the last checkpoint.
+    A delivery while another worker still runs it (lab.exclusive) waits its turn instead."""
+    with exclusively("training-run", run_id) as mine:
+        if not mine:
+            raise self.retry(countdown=settings.PRACTICUM_DUPLICATE_RECHECK_S)
+        return run_execute(run_id=run_id).status

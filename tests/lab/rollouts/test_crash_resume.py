@@ -41,7 +41,8 @@ _LAUNCHER = (
 def _worker(queue: str, visibility_s: float, name: str, log: Path) -> subprocess.Popen[bytes]:
     db = settings.DATABASES["default"]
     url = f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    env = {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL, "DJANGO_SETTINGS_MODULE": "lab.settings"}
+    env = {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL, "DJANGO_SETTINGS_MODULE": "lab.settings",
+           "PRACTICUM_DUPLICATE_RECHECK_S": "1"}  # fmt: skip
     return subprocess.Popen([sys.executable, "-c", _LAUNCHER, queue, str(visibility_s), f"{name}@%h"], cwd=ROOT, env=env,
                             stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
@@ -98,3 +99,34 @@ def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_
     uninterrupted = run_episode(env, make_policy("random-valid", env, 5))
     assert [s["state_hash"] for s in steps] == [s["state_hash"] for s in uninterrupted["steps"]]
     assert episode.composite == pytest.approx(uninterrupted["header"]["score"]["composite"])
+
+
+def test_a_message_handed_back_while_its_worker_still_runs_waits_instead_of_running_twice(transactional_db: Any, project_a: Any,
+                                                                                          tmp_path: Path) -> None:  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a, name="random-valid", kind="scripted", model="random-valid", harness={"pace_ms": 10}
+    )
+    task = task_resolve(project=project_a, env="storebench", key="payment-outage")
+    job = rollout_launch(project=project_a, agent=agent, task=task, seed=6, enqueue=False)
+    job.queue = f"dup-{uuid.uuid4().hex[:8]}"
+    job.save(update_fields=["queue"])
+    # Both workers take back messages unacknowledged for 2 s: the running episode's message comes back to the
+    # second worker long before the first finishes, as a long run's does after an hour in production.
+    first = _worker(job.queue, 2, "dup-a", tmp_path / "a.log")
+    second = None
+    try:
+        rollout_enqueue(job)
+        _wait_for(lambda: (Episode.objects.filter(rollout__pk=job.pk).values_list("step_count", flat=True).first() or 0) >= 20, 60,
+                  "the first worker to write 20 steps")  # fmt: skip
+        second = _worker(job.queue, 2, "dup-b", tmp_path / "b.log")
+        _wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the episode to finish")
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("finished", 1)  # the second worker never started the episode again
+    steps = episode_to_record(job.episode)["steps"]
+    env = make("storebench/payment-outage", 6)
+    assert [s["state_hash"] for s in steps] == [s["state_hash"] for s in run_episode(env, make_policy("random-valid", env, 6))["steps"]]

@@ -1,0 +1,40 @@
+"""lab.exclusive: one execution at a time of a rollout or training run, across workers (PostgreSQL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from django.conf import settings
+
+from lab.exclusive import exclusively, lock_key
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+def _other_connection() -> psycopg.Connection[Any]:
+    db = settings.DATABASES["default"]
+    return psycopg.connect(
+        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], password=db.get("PASSWORD") or None, dbname=db["NAME"],
+        autocommit=True,
+    )  # fmt: skip
+
+
+def test_a_second_holder_is_refused_until_the_first_lets_go_or_its_connection_dies() -> None:
+    with exclusively("rollout", 7) as mine:
+        assert mine
+        with _other_connection() as other:  # another worker's connection
+            assert other.execute("SELECT pg_try_advisory_lock(hashtext('x'), 1)").fetchone() == (True,)  # unrelated keys are free
+    worker = _other_connection()
+    with exclusively("rollout", 7) as mine:
+        assert mine  # released at the end of the block above
+    key = lock_key("rollout", 7)
+    assert worker.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone() == (True,)
+    with exclusively("rollout", 7) as mine:
+        assert not mine  # held by the other worker
+    with exclusively("training-run", 7) as mine:
+        assert mine  # another kind of work, another key
+    worker.close()  # the worker dies: its lock goes with its connection
+    with exclusively("rollout", 7) as mine:
+        assert mine
