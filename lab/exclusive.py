@@ -45,4 +45,4 @@ def exclusively(kind: str, pk: int) -> Iterator[bool]:
                 with connection.cursor() as cursor:
                     cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key)
             except DatabaseError:
-                pass  # the connection is gone, and the lock with it
+                connection.close()  # a session that cannot unlock must not keep the lock: ending it releases it

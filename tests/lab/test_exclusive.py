@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import psycopg
@@ -22,19 +23,20 @@ def _other_connection() -> psycopg.Connection[Any]:
 
 
 def test_a_second_holder_is_refused_until_the_first_lets_go_or_its_connection_dies() -> None:
-    with exclusively("rollout", 7) as mine:
+    pk = random.randrange(10**6, 2**31)  # no job of another test (run by the session's worker threads) has it
+    with exclusively("rollout", pk) as mine:
         assert mine
         with _other_connection() as other:  # another worker's connection
             assert other.execute("SELECT pg_try_advisory_lock(hashtext('x'), 1)").fetchone() == (True,)  # unrelated keys are free
     worker = _other_connection()
-    with exclusively("rollout", 7) as mine:
+    with exclusively("rollout", pk) as mine:
         assert mine  # released at the end of the block above
-    key = lock_key("rollout", 7)
+    key = lock_key("rollout", pk)
     assert worker.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone() == (True,)
-    with exclusively("rollout", 7) as mine:
+    with exclusively("rollout", pk) as mine:
         assert not mine  # held by the other worker
-    with exclusively("training-run", 7) as mine:
+    with exclusively("training-run", pk) as mine:
         assert mine  # another kind of work, another key
     worker.close()  # the worker dies: its lock goes with its connection
-    with exclusively("rollout", 7) as mine:
+    with exclusively("rollout", pk) as mine:
         assert mine
