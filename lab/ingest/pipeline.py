@@ -35,9 +35,9 @@ class ImportedEpisode:
 
     `raw` is the episode's original payload (redacted): the list element, JSONL line, tau2 simulation or
     inspect sample it came from; for a native record read by the fast path (lab.ingest.native_fast), the
-    record itself, which holds everything that element held. `unmapped` lists the field paths (in the uploaded document) that were
-    not mapped onto the record; their values survive only in `raw`. Record and raw may share nested
-    objects: copy before mutating either.
+    record itself, which holds everything that element held. `unmapped` lists the field paths (in the
+    uploaded document) that were not mapped onto the record; their values survive only in `raw`. Record and
+    raw may share nested objects: copy before mutating either.
     """
 
     record: dict[str, Any]
