@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from lab import ingest
@@ -78,18 +78,26 @@ class StoredUpload:
 def upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload:
     """Parse an upload and store its episodes atomically, with the garbage collector paused throughout
     (lab.ingest.collector: it cost nearly half of a large upload's time). The parsed records are freed before
-    the collector resumes, so it never has to traverse them."""
+    the collector resumes, so it never has to traverse them.
+
+    Two uploads of the same new content at once both find it absent, and the second to commit breaks the
+    one-episode-per-content constraint (or a task's or agent's, made twice): that upload is stored again from
+    the start, and then finds what the first one stored.
+    """
     with ingest.collector_paused():
-        fast = _native_upload_ingest(project=project, user=user, data=data, filename=filename, fmt=fmt)
-        if fast is not None:
-            return fast
-        parsed = parse_upload(data, filename=filename, fmt=fmt)
-        outcomes = episodes_ingest(
-            project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes
-        )
-        stored = StoredUpload(parsed.format, parsed.report, outcomes)
-        del parsed
-    return stored
+        try:
+            return _upload_ingest_once(project=project, user=user, data=data, filename=filename, fmt=fmt)
+        except IntegrityError:
+            return _upload_ingest_once(project=project, user=user, data=data, filename=filename, fmt=fmt)
+
+
+def _upload_ingest_once(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload:
+    fast = _native_upload_ingest(project=project, user=user, data=data, filename=filename, fmt=fmt)
+    if fast is not None:
+        return fast
+    parsed = parse_upload(data, filename=filename, fmt=fmt)
+    outcomes = episodes_ingest(project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes)
+    return StoredUpload(parsed.format, parsed.report, outcomes)
 
 
 def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload | None:

@@ -375,10 +375,7 @@ def _copy_episodes(episodes: list[Episode]) -> None:
     now = timezone.now()
     for episode in episodes:
         episode.created_at = now
-    names = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-        for episode in episodes:
-            copy.write_row([_episode_value(f, episode) for f in fields])
+    _copy_into(table, [str(f.column) for f in fields], ([_episode_value(f, episode) for f in fields] for episode in episodes))
     for episode in episodes:
         episode._state.adding = False
         episode._state.db = "default"
@@ -402,13 +399,19 @@ def _insert_steps(rows: list[dict[str, Any]]) -> None:
 
 def _copy_steps(rows: Iterable[tuple[Any, ...]]) -> None:
     """PostgreSQL COPY: several times faster than multi-row INSERT for the thousands of steps of an upload."""
-    table = Step._meta.db_table
-    names = ", ".join(connection.ops.quote_name(c) for c in _COPY_COLUMNS)
-    with connection.cursor() as cursor:
-        raw_cursor = cursor.cursor  # psycopg 3 cursor under Django's wrapper
-        with raw_cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+    _copy_into(Step._meta.db_table, _COPY_COLUMNS, rows)
+
+
+def _copy_into(table: str, columns: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:
+    """COPY rows into a table through psycopg's own cursor, its errors raised as Django's (IntegrityError, ...)."""
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    with (
+        connection.cursor() as cursor,
+        connection.wrap_database_errors,
+        cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,  # psycopg 3's cursor under Django's
+    ):
+        for row in rows:
+            copy.write_row(row)
 
 
 # The order of `_copy_row`'s values.

@@ -90,3 +90,36 @@ def test_a_record_the_general_path_must_judge_rolls_the_copy_back(project_a: Any
     with pytest.raises(DomainError) as raised:
         imports.upload_ingest(project=project_a, user=alice, data=data, filename="body.json", fmt="native")
     assert "steps[2].index" in str(raised.value)
+
+
+@pytest.mark.parametrize("path", ["streaming", "general"])
+def test_the_same_content_stored_meanwhile_by_another_upload_is_found_on_a_second_try(
+    transactional_db: Any, project_a: Any, alice: Any, record_factory: Any, monkeypatch: Any, path: str
+) -> None:
+    import threading
+
+    from lab.trajectories import services
+
+    # The task and agent exist already, as they do once a project has uploads: made in both transactions at once,
+    # the second maker would wait on the first, which here waits on the second.
+    _upload(project_a, alice, [record_factory(steps=1, seed=8)])
+    record = record_factory(steps=2, seed=9)
+    if path == "general":
+        _general_path(monkeypatch)
+    target = "_copy_episodes" if path == "streaming" else "_insert_episodes"
+    original = getattr(services, target)
+    raced: list[Any] = []
+
+    def another_upload_commits_first(episodes: list[Any]) -> Any:
+        if threading.current_thread() is main and not raced:  # the other request, on its own connection, stores
+            thread = threading.Thread(target=lambda: raced.append(_upload(project_a, alice, [record])))  # and commits
+            thread.start()
+            thread.join()
+        return original(episodes)
+
+    main = threading.current_thread()
+
+    monkeypatch.setattr(services, target, another_upload_commits_first)
+    [outcome] = _upload(project_a, alice, [record]).outcomes
+    assert not outcome.created and outcome.episode.pk == raced[0].outcomes[0].episode.pk
+    assert Episode.objects.filter(project=project_a).count() == 2 and Step.objects.filter(episode__project=project_a).count() == 3
