@@ -5,9 +5,10 @@
 Creates a scratch database (practicum_bench), migrates it, uploads N episodes × S steps through
 POST /api/v1/episodes/ (the full stack in-process: middleware, key auth, parsing, validation, redaction,
 hashing, storage), then COPYs the same step rows into a scratch table with psycopg (garbage collector off: the
-floor) and prints both rates. Goal: the API at 25% or more of raw COPY speed. It also times a COPY of the same
+floor) and prints both rates. Each side is timed `--repeat` times (5; each API repeat uploads content of its own)
+and the medians are compared. Goal: the API at 25% or more of raw COPY speed. It also times a COPY of the same
 rows, ready-made, into the steps table itself, whose primary key, unique index and episode check bound any
-ingest path's ratio; `--profile FILE` writes a cProfile of the uploads.
+ingest path's ratio; `--profile FILE` writes a cProfile of the first repeat's uploads.
 """
 
 from __future__ import annotations
