@@ -24,6 +24,7 @@ import orjson
 SCHEMA_VERSION = "practicum.trajectory/1"
 SOURCES = ("rollout", "upload", "human", "branch")
 STEP_SOURCES = ("agent", "user", "env", "human", "system")
+MAX_STEPS = 100_000  # validate_record's default bound on an episode's length
 MAX_DEPTH = 32  # deeper JSON is refused: no real trajectory nests this far, and it guards the parsers
 
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
@@ -174,7 +175,7 @@ def make_step(
     return step
 
 
-def validate_record(record: Any, *, max_steps: int = 100_000, checked_depth: int | None = None) -> list[TrajectoryError]:
+def validate_record(record: Any, *, max_steps: int = MAX_STEPS, checked_depth: int | None = None) -> list[TrajectoryError]:
     """Every problem with a record, each naming its field path. [] means valid.
 
     Beyond the JSON Schema: NaN/Infinity anywhere, nesting deeper than MAX_DEPTH, steps out of order or

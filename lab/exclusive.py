@@ -1,9 +1,8 @@
-"""`exclusively(kind, pk)`: one execution at a time of a long Celery task, across workers.
+"""`one_at_a_time(task, kind, pk, work)`: one execution at a time of a long Celery task, across workers.
 
-    with exclusively("training-run", run.pk) as mine:
-        if not mine:
-            raise self.retry(countdown=settings.PRACTICUM_DUPLICATE_RECHECK_S)   # a live worker runs it: look again later
-        run_execute(run_id=run.pk)
+    @shared_task(bind=True, ...)
+    def execute_run(self, run_id):
+        return one_at_a_time(self, "training-run", run_id, lambda: run_execute(run_id=run_id).status)
 
 With Redis as the broker, a message whose task runs longer than the visibility timeout goes back to the queue
 although its worker is alive and still running it: without this, a training run of a few hours would be run
@@ -17,10 +16,23 @@ redelivery) every call is `mine`.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
+from django.conf import settings
 from django.db import DatabaseError, connection
+
+T = TypeVar("T")
+
+
+def one_at_a_time(task: Any, kind: str, pk: int, work: Callable[[], T]) -> T:
+    """`work()` unless another worker is running it: then the (bound) Celery task retries later, so that one
+    message stays in flight to take over if that worker dies."""
+    with exclusively(kind, pk) as mine:
+        if not mine:
+            raise task.retry(countdown=settings.PRACTICUM_DUPLICATE_RECHECK_S, max_retries=None)
+        return work()
 
 
 def lock_key(kind: str, pk: int) -> tuple[int, int]:

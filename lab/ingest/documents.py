@@ -84,7 +84,7 @@ def loads_fast(text: str) -> tuple[Any, int] | None:
     digits (an integer that may not fit, or a long fraction) goes to loads_strict too.
     """
     data = text.encode()
-    if b"0" * 19 in data.translate(_DIGITS_AS_ZERO):
+    if has_long_digit_run(data):
         return None
     try:
         value = orjson.loads(data)
@@ -94,6 +94,14 @@ def loads_fast(text: str) -> tuple[Any, int] | None:
 
 
 _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+
+
+def has_long_digit_run(data: bytes) -> bool:
+    """19 digits or more in a row: an integer that may not fit 64 bits, or a long fraction. Fast parsers may read
+    these otherwise than Python's json, so such text goes to the strict parser."""
+    return b"0" * 19 in data.translate(_DIGITS_AS_ZERO)
+
+
 _NOT_QUOTE_OR_BRACKET = bytes(c for c in range(256) if c not in b'"[]{}')
 _BRACKETS_AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
 

@@ -26,8 +26,8 @@ import msgspec
 import re2
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
-from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, SCHEMA_VERSION, content_hash, header_errors
-from lab.ingest.documents import nesting_depth
+from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, MAX_STEPS, SCHEMA_VERSION, content_hash, header_errors
+from lab.ingest.documents import has_long_digit_run, nesting_depth
 from lab.ingest.redaction import Redactor
 
 Number = int | float  # both kept as written: 1 stays an int, 1.0 a float, as the hash sees them
@@ -77,8 +77,6 @@ _HEAD_DECODER = msgspec.json.Decoder(_RecordHead | list[_RecordHead])
 _STEPS_DECODER = msgspec.json.Decoder(list[NativeStep])
 _HASH_ENCODER = msgspec.json.Encoder(order="sorted")
 _HEADER_KEYS = frozenset(HEADER_SCHEMA["properties"])
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
-_MAX_STEPS = 100_000  # validate_record's default, which the general path applies
 # Where msgspec writes a number otherwise than json.dumps: "1e22" for "1e+22", "1e-7" for "1e-07", "0.00001" for
 # "1e-05" (checked over 600,000 random doubles: nowhere else). A number follows ":", "," or "[" in compact JSON;
 # text that merely looks so ("x:1e3") sends the hash to the general computation too, which is exact. RE2 scans
@@ -120,7 +118,7 @@ def read_native(data: bytes, *, filename: str, redactor: Redactor, max_records: 
         return None
     # Integers beyond 64 bits and long fractions: the general path reads them with Python's json, exactly;
     # so does msgspec, but this keeps the two paths' numbers beyond doubt.
-    if b"0" * 19 in data.translate(_DIGITS_AS_ZERO):
+    if has_long_digit_run(data):
         return None
     if nesting_depth(data) > MAX_DEPTH:  # before decoding: msgspec's own limit is a RecursionError, far deeper
         return None
@@ -145,9 +143,9 @@ def read_native(data: bytes, *, filename: str, redactor: Redactor, max_records: 
 
 
 def _steps_pass(steps: list[NativeStep]) -> bool:
-    """What validate_record checks beyond the types the decoder enforced: at most _MAX_STEPS steps, indexes
+    """What validate_record checks beyond the types the decoder enforced: at most MAX_STEPS steps, indexes
     0..n-1 in order, and each result answering a call of its own step when the step made calls."""
-    if len(steps) > _MAX_STEPS:
+    if len(steps) > MAX_STEPS:
         return False
     for position, step in enumerate(steps):
         if step.index != position:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
 from django.db import DatabaseError
 
-from lab.exclusive import exclusively
+from lab.exclusive import one_at_a_time
 from lab.rollouts.services import rollout_run
 
 
@@ -20,7 +19,4 @@ def run_rollout(self: Any, job_id: int) -> str:
     """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode.
     A database error (lost connection, a locked SQLite file) retries the task, which resumes the same way.
     A delivery while another worker still runs the episode (lab.exclusive) waits its turn instead."""
-    with exclusively("rollout", job_id) as mine:
-        if not mine:
-            raise self.retry(countdown=settings.PRACTICUM_DUPLICATE_RECHECK_S, max_retries=None)
-        return rollout_run(job_id=job_id).status
+    return one_at_a_time(self, "rollout", job_id, lambda: rollout_run(job_id=job_id).status)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
 
-from lab.exclusive import exclusively
+from lab.exclusive import one_at_a_time
 from lab.runs.services import run_execute
 
 
@@ -15,7 +14,4 @@ from lab.runs.services import run_execute
 def execute_run(self: Any, run_id: int) -> str:
     """Late ack: a worker lost mid-run leaves the message; the redelivered task resumes from the last checkpoint.
     A delivery while another worker still runs it (lab.exclusive) waits its turn instead."""
-    with exclusively("training-run", run_id) as mine:
-        if not mine:
-            raise self.retry(countdown=settings.PRACTICUM_DUPLICATE_RECHECK_S)
-        return run_execute(run_id=run_id).status
+    return one_at_a_time(self, "training-run", run_id, lambda: run_execute(run_id=run_id).status)

@@ -8,6 +8,7 @@ episode_to_record(episode)                           # the canonical record, as 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -370,22 +371,29 @@ def _copy_episodes(episodes: list[Episode]) -> None:
     """COPY episodes whose ids were drawn already."""
     if not episodes:
         return
-    table = Episode._meta.db_table
-    fields = Episode._meta.concrete_fields
     now = timezone.now()
     for episode in episodes:
         episode.created_at = now
-    _copy_into(table, [str(f.column) for f in fields], ([_episode_value(f, episode) for f in fields] for episode in episodes))
+    columns, attributes = _episode_copy_layout()
+    _copy_into(Episode._meta.db_table, columns, (_episode_row(episode, attributes) for episode in episodes))
     for episode in episodes:
         episode._state.adding = False
         episode._state.db = "default"
 
 
-def _episode_value(field: Any, episode: Episode) -> Any:
-    value = getattr(episode, field.attname)
-    if field.get_internal_type() == "JSONField":
-        return None if value is None else _copy_value(value)
-    return value
+@functools.cache
+def _episode_copy_layout() -> tuple[list[str], list[tuple[str, bool]]]:
+    """Episode's columns, and per column (attribute, holds JSON): read off the model once, not per row."""
+    fields = Episode._meta.concrete_fields
+    return [str(f.column) for f in fields], [(f.attname, f.get_internal_type() == "JSONField") for f in fields]
+
+
+def _episode_row(episode: Episode, attributes: list[tuple[str, bool]]) -> list[Any]:
+    row = []
+    for attname, is_json in attributes:
+        value = getattr(episode, attname)
+        row.append(_copy_value(value) if is_json and value is not None else value)
+    return row
 
 
 def _insert_steps(rows: list[dict[str, Any]]) -> None:

@@ -56,25 +56,41 @@ def _wait_for(predicate: Any, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def _rollout_on_a_queue_of_its_own(project: Any, seed: int, prefix: str) -> RolloutJob:
+    agent, _ = AgentConfig.objects.get_or_create(
+        project=project, name="random-valid", defaults={"kind": "scripted", "model": "random-valid", "harness": {"pace_ms": 10}}
+    )
+    task = task_resolve(project=project, env="storebench", key="payment-outage")
+    job = rollout_launch(project=project, agent=agent, task=task, seed=seed, enqueue=False)
+    job.queue = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    job.save(update_fields=["queue"])
+    return job
+
+
+def _steps_written(job: RolloutJob) -> int:
+    return Episode.objects.filter(rollout__pk=job.pk).values_list("step_count", flat=True).first() or 0
+
+
+def _kill(*processes: subprocess.Popen[bytes] | None) -> None:
+    for process in processes:
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+def _uninterrupted(seed: int) -> dict[str, Any]:
+    env = make("storebench/payment-outage", seed)
+    return run_episode(env, make_policy("random-valid", env, seed))
+
+
 def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_same_chain(transactional_db: Any, project_a: Any,
                                                                                              tmp_path: Path) -> None:  # fmt: skip
-    agent = AgentConfig.objects.create(
-        project=project_a, name="random-valid", kind="scripted", model="random-valid", harness={"pace_ms": 10}
-    )
-    task = task_resolve(project=project_a, env="storebench", key="payment-outage")
-    job = rollout_launch(project=project_a, agent=agent, task=task, seed=5, enqueue=False)
-    job.queue = f"crash-{uuid.uuid4().hex[:8]}"
-    job.save(update_fields=["queue"])
+    job = _rollout_on_a_queue_of_its_own(project_a, 5, "crash")
     first = _worker(job.queue, 3600, "crash-a", tmp_path / "a.log")
     second = None
     try:
         rollout_enqueue(job)
-
-        def steps_written() -> int:
-            episode = Episode.objects.filter(rollout__pk=job.pk).first()
-            return episode.step_count if episode else 0
-
-        _wait_for(lambda: steps_written() >= 40, 60, "the first worker to write 40 steps")
+        _wait_for(lambda: _steps_written(job) >= 40, 60, "the first worker to write 40 steps")
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
         job.refresh_from_db()
@@ -86,47 +102,32 @@ def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_
         second = _worker(job.queue, 2, "crash-b", tmp_path / "b.log")
         _wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the second worker to finish the episode")
     finally:
-        for process in (first, second):
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
+        _kill(first, second)
     job.refresh_from_db()
     episode = job.episode
     assert (job.status, job.attempts, episode.status, episode.termination_reason) == ("finished", 2, "finished", "horizon_reached")
     steps = episode_to_record(episode)["steps"]
     assert len(steps) > at_kill and [s["index"] for s in steps] == list(range(len(steps)))
-    env = make("storebench/payment-outage", 5)
-    uninterrupted = run_episode(env, make_policy("random-valid", env, 5))
+    uninterrupted = _uninterrupted(5)
     assert [s["state_hash"] for s in steps] == [s["state_hash"] for s in uninterrupted["steps"]]
     assert episode.composite == pytest.approx(uninterrupted["header"]["score"]["composite"])
 
 
 def test_a_message_handed_back_while_its_worker_still_runs_waits_instead_of_running_twice(transactional_db: Any, project_a: Any,
                                                                                           tmp_path: Path) -> None:  # fmt: skip
-    agent = AgentConfig.objects.create(
-        project=project_a, name="random-valid", kind="scripted", model="random-valid", harness={"pace_ms": 10}
-    )
-    task = task_resolve(project=project_a, env="storebench", key="payment-outage")
-    job = rollout_launch(project=project_a, agent=agent, task=task, seed=6, enqueue=False)
-    job.queue = f"dup-{uuid.uuid4().hex[:8]}"
-    job.save(update_fields=["queue"])
+    job = _rollout_on_a_queue_of_its_own(project_a, 6, "dup")
     # Both workers take back messages unacknowledged for 2 s: the running episode's message comes back to the
     # second worker long before the first finishes, as a long run's does after an hour in production.
     first = _worker(job.queue, 2, "dup-a", tmp_path / "a.log")
     second = None
     try:
         rollout_enqueue(job)
-        _wait_for(lambda: (Episode.objects.filter(rollout__pk=job.pk).values_list("step_count", flat=True).first() or 0) >= 20, 60,
-                  "the first worker to write 20 steps")  # fmt: skip
+        _wait_for(lambda: _steps_written(job) >= 20, 60, "the first worker to write 20 steps")
         second = _worker(job.queue, 2, "dup-b", tmp_path / "b.log")
         _wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the episode to finish")
     finally:
-        for process in (first, second):
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
+        _kill(first, second)
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("finished", 1)  # the second worker never started the episode again
     steps = episode_to_record(job.episode)["steps"]
-    env = make("storebench/payment-outage", 6)
-    assert [s["state_hash"] for s in steps] == [s["state_hash"] for s in run_episode(env, make_policy("random-valid", env, 6))["steps"]]
+    assert [s["state_hash"] for s in steps] == [s["state_hash"] for s in _uninterrupted(6)["steps"]]
