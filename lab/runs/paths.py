@@ -63,7 +63,10 @@ def model_path_confine(*, project: Project, value: str, field: str) -> str:
     checkpoints = Path(settings.PRACTICUM_CHECKPOINT_DIR).resolve()
     own = checkpoints / f"project-{project.pk}"
     lexical = Path(os.path.normpath(value if os.path.isabs(value) else store / value))
-    resolved = lexical.resolve()
+    try:
+        resolved = lexical.resolve()
+    except (OSError, RuntimeError):  # a symlink loop, or a name the OS will not take
+        raise _refuse(field, value, "cannot be resolved (a symlink loop, or a name too long)") from None
 
     def allowed(path: Path) -> bool:
         if path.is_relative_to(checkpoints):  # checked first: a store that contains the checkpoints opens no other project's

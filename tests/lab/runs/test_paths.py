@@ -75,6 +75,12 @@ def test_a_symlink_in_the_store_that_points_out_is_refused(project_a: Any, store
     assert "follows a symlink out of the model store" in _refusal(project_a, "gpt2/weights").message
 
 
+def test_a_symlink_loop_is_refused_not_a_crash(project_a: Any, store: Path) -> None:
+    (store / "ping").symlink_to(store / "pong")
+    (store / "pong").symlink_to(store / "ping")
+    assert "cannot be resolved" in _refusal(project_a, "ping").message
+
+
 def test_another_projects_checkpoints_are_refused_directly_and_through_a_symlink(
     project_a: Any, project_b: Any, store: Path, settings: Any
 ) -> None:
