@@ -211,7 +211,7 @@ def load_trainer_tensors(folder: Path) -> dict[str, Any]:
         ) from exc
 
 
-def _numpy_state_to_json(state: tuple[Any, ...]) -> list[Any]:
+def _numpy_state_to_json(state: Any) -> list[Any]:  # numpy types it as dict | tuple; legacy form is the tuple
     name, keys, position, has_gauss, cached = state
     return [name, [int(k) for k in keys], int(position), int(has_gauss), float(cached)]
 
