@@ -7,6 +7,7 @@ separate `celery worker` processes (docker-compose.yml).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -169,6 +170,11 @@ PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100
 PRACTICUM_REDACTION_PATTERNS = [p for p in env_str("PRACTICUM_REDACTION_PATTERNS", "").split("\n") if p.strip()]
 PRACTICUM_UPLOAD_DIR = VAR_DIR / "uploads"
 PRACTICUM_CHECKPOINT_DIR = Path(env_str("PRACTICUM_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
+# The operator's read-only store of base models: base models, agent models and teachers resolve inside it (or
+# inside the project's own checkpoints); a bare name such as "qwen3-0.6b" means <store>/qwen3-0.6b.
+PRACTICUM_MODEL_STORE = Path(env_str("PRACTICUM_MODEL_STORE", str(VAR_DIR / "models")))
+# Nothing the lab loads comes from the hub at run time; an operator who wants downloads sets HF_HUB_OFFLINE=0.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # OpenAI-compatible endpoints for `openai` agents: the key is read at call time, never stored in episodes.
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")

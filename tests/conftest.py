@@ -28,11 +28,18 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(pytest.mark.skip(reason="needs REDIS_URL=redis://... (make test uses in-memory layers without it)"))
 
 
+@pytest.fixture(scope="session")
+def model_store(tmp_path_factory: Any) -> Any:
+    """The operator's model store for the whole session (models built into it are shared, like the tiny model)."""
+    return tmp_path_factory.mktemp("models")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_var_dir(tmp_path: Any, settings: Any) -> None:
+def _isolated_var_dir(tmp_path: Any, settings: Any, model_store: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # PBKDF2 costs ~0.5 s a user here
     settings.PRACTICUM_UPLOAD_DIR = tmp_path / "uploads"
     settings.PRACTICUM_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    settings.PRACTICUM_MODEL_STORE = model_store
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import dataclasses
 import inspect
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 C = TypeVar("C", bound="TrainConfig")
 
@@ -28,6 +28,9 @@ class ConfigError(ValueError):
 
 @dataclass
 class TrainConfig:
+    # Fields that name a folder the run reads weights from; a caller that confines paths (the lab) checks each.
+    MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = ("model", "resume_from")
+
     model: str = ""
     """`from_pretrained` path (or hub id) of the model to train."""
     output_dir: str = "var/training/run"

@@ -8,14 +8,17 @@
     trainer.finish()
 
 A checkpoint folder holds the model (or LoRA adapter) and tokenizer via save_pretrained, `training_config.json`
-(the recipe name and its full config) and `trainer_state.pt` (optimizer, scheduler, RNG states, step, and any
-recipe state), so a resumed run continues exactly where the saved one stood.
+(the recipe name and its full config), `trainer_state.pt` (tensors only: optimizer, scheduler, torch RNG states)
+and `trainer_state.json` (step, python and numpy RNG states, recipe state), so a resumed run continues exactly
+where the saved one stood. Nothing in a checkpoint is unpickled as code: `trainer_state.pt` loads with
+`weights_only=True`, and a file that needs more than tensors and plain containers is refused.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import pickle
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -108,6 +111,7 @@ class Trainer:
             from peft import PeftModel
 
             base, tokenizer = load_model(config.model, device=self.device, gradient_checkpointing=config.gradient_checkpointing)
+            # an adapter folder carries no code to trust; peft reads safetensors, or a .bin with weights_only=True
             return PeftModel.from_pretrained(base, resume, is_trainable=True), tokenizer
         path = str(resume) if resume is not None else config.model
         return load_model(path, device=self.device, lora=lora, gradient_checkpointing=config.gradient_checkpointing)
@@ -160,32 +164,31 @@ class Trainer:
         self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
         (folder / "training_config.json").write_text(json.dumps({"recipe": self.recipe, "config": self.config.to_dict()}, indent=2))
-        rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+        tensors: dict[str, Any] = {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                                   "torch_rng": torch.get_rng_state()}  # fmt: skip
         if torch.cuda.is_available():
-            rng["cuda"] = torch.cuda.get_rng_state_all()
-        state = {
-            "step": self.step,
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "rng": rng,
-            "recipe_state": self.state,
-        }
-        torch.save(state, folder / "trainer_state.pt")
+            tensors["cuda_rng"] = torch.cuda.get_rng_state_all()
+        torch.save(tensors, folder / "trainer_state.pt")
+        plain = {"step": self.step, "python_rng": random.getstate(), "numpy_rng": _numpy_state_to_json(np.random.get_state()),
+                 "recipe_state": self.state}  # fmt: skip
+        (folder / "trainer_state.json").write_text(json.dumps(plain))
         self.checkpoints.append(str(folder))
         if self.hooks.on_checkpoint:
             self.hooks.on_checkpoint(self.step, str(folder))
         return str(folder)
 
     def _restore(self, folder: Path) -> None:
-        state = torch.load(folder / "trainer_state.pt", weights_only=False)  # our own file: it holds RNG tuples
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.step, self.state = state["step"], state["recipe_state"]
-        random.setstate(state["rng"]["python"])
-        np.random.set_state(state["rng"]["numpy"])
-        torch.set_rng_state(state["rng"]["torch"])
-        if "cuda" in state["rng"] and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+        tensors = load_trainer_tensors(folder)
+        plain = json.loads((folder / "trainer_state.json").read_text())
+        self.optimizer.load_state_dict(tensors["optimizer"])
+        self.scheduler.load_state_dict(tensors["scheduler"])
+        self.step, self.state = int(plain["step"]), plain["recipe_state"]
+        version, internal, gauss = plain["python_rng"]
+        random.setstate((version, tuple(internal), gauss))
+        np.random.set_state(_numpy_state_from_json(plain["numpy_rng"]))
+        torch.set_rng_state(tensors["torch_rng"])
+        if "cuda_rng" in tensors and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(tensors["cuda_rng"])
 
     def finish(self) -> RunResult:
         stopped = self.step < self.config.max_steps
@@ -194,6 +197,28 @@ class Trainer:
         if self._bar is not None:
             self._bar.close()
         return RunResult(self.recipe, self.step, list(self.checkpoints), dict(self.last_metrics), stopped)
+
+
+def load_trainer_tensors(folder: Path) -> dict[str, Any]:
+    """`trainer_state.pt` of a checkpoint, unpickled with weights_only=True: a checkpoint may come from anywhere the
+    model store or a project reaches, and a full unpickle would run whatever code the file names."""
+    path = folder / "trainer_state.pt"
+    try:
+        return torch.load(path, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as exc:
+        raise ValueError(
+            f"resume_from={str(folder)!r}: {path.name} holds more than tensors and plain values; refusing to unpickle it"
+        ) from exc
+
+
+def _numpy_state_to_json(state: Any) -> list[Any]:  # numpy types it as dict | tuple; legacy form is the tuple
+    name, keys, position, has_gauss, cached = state
+    return [name, [int(k) for k in keys], int(position), int(has_gauss), float(cached)]
+
+
+def _numpy_state_from_json(state: list[Any]) -> tuple[Any, ...]:
+    name, keys, position, has_gauss, cached = state
+    return (name, np.array(keys, dtype=np.uint32), position, has_gauss, cached)
 
 
 def step_generator(seed: int, step: int) -> torch.Generator:

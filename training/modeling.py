@@ -8,6 +8,7 @@ bf16 on CUDA, fp32 on CPU. LoRA through peft, or full fine-tuning when `lora` is
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,14 @@ class LoraSpec:
     alpha: int = 16
     dropout: float = 0.0
     target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+def pretrained_kwargs(path: str) -> dict[str, Any]:
+    """What every from_pretrained here passes: never run code shipped with a model, and never reach the hub for a
+    path (an absolute or ./relative path is a folder; only a bare hub id may download, and only outside the lab,
+    which always hands over resolved absolute paths)."""
+    is_path = path.startswith(("/", "./", "../")) or os.path.isabs(path)
+    return {"trust_remote_code": False, "local_files_only": is_path}
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -41,11 +50,11 @@ def load_model(
 
     device = device or pick_device()
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(path))
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     # Any: a PreTrainedModel, or a PeftModel below; transformers' stubs type .to() for dtypes only.
-    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **pretrained_kwargs(path))
     model = model.to(device)
     if not trainable:
         model.eval().requires_grad_(False)

@@ -16,13 +16,15 @@ from typing import Any
 from environments.core import Env, EnvError, Policy
 from environments.policies import make_policy
 from lab.errors import DomainError
+from lab.runs.paths import agent_model_path
 from lab.trajectories.models import AgentConfig, Episode
 
 PolicyFactory = Callable[[Env, int], Policy]
 
 
 def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
-    return {"kind": agent.kind, "name": agent.name, "model": agent.model, "endpoint": agent.endpoint, "sampling": agent.sampling,
+    # an hf/vllm model path is confined and resolved here, when the diagnosis job is about to load it
+    return {"kind": agent.kind, "name": agent.name, "model": agent_model_path(agent=agent), "endpoint": agent.endpoint, "sampling": agent.sampling,
             "harness": agent.harness}  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
 from lab.runs.models import JobStatus
+from lab.runs.paths import agent_model_path
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts
 from training.policies import harness_for, policy_from_config
@@ -41,7 +42,8 @@ class RolloutCancelled(Exception):
 
 
 def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
-    return {"kind": agent.kind, "name": agent.name, "model": agent.model, "endpoint": agent.endpoint,
+    """What the policy factory gets; an hf/vllm model path is confined and resolved now, right before loading."""
+    return {"kind": agent.kind, "name": agent.name, "model": agent_model_path(agent=agent), "endpoint": agent.endpoint,
             "sampling": agent.sampling or {}, "harness": agent.harness or {}}  # fmt: skip
 
 
@@ -124,7 +126,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         config = agent_config_dict(job.agent)
         harness = harness_for(config)
         policy = policy_from_config(config, env, int(job.seed))
-    except (EnvError, ValueError, ImportError, RuntimeError) as exc:
+    except (EnvError, ValueError, ImportError, RuntimeError, DomainError) as exc:
         return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
         job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,6 +31,7 @@ from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation
 from lab.runs.models import Checkpoint, JobStatus, RunMetric, TrainingRun
+from lab.runs.paths import model_path_confine, run_folder
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 from lab.trajectories.services import episode_to_record
@@ -44,10 +44,6 @@ LAB_FIELDS = ("model", "output_dir", "data")  # set by the lab from base_model, 
 
 def run_stream(run: TrainingRun | int) -> str:
     return f"run:{run if isinstance(run, int) else run.pk}"
-
-
-def run_folder(run_id: int) -> Path:
-    return Path(settings.PRACTICUM_CHECKPOINT_DIR) / f"run-{run_id}"
 
 
 def _uses_dataset(recipe: str) -> bool:
@@ -71,6 +67,16 @@ def run_config_validate(*, recipe: str, base_model: str, config: Any) -> dict[st
         return training.make_config(recipe, {**config, **placeholders}).to_dict()
     except training.ConfigError as exc:
         raise DomainError("invalid_config", str(exc), fields=exc.fields or ["config"]) from None
+
+
+def run_model_paths(*, project: Project, recipe: str, base_model: str, config: dict[str, Any]) -> dict[str, str]:
+    """Every weights folder the run will read (base_model and the recipe's path fields such as resume_from or
+    teacher), each confined to the model store and the project's checkpoints and resolved; keyed by config field."""
+    paths = {"model": model_path_confine(project=project, value=base_model, field="base_model")}
+    for name in training.recipe_config_class(recipe).MODEL_PATH_FIELDS:
+        if name != "model" and config.get(name):
+            paths[name] = model_path_confine(project=project, value=config[name], field=f"config.{name}")
+    return paths
 
 
 def _frozen_episodes(*, project: Project, filters: dict[str, Any]) -> list[int]:
@@ -100,6 +106,7 @@ def run_create(*, project: Project, recipe: str, base_model: str, config: dict[s
                name: str = "", user: Any = None, enqueue: bool = True) -> TrainingRun:  # fmt: skip
     """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit."""
     run_config_validate(recipe=recipe, base_model=base_model, config=config)
+    run_model_paths(project=project, recipe=recipe, base_model=base_model, config=config)
     filters = {k: v for k, v in (dataset_filters or {}).items() if v not in (None, "")}
     episode_ids: list[int] = []
     digest = ""
@@ -186,15 +193,19 @@ def run_execute(*, run_id: int) -> TrainingRun:
     run = TrainingRun.objects.get(pk=run_id)
     if run.status in TERMINAL:
         return run
-    folder = run_folder(run.pk)
+    folder = run_folder(run)
     folder.mkdir(parents=True, exist_ok=True)
-    config: dict[str, Any] = {**run.config, "model": run.base_model, "output_dir": str(folder / "output")}
+    config: dict[str, Any] = {**run.config, "output_dir": str(folder / "output")}
     last = run.checkpoints.order_by("-step").first()
     if run.status == JobStatus.RUNNING and last is not None:
         config["resume_from"] = last.path
     _set_status(run, JobStatus.RUNNING, started_at=run.started_at or timezone.now())
-    recorder = RunRecorder(run, int(training.make_config(run.recipe, {**config, **_dataset_placeholder(run)}).max_steps))
+    recorder = RunRecorder(
+        run, int(training.make_config(run.recipe, {**config, "model": run.base_model, **_dataset_placeholder(run)}).max_steps)
+    )
     try:
+        # checked again here, not only at launch: a symlink in the store may point elsewhere by now
+        config.update(run_model_paths(project=run.project, recipe=run.recipe, base_model=run.base_model, config=config))
         if _uses_dataset(run.recipe):
             config["data"] = str(_write_dataset(run, folder / "dataset.jsonl"))
         result = training.run_recipe(run.recipe, config, on_metric=recorder.on_metric, on_checkpoint=recorder.on_checkpoint,

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from lab.runs.paths import agent_config_check
 from lab.trajectories.models import AgentConfig, Episode, Task
 
 _SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
@@ -43,6 +44,17 @@ class AgentConfigSerializer(serializers.ModelSerializer):
         if kind == "openai" and endpoint and not endpoint.startswith(("http://", "https://")):
             raise serializers.ValidationError({"endpoint": f"{endpoint!r} is not an http(s) URL"})
         return attrs
+
+    # The project is known only at save (the view passes it, or it is the instance's): weights paths are checked here,
+    # on create and on every PATCH, against the values the row will hold.
+    def create(self, validated_data: dict[str, Any]) -> AgentConfig:
+        agent_config_check(project=validated_data["project"], values=validated_data)
+        return super().create(validated_data)
+
+    def update(self, instance: AgentConfig, validated_data: dict[str, Any]) -> AgentConfig:
+        values = {name: getattr(instance, name) for name in ("kind", "model", "checkpoint")} | validated_data
+        agent_config_check(project=instance.project, values=values)
+        return super().update(instance, validated_data)
 
 
 class EpisodeSerializer(serializers.ModelSerializer):

@@ -83,7 +83,7 @@ def test_selective_refinement_switches_to_the_selected_episodes(tiny_path, demos
     result = run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=3, horizon_tokens=450, refine_count=2, warm_start_steps=2))
     rows = _rows(tmp_path / "metrics.jsonl")
     assert [r["episodes_in_pool"] for r in rows] == [6.0, 6.0, 2.0]
-    state = torch.load(f"{result.final_checkpoint}/trainer_state.pt", weights_only=False)
+    state = json.loads(Path(f"{result.final_checkpoint}/trainer_state.json").read_text())
     assert len(state["recipe_state"]["refine_selection"]) == 2
 
 

@@ -55,8 +55,10 @@ def load_hf(path: str, device: str, dtype: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+    from training.modeling import pretrained_kwargs
+
+    tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(path))
+    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype), **pretrained_kwargs(path))
     model = model.to(device)
     model.eval()
     return model, tokenizer

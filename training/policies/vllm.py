@@ -26,7 +26,8 @@ def load_engine(model: str, gpu_memory_utilization: float, max_model_len: int) -
         import vllm
     except ImportError as exc:
         raise VLLMUnavailable("the vllm policy needs the `gpu` extra (pip install -e '.[gpu]') on a CUDA machine") from exc
-    return vllm.LLM(model=model, gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len)
+    # trust_remote_code=False: a model folder's own Python never runs here (vLLM's default, said out loud)
+    return vllm.LLM(model=model, gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, trust_remote_code=False)
 
 
 class VLLMPolicy(TemplatePolicy):

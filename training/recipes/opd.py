@@ -10,7 +10,7 @@ a policy gradient with advantage −k); `loss = "full"` uses the full-vocabulary
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -23,6 +23,8 @@ from training.sampling import episode_stats
 
 @dataclass
 class OPDConfig(OnPolicyConfig):
+    MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = (*OnPolicyConfig.MODEL_PATH_FIELDS, "teacher")
+
     teacher: str = ""
     """`from_pretrained` path of the teacher; it must share the student's tokenizer."""
     loss: str = "sampled"

@@ -31,7 +31,7 @@ def toy_episodes(project_a: Any, role_users: dict[str, Any], record_factory: Any
 
 @pytest.fixture
 def queued_run(project_a: Any, role_users: dict[str, Any]) -> TrainingRun:
-    return run_create(project=project_a, recipe="grpo", base_model="/models/tiny", config={"max_steps": 3}, user=role_users["owner"],
+    return run_create(project=project_a, recipe="grpo", base_model="org/tiny", config={"max_steps": 3}, user=role_users["owner"],
                       enqueue=False)  # fmt: skip
 
 
@@ -46,20 +46,20 @@ def as_user(user: Any) -> Client:
 
 def test_run_form_creates_a_queued_run_with_its_frozen_dataset(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
     response = as_user(role_users["researcher"]).post("/runs/new", {
-        "project": "acme", "name": "sft smoke", "recipe": "sft", "base_model": "/models/tiny",
+        "project": "acme", "name": "sft smoke", "recipe": "sft", "base_model": "org/tiny",
         "config": "max_steps = 5\nlearning_rate = 0.0002\n# comment\nlora_target_modules = [\"q_proj\"]", "dataset-env": "toyenv",
         "dataset-seed": "",
     })  # fmt: skip
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
-    assert (run.name, run.recipe, run.base_model, run.status) == ("sft smoke", "sft", "/models/tiny", JobStatus.QUEUED)
+    assert (run.name, run.recipe, run.base_model, run.status) == ("sft smoke", "sft", "org/tiny", JobStatus.QUEUED)
     assert run.config == {"max_steps": 5, "learning_rate": 0.0002, "lora_target_modules": ["q_proj"]}
     assert run.dataset_spec == {"env": "toyenv"} and run.episode_ids == sorted(e.pk for e in toy_episodes) and len(run.dataset_hash) == 64
     assert run.created_by == role_users["researcher"]
 
 
 def test_run_form_takes_a_json_config_for_a_recipe_without_dataset(role_users: dict[str, Any]) -> None:
-    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "grpo", "base_model": "/models/tiny",
+    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "grpo", "base_model": "org/tiny",
                                                                "config": '{"max_steps": 7, "group_size": 4}'})  # fmt: skip
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and run.config == {"max_steps": 7, "group_size": 4} and run.episode_ids == []
@@ -78,6 +78,9 @@ def test_run_form_takes_a_json_config_for_a_recipe_without_dataset(role_users: d
         ({"recipe": "dpo", "base_model": "m", "config": ""}, "recipe", "unknown recipe 'dpo'"),
         ({"recipe": "sft", "base_model": "m", "config": "", "dataset-seed": "abc"}, "dataset", "seed='abc' is not an integer"),
         ({"recipe": "sft", "base_model": "m", "config": "", "dataset-env": "nowhere"}, "dataset", "no finished episodes match"),
+        ({"recipe": "grpo", "base_model": "/etc", "config": ""}, "base_model", "outside the model store and project acme's checkpoints"),
+        ({"recipe": "grpo", "base_model": "m/../../x", "config": ""}, "base_model", "'..' is not allowed"),
+        ({"recipe": "grpo", "base_model": "m", "config": 'resume_from = "/tmp"'}, "config", "config.resume_from='/tmp': outside"),
     ],
 )
 def test_run_form_shows_the_error_beside_its_field_and_creates_nothing(role_users: dict[str, Any], toy_episodes: list[Any],

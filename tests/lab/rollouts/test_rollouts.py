@@ -108,7 +108,7 @@ def test_an_unreachable_endpoint_ends_as_an_infrastructure_error_not_an_agent_fa
 
 
 def test_a_bad_agent_config_fails_the_job_with_the_reason(project_a: Any) -> None:
-    agent = AgentConfig.objects.create(project=project_a, name="bad", kind="hf", model="/nowhere", harness={"window_turns": 0})
+    agent = AgentConfig.objects.create(project=project_a, name="bad", kind="hf", model="nowhere", harness={"window_turns": 0})
     task = task_resolve(project=project_a, env="toolgym", key="lookup")
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task=task, seed=0, enqueue=False).pk)
     assert job.status == "failed" and "window_turns must be at least 1, got 0" in job.error and job.episode is None

@@ -10,10 +10,11 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def tiny_model() -> str:
-    from training.tiny import tiny_model_path
+def tiny_model(model_store: Any) -> str:
+    """The tiny model, inside the model store (the only place besides a project's checkpoints a run may read)."""
+    from training.tiny import build_tiny_model
 
-    return str(tiny_model_path(0))
+    return str(build_tiny_model(model_store / "tiny", seed=0))
 
 
 @pytest.fixture
