@@ -12,13 +12,14 @@ from pathlib import Path
 import dj_database_url
 
 from lab.env import env_bool, env_int, env_str, env_url
+from lab.secret_key import secret_key_resolve
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PRACTICUM_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "practicum-local-development-key-change-me-in-production-0123456789")
+SECRET_KEY = secret_key_resolve(configured=env_str("DJANGO_SECRET_KEY", "").strip(), var_dir=VAR_DIR)
 ALLOWED_HOSTS = [h for h in env_str("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
