@@ -124,6 +124,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED 
 
 # --- auth, i18n, static ------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]
+# Failed sign-ins and API-key attempts one client address may make per username / key prefix in a minute
+# (lab.projects.throttle); successful ones are never counted.
+PRACTICUM_AUTH_FAILURES_PER_MINUTE = env_int("PRACTICUM_AUTH_FAILURES_PER_MINUTE", 10, minimum=1)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Shared by every web process in the Redis mode, so a client cannot spread its guesses over them.
+    "auth_failures": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "practicum"}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "auth-failures"},
+}
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
