@@ -23,6 +23,21 @@ SECRET_KEY = secret_key_resolve(configured=env_str("DJANGO_SECRET_KEY", "").stri
 ALLOWED_HOSTS = [h for h in env_str("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
+# --- https -------------------------------------------------------------------------------------------------
+# PRACTICUM_HTTPS=1 when users reach the console over https (directly or through a TLS proxy): cookies are sent over
+# https only, browsers are told to use https for the next PRACTICUM_HSTS_SECONDS, plain http is redirected.
+# Behind a proxy that terminates TLS, also set PRACTICUM_TLS_PROXY=1 so that Django trusts the proxy's
+# `X-Forwarded-Proto: https`; only then, as a client talking to Django directly could send that header itself.
+PRACTICUM_HTTPS = env_bool("PRACTICUM_HTTPS", default=False)
+PRACTICUM_TLS_PROXY = env_bool("PRACTICUM_TLS_PROXY", default=False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRACTICUM_HTTPS
+SECURE_SSL_REDIRECT = PRACTICUM_HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # health checks probe plain http inside the deployment
+SECURE_HSTS_SECONDS = env_int("PRACTICUM_HSTS_SECONDS", 31_536_000, minimum=0) if PRACTICUM_HTTPS else 0
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if PRACTICUM_TLS_PROXY else None
+CSRF_COOKIE_HTTPONLY = True  # pages send the token from the template (hx-headers); no script reads the cookie
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -48,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "lab.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
