@@ -58,6 +58,8 @@ def test_every_console_page_runs_under_the_csp_without_violations(console: Any, 
     episode = console.api("GET", "/api/v1/episodes/")[0]["id"]  # the seeded smart-triage run
     violations += _visit(page, f"{console.url}/episodes/{episode}/")
     page.wait_for_selector("#step-1")
+    widths = page.locator(".credit-bar").evaluate_all("bars => bars.map(b => b.style.width)")
+    assert widths and all(w.endswith("%") for w in widths) and "100%" in widths  # set by console.js, the top step full
     violations += _visit(page, f"{console.url}/compare/?a={episode}&b={episode}")
 
     page.goto(f"{console.url}/play/")
