@@ -136,6 +136,60 @@ class Redactor:
         return value
 
 
+# --- steps with sampled token ids ----------------------------------------------------------------------------
+
+# Token ids (and their logprobs) are the text they were sampled as, secret included, and no tokenizer is at hand to
+# derive them again from the redacted text: a step that lost a secret loses them too, and is marked so that training
+# masks it instead of learning the placeholder as if the model had written it.
+SAMPLED_FIELDS = ("token_ids", "logprobs", "prompt_token_ids")
+TRAINING_UNUSABLE = "training_unusable"
+
+
+def step_unusable_for_training(step: dict[str, Any]) -> dict[str, Any]:
+    """The step without its sampled ids, its meta marked `training_unusable: "redacted"` (a non-object meta, which
+    validation refuses next, is left for it to name)."""
+    unusable = {k: v for k, v in step.items() if k not in SAMPLED_FIELDS}
+    meta = unusable.get("meta")
+    if meta is None or isinstance(meta, dict):
+        unusable["meta"] = {**(meta or {}), TRAINING_UNUSABLE: "redacted"}
+    return unusable
+
+
+def record_sampled_ids_dropped(record: Any) -> Any:
+    """An uploaded record after redaction: each step that carries sampled ids and holds a redaction placeholder is
+    made unusable for training (step_unusable_for_training), and the steps after the first placeholder lose their
+    prompt ids, which spell the earlier text out. A placeholder the uploader wrote is as inconsistent with the ids
+    as one put there here."""
+    steps = record.get("steps") if isinstance(record, dict) else None
+    if not isinstance(steps, list):
+        return record  # validation names what is wrong with it
+    marked: list[Any] = []
+    seen = False
+    for step in steps:
+        new = step
+        if isinstance(step, dict):
+            if _holds_placeholder(step):
+                seen = True
+                if any(step.get(f) is not None for f in SAMPLED_FIELDS):
+                    new = step_unusable_for_training(step)
+            elif seen and step.get("prompt_token_ids") is not None:
+                new = {k: v for k, v in step.items() if k != "prompt_token_ids"}
+        marked.append(new)
+    if all(new is old for new, old in zip(marked, steps, strict=True)):
+        return record
+    return {**record, "steps": marked}
+
+
+def _holds_placeholder(value: Any) -> bool:
+    if isinstance(value, str):
+        return REDACTED_PREFIX in value
+    if isinstance(value, dict):
+        return any(_holds_placeholder(v) for k, v in value.items() if k not in SAMPLED_FIELDS)
+    if isinstance(value, list):
+        return any(_holds_placeholder(v) for v in value)
+    return False
+
+
 def _replace(match: re.Match[str], kind: str) -> str:
     if "secret" in match.re.groupindex and match.group("secret") is not None:
         start, end = match.span("secret")

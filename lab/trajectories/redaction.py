@@ -16,9 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from lab import ingest
-
-TRAINING_UNUSABLE = "training_unusable"  # the key in a step's meta; its value says why ("redacted")
-SAMPLED_FIELDS = ("token_ids", "logprobs", "prompt_token_ids")
+from lab.ingest.redaction import SAMPLED_FIELDS, step_unusable_for_training
 
 
 @functools.cache
@@ -37,10 +35,7 @@ def step_redact(*, step: dict[str, Any], after_redacted_step: bool = False) -> t
     redacted, count = redactor_configured().redact(step)
     assert isinstance(redacted, dict), "a step is a JSON object"
     if count and any(redacted.get(name) is not None for name in SAMPLED_FIELDS):
-        redacted = {k: v for k, v in redacted.items() if k not in SAMPLED_FIELDS}
-        meta = redacted.get("meta")
-        if meta is None or isinstance(meta, dict):  # any other meta fails the step's validation next
-            redacted["meta"] = {**(meta or {}), TRAINING_UNUSABLE: "redacted"}
+        redacted = step_unusable_for_training(redacted)
     elif after_redacted_step and redacted.get("prompt_token_ids") is not None:
         redacted = {k: v for k, v in redacted.items() if k != "prompt_token_ids"}
     return redacted, count

@@ -123,3 +123,23 @@ def test_tokenizer_special_tokens_and_counts_are_not_secrets():
     value = {"eos_token": "<|endoftext|>", "pad_token": "<|padding|>", "max_tokens": "12345678", "prompt_token_ids": [1, 2]}
     assert redactor.redact(value) == (value, 0)
     assert redactor.redact_text("eos_token: <|endoftext|>") == ("eos_token: <|endoftext|>", 0)
+
+
+def test_an_uploaded_step_with_sampled_ids_that_lost_a_secret_loses_its_ids_and_is_marked():
+    from environments.trajectory import make_step, new_record
+
+    ids = {"token_ids": [5, 6], "logprobs": [-0.1, -0.2]}
+    steps = [
+        make_step(index=0, source="agent", message="clean", prompt_token_ids=[1], **ids),
+        make_step(index=1, source="agent", message=f"key {SECRETS['github_token']}", prompt_token_ids=[1, 5, 6], **ids),
+        make_step(index=2, source="agent", message="clean", prompt_token_ids=[1, 5, 6, 5, 6], **ids),
+    ]
+    record = new_record(header={"env": "toyenv", "task": "t", "source": "rollout"}, steps=steps)
+    result = import_payload(json.dumps(record).encode())
+    clean, redacted, later = result.records[0]["steps"]
+    assert (clean["token_ids"], clean["prompt_token_ids"]) == ([5, 6], [1])
+    assert redacted["message"] == "key [REDACTED:github_token]" and redacted["meta"] == {"training_unusable": "redacted"}
+    assert redacted.get("token_ids") is None and redacted.get("logprobs") is None and redacted.get("prompt_token_ids") is None
+    assert later["token_ids"] == [5, 6] and later.get("prompt_token_ids") is None  # its prompt spelt the secret out
+    untouched = import_payload(json.dumps({**record, "steps": [steps[0], {**steps[2], "index": 1}]}).encode()).records[0]["steps"]
+    assert [s["prompt_token_ids"] for s in untouched] == [[1], [1, 5, 6, 5, 6]]
