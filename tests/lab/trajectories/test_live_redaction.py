@@ -76,3 +76,14 @@ def test_a_players_secret_is_redacted_in_the_stored_human_step(role_users: dict[
     step = episode_to_record(session.episode)["steps"][1]
     assert step["message"] == "my key: [REDACTED:practicum_key]"
     assert API_KEY not in str(LiveEvent.objects.filter(stream=f"episode:{session.episode.pk}").values_list("payload", flat=True))
+
+
+def test_an_uploaded_step_that_lost_a_secret_is_stored_without_its_ids_and_marked(alice_api: Any) -> None:
+    step = {"index": 0, "source": "agent", "message": f"key {API_KEY}", "token_ids": [5, 6], "logprobs": [-0.1, -0.2]}
+    record = {"schema_version": "practicum.trajectory/1", "header": {"env": "toyenv", "task": "t", "source": "rollout"}, "steps": [step]}
+    created = alice_api.post("/api/v1/episodes/?project=acme", record, format="json")
+    assert created.status_code == 201, created.content
+    episode = created.json()["episodes"][0]["id"]
+    [stored] = alice_api.get(f"/api/v1/episodes/{episode}/export/").json()["steps"]
+    assert stored["message"] == "key [REDACTED:practicum_key]" and stored["meta"] == {"training_unusable": "redacted"}
+    assert stored["token_ids"] is None and stored["logprobs"] is None
