@@ -36,7 +36,6 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # health checks probe plain http inside
 SECURE_HSTS_SECONDS = env_int("PRACTICUM_HSTS_SECONDS", 31_536_000, minimum=0) if PRACTICUM_HTTPS else 0
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if PRACTICUM_TLS_PROXY else None
 CSRF_COOKIE_HTTPONLY = True  # pages send the token from the template (hx-headers); no script reads the cookie
-SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 
 INSTALLED_APPS = [
     "daphne",
