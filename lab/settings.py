@@ -13,15 +13,30 @@ from pathlib import Path
 import dj_database_url
 
 from lab.env import env_bool, env_int, env_str, env_url
+from lab.secret_key import secret_key_resolve
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PRACTICUM_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "practicum-local-development-key-change-me-in-production-0123456789")
+SECRET_KEY = secret_key_resolve(configured=env_str("DJANGO_SECRET_KEY", "").strip(), var_dir=VAR_DIR)
 ALLOWED_HOSTS = [h for h in env_str("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env_str("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# --- https -------------------------------------------------------------------------------------------------
+# PRACTICUM_HTTPS=1 when users reach the console over https (directly or through a TLS proxy): cookies are sent over
+# https only, browsers are told to use https for the next PRACTICUM_HSTS_SECONDS, plain http is redirected.
+# Behind a proxy that terminates TLS, also set PRACTICUM_TLS_PROXY=1 so that Django trusts the proxy's
+# `X-Forwarded-Proto: https`; only then, as a client talking to Django directly could send that header itself.
+PRACTICUM_HTTPS = env_bool("PRACTICUM_HTTPS", default=False)
+PRACTICUM_TLS_PROXY = env_bool("PRACTICUM_TLS_PROXY", default=False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRACTICUM_HTTPS
+SECURE_SSL_REDIRECT = PRACTICUM_HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # health checks probe plain http inside the deployment
+SECURE_HSTS_SECONDS = env_int("PRACTICUM_HSTS_SECONDS", 31_536_000, minimum=0) if PRACTICUM_HTTPS else 0
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if PRACTICUM_TLS_PROXY else None
+CSRF_COOKIE_HTTPONLY = True  # pages send the token from the template (hx-headers); no script reads the cookie
 
 INSTALLED_APPS = [
     "daphne",
@@ -48,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "lab.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -124,6 +140,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED 
 
 # --- auth, i18n, static ------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]
+# Failed sign-ins and API-key attempts one client address may make per username / key prefix in a minute
+# (lab.projects.throttle); successful ones are never counted.
+PRACTICUM_AUTH_FAILURES_PER_MINUTE = env_int("PRACTICUM_AUTH_FAILURES_PER_MINUTE", 10, minimum=1)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Shared by every web process in the Redis mode, so a client cannot spread its guesses over them.
+    "auth_failures": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "practicum"}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "auth-failures"},
+}
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

@@ -37,6 +37,11 @@ def model_store(tmp_path_factory: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _isolated_var_dir(tmp_path: Any, settings: Any, model_store: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # PBKDF2 costs ~0.5 s a user here
+    # Failed-attempt counts of one test must not throttle the next (and a Redis cache is never flushed here).
+    settings.CACHES = {
+        **settings.CACHES,
+        "auth_failures": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)},
+    }
     settings.PRACTICUM_UPLOAD_DIR = tmp_path / "uploads"
     settings.PRACTICUM_CHECKPOINT_DIR = tmp_path / "checkpoints"
     settings.PRACTICUM_MODEL_STORE = model_store

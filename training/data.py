@@ -186,6 +186,14 @@ def tokenize_record(
     return episodes
 
 
+def step_trainable(step: dict[str, Any]) -> bool:
+    """False for a step marked `meta.training_unusable` (the lab marks a step it redacted, whose sampled ids it had to
+    drop): its tokens stay in the sequence as context but are never trained, so no `[REDACTED:...]` placeholder is
+    learnt as if the model had written it."""
+    meta = step.get("meta")
+    return not (isinstance(meta, dict) and meta.get("training_unusable"))
+
+
 def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]], weight_of: dict[int, float]) -> list[TokenizedEpisode]:
     episodes: list[TokenizedEpisode] = []
     current: TokenizedEpisode | None = None
@@ -200,7 +208,9 @@ def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]],
             current = _empty(record)
             episodes.append(current)
             current.append(prompt, trained=False, env=False, step=-1)
-        current.append(completion, trained=True, env=False, step=step["index"], weight=weight_of[step["index"]], logprobs=logprobs)
+        current.append(
+            completion, trained=step_trainable(step), env=False, step=step["index"], weight=weight_of[step["index"]], logprobs=logprobs
+        )
     return episodes
 
 
@@ -242,14 +252,15 @@ def _from_rendered(
         trained_text, tail_text = (body[: cut + len(eos_text)], body[cut + len(eos_text) :]) if cut >= 0 else (body, "")
         episode.append(_encode(tokenizer, header), trained=False, env=False, step=step_index)
         sampled = steps[step_index].get("token_ids")
+        trained = step_trainable(steps[step_index])
         if sampled:
             tail = ([] if sampled[-1] == eos_id else [eos_id]) + _encode(tokenizer, tail_text)
             logprobs = steps[step_index].get("logprobs")
             logprobs = logprobs if logprobs is not None and len(logprobs) == len(sampled) else None
-            episode.append(list(sampled), trained=True, env=False, step=step_index, weight=weight_of[step_index], logprobs=logprobs)
+            episode.append(list(sampled), trained=trained, env=False, step=step_index, weight=weight_of[step_index], logprobs=logprobs)
         else:
             tail = _encode(tokenizer, tail_text)
-            episode.append(_encode(tokenizer, trained_text), trained=True, env=False, step=step_index, weight=weight_of[step_index])
+            episode.append(_encode(tokenizer, trained_text), trained=trained, env=False, step=step_index, weight=weight_of[step_index])
         episode.append(tail, trained=False, env=False, step=step_index)
         previous = text
         if max_tokens is not None and len(episode) >= max_tokens:

@@ -24,7 +24,7 @@ from lab.ingest.documents import MAX_DOCUMENT_DEPTH, Document, DocumentError, fi
 from lab.ingest.errors import IngestError, join_path
 from lab.ingest.native_fast import read_native
 from lab.ingest.reader import RecordContext
-from lab.ingest.redaction import PatternSpec, Redactor
+from lab.ingest.redaction import PatternSpec, Redactor, record_sampled_ids_dropped
 
 DEFAULT_MAX_RECORDS = 10_000
 
@@ -168,6 +168,8 @@ def _import_unit(unit: Unit, index: int, redactor: Redactor, *, walk_raw: bool =
         record, later = redactor.redact(record)
     elif depth is not None:
         checked_depth = max(depth, 4)  # the raw's own nesting, or make_step's empty lists inside steps inside the record
+    if redactions + later:
+        record = record_sampled_ids_dropped(record)
     errors = validate_record(record, checked_depth=checked_depth)
     if errors:
         path = re.sub(r"^record\.?", "", errors[0].path)

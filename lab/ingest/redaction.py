@@ -17,11 +17,15 @@ from typing import Any
 import re2
 
 REDACTED_PREFIX = "[REDACTED:"
+# `DB_PASSWORD=...`, `github_token: ...`, `client-secret`, `GITHUB_TOKEN`, `client-secret`: a name with a prefix and a credential suffix; `eos_token` and its
+# kin name a tokenizer's special tokens, which trajectories carry in the open.
+_NAMED_SECRET = r"(?i)\b(?!(?:eos|bos|pad|unk|sep|cls|mask)[_\-]token\b)(?:[a-z0-9]+[_\-])+(?:password|passwd|token|secret)"
 
 # Order matters: the specific kinds run before the generic ones, so `Bearer sk-ant-...` counts as one
 # anthropic key, not as a bearer token too (a redacted value starts with "[" and no later pattern matches it).
 DEFAULT_REDACTION_PATTERNS: tuple[tuple[str, str], ...] = (
     ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
+    ("practicum_key", r"\bprk_[A-Za-z0-9_\-]{20,}"),  # this project's own API keys (lab.projects.models.KEY_PREFIX)
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
@@ -32,12 +36,17 @@ DEFAULT_REDACTION_PATTERNS: tuple[tuple[str, str], ...] = (
         "assignment",
         r"(?i)\b(?:api[_\-]?key|apikey|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|auth[_\-]?token|password|passwd)"
         r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;{}\[\]]{8,})",
-    ),  # JSON text (tool arguments kept as a string) quoting a bare credential key: {"token": "..."}.
+    ),
+    ("assignment", _NAMED_SECRET + r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;{}\[\]]{8,})"),
+    # The password of `scheme://user:password@host`; the last `@` ends it, as an unencoded `@` may stand inside.
+    ("url_credentials", r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?!\[REDACTED:)(?P<secret>[^\s/\"'<>]+)@"),
+    # JSON text (tool arguments kept as a string) quoting a bare credential key: {"token": "..."}.
     ("assignment", r'"(?i:token|secret|refresh_token|authorization)"\s*:\s*"(?![^"]*\[REDACTED:)(?P<secret>[^"\s][^"]{7,})"'),
 )
 SECRET_KEY_NAMES = re.compile(
     r"(?i)^(?:api[_\-]?key|apikey|x[_\-]api[_\-]key|secret|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|"
-    r"auth[_\-]?token|refresh[_\-]?token|token|password|passwd|authorization)$"
+    r"auth[_\-]?token|refresh[_\-]?token|token|password|passwd|authorization|"
+    r"(?!(?:eos|bos|pad|unk|sep|cls|mask)[_\-]token$)(?:[a-z0-9]+[_\-])+(?:password|passwd|token|secret))$"
 )
 MIN_KEYED_SECRET = 8  # shorter values under such keys are placeholders ("", "none", "xxx"), not secrets
 
@@ -127,6 +136,60 @@ class Redactor:
         return value
 
 
+# --- steps with sampled token ids ----------------------------------------------------------------------------
+
+# Token ids (and their logprobs) are the text they were sampled as, secret included, and no tokenizer is at hand to
+# derive them again from the redacted text: a step that lost a secret loses them too, and is marked so that training
+# masks it instead of learning the placeholder as if the model had written it.
+SAMPLED_FIELDS = ("token_ids", "logprobs", "prompt_token_ids")
+TRAINING_UNUSABLE = "training_unusable"
+
+
+def step_unusable_for_training(step: dict[str, Any]) -> dict[str, Any]:
+    """The step without its sampled ids, its meta marked `training_unusable: "redacted"` (a non-object meta, which
+    validation refuses next, is left for it to name)."""
+    unusable = {k: v for k, v in step.items() if k not in SAMPLED_FIELDS}
+    meta = unusable.get("meta")
+    if meta is None or isinstance(meta, dict):
+        unusable["meta"] = {**(meta or {}), TRAINING_UNUSABLE: "redacted"}
+    return unusable
+
+
+def record_sampled_ids_dropped(record: Any) -> Any:
+    """An uploaded record after redaction: each step that carries sampled ids and holds a redaction placeholder is
+    made unusable for training (step_unusable_for_training), and the steps after the first placeholder lose their
+    prompt ids, which spell the earlier text out. A placeholder the uploader wrote is as inconsistent with the ids
+    as one put there here."""
+    steps = record.get("steps") if isinstance(record, dict) else None
+    if not isinstance(steps, list):
+        return record  # validation names what is wrong with it
+    marked: list[Any] = []
+    seen = False
+    for step in steps:
+        new = step
+        if isinstance(step, dict):
+            if _holds_placeholder(step):
+                seen = True
+                if any(step.get(f) is not None for f in SAMPLED_FIELDS):
+                    new = step_unusable_for_training(step)
+            elif seen and step.get("prompt_token_ids") is not None:
+                new = {k: v for k, v in step.items() if k != "prompt_token_ids"}
+        marked.append(new)
+    if all(new is old for new, old in zip(marked, steps, strict=True)):
+        return record
+    return {**record, "steps": marked}
+
+
+def _holds_placeholder(value: Any) -> bool:
+    if isinstance(value, str):
+        return REDACTED_PREFIX in value
+    if isinstance(value, dict):
+        return any(_holds_placeholder(v) for k, v in value.items() if k not in SAMPLED_FIELDS)
+    if isinstance(value, list):
+        return any(_holds_placeholder(v) for v in value)
+    return False
+
+
 def _replace(match: re.Match[str], kind: str) -> str:
     if "secret" in match.re.groupindex and match.group("secret") is not None:
         start, end = match.span("secret")
@@ -162,19 +225,24 @@ def _combined(patterns: list[tuple[str, re.Pattern[str]]]) -> re.Pattern[str] | 
 # pattern matches inside one of its strings. Each starts with a literal, which the regex engine finds fast.
 _DEFAULT_TEXT_CHECKS: dict[str, tuple[str, ...]] = {
     DEFAULT_REDACTION_PATTERNS[0][1]: (r"private key-----",),
-    DEFAULT_REDACTION_PATTERNS[1][1]: (r"sk-[a-z0-9_\-]{20}",),
+    DEFAULT_REDACTION_PATTERNS[1][1]: (r"prk_[a-z0-9_\-]{20}",),
     DEFAULT_REDACTION_PATTERNS[2][1]: (r"sk-[a-z0-9_\-]{20}",),
-    DEFAULT_REDACTION_PATTERNS[3][1]: (r"gh[pousr]_[a-z0-9]{36}", r"github_pat_[a-z0-9_]{22}"),
-    DEFAULT_REDACTION_PATTERNS[4][1]: (r"akia[0-9a-z]{16}", r"asia[0-9a-z]{16}"),
-    DEFAULT_REDACTION_PATTERNS[5][1]: (r"xox[abposre]-[a-z0-9\-]{10}",),
-    DEFAULT_REDACTION_PATTERNS[6][1]: (r"bearer\s+[a-z0-9\-._~+/]{12}",),
-    DEFAULT_REDACTION_PATTERNS[7][1]: (
+    DEFAULT_REDACTION_PATTERNS[3][1]: (r"sk-[a-z0-9_\-]{20}",),
+    DEFAULT_REDACTION_PATTERNS[4][1]: (r"gh[pousr]_[a-z0-9]{36}", r"github_pat_[a-z0-9_]{22}"),
+    DEFAULT_REDACTION_PATTERNS[5][1]: (r"akia[0-9a-z]{16}", r"asia[0-9a-z]{16}"),
+    DEFAULT_REDACTION_PATTERNS[6][1]: (r"xox[abposre]-[a-z0-9\-]{10}",),
+    DEFAULT_REDACTION_PATTERNS[7][1]: (r"bearer\s+[a-z0-9\-._~+/]{12}",),
+    DEFAULT_REDACTION_PATTERNS[8][1]: (
         r"api[_\-]?key[\s\"']*[:=]",
         r"secret(?:[_\-]?key)?[\s\"']*[:=]",
         r"token[\s\"']*[:=]",
         r"passw(?:or)?d[\s\"']*[:=]",
     ),
-    DEFAULT_REDACTION_PATTERNS[8][1]: (r"token[\s\"']*[:=]", r"secret(?:[_\-]?key)?[\s\"']*[:=]", r"authorization[\s\"']*[:=]"),
+    DEFAULT_REDACTION_PATTERNS[9][1]: (r"secret[\s\"']*[:=]", r"token[\s\"']*[:=]", r"passw(?:or)?d[\s\"']*[:=]"),
+    # No `\s` inside a negated class here (`_one_search` spells out `\s` only where it opens a class or stands
+    # alone); leaving the spaces in makes the check wider than the pattern, which is allowed.
+    DEFAULT_REDACTION_PATTERNS[10][1]: (r"://[^/:@\"'<>]*:[^/\"'<>]+@",),
+    DEFAULT_REDACTION_PATTERNS[11][1]: (r"token[\s\"']*[:=]", r"secret(?:[_\-]?key)?[\s\"']*[:=]", r"authorization[\s\"']*[:=]"),
 }
 # A key SECRET_KEY_NAMES matches, quoted and followed by a colon (`$` also matches before a final newline).
 _SECRET_KEY_TEXT_CHECKS = (

@@ -7,7 +7,6 @@ atomically. The job can be re-run after a crash: storage is idempotent by conten
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 import uuid
@@ -23,15 +22,10 @@ from lab import ingest
 from lab.errors import DomainError
 from lab.projects.models import Project
 from lab.trajectories.models import ImportJob, ImportStatus
+from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import IngestOutcome, episodes_ingest, episodes_ingest_native
 
 FORMATS = ingest.FORMAT_NAMES
-
-
-@functools.cache
-def _redactor(extra: tuple[str, ...]) -> ingest.Redactor:
-    """The default secret patterns plus PRACTICUM_REDACTION_PATTERNS; compiled once per pattern set."""
-    return ingest.Redactor([*ingest.DEFAULT_REDACTION_PATTERNS, *((f"custom_{i}", p) for i, p in enumerate(extra))])
 
 
 @dataclass
@@ -52,7 +46,7 @@ def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
             data,
             filename=filename,
             format=fmt,
-            redaction_patterns=_redactor(tuple(settings.PRACTICUM_REDACTION_PATTERNS)),
+            redaction_patterns=redactor_configured(),
             max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
             max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
         )
@@ -104,7 +98,7 @@ def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename:
     """Native records on PostgreSQL, read and stored by the streaming fast path; None for the general path."""
     if fmt not in ("native", "auto") or connection.vendor != "postgresql" or len(data) > settings.PRACTICUM_MAX_UPLOAD_BYTES:
         return None
-    redactor = _redactor(tuple(settings.PRACTICUM_REDACTION_PATTERNS))
+    redactor = redactor_configured()
     records = ingest.read_native(data, filename=filename, redactor=redactor, max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD)
     if records is None:
         return None

@@ -30,6 +30,7 @@ from lab.ingest.native_fast import NativeRecord, NativeStep
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step, Task
+from lab.trajectories.redaction import step_redact
 
 # Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
 # record comes back exactly as it went in; the columns are there to filter and sort on.
@@ -511,6 +512,11 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
         locked = Episode.objects.select_for_update().get(pk=episode.pk)
         if locked.status != EpisodeStatus.RUNNING:
             raise Conflict("episode_closed", f"episode {locked.pk} is {locked.status}; no more steps can be added")
+        # The same redaction as uploads, before anything is compared, stored or published.
+        first_redacted = locked.meta.get("first_redacted_step")
+        step, redactions = step_redact(
+            step=step, after_redacted_step=first_redacted is not None and isinstance(index, int) and index > first_redacted
+        )
         if isinstance(index, int) and index < locked.step_count:
             existing = Step.objects.get(episode=locked, index=index)
             if _step_to_dict(existing) == normalize_record({"header": {}, "steps": [step]})["steps"][0]:
@@ -531,6 +537,9 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
         row = Step.objects.create(**_step_row(locked.pk, full))
         Episode.objects.filter(pk=locked.pk).update(step_count=index + 1)
         episode.step_count = index + 1
+        if redactions and first_redacted is None:
+            episode.meta = {**locked.meta, "first_redacted_step": index}
+            Episode.objects.filter(pk=locked.pk).update(meta=episode.meta)
         live_publish(stream=f"episode:{locked.pk}", kind="step", payload=_step_to_dict(row))
     return row
 

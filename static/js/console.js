@@ -1,6 +1,25 @@
 // Console-wide behaviour. Pages work without it: links are real hrefs and forms post normally.
 (function () {
   "use strict";
+  // Widths computed on the server travel as data attributes: a style="" attribute would break the CSP.
+  // Watched for, as steps arrive by htmx swaps and by the viewer's live inserts alike.
+  function applyWidths(root) {
+    if (root.matches && root.matches("[data-width-percent]")) root.style.width = root.dataset.widthPercent + "%";
+    root.querySelectorAll("[data-width-percent]").forEach(function (el) {
+      el.style.width = el.dataset.widthPercent + "%";
+    });
+  }
+  new MutationObserver(function (mutations) {
+    mutations.forEach(function (mutation) {
+      mutation.addedNodes.forEach(function (node) { if (node.nodeType === 1) applyWidths(node); });
+    });
+  }).observe(document.documentElement, { childList: true, subtree: true });
+  document.addEventListener("DOMContentLoaded", function () { applyWidths(document); });
+  // Forms that ask before an irreversible step carry the question in data-confirm (no inline onsubmit handler).
+  document.addEventListener("submit", function (event) {
+    var question = event.target.dataset && event.target.dataset.confirm;
+    if (question && !window.confirm(question)) event.preventDefault();
+  }, true);
   // A swapped-in fragment that carries field errors brings the first one into view.
   document.addEventListener("htmx:afterSwap", function (event) {
     var error = event.detail.target.querySelector(".field-error, .notice");

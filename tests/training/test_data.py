@@ -109,3 +109,27 @@ def test_max_tokens_stops_rendering_early_with_the_same_tokens_as_cutting_the_wh
     (whole,) = tokenize_record(alice_record, tokenizer)
     (cut,) = tokenize_record(alice_record, tokenizer, max_tokens=40)
     assert cut.input_ids == whole.input_ids[:40] and cut.mask == whole.mask[:40] and len(cut) == 40
+
+
+def test_a_step_marked_unusable_for_training_stays_as_context_but_is_never_trained(alice_record, tokenizer):
+    record = copy.deepcopy(alice_record)
+    record["steps"][2]["message"] = "The key is [REDACTED:practicum_key]."
+    record["steps"][2]["meta"] = {"training_unusable": "redacted"}
+    (episode,) = tokenize_record(record, tokenizer)
+    assert [s for s, _, _ in episode.agent_spans] == [1]
+    assert _text(tokenizer, episode.input_ids, episode.mask) == (
+        '<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call><|im_end|>'
+    )
+    assert "[REDACTED:practicum_key]" in tokenizer.decode(episode.input_ids)  # still in the sequence, as context
+    assert sum(w for w, step in zip(episode.weights, episode.turn_of_token, strict=True) if step == 2) == 0
+
+
+def test_a_marked_step_with_sampled_ids_is_not_trained_either(alice_record, tokenizer):
+    record = copy.deepcopy(alice_record)
+    eos = tokenizer.eos_token_id
+    record["steps"][1]["prompt_token_ids"], record["steps"][1]["token_ids"] = [1, 2, 3], [4, 5, eos]
+    record["steps"][2]["prompt_token_ids"], record["steps"][2]["token_ids"] = [1, 2, 3, 4, 5, eos, 6], [7, 8, eos]
+    record["steps"][2]["meta"] = {"training_unusable": "redacted"}
+    (episode,) = tokenize_record(record, tokenizer)
+    assert episode.input_ids == [1, 2, 3, 4, 5, eos, 6, 7, 8, eos]
+    assert episode.mask == [0, 0, 0, 1, 1, 1, 0, 0, 0, 0]

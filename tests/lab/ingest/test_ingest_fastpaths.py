@@ -119,10 +119,39 @@ _SECRET_PIECES = [
     "paſſword=hunter2hunter2",
     '{"token": "abcdefgh12345"}',
     "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----",
+    "prk_" + "Ab1-" * 6,
+    "redis://:hunter2@cache",
+    "https://bob:p@ss@example.com/x",
+    "DB_PASSWORD=hunter2hunter2",
+    "Github-Token: abcdefgh1",
+    '{"app_secret": "abcdefgh12345"}',
 ]
-_BENIGN_PIECES = ["task-1", "sk-", "bearer", "token", "api", "é", "😀", "\\", '"', "\n", "secret", "key:", "AKIA", "x", " "]
+_BENIGN_PIECES = [
+    "prk_",
+    "://",
+    "@",
+    ":",
+    "eos_token",
+    "task-1",
+    "sk-",
+    "bearer",
+    "token",
+    "api",
+    "é",
+    "😀",
+    "\\",
+    '"',
+    "\n",
+    "secret",
+    "key:",
+    "AKIA",
+    "x",
+    " ",
+]
 _pieces_text = st.lists(st.sampled_from(_SECRET_PIECES + _BENIGN_PIECES * 3), max_size=4).map("".join)
-_secret_keys = st.sampled_from(["token", "API_KEY", "x-api-key", "Authorization", "password\n", "note", "tokens", "secret"])
+_secret_keys = st.sampled_from(
+    ["token", "API_KEY", "x-api-key", "Authorization", "password\n", "note", "tokens", "secret", "db_password", "eos_token", "x_token\n"]
+)
 _payload = st.recursive(
     _pieces_text | st.integers(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_secret_keys | _pieces_text, inner, max_size=3),
@@ -154,7 +183,7 @@ def test_the_spaces_spelled_out_for_re2_are_pythons_whitespace() -> None:
 
 _CHECK_TEXT = st.text(
     alphabet=st.sampled_from(
-        [*"bearer tokenapi_keysecretpasswordauthorization:=\"'-_akiasia0123456789xoxbghp", "\v", "\xa0", "\u2003", "\x1c"]
+        [*"bearer tokenapi_keysecretpasswordauthorization:=\"'-_akiasia0123456789xoxbghpprk/@<>", "\v", "\xa0", "\u2003", "\x1c"]
     ),
     max_size=40,
 )

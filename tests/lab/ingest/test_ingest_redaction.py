@@ -80,3 +80,66 @@ def test_custom_patterns_replace_the_defaults():
     assert result.report["redactions"] == 1
     untouched = import_payload(payload, redaction_patterns=Redactor([], redact_secret_keys=False))
     assert untouched.report["redactions"] == 0
+
+
+def test_it_redacts_this_projects_own_api_keys():
+    raw = "prk_" + "Qx7_Lm2-Zp9vR4tW8nB3cK6dF0gS3eUaB9xQ7m"
+    assert Redactor().redact_text(f"curl -H 'Authorization: Token {raw}'") == ("curl -H 'Authorization: Token [REDACTED:practicum_key]'", 1)
+    assert Redactor().redact({"note": f"key={raw}"}) == ({"note": "key=[REDACTED:practicum_key]"}, 1)
+
+
+def test_it_redacts_the_password_inside_a_url_and_keeps_the_rest():
+    redactor = Redactor()
+    assert redactor.redact_text("DATABASE_URL=postgres://app:s3cr3t@db:5432/lab") == (
+        "DATABASE_URL=postgres://app:[REDACTED:url_credentials]@db:5432/lab",
+        1,
+    )
+    assert redactor.redact_text("redis://:hunter2@cache:6379/0") == ("redis://:[REDACTED:url_credentials]@cache:6379/0", 1)
+    assert redactor.redact_text("git clone https://bob:p@ss@example.com/x.git") == (
+        "git clone https://bob:[REDACTED:url_credentials]@example.com/x.git",
+        1,
+    )
+    for text in ("postgres://postgres@127.0.0.1:5432/db", "https://example.com:8443/path?a=b", "ssh://git@github.com/x"):
+        assert redactor.redact_text(text) == (text, 0)
+
+
+def test_it_redacts_names_ending_in_password_token_or_secret():
+    redactor = Redactor()
+    assert redactor.redact_text("export DB_PASSWORD=hunter2hunter2 GITHUB_TOKEN='abcdefgh123'") == (
+        "export DB_PASSWORD=[REDACTED:assignment] GITHUB_TOKEN='[REDACTED:assignment]'",
+        2,
+    )
+    value, count = redactor.redact({"db_password": "hunter2hunter2", "session-token": "abcdefgh123", "app_secret": "0123456789"})
+    assert value == {
+        "db_password": "[REDACTED:assignment]",
+        "session-token": "[REDACTED:assignment]",
+        "app_secret": "[REDACTED:assignment]",
+    }
+    assert count == 3
+
+
+def test_tokenizer_special_tokens_and_counts_are_not_secrets():
+    redactor = Redactor()
+    value = {"eos_token": "<|endoftext|>", "pad_token": "<|padding|>", "max_tokens": "12345678", "prompt_token_ids": [1, 2]}
+    assert redactor.redact(value) == (value, 0)
+    assert redactor.redact_text("eos_token: <|endoftext|>") == ("eos_token: <|endoftext|>", 0)
+
+
+def test_an_uploaded_step_with_sampled_ids_that_lost_a_secret_loses_its_ids_and_is_marked():
+    from environments.trajectory import make_step, new_record
+
+    ids = {"token_ids": [5, 6], "logprobs": [-0.1, -0.2]}
+    steps = [
+        make_step(index=0, source="agent", message="clean", prompt_token_ids=[1], **ids),
+        make_step(index=1, source="agent", message=f"key {SECRETS['github_token']}", prompt_token_ids=[1, 5, 6], **ids),
+        make_step(index=2, source="agent", message="clean", prompt_token_ids=[1, 5, 6, 5, 6], **ids),
+    ]
+    record = new_record(header={"env": "toyenv", "task": "t", "source": "rollout"}, steps=steps)
+    result = import_payload(json.dumps(record).encode())
+    clean, redacted, later = result.records[0]["steps"]
+    assert (clean["token_ids"], clean["prompt_token_ids"]) == ([5, 6], [1])
+    assert redacted["message"] == "key [REDACTED:github_token]" and redacted["meta"] == {"training_unusable": "redacted"}
+    assert redacted.get("token_ids") is None and redacted.get("logprobs") is None and redacted.get("prompt_token_ids") is None
+    assert later["token_ids"] == [5, 6] and later.get("prompt_token_ids") is None  # its prompt spelt the secret out
+    untouched = import_payload(json.dumps({**record, "steps": [steps[0], {**steps[2], "index": 1}]}).encode()).records[0]["steps"]
+    assert [s["prompt_token_ids"] for s in untouched] == [[1], [1, 5, 6, 5, 6]]

@@ -1,0 +1,58 @@
+"""Failed sign-ins and API-key attempts, counted per client address and username (or key prefix) in one-minute
+windows. Only failures count, so a busy client with good credentials is never slowed; once a pair has failed
+PRACTICUM_AUTH_FAILURES_PER_MINUTE times in the window, every attempt of that pair is refused unchecked until the
+window ends, right credentials included, or guessing would go on at full speed behind the refusals.
+
+The counts live in the "auth_failures" cache: per process in the embedded mode, in Redis (shared by every web
+process) when REDIS_URL is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import caches
+
+WINDOW_S = 60
+CACHE_ALIAS = "auth_failures"
+
+
+def client_address(request: Any) -> str:
+    """REMOTE_ADDR: X-Forwarded-For is not read, as any client can write it (behind a proxy, every client is the proxy)."""
+    meta = getattr(request, "META", None) or {}
+    return str(meta.get("REMOTE_ADDR") or "unknown")
+
+
+def _window() -> tuple[int, float]:
+    now = time.time()
+    return int(now // WINDOW_S), now
+
+
+def _key(scope: str, request: Any, ident: str, window: int) -> str:
+    # Hashed: usernames and key prefixes may hold characters a cache key must not.
+    digest = hashlib.sha256(f"{scope}\0{client_address(request)}\0{ident}".encode()).hexdigest()[:32]
+    return f"authfail:{digest}:{window}"
+
+
+def auth_failures_wait(*, scope: str, request: Any, ident: str) -> int:
+    """Seconds until this address may try `ident` again; 0 when it may now."""
+    window, now = _window()
+    failures = caches[CACHE_ALIAS].get(_key(scope, request, ident, window), 0)
+    if failures < settings.PRACTICUM_AUTH_FAILURES_PER_MINUTE:
+        return 0
+    return max(1, math.ceil((window + 1) * WINDOW_S - now))
+
+
+def auth_failure_record(*, scope: str, request: Any, ident: str) -> None:
+    window, _ = _window()
+    cache = caches[CACHE_ALIAS]
+    key = _key(scope, request, ident, window)
+    cache.add(key, 0, timeout=WINDOW_S + 5)  # atomic in both backends: the first failure of a window creates the count
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr, at the very end of the window
+        cache.add(key, 1, timeout=WINDOW_S + 5)
