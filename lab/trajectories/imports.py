@@ -55,6 +55,7 @@ def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
             redaction_patterns=_redactor(tuple(settings.PRACTICUM_REDACTION_PATTERNS)),
             max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
             max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
+            max_expanded_bytes=settings.PRACTICUM_MAX_EXPANDED_BYTES,
         )
     except ingest.IngestError as exc:
         raise DomainError(exc.code, exc.message, status=exc.status, **exc.details) from None

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from environments.trajectory import new_record
+from lab.ingest.budget import ByteBudget
 from lab.ingest.chat import StepList
 from lab.ingest.common import finite_number, set_termination, upload_header
 from lab.ingest.reader import Reader, RecordContext, drop_none
@@ -43,21 +44,45 @@ def matches(value: Any) -> bool:
     )
 
 
-def resolve_attachments(value: Any, attachments: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        if "attachment://" not in value:
-            return value
-        return ATTACHMENT.sub(lambda m: attachments.get(m.group(1), m.group(0)), value)
-    if isinstance(value, dict):
-        return {k: resolve_attachments(v, attachments) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve_attachments(v, attachments) for v in value]
-    return value
+def resolve_attachments(value: Any, attachments: dict[str, Any], budget: ByteBudget | None = None, *, file: str = "") -> Any:
+    """`value` with every `attachment://<hash>` replaced by its text; unknown hashes (and non-text attachments) stay as written.
+
+    Each string's expansion is spent from `budget` before the string is built: a small sample that names a
+    large attachment thousands of times is refused without the expansion ever existing.
+    """
+    sizes: dict[str, int] = {}
+
+    def size(key: str) -> int:
+        if key not in sizes:
+            text = attachments.get(key)
+            sizes[key] = len(text.encode()) if isinstance(text, str) else 0
+        return sizes[key]
+
+    def replace(match: re.Match[str]) -> str:
+        text = attachments.get(match.group(1))
+        return text if isinstance(text, str) else match.group(0)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            if "attachment://" not in value:
+                return value
+            if budget is not None:
+                grown = sum(size(m.group(1)) for m in ATTACHMENT.finditer(value))
+                budget.spend(grown, what="attachment:// references", file=file)
+            return ATTACHMENT.sub(replace, value)
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(value)
 
 
 def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
     attachments = raw.get("attachments") if isinstance(raw, dict) else None
-    sample = Reader(resolve_attachments(raw, attachments) if isinstance(attachments, dict) else raw, origin, ctx)
+    resolved = resolve_attachments(raw, attachments, ctx.budget, file=ctx.file) if isinstance(attachments, dict) else raw
+    sample = Reader(resolved, origin, ctx)
     sample.skip("attachments", "input")  # attachments are resolved in place; input is repeated in messages
     sample_id = sample.get("id", "string|integer", required=True)
     steps = StepList()
