@@ -85,7 +85,7 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
     sample = Reader(resolved, origin, ctx)
     sample.skip("attachments", "input")  # attachments are resolved in place; input is repeated in messages
     sample_id = sample.get("id", "string|integer", required=True)
-    steps = StepList()
+    steps = StepList(ctx)
     for i, value in enumerate(sample.array("messages", required=True)):
         _add_message(Reader(value, f"{sample.at('messages')}[{i}]", ctx), steps)
     if not steps.steps and isinstance(sample.value.get("input"), str):
@@ -180,7 +180,12 @@ def _add_message(message: Reader, steps: StepList) -> None:
     if role == "tool":
         error = message.get("error", "object")
         steps.answer(
-            message.get("tool_call_id", "string"), content, is_error=error is not None, name=message.get("function", "string"), error=error
+            message.get("tool_call_id", "string"),
+            content,
+            is_error=error is not None,
+            name=message.get("function", "string"),
+            error=error,
+            path=message.path,
         )
     elif role in SOURCES:
         calls = []
@@ -198,7 +203,7 @@ def _add_message(message: Reader, steps: StepList) -> None:
             call.done()
             calls.append(entry)
         message.skip("tool_call_id")
-        steps.add(SOURCES[role], message=content, reasoning=reasoning, tool_calls=calls, meta=meta)
+        steps.add(SOURCES[role], message=content, reasoning=reasoning, tool_calls=calls, meta=meta, path=message.path)
     else:
         message.ctx.fail(message.at("role"), f"unknown role {role!r}; expected system, user, assistant or tool")
     message.done()
