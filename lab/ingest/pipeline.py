@@ -23,6 +23,7 @@ from lab.ingest.budget import BudgetExceeded, ByteBudget
 from lab.ingest.detect import FORMAT_NAMES, FORMATS, Split, Unit, split_document, unit_index_for
 from lab.ingest.documents import MAX_DOCUMENT_DEPTH, Document, DocumentError, find_problem, read_documents
 from lab.ingest.errors import IngestError, join_path
+from lab.ingest.export import conversation_problems
 from lab.ingest.native_fast import read_native
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import PatternSpec, Redactor
@@ -197,7 +198,17 @@ def _import_unit(
 
 def _report(episodes: list[ImportedEpisode], formats: list[str], document_unmapped: list[str], skipped: list[str]) -> dict[str, Any]:
     summaries = [
-        EpisodeSummary(e.format, e.file, e.origin, len(e.record["steps"]), e.content_hash, e.redactions, e.unmapped) for e in episodes
+        EpisodeSummary(
+            e.format,
+            e.file,
+            e.origin,
+            len(e.record["steps"]),
+            e.content_hash,
+            e.redactions,
+            e.unmapped,
+            conversation_problems(e.record["steps"]),
+        )
+        for e in episodes
     ]
     return build_report(summaries, formats, document_unmapped, skipped)
 
@@ -213,12 +224,16 @@ class EpisodeSummary:
     content_hash: str
     redactions: int = 0
     unmapped: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why it cannot be exported as a chat conversation (export.conversation_problems)
 
 
 def build_report(
     summaries: list[EpisodeSummary], formats: list[str], document_unmapped: list[str] | None = None, skipped: list[str] | None = None
 ) -> dict[str, Any]:
-    """The import report: formats, counts, redactions, what was not mapped, and a line per episode."""
+    """The import report: formats, counts, redactions, what was not mapped, and a line per episode.
+
+    An episode stored with `problems` is kept whole but left out of chat (OpenAI) exports, which say why.
+    """
     summary: Counter[str] = Counter(re.sub(r"\[\d+\]", "[]", path) for episode in summaries for path in episode.unmapped)
     return {
         "format": formats[0] if len(formats) == 1 else "mixed",
@@ -229,6 +244,7 @@ def build_report(
         "unmapped_summary": dict(summary.most_common()),
         "document_unmapped": document_unmapped or [],
         "skipped_files": skipped or [],
+        "not_chat_exportable": sum(bool(episode.problems) for episode in summaries),
         "episodes": [
             {
                 "index": i,
@@ -239,6 +255,7 @@ def build_report(
                 "redactions": episode.redactions,
                 "unmapped": episode.unmapped,
                 "content_hash": episode.content_hash,
+                "problems": episode.problems,
             }
             for i, episode in enumerate(summaries)
         ],

@@ -131,3 +131,43 @@ def test_atif_refuses_a_call_id_used_by_two_steps() -> None:
     with pytest.raises(IngestError) as caught:
         import_payload(json.dumps(trajectory))
     assert caught.value.path == "steps[1].tool_calls[0]" and "used twice (first at steps[0].tool_calls[0])" in caught.value.reason
+
+
+def _native(*steps: dict[str, Any]) -> dict[str, Any]:
+    from environments.trajectory import make_step, new_record
+
+    return new_record(
+        header={"env": "toyenv", "task": "t", "source": "upload"}, steps=[make_step(index=i, **s) for i, s in enumerate(steps)]
+    )
+
+
+LOOK = {"id": "c1", "name": "look", "arguments": {}}
+ENV_RESULT = {"source": "env", "results": [{"call_id": "c1", "content": "late"}]}
+
+
+def test_a_native_record_that_is_no_chat_is_stored_with_its_problems_in_the_report() -> None:
+    good = _native({"source": "agent", "tool_calls": [LOOK], "results": [{"call_id": "c1", "content": "x"}]})
+    odd = _native({"source": "agent", "tool_calls": [LOOK]}, ENV_RESULT)
+    result = import_payload(json.dumps([good, odd]))
+    assert [e["problems"] for e in result.report["episodes"]] == [
+        [],
+        ["steps[1].results[0]: answers call id 'c1', which this step's assistant turn did not make"],
+    ]
+    assert result.report["not_chat_exportable"] == 1 and len(result.records) == 2
+
+
+def test_the_openai_export_refuses_a_record_with_no_valid_chat_rendering() -> None:
+    from lab.ingest import ConversationError, conversation_problems, export_openai
+
+    user_calls = _native({"source": "user", "tool_calls": [LOOK], "results": [{"call_id": "c1", "content": "x"}]})
+    assert conversation_problems(user_calls["steps"]) == [
+        "steps[0].tool_calls: a user step makes tool calls; only assistant turns can",
+        "steps[0].results[0]: answers call id 'c1', which this step's assistant turn did not make",
+    ]
+    twice = _native(
+        {"source": "agent", "tool_calls": [LOOK], "results": [{"call_id": "c1", "content": "a"}, {"call_id": "c1", "content": "b"}]}
+    )
+    assert conversation_problems(twice["steps"]) == ["steps[0].results[1]: answers call id 'c1' a second time"]
+    for record in (user_calls, twice, _native({"source": "agent", "tool_calls": [LOOK]}, ENV_RESULT)):
+        with pytest.raises(ConversationError):
+            export_openai(record)
