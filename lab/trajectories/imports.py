@@ -128,13 +128,30 @@ def import_job_create(*, project: Project, user: Any, filename: str, data: bytes
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{uuid.uuid4().hex}-{Path(filename).name[-100:]}"
     path.write_bytes(data)
-    job = ImportJob.objects.create(
-        project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt
-    )
+    try:
+        job = ImportJob.objects.create(
+            project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt
+        )
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    transaction.on_commit(lambda: _import_job_enqueue(job))
+    return job
+
+
+def _import_job_enqueue(job: ImportJob) -> None:
+    """Queue the job; if the broker refuses it, nothing would ever run it: it fails now, naming why."""
     from lab.trajectories.tasks import import_file
 
-    transaction.on_commit(lambda: import_file.delay(job.pk))
-    return job
+    try:
+        import_file.delay(job.pk)
+    except Exception as exc:
+        logger.exception("import job %s could not be queued", job.pk)
+        message = f"the import could not be queued ({type(exc).__name__}: {str(exc)[:300]}); upload the file again"
+        ImportJob.objects.filter(pk=job.pk, status=ImportStatus.QUEUED).update(
+            status=ImportStatus.FAILED, error={"code": "not_queued", "message": message}, finished_at=timezone.now()
+        )
+        Path(job.path).unlink(missing_ok=True)
 
 
 def import_job_run(*, job_id: int) -> ImportJob:

@@ -112,3 +112,23 @@ def test_upload_with_wait_answers_the_failed_job_when_the_parser_breaks(celery_w
     assert response.status_code == 202 and body["status"] == "failed"
     assert body["error"]["code"] == "import_failed" and "RuntimeError: disk on fire" in body["error"]["message"]
     assert not Path(ImportJob.objects.get().path).exists() and Episode.objects.count() == 0
+
+
+def test_a_job_the_broker_refuses_fails_at_once_instead_of_staying_queued(
+    alice_api: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from lab.trajectories import tasks
+
+    def refuse(*args: Any) -> Any:
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.import_file, "delay", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_api.post(
+            "/api/v1/episodes/import/", {"file": SimpleUploadedFile("chat.json", json.dumps(CHAT).encode())}, format="multipart"
+        )
+    assert response.status_code == 202
+    job = ImportJob.objects.get()
+    assert job.status == "failed" and job.error["code"] == "not_queued" and "ConnectionError: broker down" in job.error["message"]
+    assert not Path(job.path).exists()
+    assert imports.import_job_wait(job, timeout_s=30).status == "failed"
