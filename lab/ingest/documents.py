@@ -11,6 +11,7 @@ import io
 import json
 import math
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,13 +193,17 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, file: str, bud
     """A member's bytes, counted against the budget chunk by chunk as they are unpacked (whatever the header claims)."""
     chunks: list[bytes] = []
     size = 0
-    with archive.open(info) as handle:
-        while chunk := handle.read(READ_CHUNK):
-            budget.spend(len(chunk), what=f"zip member {info.filename}", file=file)
-            size += len(chunk)
-            if size > info.file_size:  # the header lied about the size: a crafted archive
-                raise DocumentError("", f"zip member {info.filename} is larger than its header says", file=file)
-            chunks.append(chunk)
+    try:
+        with archive.open(info) as handle:
+            while chunk := handle.read(READ_CHUNK):
+                budget.spend(len(chunk), what=f"zip member {info.filename}", file=file)
+                size += len(chunk)
+                if size > info.file_size:  # the header lied about the size: a crafted archive
+                    raise DocumentError("", f"zip member {info.filename} is larger than its header says", file=file)
+                chunks.append(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+        # zipfile's words for a damaged, truncated, encrypted or oddly compressed member (a lying size ends as a bad CRC)
+        raise DocumentError("", f"zip member {info.filename} cannot be unpacked: {error}", file=file) from None
     return b"".join(chunks)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import tracemalloc
 import zipfile
 from collections.abc import Callable
@@ -132,3 +133,28 @@ def test_a_non_text_attachment_is_left_as_its_reference():
     log["samples"][0]["attachments"]["big"] = {"not": "text"}
     result = import_payload(json.dumps(log))
     assert result.records[0]["steps"][0]["message"] == "attachment://big"
+
+
+def _patched(data: bytes, offsets: list[tuple[int, str, int]]) -> bytes:
+    patched = bytearray(data)
+    for offset, fmt, value in offsets:
+        struct.pack_into(fmt, patched, offset, value)
+    return bytes(patched)
+
+
+def test_a_member_whose_header_understates_its_size_is_refused_as_damaged():
+    data = zipped({"a.json": json.dumps({"messages": [{"role": "user", "content": "x" * 5000}]}).encode()})
+    central = data.rfind(b"PK\x01\x02")
+    lying = _patched(data, [(central + 24, "<I", 100), (22, "<I", 100)])  # uncompressed size, central and local headers
+    with pytest.raises(IngestError) as caught:
+        import_payload(lying, filename="x.zip")
+    assert caught.value.status == 400 and caught.value.file == "a.json" and "cannot be unpacked" in caught.value.reason
+
+
+def test_an_encrypted_member_is_refused_with_a_reason():
+    data = zipped({"a.json": json.dumps(CHAT).encode()})
+    central = data.rfind(b"PK\x01\x02")
+    encrypted = _patched(data, [(central + 8, "<H", 1), (6, "<H", 1)])  # the "encrypted" flag bit
+    with pytest.raises(IngestError) as caught:
+        import_payload(encrypted, filename="x.zip")
+    assert caught.value.status == 400 and "is encrypted" in caught.value.reason
