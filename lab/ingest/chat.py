@@ -2,8 +2,8 @@
 
 A tool result joins the step that made the call (the canonical record keeps a decision and its outcome
 together). A conversation that could not have happened is refused, naming the message: a tool result that
-answers no earlier tool call (or comes before any), a call answered twice, a call id used twice. Storing it
-would only hand an invalid conversation to training later.
+answers no earlier tool call (or comes before any), a call answered twice, a call id used again while its
+first call is unanswered. Storing it would only hand an invalid conversation to training later.
 """
 
 from __future__ import annotations
@@ -18,13 +18,18 @@ ROLE_SOURCES = {"system": "system", "developer": "system", "user": "user", "assi
 
 
 class StepList:
-    """Steps being built for one record; `ctx` is the record's, so an impossible turn fails with its path."""
+    """Steps being built for one record; `ctx` is the record's, so an impossible turn fails with its path.
+
+    A call id may come back in a later turn once its call is answered (local models number calls per turn:
+    call_0, call_1, ...); a result then answers the latest call with that id, as in the Chat Completions API.
+    """
 
     def __init__(self, ctx: RecordContext) -> None:
         self.ctx = ctx
         self.steps: list[dict[str, Any]] = []
-        self._call_paths: dict[str, str] = {}  # call id -> where it was made, for the "used twice" message
-        self._answered: dict[str, str] = {}  # call id -> where it was answered
+        self._open: dict[str, str] = {}  # id of a call made and not yet answered -> where it was made
+        self._answered: dict[str, str] = {}  # call id -> where its latest call was answered
+        self._any_call = False
 
     def add(
         self,
@@ -39,9 +44,11 @@ class StepList:
         """Append a step; `path` locates its message in the upload (and `result_paths` its results) for errors."""
         for j, call in enumerate(fields.get("tool_calls") or []):
             here = f"{path}.tool_calls[{j}]" if path else f"steps[{len(self.steps)}].tool_calls[{j}]"
-            if call["id"] in self._call_paths:
-                self.ctx.fail(here, f"tool call id {call['id']!r} is used twice (first at {self._call_paths[call['id']]})")
-            self._call_paths[call["id"]] = here
+            if call["id"] in self._open:
+                self.ctx.fail(here, f"tool call id {call['id']!r} is used twice (first at {self._open[call['id']]}, still unanswered)")
+            self._open[call["id"]] = here
+            self._answered.pop(call["id"], None)
+            self._any_call = True
         step = make_step(index=len(self.steps), source=source, message=message, **fields)
         if meta:
             step["meta"] = meta
@@ -66,7 +73,7 @@ class StepList:
                 step["results"].append(result)
                 return
             if not call_id and ids:
-                waiting = [c for c in step["tool_calls"] if c["id"] not in self._answered and (name is None or c["name"] == name)]
+                waiting = [c for c in step["tool_calls"] if c["id"] in self._open and (name is None or c["name"] == name)]
                 if waiting:
                     result["call_id"] = waiting[0]["id"]
                     self._mark_answered(waiting[0]["id"], path)
@@ -75,13 +82,14 @@ class StepList:
                 break
         if call_id:
             self.ctx.fail(path, f"a tool result for call id {call_id!r}, which no earlier message made: it answers no tool call")
-        if not self._call_paths:
+        if not self._any_call:
             self.ctx.fail(path, "a tool result before any tool call: it answers no tool call")
         self.ctx.fail(path, "a tool result without a call id while no tool call is waiting for one: it answers no tool call")
 
     def _mark_answered(self, call_id: str, path: str) -> None:
-        if call_id in self._answered:
-            self.ctx.fail(path, f"tool call {call_id!r} is answered twice (first at {self._answered[call_id]})")
+        if call_id not in self._open:
+            self.ctx.fail(path, f"tool call {call_id!r} is answered twice (first at {self._answered.get(call_id, '?')})")
+        del self._open[call_id]
         self._answered[call_id] = path
 
 

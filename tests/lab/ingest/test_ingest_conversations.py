@@ -33,7 +33,13 @@ OPENAI_CASES = [
     ("a result answering no earlier call", _chat(ASK, ANSWER, ORPHAN), "messages[3]", "'zz', which no earlier message made"),
     ("a result answering a later call", _chat(ANSWER, ASK), "messages[1]", "'c1', which no earlier message made"),
     ("a call answered twice", _chat(ASK, ANSWER, ANSWER), "messages[3]", "answered twice (first at messages[2])"),
-    ("a call id used twice", _chat(ASK, ANSWER, ASK), "messages[3].tool_calls[0]", "used twice (first at messages[1].tool_calls[0])"),
+    (
+        "a call id used twice",
+        _chat(ASK, ASK),
+        "messages[2].tool_calls[0]",
+        "used twice (first at messages[1].tool_calls[0], still unanswered)",
+    ),
+    ("a call id twice in one message", _chat({**ASK, "tool_calls": [_call("c1"), _call("c1")]}), "messages[1].tool_calls[1]", "used twice"),
 ]
 
 
@@ -64,6 +70,12 @@ def test_a_valid_conversation_still_joins_results_to_their_calls() -> None:
         ("agent", ["c1"]),
         ("agent", []),
     ]
+
+
+def test_a_call_id_may_come_back_once_its_call_is_answered() -> None:
+    # Local models number their calls per turn (call_0 each time); each result answers the latest such call.
+    record = import_payload(json.dumps({"messages": _chat(ASK, ANSWER, ASK, {**ANSWER, "content": "again"})})).records[0]
+    assert [[r["content"] for r in s["results"]] for s in record["steps"]] == [[], ["seen"], ["again"]]
 
 
 def test_taubench_refuses_a_result_that_answers_no_call() -> None:
@@ -130,7 +142,7 @@ def test_atif_refuses_a_call_id_used_by_two_steps() -> None:
     trajectory = {"schema_version": "ATIF-v1.4", "session_id": "s", "agent": {"name": "a", "version": "1"}, "steps": [step(1), step(2)]}
     with pytest.raises(IngestError) as caught:
         import_payload(json.dumps(trajectory))
-    assert caught.value.path == "steps[1].tool_calls[0]" and "used twice (first at steps[0].tool_calls[0])" in caught.value.reason
+    assert caught.value.path == "steps[1].tool_calls[0]" and "used twice (first at steps[0].tool_calls[0], still unanswered)" in caught.value.reason
 
 
 def _native(*steps: dict[str, Any]) -> dict[str, Any]:
