@@ -16,6 +16,7 @@ from typing import Any
 
 from environments.core import EnvError
 from environments.registry import list_tasks, make
+from environments.seeds import SeedError, seed_parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("env", help="environment name (storebench) or a task id")
     run = sub.add_parser("run", help="play one episode with a scripted policy")
     run.add_argument("task", help="task id, e.g. storebench/heat-wave")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=_seed, default=0, help="a signed 64-bit integer")
     run.add_argument("--policy", default="smart-triage")
     run.add_argument("--out", help="append the trajectory record to this JSONL file")
     replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
@@ -40,9 +41,17 @@ def _parser() -> argparse.ArgumentParser:
     contract.add_argument("env", nargs="?")
     mcp = sub.add_parser("mcp", help="serve one episode's tools over stdio (Model Context Protocol)")
     mcp.add_argument("task")
-    mcp.add_argument("--seed", type=int, default=0)
+    mcp.add_argument("--seed", type=_seed, default=0, help="a signed 64-bit integer")
     mcp.add_argument("--out", help="write the trajectory record here when the episode ends or the client leaves")
     return parser
+
+
+def _seed(raw: str) -> int:
+    """argparse type: a seed within the range the lab stores (environments.seeds), refused by argparse otherwise."""
+    try:
+        return seed_parse(raw)
+    except SeedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _tools(env_name: str) -> list[dict[str, Any]]:

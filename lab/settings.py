@@ -190,6 +190,11 @@ SPECTACULAR_SETTINGS = {
 PRACTICUM_MAX_UPLOAD_BYTES = env_int("PRACTICUM_MAX_UPLOAD_BYTES", 64 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = PRACTICUM_MAX_UPLOAD_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+# One budget of bytes that decoding an upload may produce: unzipped members at every nesting level and inspect
+# `attachment://` expansions together. Past it the upload answers 413 before the expansion is built.
+PRACTICUM_MAX_EXPANDED_BYTES = env_int("PRACTICUM_MAX_EXPANDED_BYTES", 4 * PRACTICUM_MAX_UPLOAD_BYTES, minimum=1024)
+# Seeds in one evaluation (console forms, API, `manage.py evaluate`); a longer list or range is refused unexpanded.
+PRACTICUM_MAX_SEEDS = env_int("PRACTICUM_MAX_SEEDS", 1000, minimum=1)
 PRACTICUM_MAX_RECORDS_PER_UPLOAD = env_int("PRACTICUM_MAX_RECORDS_PER_UPLOAD", 10_000, minimum=1)
 PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100_000, minimum=1)
 # Extra secret patterns (regular expressions, separated by newlines) redacted at ingest beside the defaults.

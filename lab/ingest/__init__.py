@@ -13,12 +13,13 @@ its record (`ImportedEpisode.raw`), never inside it.
 from lab.ingest.collector import collector_paused
 from lab.ingest.detect import FORMAT_NAMES, FORMATS
 from lab.ingest.errors import IngestError
-from lab.ingest.export import export_native, export_openai
+from lab.ingest.export import ConversationError, conversation_problems, export_native, export_openai
 from lab.ingest.native_fast import NativeRecord, read_native
 from lab.ingest.pipeline import DEFAULT_MAX_RECORDS, EpisodeSummary, ImportedEpisode, ImportResult, build_report, import_payload
 from lab.ingest.redaction import DEFAULT_REDACTION_PATTERNS, Redactor
 
 __all__ = [
+    "ConversationError",
     "DEFAULT_MAX_RECORDS",
     "DEFAULT_REDACTION_PATTERNS",
     "EpisodeSummary",
@@ -31,6 +32,7 @@ __all__ = [
     "Redactor",
     "build_report",
     "collector_paused",
+    "conversation_problems",
     "export_native",
     "export_openai",
     "import_payload",

@@ -1,7 +1,9 @@
 """Chat transcripts to canonical steps: the part shared by the OpenAI, tau-bench, tau2, inspect and ShareGPT importers.
 
 A tool result joins the step that made the call (the canonical record keeps a decision and its outcome
-together). A result whose call cannot be found becomes an `env` step of its own, so nothing is dropped.
+together). A conversation that could not have happened is refused, naming the message: a tool result that
+answers no earlier tool call (or comes before any), a call answered twice, a call id used again while its
+first call is unanswered. Storing it would only hand an invalid conversation to training later.
 """
 
 from __future__ import annotations
@@ -16,33 +18,79 @@ ROLE_SOURCES = {"system": "system", "developer": "system", "user": "user", "assi
 
 
 class StepList:
-    def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
+    """Steps being built for one record; `ctx` is the record's, so an impossible turn fails with its path.
 
-    def add(self, source: str, *, message: Any = None, meta: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    A call id may come back in a later turn once its call is answered (local models number calls per turn:
+    call_0, call_1, ...); a result then answers the latest call with that id, as in the Chat Completions API.
+    """
+
+    def __init__(self, ctx: RecordContext) -> None:
+        self.ctx = ctx
+        self.steps: list[dict[str, Any]] = []
+        self._open: dict[str, str] = {}  # id of a call made and not yet answered -> where it was made
+        self._answered: dict[str, str] = {}  # call id -> where its latest call was answered
+        self._any_call = False
+
+    def add(
+        self,
+        source: str,
+        *,
+        message: Any = None,
+        meta: dict[str, Any] | None = None,
+        path: str = "",
+        result_paths: list[str] | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Append a step; `path` locates its message in the upload (and `result_paths` its results) for errors."""
+        for j, call in enumerate(fields.get("tool_calls") or []):
+            here = f"{path}.tool_calls[{j}]" if path else f"steps[{len(self.steps)}].tool_calls[{j}]"
+            if call["id"] in self._open:
+                self.ctx.fail(here, f"tool call id {call['id']!r} is used twice (first at {self._open[call['id']]}, still unanswered)")
+            self._open[call["id"]] = here
+            self._answered.pop(call["id"], None)
+            self._any_call = True
         step = make_step(index=len(self.steps), source=source, message=message, **fields)
         if meta:
             step["meta"] = meta
         self.steps.append(step)
+        where = path or f"steps[{step['index']}]"
+        for k, result in enumerate(step["results"]):  # results given with their step (ATIF): each answers one call once
+            self._mark_answered(result["call_id"], result_paths[k] if result_paths else f"{where}.results[{k}]")
         return step
 
-    def answer(self, call_id: str | None, content: Any, *, is_error: bool = False, name: str | None = None, **extra: Any) -> None:
-        """Attach a tool result to the step whose call it answers (by id, else the first unanswered call)."""
+    def answer(
+        self, call_id: str | None, content: Any, *, is_error: bool = False, name: str | None = None, path: str = "", **extra: Any
+    ) -> None:
+        """Attach a tool result to the step whose call it answers (by id, else the first unanswered call).
+
+        `path` is the tool message's place in the upload; a result that answers no earlier call is refused there.
+        """
         result = {"call_id": call_id or "", "content": content, "is_error": is_error, **drop_none(extra)}
         for step in reversed(self.steps):
             ids = [call["id"] for call in step["tool_calls"]]
             if call_id and call_id in ids:
+                self._mark_answered(call_id, path)
                 step["results"].append(result)
                 return
             if not call_id and ids:
-                answered = {r["call_id"] for r in step["results"]}
-                waiting = [c for c in step["tool_calls"] if c["id"] not in answered and (name is None or c["name"] == name)]
+                waiting = [c for c in step["tool_calls"] if c["id"] in self._open and (name is None or c["name"] == name)]
                 if waiting:
                     result["call_id"] = waiting[0]["id"]
+                    self._mark_answered(waiting[0]["id"], path)
                     step["results"].append(result)
                     return
                 break
-        self.add("env", results=[result])
+        if call_id:
+            self.ctx.fail(path, f"a tool result for call id {call_id!r}, which no earlier message made: it answers no tool call")
+        if not self._any_call:
+            self.ctx.fail(path, "a tool result before any tool call: it answers no tool call")
+        self.ctx.fail(path, "a tool result without a call id while no tool call is waiting for one: it answers no tool call")
+
+    def _mark_answered(self, call_id: str, path: str) -> None:
+        if call_id not in self._open:
+            self.ctx.fail(path, f"tool call {call_id!r} is answered twice (first at {self._answered.get(call_id, '?')})")
+        del self._open[call_id]
+        self._answered[call_id] = path
 
 
 def parse_json_text(text: str) -> Any:
@@ -85,7 +133,7 @@ def add_openai_messages(messages: list[Any], path: str, ctx: RecordContext, step
         if role in ("tool", "function"):
             call_id = message.get("tool_call_id", "string")
             is_error = bool(error_prefix and isinstance(content, str) and content.startswith(error_prefix))
-            steps.answer(call_id, content, is_error=is_error, name=name if role == "function" else None)
+            steps.answer(call_id, content, is_error=is_error, name=name if role == "function" else None, path=message.path)
         elif role in ROLE_SOURCES:
             meta = drop_none({"role": role if role == "developer" else None, "name": name, "refusal": message.get("refusal", "string")})
             calls = []
@@ -102,7 +150,7 @@ def add_openai_messages(messages: list[Any], path: str, ctx: RecordContext, step
             elif message.has("tool_calls"):
                 ctx.fail(message.at("tool_calls"), f"only assistant messages carry tool calls, this one has role {role!r}")
             reasoning = message.get("reasoning_content", "string") or message.get("reasoning", "string")
-            steps.add(ROLE_SOURCES[role], message=content, reasoning=reasoning, tool_calls=calls, meta=meta)
+            steps.add(ROLE_SOURCES[role], message=content, reasoning=reasoning, tool_calls=calls, meta=meta, path=message.path)
         else:
             ctx.fail(message.at("role"), f"unknown role {role!r}; expected system, developer, user, assistant, tool or function")
         message.done()

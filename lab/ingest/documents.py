@@ -11,16 +11,19 @@ import io
 import json
 import math
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from lab.ingest.budget import ByteBudget
 from lab.ingest.errors import join_path
 
 MAX_DOCUMENT_DEPTH = 64  # raw payloads nest deeper than records (inspect events); 64 is still far from absurd
 MAX_ZIP_MEMBERS = 10_000
+READ_CHUNK = 1 << 20  # zip members are unpacked this many bytes at a time, each chunk counted before the next
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 ZIP_SUFFIXES = (".zip", ".eval")
 
@@ -186,15 +189,26 @@ def _is_eval_archive(names: list[str]) -> bool:
     return ("header.json" in names or "_journal/start.json" in names) and any(n.startswith("samples/") for n in names)
 
 
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, file: str) -> bytes:
-    with archive.open(info) as handle:
-        data = handle.read(info.file_size + 1)
-    if len(data) > info.file_size:  # the header lied about the size: a crafted archive
-        raise DocumentError("", f"zip member {info.filename} is larger than its header says", file=file)
-    return data
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, file: str, budget: ByteBudget) -> bytes:
+    """A member's bytes, counted against the budget chunk by chunk as they are unpacked (whatever the header claims)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with archive.open(info) as handle:
+            while chunk := handle.read(READ_CHUNK):
+                budget.spend(len(chunk), what=f"zip member {info.filename}", file=file)
+                size += len(chunk)
+                if size > info.file_size:  # the header lied about the size: a crafted archive
+                    raise DocumentError("", f"zip member {info.filename} is larger than its header says", file=file)
+                chunks.append(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+        # zipfile's words for a damaged, truncated, encrypted or oddly compressed member (a lying size ends as a bad CRC)
+        raise DocumentError("", f"zip member {info.filename} cannot be unpacked: {error}", file=file) from None
+    return b"".join(chunks)
 
 
-def _zip_documents(data: bytes, file: str, *, max_unzipped_bytes: int, nested: bool) -> Iterator[Document]:
+def _zip_documents(data: bytes, file: str, *, budget: ByteBudget, nested: bool) -> Iterator[Document]:
+    """Documents of a zip; one level of nested archives is read, spending the same budget as its parent."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -203,35 +217,33 @@ def _zip_documents(data: bytes, file: str, *, max_unzipped_bytes: int, nested: b
         members = [i for i in archive.infolist() if not i.is_dir() and not _is_hidden(i.filename)]
         if len(members) > MAX_ZIP_MEMBERS:
             raise DocumentError("", f"at most {MAX_ZIP_MEMBERS} files per archive, got {len(members)}", 413, file=file)
-        total = sum(i.file_size for i in members)
-        if total > max_unzipped_bytes:
-            raise DocumentError("", f"the archive unpacks to {total} bytes; at most {max_unzipped_bytes} allowed", 413, file=file)
+        budget.check_declared(sum(i.file_size for i in members), what="the archive", file=file)
         names = [i.filename for i in members]
         if _is_eval_archive(names):
-            yield _eval_document(archive, members, file)
+            yield _eval_document(archive, members, file, budget)
             return
         skipped: list[str] = []
         for info in sorted(members, key=lambda i: i.filename):
             name = info.filename
             lowered = name.lower()
             if lowered.endswith(ZIP_SUFFIXES) and not nested:
-                yield from _zip_documents(_read_member(archive, info, name), name, max_unzipped_bytes=max_unzipped_bytes, nested=True)
+                yield from _zip_documents(_read_member(archive, info, name, budget), name, budget=budget, nested=True)
             elif lowered.endswith(JSON_SUFFIXES):
-                yield from _text_documents(_read_member(archive, info, name), name)
+                yield from _text_documents(_read_member(archive, info, name, budget), name)
             else:
                 skipped.append(name)
         if skipped:
             yield Document(file, None, kind="skipped", skipped=skipped)
 
 
-def _eval_document(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], file: str) -> Document:
+def _eval_document(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], file: str, budget: ByteBudget) -> Document:
     """An inspect `.eval` log: header.json (or the journal's start.json while running) plus samples/*.json."""
     by_name = {i.filename: i for i in members}
     header_name = "header.json" if "header.json" in by_name else "_journal/start.json"
-    header = loads_strict(_decode(_read_member(archive, by_name[header_name], header_name), header_name), file=header_name)
+    header = loads_strict(_decode(_read_member(archive, by_name[header_name], header_name, budget), header_name), file=header_name)
     samples = []
     for name in sorted((n for n in by_name if n.startswith("samples/") and n.endswith(".json")), key=_sample_order):
-        samples.append((name, loads_strict(_decode(_read_member(archive, by_name[name], name), name), file=name)))
+        samples.append((name, loads_strict(_decode(_read_member(archive, by_name[name], name, budget), name), file=name)))
     return Document(file or "log.eval", header, kind="eval", samples=samples)
 
 
@@ -246,9 +258,13 @@ def _is_hidden(name: str) -> bool:
     return name.startswith("__MACOSX/") or any(part.startswith(".") for part in name.split("/"))
 
 
-def read_documents(data: bytes, *, filename: str = "", max_unzipped_bytes: int = 1 << 30) -> Iterator[Document]:
-    """Every JSON document in an upload, lazily, so a bad line late in a file is found after the good ones."""
+def read_documents(data: bytes, *, filename: str = "", budget: ByteBudget | None = None) -> Iterator[Document]:
+    """Every JSON document in an upload, lazily, so a bad line late in a file is found after the good ones.
+
+    Unzipped bytes are spent from `budget` (lab.ingest.budget; BudgetExceeded past it); the upload's own
+    bytes are not, since they are already bounded by the upload limit.
+    """
     if data[:4] == b"PK\x03\x04" or filename.lower().endswith(ZIP_SUFFIXES):
-        yield from _zip_documents(data, filename, max_unzipped_bytes=max_unzipped_bytes, nested=False)
+        yield from _zip_documents(data, filename, budget=budget or ByteBudget(1 << 30), nested=False)
     else:
         yield from _text_documents(data, filename)

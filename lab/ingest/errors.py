@@ -17,7 +17,9 @@ class IngestError(Exception):
 
     code = "invalid_upload"
 
-    def __init__(self, record_index: int, path: str, reason: str, status: int = 400, *, file: str = "") -> None:
+    def __init__(self, record_index: int, path: str, reason: str, status: int = 400, *, file: str = "", code: str = "") -> None:
+        if code:  # e.g. "too_large" for an upload whose decoding would pass the byte budget
+            self.code = code
         self.record_index = record_index
         self.path = path
         self.reason = reason

@@ -2,6 +2,10 @@
 
 `import_payload(json.dumps(export_native(r)))` gives back `export_native(r)` exactly, and an OpenAI export
 re-imported as openai and exported again gives the same messages and tool calls.
+
+A canonical record may hold what no chat conversation can: results in a step that made no call (an
+environment's own step, the runner's "invalid" result), calls made by a user. `conversation_problems` names
+them; `export_openai` refuses such a record (ConversationError) rather than write an invalid conversation.
 """
 
 from __future__ import annotations
@@ -14,6 +18,46 @@ from environments.trajectory import make_step, new_record
 
 # Who speaks in the chat a model is trained on: a human expert at the controls acts as the assistant.
 ROLES = {"system": "system", "user": "user", "agent": "assistant", "human": "assistant", "env": "user"}
+
+
+ASSISTANT_SOURCES = frozenset(source for source, role in ROLES.items() if role == "assistant")
+
+
+class ConversationError(ValueError):
+    """The record has no valid OpenAI chat rendering; `problems` says why, one field path and reason each."""
+
+    code = "invalid_conversation"
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("not a valid chat conversation: " + "; ".join(problems[:3]) + (" ..." if len(problems) > 3 else ""))
+
+
+def conversation_problems(steps: list[dict[str, Any]]) -> list[str]:
+    """Why these canonical steps would export as an invalid chat conversation; [] when they would not.
+
+    In the chat, a step's results follow its own message as tool messages, so each must answer a distinct
+    call that this step's assistant message made; only assistant turns (agent, human) make calls.
+    """
+    problems: list[str] = []
+    for position, step in enumerate(steps):
+        path = f"steps[{position}]"
+        calls = step.get("tool_calls") or []
+        assistant = step["source"] in ASSISTANT_SOURCES
+        if calls and not assistant:
+            problems.append(f"{path}.tool_calls: a {step['source']} step makes tool calls; only assistant turns can")
+        ids = [call["id"] for call in calls] if assistant else []
+        if len(set(ids)) < len(ids):
+            problems.append(f"{path}.tool_calls: a call id is used twice in one turn")
+        answered: set[str] = set()
+        for k, result in enumerate(step.get("results") or []):
+            call_id = result["call_id"]
+            if call_id not in ids:
+                problems.append(f"{path}.results[{k}]: answers call id {call_id!r}, which this step's assistant turn did not make")
+            elif call_id in answered:
+                problems.append(f"{path}.results[{k}]: answers call id {call_id!r} a second time")
+            answered.add(call_id)
+    return problems
 
 
 def export_native(record: dict[str, Any]) -> dict[str, Any]:
@@ -30,8 +74,12 @@ def export_openai(record: dict[str, Any]) -> dict[str, Any]:
     """`{"messages", "tools"}`: steps as system/user/assistant messages, results as `tool` messages.
 
     Arguments become JSON strings as the Chat Completions API sends them; non-text tool results are
-    JSON-encoded. An `env` step's message is what the agent observed, so it is a user turn.
+    JSON-encoded. An `env` step's message is what the agent observed, so it is a user turn. Raises
+    ConversationError for a record whose conversation would be invalid (`conversation_problems`).
     """
+    problems = conversation_problems(record["steps"])
+    if problems:
+        raise ConversationError(problems)
     messages: list[dict[str, Any]] = []
     for step in record["steps"]:
         role = ROLES[step["source"]]

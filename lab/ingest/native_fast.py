@@ -28,6 +28,7 @@ from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
 from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, MAX_STEPS, SCHEMA_VERSION, content_hash, header_errors
 from lab.ingest.documents import has_long_digit_run, nesting_depth
+from lab.ingest.export import ASSISTANT_SOURCES
 from lab.ingest.redaction import Redactor
 
 Number = int | float  # both kept as written: 1 stays an int, 1.0 a float, as the hash sees them
@@ -144,7 +145,8 @@ def read_native(data: bytes, *, filename: str, redactor: Redactor, max_records: 
 
 def _steps_pass(steps: list[NativeStep]) -> bool:
     """What validate_record checks beyond the types the decoder enforced: at most MAX_STEPS steps, indexes
-    0..n-1 in order, and each result answering a call of its own step when the step made calls."""
+    0..n-1 in order, and each result answering a call of its own step when the step made calls; and that the
+    record has no chat-export problems (lab.ingest.export.conversation_problems), which only the general path reports."""
     if len(steps) > MAX_STEPS:
         return False
     for position, step in enumerate(steps):
@@ -152,7 +154,20 @@ def _steps_pass(steps: list[NativeStep]) -> bool:
             return False
         if step.results and step.tool_calls and not {r.call_id for r in step.results} <= {c.id for c in step.tool_calls}:
             return False  # results without calls are allowed (an environment's own step), as validate_record allows them
+        if (step.tool_calls or step.results) and not _chat_exportable(step):
+            return False  # stored all the same, by the general path, which names the problems in the report
     return True
+
+
+def _chat_exportable(step: NativeStep) -> bool:
+    """The fast form of export.conversation_problems for one step that makes calls or holds results."""
+    call_ids = {c.id for c in step.tool_calls}
+    return (
+        step.source in ASSISTANT_SOURCES
+        and len(call_ids) == len(step.tool_calls)
+        and len({r.call_id for r in step.results}) == len(step.results)
+        and all(r.call_id in call_ids for r in step.results)
+    )
 
 
 assert SCHEMA_VERSION == "practicum.trajectory/1", "update _RecordHead.schema_version with the schema"

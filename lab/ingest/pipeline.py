@@ -19,14 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from environments.trajectory import content_hash, validate_record
+from lab.ingest.budget import BudgetExceeded, ByteBudget
 from lab.ingest.detect import FORMAT_NAMES, FORMATS, Split, Unit, split_document, unit_index_for
 from lab.ingest.documents import MAX_DOCUMENT_DEPTH, Document, DocumentError, find_problem, read_documents
 from lab.ingest.errors import IngestError, join_path
+from lab.ingest.export import conversation_problems
 from lab.ingest.native_fast import read_native
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import PatternSpec, Redactor, record_sampled_ids_dropped
 
 DEFAULT_MAX_RECORDS = 10_000
+DEFAULT_MAX_EXPANDED_BYTES = 1 << 30  # when the caller names no upload limit either
 
 
 @dataclass
@@ -72,11 +75,14 @@ def import_payload(
     redaction_patterns: PatternSpec | Redactor | None = None,
     max_records: int = DEFAULT_MAX_RECORDS,
     max_bytes: int | None = None,
+    max_expanded_bytes: int | None = None,
 ) -> ImportResult:
     """Parse, detect, map, redact and validate an upload. Raises IngestError on the first bad record.
 
     `redaction_patterns`: None for the defaults, a mapping or list of (kind, regex) to replace them
-    ([] disables text patterns), or a ready Redactor.
+    ([] disables text patterns), or a ready Redactor. `max_expanded_bytes`: the one budget of bytes that
+    decoding may produce (unzipping at every level, attachment expansion; lab.ingest.budget), 4 x `max_bytes`
+    by default; past it the upload is refused with status 413 and code "too_large".
     """
     if format not in FORMAT_NAMES:
         raise IngestError(0, "format", f"unknown format {format!r}; expected one of {', '.join(FORMAT_NAMES)}")
@@ -89,10 +95,21 @@ def import_payload(
         natives = _read_native(data, filename, redactor, max_records)
         if natives is not None:
             return ImportResult("native", natives, _report(natives, ["native"], [], []))
+    budget = ByteBudget(max_expanded_bytes or (4 * max_bytes if max_bytes else DEFAULT_MAX_EXPANDED_BYTES))
     episodes: list[ImportedEpisode] = []
+    try:
+        return _import_documents(data, filename, format, redactor, max_records, budget, episodes)
+    except BudgetExceeded as error:
+        raise IngestError(len(episodes), "", error.reason, 413, file=error.file or filename, code="too_large") from None
+
+
+def _import_documents(
+    data: bytes, filename: str, format: str, redactor: Redactor, max_records: int, budget: ByteBudget, episodes: list[ImportedEpisode]
+) -> ImportResult:
+    """The general path; `episodes` is filled in place so that an error can name the record index reached."""
     document_unmapped: list[str] = []
     skipped: list[str] = []
-    for document in _documents(data, filename, episodes, max_bytes):
+    for document in _documents(data, filename, episodes, budget):
         if document.kind == "skipped":
             skipped.extend(document.skipped)
             continue
@@ -103,7 +120,7 @@ def import_payload(
         for unit in split.units:
             if len(episodes) >= max_records:
                 raise IngestError(len(episodes), unit.origin, f"too many records: at most {max_records} per upload", 413, file=unit.file)
-            episodes.append(_import_unit(unit, len(episodes), redactor, walk_raw=walk_raw, depth=document.depth))
+            episodes.append(_import_unit(unit, len(episodes), redactor, walk_raw=walk_raw, depth=document.depth, budget=budget))
     if not episodes:
         raise IngestError(0, "", "the upload holds no records", file=filename)
     formats = sorted({episode.format for episode in episodes})
@@ -125,9 +142,9 @@ def _read_native(data: bytes, filename: str, redactor: Redactor, max_records: in
     return episodes
 
 
-def _documents(data: bytes, filename: str, episodes: list[ImportedEpisode], max_bytes: int | None) -> Iterator[Document]:
+def _documents(data: bytes, filename: str, episodes: list[ImportedEpisode], budget: ByteBudget) -> Iterator[Document]:
     """The upload's documents; a parse error is reported at the record index reached so far."""
-    documents = read_documents(data, filename=filename, max_unzipped_bytes=4 * max_bytes if max_bytes else 1 << 30)
+    documents = read_documents(data, filename=filename, budget=budget)
     while True:
         try:
             document = next(documents)
@@ -157,9 +174,11 @@ def _split_checked(document: Document, fmt: str, first_index: int) -> Split:
     return split
 
 
-def _import_unit(unit: Unit, index: int, redactor: Redactor, *, walk_raw: bool = True, depth: int | None = None) -> ImportedEpisode:
+def _import_unit(
+    unit: Unit, index: int, redactor: Redactor, *, walk_raw: bool = True, depth: int | None = None, budget: ByteBudget | None = None
+) -> ImportedEpisode:
     """`walk_raw=False`: the document's text showed nothing to redact. `depth`: the document's checked nesting."""
-    ctx = RecordContext(index, unit.file)
+    ctx = RecordContext(index, unit.file, budget=budget)
     raw, redactions = redactor.redact(unit.raw) if walk_raw else (unit.raw, 0)
     record = FORMATS[unit.format].to_record(raw, unit.origin, ctx, unit.context)
     later = 0
@@ -181,7 +200,17 @@ def _import_unit(unit: Unit, index: int, redactor: Redactor, *, walk_raw: bool =
 
 def _report(episodes: list[ImportedEpisode], formats: list[str], document_unmapped: list[str], skipped: list[str]) -> dict[str, Any]:
     summaries = [
-        EpisodeSummary(e.format, e.file, e.origin, len(e.record["steps"]), e.content_hash, e.redactions, e.unmapped) for e in episodes
+        EpisodeSummary(
+            e.format,
+            e.file,
+            e.origin,
+            len(e.record["steps"]),
+            e.content_hash,
+            e.redactions,
+            e.unmapped,
+            conversation_problems(e.record["steps"]),
+        )
+        for e in episodes
     ]
     return build_report(summaries, formats, document_unmapped, skipped)
 
@@ -197,12 +226,16 @@ class EpisodeSummary:
     content_hash: str
     redactions: int = 0
     unmapped: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why it cannot be exported as a chat conversation (export.conversation_problems)
 
 
 def build_report(
     summaries: list[EpisodeSummary], formats: list[str], document_unmapped: list[str] | None = None, skipped: list[str] | None = None
 ) -> dict[str, Any]:
-    """The import report: formats, counts, redactions, what was not mapped, and a line per episode."""
+    """The import report: formats, counts, redactions, what was not mapped, and a line per episode.
+
+    An episode stored with `problems` is kept whole but left out of chat (OpenAI) exports, which say why.
+    """
     summary: Counter[str] = Counter(re.sub(r"\[\d+\]", "[]", path) for episode in summaries for path in episode.unmapped)
     return {
         "format": formats[0] if len(formats) == 1 else "mixed",
@@ -213,6 +246,7 @@ def build_report(
         "unmapped_summary": dict(summary.most_common()),
         "document_unmapped": document_unmapped or [],
         "skipped_files": skipped or [],
+        "not_chat_exportable": sum(bool(episode.problems) for episode in summaries),
         "episodes": [
             {
                 "index": i,
@@ -223,6 +257,7 @@ def build_report(
                 "redactions": episode.redactions,
                 "unmapped": episode.unmapped,
                 "content_hash": episode.content_hash,
+                "problems": episode.problems,
             }
             for i, episode in enumerate(summaries)
         ],

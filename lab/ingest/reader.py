@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from lab.ingest.budget import ByteBudget
 from lab.ingest.errors import IngestError, join_path
 
 _KINDS: dict[str, tuple[type, ...]] = {
@@ -38,11 +39,13 @@ def type_name(value: Any) -> str:
 
 @dataclass
 class RecordContext:
-    """What one record's mapping needs to report: its index, its file, and what it could not map."""
+    """What one record's mapping needs to report: its index, its file, and what it could not map.
+    `budget` is the upload's byte budget, for mappings that expand what they read (inspect attachments)."""
 
     record_index: int
     file: str = ""
     unmapped: list[str] = field(default_factory=list)
+    budget: ByteBudget | None = None
 
     def fail(self, path: str, reason: str) -> NoReturn:
         raise IngestError(self.record_index, path, reason, file=self.file)

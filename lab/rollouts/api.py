@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -12,6 +13,7 @@ from rest_framework.response import Response
 
 from environments import registry
 from environments.core import EnvError
+from environments.seeds import SEED_MAX, SEED_MIN
 from lab.errors import DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
@@ -31,10 +33,27 @@ class EvaluationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def seed_field(**kwargs: Any) -> serializers.IntegerField:
+    """A seed: a signed 64-bit integer, as the lab stores it (environments.seeds)."""
+    return serializers.IntegerField(min_value=SEED_MIN, max_value=SEED_MAX, **kwargs)
+
+
+class SeedListField(serializers.ListField):
+    """A list of seeds, its length checked against PRACTICUM_MAX_SEEDS before any element is read."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=seed_field(), min_length=1, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        if isinstance(data, list) and len(data) > settings.PRACTICUM_MAX_SEEDS:
+            raise serializers.ValidationError(f"{len(data)} seeds; at most {settings.PRACTICUM_MAX_SEEDS} are allowed")
+        return super().to_internal_value(data)
+
+
 class EvaluationLaunchSerializer(serializers.Serializer):
     agent = serializers.CharField(max_length=128, help_text="An agent's name; an environment anchor's name creates it on demand.")
     task_set = serializers.CharField(max_length=128, help_text='"storebench/eval", "storebench/dev", or one task id.')
-    seeds = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=1000)
+    seeds = SeedListField()
     project = serializers.CharField(required=False)
 
 
@@ -57,7 +76,7 @@ class RolloutSerializer(serializers.ModelSerializer):
 class RolloutLaunchSerializer(serializers.Serializer):
     agent = serializers.CharField(max_length=128)
     task = serializers.CharField(max_length=200, help_text='A task id, e.g. "storebench/payment-outage".')
-    seed = serializers.IntegerField()
+    seed = seed_field()
     project = serializers.CharField(required=False)
 
 

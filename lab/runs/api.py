@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from environments.seeds import SeedError, seeds_check
 from lab.errors import DomainError, NotFound
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
@@ -59,6 +61,13 @@ def _typed(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
         raise DomainError("invalid_config", f"{name}={value!r}: must be a {kind.__name__}", fields=[name])
     return value
+
+
+def _seeds(values: list[Any]) -> list[int]:
+    try:
+        return seeds_check(values, maximum=settings.PRACTICUM_MAX_SEEDS)
+    except SeedError as exc:
+        raise DomainError("invalid_seeds", f"seeds: {exc}", fields=["seeds"]) from None
 
 
 @extend_schema(tags=["runs"])
@@ -117,7 +126,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         evaluation = checkpoint_evaluate(
             checkpoint=checkpoint,
             task_set=_typed(body, "task_set", str, ""),
-            seeds=_typed(body, "seeds", list, []),
+            seeds=_seeds(_typed(body, "seeds", list, [])),
             sampling=_typed(body, "sampling", dict, {}) or None,
             harness=_typed(body, "harness", dict, {}) or None,
             user=request.user,

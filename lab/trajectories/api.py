@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lab import ingest
 from lab.errors import Conflict, DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
@@ -127,7 +129,10 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         if fmt == "native":
             return Response(record)
         if fmt == "openai":
-            return Response(imports.export_openai(record))
+            try:
+                return Response(imports.export_openai(record))
+            except ingest.ConversationError as exc:
+                raise DomainError(exc.code, f"episode {episode.pk} is {exc}", status=422, problems=exc.problems) from None
         raise DomainError("unknown_format", f"format={fmt!r}; use native or openai")
 
 
@@ -196,7 +201,11 @@ class ImportJobView(APIView):
 @extend_schema(tags=["datasets"], parameters=[OpenApiParameter(name, str, required=False) for name in FILTER_FIELDS])
 class DatasetExportView(APIView):
     """Stream matching episodes as JSONL, one OpenAI-style `{"messages", "tools"}` record per line (`format=native`
-    streams canonical records instead)."""
+    streams canonical records instead).
+
+    An episode with no valid chat rendering (lab.ingest.export.conversation_problems) is left out of an OpenAI
+    export, never written as an invalid conversation: the stream then ends with one line
+    `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why."""
 
     def get(self, request: Request) -> StreamingHttpResponse:
         episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
@@ -205,8 +214,14 @@ class DatasetExportView(APIView):
             raise DomainError("unknown_format", f"format={fmt!r}; use openai or native")
 
         def lines() -> Iterator[bytes]:
+            skipped = []
             for episode in episodes.order_by("id").iterator(chunk_size=200):
-                yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk)
+                try:
+                    yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk)
+                except ingest.ConversationError as exc:
+                    skipped.append({"episode_id": episode.pk, "problems": exc.problems})
+            if skipped:
+                yield (json.dumps({"skipped": skipped}, separators=(",", ":")) + "\n").encode()
 
         response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
         response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'

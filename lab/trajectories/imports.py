@@ -8,6 +8,7 @@ atomically. The job can be re-run after a crash: storage is idempotent by conten
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import IngestOutcome, episodes_ingest, episodes_ingest_native
 
 FORMATS = ingest.FORMAT_NAMES
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,6 +51,7 @@ def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
             redaction_patterns=redactor_configured(),
             max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
             max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
+            max_expanded_bytes=settings.PRACTICUM_MAX_EXPANDED_BYTES,
         )
     except ingest.IngestError as exc:
         raise DomainError(exc.code, exc.message, status=exc.status, **exc.details) from None
@@ -119,27 +122,53 @@ def import_job_create(*, project: Project, user: Any, filename: str, data: bytes
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{uuid.uuid4().hex}-{Path(filename).name[-100:]}"
     path.write_bytes(data)
-    job = ImportJob.objects.create(
-        project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt
-    )
-    from lab.trajectories.tasks import import_file
-
-    transaction.on_commit(lambda: import_file.delay(job.pk))
+    try:
+        job = ImportJob.objects.create(
+            project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt
+        )
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    transaction.on_commit(lambda: _import_job_enqueue(job))
     return job
 
 
+def _import_job_enqueue(job: ImportJob) -> None:
+    """Queue the job; if the broker refuses it, nothing would ever run it: it fails now, naming why."""
+    from lab.trajectories.tasks import import_file
+
+    try:
+        import_file.delay(job.pk)
+    except Exception as exc:
+        logger.exception("import job %s could not be queued", job.pk)
+        message = f"the import could not be queued ({type(exc).__name__}: {str(exc)[:300]}); upload the file again"
+        ImportJob.objects.filter(pk=job.pk, status=ImportStatus.QUEUED).update(
+            status=ImportStatus.FAILED, error={"code": "not_queued", "message": message}, finished_at=timezone.now()
+        )
+        Path(job.path).unlink(missing_ok=True)
+
+
 def import_job_run(*, job_id: int) -> ImportJob:
-    """The job body: parse the stored file and store its episodes. Safe to run twice."""
+    """The job body: parse the stored file and store its episodes. Safe to run twice.
+
+    Whatever goes wrong ends the job `failed` with a readable reason, and a job that ended (either way) has
+    its stored file removed: nothing is left that a retry could use, and nothing lingers on disk.
+    """
     job = ImportJob.objects.select_related("project", "created_by").get(pk=job_id)
-    if job.status == ImportStatus.DONE:
+    if job.status in (ImportStatus.DONE, ImportStatus.FAILED):
         return job
     ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING)
     try:
-        stored = upload_ingest(
-            project=job.project, user=job.created_by, data=Path(job.path).read_bytes(), filename=job.filename, fmt=job.format
-        )
+        data = Path(job.path).read_bytes()
+        stored = upload_ingest(project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format)
+    except FileNotFoundError:
+        job.status, job.error = ImportStatus.FAILED, _FILE_GONE
     except DomainError as exc:
         job.status, job.error = ImportStatus.FAILED, exc.as_json()["error"]
+    except Exception as exc:  # a bug or an outage must not leave the job running forever; the trace goes to the log
+        logger.exception("import job %s failed", job.pk)
+        message = f"the import stopped on an unexpected error ({type(exc).__name__}: {str(exc)[:300]}); nothing was stored"
+        job.status, job.error = ImportStatus.FAILED, {"code": "import_failed", "message": message}
     else:
         job.status = ImportStatus.DONE
         job.episode_ids = [o.episode.pk for o in stored.outcomes]
@@ -151,19 +180,35 @@ def import_job_run(*, job_id: int) -> ImportJob:
         }
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "error", "episode_ids", "report", "finished_at"])
-    if job.status == ImportStatus.DONE:
-        Path(job.path).unlink(missing_ok=True)
+    Path(job.path).unlink(missing_ok=True)
     return job
+
+
+_FILE_GONE = {"code": "file_missing", "message": "the uploaded file is no longer on the server; upload it again"}
+FINAL_STATUSES = (ImportStatus.DONE, ImportStatus.FAILED)
 
 
 def import_job_wait(job: ImportJob, *, timeout_s: float) -> ImportJob:
+    """The job once it is final, or as it stands after `timeout_s`; at once when it can never finish.
+
+    A job can never finish when its file is gone while it is still queued or running (the job body reads
+    the file first and removes it only after saving its final state): it is marked failed. Inside a
+    transaction the job is not even enqueued until commit, so there is nothing to wait for.
+    """
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while True:
         job.refresh_from_db()
-        if job.status in (ImportStatus.DONE, ImportStatus.FAILED):
-            break
+        if job.status in FINAL_STATUSES:
+            return job
+        if not Path(job.path).exists():
+            ImportJob.objects.filter(pk=job.pk, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(
+                status=ImportStatus.FAILED, error=_FILE_GONE, finished_at=timezone.now()
+            )
+            job.refresh_from_db()
+            return job
+        if connection.in_atomic_block or time.monotonic() >= deadline:
+            return job
         time.sleep(0.05)
-    return job
 
 
 def import_job_json(job: ImportJob) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from environments.cli import main
 
 
@@ -45,3 +47,10 @@ def test_contract_subcommand_reports_per_task(capsys) -> None:
     from environments.contract import check_task
 
     assert check_task("storebench/viral-trend", seed=3, steps=40) == []
+
+
+def test_a_seed_outside_int64_is_refused_by_the_cli(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "storebench/launch-week", "--seed", "99999999999999999999"])
+    assert exited.value.code == 2
+    assert "argument --seed: seed 99999999999999999999 is outside" in capsys.readouterr().err

@@ -11,11 +11,12 @@ import functools
 import json
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 import training
-from environments import registry
+from environments import registry, seeds
 from environments.core import EnvError
 from environments.policies import policy_names
 from lab.console.views.common import role_of, visible_projects
@@ -61,24 +62,21 @@ def launch_project(request: HttpRequest, action: str) -> Project:
 
 
 def seeds_parse(raw: str) -> list[int]:
-    """ "0,1,2" or "0 1 2" or a range "0-4" into integers; anything else is a field error on `seeds`."""
-    seeds: list[int] = []
-    for part in raw.replace(",", " ").split():
-        low, dash, high = part.partition("-") if not part.startswith("-") else (part, "", "")
-        try:
-            seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
-        except ValueError:
-            raise DomainError("invalid_seeds", f"{part!r} is not a seed: give whole numbers like 0,1,2 or 0-4", path="seeds") from None
-    if not seeds:
-        raise DomainError("invalid_seeds", "give at least one seed, e.g. 0,1,2", path="seeds")
-    return seeds
+    """ "0,1,2" or "0 1 2" or a range "0-4" into integers (environments.seeds); anything else is a field error on `seeds`."""
+    try:
+        return seeds.seeds_parse(raw, maximum=settings.PRACTICUM_MAX_SEEDS)
+    except seeds.SeedError as exc:
+        raise DomainError("invalid_seeds", str(exc), path="seeds") from None
 
 
 def seed_parse(raw: str) -> int:
     value = raw.strip()
     if not value.lstrip("-").isdigit():
-        raise DomainError("invalid_seed", f"seed must be a whole number, got {raw!r}", path="seed")
-    return int(value)
+        raise DomainError("invalid_seed", f"seed must be a whole number, got {raw[:40]!r}", path="seed")
+    try:
+        return seeds.seed_parse(value)
+    except seeds.SeedError as exc:
+        raise DomainError("invalid_seed", f"seed: {exc}", path="seed") from None
 
 
 def config_parse(raw: str) -> dict[str, Any]:

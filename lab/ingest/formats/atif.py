@@ -43,7 +43,7 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
     )
     tools = agent.array("tool_definitions")
     agent.done()
-    steps = StepList()
+    steps = StepList(ctx)
     for i, value in enumerate(trajectory.array("steps", required=True)):
         step = Reader(value, f"{trajectory.at('steps')}[{i}]", ctx)
         step_id = step.get("step_id", "integer", required=True)
@@ -89,6 +89,7 @@ def _add_step(step: Reader, steps: StepList) -> None:
     call_ids = {call["id"] for call in calls}
     results: list[dict[str, Any]] = []
     loose: list[dict[str, Any]] = []
+    result_paths: list[str] = []
     observation = step.child("observation")
     if observation is not None:
         for k, value in enumerate(observation.array("results")):
@@ -99,6 +100,8 @@ def _add_step(step: Reader, steps: StepList) -> None:
             )
             result.done()
             # An observation tied to no call of this step (ATIF allows it) stays in meta, not as a fake result.
+            if call_id in call_ids:
+                result_paths.append(result.path)
             (results if call_id in call_ids else loose).append({"content": None, **entry})
         observation.done()
     meta = drop_none(
@@ -128,6 +131,8 @@ def _add_step(step: Reader, steps: StepList) -> None:
         metrics.done()
     steps.add(
         source,
+        path=step.path,
+        result_paths=result_paths,
         message=step.get("message", "string|array|null"),
         reasoning=step.get("reasoning_content", "string"),
         tool_calls=calls,

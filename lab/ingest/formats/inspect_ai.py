@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from environments.trajectory import new_record
+from lab.ingest.budget import ByteBudget
 from lab.ingest.chat import StepList
 from lab.ingest.common import finite_number, set_termination, upload_header
 from lab.ingest.reader import Reader, RecordContext, drop_none
@@ -43,24 +44,48 @@ def matches(value: Any) -> bool:
     )
 
 
-def resolve_attachments(value: Any, attachments: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        if "attachment://" not in value:
-            return value
-        return ATTACHMENT.sub(lambda m: attachments.get(m.group(1), m.group(0)), value)
-    if isinstance(value, dict):
-        return {k: resolve_attachments(v, attachments) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve_attachments(v, attachments) for v in value]
-    return value
+def resolve_attachments(value: Any, attachments: dict[str, Any], budget: ByteBudget | None = None, *, file: str = "") -> Any:
+    """`value` with every `attachment://<hash>` replaced by its text; unknown hashes (and non-text attachments) stay as written.
+
+    Each string's expansion is spent from `budget` before the string is built: a small sample that names a
+    large attachment thousands of times is refused without the expansion ever existing.
+    """
+    sizes: dict[str, int] = {}
+
+    def size(key: str) -> int:
+        if key not in sizes:
+            text = attachments.get(key)
+            sizes[key] = len(text.encode()) if isinstance(text, str) else 0
+        return sizes[key]
+
+    def replace(match: re.Match[str]) -> str:
+        text = attachments.get(match.group(1))
+        return text if isinstance(text, str) else match.group(0)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            if "attachment://" not in value:
+                return value
+            if budget is not None:
+                grown = sum(size(m.group(1)) for m in ATTACHMENT.finditer(value))
+                budget.spend(grown, what="attachment:// references", file=file)
+            return ATTACHMENT.sub(replace, value)
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(value)
 
 
 def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
     attachments = raw.get("attachments") if isinstance(raw, dict) else None
-    sample = Reader(resolve_attachments(raw, attachments) if isinstance(attachments, dict) else raw, origin, ctx)
+    resolved = resolve_attachments(raw, attachments, ctx.budget, file=ctx.file) if isinstance(attachments, dict) else raw
+    sample = Reader(resolved, origin, ctx)
     sample.skip("attachments", "input")  # attachments are resolved in place; input is repeated in messages
     sample_id = sample.get("id", "string|integer", required=True)
-    steps = StepList()
+    steps = StepList(ctx)
     for i, value in enumerate(sample.array("messages", required=True)):
         _add_message(Reader(value, f"{sample.at('messages')}[{i}]", ctx), steps)
     if not steps.steps and isinstance(sample.value.get("input"), str):
@@ -155,7 +180,12 @@ def _add_message(message: Reader, steps: StepList) -> None:
     if role == "tool":
         error = message.get("error", "object")
         steps.answer(
-            message.get("tool_call_id", "string"), content, is_error=error is not None, name=message.get("function", "string"), error=error
+            message.get("tool_call_id", "string"),
+            content,
+            is_error=error is not None,
+            name=message.get("function", "string"),
+            error=error,
+            path=message.path,
         )
     elif role in SOURCES:
         calls = []
@@ -173,7 +203,7 @@ def _add_message(message: Reader, steps: StepList) -> None:
             call.done()
             calls.append(entry)
         message.skip("tool_call_id")
-        steps.add(SOURCES[role], message=content, reasoning=reasoning, tool_calls=calls, meta=meta)
+        steps.add(SOURCES[role], message=content, reasoning=reasoning, tool_calls=calls, meta=meta, path=message.path)
     else:
         message.ctx.fail(message.at("role"), f"unknown role {role!r}; expected system, user, assistant or tool")
     message.done()

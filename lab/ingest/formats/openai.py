@@ -24,7 +24,7 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
     else:
         messages_path = ""
     record = Reader(raw, origin, ctx)
-    steps = StepList()
+    steps = StepList(ctx)
     add_openai_messages(record.array("messages", required=True), messages_path or record.at("messages"), ctx, steps)
     reward = record.get("reward", "number")
     metadata = record.get("metadata", "object")

@@ -24,7 +24,7 @@ def matches(value: Any) -> bool:
 
 def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
     record = Reader(raw, origin, ctx)
-    steps = StepList()
+    steps = StepList(ctx)
     system = record.get("system", "string")
     if system:
         steps.add("system", message=system)
@@ -35,9 +35,9 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
         if speaker in SPEAKERS:
             steps.add(SPEAKERS[speaker], message=text)
         elif speaker == "function_call":
-            steps.add("agent", tool_calls=_calls(text, turn.at("value"), ctx, len(steps.steps)))
+            steps.add("agent", tool_calls=_calls(text, turn.at("value"), ctx, len(steps.steps)), path=turn.path)
         elif speaker in ("observation", "tool"):
-            steps.answer(None, text)
+            steps.answer(None, text, path=turn.path)
         else:
             ctx.fail(turn.at("from"), f"unknown speaker {speaker!r}; expected human, gpt, system, function_call or observation")
         turn.done()

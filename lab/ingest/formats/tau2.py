@@ -42,7 +42,7 @@ def container_context(results: dict[str, Any]) -> tuple[dict[str, Any], list[str
 def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
     sim = Reader(raw, origin, ctx)
     task_id = sim.get("task_id", "string|integer", required=True)
-    steps = StepList()
+    steps = StepList(ctx)
     for i, value in enumerate(sim.array("messages", required=True)):
         _add_message(Reader(value, f"{sim.at('messages')}[{i}]", ctx), steps)
     reward_info = sim.get("reward_info", "object")
@@ -102,6 +102,7 @@ def _add_message(message: Reader, steps: StepList) -> None:
             content,
             is_error=bool(message.get("error", "boolean")),
             requestor=message.get("requestor", "string"),
+            path=message.path,
         )
     elif role in SOURCES:
         calls = []
@@ -116,7 +117,7 @@ def _add_message(message: Reader, steps: StepList) -> None:
             )
             call.skip("requestor")  # the step's source already says who called
             call.done()
-        steps.add(SOURCES[role], message=content, tool_calls=calls, timestamp=timestamp, meta=meta)
+        steps.add(SOURCES[role], message=content, tool_calls=calls, timestamp=timestamp, meta=meta, path=message.path)
     else:
         message.ctx.fail(message.at("role"), f"unknown role {role!r}; expected assistant, user, tool or system")
     message.done()

@@ -37,7 +37,7 @@ def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]
     record = Reader(raw, origin, ctx)
     task_id = record.get("task_id", "integer|string", required=True)
     reward = record.get("reward", "number", required=True)
-    steps = StepList()
+    steps = StepList(ctx)
     add_openai_messages(record.array("traj", required=True), record.at("traj"), ctx, steps, error_prefix=TOOL_ERROR_PREFIX)
     meta: dict[str, Any] = {"trial": record.get("trial", "integer")}
     components: dict[str, float] = {}

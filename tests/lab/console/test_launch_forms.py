@@ -288,3 +288,20 @@ def test_cancel_a_running_rollout_from_the_episode_viewer(role_users: dict[str, 
 
 def test_no_cancel_button_for_episodes_without_a_running_job(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
     assert "/cancel" not in as_user(role_users["owner"]).get(f"/episodes/{toy_episodes[0].pk}/").content.decode()
+
+
+def test_a_seed_range_past_the_maximum_is_refused_before_it_is_built(role_users: dict[str, Any], settings: Any) -> None:
+    settings.PRACTICUM_MAX_SEEDS = 5
+    owner = as_user(role_users["owner"])
+    for seeds, message in [
+        ("0-99999999999", "holds more than 5 seeds"),
+        ("0-5", "holds more than 5 seeds"),
+        ("99999999999999999999", "outside"),
+    ]:
+        refused = owner.post("/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK, "seeds": seeds})
+        assert refused.status_code == 400 and message in refused.content.decode(), seeds
+    refused = owner.post("/rollouts/new", {"project": "acme", "agent": "smart-triage", "task": TASK, "seed": "99999999999999999999"})
+    assert refused.status_code == 400 and "outside" in refused.content.decode()
+    assert not Evaluation.objects.exists() and not RolloutJob.objects.exists()
+    owner.post("/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK, "seeds": "0-4"})
+    assert Evaluation.objects.get().seeds == [0, 1, 2, 3, 4]

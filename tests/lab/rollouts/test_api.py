@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from lab.rollouts.models import Evaluation, RolloutJob
 from lab.trajectories.models import AgentConfig, Episode
 
 TASK = "storebench/payment-outage"
@@ -61,3 +62,14 @@ def test_launching_needs_a_writer_and_valid_parameters(
     assert no_agent.status_code == 404 and "ghost" in no_agent.json()["error"]["message"]
     no_seeds = alice_api.post("/api/v1/evaluations/", {"agent": "do-nothing", "task_set": TASK, "seeds": []}, format="json")
     assert no_seeds.status_code == 400
+
+
+def test_seeds_past_the_maximum_or_outside_int64_are_refused(db: Any, alice_api: Any, settings: Any) -> None:
+    settings.PRACTICUM_MAX_SEEDS = 3
+    too_many = alice_api.post("/api/v1/evaluations/", {"agent": "do-nothing", "task_set": TASK, "seeds": [0, 1, 2, 3]}, format="json")
+    assert too_many.status_code == 400 and too_many.json()["error"]["fields"]["seeds"] == ["4 seeds; at most 3 are allowed"]
+    huge = alice_api.post("/api/v1/evaluations/", {"agent": "do-nothing", "task_set": TASK, "seeds": [2**70]}, format="json")
+    assert huge.status_code == 400 and "seeds" in huge.json()["error"]["fields"]
+    rollout = alice_api.post("/api/v1/rollouts/", {"agent": "do-nothing", "task": TASK, "seed": -(2**63) - 1}, format="json")
+    assert rollout.status_code == 400 and "seed" in rollout.json()["error"]["fields"]
+    assert not Evaluation.objects.exists() and not RolloutJob.objects.exists()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from lab.rollouts.evaluations import evaluation_compare, evaluation_create, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
@@ -85,3 +86,10 @@ def test_the_command_runs_anchors_and_the_agent_and_prints_the_table(project_a: 
     regrade = io.StringIO()
     call_command("evaluate", regrade=evaluation.pk, stdout=regrade)
     assert '"matches": true' in regrade.getvalue()
+
+
+def test_the_command_refuses_a_seed_range_past_the_maximum(project_a: Any, settings: Any) -> None:
+    settings.PRACTICUM_MAX_SEEDS = 10
+    with pytest.raises(CommandError, match="--seeds: '0-99999999999' holds more than 10 seeds"):
+        call_command("evaluate", agent="naive-restock", tasks=TASK, seeds="0-99999999999", inline=True, stdout=io.StringIO())
+    assert not Evaluation.objects.exists()

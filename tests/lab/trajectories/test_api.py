@@ -171,3 +171,23 @@ def test_import_wait_returns_the_finished_job(celery_worker: Any, alice_api: Any
     assert response.status_code == 201
     assert response.json()["status"] == "done" and len(response.json()["episode_ids"]) == 1
     assert ImportJob.objects.get().status == "done"
+
+
+def test_an_episode_with_no_valid_chat_is_refused_by_the_openai_exports(alice_api: Any, record_factory: Any) -> None:
+    good = record_factory(steps=1)
+    odd = record_factory(steps=1, tag="odd")
+    odd["steps"].append({"index": 1, "source": "env", "results": [{"call_id": "c0", "content": "late"}]})
+    stored = post_json(alice_api, "/api/v1/episodes/", [good, odd]).json()
+    good_id, odd_id = (e["id"] for e in stored["episodes"])
+    assert [e["problems"] for e in stored["report"]["episodes"]][1] == [
+        "steps[1].results[0]: answers call id 'c0', which this step's assistant turn did not make"
+    ]
+    refused = alice_api.get(f"/api/v1/episodes/{odd_id}/export?format=openai")
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_conversation"
+    assert refused.json()["error"]["problems"] == stored["report"]["episodes"][1]["problems"]
+    assert alice_api.get(f"/api/v1/episodes/{odd_id}/export?format=native").status_code == 200  # kept whole
+    lines = [json.loads(line) for line in b"".join(alice_api.get("/api/v1/datasets/export").streaming_content).splitlines()]
+    assert [line["metadata"]["episode_id"] for line in lines[:-1]] == [good_id]
+    assert lines[-1] == {"skipped": [{"episode_id": odd_id, "problems": stored["report"]["episodes"][1]["problems"]}]}
+    native = [json.loads(line) for line in b"".join(alice_api.get("/api/v1/datasets/export?format=native").streaming_content).splitlines()]
+    assert len(native) == 2

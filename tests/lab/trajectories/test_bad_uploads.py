@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from typing import Any
 
 import pytest
@@ -154,3 +156,15 @@ def test_a_parent_in_another_project_is_refused(alice_api: Any, api: Any, bob: A
     response = alice_api.post("/api/v1/episodes/", data=json.dumps(child), content_type="application/json")
     assert response.status_code == 400 and response.json()["error"]["path"] == "header.parent.episode_id"
     assert Episode.objects.filter(project__slug="acme").count() == 0
+
+
+def test_a_zip_bomb_upload_answers_413_too_large_and_stores_nothing(alice_api: Any, settings: Any) -> None:
+    settings.PRACTICUM_MAX_EXPANDED_BYTES = 4 * 1024 * 1024
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive, archive.open("bomb.json", "w") as member:
+        for _ in range(16):
+            member.write(b" " * (1 << 20))
+    upload = SimpleUploadedFile("bomb.zip", buffer.getvalue())
+    response = alice_api.post("/api/v1/episodes/import/", {"file": upload}, format="multipart")
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+    assert Episode.objects.count() == 0 and ImportJob.objects.count() == 0

@@ -19,6 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from environments import registry
 from environments.core import EnvError
 from environments.policies import policy_names
+from environments.seeds import SeedError, seeds_parse
 from lab.errors import DomainError
 from lab.projects.models import Project
 from lab.rollouts.evaluations import evaluation_compare, evaluation_create, evaluation_refresh, evaluation_regrade
@@ -32,7 +33,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", help="An agent config's name, or an anchor's name (created on demand).")
         parser.add_argument("--tasks", default="storebench/eval", help="A task set (storebench/eval, storebench/dev, ...) or one task id.")
-        parser.add_argument("--seeds", default="0,1,2", help="Comma-separated integers.")
+        parser.add_argument(
+            "--seeds", default="0,1,2", help="Comma-separated integers or ranges, e.g. 0,1,2 or 0-9 (at most PRACTICUM_MAX_SEEDS)."
+        )
         parser.add_argument("--project", help="Project slug (default: the only project).")
         parser.add_argument("--anchors", default="", help='Anchors to evaluate first on the same tasks and seeds: "all" or a comma list.')
         parser.add_argument("--workers", action="store_true", help="Send the rollouts to Celery workers even in embedded mode.")
@@ -54,9 +57,9 @@ class Command(BaseCommand):
         if not options["agent"]:
             raise CommandError("--agent is required (or --regrade ID)")
         try:
-            seeds = [int(s) for s in options["seeds"].split(",") if s.strip()]
-        except ValueError:
-            raise CommandError(f"--seeds {options['seeds']!r}: use comma-separated integers, e.g. 0,1,2") from None
+            seeds = seeds_parse(options["seeds"], maximum=settings.PRACTICUM_MAX_SEEDS)
+        except SeedError as exc:
+            raise CommandError(f"--seeds: {exc}") from None
         try:
             env_name = registry.task_set(options["tasks"])[0].env
         except EnvError as exc:
