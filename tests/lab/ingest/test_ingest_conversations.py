@@ -142,7 +142,10 @@ def test_atif_refuses_a_call_id_used_by_two_steps() -> None:
     trajectory = {"schema_version": "ATIF-v1.4", "session_id": "s", "agent": {"name": "a", "version": "1"}, "steps": [step(1), step(2)]}
     with pytest.raises(IngestError) as caught:
         import_payload(json.dumps(trajectory))
-    assert caught.value.path == "steps[1].tool_calls[0]" and "used twice (first at steps[0].tool_calls[0], still unanswered)" in caught.value.reason
+    assert (
+        caught.value.path == "steps[1].tool_calls[0]"
+        and "used twice (first at steps[0].tool_calls[0], still unanswered)" in caught.value.reason
+    )
 
 
 def _native(*steps: dict[str, Any]) -> dict[str, Any]:
