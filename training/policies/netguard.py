@@ -127,13 +127,17 @@ class OriginPinnedTransport(httpx.BaseTransport):
         if not connection.any_address:
             assert isinstance(self.inner._pool, httpcore.ConnectionPool), "httpx built a proxy pool despite trust_env=False"
             # httpx has no public parameter for the network backend; this is the pool it would build, plus ours.
-            self.inner._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(connection.allowed_networks))
+            self.inner._pool = httpcore.ConnectionPool(
+                ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(connection.allowed_networks)
+            )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         if origin != self.origin:
-            raise httpx.ConnectError(f"refused a request to {url.scheme}://{url.host}: only the agent's endpoint may be called", request=request)
+            raise httpx.ConnectError(
+                f"refused a request to {url.scheme}://{url.host}: only the agent's endpoint may be called", request=request
+            )
         return self.inner.handle_request(request)
 
     def close(self) -> None:

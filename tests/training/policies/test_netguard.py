@@ -13,8 +13,7 @@ import httpx
 import pytest
 
 from environments.registry import make
-from training.policies import Connection, HarnessStop, policy_from_config
-from training.policies import netguard
+from training.policies import Connection, HarnessStop, netguard, policy_from_config
 from training.policies.netguard import address_problem, guarded_client, host_problem
 
 

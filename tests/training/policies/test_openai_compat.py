@@ -101,7 +101,9 @@ def test_malformed_native_arguments_become_an_invalid_action_sent_back_to_the_mo
         {"id": "call_bad", "type": "function", "function": {"name": "lookup", "arguments": '{"item": "lamp"'}}]},
         lambda body: {"role": "assistant", "content": "I give up."}]  # fmt: skip
     env = make("toolgym/lookup", seed=1)
-    policy = policy_from_config({**_config(endpoint), "harness": {"max_new_tokens": 16, "max_consecutive_errors": 2}}, env, 1, connection=_declared(endpoint))
+    policy = policy_from_config(
+        {**_config(endpoint), "harness": {"max_new_tokens": 16, "max_consecutive_errors": 2}}, env, 1, connection=_declared(endpoint)
+    )
     record = run_episode(env, policy, max_consecutive_errors=2)
     assert record["header"]["termination_reason"] == "too_many_errors"
     first, second = record["steps"][1], record["steps"][2]
