@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from lab.env import env_bool, env_int, env_str, env_url
+from lab.env import env_bool, env_endpoints, env_int, env_networks, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PRACTICUM_VAR_DIR", str(BASE_DIR / "var")))
@@ -170,9 +170,21 @@ PRACTICUM_REDACTION_PATTERNS = [p for p in env_str("PRACTICUM_REDACTION_PATTERNS
 PRACTICUM_UPLOAD_DIR = VAR_DIR / "uploads"
 PRACTICUM_CHECKPOINT_DIR = Path(env_str("PRACTICUM_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
 
-# OpenAI-compatible endpoints for `openai` agents: the key is read at call time, never stored in episodes.
+# Outbound calls. `openai` agents call an endpoint the operator names here (name -> base URL -> the variable
+# holding its key); the key is read at call time, never stored in agents or episodes. OPENAI_API_KEY and
+# VLLM_BASE_URL, when set, define the endpoints `openai` and `vllm` unless PRACTICUM_ENDPOINTS names them.
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
-VLLM_BASE_URL = env_str("VLLM_BASE_URL", "")
+VLLM_BASE_URL = env_url("VLLM_BASE_URL", schemes=("http", "https"))
+_IMPLIED_ENDPOINTS = {
+    **({"openai": {"base_url": env_url("OPENAI_BASE_URL", schemes=("http", "https")) or "https://api.openai.com/v1",
+                   "key_env": "OPENAI_API_KEY"}} if OPENAI_API_KEY else {}),
+    **({"vllm": {"base_url": VLLM_BASE_URL}} if VLLM_BASE_URL else {}),
+}  # fmt: skip
+PRACTICUM_ENDPOINTS = env_endpoints("PRACTICUM_ENDPOINTS", defaults=_IMPLIED_ENDPOINTS)
+# Free URLs (not a declared name) for `openai` agents: off by default; never sent a key; public addresses only,
+# unless inside one of PRACTICUM_ALLOWED_PRIVATE_NETWORKS (comma-separated CIDRs).
+PRACTICUM_ALLOW_FREE_ENDPOINTS = env_bool("PRACTICUM_ALLOW_FREE_ENDPOINTS", False)
+PRACTICUM_ALLOWED_PRIVATE_NETWORKS = env_networks("PRACTICUM_ALLOWED_PRIVATE_NETWORKS")
 
 LOGGING = {
     "version": 1,
