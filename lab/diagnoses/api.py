@@ -126,7 +126,9 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         agent = self._agent(_body(request).get("agent"), diagnosis.episode) if _body(request).get("agent") else None
         if runs_a_model(agent if agent is not None else diagnosis.episode.agent):
             # The branches are played by a model on the server, on the caller's behalf: a rollout's role.
-            require_role(request=request, project=diagnosis.episode.project, roles=WRITE_ROLES, action="verify diagnoses with a model agent")
+            require_role(
+                request=request, project=diagnosis.episode.project, roles=WRITE_ROLES, action="verify diagnoses with a model agent"
+            )
         if _wants_wait(request) or agent is not None:
             diagnosis = diagnosis_verify(diagnosis=diagnosis, agent=agent)
             return Response(DiagnosisSerializer(diagnosis).data)

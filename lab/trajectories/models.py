@@ -65,7 +65,9 @@ class AgentConfig(models.Model):
     sampling = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, ...")
     harness = models.JSONField(default=dict, blank=True, help_text="context window, turn limit, stop conditions, ...")
     checkpoint = models.ForeignKey("runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="agents")
-    disabled_reason = models.TextField(blank=True, help_text="Why the agent may not run (its endpoint is no longer allowed); empty when it may.")
+    disabled_reason = models.TextField(
+        blank=True, help_text="Why the agent may not run (its endpoint is no longer allowed); empty when it may."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

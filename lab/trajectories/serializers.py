@@ -32,7 +32,19 @@ class AgentConfigSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AgentConfig
-        fields = ["id", "project", "name", "kind", "model", "endpoint", "sampling", "harness", "checkpoint", "disabled_reason", "created_at"]
+        fields = [
+            "id",
+            "project",
+            "name",
+            "kind",
+            "model",
+            "endpoint",
+            "sampling",
+            "harness",
+            "checkpoint",
+            "disabled_reason",
+            "created_at",
+        ]
         read_only_fields = ["id", "project", "disabled_reason", "created_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

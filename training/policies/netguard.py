@@ -88,7 +88,7 @@ def host_problem(host: str, port: int, allowed: Iterable[IPNetwork] = ()) -> str
     for address in addresses:
         problem = address_problem(address, allowed)
         if problem:
-            return f"{host} resolves to {problem}"
+            return f"{host} resolves to a refused address: {problem}"
     return None
 
 

@@ -94,7 +94,7 @@ def test_a_public_address_or_a_listed_private_network_is_allowed() -> None:
 
 def test_a_host_with_any_refused_address_is_refused(monkeypatch: Any) -> None:
     _dns(monkeypatch, {"mixed.example": ["93.184.216.34", "127.0.0.1"]})
-    assert host_problem("mixed.example", 443) == "mixed.example resolves to 127.0.0.1 is a loopback address"
+    assert host_problem("mixed.example", 443) == "mixed.example resolves to a refused address: 127.0.0.1 is a loopback address"
     assert host_problem("nowhere.example", 443) is not None and "does not resolve" in str(host_problem("nowhere.example", 443))
 
 

@@ -22,7 +22,9 @@ class Command(BaseCommand):
 
         # The endpoint settings may have changed since the last start: agents they now refuse are disabled, with the reason.
         for agent in agents_review_endpoints(resolve=False):
-            self.stdout.write(f"agent {agent.name!r}: {('disabled: ' + agent.disabled_reason) if agent.disabled_reason else 'enabled again'}")
+            self.stdout.write(
+                f"agent {agent.name!r}: {('disabled: ' + agent.disabled_reason) if agent.disabled_reason else 'enabled again'}"
+            )
         if settings.CELERY_EMBEDDED:
             from lab.celery import start_embedded_worker
 
