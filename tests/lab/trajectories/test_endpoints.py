@@ -269,3 +269,19 @@ def test_keys_never_reach_episodes_job_errors_or_logs(
     assert KEY not in job.error
     assert KEY not in caplog.text
     assert KEY not in repr(agent_connection(agent=agent))
+
+
+def test_the_evaluate_command_and_diagnosis_jobs_refuse_a_disabled_agent(endpoints: Any, project_a: Any, record_factory: Any) -> None:
+    from django.core.management.base import CommandError
+
+    from lab.diagnoses.jobs import diagnosis_job_create
+    from lab.trajectories.services import episodes_ingest
+
+    episode = episodes_ingest(project=project_a, records=[record_factory(steps=2)])[0].episode
+
+    agent = AgentConfig.objects.create(project=project_a, name="stale", kind="openai", model="m", endpoint="gone",
+                                       disabled_reason="endpoint: 'gone' is not an endpoint the operator declared")  # fmt: skip
+    with pytest.raises(CommandError, match="agent 'stale' is disabled: endpoint: 'gone'"):
+        call_command("evaluate", agent="stale", tasks="toolgym/lookup", seeds="0", project=project_a.slug, inline=True)
+    with pytest.raises(DomainError, match="agent 'stale' is disabled"):
+        diagnosis_job_create(project=project_a, episode_ids=[episode.pk], agent=agent)
