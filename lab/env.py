@@ -77,8 +77,14 @@ def env_endpoints(name: str, *, defaults: dict[str, dict[str, str]]) -> dict[str
         if not isinstance(spec, dict) or set(spec) - {"base_url", "key_env"}:
             raise ImproperlyConfigured(f"{where} must be an object with base_url and optionally key_env, got {spec!r}")
         base_url, key_env = spec.get("base_url"), spec.get("key_env", "")
-        parsed = urlparse(base_url) if isinstance(base_url, str) else None
-        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.username or parsed.password:
+        parsed = urlparse(base_url if isinstance(base_url, str) else "")
+        if (
+            not isinstance(base_url, str)
+            or parsed.scheme not in ("http", "https")
+            or not parsed.hostname
+            or parsed.username
+            or parsed.password
+        ):
             raise ImproperlyConfigured(f"{where}.base_url={base_url!r} must be an http(s) URL with a host and no user:password")
         if not isinstance(key_env, str) or (key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env)):
             raise ImproperlyConfigured(f"{where}.key_env={key_env!r} must be the name of an environment variable")

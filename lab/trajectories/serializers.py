@@ -57,7 +57,7 @@ class AgentConfigSerializer(serializers.ModelSerializer):
         merged = {field: attrs[field] if field in attrs else getattr(self.instance, field, default)
                   for field, default in (("kind", ""), ("endpoint", ""), ("sampling", {}))}  # fmt: skip
         try:
-            endpoint_connection(**merged)
+            endpoint_connection(kind=str(merged["kind"]), endpoint=str(merged["endpoint"] or ""), sampling=merged["sampling"])
         except DomainError as exc:
             raise serializers.ValidationError({exc.details.get("path", "endpoint"): exc.message}) from None
         attrs["disabled_reason"] = ""  # the values just passed today's checks, so the agent may run again

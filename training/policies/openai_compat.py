@@ -42,7 +42,8 @@ class OpenAIPolicy(LLMPolicy):
             api_key=connection.api_key or "EMPTY",  # local servers accept any key
             timeout=timeout,
             max_retries=int(self.sampling.get("max_retries", 4)),
-            http_client=guarded_client(connection, timeout=timeout),
+            # openai types this as httpx2.Client but accepts an httpx.Client too (it checks both); the guard is built on httpx.
+            http_client=guarded_client(connection, timeout=timeout),  # type: ignore[arg-type]
         )
 
     def describe(self) -> dict[str, Any]:

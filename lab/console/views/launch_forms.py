@@ -163,7 +163,8 @@ def agent_choices(projects: QuerySet[Project]) -> list[str]:
 
 def disabled_agents(projects: QuerySet[Project]) -> list[dict[str, str]]:
     """The projects' disabled agents with the reason, shown under the forms instead of being offered."""
-    return list(AgentConfig.objects.filter(project__in=projects).exclude(disabled_reason="").values("name", "disabled_reason")[:50])
+    disabled = AgentConfig.objects.filter(project__in=projects).exclude(disabled_reason="")[:50]
+    return [{"name": agent.name, "disabled_reason": agent.disabled_reason} for agent in disabled]
 
 
 def launch_context(request: HttpRequest) -> dict[str, Any]:
