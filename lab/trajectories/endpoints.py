@@ -63,7 +63,11 @@ def endpoint_connection(*, kind: str, endpoint: str, sampling: Any, resolve: boo
 
 
 def _free_connection(url: str, *, resolve: bool) -> Connection:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:  # e.g. an unbalanced "[" in the host
+        raise _refused("endpoint", f"{url!r} is not a valid URL") from None
     if parts.scheme not in ("http", "https"):
         raise _refused("endpoint", f"{url!r} uses the scheme {parts.scheme!r}; only http and https are allowed")
     if not settings.PRACTICUM_ALLOW_FREE_ENDPOINTS:
@@ -73,13 +77,13 @@ def _free_connection(url: str, *, resolve: bool) -> Connection:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise _refused("endpoint", f"{url!r} has an invalid port") from None
-    if not parts.hostname:
+    if not hostname:
         raise _refused("endpoint", f"{url!r} names no host")
     if parts.username or parts.password:
         raise _refused("endpoint", f"{url!r} carries a user or password; free URLs are called without credentials")
     networks = tuple(settings.PRACTICUM_ALLOWED_PRIVATE_NETWORKS)
     if resolve:
-        problem = host_problem(parts.hostname, port, networks)
+        problem = host_problem(hostname, port, networks)
         if problem:
             raise _refused("endpoint", f"{url!r}: {problem}; a private address must be inside PRACTICUM_ALLOWED_PRIVATE_NETWORKS")
     return Connection(base_url=url, api_key="EMPTY", allowed_networks=networks)

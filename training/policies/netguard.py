@@ -80,7 +80,7 @@ def host_problem(host: str, port: int, allowed: Iterable[IPNetwork] = ()) -> str
     """Why `host` may not be called: it does not resolve, or one of its addresses is refused."""
     try:
         addresses = resolve(host, port)
-    except (OSError, UnicodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: UnicodeError, or a NUL in the name
         return f"{host} does not resolve ({exc})"
     if not addresses:
         return f"{host} does not resolve"
@@ -102,7 +102,7 @@ class GuardedBackend(httpcore.SyncBackend):
                     socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
         try:
             addresses = resolve(host, port)
-        except (OSError, UnicodeError) as exc:
+        except (OSError, ValueError) as exc:
             raise httpcore.ConnectError(f"{host} does not resolve ({exc})") from None
         for address in addresses:
             problem = address_problem(address, self.allowed)

@@ -146,6 +146,13 @@ def test_a_private_network_the_operator_listed_is_allowed(alice_api: Any, endpoi
     assert _agent(alice_api, endpoint="http://internal.example.com/v1").status_code == 201
 
 
+@pytest.mark.parametrize(("url", "message"), [("http://[::1/v1", "is not a valid URL"), ("http://:80/v1", "names no host"),
+                                               ("http://public.example.com:99999/v1", "invalid port"), ("http://nowhere.invalid/v1", "does not resolve")])  # fmt: skip
+def test_malformed_free_urls_answer_400_naming_the_problem(alice_api: Any, endpoints: Any, settings: Any, url: str, message: str) -> None:
+    settings.PRACTICUM_ALLOW_FREE_ENDPOINTS = True
+    assert message in _field_error(_agent(alice_api, endpoint=url), "endpoint")
+
+
 def test_a_url_with_credentials_is_refused(alice_api: Any, endpoints: Any, settings: Any) -> None:
     settings.PRACTICUM_ALLOW_FREE_ENDPOINTS = True
     assert "user or password" in _field_error(_agent(alice_api, endpoint="https://u:p@public.example.com/v1"), "endpoint")
