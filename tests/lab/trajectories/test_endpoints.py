@@ -56,7 +56,7 @@ class _Recorder:
 
 @pytest.fixture
 def failing_server() -> Iterator[tuple[_Recorder, str]]:
-    """A chat server on loopback that records the Authorization header and answers 500 with a body that echoes it."""
+    """A chat server on loopback that records the Authorization header and answers every request with a 500."""
     state = _Recorder()
 
     class Handler(BaseHTTPRequestHandler):
