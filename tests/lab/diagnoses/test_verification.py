@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from lab.diagnoses.models import Diagnosis
+from lab.diagnoses.policies import runs_a_model
 from lab.diagnoses.services import diagnosis_create
 from lab.diagnoses.verification import diagnosis_verify
 from lab.errors import DomainError
@@ -125,5 +126,6 @@ def test_an_expert_may_not_verify_an_episode_a_model_played_but_may_verify_an_an
     Episode.objects.filter(pk=tight_episode.pk).update(agent=model_agent)
     answer = expert.post(f"/api/v1/diagnoses/{diagnose(tight_episode).pk}/verify/?wait=1")
     assert answer.status_code == 403 and "verify diagnoses with a model agent" in answer.json()["error"]["message"]
-    anchor_episode = store("ledger/tight")
+    anchor_episode = store("ledger/loose")  # another record: the same one would be the deduplicated episode above
+    assert anchor_episode.pk != tight_episode.pk and not runs_a_model(anchor_episode.agent)
     assert expert.post(f"/api/v1/diagnoses/{diagnose(anchor_episode).pk}/verify/?wait=1").status_code == 200
