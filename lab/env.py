@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
+import re
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -51,3 +54,51 @@ def env_url(name: str, *, schemes: tuple[str, ...]) -> str:
     if parsed.scheme not in ("sqlite",) and not parsed.hostname:
         raise ImproperlyConfigured(f"{name}={raw!r} names no host")
     return raw
+
+
+_ENDPOINT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def env_endpoints(name: str, *, defaults: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The operator's named endpoints, a JSON object `{name: {"base_url": URL, "key_env": VAR}}` (key_env optional).
+    `defaults` (endpoints implied by older variables) fill in names the object does not declare."""
+    raw = os.environ.get(name, "").strip()
+    try:
+        declared = json.loads(raw) if raw else {}
+    except json.JSONDecodeError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(declared, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object of name -> {{base_url, key_env}}, got {type(declared).__name__}")
+    endpoints: dict[str, dict[str, str]] = {}
+    for key, spec in {**defaults, **declared}.items():
+        where = f"{name}[{key!r}]"
+        if not _ENDPOINT_NAME.match(key):
+            raise ImproperlyConfigured(f"{where}: a name is letters, digits, '_', '.' or '-' (at most 64)")
+        if not isinstance(spec, dict) or set(spec) - {"base_url", "key_env"}:
+            raise ImproperlyConfigured(f"{where} must be an object with base_url and optionally key_env, got {spec!r}")
+        base_url, key_env = spec.get("base_url"), spec.get("key_env", "")
+        parsed = urlparse(base_url if isinstance(base_url, str) else "")
+        if (
+            not isinstance(base_url, str)
+            or parsed.scheme not in ("http", "https")
+            or not parsed.hostname
+            or parsed.username
+            or parsed.password
+        ):
+            raise ImproperlyConfigured(f"{where}.base_url={base_url!r} must be an http(s) URL with a host and no user:password")
+        if not isinstance(key_env, str) or (key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env)):
+            raise ImproperlyConfigured(f"{where}.key_env={key_env!r} must be the name of an environment variable")
+        endpoints[key] = {"base_url": base_url.rstrip("/"), "key_env": key_env}
+    return endpoints
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Comma-separated CIDRs, e.g. `10.1.0.0/16, fd00::/8`."""
+    networks = []
+    for part in os.environ.get(name, "").split(","):
+        if part.strip():
+            try:
+                networks.append(ipaddress.ip_network(part.strip()))
+            except ValueError as exc:
+                raise ImproperlyConfigured(f"{name}: {part.strip()!r} is not a CIDR network ({exc})") from None
+    return tuple(networks)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from lab.env import env_bool, env_int, env_str, env_url
+from lab.env import env_bool, env_endpoints, env_int, env_networks, env_str, env_url
 from lab.secret_key import secret_key_resolve
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -207,9 +207,21 @@ PRACTICUM_MODEL_STORE = Path(env_str("PRACTICUM_MODEL_STORE", str(VAR_DIR / "mod
 # Nothing the lab loads comes from the hub at run time; an operator who wants downloads sets HF_HUB_OFFLINE=0.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-# OpenAI-compatible endpoints for `openai` agents: the key is read at call time, never stored in episodes.
+# Outbound calls. `openai` agents call an endpoint the operator names here (name -> base URL -> the variable
+# holding its key); the key is read at call time, never stored in agents or episodes. OPENAI_API_KEY and
+# VLLM_BASE_URL, when set, define the endpoints `openai` and `vllm` unless PRACTICUM_ENDPOINTS names them.
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
-VLLM_BASE_URL = env_str("VLLM_BASE_URL", "")
+VLLM_BASE_URL = env_url("VLLM_BASE_URL", schemes=("http", "https"))
+_IMPLIED_ENDPOINTS = {
+    **({"openai": {"base_url": env_url("OPENAI_BASE_URL", schemes=("http", "https")) or "https://api.openai.com/v1",
+                   "key_env": "OPENAI_API_KEY"}} if OPENAI_API_KEY else {}),
+    **({"vllm": {"base_url": VLLM_BASE_URL}} if VLLM_BASE_URL else {}),
+}  # fmt: skip
+PRACTICUM_ENDPOINTS = env_endpoints("PRACTICUM_ENDPOINTS", defaults=_IMPLIED_ENDPOINTS)
+# Free URLs (not a declared name) for `openai` agents: off by default; never sent a key; public addresses only,
+# unless inside one of PRACTICUM_ALLOWED_PRIVATE_NETWORKS (comma-separated CIDRs).
+PRACTICUM_ALLOW_FREE_ENDPOINTS = env_bool("PRACTICUM_ALLOW_FREE_ENDPOINTS", False)
+PRACTICUM_ALLOWED_PRIVATE_NETWORKS = env_networks("PRACTICUM_ALLOWED_PRIVATE_NETWORKS")
 
 LOGGING = {
     "version": 1,

@@ -26,6 +26,7 @@ from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_ru
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_create
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
+from lab.diagnoses.policies import runs_a_model
 from lab.diagnoses.services import diagnosis_create, diagnosis_validate
 from lab.diagnoses.tasks import run_diagnosis_job, verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
@@ -123,6 +124,11 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         diagnosis = self.get_object()
         require_role(request=request, project=diagnosis.episode.project, roles=ANNOTATE_ROLES, action="verify diagnoses")
         agent = self._agent(_body(request).get("agent"), diagnosis.episode) if _body(request).get("agent") else None
+        if runs_a_model(agent if agent is not None else diagnosis.episode.agent):
+            # The branches are played by a model on the server, on the caller's behalf: a rollout's role.
+            require_role(
+                request=request, project=diagnosis.episode.project, roles=WRITE_ROLES, action="verify diagnoses with a model agent"
+            )
         if _wants_wait(request) or agent is not None:
             diagnosis = diagnosis_verify(diagnosis=diagnosis, agent=agent)
             return Response(DiagnosisSerializer(diagnosis).data)

@@ -27,6 +27,7 @@ from lab.errors import DomainError
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.runs.models import JobStatus
+from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, Episode
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ def diagnosis_job_create(*, project: Project, episode_ids: Any, agent: AgentConf
         raise DomainError("not_found", f"no episode(s) {missing[:10]} in project {project.slug}", status=404, path="episodes")
     if agent is not None and agent.project_id != project.pk:
         raise DomainError("not_found", f"no agent {agent.name!r} in project {project.slug}", status=404, path="agent")
+    if agent is not None:
+        agent_connection(agent=agent)  # a disabled agent or a refused endpoint is refused now, not per episode later
     if agent is not None and rule_anchor:
         raise DomainError("invalid_job", "give a model agent or a rule anchor, not both", path="rule_anchor")
     for name, field in ((rule_anchor, "rule_anchor"), (pivotal_anchor, "pivotal_anchor")):

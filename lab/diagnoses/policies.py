@@ -17,9 +17,10 @@ from environments.core import Env, EnvError, Policy
 from environments.policies import make_policy
 from lab.errors import DomainError
 from lab.runs.paths import agent_model_path
-from lab.trajectories.models import AgentConfig, Episode
+from lab.trajectories.models import AgentConfig, AgentKind, Episode
 
 PolicyFactory = Callable[[Env, int], Policy]
+MODEL_KINDS = (AgentKind.HF, AgentKind.VLLM, AgentKind.OPENAI)
 
 
 def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
             "harness": agent.harness}  # fmt: skip
 
 
-def _from_config(config: dict[str, Any]) -> PolicyFactory:
+def _from_config(config: dict[str, Any], agent: AgentConfig) -> PolicyFactory:
     if config.get("kind") == "scripted":
         name = str(config.get("model") or config.get("name") or "")
         return lambda env, seed: make_policy(name, env, seed)
@@ -36,11 +37,20 @@ def _from_config(config: dict[str, Any]) -> PolicyFactory:
         from training.policies import policy_from_config
     except ImportError as exc:
         raise DomainError("policy_unavailable", f"a {config.get('kind')} agent needs the training package ({exc})") from exc
-    return lambda env, seed: policy_from_config(config, env, seed)
+    from lab.trajectories.endpoints import agent_connection
+
+    connection = agent_connection(agent=agent)  # the same endpoint checks as a rollout's
+    return lambda env, seed: policy_from_config(config, env, seed, connection=connection)
+
+
+def runs_a_model(agent: AgentConfig | None) -> bool:
+    """Whether building `agent`'s policy makes the server run a model (anything but a scripted anchor): that
+    needs the role that starts rollouts."""
+    return agent is not None and agent.kind in MODEL_KINDS
 
 
 def policy_factory_for_agent(agent: AgentConfig) -> PolicyFactory:
-    factory = _from_config(agent_config_dict(agent))
+    factory = _from_config(agent_config_dict(agent), agent)
 
     def build(env: Env, seed: int) -> Policy:
         try:

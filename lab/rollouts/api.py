@@ -119,7 +119,10 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @action(detail=True, methods=["post"])
     def regrade(self, request: Request, pk: str) -> Response:
-        return Response(evaluation_regrade(evaluation=self.get_object()))
+        evaluation = self.get_object()
+        # Replays every episode on the server: the same role as running the evaluation.
+        require_role(request=request, project=evaluation.project, roles=WRITE_ROLES, action="regrade evaluations")
+        return Response(evaluation_regrade(evaluation=evaluation))
 
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:

@@ -27,6 +27,7 @@ from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
 from lab.runs.models import JobStatus
 from lab.runs.paths import agent_model_path
+from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts
 from training.policies import harness_for, policy_from_config
@@ -61,6 +62,7 @@ def rollout_launch(*, project: Project, agent: AgentConfig, task: Task, seed: in
         raise DomainError("not_runnable", f"agent {agent.name!r} is {agent.kind}; only scripted, hf, vllm and openai agents run here")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise DomainError("invalid_seed", f"seed must be an integer, got {seed!r}")
+    agent_connection(agent=agent)  # a disabled agent or a refused endpoint fails here, before any job exists
     job = RolloutJob.objects.create(
         project=project, agent=agent, task=task, seed=seed, evaluation=evaluation,
         queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=user if getattr(user, "is_authenticated", False) else None,
@@ -125,8 +127,11 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         env = registry.make(job.task.task_id, job.seed)
         config = agent_config_dict(job.agent)
         harness = harness_for(config)
-        policy = policy_from_config(config, env, int(job.seed))
-    except (EnvError, ValueError, ImportError, RuntimeError, DomainError) as exc:
+        # Checked again here: the settings or the agent may have changed since the launch.
+        policy = policy_from_config(config, env, int(job.seed), connection=agent_connection(agent=job.agent))
+    except DomainError as exc:
+        return _close(job, JobStatus.FAILED, error=exc.message)
+    except (EnvError, ValueError, ImportError, RuntimeError) as exc:
         return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
         job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)

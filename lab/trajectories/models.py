@@ -58,10 +58,16 @@ class AgentConfig(models.Model):
     name = models.CharField(max_length=128)
     kind = models.CharField(max_length=16, choices=AgentKind.choices)
     model = models.CharField(max_length=500, blank=True, help_text="A from_pretrained path, a model name, or an anchor's name.")
-    endpoint = models.CharField(max_length=500, blank=True, help_text="Base URL of an OpenAI-compatible server.")
+    endpoint = models.CharField(
+        max_length=500, blank=True,
+        help_text="openai agents: the name of an endpoint the operator declared (empty: openai), or a free URL where allowed.",
+    )  # fmt: skip
     sampling = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, ...")
     harness = models.JSONField(default=dict, blank=True, help_text="context window, turn limit, stop conditions, ...")
     checkpoint = models.ForeignKey("runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="agents")
+    disabled_reason = models.TextField(
+        blank=True, help_text="Why the agent may not run (its endpoint is no longer allowed); empty when it may."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

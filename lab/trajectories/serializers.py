@@ -6,7 +6,9 @@ from typing import Any
 
 from rest_framework import serializers
 
+from lab.errors import DomainError
 from lab.runs.paths import agent_config_check
+from lab.trajectories.endpoints import endpoint_connection
 from lab.trajectories.models import AgentConfig, Episode, Task
 
 _SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
@@ -31,8 +33,20 @@ class AgentConfigSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AgentConfig
-        fields = ["id", "project", "name", "kind", "model", "endpoint", "sampling", "harness", "checkpoint", "created_at"]
-        read_only_fields = ["id", "project", "created_at"]
+        fields = [
+            "id",
+            "project",
+            "name",
+            "kind",
+            "model",
+            "endpoint",
+            "sampling",
+            "harness",
+            "checkpoint",
+            "disabled_reason",
+            "created_at",
+        ]
+        read_only_fields = ["id", "project", "disabled_reason", "created_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # Keys belong in the environment or settings, never in a stored config that exports would carry.
@@ -40,9 +54,14 @@ class AgentConfigSerializer(serializers.ModelSerializer):
             for key in attrs.get(field, {}) or {}:
                 if str(key).lower() in _SECRET_KEYS:
                     raise serializers.ValidationError({field: f"{key!r} looks like a secret; set it in the environment instead"})
-        kind, endpoint = attrs.get("kind"), attrs.get("endpoint", "")
-        if kind == "openai" and endpoint and not endpoint.startswith(("http://", "https://")):
-            raise serializers.ValidationError({"endpoint": f"{endpoint!r} is not an http(s) URL"})
+        # A PATCH is checked as the agent it would leave behind: its own values merged over the stored ones.
+        merged = {field: attrs[field] if field in attrs else getattr(self.instance, field, default)
+                  for field, default in (("kind", ""), ("endpoint", ""), ("sampling", {}))}  # fmt: skip
+        try:
+            endpoint_connection(kind=str(merged["kind"]), endpoint=str(merged["endpoint"] or ""), sampling=merged["sampling"])
+        except DomainError as exc:
+            raise serializers.ValidationError({exc.details.get("path", "endpoint"): exc.message}) from None
+        attrs["disabled_reason"] = ""  # the values just passed today's checks, so the agent may run again
         return attrs
 
     # The project is known only at save (the view passes it, or it is the instance's): weights paths are checked here,

@@ -21,7 +21,7 @@ def compose() -> dict[str, Any]:
 
 def settings_variables() -> set[str]:
     source = (ROOT / "lab" / "settings.py").read_text()
-    return set(re.findall(r'env_(?:str|bool|int|url)\(\s*"([A-Z0-9_]+)"', source))
+    return set(re.findall(r'env_(?:str|bool|int|url|endpoints|networks)\(\s*"([A-Z0-9_]+)"', source))
 
 
 def test_it_has_every_service_of_the_deployment(compose: dict[str, Any]) -> None:
@@ -81,3 +81,39 @@ def test_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("DJANGO_DEBUG", "maybe")
     with pytest.raises(ImproperlyConfigured, match="not a boolean"):
         lab_env.env_bool("DJANGO_DEBUG")
+    monkeypatch.setenv("PRACTICUM_ALLOWED_PRIVATE_NETWORKS", "10.0.0.0/8, lan")
+    with pytest.raises(ImproperlyConfigured, match="'lan' is not a CIDR network"):
+        lab_env.env_networks("PRACTICUM_ALLOWED_PRIVATE_NETWORKS")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [("{not json", "is not valid JSON"), ('["openai"]', "must be a JSON object"),
+     ('{"x": {"base_url": "file:///etc/passwd"}}', "must be an http(s) URL"),
+     ('{"x": {"base_url": "https://u:p@h/v1"}}', "no user:password"),
+     ('{"x": {"base_url": "https://h/v1", "key_env": "A B"}}', "must be the name of an environment variable"),
+     ('{"x": {"base_url": "https://h/v1", "key": "sk-inline"}}', "must be an object with base_url"),
+     ('{"a b": {"base_url": "https://h/v1"}}', "a name is letters")],
+)  # fmt: skip
+def test_endpoint_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch, raw: str, message: str) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    monkeypatch.setenv("PRACTICUM_ENDPOINTS", raw)
+    with pytest.raises(ImproperlyConfigured, match=re.escape(message)):
+        lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults={})
+
+
+def test_older_variables_imply_endpoints_that_the_declared_ones_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    implied = {
+        "openai": {"base_url": "https://api.openai.com/v1", "key_env": "OPENAI_API_KEY"},
+        "vllm": {"base_url": "http://vllm:8000/v1"},
+    }
+    monkeypatch.delenv("PRACTICUM_ENDPOINTS", raising=False)
+    assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults=implied) == {
+        "openai": {"base_url": "https://api.openai.com/v1", "key_env": "OPENAI_API_KEY"}, "vllm": {"base_url": "http://vllm:8000/v1", "key_env": ""}
+    }  # fmt: skip
+    monkeypatch.setenv("PRACTICUM_ENDPOINTS", '{"openai": {"base_url": "https://gateway.example.com/v1/", "key_env": "GATEWAY_KEY"}}')
+    assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults=implied)["openai"] == {
+        "base_url": "https://gateway.example.com/v1",
+        "key_env": "GATEWAY_KEY",
+    }

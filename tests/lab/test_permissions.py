@@ -100,12 +100,13 @@ def test_uploading_episodes_needs_a_writer_role(
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_creating_tasks_and_agents_needs_a_writer_role(api: Any, world: Any, role_users: Any, project_a: Any, role: str) -> None:
+def test_creating_tasks_and_agents_needs_a_writer_role(
+    api: Any, world: Any, role_users: Any, project_a: Any, role: str, settings: Any
+) -> None:
+    settings.PRACTICUM_ENDPOINTS = {"local": {"base_url": "http://127.0.0.1:9/v1", "key_env": ""}}
     client = api(role_users[role], project_a)
     task = client.post("/api/v1/tasks/", {"env": "toyenv", "key": "new-task", "split": "dev", "pass_threshold": 0.6}, format="json")
-    agent = client.post(
-        "/api/v1/agents/", {"name": "new-agent", "kind": "openai", "model": "gpt", "endpoint": "http://127.0.0.1:9/v1"}, format="json"
-    )
+    agent = client.post("/api/v1/agents/", {"name": "new-agent", "kind": "openai", "model": "gpt", "endpoint": "local"}, format="json")
     expected = 201 if role in WRITERS else 403
     assert (task.status_code, agent.status_code) == (expected, expected)
     assert Task.objects.filter(key="new-task").exists() == (role in WRITERS)

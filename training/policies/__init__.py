@@ -14,8 +14,9 @@ from typing import Any
 from environments.core import Env, Policy
 from environments.policies import make_policy
 from training.policies.harness import HarnessConfig, HarnessStop, LLMPolicy, build_messages
+from training.policies.netguard import Connection
 
-__all__ = ["HarnessConfig", "HarnessStop", "LLMPolicy", "build_messages", "harness_for", "policy_from_config", "POLICY_KINDS"]
+__all__ = ["Connection", "HarnessConfig", "HarnessStop", "LLMPolicy", "build_messages", "harness_for", "policy_from_config", "POLICY_KINDS"]
 
 POLICY_KINDS = ("scripted", "hf", "openai", "vllm")
 
@@ -24,8 +25,11 @@ def harness_for(config: dict[str, Any]) -> HarnessConfig:
     return HarnessConfig.from_dict(config.get("harness"))
 
 
-def policy_from_config(config: dict[str, Any], env: Env, seed: int) -> Policy:
-    """A fresh policy for one episode. Raises ValueError naming the field when the config is unusable."""
+def policy_from_config(config: dict[str, Any], env: Env, seed: int, *, connection: Connection | None = None) -> Policy:
+    """A fresh policy for one episode. Raises ValueError naming the field when the config is unusable.
+
+    An `openai` policy calls `connection` (its URL, key and address policy). Without one it calls the config's
+    `endpoint` with no key and public addresses only: a key or a private server must be granted by the caller."""
     kind = config.get("kind")
     name = str(config.get("name") or config.get("model") or kind)
     if kind == "scripted":
@@ -44,7 +48,9 @@ def policy_from_config(config: dict[str, Any], env: Env, seed: int) -> Policy:
     if kind == "openai":
         from training.policies.openai_compat import OpenAIPolicy
 
-        return OpenAIPolicy(endpoint=str(config.get("endpoint") or ""), **common)
+        if connection is None:
+            connection = Connection(base_url=str(config.get("endpoint") or ""))
+        return OpenAIPolicy(connection=connection, **common)
     from training.policies.vllm import VLLMPolicy
 
     return VLLMPolicy(**common)

@@ -1,6 +1,7 @@
 """Any OpenAI-compatible chat-completions endpoint as a policy (a vLLM or SGLang server, hosted APIs).
 
-    policy = OpenAIPolicy(env=env, seed=0, name="gpt", model="gpt-4.1-mini", endpoint="https://api.openai.com/v1",
+    connection = Connection(base_url="https://api.openai.com/v1", api_key=key)
+    policy = OpenAIPolicy(env=env, seed=0, name="gpt", model="gpt-4.1-mini", connection=connection,
                           sampling={"temperature": 0.2, "timeout_s": 60, "max_retries": 4})
 
 Native tool calling (`tools=`, `tool_calls` in the answer); a server that returns the calls as text instead is
@@ -8,20 +9,22 @@ parsed like a local model's output. Timeouts, retries with exponential backoff a
 Retry-After) are handled by the `openai` client itself; when they are exhausted the policy raises
 HarnessStop("infrastructure_error"), which ends the episode as something to re-run, not an agent failure.
 
-The key comes from the environment variable named by `sampling.api_key_env` (default OPENAI_API_KEY), read
-when the policy is built, and never goes into `describe()` or any step.
+The caller hands over the base URL and the key in a `Connection` (training/policies/netguard.py); this module
+reads no environment variable and no key from the agent's config. Requests go through the connection's guarded
+client: one origin, and no private address unless the connection allows it, checked at connect time. The key
+never goes into `describe()`, any step or any error message.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import openai
 
 from environments.core import ToolCall
 from training.policies.harness import Completion, HarnessStop, LLMPolicy
+from training.policies.netguard import Connection, guarded_client
 
 _PASSED_THROUGH = ("temperature", "top_p", "presence_penalty", "frequency_penalty", "stop")
 
@@ -29,19 +32,23 @@ _PASSED_THROUGH = ("temperature", "top_p", "presence_penalty", "frequency_penalt
 class OpenAIPolicy(LLMPolicy):
     kind = "openai"
 
-    def __init__(self, *, endpoint: str = "", **kwargs: Any) -> None:
+    def __init__(self, *, connection: Connection, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.endpoint = endpoint or os.environ.get("OPENAI_BASE_URL", "") or "https://api.openai.com/v1"
-        key = os.environ.get(str(self.sampling.get("api_key_env", "OPENAI_API_KEY")), "") or "EMPTY"  # local servers accept any key
+        self.endpoint = connection.base_url
+        self.endpoint_name = connection.name
+        timeout = float(self.sampling.get("timeout_s", 60.0))
         self.client = openai.OpenAI(
-            base_url=self.endpoint,
-            api_key=key,
-            timeout=float(self.sampling.get("timeout_s", 60.0)),
+            base_url=connection.base_url,
+            api_key=connection.api_key or "EMPTY",  # local servers accept any key
+            timeout=timeout,
             max_retries=int(self.sampling.get("max_retries", 4)),
+            # openai types this as httpx2.Client but accepts an httpx.Client too (it checks both); the guard is built on httpx.
+            http_client=guarded_client(connection, timeout=timeout),  # type: ignore[arg-type]
         )
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "endpoint": self.endpoint}
+        named = {"endpoint_name": self.endpoint_name} if self.endpoint_name else {}
+        return {**super().describe(), "endpoint": self.endpoint, **named}
 
     def count_prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
         # No tokenizer on this side of the wire: ~4 characters a token is the usual estimate for English and JSON.
@@ -58,7 +65,9 @@ class OpenAIPolicy(LLMPolicy):
                 seed=seed, **options,
             )  # fmt: skip
         except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
-            raise HarnessStop("infrastructure_error", f"{type(exc).__name__} from {self.endpoint} after retries: {exc}") from exc
+            # The cause names the refused address or the socket error; neither the client nor httpx puts the key in it.
+            cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
+            raise HarnessStop("infrastructure_error", f"{type(exc).__name__} from {self.endpoint} after retries: {exc}{cause}") from exc
         choice = response.choices[0]
         message = choice.message
         meta: dict[str, Any] = {"finish_reason": choice.finish_reason, "response_model": response.model}

@@ -153,9 +153,16 @@ def task_set_choices() -> list[str]:
 
 def agent_choices(projects: QuerySet[Project]) -> list[str]:
     """The projects' runnable agents, then every environment's anchors (created in the project on first use)."""
-    names = AgentConfig.objects.filter(project__in=projects, kind__in=RUNNABLE_KINDS).values_list("name", flat=True)
+    runnable = AgentConfig.objects.filter(project__in=projects, kind__in=RUNNABLE_KINDS, disabled_reason="")
+    names = runnable.values_list("name", flat=True)
     anchors = {name for env in {t.env for t in registry.list_tasks()} for name in policy_names(env)}
     return sorted(set(names)) + sorted(anchors - set(names))
+
+
+def disabled_agents(projects: QuerySet[Project]) -> list[dict[str, str]]:
+    """The projects' disabled agents with the reason, shown under the forms instead of being offered."""
+    disabled = AgentConfig.objects.filter(project__in=projects).exclude(disabled_reason="")[:50]
+    return [{"name": agent.name, "disabled_reason": agent.disabled_reason} for agent in disabled]
 
 
 def launch_context(request: HttpRequest) -> dict[str, Any]:
@@ -163,8 +170,8 @@ def launch_context(request: HttpRequest) -> dict[str, Any]:
     projects = write_projects(request)
     if not projects.exists():
         return {"launch_projects": []}
-    return {"launch_projects": projects, "agent_choices": agent_choices(projects), "task_choices": task_choices(),
-            "task_set_choices": task_set_choices()}  # fmt: skip
+    return {"launch_projects": projects, "agent_choices": agent_choices(projects), "disabled_agents": disabled_agents(projects),
+            "task_choices": task_choices(), "task_set_choices": task_set_choices()}  # fmt: skip
 
 
 def error_fields(exc: DomainError, known: tuple[str, ...], default: str = "form") -> dict[str, str]:

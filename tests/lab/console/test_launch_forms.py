@@ -265,6 +265,21 @@ def test_rollout_form_refuses_a_human_agent(role_users: dict[str, Any], project_
     assert not RolloutJob.objects.exists()
 
 
+def test_a_disabled_agent_is_listed_with_its_reason_not_offered_and_refused(role_users: dict[str, Any], project_a: Any) -> None:
+    from lab.trajectories.models import AgentConfig
+
+    AgentConfig.objects.create(project=project_a, name="stale-gpt", kind=AgentKind.OPENAI, model="m", endpoint="https://evil.example/v1",
+                               disabled_reason="endpoint: 'https://evil.example/v1' is not an endpoint the operator declared")  # fmt: skip
+    client = as_user(role_users["researcher"])
+    html = client.get("/episodes/").content.decode()
+    assert '<option value="stale-gpt">' not in html
+    assert "Agent <strong>stale-gpt</strong> is disabled: endpoint: &#x27;https://evil.example/v1&#x27; is not an endpoint" in html
+    response = client.post("/rollouts/new", {"project": "acme", "agent": "stale-gpt", "task": TASK, "seed": "0"})
+    assert response.status_code == 400
+    assert response.context["errors"]["agent"].startswith("agent 'stale-gpt' is disabled: endpoint: 'https://evil.example/v1'")
+    assert not RolloutJob.objects.exists()
+
+
 def test_cancel_a_running_rollout_from_the_episode_viewer(role_users: dict[str, Any], bob: Any, toy_episodes: list[Any]) -> None:
     episode = toy_episodes[0]
     as_user(role_users["owner"]).post("/rollouts/new", {"project": "acme", "agent": "do-nothing", "task": TASK, "seed": "0"})

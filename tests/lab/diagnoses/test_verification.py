@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from lab.diagnoses.models import Diagnosis
+from lab.diagnoses.policies import runs_a_model
 from lab.diagnoses.services import diagnosis_create
 from lab.diagnoses.verification import diagnosis_verify
 from lab.errors import DomainError
@@ -88,3 +89,43 @@ def test_an_episode_whose_policy_cannot_be_rebuilt_is_refused(alice_api: Any, pr
     answer = alice_api.post(f"/api/v1/diagnoses/{diagnosis.pk}/verify/?wait=1")
     assert answer.status_code == 400
     assert "cannot rebuild the environment" in answer.json()["error"]["message"]
+
+
+@pytest.fixture
+def model_agent(project_a: Any, settings: Any) -> Any:
+    """An openai agent on a declared endpoint where nothing listens: enough to tell who may make the server run it."""
+    from lab.trajectories.models import AgentConfig
+
+    settings.PRACTICUM_ENDPOINTS = {"nowhere": {"base_url": "http://127.0.0.1:9/v1", "key_env": ""}}
+    return AgentConfig.objects.create(project=project_a, name="gpt", kind="openai", model="m", endpoint="nowhere",
+                                      sampling={"max_retries": 0, "timeout_s": 1})  # fmt: skip
+
+
+@pytest.mark.parametrize("role", ["owner", "researcher", "expert", "viewer"])
+def test_verifying_with_a_model_agent_needs_the_role_that_starts_rollouts(
+    api: Any, role_users: Any, project_a: Any, tight_episode: Any, model_agent: Any, role: str
+) -> None:
+    diagnosis = diagnose(tight_episode)
+    answer = api(role_users[role], project_a).post(f"/api/v1/diagnoses/{diagnosis.pk}/verify/?wait=1", {"agent": "gpt"}, format="json")
+    if role in ("owner", "researcher"):
+        assert answer.status_code == 200, answer.content
+        body = answer.json()
+        assert len(body["child_episodes"]) == 2  # both branches were played, by the (unreachable) model
+        assert body["verification_result"]["retry"]["termination_reason"] == "agent_error"
+    else:
+        assert answer.status_code == 403
+        expected = "verify diagnoses with a model agent" if role == "expert" else "verify diagnoses"
+        assert expected in answer.json()["error"]["message"]
+        assert Diagnosis.objects.get(pk=diagnosis.pk).child_episodes.count() == 0
+
+
+def test_an_expert_may_not_verify_an_episode_a_model_played_but_may_verify_an_anchors(
+    api: Any, role_users: Any, tight_episode: Any, store: Any, model_agent: Any, project_a: Any
+) -> None:
+    expert = api(role_users["expert"], project_a)
+    Episode.objects.filter(pk=tight_episode.pk).update(agent=model_agent)
+    answer = expert.post(f"/api/v1/diagnoses/{diagnose(tight_episode).pk}/verify/?wait=1")
+    assert answer.status_code == 403 and "verify diagnoses with a model agent" in answer.json()["error"]["message"]
+    anchor_episode = store("ledger/loose")  # another record: the same one would be the deduplicated episode above
+    assert anchor_episode.pk != tight_episode.pk and not runs_a_model(anchor_episode.agent)
+    assert expert.post(f"/api/v1/diagnoses/{diagnose(anchor_episode).pk}/verify/?wait=1").status_code == 200

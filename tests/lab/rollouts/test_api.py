@@ -5,7 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
+from lab.rollouts.evaluations import evaluation_create
 from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.services import anchor_agent_resolve, rollout_run
 from lab.trajectories.models import AgentConfig, Episode
 
 TASK = "storebench/payment-outage"
@@ -73,3 +77,18 @@ def test_seeds_past_the_maximum_or_outside_int64_are_refused(db: Any, alice_api:
     rollout = alice_api.post("/api/v1/rollouts/", {"agent": "do-nothing", "task": TASK, "seed": -(2**63) - 1}, format="json")
     assert rollout.status_code == 400 and "seed" in rollout.json()["error"]["fields"]
     assert not Evaluation.objects.exists() and not RolloutJob.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["owner", "researcher", "expert", "viewer"])
+def test_regrading_an_evaluation_needs_the_role_that_runs_evaluations(api: Any, role_users: Any, project_a: Any, role: str) -> None:
+    evaluation = evaluation_create(project=project_a, agent=anchor_agent_resolve(project=project_a, name="naive-restock"),
+                                   task_set=TASK, seeds=[0], enqueue=False)  # fmt: skip
+    for job in RolloutJob.objects.filter(evaluation=evaluation):
+        rollout_run(job_id=job.pk)
+    answer = api(role_users[role], project_a).post(f"/api/v1/evaluations/{evaluation.pk}/regrade/")
+    if role in ("owner", "researcher"):
+        assert answer.status_code == 200 and answer.json()["matches"] is True
+    else:
+        assert answer.status_code == 403
+        assert answer.json()["error"]["message"] == f"A {role} may not regrade evaluations; ask a project owner for a higher role."

@@ -149,3 +149,14 @@ def test_evaluating_a_missing_step_is_404_and_bad_seeds_400(alice_api: Any, run_
     for seeds in (["1"], [2**70], list(range(1001)), []):
         bad = alice_api.post(url, {"task_set": "toolgym/lookup", "seeds": seeds}, format="json")
         assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_seeds" and bad.json()["error"]["fields"] == ["seeds"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("role", "code"), [("researcher", 201), ("expert", 403), ("viewer", 403)])
+def test_evaluating_a_checkpoint_needs_the_role_that_starts_rollouts(
+    api: Any, role_users: Any, project_a: Any, run_with_checkpoint: Any, role: str, code: int
+) -> None:
+    url = f"/api/v1/runs/{run_with_checkpoint.pk}/evaluate-checkpoint/"
+    response = api(role_users[role], project_a).post(url, {"task_set": "toolgym/lookup", "seeds": [1]}, format="json")
+    assert response.status_code == code, response.json()
+    assert Evaluation.objects.filter(checkpoint__run=run_with_checkpoint).count() == (1 if code == 201 else 0)

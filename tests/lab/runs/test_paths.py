@@ -197,4 +197,4 @@ def test_a_rollout_of_an_hf_agent_whose_model_now_points_out_fails_before_loadin
     task = task_resolve(project=project_a, env="toolgym", key="lookup")
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task=task, seed=0, enqueue=False).pk)
     assert job.status == "failed" and job.episode is None
-    assert job.error == "DomainError: model='current': follows a symlink out of the model store and this project's checkpoints"
+    assert job.error == "model='current': follows a symlink out of the model store and this project's checkpoints"

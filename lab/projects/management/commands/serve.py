@@ -18,6 +18,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from daphne.cli import CommandLineInterface
 
+        from lab.trajectories.endpoints import agents_review_endpoints
+
+        # The endpoint settings may have changed since the last start: agents they now refuse are disabled, with the reason.
+        for agent in agents_review_endpoints(resolve=False):
+            self.stdout.write(
+                f"agent {agent.name!r}: {('disabled: ' + agent.disabled_reason) if agent.disabled_reason else 'enabled again'}"
+            )
         if settings.CELERY_EMBEDDED:
             from lab.celery import start_embedded_worker
 
