@@ -1,4 +1,6 @@
-"""The leaderboard: humans, agents and anchors per scenario and overall, filtered by split and env version."""
+"""The leaderboard: humans, agents and anchors per scenario and overall, filtered by split and env version.
+
+Ranked on recorded episodes only; external and uploaded scores follow in their own, labelled section."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 
 from lab.console.selectors import leaderboard
 from lab.console.views.common import console_view, page, visible_projects
-from lab.trajectories.models import Split, Task
+from lab.trajectories.models import UNVERIFIED_TIERS, Split, Task
 
 
 @console_view
@@ -16,6 +18,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     tasks = Task.objects.filter(project__in=projects)
     context = {
         "board": leaderboard(projects=projects, **filters),
+        "reported": leaderboard(projects=projects, **filters, tiers=UNVERIFIED_TIERS),
         "filters": filters,
         "splits": Split.values,
         "envs": tasks.values_list("env", flat=True).distinct().order_by("env"),
