@@ -48,3 +48,19 @@ def test_external_and_uploaded_scores_get_their_own_labelled_section(login: Any,
 def test_the_dashboard_snapshot_leaves_reported_scores_out(login: Any, role_users: dict[str, Any], reported: None) -> None:
     board = login(role_users["viewer"]).get("/").context["board"]
     assert {row.name for row in board} == {"smart-triage", "do-nothing"}
+
+
+def test_the_tier_shows_in_the_list_the_viewer_and_compare(login: Any, role_users: dict[str, Any], project_a: Any,
+                                                           store_episodes: dict[str, Any], reported: None) -> None:  # fmt: skip
+    from lab.trajectories.models import Episode
+
+    client = login(role_users["viewer"])
+    upload = Episode.objects.get(provenance="upload")
+    rows = client.get("/episodes/").content.decode()
+    assert rows.count('class="tag provenance-recorded"') == 2 and rows.count('class="tag provenance-upload"') == 1
+    assert [e.pk for e in client.get("/episodes/", {"provenance": "upload"}).context["page"].rows] == [upload.pk]
+    viewer = client.get(f"/episodes/{upload.pk}/").content.decode()
+    assert 'id="episode-provenance"><span class="tag provenance-upload">upload</span>' in viewer
+    assert "its header claims source rollout, agent smart-triage" in viewer
+    compare = client.get("/compare/", {"a": store_episodes["smart"].pk, "b": upload.pk}).content.decode()
+    assert 'class="tag provenance-recorded">recorded</span></th><th>B: upload <span class="tag provenance-upload">upload</span>' in compare
