@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.diagnosis.model_diagnoser import ModelAnswer
 from django.db import transaction
 
+from environments.diagnosis.model_diagnoser import ModelAnswer
 from lab.diagnoses.models import CATEGORIES, Diagnosis, DiagnosisAttempt, DiagnosisJob, Origin, Verification
 from lab.errors import DomainError, Forbidden
 from lab.projects.models import Role

@@ -56,7 +56,9 @@ def test_editing_a_verified_diagnosis_clears_its_verification(api: Any, role_use
     children = set(verified.child_episodes.values_list("pk", flat=True))
     assert verified.verification == "verified" and len(children) == 2
     assert set(Episode.objects.filter(pk__in=children).values_list("provenance", flat=True)) == {"recorded"}  # the server's branches
-    response = _patch(api, role_users["expert"], project_a, by_expert, {"correction": {"name": "add", "arguments": {"key": "a", "amount": 4}}})
+    response = _patch(
+        api, role_users["expert"], project_a, by_expert, {"correction": {"name": "add", "arguments": {"key": "a", "amount": 4}}}
+    )
     assert response.status_code == 200
     body = response.json()
     assert (body["verification"], body["verification_result"], body["child_episodes"]) == ("unverified", None, [])
