@@ -211,7 +211,7 @@ class DatasetExportView(APIView):
 
         def lines() -> Iterator[bytes]:
             for episode in episodes.order_by("id").iterator(chunk_size=200):
-                yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk)
+                yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
 
         response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
         response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'

@@ -205,7 +205,8 @@ def export_openai(record: dict[str, Any]) -> dict[str, Any]:
     return ingest.export_openai(record)
 
 
-def export_line(record: dict[str, Any], *, fmt: str, episode_id: int) -> bytes:
+def export_line(record: dict[str, Any], *, fmt: str, episode_id: int, provenance: str = "") -> bytes:
+    """One JSONL line; the openai form's metadata names the episode's tier, so a trainer can weigh or drop reports."""
     if fmt == "native":
         payload = record
     else:
@@ -213,6 +214,7 @@ def export_line(record: dict[str, Any], *, fmt: str, episode_id: int) -> bytes:
             **export_openai(record),
             "metadata": {
                 "episode_id": episode_id,
+                "provenance": provenance,
                 "env": record["header"].get("env"),
                 "task": record["header"].get("task"),
                 "score": record["header"].get("score"),

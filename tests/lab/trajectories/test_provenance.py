@@ -147,3 +147,12 @@ def test_the_migration_classifies_existing_rows_from_how_they_arrived(project_a:
     assert upload.meta["claimed_source"] == "rollout" and upload.meta["claimed_agent"] == "smart-triage"
     assert upload.meta["claimed_parent"] == {"episode_id": rollout.pk, "branch_step": 0}
     assert Episode.objects.get(pk=branch.pk).parent_id == rollout.pk  # the server's own branch keeps its parent
+
+
+def test_the_dataset_export_filters_by_provenance_and_names_it(alice_api: Any, project_a: Any, record_factory: Any) -> None:
+    _post(alice_api, record_factory(steps=1, seed=1))
+    [recorded] = episodes_ingest(project=project_a, records=[record_factory(steps=1, seed=2)], provenance=Provenance.RECORDED)
+    everything = b"".join(alice_api.get("/api/v1/datasets/export").streaming_content).splitlines()
+    assert sorted(json.loads(line)["metadata"]["provenance"] for line in everything) == ["recorded", "upload"]
+    only = b"".join(alice_api.get("/api/v1/datasets/export?provenance=recorded").streaming_content).splitlines()
+    assert [json.loads(line)["metadata"]["episode_id"] for line in only] == [recorded.episode.pk]
