@@ -31,6 +31,7 @@ from django.utils.dateparse import parse_datetime
 
 from environments import registry
 from environments.core import EnvError
+from environments.policies import policy_names
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
 from lab.ingest.native_fast import NativeRecord, NativeStep
@@ -87,6 +88,14 @@ def task_resolve(*, project: Project, env: str, key: str, env_version: str = "")
 _SERVER_ONLY_AGENT_KINDS = frozenset({AgentKind.SCRIPTED, AgentKind.HUMAN})
 
 
+def _reserved_agent_name(name: str) -> bool:
+    """Names the server's recorders give their agents: a human player's, or a scripted policy's (the anchors).
+    An upload making an `external` agent of that name first would take it from them."""
+    if name.startswith("human:"):
+        return True
+    return any(name in policy_names(env) for env in {task.env for task in registry.list_tasks()})
+
+
 def agent_resolve_external(*, project: Project, policy: dict[str, Any], trusted: bool = False) -> AgentConfig | None:
     """Uploaded episodes name their policy in the header; keep one AgentConfig per name for filtering.
 
@@ -98,7 +107,7 @@ def agent_resolve_external(*, project: Project, policy: dict[str, Any], trusted:
         return None
     kind = str(policy["kind"]) if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL.value
     if not trusted:
-        if kind in _SERVER_ONLY_AGENT_KINDS:
+        if kind in _SERVER_ONLY_AGENT_KINDS or _reserved_agent_name(name):
             return None
         kind = AgentKind.EXTERNAL.value
     agent, _ = AgentConfig.objects.get_or_create(

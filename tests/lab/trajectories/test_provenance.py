@@ -156,3 +156,13 @@ def test_the_dataset_export_filters_by_provenance_and_names_it(alice_api: Any, p
     assert sorted(json.loads(line)["metadata"]["provenance"] for line in everything) == ["recorded", "upload"]
     only = b"".join(alice_api.get("/api/v1/datasets/export?provenance=recorded").streaming_content).splitlines()
     assert [json.loads(line)["metadata"]["episode_id"] for line in only] == [recorded.episode.pk]
+
+
+def test_an_upload_cannot_take_an_anchors_or_a_players_name_before_the_server_uses_it(
+    alice_api: Any, project_a: Any, record_factory: Any
+) -> None:
+    for seed, name in enumerate(["smart-triage", "human:zoe"]):
+        episode_id = _post(alice_api, record_factory(steps=1, seed=seed, policy={"name": name})).json()["episodes"][0]["id"]
+        assert Episode.objects.get(pk=episode_id).meta["claimed_agent"] == name
+    assert not AgentConfig.objects.filter(name__in=["smart-triage", "human:zoe"]).exists()
+    assert anchor_agent_resolve(project=project_a, name="smart-triage").kind == "scripted"  # still the server's to make
