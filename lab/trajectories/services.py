@@ -10,7 +10,7 @@ Provenance is decided here and only here, from how an episode arrived: episode_s
 records `recorded`; episodes_ingest takes the tier from its caller (`upload`, or `external` for an operator-flagged
 API key). A record's header is the sender's word: for any tier but `recorded`, a header that claims a server
 source (rollout, human, branch), a parent episode, or a scripted or human agent is stored as an upload with the
-claim kept in meta (claimed_source, claimed_parent, claimed_agent) and nothing linked.
+claim kept in meta (claimed_source, claimed_parent, claimed_agent) and nothing linked (lab.trajectories.provenance).
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from django.utils.dateparse import parse_datetime
 
 from environments import registry
 from environments.core import EnvError
-from environments.policies import policy_names
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
 from lab.ingest.native_fast import NativeRecord, NativeStep
 from lab.live.services import live_publish
 from lab.projects.models import Project
-from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Provenance, Step, Task
+from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Provenance, Step, Task
+from lab.trajectories.provenance import agent_resolve_external, header_claims
 
 # Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
 # record comes back exactly as it went in; the columns are there to filter and sort on.
@@ -82,40 +82,6 @@ def task_resolve(*, project: Project, env: str, key: str, env_version: str = "")
         pass
     task, _ = Task.objects.get_or_create(project=project, env=env, key=key, env_version=env_version, defaults=defaults)
     return task
-
-
-# Agents whose results only the server may produce: an upload naming one is not attached to it.
-_SERVER_ONLY_AGENT_KINDS = frozenset({AgentKind.SCRIPTED, AgentKind.HUMAN})
-
-
-def _reserved_agent_name(name: str) -> bool:
-    """Names the server's recorders give their agents: a human player's, or a scripted policy's (the anchors).
-    An upload making an `external` agent of that name first would take it from them."""
-    if name.startswith("human:"):
-        return True
-    return any(name in policy_names(env) for env in {task.env for task in registry.list_tasks()})
-
-
-def agent_resolve_external(*, project: Project, policy: dict[str, Any], trusted: bool = False) -> AgentConfig | None:
-    """Uploaded episodes name their policy in the header; keep one AgentConfig per name for filtering.
-
-    Untrusted (uploads, external): only an `external` agent is found or made; a name or kind that points at a
-    scripted anchor or a human gives None (the caller keeps the claim), so no upload joins their rows.
-    """
-    name = str(policy.get("name") or policy.get("model") or "").strip()[:128]
-    if not name:
-        return None
-    kind = str(policy["kind"]) if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL.value
-    if not trusted:
-        if kind in _SERVER_ONLY_AGENT_KINDS or _reserved_agent_name(name):
-            return None
-        kind = AgentKind.EXTERNAL.value
-    agent, _ = AgentConfig.objects.get_or_create(
-        project=project, name=name, defaults={"kind": kind, "model": str(policy.get("model", ""))[:500]}
-    )
-    if not trusted and agent.kind != AgentKind.EXTERNAL:
-        return None
-    return agent
 
 
 def _parse_time(value: Any, index: int, path: str) -> datetime | None:
@@ -175,25 +141,13 @@ def _preload_tasks(resolver: _Resolver, headers: list[dict[str, Any]]) -> None:
             resolver.tasks[(task.env, task.key, task.env_version)] = task
 
 
-def _claims(header: dict[str, Any], agent: AgentConfig | None) -> dict[str, Any]:
-    """What an untrusted header claims that the server does not grant, for meta: shown, never acted on."""
-    claims: dict[str, Any] = {}
-    if header.get("source", "upload") != "upload":
-        claims["claimed_source"] = header["source"]
-    if (header.get("parent") or {}).get("episode_id") is not None:
-        claims["claimed_parent"] = header["parent"]
-    policy = header.get("policy") or {}
-    if agent is None and (policy.get("name") or policy.get("model")):
-        claims["claimed_agent"] = str(policy.get("name") or policy.get("model"))[:128]
-    return claims
-
-
 def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
     project = resolver.project
     header = record["header"]
     agent = resolver.agent(header.get("policy") or {})
-    if not resolver.trusted:
-        return _untrusted_episode(resolver, index, record, digest, raw, user, agent)
+    if not resolver.trusted:  # an upload or an external report: source `upload`, no parent, its claims kept aside
+        meta = {"header": header, **header_claims(header, agent)}
+        return _episode(resolver, index, record, digest, raw, user, agent=agent, source="upload", parent=None, branch_step=None, meta=meta)
     parent = None
     parent_ref = header.get("parent") or {}
     if parent_ref.get("episode_id") is not None:
@@ -205,15 +159,6 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
             raise record_error(index, "header.parent.branch_step", f"episode {parent.pk} has no step {parent_ref['branch_step']}")
     return _episode(resolver, index, record, digest, raw, user, agent=agent, source=header["source"], parent=parent,
                     branch_step=parent_ref.get("branch_step") if parent else None, meta={"header": header})  # fmt: skip
-
-
-def _untrusted_episode(
-    resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any, agent: AgentConfig | None
-) -> Episode:
-    """An upload or an external report: source `upload`, no parent, and whatever else the header claims kept aside."""
-    header = record["header"]
-    meta = {"header": header, **_claims(header, agent)}
-    return _episode(resolver, index, record, digest, raw, user, agent=agent, source="upload", parent=None, branch_step=None, meta=meta)
 
 
 def _episode(
