@@ -12,7 +12,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.utils.dateparse import parse_datetime
 
 from lab.errors import DomainError
-from lab.trajectories.models import Episode, Step
+from lab.trajectories.models import SCORED_TIERS, Episode, Step
 
 PAGE_SIZE = 50
 # sort key -> (column, ascending?)
@@ -87,6 +87,7 @@ class LeaderRow:
     pass_rate: float
     ci: float  # half-width of the 95% confidence interval of the mean
     task: str = ""
+    provenance: str = "recorded"
 
     @property
     def low(self) -> float:
@@ -109,7 +110,7 @@ def contender_kind(source: str, agent_kind: str | None) -> str:
     return "anchor" if agent_kind == "scripted" else "agent"
 
 
-def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "") -> LeaderRow:
+def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", provenance: str = "recorded") -> LeaderRow:
     """Mean, pass rate and the half-width of the normal-approximation 95% interval from n, Σx, Σx² and passes
     (sums rather than SQL's stddev: SQLite's fails on groups of one, and sums add up across tasks)."""
     n = int(sums["n"])
@@ -118,14 +119,19 @@ def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "") -> L
     if n >= 2:
         variance = max(0.0, (sums["total_sq"] - n * mean * mean) / (n - 1))
         ci = 1.96 * math.sqrt(variance / n)
-    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task)
+    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task, provenance=provenance)
 
 
-def leaderboard(*, projects: QuerySet, env: str = "", split: str = "", env_version: str = "", task: str = "") -> Leaderboard:
+def leaderboard(
+    *, projects: QuerySet, env: str = "", split: str = "", env_version: str = "", task: str = "", tiers: tuple[str, ...] = SCORED_TIERS
+) -> Leaderboard:
     """Finished, scored episodes grouped by contender (agent config; each human is one), per task and overall.
 
+    Only `recorded` episodes by default: the server ran them, so their scores are its own. Other `tiers`
+    (UNVERIFIED_TIERS: external, upload) give the labelled section of reported scores; a contender's rows
+    stay apart per tier, so a reported score never joins a recorded one.
     Unfinished runs that were scored (agent_stop, bankrupt: composite 0) stay in the means, as the score rules say."""
-    episodes = Episode.objects.filter(project__in=projects, status="finished", composite__isnull=False)
+    episodes = Episode.objects.filter(project__in=projects, provenance__in=tiers, status="finished", composite__isnull=False)
     if env:
         episodes = episodes.filter(task__env=env)
     if split:
@@ -137,18 +143,21 @@ def leaderboard(*, projects: QuerySet, env: str = "", split: str = "", env_versi
     passed = Case(When(passed=True, then=Value(1.0)), default=Value(0.0), output_field=FloatField())
     stats = dict(n=Count("id"), total=Sum("composite"), total_sq=Sum(F("composite") * F("composite")), passes=Sum(passed))
     name = Coalesce(F("agent__name"), Value("(unnamed)"))
-    grouped = episodes.annotate(contender=name).values("task__env", "task__key", "source", "agent__kind", "contender").annotate(**stats)
-    # One grouped query per (task, contender); the overall rows are the exact sums of those groups.
-    overall: dict[tuple[str, str], dict[str, float]] = {}
+    grouped = episodes.annotate(contender=name).values("task__env", "task__key", "source", "agent__kind", "contender", "provenance")
+    grouped = grouped.annotate(**stats)
+    # One grouped query per (task, contender, tier); the overall rows are the exact sums of those groups.
+    overall: dict[tuple[str, str, str], dict[str, float]] = {}
     board = Leaderboard()
     for group in grouped:
         row: dict[str, Any] = dict(group)
-        kind, key = contender_kind(row["source"], row["agent__kind"]), f"{row['task__env']}/{row['task__key']}"
-        board.by_task.setdefault(key, []).append(_leader_row(kind, row["contender"], row, task=key))
-        sums = overall.setdefault((kind, row["contender"]), {"n": 0, "total": 0.0, "total_sq": 0.0, "passes": 0.0})
+        kind, key, tier = contender_kind(row["source"], row["agent__kind"]), f"{row['task__env']}/{row['task__key']}", row["provenance"]
+        board.by_task.setdefault(key, []).append(_leader_row(kind, row["contender"], row, task=key, provenance=tier))
+        sums = overall.setdefault((kind, row["contender"], tier), {"n": 0, "total": 0.0, "total_sq": 0.0, "passes": 0.0})
         for field_name in sums:
             sums[field_name] += row[field_name]
-    board.overall = sorted((_leader_row(kind, contender, sums) for (kind, contender), sums in overall.items()), key=lambda r: -r.mean)
+    board.overall = sorted(
+        (_leader_row(kind, contender, sums, provenance=tier) for (kind, contender, tier), sums in overall.items()), key=lambda r: -r.mean
+    )
     board.by_task = {key: sorted(rows, key=lambda r: -r.mean) for key, rows in sorted(board.by_task.items())}
     return board
 

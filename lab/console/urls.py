@@ -27,6 +27,7 @@ urlpatterns = [
     path("rollouts/new", launch.rollout_new, name="rollout-new"),
     path("rollouts/<int:pk>/cancel", launch.rollout_cancel_view, name="rollout-cancel"),
     path("diagnoses/", diagnoses.diagnosis_list, name="diagnoses"),
+    path("diagnoses/<int:pk>/edit", diagnoses.diagnosis_edit, name="diagnosis-edit"),
     path("diagnoses/jobs/", diagnosis_jobs.diagnosis_job_list, name="diagnosis-jobs"),
     path("diagnoses/jobs/<int:pk>/", diagnosis_jobs.diagnosis_job_detail, name="diagnosis-job"),
     path("diagnoses/jobs/<int:pk>/export", diagnosis_jobs.diagnosis_job_export, name="diagnosis-job-export"),

@@ -27,10 +27,10 @@ from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_create
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.diagnoses.policies import runs_a_model
-from lab.diagnoses.services import diagnosis_create, diagnosis_validate
+from lab.diagnoses.services import diagnosis_create, diagnosis_may_edit, diagnosis_update
 from lab.diagnoses.tasks import run_diagnosis_job, verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
-from lab.errors import DomainError, NotFound
+from lab.errors import DomainError, Forbidden, NotFound
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects
 from lab.trajectories.models import AgentConfig, Episode
@@ -106,17 +106,18 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
 
     def perform_update(self, serializer: Any) -> None:
         diagnosis = serializer.instance
-        require_role(request=self.request, project=diagnosis.episode.project, roles=ANNOTATE_ROLES, action="change diagnoses")
-        data = serializer.validated_data
-        if "episode_id" in data and data["episode_id"] != diagnosis.episode_id:
+        role = require_role(request=self.request, project=diagnosis.episode.project, roles=ANNOTATE_ROLES, action="change diagnoses")
+        data = dict(serializer.validated_data)
+        if "episode_id" in data and data.pop("episode_id") != diagnosis.episode_id:
             raise serializers.ValidationError({"episode": "a diagnosis cannot move to another episode"})
-        merged = {k: data.get(k, getattr(diagnosis, k)) for k in ("step_index", "category", "evidence_steps", "correction", "confidence")}
-        diagnosis_validate(episode=diagnosis.episode, **merged)
-        data.pop("episode_id", None)
-        serializer.save()
+        for name in ("author_model",):  # writable on create only: who wrote it is not for an editor to change
+            data.pop(name, None)
+        serializer.instance = diagnosis_update(diagnosis=diagnosis, user=self.request.user, role=role, changes=data)
 
     def perform_destroy(self, instance: Diagnosis) -> None:
-        require_role(request=self.request, project=instance.episode.project, roles=ANNOTATE_ROLES, action="delete diagnoses")
+        role = require_role(request=self.request, project=instance.episode.project, roles=ANNOTATE_ROLES, action="delete diagnoses")
+        if not diagnosis_may_edit(diagnosis=instance, user=self.request.user, role=role):
+            raise Forbidden("forbidden", f"only its author or a project owner may delete diagnosis {instance.pk}", path="diagnosis")
         instance.delete()
 
     @action(detail=True, methods=["post"])

@@ -2,6 +2,7 @@
 
     diagnosis_create(episode=e, step_index=3, category="wrong_tool", explanation="...")    # a human's, via the API
     diagnosis_attempt_record(episode=e, answer=answer, origin="model", author_model="qwen")  # a model's or rule's answer
+    diagnosis_update(diagnosis=d, user=u, role="expert", changes={"explanation": "..."})    # its author's or an owner's edit
 
 A model or rule answer always leaves a DiagnosisAttempt; it links a Diagnosis only when the answer passed every
 check here, so a bad answer (a step past the end, an unknown tool) is recorded as such and never stored as one.
@@ -11,10 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
+
 from environments.diagnosis.model_diagnoser import ModelAnswer
-from lab.diagnoses.models import CATEGORIES, Diagnosis, DiagnosisAttempt, DiagnosisJob, Origin
-from lab.errors import DomainError
+from lab.diagnoses.models import CATEGORIES, Diagnosis, DiagnosisAttempt, DiagnosisJob, Origin, Verification
+from lab.errors import DomainError, Forbidden
+from lab.projects.models import Role
 from lab.trajectories.models import Episode
+
+# What a diagnosis says. Verification replays exactly these, so changing any of them voids it.
+CONTENT_FIELDS = ("step_index", "category", "explanation", "evidence_steps", "correction", "confidence")
 
 
 def diagnosis_validate(
@@ -104,3 +111,39 @@ def diagnosis_attempt_record(
     attempt.answer = {**answer.raw, "proposal": proposal.as_json()}
     attempt.save()
     return attempt
+
+
+def diagnosis_may_edit(*, diagnosis: Diagnosis, user: Any, role: str | None) -> bool:
+    """Its author, or an owner of its project; model and rule diagnoses have no author, so owners only."""
+    if role == Role.OWNER:
+        return True
+    return role is not None and diagnosis.author_id is not None and diagnosis.author_id == getattr(user, "pk", None)
+
+
+def diagnosis_update(*, diagnosis: Diagnosis, user: Any, role: str | None, changes: dict[str, Any]) -> Diagnosis:
+    """Change what a diagnosis says. `role` is the caller's in the diagnosis's project (checked at the edge).
+
+    A verdict (verified, refuted, failed) was reached on the old content: any change of content clears it, with
+    its result and the links to the branches that reached it (the branch episodes stay, recorded as they were).
+    """
+    if not diagnosis_may_edit(diagnosis=diagnosis, user=user, role=role):
+        raise Forbidden("forbidden", f"only its author or a project owner may change diagnosis {diagnosis.pk}", path="diagnosis")
+    unknown = sorted(set(changes) - set(CONTENT_FIELDS))
+    assert not unknown, f"not content fields of a diagnosis: {unknown}"
+    merged = {name: changes.get(name, getattr(diagnosis, name)) for name in CONTENT_FIELDS}
+    diagnosis_validate(episode=diagnosis.episode, **{k: v for k, v in merged.items() if k != "explanation"})
+    if not str(merged["explanation"]).strip():
+        raise DomainError("invalid_explanation", "say what went wrong in the explanation", path="explanation")
+    changed = [name for name in CONTENT_FIELDS if merged[name] != getattr(diagnosis, name)]
+    if not changed:
+        return diagnosis
+    with transaction.atomic():
+        for name in changed:
+            setattr(diagnosis, name, merged[name])
+        fields = list(changed)
+        if diagnosis.verification != Verification.UNVERIFIED:
+            diagnosis.verification, diagnosis.verification_result = Verification.UNVERIFIED, None
+            fields += ["verification", "verification_result"]
+            diagnosis.child_episodes.clear()
+        diagnosis.save(update_fields=fields)
+    return diagnosis

@@ -20,6 +20,7 @@ from environments.replay import ReplayDivergence
 from lab.diagnoses.analysis import record_env
 from lab.diagnoses.models import Diagnosis, Verification
 from lab.diagnoses.policies import continuation_seed_for, policy_factory_for_agent, policy_factory_for_episode
+from lab.diagnoses.services import CONTENT_FIELDS
 from lab.errors import DomainError
 from lab.trajectories.models import AgentConfig, Episode
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_to_record
@@ -83,6 +84,7 @@ def diagnosis_verify(*, diagnosis: Diagnosis, agent: AgentConfig | None = None, 
     record_env(record)
     factory = policy_factory_for_agent(agent) if agent is not None else policy_factory_for_episode(parent)
     seed = continuation_seed if continuation_seed is not None else continuation_seed_for(parent)
+    replayed = _content(diagnosis)
     _mark(diagnosis, Verification.RUNNING, None)
     sinks: dict[str, ChildEpisodeSink] = {}
 
@@ -110,9 +112,18 @@ def diagnosis_verify(*, diagnosis: Diagnosis, agent: AgentConfig | None = None, 
         "category": diagnosis.category,
     }  # fmt: skip
     with transaction.atomic():
+        # An edit while the branches ran voided this verdict before it was given: it stays unverified.
+        if _content(Diagnosis.objects.select_for_update().get(pk=diagnosis.pk)) != replayed:
+            diagnosis.refresh_from_db()
+            _mark(diagnosis, Verification.UNVERIFIED, None)
+            return diagnosis
         _link_children(diagnosis, sinks)
         _mark(diagnosis, Verification.VERIFIED if outcome.verified else Verification.REFUTED, result)
     return diagnosis
+
+
+def _content(diagnosis: Diagnosis) -> dict[str, Any]:
+    return {name: getattr(diagnosis, name) for name in CONTENT_FIELDS}
 
 
 def _link_children(diagnosis: Diagnosis, sinks: dict[str, ChildEpisodeSink]) -> None:

@@ -67,6 +67,9 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16, help_text="The first characters, to recognise a key in lists.")
     key_hash = models.CharField(max_length=64, unique=True)
+    external = models.BooleanField(
+        default=False, help_text="Set by the operator (create_api_key --external): episodes sent with it are external, not uploads."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -75,9 +78,9 @@ class ApiKey(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     @classmethod
-    def issue(cls, *, project: Project, user: object, name: str) -> tuple[ApiKey, str]:
+    def issue(cls, *, project: Project, user: object, name: str, external: bool = False) -> tuple[ApiKey, str]:
         raw = KEY_PREFIX + secrets.token_urlsafe(32)
-        key = cls.objects.create(project=project, user=user, name=name, prefix=raw[:10], key_hash=hash_key(raw))
+        key = cls.objects.create(project=project, user=user, name=name, prefix=raw[:10], key_hash=hash_key(raw), external=external)
         return key, raw
 
     @property

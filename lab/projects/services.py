@@ -42,8 +42,12 @@ def user_get_or_create(*, username: str, email: str = "", password: str | None =
     return user
 
 
-def api_key_issue(*, project: Project, user: Any, name: str) -> tuple[ApiKey, str]:
-    """A new key for `user` in `project`. The raw key is returned once and never stored."""
+def api_key_issue(*, project: Project, user: Any, name: str, external: bool = False) -> tuple[ApiKey, str]:
+    """A new key for `user` in `project`. The raw key is returned once and never stored.
+
+    `external`: the operator's word that the key belongs to an outside harness or trainer it trusts to report
+    episodes; they are stored in the external tier rather than as uploads. Only the operator's command sets it.
+    """
     if not Membership.objects.filter(project=project, user=user).exists():
         raise DomainError("not_a_member", f"{user} is not a member of {project.slug}; add them first.")
-    return ApiKey.issue(project=project, user=user, name=name)
+    return ApiKey.issue(project=project, user=user, name=name, external=external)

@@ -6,7 +6,7 @@ from typing import Any
 
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.runs.models import JobStatus
-from lab.trajectories.models import AgentKind, Episode, EpisodeStatus
+from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:
@@ -15,8 +15,10 @@ def episode_row(episode: Episode) -> dict[str, Any]:
 
 
 def evaluation_episodes(evaluation: Evaluation) -> list[Episode]:
-    """Scored episodes of the evaluation's finished jobs. Failed jobs (infrastructure errors) are not agent results."""
-    jobs = RolloutJob.objects.filter(evaluation=evaluation, status=JobStatus.FINISHED, episode__status=EpisodeStatus.FINISHED)
+    """Scored episodes of the evaluation's finished jobs. Failed jobs (infrastructure errors) are not agent results.
+    A job's episode is the server's own recording; the tier is checked all the same, as every aggregate does."""
+    jobs = RolloutJob.objects.filter(evaluation=evaluation, status=JobStatus.FINISHED, episode__status=EpisodeStatus.FINISHED,
+                                     episode__provenance=Provenance.RECORDED)  # fmt: skip
     return [job.episode for job in jobs.select_related("episode__task").order_by("task__key", "seed") if job.episode is not None]
 
 
@@ -25,12 +27,14 @@ def evaluation_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
 
 
 def anchor_rows(evaluation: Evaluation) -> dict[str, list[dict[str, Any]]]:
-    """For each scripted anchor of the project, its latest finished rollout on each (task, seed) of the evaluation."""
+    """For each scripted anchor of the project, its latest finished rollout on each (task, seed) of the evaluation:
+    recorded ones only, so no upload can stand beside an agent as the anchor's score."""
     tasks = {job.task_id for job in RolloutJob.objects.filter(evaluation=evaluation).only("task_id")}
     episodes = (
         Episode.objects.filter(
             project=evaluation.project,
             source="rollout",
+            provenance=Provenance.RECORDED,
             status=EpisodeStatus.FINISHED,
             task_id__in=tasks,
             seed__in=evaluation.seeds,

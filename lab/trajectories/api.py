@@ -99,11 +99,15 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         project = write_project(request, request.query_params.get("project"), action="upload episodes")
 
         def produce() -> Response:
-            stored = imports.upload_ingest(project=project, user=request.user, data=body, filename="body.json", fmt="native")
+            stored = imports.upload_ingest(project=project, user=request.user, data=body, filename="body.json", fmt="native",
+                                           provenance=imports.upload_provenance(request.auth))  # fmt: skip
             outcomes = stored.outcomes
             created = any(o.created for o in outcomes)
             data = {
-                "episodes": [{"id": o.episode.pk, "created": o.created, "content_hash": o.episode.content_hash} for o in outcomes],
+                "episodes": [
+                    {"id": o.episode.pk, "created": o.created, "content_hash": o.episode.content_hash, "provenance": o.episode.provenance}
+                    for o in outcomes
+                ],
                 "report": stored.report,
             }
             return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
@@ -180,7 +184,8 @@ class EpisodeImportView(APIView):
         data = upload.read()
 
         def produce() -> Response:
-            job = imports.import_job_create(project=project, user=request.user, filename=upload.name, data=data, fmt=fmt)
+            job = imports.import_job_create(project=project, user=request.user, filename=upload.name, data=data, fmt=fmt,
+                                            provenance=imports.upload_provenance(request.auth))  # fmt: skip
             if str(request.query_params.get("wait", "")).lower() in ("1", "true"):
                 job = imports.import_job_wait(job, timeout_s=120)
             code = status.HTTP_201_CREATED if job.status == "done" else status.HTTP_202_ACCEPTED
@@ -217,7 +222,7 @@ class DatasetExportView(APIView):
             skipped = []
             for episode in episodes.order_by("id").iterator(chunk_size=200):
                 try:
-                    yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk)
+                    yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
                 except ingest.ConversationError as exc:
                     skipped.append({"episode_id": episode.pk, "problems": exc.problems})
             if skipped:

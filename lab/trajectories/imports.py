@@ -22,7 +22,7 @@ from django.utils import timezone
 from lab import ingest
 from lab.errors import DomainError
 from lab.projects.models import Project
-from lab.trajectories.models import ImportJob, ImportStatus
+from lab.trajectories.models import ImportJob, ImportStatus, Provenance
 from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import IngestOutcome, episodes_ingest, episodes_ingest_native
 
@@ -72,7 +72,15 @@ class StoredUpload:
     outcomes: list[IngestOutcome]
 
 
-def upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload:
+def upload_provenance(auth: Any) -> str:
+    """The tier of what a request sends: `external` through an API key the operator flagged (create_api_key
+    --external), `upload` otherwise (a session, an ordinary key). Nothing in the payload can change it."""
+    return Provenance.EXTERNAL if getattr(auth, "external", False) is True else Provenance.UPLOAD
+
+
+def upload_ingest(
+    *, project: Project, user: Any, data: bytes, filename: str, fmt: str, provenance: str = Provenance.UPLOAD
+) -> StoredUpload:
     """Parse an upload and store its episodes atomically, with the garbage collector paused throughout
     (lab.ingest.collector: it cost nearly half of a large upload's time). The parsed records are freed before
     the collector resumes, so it never has to traverse them.
@@ -81,23 +89,26 @@ def upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fm
     one-episode-per-content constraint (or a task's or agent's, made twice): that upload is stored again from
     the start, and then finds what the first one stored.
     """
+    assert provenance != Provenance.RECORDED, "what the API receives is never recorded by the server"
+    arguments = {"project": project, "user": user, "data": data, "filename": filename, "fmt": fmt, "provenance": provenance}
     with ingest.collector_paused():
         try:
-            return _upload_ingest_once(project=project, user=user, data=data, filename=filename, fmt=fmt)
+            return _upload_ingest_once(**arguments)
         except IntegrityError:
-            return _upload_ingest_once(project=project, user=user, data=data, filename=filename, fmt=fmt)
+            return _upload_ingest_once(**arguments)
 
 
-def _upload_ingest_once(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload:
-    fast = _native_upload_ingest(project=project, user=user, data=data, filename=filename, fmt=fmt)
+def _upload_ingest_once(*, project: Project, user: Any, data: bytes, filename: str, fmt: str, provenance: str) -> StoredUpload:
+    fast = _native_upload_ingest(project=project, user=user, data=data, filename=filename, fmt=fmt, provenance=provenance)
     if fast is not None:
         return fast
     parsed = parse_upload(data, filename=filename, fmt=fmt)
-    outcomes = episodes_ingest(project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes)
+    outcomes = episodes_ingest(project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes,
+                               provenance=provenance)  # fmt: skip
     return StoredUpload(parsed.format, parsed.report, outcomes)
 
 
-def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fmt: str) -> StoredUpload | None:
+def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename: str, fmt: str, provenance: str) -> StoredUpload | None:
     """Native records on PostgreSQL, read and stored by the streaming fast path; None for the general path."""
     if fmt not in ("native", "auto") or connection.vendor != "postgresql" or len(data) > settings.PRACTICUM_MAX_UPLOAD_BYTES:
         return None
@@ -105,7 +116,7 @@ def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename:
     records = ingest.read_native(data, filename=filename, redactor=redactor, max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD)
     if records is None:
         return None
-    outcomes = episodes_ingest_native(project=project, records=records, user=user)
+    outcomes = episodes_ingest_native(project=project, records=records, user=user, provenance=provenance)
     if outcomes is None:
         return None
     summaries = [
@@ -115,7 +126,9 @@ def _native_upload_ingest(*, project: Project, user: Any, data: bytes, filename:
     return StoredUpload("native", ingest.build_report(summaries, ["native"]), outcomes)
 
 
-def import_job_create(*, project: Project, user: Any, filename: str, data: bytes, fmt: str) -> ImportJob:
+def import_job_create(
+    *, project: Project, user: Any, filename: str, data: bytes, fmt: str, provenance: str = Provenance.UPLOAD
+) -> ImportJob:
     with ingest.collector_paused():
         parse_upload(data, filename=filename, fmt=fmt)  # refuse bad files before anything is written
     folder = Path(settings.PRACTICUM_UPLOAD_DIR)
@@ -124,7 +137,12 @@ def import_job_create(*, project: Project, user: Any, filename: str, data: bytes
     path.write_bytes(data)
     try:
         job = ImportJob.objects.create(
-            project=project, created_by=user if user.is_authenticated else None, filename=filename, path=str(path), format=fmt
+            project=project,
+            created_by=user if user.is_authenticated else None,
+            filename=filename,
+            path=str(path),
+            format=fmt,
+            provenance=provenance,
         )
     except BaseException:
         path.unlink(missing_ok=True)
@@ -160,7 +178,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
     ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING)
     try:
         data = Path(job.path).read_bytes()
-        stored = upload_ingest(project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format)
+        stored = upload_ingest(project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format,
+                               provenance=job.provenance)  # fmt: skip
     except FileNotFoundError:
         job.status, job.error = ImportStatus.FAILED, _FILE_GONE
     except DomainError as exc:
@@ -218,6 +237,7 @@ def import_job_json(job: ImportJob) -> dict[str, Any]:
         "status": job.status,
         "filename": job.filename,
         "format": job.format,
+        "provenance": job.provenance,
         "episode_ids": job.episode_ids,
         "report": job.report,
         "error": job.error,
@@ -228,7 +248,8 @@ def export_openai(record: dict[str, Any]) -> dict[str, Any]:
     return ingest.export_openai(record)
 
 
-def export_line(record: dict[str, Any], *, fmt: str, episode_id: int) -> bytes:
+def export_line(record: dict[str, Any], *, fmt: str, episode_id: int, provenance: str = "") -> bytes:
+    """One JSONL line; the openai form's metadata names the episode's tier, so a trainer can weigh or drop reports."""
     if fmt == "native":
         payload = record
     else:
@@ -236,6 +257,7 @@ def export_line(record: dict[str, Any], *, fmt: str, episode_id: int) -> bytes:
             **export_openai(record),
             "metadata": {
                 "episode_id": episode_id,
+                "provenance": provenance,
                 "env": record["header"].get("env"),
                 "task": record["header"].get("task"),
                 "score": record["header"].get("score"),

@@ -78,6 +78,20 @@ class AgentConfig(models.Model):
         return self.name
 
 
+class Provenance(models.TextChoices):
+    """How far the lab can vouch for an episode. Set by the server from how the episode arrived, never read
+    from the payload (lab.trajectories.services: episode_start and episodes_ingest's `provenance`)."""
+
+    RECORDED = "recorded", "recorded"  # the server ran it: rollouts, human sessions, anchors, branches
+    EXTERNAL = "external", "external"  # reported through an API key the operator flagged as an external integration
+    UPLOAD = "upload", "upload"  # anything else sent to the API
+
+
+# The tiers that leaderboards and evaluations count unless asked otherwise.
+SCORED_TIERS = (Provenance.RECORDED,)
+UNVERIFIED_TIERS = (Provenance.EXTERNAL, Provenance.UPLOAD)
+
+
 class EpisodeStatus(models.TextChoices):
     RUNNING = "running"
     FINISHED = "finished"
@@ -91,6 +105,7 @@ class Episode(models.Model):
     agent = models.ForeignKey(AgentConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="episodes")
     seed = models.BigIntegerField(null=True, blank=True)
     source = models.CharField(max_length=8, choices=[(s, s) for s in SOURCES])
+    provenance = models.CharField(max_length=8, choices=Provenance.choices, default=Provenance.UPLOAD)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
     branch_step = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=EpisodeStatus.choices, default=EpisodeStatus.FINISHED)
@@ -116,6 +131,7 @@ class Episode(models.Model):
             models.Index(fields=["project", "task", "-composite"]),
             models.Index(fields=["project", "status"]),
             models.Index(fields=["project", "source"]),
+            models.Index(fields=["project", "provenance"]),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -189,6 +205,8 @@ class ImportJob(models.Model):
     filename = models.CharField(max_length=255)
     path = models.CharField(max_length=500)
     format = models.CharField(max_length=16, default="auto")
+    provenance = models.CharField(max_length=8, choices=Provenance.choices, default=Provenance.UPLOAD,
+                                  help_text="The tier its episodes get: upload, or external for an operator-flagged key.")  # fmt: skip
     status = models.CharField(max_length=8, choices=ImportStatus.choices, default=ImportStatus.QUEUED)
     idempotency_key = models.CharField(max_length=200, blank=True)
     report = models.JSONField(default=dict, blank=True)

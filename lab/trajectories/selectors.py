@@ -8,9 +8,10 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.utils.dateparse import parse_datetime
 
 from lab.errors import DomainError, NotFound
-from lab.trajectories.models import Episode, Step
+from lab.trajectories.models import Episode, Provenance, Step
 
-FILTER_FIELDS = ("project", "env", "task", "agent", "source", "status", "passed", "score_min", "score_max", "after", "before", "q", "seed")
+FILTER_FIELDS = ("project", "env", "task", "agent", "source", "provenance", "status", "passed", "score_min", "score_max", "after", "before",
+                 "q", "seed")  # fmt: skip
 
 
 def _float(filters: dict[str, Any], name: str) -> float | None:
@@ -50,6 +51,13 @@ def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Epi
     for name in ("source", "status"):
         if filters.get(name):
             episodes = episodes.filter(**{name: filters[name]})
+    if filters.get("provenance"):
+        # A comma list, so that "external,upload" reads every episode the server did not record itself.
+        tiers = [tier.strip() for tier in str(filters["provenance"]).split(",")]
+        unknown = [tier for tier in tiers if tier not in Provenance.values]
+        if unknown:
+            raise DomainError("invalid_filter", f"provenance={unknown[0]!r}; use one of {', '.join(Provenance.values)}", path="provenance")
+        episodes = episodes.filter(provenance__in=tiers)
     if filters.get("seed") not in (None, ""):
         try:
             episodes = episodes.filter(seed=int(filters["seed"]))

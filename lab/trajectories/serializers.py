@@ -81,12 +81,17 @@ class EpisodeSerializer(serializers.ModelSerializer):
     env = serializers.CharField(source="task.env", read_only=True)
     task = serializers.CharField(source="task.key", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True, default=None)
+    claimed_source = serializers.SerializerMethodField(help_text="What an upload's header claimed to be, when the server did not grant it.")
 
     class Meta:
         model = Episode
         fields = [
-            "id", "project", "env", "task", "agent", "seed", "source", "parent", "branch_step", "status",
+            "id", "project", "env", "task", "agent", "seed", "source", "provenance", "claimed_source", "parent", "branch_step", "status",
             "termination_reason", "score", "composite", "passed", "reward", "started_at", "ended_at",
             "metrics", "content_hash", "step_count", "created_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    def get_claimed_source(self, episode: Episode) -> str | None:
+        claimed = (episode.meta or {}).get("claimed_source")
+        return str(claimed) if claimed is not None else None

@@ -2,8 +2,15 @@
 
 episodes_ingest(project=p, records=[...], user=u)   # atomic: all stored, or none and a DomainError
 episodes_ingest_native(project=p, records=native)    # the same for lab.ingest.read_native's records, streamed (PostgreSQL)
+episode_start(project=p, task=t, source="rollout")   # a recorded episode: the server runs it and appends its steps
 episode_append_step(episode=e, step={...})           # live rollouts and human play; idempotent by index
 episode_to_record(episode)                           # the canonical record, as it was ingested
+
+Provenance is decided here and only here, from how an episode arrived: episode_start (rollouts, play, branches)
+records `recorded`; episodes_ingest takes the tier from its caller (`upload`, or `external` for an operator-flagged
+API key). A record's header is the sender's word: for any tier but `recorded`, a header that claims a server
+source (rollout, human, branch), a parent episode, or a scripted or human agent is stored as an upload with the
+claim kept in meta (claimed_source, claimed_parent, claimed_agent) and nothing linked (lab.trajectories.provenance).
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ from lab.errors import Conflict, DomainError
 from lab.ingest.native_fast import NativeRecord, NativeStep
 from lab.live.services import live_publish
 from lab.projects.models import Project
-from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step, Task
+from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Provenance, Step, Task
+from lab.trajectories.provenance import agent_resolve_external, header_claims
 from lab.trajectories.redaction import step_redact
 
 # Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
@@ -77,18 +85,6 @@ def task_resolve(*, project: Project, env: str, key: str, env_version: str = "")
     return task
 
 
-def agent_resolve_external(*, project: Project, policy: dict[str, Any]) -> AgentConfig | None:
-    """Uploaded episodes name their policy in the header; keep one AgentConfig per name for filtering."""
-    name = str(policy.get("name") or policy.get("model") or "").strip()[:128]
-    if not name:
-        return None
-    kind = str(policy["kind"]) if policy.get("kind") in AgentKind.values else AgentKind.EXTERNAL.value
-    agent, _ = AgentConfig.objects.get_or_create(
-        project=project, name=name, defaults={"kind": kind, "model": str(policy.get("model", ""))[:500]}
-    )
-    return agent
-
-
 def _parse_time(value: Any, index: int, path: str) -> datetime | None:
     if value in (None, ""):
         return None
@@ -117,8 +113,11 @@ def _prepare(index: int, record: dict[str, Any], *, validated: bool, digest: str
 class _Resolver:
     """Tasks and agents named by an upload's headers, each looked up once per upload rather than per record."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, provenance: str) -> None:
+        assert provenance in Provenance.values, f"unknown provenance {provenance!r}"
         self.project = project
+        self.provenance = provenance
+        self.trusted = provenance == Provenance.RECORDED  # only then is the header's word on source, parent and agent taken
         self.tasks: dict[tuple[str, str, str], Task] = {}
         self.agents: dict[str, AgentConfig | None] = {}
 
@@ -131,7 +130,7 @@ class _Resolver:
     def agent(self, policy: dict[str, Any]) -> AgentConfig | None:
         key = json.dumps(policy, sort_keys=True, default=str)
         if key not in self.agents:
-            self.agents[key] = agent_resolve_external(project=self.project, policy=policy)
+            self.agents[key] = agent_resolve_external(project=self.project, policy=policy, trusted=self.trusted)
         return self.agents[key]
 
 
@@ -146,6 +145,10 @@ def _preload_tasks(resolver: _Resolver, headers: list[dict[str, Any]]) -> None:
 def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
     project = resolver.project
     header = record["header"]
+    agent = resolver.agent(header.get("policy") or {})
+    if not resolver.trusted:  # an upload or an external report: source `upload`, no parent, its claims kept aside
+        meta = {"header": header, **header_claims(header, agent)}
+        return _episode(resolver, index, record, digest, raw, user, agent=agent, source="upload", parent=None, branch_step=None, meta=meta)
     parent = None
     parent_ref = header.get("parent") or {}
     if parent_ref.get("episode_id") is not None:
@@ -155,15 +158,25 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
             raise record_error(index, "header.parent.episode_id", f"no episode {parent_ref['episode_id']!r} in this project")
         if parent_ref.get("branch_step") is not None and parent_ref["branch_step"] >= parent.step_count:
             raise record_error(index, "header.parent.branch_step", f"episode {parent.pk} has no step {parent_ref['branch_step']}")
+    return _episode(resolver, index, record, digest, raw, user, agent=agent, source=header["source"], parent=parent,
+                    branch_step=parent_ref.get("branch_step") if parent else None, meta={"header": header})  # fmt: skip
+
+
+def _episode(
+    resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any, *,
+    agent: AgentConfig | None, source: str, parent: Episode | None, branch_step: int | None, meta: dict[str, Any],
+) -> Episode:  # fmt: skip
+    header = record["header"]
     score = header.get("score") or None
     return Episode(
-        project=project,
+        project=resolver.project,
         task=resolver.task(header),
-        agent=resolver.agent(header.get("policy") or {}),
+        agent=agent,
         seed=header.get("seed"),
-        source=header["source"],
+        source=source,
+        provenance=resolver.provenance,
         parent=parent,
-        branch_step=parent_ref.get("branch_step") if parent else None,
+        branch_step=branch_step,
         status=EpisodeStatus.FINISHED,
         termination_reason=header.get("termination_reason") or "",
         score=score,
@@ -173,7 +186,7 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
         started_at=_parse_time(header.get("started_at"), index, "header.started_at"),
         ended_at=_parse_time(header.get("ended_at"), index, "header.ended_at"),
         metrics=header.get("metrics") or {},
-        meta={"header": header},
+        meta=meta,
         raw=raw,
         content_hash=digest,
         step_count=len(record["steps"]),
@@ -209,8 +222,12 @@ def episodes_ingest(
     user: Any = None,
     validated: bool = False,
     hashes: list[str] | None = None,
+    provenance: str = Provenance.UPLOAD,
 ) -> list[IngestOutcome]:
     """Store records atomically. A record whose content is already stored returns the existing episode.
+
+    `provenance` is the caller's, never the records': `upload` for the API, `external` for an operator-flagged
+    key, `recorded` only for records the server itself produced (the header is then taken at its word).
 
     `validated=True` skips the record checks for records that lab.ingest has just validated; `hashes` are
     their content hashes, computed there already.
@@ -221,7 +238,7 @@ def episodes_ingest(
     prepared = [
         _prepare(i, record, validated=validated, digest=digest) for i, (record, digest) in enumerate(zip(records, digests, strict=True))
     ]
-    resolver = _Resolver(project)
+    resolver = _Resolver(project, provenance)
     raws = raws if raws is not None else [None] * len(records)
     outcomes: list[IngestOutcome | None] = [None] * len(records)
     with transaction.atomic():
@@ -259,7 +276,9 @@ class _NotForTheFastPath(Exception):
     """A record of a native upload that the general path must judge; raised inside the transaction, so nothing stays."""
 
 
-def episodes_ingest_native(*, project: Project, records: list[NativeRecord], user: Any = None) -> list[IngestOutcome] | None:
+def episodes_ingest_native(
+    *, project: Project, records: list[NativeRecord], user: Any = None, provenance: str = Provenance.UPLOAD
+) -> list[IngestOutcome] | None:
     """Store a native upload read by lab.ingest.native_fast on PostgreSQL; None if the general path must take it.
 
     The same result as episodes_ingest, in another order, so that PostgreSQL stores the steps while Python
@@ -271,7 +290,7 @@ def episodes_ingest_native(*, project: Project, records: list[NativeRecord], use
     """
     if connection.vendor != "postgresql" or len(records) > settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD:
         return None
-    resolver = _Resolver(project)
+    resolver = _Resolver(project, provenance)
     headers = [record.header for record in records]
     try:
         with transaction.atomic():
@@ -283,7 +302,7 @@ def episodes_ingest_native(*, project: Project, records: list[NativeRecord], use
                 resolver.agent(header.get("policy") or {})
             ids = _draw_episode_ids(len(records))
             episodes: list[Episode | None] = [None] * len(records)
-            if any((header.get("parent") or {}).get("episode_id") is not None for header in headers):
+            if resolver.trusted and any((header.get("parent") or {}).get("episode_id") is not None for header in headers):
                 episodes = [_native_episode(resolver, i, record, ids[i], user) for i, record in enumerate(records)]
             _copy_steps(_native_rows(resolver, records, ids, user, episodes))
             made = [episode for episode in episodes if episode is not None]
@@ -476,7 +495,8 @@ def episode_start(
     parent: Episode | None = None,
     branch_step: int | None = None,
 ) -> Episode:
-    """A running episode that steps will be appended to (rollouts, human play, branches)."""
+    """A running episode that steps will be appended to (rollouts, human play, branches): `recorded`, since
+    the server runs it. Its callers are the server's recorders only, never an API that takes a payload."""
     if parent is not None and parent.project_id != project.pk:
         raise DomainError("cross_project", "a branch must stay in its parent's project", status=404)
     if parent is not None and branch_step is not None and branch_step > parent.step_count:
@@ -493,6 +513,7 @@ def episode_start(
             agent=agent,
             seed=seed,
             source=source,
+            provenance=Provenance.RECORDED,  # only the server's own recorders start episodes here
             status=EpisodeStatus.RUNNING,
             parent=parent,
             branch_step=branch_step,

@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from environments import registry  # noqa: E402
 from environments.runner import make_policy, run_episode  # noqa: E402
 from lab.projects.services import api_key_issue, membership_set, project_create  # noqa: E402
+from lab.trajectories.models import Provenance  # noqa: E402
 from lab.trajectories.services import episodes_ingest  # noqa: E402
 
 TASK, SEED = "storebench/cash-crunch", 0
@@ -34,6 +35,7 @@ for username, role in (("erin", "expert"), ("rita", "researcher")):
     membership_set(project=project, user=user, role=role)
 env = registry.make(TASK, seed=SEED)
 record = run_episode(env, make_policy("smart-triage", env, SEED))
-[outcome] = episodes_ingest(project=project, records=[record], user=User.objects.get(username="rita"))
+# Run here, by the server's own code: recorded, so it ranks on the leaderboard as the anchor.
+[outcome] = episodes_ingest(project=project, records=[record], user=User.objects.get(username="rita"), provenance=Provenance.RECORDED)
 print(f"seeded anchor episode {outcome.episode.pk}")
 print("API_KEY=" + api_key_issue(project=project, user=User.objects.get(username="rita"), name="browser-test")[1])

@@ -1,11 +1,14 @@
-"""Diagnoses across the visible projects, filtered by category, origin, verification and task."""
+"""Diagnoses across the visible projects, filtered by category, origin, verification and task; editing one."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import redirect
 
-from lab.console.views.common import console_view, page, visible_projects
+from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.diagnoses.models import CATEGORIES, Diagnosis, Origin, Verification
+from lab.diagnoses.services import diagnosis_may_edit, diagnosis_update
+from lab.errors import DomainError, Forbidden, NotFound
 
 
 @console_view
@@ -22,3 +25,32 @@ def diagnosis_list(request: HttpRequest) -> HttpResponse:
     context = {"diagnoses": diagnoses[:200], "filters": filters, "categories": CATEGORIES, "origins": Origin.values,
                "verifications": Verification.values}  # fmt: skip
     return page(request, "console/diagnoses.html", context, fragment="console/_diagnosis_rows.html")
+
+
+@console_view
+def diagnosis_edit(request: HttpRequest, pk: int) -> HttpResponseBase:
+    """Its author or a project owner changes what a diagnosis says; the service clears a verdict it had."""
+    diagnosis = Diagnosis.objects.filter(pk=pk, episode__project__in=visible_projects(request)).select_related("episode__task").first()
+    if diagnosis is None:
+        raise NotFound("not_found", f"No diagnosis {pk} that you can see.")
+    role = role_of(request, diagnosis.episode.project_id)
+    if not diagnosis_may_edit(diagnosis=diagnosis, user=request.user, role=role):
+        raise Forbidden("forbidden", f"Only its author or a project owner may change diagnosis {diagnosis.pk}.")
+    errors: dict[str, str] = {}
+    form = request.POST if request.method == "POST" else {"step_index": diagnosis.step_index, "category": diagnosis.category,
+                                                          "explanation": diagnosis.explanation}  # fmt: skip
+    if request.method == "POST":
+        raw_step = request.POST.get("step_index", "")
+        if not raw_step.strip().isdigit():
+            errors["step_index"] = f"{raw_step!r} is not a step number"
+        else:
+            changes = {"step_index": int(raw_step), "category": request.POST.get("category", ""),
+                       "explanation": request.POST.get("explanation", "")}  # fmt: skip
+            try:
+                diagnosis_update(diagnosis=diagnosis, user=request.user, role=role, changes=changes)
+            except DomainError as exc:
+                errors[str(exc.details.get("path", "form"))] = exc.message
+        if not errors:
+            return redirect(f"/episodes/{diagnosis.episode_id}/?at={diagnosis.step_index}#diagnoses")
+    context = {"diagnosis": diagnosis, "episode": diagnosis.episode, "categories": CATEGORIES, "form": form, "errors": errors}
+    return page(request, "console/diagnosis_edit.html", context, status=400 if errors else 200)

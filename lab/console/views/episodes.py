@@ -11,7 +11,7 @@ from lab.console.selectors import SORTS, episode_page
 from lab.console.views.common import console_view, page, visible_projects
 from lab.console.views.launch_forms import launch_context
 from lab.rollouts.models import RolloutJob
-from lab.trajectories.models import AgentConfig, EpisodeStatus, Task
+from lab.trajectories.models import AgentConfig, EpisodeStatus, Provenance, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 
 
@@ -30,6 +30,7 @@ def episode_list_context(request: HttpRequest, *, rollout_form: Any = None, roll
         "tasks": Task.objects.filter(project__in=projects).values_list("env", "key").distinct().order_by("env", "key")[:200],
         "agents": AgentConfig.objects.filter(project__in=projects).values_list("name", flat=True).distinct().order_by("name")[:200],
         "sources": SOURCES,
+        "provenances": Provenance.values,
         "statuses": EpisodeStatus.values,
         "launched": RolloutJob.objects.filter(pk=int(launched), project__in=projects).select_related("agent", "task").first()
         if launched.isdigit()

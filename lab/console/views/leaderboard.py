@@ -1,21 +1,26 @@
-"""The leaderboard: humans, agents and anchors per scenario and overall, filtered by split and env version."""
+"""The leaderboard: humans, agents and anchors per scenario and overall, filtered by split and env version.
+
+Ranked on recorded episodes only; external and uploaded scores follow in their own, labelled section."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
 from lab.console.selectors import leaderboard
 from lab.console.views.common import console_view, page, visible_projects
-from lab.trajectories.models import Split, Task
+from lab.trajectories.models import SCORED_TIERS, UNVERIFIED_TIERS, Split, Task
 
 
 @console_view
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request)
-    filters = {name: request.GET.get(name, "") for name in ("env", "split", "env_version", "task")}
+    filters: dict[str, Any] = {name: request.GET.get(name, "") for name in ("env", "split", "env_version", "task")}
     tasks = Task.objects.filter(project__in=projects)
     context = {
-        "board": leaderboard(projects=projects, **filters),
+        "board": leaderboard(projects=projects, tiers=SCORED_TIERS, **filters),
+        "reported": leaderboard(projects=projects, tiers=UNVERIFIED_TIERS, **filters),
         "filters": filters,
         "splits": Split.values,
         "envs": tasks.values_list("env", flat=True).distinct().order_by("env"),

@@ -79,7 +79,7 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     context.update(
         running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
         diagnoses=Diagnosis.objects.filter(episode=episode).select_related("author")[:50],
-        may_annotate=role in ANNOTATE_ROLES, components=(episode.score or {}).get("components") or {},
+        may_annotate=role in ANNOTATE_ROLES, role=role, components=(episode.score or {}).get("components") or {},
     )  # fmt: skip
     return page(request, "console/viewer.html", context)
 
@@ -150,6 +150,7 @@ def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
         "episode": episode, "categories": CATEGORIES, "tools": sorted(episode_tools(episode)), "errors": errors, "form": request.POST,
         "correction_fields": tool_fields(spec, values, {k.removeprefix("correction-"): v for k, v in errors.items()}) if spec else [],
         "diagnoses": Diagnosis.objects.filter(episode=episode).select_related("author")[:50], "may_annotate": True,
+        "role": role_of(request, episode.project_id),
         "saved": not errors,
     }  # fmt: skip
     return page(request, "console/viewer_diagnoses.html", context, fragment="console/_diagnoses.html", status=400 if errors else 200)

@@ -22,11 +22,14 @@ def anchor_record(policy: str, seed: int = 0) -> dict[str, Any]:
 @pytest.fixture
 def store_episodes(project_a: Any, role_users: dict[str, Any]) -> dict[str, Any]:
     """smart-triage (finished, scored) and do-nothing (cut at 60 steps) on cash-crunch seed 0, in project A."""
+    from lab.trajectories.models import Provenance
     from lab.trajectories.services import episodes_ingest
 
+    # The anchors ran here, in-process: stored as the server's own recordings, as its rollouts would be.
     outcomes = episodes_ingest(
-        project=project_a, records=[anchor_record("smart-triage"), anchor_record("do-nothing")], user=role_users["owner"]
-    )
+        project=project_a, records=[anchor_record("smart-triage"), anchor_record("do-nothing")], user=role_users["owner"],
+        provenance=Provenance.RECORDED,
+    )  # fmt: skip
     return {"smart": outcomes[0].episode, "idle": outcomes[1].episode}
 
 

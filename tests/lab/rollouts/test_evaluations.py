@@ -93,3 +93,18 @@ def test_the_command_refuses_a_seed_range_past_the_maximum(project_a: Any, setti
     with pytest.raises(CommandError, match="--seeds: '0-99999999999' holds more than 10 seeds"):
         call_command("evaluate", agent="naive-restock", tasks=TASK, seeds="0-99999999999", inline=True, stdout=io.StringIO())
     assert not Evaluation.objects.exists()
+
+
+def test_an_upload_never_stands_beside_an_evaluation_as_the_anchors_score(project_a: Any) -> None:
+    from lab.trajectories.models import Episode, Provenance
+    from lab.trajectories.services import task_resolve
+
+    # A row as the old code stored an upload that claimed to be the anchor's rollout: anchor_rows must still skip it.
+    anchor = anchor_agent_resolve(project=project_a, name="do-nothing")
+    Episode.objects.create(project=project_a, task=task_resolve(project=project_a, env="storebench", key="payment-outage"), agent=anchor,
+                           seed=0, source="rollout", provenance=Provenance.UPLOAD, composite=1.0, passed=True, status="finished")  # fmt: skip
+    evaluation = _evaluate(project_a, "naive-restock", [0])
+    assert evaluation.aggregate["anchors"] == {} and evaluation.aggregate["per_task"][0]["anchors"] == {}
+    recorded = _evaluate(project_a, "do-nothing", [0])
+    assert Episode.objects.get(pk=recorded.episodes.get().pk).provenance == "recorded"
+    assert _evaluate(project_a, "naive-restock", [0]).aggregate["anchors"]["do-nothing"]["composite"] == 0.0

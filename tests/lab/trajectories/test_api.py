@@ -100,7 +100,7 @@ def test_native_export_then_import_is_identical(alice_api: Any, record_factory: 
     assert exported["header"] == record["header"]
     assert exported["steps"][1]["token_ids"] == [5, 6, 7] and exported["steps"][2]["timestamp"] == "2026-11-30T10:00:00Z"
     again = post_json(alice_api, "/api/v1/episodes/", exported).json()["episodes"][0]
-    assert again == {"id": episode_id, "created": False, "content_hash": again["content_hash"]}
+    assert again == {"id": episode_id, "created": False, "content_hash": again["content_hash"], "provenance": "upload"}
     assert alice_api.get(f"/api/v1/episodes/{episode_id}/export?format=native").json() == exported
 
 

@@ -148,14 +148,17 @@ def test_too_many_records_is_refused(alice_api: Any, settings: Any) -> None:
     assert response.status_code in (400, 413) and Episode.objects.count() == 0
 
 
-def test_a_parent_in_another_project_is_refused(alice_api: Any, api: Any, bob: Any, project_b: Any) -> None:
+def test_a_parent_in_another_project_is_kept_as_a_claim_and_never_linked(alice_api: Any, api: Any, bob: Any, project_b: Any) -> None:
+    # Uploads cannot be branches: the reference is kept in meta as the sender's claim, and no episode is linked.
     bob_api = api(bob, project_b)
     bob_episode = bob_api.post("/api/v1/episodes/", data=json.dumps(_record()), content_type="application/json").json()["episodes"][0]["id"]
     child = _with("header.source", "branch")
     child["header"]["parent"] = {"episode_id": bob_episode, "branch_step": 0}
     response = alice_api.post("/api/v1/episodes/", data=json.dumps(child), content_type="application/json")
-    assert response.status_code == 400 and response.json()["error"]["path"] == "header.parent.episode_id"
-    assert Episode.objects.filter(project__slug="acme").count() == 0
+    assert response.status_code == 201
+    stored = Episode.objects.get(pk=response.json()["episodes"][0]["id"])
+    assert (stored.parent_id, stored.branch_step, stored.source, stored.provenance) == (None, None, "upload", "upload")
+    assert stored.meta["claimed_parent"] == {"episode_id": bob_episode, "branch_step": 0} and stored.meta["claimed_source"] == "branch"
 
 
 def test_a_zip_bomb_upload_answers_413_too_large_and_stores_nothing(alice_api: Any, settings: Any) -> None:

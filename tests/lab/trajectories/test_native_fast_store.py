@@ -64,17 +64,63 @@ def test_content_stored_before_is_found_and_its_new_steps_dropped(
     assert Step.objects.filter(episode__project=project_a).count() == 5
 
 
-def test_a_parent_reference_and_a_bad_one(project_a: Any, alice: Any, record_factory: Any) -> None:
+def test_an_upload_naming_a_parent_is_stored_unlinked_with_the_claim_kept(
+    project_a: Any, alice: Any, record_factory: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(imports, "parse_upload", None)  # the streaming path answers, or this fails
     parent = _upload(project_a, alice, [record_factory(steps=3, seed=1)]).outcomes[0].episode
-    child = record_factory(steps=2, seed=2, parent={"episode_id": parent.pk, "branch_step": 1})
+    child = record_factory(steps=2, seed=2, source="branch", parent={"episode_id": parent.pk, "branch_step": 1})
     [outcome] = _upload(project_a, alice, [child]).outcomes
-    assert outcome.episode.parent_id == parent.pk and outcome.episode.branch_step == 1
-    from lab.errors import DomainError
+    stored = Episode.objects.get(pk=outcome.episode.pk)
+    assert (stored.parent_id, stored.branch_step, stored.source, stored.provenance) == (None, None, "upload", "upload")
+    assert stored.meta["claimed_parent"] == {"episode_id": parent.pk, "branch_step": 1} and stored.meta["claimed_source"] == "branch"
+    [unknown] = _upload(project_a, alice, [record_factory(steps=1, seed=4, parent={"episode_id": 10**9})]).outcomes
+    assert unknown.created and unknown.episode.parent_id is None  # a claim is not looked up, so it cannot probe other projects
 
+
+def _native(records: list[dict[str, Any]]) -> Any:
+    found = read_native(json.dumps(records).encode(), filename="body.json", redactor=Redactor(), max_records=10)
+    assert found is not None
+    return found
+
+
+def test_a_recorded_native_ingest_links_its_parent_and_refuses_a_missing_one(project_a: Any, alice: Any, record_factory: Any) -> None:
+    from lab.errors import DomainError
+    from lab.trajectories.models import Provenance
+
+    parent = _upload(project_a, alice, [record_factory(steps=3, seed=1)]).outcomes[0].episode
+    child = record_factory(steps=2, seed=2, source="branch", parent={"episode_id": parent.pk, "branch_step": 1})
+    [outcome] = episodes_ingest_native(project=project_a, records=_native([child]), user=alice, provenance=Provenance.RECORDED) or []
+    assert (outcome.episode.parent_id, outcome.episode.branch_step, outcome.episode.source) == (parent.pk, 1, "branch")
+    assert Episode.objects.get(pk=outcome.episode.pk).provenance == "recorded"
     with pytest.raises(DomainError) as raised:
-        _upload(project_a, alice, [record_factory(steps=1, seed=3), record_factory(steps=1, seed=4, parent={"episode_id": 10**9})])
+        bad = [record_factory(steps=1, seed=3), record_factory(steps=1, seed=4, parent={"episode_id": 10**9})]
+        episodes_ingest_native(project=project_a, records=_native(bad), user=alice, provenance=Provenance.RECORDED)
     assert "record 1: header.parent.episode_id" in str(raised.value)
-    assert Episode.objects.filter(project=project_a).count() == 2  # nothing of the refused upload stayed
+    assert Episode.objects.filter(project=project_a).count() == 2  # nothing of the refused ingest stayed
+
+
+def test_the_streaming_path_keeps_uploads_out_of_server_tiers_and_agents(
+    project_a: Any, alice: Any, record_factory: Any, monkeypatch: Any
+) -> None:
+    from lab.rollouts.services import anchor_agent_resolve
+
+    anchor = anchor_agent_resolve(project=project_a, name="smart-triage")
+    monkeypatch.setattr(imports, "parse_upload", None)
+    claims = [
+        record_factory(steps=2, seed=1, source="rollout", policy={"name": "smart-triage"}),
+        record_factory(steps=2, seed=2, source="human", policy={"name": "erin", "kind": "human"}),
+        record_factory(steps=2, seed=3, policy={"name": "my-harness", "kind": "scripted"}),
+    ]
+    stored = [Episode.objects.select_related("agent").get(pk=o.episode.pk) for o in _upload(project_a, alice, claims).outcomes]
+    assert [(e.source, e.provenance, e.agent_id) for e in stored] == [("upload", "upload", None)] * 3
+    assert [e.meta.get("claimed_source") for e in stored] == ["rollout", "human", None]
+    assert [e.meta.get("claimed_agent") for e in stored] == ["smart-triage", "erin", "my-harness"]
+    assert not anchor.episodes.exists()
+    external = imports.upload_ingest(project=project_a, user=alice, data=json.dumps([record_factory(steps=2, seed=9)]).encode(),
+                                     filename="body.json", fmt="native", provenance="external")  # fmt: skip
+    episode = Episode.objects.select_related("agent").get(pk=external.outcomes[0].episode.pk)
+    assert (episode.provenance, episode.source, episode.agent.kind) == ("external", "upload", "external")
 
 
 def test_a_record_the_general_path_must_judge_rolls_the_copy_back(project_a: Any, alice: Any, record_factory: Any) -> None:

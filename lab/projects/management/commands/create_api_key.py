@@ -17,6 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument("username")
         parser.add_argument("--name", default="cli")
+        parser.add_argument(
+            "--external", action="store_true", help="an outside harness or trainer: its episodes are stored as external, not upload"
+        )
         parser.add_argument("--revoke", metavar="PREFIX", help="revoke the user's key in the project with this prefix")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -31,7 +34,7 @@ class Command(BaseCommand):
             self.stdout.write(f"revoked {len(keys)} key(s)")
             return
         try:
-            _, raw = api_key_issue(project=project, user=user, name=options["name"])
+            _, raw = api_key_issue(project=project, user=user, name=options["name"], external=options["external"])
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(raw)
