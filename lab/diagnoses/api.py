@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -118,6 +119,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         require_role(request=self.request, project=instance.episode.project, roles=ANNOTATE_ROLES, action="delete diagnoses")
         instance.delete()
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: DiagnosisSerializer, 202: DiagnosisSerializer})
     @action(detail=True, methods=["post"])
     def verify(self, request: Request, pk: str) -> Response:
         diagnosis = self.get_object()
@@ -137,6 +139,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             raise NotFound("not_found", f"no agent {name!r} in project {episode.project.slug}", path="agent")
         return agent
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"])
     def propose(self, request: Request) -> Response:
         body = _body(request)
@@ -147,6 +150,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
                             status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
         return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"])
     def rule(self, request: Request) -> Response:
         body = _body(request)
@@ -157,6 +161,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
                             status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
         return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     @action(detail=False, methods=["post"])
     def pivotal(self, request: Request) -> Response:
         body = _body(request)
@@ -173,6 +178,10 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
                                       search=str(body.get("search") or "binary"))  # fmt: skip
         return Response({"episode": episode.pk, "pivotal": label})
 
+    @extend_schema(
+        parameters=[OpenApiParameter("episode", int, required=True), OpenApiParameter("damping", float), OpenApiParameter("top", float)],
+        responses=OpenApiTypes.OBJECT,
+    )
     @action(detail=False, methods=["get"])
     def credit(self, request: Request) -> Response:
         episode = self._episode(request.query_params.get("episode"))
@@ -183,6 +192,10 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             raise DomainError("invalid_parameter", "damping and top must be numbers") from None
         return Response(episode_step_credit(episode=episode, damping=damping, top_fraction=top))
 
+    @extend_schema(
+        parameters=[OpenApiParameter("view", str, enum=["diagnosis", "recovery"])],
+        responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
+    )
     @action(detail=False, methods=["get"])
     def export(self, request: Request) -> StreamingHttpResponse:
         view = request.query_params.get("view", "diagnosis")
@@ -191,6 +204,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         response["Content-Disposition"] = f'attachment; filename="diagnoses-{view}.jsonl"'
         return response
 
+    @extend_schema(parameters=[OpenApiParameter("episode", int), OpenApiParameter("job", int)], responses=AttemptSerializer(many=True))
     @action(detail=False, methods=["get"])
     def attempts(self, request: Request) -> Response:
         attempts = DiagnosisAttempt.objects.filter(episode__project__in=visible_projects(request))
@@ -200,6 +214,8 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             attempts = attempts.filter(job_id=_int(request.query_params["job"], "job"))
         return Response(AttemptSerializer(attempts[:500], many=True).data)
 
+    @extend_schema(methods=["GET"], operation_id="diagnoses_jobs_list", responses=JobSerializer(many=True))
+    @extend_schema(methods=["POST"], request=OpenApiTypes.OBJECT, responses={201: JobSerializer, 202: JobSerializer})
     @action(detail=False, methods=["get", "post"])
     def jobs(self, request: Request) -> Response:
         if request.method == "GET":
@@ -221,6 +237,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         run_diagnosis_job.delay(job.pk)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(responses=JobSerializer, parameters=[OpenApiParameter("job_id", int, OpenApiParameter.PATH)])
     @action(detail=False, methods=["get"], url_path=r"jobs/(?P<job_id>\d+)")
     def job(self, request: Request, job_id: str) -> Response:
         job = DiagnosisJob.objects.filter(pk=int(job_id), project__in=visible_projects(request)).select_related("agent").first()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -87,7 +88,10 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         evaluation = evaluation_create(project=project, agent=agent, task_set=params["task_set"], seeds=params["seeds"], user=request.user)
         return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(parameters=[OpenApiParameter("with", int, required=True, description="The other evaluation (B in A − B).")])
+    @extend_schema(
+        parameters=[OpenApiParameter("with", int, required=True, description="The other evaluation (B in A − B).")],
+        responses=OpenApiTypes.OBJECT,
+    )
     @action(detail=True, methods=["get"])
     def compare(self, request: Request, pk: str) -> Response:
         other_id = request.query_params.get("with", "")
@@ -98,10 +102,12 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             raise DomainError("not_found", f"No evaluation {other_id} that you can see.", status=404)
         return Response(evaluation_compare(a=self.get_object(), b=other))
 
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["post"])
     def regrade(self, request: Request, pk: str) -> Response:
         return Response(evaluation_regrade(evaluation=self.get_object()))
 
+    @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         evaluation = self.get_object()
@@ -133,6 +139,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         job = rollout_launch(project=project, agent=agent, task=task, seed=params["seed"], user=request.user)
         return Response(RolloutSerializer(job).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         job = self.get_object()

@@ -9,7 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.pagination import CursorPagination
@@ -23,7 +24,15 @@ from lab.projects.permissions import require_role, visible_projects, write_proje
 from lab.trajectories import imports
 from lab.trajectories.models import AgentConfig, IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
-from lab.trajectories.serializers import AgentConfigSerializer, EpisodeSerializer, TaskSerializer
+from lab.trajectories.serializers import (
+    AgentConfigSerializer,
+    EpisodeImportRequestSerializer,
+    EpisodeSerializer,
+    EpisodeStepsPageSerializer,
+    EpisodeUploadResultSerializer,
+    ImportJobSerializer,
+    TaskSerializer,
+)
 from lab.trajectories.services import episode_steps_as_dicts, episode_to_record
 
 
@@ -90,7 +99,10 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 
-    @extend_schema(request={"application/json": dict}, responses={201: EpisodeSerializer(many=True)})
+    @extend_schema(
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={200: EpisodeUploadResultSerializer, 201: EpisodeUploadResultSerializer},
+    )
     def create(self, request: Request) -> Response:
         _check_size(request)
         body = request.body
@@ -108,7 +120,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
         return _idempotent(request, project, body, produce)
 
-    @extend_schema(parameters=[OpenApiParameter("offset", int), OpenApiParameter("limit", int)])
+    @extend_schema(parameters=[OpenApiParameter("offset", int), OpenApiParameter("limit", int)], responses=EpisodeStepsPageSerializer)
     @action(detail=True, methods=["get"])
     def steps(self, request: Request, pk: str) -> Response:
         episode = self.get_object()
@@ -118,7 +130,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         following = offset + limit if offset + limit < episode.step_count else None
         return Response({"count": episode.step_count, "offset": offset, "next_offset": following, "steps": steps})
 
-    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])])
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])], responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str) -> Response:
         episode = self.get_object()
@@ -153,13 +165,9 @@ class EpisodeImportView(APIView):
     """
 
     @extend_schema(
-        request={
-            "multipart/form-data": {
-                "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}, "format": {"type": "string"}},
-            }
-        },
+        request={"multipart/form-data": EpisodeImportRequestSerializer},
         parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool)],
+        responses={200: ImportJobSerializer, 201: ImportJobSerializer, 202: ImportJobSerializer},
     )
     def post(self, request: Request) -> Response:
         _check_size(request)
@@ -186,6 +194,7 @@ class EpisodeImportView(APIView):
 
 @extend_schema(tags=["episodes"])
 class ImportJobView(APIView):
+    @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, pk: int) -> Response:
         job = ImportJob.objects.filter(pk=pk, project__in=visible_projects(request)).first()
         if job is None:
@@ -198,6 +207,11 @@ class DatasetExportView(APIView):
     """Stream matching episodes as JSONL, one OpenAI-style `{"messages", "tools"}` record per line (`format=native`
     streams canonical records instead)."""
 
+    @extend_schema(
+        operation_id="datasets_export",
+        parameters=[OpenApiParameter("format", str, enum=["openai", "native"])],
+        responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
+    )
     def get(self, request: Request) -> StreamingHttpResponse:
         episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
         fmt = request.query_params.get("format", "openai")
@@ -211,6 +225,11 @@ class DatasetExportView(APIView):
         response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
         response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'
         return response
+
+
+@extend_schema(exclude=True)  # the same operation with a trailing slash: described (and named) once, above
+class DatasetExportSlashView(DatasetExportView):
+    pass
 
 
 class ProjectScopedViewSet(viewsets.ModelViewSet):

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from environments.core import TERMINATION_REASONS
 from lab.trajectories.models import AgentConfig, Episode, Task
 
 _SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
@@ -50,6 +51,8 @@ class EpisodeSerializer(serializers.ModelSerializer):
     env = serializers.CharField(source="task.env", read_only=True)
     task = serializers.CharField(source="task.key", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True, default=None)
+    # Empty while the episode runs; the schema must say so, or every running episode is off-schema.
+    termination_reason = serializers.ChoiceField(choices=list(TERMINATION_REASONS), allow_blank=True, read_only=True)
 
     class Meta:
         model = Episode
@@ -59,3 +62,40 @@ class EpisodeSerializer(serializers.ModelSerializer):
             "metrics", "content_hash", "step_count", "created_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+
+class EpisodeStepsPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    next_offset = serializers.IntegerField(allow_null=True)
+    steps = serializers.ListField(child=serializers.DictField())
+
+
+class StoredEpisodeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    created = serializers.BooleanField()
+    content_hash = serializers.CharField()
+
+
+class EpisodeUploadResultSerializer(serializers.Serializer):
+    episodes = StoredEpisodeSerializer(many=True)
+    report = serializers.DictField()
+
+
+class ImportJobSerializer(serializers.Serializer):
+    """What `imports.import_job_json` answers for an upload job."""
+
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    status = serializers.CharField()
+    filename = serializers.CharField()
+    format = serializers.CharField()
+    episode_ids = serializers.ListField(child=serializers.IntegerField())
+    report = serializers.DictField()
+    error = serializers.JSONField(allow_null=True, help_text="Why the job failed (code, message, ...), else null.")
+
+
+class EpisodeImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="JSON, JSONL or zip, in any supported format.")
+    format = serializers.CharField(required=False, help_text="auto (default) or a format name.")
+    project = serializers.CharField(required=False, help_text="The project's slug or id, when the key is not tied to one.")
