@@ -30,6 +30,7 @@ from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.diagnoses.services import diagnosis_create, diagnosis_validate
 from lab.diagnoses.tasks import run_diagnosis_job, verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
+from lab.edge import int_param
 from lab.errors import DomainError, NotFound
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects
@@ -72,7 +73,7 @@ def _body(request: Request) -> dict[str, Any]:
 def _int(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
         raise DomainError("invalid_parameter", f"{field} must be an id, got {value!r}", path=field)
-    return int(value)
+    return int_param(value, name=field, low=1)
 
 
 def _wants_wait(request: Request) -> bool:
@@ -87,7 +88,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         diagnoses = Diagnosis.objects.filter(episode__project__in=visible_projects(self.request)).select_related("episode")
         params = self.request.query_params
         if params.get("episode"):
-            diagnoses = diagnoses.filter(episode_id=params["episode"]) if params["episode"].isdigit() else diagnoses.none()
+            diagnoses = diagnoses.filter(episode_id=_int(params["episode"], "episode"))
         for name in ("category", "origin", "verification"):
             if params.get(name):
                 diagnoses = diagnoses.filter(**{name: params[name]})

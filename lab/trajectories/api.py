@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from lab.edge import int_param
 from lab.errors import Conflict, DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
@@ -245,7 +246,7 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
         queryset = super().get_queryset().filter(project__in=visible_projects(self.request))
         if self.request.query_params.get("project"):
             key = self.request.query_params["project"]
-            queryset = queryset.filter(project__pk=int(key)) if key.isdigit() else queryset.filter(project__slug=key)
+            queryset = queryset.filter(project__pk=int_param(key, name="project")) if key.isdigit() else queryset.filter(project__slug=key)
         return queryset
 
     def perform_create(self, serializer: Any) -> None:

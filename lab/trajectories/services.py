@@ -91,7 +91,10 @@ def agent_resolve_external(*, project: Project, policy: dict[str, Any]) -> Agent
 def _parse_time(value: Any, index: int, path: str) -> datetime | None:
     if value in (None, ""):
         return None
-    parsed = parse_datetime(str(value)) if isinstance(value, str) else None
+    try:
+        parsed = parse_datetime(str(value)) if isinstance(value, str) else None
+    except ValueError:  # well formed but impossible, such as February 30
+        parsed = None
     if parsed is None:
         raise record_error(index, path, f"{value!r} is not an ISO 8601 date-time")
     return parsed

@@ -19,6 +19,7 @@ from environments import registry
 from environments.core import EnvError
 from environments.policies import policy_names
 from lab.console.views.common import role_of, visible_projects
+from lab.edge import int_param, json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.services import LAB_FIELDS
@@ -60,15 +61,21 @@ def launch_project(request: HttpRequest, action: str) -> Project:
     return project
 
 
+MAX_SEEDS = 1000  # as many as the API takes in one evaluation
+
+
 def seeds_parse(raw: str) -> list[int]:
     """ "0,1,2" or "0 1 2" or a range "0-4" into integers; anything else is a field error on `seeds`."""
     seeds: list[int] = []
     for part in raw.replace(",", " ").split():
         low, dash, high = part.partition("-") if not part.startswith("-") else (part, "", "")
         try:
-            seeds.extend(range(int(low), int(high) + 1) if dash else [int(part)])
-        except ValueError:
-            raise DomainError("invalid_seeds", f"{part!r} is not a seed: give whole numbers like 0,1,2 or 0-4", path="seeds") from None
+            first, last = (int_param(low, name="seeds"), int_param(high, name="seeds")) if dash else (int_param(part, name="seeds"),) * 2
+        except DomainError:
+            raise DomainError("invalid_seeds", f"{part[:40]!r} is not a seed: give whole numbers like 0,1,2 or 0-4", path="seeds") from None
+        if last - first >= MAX_SEEDS or len(seeds) + last - first >= MAX_SEEDS:  # "0-999999999" must not build a list first
+            raise DomainError("invalid_seeds", f"at most {MAX_SEEDS} seeds, got {part[:40]!r}", path="seeds")
+        seeds.extend(range(first, last + 1))
     if not seeds:
         raise DomainError("invalid_seeds", "give at least one seed, e.g. 0,1,2", path="seeds")
     return seeds
@@ -77,8 +84,11 @@ def seeds_parse(raw: str) -> list[int]:
 def seed_parse(raw: str) -> int:
     value = raw.strip()
     if not value.lstrip("-").isdigit():
-        raise DomainError("invalid_seed", f"seed must be a whole number, got {raw!r}", path="seed")
-    return int(value)
+        raise DomainError("invalid_seed", f"seed must be a whole number, got {raw[:40]!r}", path="seed")
+    try:
+        return int_param(value, name="seed")
+    except DomainError as exc:
+        raise DomainError("invalid_seed", exc.message, path="seed") from None
 
 
 def config_parse(raw: str) -> dict[str, Any]:
@@ -89,9 +99,9 @@ def config_parse(raw: str) -> dict[str, Any]:
         return {}
     if text.startswith("{"):
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DomainError("invalid_config", f"config is not valid JSON: {exc}", path="config") from None
+            value = json_loads_checked(text, path="config")
+        except DomainError as exc:
+            raise DomainError("invalid_config", exc.message, path="config") from None
         if not isinstance(value, dict):
             raise DomainError("invalid_config", "config must be a JSON object", path="config")
         return value
@@ -103,8 +113,10 @@ def config_parse(raw: str) -> dict[str, Any]:
         if not sep or not key.strip():
             raise DomainError("invalid_config", f"line {number}: {line.strip()!r} is not key=value", path="config")
         try:
-            config[key.strip()] = json.loads(value_text.strip())
-        except json.JSONDecodeError:
+            config[key.strip()] = json_loads_checked(value_text.strip(), path=f"config.{key.strip()}")
+        except DomainError as exc:
+            if exc.code != "invalid_json" or "not valid JSON" not in exc.message:
+                raise DomainError("invalid_config", f"line {number}: {exc.message}", path="config") from None
             config[key.strip()] = value_text.strip()
     return config
 
