@@ -30,6 +30,20 @@ def text_problem(value: str) -> str | None:
     return "contains a NUL character" if found.group() == "\x00" else "contains a lone UTF-16 surrogate"
 
 
+def fields_check(model: Any, **values: Any) -> None:
+    """DomainError naming the first text value that its column of `model` cannot hold: too long for the
+    column's max_length (PostgreSQL refuses it; SQLite would quietly keep it), or NUL / a lone surrogate."""
+    for name, value in values.items():
+        if not isinstance(value, str):
+            continue
+        limit = getattr(model._meta.get_field(name), "max_length", None)
+        if limit is not None and len(value) > limit:
+            raise DomainError("too_long", f"{name} is {len(value)} characters long; at most {limit}", path=name, fields=[name])
+        why = text_problem(value)
+        if why:
+            raise DomainError("invalid_text", f"{name} {why}", path=name, fields=[name])
+
+
 def int_param(raw: Any, *, name: str, low: int = INT64_MIN, high: int = INT64_MAX, code: str = "invalid_parameter") -> int:
     """`raw` (a query or form value) as an int within [low, high], else DomainError naming `name`."""
     text = str(raw).strip()

@@ -91,6 +91,16 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "post", "/api/v1/runs/", _deep_in("config", recipe="sft", base_model="tiny"), 400, 400),
     ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": "tiny", "name": NUL}, 400, 400),
     ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": "tiny", "config": {"lr": NUL}}, 400, 400),
+    ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": "tiny", "name": LONG}, 400, 400),
+    ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": LONG}, 400, 400),
+    ("api", "post", "/api/v1/runs/", {"recipe": LONG, "base_model": "tiny"}, 400, 400),
+    ("api", "post", "/api/v1/evaluations/", {"agent": "smart-triage", "task_set": LONG, "seeds": [0]}, 400, 400),
+    ("api", "post", "/api/v1/rollouts/", {"agent": LONG, "task": "storebench/cash-crunch", "seed": 0}, 400, 400),
+    ("api", "post", "/api/v1/diagnoses/", {"episode": "{episode}", "step_index": 0, "category": LONG, "explanation": "x"}, 400, 400),
+    ("api", "post", "/api/v1/diagnoses/", {"episode": "{episode}", "step_index": 0, "category": "other", "explanation": "x",
+                                           "author_model": LONG}, 400, 400),  # fmt: skip
+    ("api", "post", "/api/v1/diagnoses/rule/", {"episode": "{episode}", "anchor": LONG}, 400, 422),
+    ("api", "post", "/api/v1/diagnoses/{diagnosis}/verify/", {"agent": LONG}, 400, 404),
     ("api", "post", "/api/v1/runs/{run}/evaluate-checkpoint/", {"checkpoint": BIG, "task_set": "toyenv/eval", "seeds": [0]}, 404, 404),
     ("api", "post", "/api/v1/runs/{run}/evaluate-checkpoint/", {"step": 2**63, "task_set": "toyenv/eval", "seeds": [0]}, 400, 404),
     ("api", "post", "/api/v1/runs/{run}/evaluate-checkpoint/", {"task_set": "toyenv/eval", "seeds": [2**63]}, 400, 400),
@@ -148,12 +158,17 @@ CONSOLE: list[tuple[str, str, str, Any, int, int]] = [
     ),
     ("console", "post", "/runs/new", {"project": "acme", "recipe": "sft", "base_model": "tiny", "name": NUL}, 400, 422),
     ("console", "post", "/runs/new", {"project": "acme", "recipe": "sft", "base_model": "tiny", "config": DEEP}, 400, 422),
+    ("console", "post", "/runs/new", {"project": "acme", "recipe": "sft", "base_model": "tiny", "name": LONG}, 400, 422),
+    ("console", "post", "/runs/new", {"project": "acme", "recipe": "sft", "base_model": LONG}, 400, 422),
+    ("console", "post", "/rollouts/new", {"project": "acme", "agent": LONG, "task": "storebench/cash-crunch", "seed": "0"}, 400, 422),
+    ("console", "post", "/episodes/{episode}/diagnoses", {"step_index": "0", "category": LONG, "explanation": "x"}, 400, 422),
     ("console", "post", f"/runs/{{run}}/checkpoints/{BIG}/evaluate", {"task_set": "toyenv/eval", "seeds": "0"}, 404, 404),
 ]
 
 PLAY: list[tuple[str, str, str, Any, int, int]] = [
     ("play", "post", "/play/", {"project": "acme", "task": "storebench/cash-crunch", "seed": BIG}, 400, 400),
     ("play", "post", "/play/", {"project": "acme", "task": "storebench/cash" + NUL, "seed": "0"}, 400, 400),
+    ("play", "post", "/play/", {"project": LONG, "task": LONG, "seed": "0"}, 400, 400),
     ("play", "post", f"/play/{BIG}/submit", {"tool": "get_finance", "expected_index": "1"}, 404, 404),
     ("play", "post", "/play/{session}/submit", {"tool": "get_finance", "expected_index": BIG}, 400, 409),
     ("play", "post", "/play/{session}/submit", {"tool": NUL, "expected_index": "1"}, 400, 400),
@@ -173,6 +188,7 @@ WEBSOCKET: list[tuple[str, str]] = [
 
 @pytest.fixture
 def world(db: Any, alice: Any, project_a: Any, record_factory: Any) -> dict[str, Any]:
+    from lab.diagnoses.models import Diagnosis
     from lab.play.services import play_session_start
     from lab.rollouts.models import Evaluation
     from lab.runs.models import Checkpoint, TrainingRun
@@ -185,7 +201,8 @@ def world(db: Any, alice: Any, project_a: Any, record_factory: Any) -> dict[str,
     Checkpoint.objects.create(run=run, step=10, path="ckpt-10")
     evaluation = Evaluation.objects.create(project=project_a, agent=agent, task_set="toyenv/eval", seeds=[0])
     session = play_session_start(user=alice, project=project_a, task_id="storebench/cash-crunch", seed=0)
-    return {"episode": outcome.episode.pk, "run": run.pk, "evaluation": evaluation.pk, "session": session.pk}
+    diagnosis = Diagnosis.objects.create(episode=outcome.episode, step_index=1, category="wrong_tool", explanation="x")
+    return {"episode": outcome.episode.pk, "run": run.pk, "evaluation": evaluation.pk, "session": session.pk, "diagnosis": diagnosis.pk}
 
 
 @pytest.fixture(autouse=True)
