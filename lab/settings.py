@@ -146,7 +146,7 @@ REST_FRAMEWORK = {
         "lab.projects.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "lab.api_params.KnownQueryParameters"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "lab.api_errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [

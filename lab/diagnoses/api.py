@@ -17,7 +17,7 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -80,6 +80,11 @@ def _wants_wait(request: Request) -> bool:
     return str(request.query_params.get("wait", "")).lower() in ("1", "true")
 
 
+_WAIT = OpenApiParameter("wait", bool, description="Run it now and answer its result instead of 202.")
+_LIST_FILTERS = [OpenApiParameter("episode", int), *(OpenApiParameter(name, str) for name in ("category", "origin", "verification"))]
+
+
+@extend_schema_view(list=extend_schema(parameters=_LIST_FILTERS))
 @extend_schema(tags=["diagnoses"])
 class DiagnosisViewSet(viewsets.ModelViewSet):
     serializer_class = DiagnosisSerializer
@@ -120,7 +125,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         require_role(request=self.request, project=instance.episode.project, roles=ANNOTATE_ROLES, action="delete diagnoses")
         instance.delete()
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: DiagnosisSerializer, 202: DiagnosisSerializer})
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: DiagnosisSerializer, 202: DiagnosisSerializer}, parameters=[_WAIT])
     @action(detail=True, methods=["post"])
     def verify(self, request: Request, pk: str) -> Response:
         diagnosis = self.get_object()
@@ -194,7 +199,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         return Response(episode_step_credit(episode=episode, damping=damping, top_fraction=top))
 
     @extend_schema(
-        parameters=[OpenApiParameter("view", str, enum=["diagnosis", "recovery"])],
+        parameters=[OpenApiParameter("view", str, enum=["diagnosis", "recovery"]), *_LIST_FILTERS],
         responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
     )
     @action(detail=False, methods=["get"])
@@ -216,7 +221,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         return Response(AttemptSerializer(attempts[:500], many=True).data)
 
     @extend_schema(methods=["GET"], operation_id="diagnoses_jobs_list", responses=JobSerializer(many=True))
-    @extend_schema(methods=["POST"], request=OpenApiTypes.OBJECT, responses={201: JobSerializer, 202: JobSerializer})
+    @extend_schema(methods=["POST"], request=OpenApiTypes.OBJECT, responses={201: JobSerializer, 202: JobSerializer}, parameters=[_WAIT])
     @action(detail=False, methods=["get", "post"])
     def jobs(self, request: Request) -> Response:
         if request.method == "GET":

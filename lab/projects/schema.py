@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiParameter
+
+# Endpoints that act in one project take it from the query (or the body) unless the API key names it already.
+PROJECT_PARAMETER = OpenApiParameter("project", str, description="The project's slug or id; an API key's own project by default.")
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]

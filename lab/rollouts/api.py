@@ -16,6 +16,7 @@ from environments.core import EnvError
 from lab.errors import DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.evaluations import evaluation_cancel, evaluation_compare, evaluation_create, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
@@ -78,7 +79,7 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return Evaluation.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "project")
 
-    @extend_schema(request=EvaluationLaunchSerializer, responses={201: EvaluationSerializer})
+    @extend_schema(request=EvaluationLaunchSerializer, responses={201: EvaluationSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = EvaluationLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -124,7 +125,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return RolloutJob.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "task", "project")
 
-    @extend_schema(request=RolloutLaunchSerializer, responses={201: RolloutSerializer})
+    @extend_schema(request=RolloutLaunchSerializer, responses={201: RolloutSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = RolloutLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from lab.errors import DomainError, NotFound
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.api import EvaluationSerializer
 from lab.runs.models import Checkpoint, TrainingRun
 from lab.runs.selectors import checkpoint_get, run_get, run_list, run_metric_series
@@ -74,7 +75,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         require_role(request=request, project=run.project, roles=WRITE_ROLES, action=verb)
         return run
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: TrainingRunSerializer})
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: TrainingRunSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request) -> Response:
         body = _body(request)
         project = write_project(request, request.query_params.get("project") or body.get("project"), action="start training runs")

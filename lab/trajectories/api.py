@@ -22,6 +22,7 @@ from lab.edge import int_param
 from lab.errors import Conflict, DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.models import AgentConfig, IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
@@ -103,6 +104,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @extend_schema(
         request={"application/json": OpenApiTypes.OBJECT},
         responses={200: EpisodeUploadResultSerializer, 201: EpisodeUploadResultSerializer},
+        parameters=[PROJECT_PARAMETER],
     )
     def create(self, request: Request) -> Response:
         _check_size(request)
@@ -167,7 +169,7 @@ class EpisodeImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": EpisodeImportRequestSerializer},
-        parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool)],
+        parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool), PROJECT_PARAMETER],
         responses={200: ImportJobSerializer, 201: ImportJobSerializer, 202: ImportJobSerializer},
     )
     def post(self, request: Request) -> Response:
@@ -271,13 +273,13 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
             raise Conflict("in_use", f"{instance} is still referenced and cannot be deleted") from exc
 
 
-@extend_schema(tags=["tasks"])
+@extend_schema(tags=["tasks"], parameters=[PROJECT_PARAMETER])
 class TaskViewSet(ProjectScopedViewSet):
     queryset = Task.objects.select_related("project")
     serializer_class = TaskSerializer
 
 
-@extend_schema(tags=["agents"])
+@extend_schema(tags=["agents"], parameters=[PROJECT_PARAMETER])
 class AgentConfigViewSet(ProjectScopedViewSet):
     queryset = AgentConfig.objects.select_related("project")
     serializer_class = AgentConfigSerializer

@@ -75,6 +75,11 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "get", "/api/v1/diagnoses/credit/?episode={episode}&top=1e999", None, 400, 400),
     ("api", "get", "/api/v1/diagnoses/export/?view=%00", None, 400, 400),
     ("api", "delete", "/api/v1/episodes/{episode}/", None, 405, 405),
+    ("api", "get", "/api/v1/episodes/?colour=red", None, 400, 400),  # unknown query parameters
+    ("api", "get", "/api/v1/episodes/{episode}/?expand=steps", None, 400, 400),
+    ("api", "get", "/api/v1/datasets/export?formt=native", None, 400, 400),
+    ("api", "get", "/api/v1/diagnoses/credit/?episode={episode}&dampng=0.5", None, 400, 400),
+    ("api", "post", "/api/v1/tasks/?dry_run=1", {"env": "toyenv", "key": "k"}, 400, 400),
     ("api", "post", "/api/v1/tasks/", {"env": "toyenv", "key": "k" + NUL}, 400, 400),
     ("api", "post", "/api/v1/tasks/", {"env": "toyenv", "key": "k" + SURROGATE}, 400, 400),
     ("api", "post", "/api/v1/tasks/", {"env": "toyenv", "key": LONG}, 400, 400),
@@ -97,8 +102,14 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "post", "/api/v1/evaluations/", {"agent": "smart-triage", "task_set": LONG, "seeds": [0]}, 400, 400),
     ("api", "post", "/api/v1/rollouts/", {"agent": LONG, "task": "storebench/cash-crunch", "seed": 0}, 400, 400),
     ("api", "post", "/api/v1/diagnoses/", {"episode": "{episode}", "step_index": 0, "category": LONG, "explanation": "x"}, 400, 400),
-    ("api", "post", "/api/v1/diagnoses/", {"episode": "{episode}", "step_index": 0, "category": "other", "explanation": "x",
-                                           "author_model": LONG}, 400, 400),  # fmt: skip
+    (
+        "api",
+        "post",
+        "/api/v1/diagnoses/",
+        {"episode": "{episode}", "step_index": 0, "category": "other", "explanation": "x", "author_model": LONG},
+        400,
+        400,
+    ),  # fmt: skip
     ("api", "post", "/api/v1/diagnoses/rule/", {"episode": "{episode}", "anchor": LONG}, 400, 422),
     ("api", "post", "/api/v1/diagnoses/{diagnosis}/verify/", {"agent": LONG}, 400, 404),
     ("api", "post", "/api/v1/runs/{run}/evaluate-checkpoint/", {"checkpoint": BIG, "task_set": "toyenv/eval", "seeds": [0]}, 404, 404),
