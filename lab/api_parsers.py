@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import exceptions
@@ -12,7 +13,7 @@ from lab.errors import DomainError
 
 
 class StrictJSONParser(JSONParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         raw = stream.read() if stream is not None else b""
         try:
             return json_loads_checked(raw, path="body")
@@ -21,7 +22,7 @@ class StrictJSONParser(JSONParser):
 
 
 class StrictFormParser(FormParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         data = super().parse(stream, media_type, parser_context)
         try:
             form_check(data)
@@ -33,7 +34,7 @@ class StrictFormParser(FormParser):
 class StrictMultiPartParser(MultiPartParser):
     """Checks the form fields; the files are the uploads, which the ingest pipeline checks."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         parsed = super().parse(stream, media_type, parser_context)
         try:
             form_check(parsed.data)
