@@ -91,6 +91,8 @@ def run_episode(
             action = policy.act(steps, tools)
         except Exception as exc:  # a policy bug ends the episode as agent_error, recorded, never a crash
             steps[-1].setdefault("meta", {})["policy_exception"] = f"{type(exc).__name__}: {exc}"[:500]
+            # The last step is already with the sink; the header reaches it at the end, so the cause goes there too.
+            header["termination_cause"] = {"type": type(exc).__name__, "message": str(exc)[:500]}
             reason = "agent_error"
             break
         latency_ms = round((time.perf_counter() - started) * 1000, 3)

@@ -70,6 +70,20 @@ STEP_SCHEMA: dict[str, Any] = {
     },
 }
 
+# An OpenAI function tool as the agent saw it; the lab renders these and hashes them, so their shape is checked.
+TOOL_SPEC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "function"],
+    "properties": {
+        "type": {"const": "function"},
+        "function": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string", "minLength": 1}, "description": {"type": "string"}, "parameters": {"type": "object"}},
+        },
+    },
+}
+
 HEADER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["env", "task", "source"],
@@ -78,7 +92,7 @@ HEADER_SCHEMA: dict[str, Any] = {
         "env_version": {"type": "string"},
         "task": {"type": "string", "minLength": 1},
         "task_version": {"type": "string"},
-        "seed": {"type": ["integer", "null"]},
+        "seed": {"type": ["integer", "null"], "minimum": -(2**63), "maximum": 2**63 - 1},  # stored in a 64-bit column
         "tool_schema_hash": _STRING_OR_NULL,
         "policy": {"type": "object"},  # {name, kind, model, ...}
         "harness": {"type": "object"},
@@ -93,13 +107,13 @@ HEADER_SCHEMA: dict[str, Any] = {
             "properties": {
                 "composite": {"type": "number", "minimum": 0, "maximum": 1},
                 "passed": {"type": "boolean"},
-                "components": {"type": "object"},
+                "components": {"type": "object", "additionalProperties": {"type": "number"}},
             },
         },
         "reward": _NUMBER_OR_NULL,
         "started_at": _STRING_OR_NULL,
         "ended_at": _STRING_OR_NULL,
-        "tools": {"type": "array"},  # OpenAI function schemas the agent was given
+        "tools": {"type": "array", "items": TOOL_SPEC_SCHEMA},  # OpenAI function schemas the agent was given
         "metrics": {"type": "object"},
         "meta": {"type": "object"},
     },
@@ -444,6 +458,10 @@ def _check_schema(schema: dict[str, Any], value: Any, path: str, errors: list[Tr
         for key, sub in schema.get("properties", {}).items():
             if key in value:
                 _check_schema(sub, value[key], f"{path}.{key}", errors)
+        if "additionalProperties" in schema:
+            for key, item in value.items():
+                if key not in schema.get("properties", {}):
+                    _check_schema(schema["additionalProperties"], item, f"{path}.{key}", errors)
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             _check_schema(schema["items"], item, f"{path}[{i}]", errors)

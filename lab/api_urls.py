@@ -6,7 +6,15 @@ from rest_framework.routers import DefaultRouter
 from lab.diagnoses.api import DiagnosisViewSet
 from lab.rollouts.api import EvaluationViewSet, RolloutViewSet
 from lab.runs.api import TrainingRunViewSet
-from lab.trajectories.api import AgentConfigViewSet, DatasetExportView, EpisodeImportView, EpisodeViewSet, ImportJobView, TaskViewSet
+from lab.trajectories.api import (
+    AgentConfigViewSet,
+    DatasetExportSlashView,
+    DatasetExportView,
+    EpisodeImportView,
+    EpisodeViewSet,
+    ImportJobView,
+    TaskViewSet,
+)
 
 router = DefaultRouter()
 router.trailing_slash = "/?"  # `.../export` and `.../export/` both answer
@@ -22,6 +30,6 @@ urlpatterns = [
     path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),
     path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
-    path("datasets/export/", DatasetExportView.as_view()),
+    path("datasets/export/", DatasetExportSlashView.as_view()),
     *router.urls,
 ]

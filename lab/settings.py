@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "lab.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "lab.edge.BadInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -136,6 +137,8 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 # worker lives, looking again every PRACTICUM_DUPLICATE_RECHECK_S.
 PRACTICUM_VISIBILITY_TIMEOUT_S = env_int("PRACTICUM_VISIBILITY_TIMEOUT_S", 3600, minimum=1)
 PRACTICUM_DUPLICATE_RECHECK_S = env_int("PRACTICUM_DUPLICATE_RECHECK_S", 300, minimum=1)
+# Live streams re-check the watcher's access before every event and this often while the stream is quiet.
+PRACTICUM_LIVE_ACCESS_CHECK_S = env_int("PRACTICUM_LIVE_ACCESS_CHECK_S", 30, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED else {"visibility_timeout": PRACTICUM_VISIBILITY_TIMEOUT_S}
 
 # --- auth, i18n, static ------------------------------------------------------------------------------------
@@ -170,9 +173,14 @@ REST_FRAMEWORK = {
         "lab.projects.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "lab.api_params.KnownQueryParameters"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "lab.api_errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "lab.api_parsers.StrictJSONParser",
+        "lab.api_parsers.StrictFormParser",
+        "lab.api_parsers.StrictMultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": None,
     "URL_FORMAT_OVERRIDE": None,  # `?format=` selects an upload/export format here, not a renderer
 }

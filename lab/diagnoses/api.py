@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -30,6 +31,7 @@ from lab.diagnoses.policies import runs_a_model
 from lab.diagnoses.services import diagnosis_create, diagnosis_may_edit, diagnosis_update
 from lab.diagnoses.tasks import run_diagnosis_job, verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
+from lab.edge import int_param
 from lab.errors import DomainError, Forbidden, NotFound
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects
@@ -72,13 +74,18 @@ def _body(request: Request) -> dict[str, Any]:
 def _int(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
         raise DomainError("invalid_parameter", f"{field} must be an id, got {value!r}", path=field)
-    return int(value)
+    return int_param(value, name=field, low=1)
 
 
 def _wants_wait(request: Request) -> bool:
     return str(request.query_params.get("wait", "")).lower() in ("1", "true")
 
 
+_WAIT = OpenApiParameter("wait", bool, description="Run it now and answer its result instead of 202.")
+_LIST_FILTERS = [OpenApiParameter("episode", int), *(OpenApiParameter(name, str) for name in ("category", "origin", "verification"))]
+
+
+@extend_schema_view(list=extend_schema(parameters=_LIST_FILTERS))
 @extend_schema(tags=["diagnoses"])
 class DiagnosisViewSet(viewsets.ModelViewSet):
     serializer_class = DiagnosisSerializer
@@ -87,7 +94,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         diagnoses = Diagnosis.objects.filter(episode__project__in=visible_projects(self.request)).select_related("episode")
         params = self.request.query_params
         if params.get("episode"):
-            diagnoses = diagnoses.filter(episode_id=params["episode"]) if params["episode"].isdigit() else diagnoses.none()
+            diagnoses = diagnoses.filter(episode_id=_int(params["episode"], "episode"))
         for name in ("category", "origin", "verification"):
             if params.get(name):
                 diagnoses = diagnoses.filter(**{name: params[name]})
@@ -120,6 +127,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             raise Forbidden("forbidden", f"only its author or a project owner may delete diagnosis {instance.pk}", path="diagnosis")
         instance.delete()
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: DiagnosisSerializer, 202: DiagnosisSerializer}, parameters=[_WAIT])
     @action(detail=True, methods=["post"])
     def verify(self, request: Request, pk: str) -> Response:
         diagnosis = self.get_object()
@@ -144,6 +152,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             raise NotFound("not_found", f"no agent {name!r} in project {episode.project.slug}", path="agent")
         return agent
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"])
     def propose(self, request: Request) -> Response:
         body = _body(request)
@@ -154,6 +163,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
                             status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
         return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"])
     def rule(self, request: Request) -> Response:
         body = _body(request)
@@ -164,6 +174,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
                             status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
         return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     @action(detail=False, methods=["post"])
     def pivotal(self, request: Request) -> Response:
         body = _body(request)
@@ -180,6 +191,10 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
                                       search=str(body.get("search") or "binary"))  # fmt: skip
         return Response({"episode": episode.pk, "pivotal": label})
 
+    @extend_schema(
+        parameters=[OpenApiParameter("episode", int, required=True), OpenApiParameter("damping", float), OpenApiParameter("top", float)],
+        responses=OpenApiTypes.OBJECT,
+    )
     @action(detail=False, methods=["get"])
     def credit(self, request: Request) -> Response:
         episode = self._episode(request.query_params.get("episode"))
@@ -190,6 +205,10 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             raise DomainError("invalid_parameter", "damping and top must be numbers") from None
         return Response(episode_step_credit(episode=episode, damping=damping, top_fraction=top))
 
+    @extend_schema(
+        parameters=[OpenApiParameter("view", str, enum=["diagnosis", "recovery"]), *_LIST_FILTERS],
+        responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
+    )
     @action(detail=False, methods=["get"])
     def export(self, request: Request) -> StreamingHttpResponse:
         view = request.query_params.get("view", "diagnosis")
@@ -198,6 +217,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         response["Content-Disposition"] = f'attachment; filename="diagnoses-{view}.jsonl"'
         return response
 
+    @extend_schema(parameters=[OpenApiParameter("episode", int), OpenApiParameter("job", int)], responses=AttemptSerializer(many=True))
     @action(detail=False, methods=["get"])
     def attempts(self, request: Request) -> Response:
         attempts = DiagnosisAttempt.objects.filter(episode__project__in=visible_projects(request))
@@ -207,6 +227,8 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             attempts = attempts.filter(job_id=_int(request.query_params["job"], "job"))
         return Response(AttemptSerializer(attempts[:500], many=True).data)
 
+    @extend_schema(methods=["GET"], operation_id="diagnoses_jobs_list", responses=JobSerializer(many=True))
+    @extend_schema(methods=["POST"], request=OpenApiTypes.OBJECT, responses={201: JobSerializer, 202: JobSerializer}, parameters=[_WAIT])
     @action(detail=False, methods=["get", "post"])
     def jobs(self, request: Request) -> Response:
         if request.method == "GET":
@@ -228,6 +250,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         run_diagnosis_job.delay(job.pk)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(responses=JobSerializer, parameters=[OpenApiParameter("job_id", int, OpenApiParameter.PATH)])
     @action(detail=False, methods=["get"], url_path=r"jobs/(?P<job_id>\d+)")
     def job(self, request: Request, job_id: str) -> Response:
         job = DiagnosisJob.objects.filter(pk=int(job_id), project__in=visible_projects(request)).select_related("agent").first()

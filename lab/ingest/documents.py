@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -153,11 +154,36 @@ def find_problem(value: Any, path: str = "", depth: int = 0) -> tuple[str, str] 
     return None
 
 
+# `\u0000`, or a `\uD800`-`\uDFFF` escape that is not half of a pair, after an even run of backslashes (so a
+# real escape, not an escaped backslash followed by "u"): JSON allows them, but PostgreSQL cannot store them.
+_UNSTORABLE_ESCAPE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u(?:0000"
+    r"|[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+_HIGH_THEN_LOW = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def unstorable_escape(text: str) -> str | None:
+    """Why the JSON text holds a string that cannot be stored (NUL, lone surrogate), or None. One regex pass."""
+    if "\\u" not in text:
+        return None
+    found = _UNSTORABLE_ESCAPE.search(_HIGH_THEN_LOW.sub("", text))
+    if found is None:
+        return None
+    escape = found.group()[-6:]
+    return f"{escape} is a NUL character" if escape == "\\u0000" else f"{escape} is a lone UTF-16 surrogate"
+
+
 def _decode(data: bytes, file: str) -> str:
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise DocumentError("", f"not UTF-8 text (byte {error.start})", file=file) from None
+    why = unstorable_escape(text)
+    if why:
+        raise DocumentError("", f"{why}, which cannot be stored", file=file)
+    return text
 
 
 def _text_documents(data: bytes, file: str) -> Iterator[Document]:

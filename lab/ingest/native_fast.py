@@ -27,7 +27,7 @@ import re2
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
 from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, MAX_STEPS, SCHEMA_VERSION, content_hash, header_errors
-from lab.ingest.documents import has_long_digit_run, nesting_depth
+from lab.ingest.documents import has_long_digit_run, nesting_depth, unstorable_escape
 from lab.ingest.export import ASSISTANT_SOURCES
 from lab.ingest.redaction import Redactor
 
@@ -136,8 +136,8 @@ def read_native(data: bytes, *, filename: str, redactor: Redactor, max_records: 
         text = data.decode()  # the steps, kept raw, have not been read yet: their bytes may not be UTF-8
     except UnicodeDecodeError:
         return None
-    if redactor.may_hold_secrets(text):
-        return None  # the general path redacts and counts
+    if redactor.may_hold_secrets(text) or unstorable_escape(text):
+        return None  # the general path redacts and counts, or names the unstorable string
     if isinstance(value, list):
         return [NativeRecord(head.header, f"[{i}]", head.steps) for i, head in enumerate(heads)]
     return [NativeRecord(heads[0].header, "", heads[0].steps)]

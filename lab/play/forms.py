@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from environments.core import ToolSpec, validate_arguments
+from lab.edge import json_loads_checked
+from lab.errors import DomainError
 
 
 @dataclass
@@ -121,9 +123,9 @@ def tool_arguments_parse(spec: ToolSpec, data: Any, *, prefix: str = "") -> tupl
                 value: Any = [_scalar(part.strip(), schema["items"]) for part in raw.split(",") if part.strip()]
             elif kind in ("array", "object"):
                 try:
-                    value = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+                    value = json_loads_checked(raw, path=name)
+                except DomainError as exc:
+                    raise ValueError(exc.message.removeprefix(f"{name}: ")) from None
             else:
                 value = _scalar(raw, schema)
         except ValueError as exc:

@@ -101,7 +101,8 @@ def _task_id(session: HumanSession) -> str:
     return f"{session.task.env}/{session.task.key}"
 
 
-def _require_player(session: HumanSession, user: Any) -> None:
+def play_require_player(*, session: HumanSession, user: Any) -> None:
+    """Forbidden unless `user` started this session and may still play in its project (the role may have changed)."""
     if session.user_id != getattr(user, "pk", None):
         raise Forbidden("not_your_session", "Only the expert who started this session may play it; you can watch it live.")
     if role_in(user=user, project=session.episode.project_id) not in ANNOTATE_ROLES:
@@ -175,7 +176,7 @@ def play_submit(
     *, session: HumanSession, user: Any, expected_index: int, name: str, arguments: Any, message: str | None = None
 ) -> SubmitOutcome:
     """Apply one tool call as step `expected_index`. Refuses (Conflict) if that step is already taken."""
-    _require_player(session, user)
+    play_require_player(session=session, user=user)
     with ENV_CACHE.episode_lock(session.episode_id):
         warm: _Warm | None = None
         finished = False
@@ -238,7 +239,7 @@ def _close(session: HumanSession, episode: Episode, env: Env, reason: str) -> No
 def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> Episode:
     """End the session now: `agent_stop` (scored by the environment; unfinished StoreBench runs score 0) or
     `abandoned`. The score is the same `env.score()` every rollout gets."""
-    _require_player(session, user)
+    play_require_player(session=session, user=user)
     with ENV_CACHE.episode_lock(session.episode_id), transaction.atomic():
         episode = Episode.objects.select_for_update().get(pk=session.episode_id)
         if episode.status != EpisodeStatus.RUNNING:

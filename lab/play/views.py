@@ -16,11 +16,12 @@ from django.views.decorators.http import require_POST
 from environments import registry
 from lab.console.views.common import console_view, is_htmx, page, visible_projects
 from lab.console.views.viewer import episode_tools
+from lab.edge import form_check
 from lab.errors import DomainError, NotFound
 from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view
-from lab.play.services import PLAYABLE_ENVS, play_env, play_finish, play_session_start, play_submit
+from lab.play.services import PLAYABLE_ENVS, play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
 from lab.trajectories.models import Step
 
@@ -89,9 +90,12 @@ def play_session_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@console_view
+@console_view(check_form=False)
 def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
+    # Who is playing comes first: a stranger's submission is refused unread, however malformed it is.
     session = _session(request, pk)
+    play_require_player(session=session, user=request.user)
+    form_check(request.POST)
     name = request.POST.get("tool", "")
     spec = episode_tools(session.episode).get(name)
     if spec is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -17,6 +18,7 @@ from environments.seeds import SEED_MAX, SEED_MIN
 from lab.errors import DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.evaluations import evaluation_cancel, evaluation_compare, evaluation_create, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
@@ -96,7 +98,7 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return Evaluation.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "project")
 
-    @extend_schema(request=EvaluationLaunchSerializer, responses={201: EvaluationSerializer})
+    @extend_schema(request=EvaluationLaunchSerializer, responses={201: EvaluationSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = EvaluationLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -106,7 +108,10 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         evaluation = evaluation_create(project=project, agent=agent, task_set=params["task_set"], seeds=params["seeds"], user=request.user)
         return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(parameters=[OpenApiParameter("with", int, required=True, description="The other evaluation (B in A − B).")])
+    @extend_schema(
+        parameters=[OpenApiParameter("with", int, required=True, description="The other evaluation (B in A − B).")],
+        responses=OpenApiTypes.OBJECT,
+    )
     @action(detail=True, methods=["get"])
     def compare(self, request: Request, pk: str) -> Response:
         other_id = request.query_params.get("with", "")
@@ -117,6 +122,7 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             raise DomainError("not_found", f"No evaluation {other_id} that you can see.", status=404)
         return Response(evaluation_compare(a=self.get_object(), b=other))
 
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["post"])
     def regrade(self, request: Request, pk: str) -> Response:
         evaluation = self.get_object()
@@ -124,6 +130,7 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         require_role(request=request, project=evaluation.project, roles=WRITE_ROLES, action="regrade evaluations")
         return Response(evaluation_regrade(evaluation=evaluation))
 
+    @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         evaluation = self.get_object()
@@ -140,7 +147,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return RolloutJob.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "task", "project")
 
-    @extend_schema(request=RolloutLaunchSerializer, responses={201: RolloutSerializer})
+    @extend_schema(request=RolloutLaunchSerializer, responses={201: RolloutSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = RolloutLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -155,6 +162,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         job = rollout_launch(project=project, agent=agent, task=task, seed=params["seed"], user=request.user)
         return Response(RolloutSerializer(job).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         job = self.get_object()

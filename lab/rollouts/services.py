@@ -22,6 +22,7 @@ from environments import registry
 from environments.core import Env, EnvError
 from environments.runner import run_episode
 from lab.errors import DomainError
+from lab.ingest import DEFAULT_REDACTION_PATTERNS, Redactor
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 
 TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
 _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
+_CAUSE_REDACTOR = Redactor(DEFAULT_REDACTION_PATTERNS)
 
 
 class RolloutCancelled(Exception):
@@ -113,7 +115,15 @@ class EpisodeSink:
     def on_finish(self, record: dict[str, Any]) -> None:
         header = record["header"]
         reason = self.guard.stop_reason or header["termination_reason"]
-        episode_finish(episode=self.episode, reason=reason, score=header["score"], reward=header["reward"])
+        cause = header.get("termination_cause")
+        episode_finish(episode=self.episode, reason=reason, score=header["score"], reward=header["reward"],
+                       cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None)  # fmt: skip
+
+
+def _cause_without_secrets(kind: str, message: str) -> dict[str, str]:
+    """An exception as {"type", "message"}, with API keys and tokens masked: an LLM client's error may quote the key."""
+    masked, _ = _CAUSE_REDACTOR.redact_text(str(message)[:500])
+    return {"type": str(kind)[:100], "message": masked}
 
 
 def rollout_run(*, job_id: int) -> RolloutJob:
@@ -163,7 +173,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         log.exception("rollout %s failed", job.pk)
         episode.refresh_from_db()
         if episode.status == EpisodeStatus.RUNNING:
-            episode_finish(episode=episode, reason="infrastructure_error")
+            episode_finish(episode=episode, reason="infrastructure_error", cause=_cause_without_secrets(type(exc).__name__, str(exc)))
         return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
     episode.refresh_from_db()
     return _close(job, _job_status(episode))

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -25,6 +26,7 @@ from environments.seeds import SeedError, seeds_check
 from lab.errors import DomainError, NotFound
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.api import EvaluationSerializer
 from lab.runs.models import Checkpoint, TrainingRun
 from lab.runs.selectors import checkpoint_get, run_get, run_list, run_metric_series
@@ -82,6 +84,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         require_role(request=request, project=run.project, roles=WRITE_ROLES, action=verb)
         return run
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: TrainingRunSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request) -> Response:
         body = _body(request)
         project = write_project(request, request.query_params.get("project") or body.get("project"), action="start training runs")
@@ -96,21 +99,25 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         )
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         run = run_cancel(run=self._writable(request, pk, "cancel training runs"))
         return Response(TrainingRunSerializer(run).data)
 
+    @extend_schema(parameters=[OpenApiParameter("name", str, many=True)], responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"])
     def metrics(self, request: Request, pk: str) -> Response:
         run = run_get(projects=visible_projects(request), pk=pk)
         return Response(run_metric_series(run=run, names=request.query_params.getlist("name") or None))
 
+    @extend_schema(responses=CheckpointSerializer(many=True))
     @action(detail=True, methods=["get"])
     def checkpoints(self, request: Request, pk: str) -> Response:
         run = run_get(projects=visible_projects(request), pk=pk)
         return Response(CheckpointSerializer(run.checkpoints.order_by("step"), many=True).data)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: EvaluationSerializer})
     @action(detail=True, methods=["post"], url_path="evaluate-checkpoint")
     def evaluate_checkpoint(self, request: Request, pk: str) -> Response:
         run = self._writable(request, pk, "evaluate checkpoints")

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import training
+from lab.edge import fields_check
 from lab.errors import DomainError
 from lab.live.services import live_publish
 from lab.projects.models import Project
@@ -105,6 +106,7 @@ def dataset_export(episode_ids: Iterable[int], handle: IO[str] | None = None) ->
 def run_create(*, project: Project, recipe: str, base_model: str, config: dict[str, Any], dataset_filters: dict[str, Any] | None = None,
                name: str = "", user: Any = None, enqueue: bool = True) -> TrainingRun:  # fmt: skip
     """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit."""
+    fields_check(TrainingRun, name=name, base_model=base_model, recipe=recipe)
     run_config_validate(recipe=recipe, base_model=base_model, config=config)
     run_model_paths(project=project, recipe=recipe, base_model=base_model, config=config)
     filters = {k: v for k, v in (dataset_filters or {}).items() if v not in (None, "")}
@@ -115,8 +117,9 @@ def run_create(*, project: Project, recipe: str, base_model: str, config: dict[s
         if not episode_ids:
             raise DomainError("empty_dataset", f"no finished episodes match the dataset filters {filters}", fields=["dataset"])
         digest = dataset_export(episode_ids)
+    name = name or f"{recipe} on {base_model.rstrip('/').rsplit('/', 1)[-1]}"[:200]
     run = TrainingRun.objects.create(
-        project=project, name=name or f"{recipe} on {base_model.rstrip('/').rsplit('/', 1)[-1]}", recipe=recipe, config=config,
+        project=project, name=name, recipe=recipe, config=config,
         base_model=base_model, dataset_spec=filters, episode_ids=episode_ids, dataset_hash=digest,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )  # fmt: skip

@@ -10,7 +10,8 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.pagination import CursorPagination
@@ -19,13 +20,23 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lab import ingest
+from lab.edge import int_param
 from lab.errors import Conflict, DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.models import AgentConfig, IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
-from lab.trajectories.serializers import AgentConfigSerializer, EpisodeSerializer, TaskSerializer
+from lab.trajectories.serializers import (
+    AgentConfigSerializer,
+    EpisodeImportRequestSerializer,
+    EpisodeSerializer,
+    EpisodeStepsPageSerializer,
+    EpisodeUploadResultSerializer,
+    ImportJobSerializer,
+    TaskSerializer,
+)
 from lab.trajectories.services import episode_steps_as_dicts, episode_to_record
 
 
@@ -92,7 +103,11 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 
-    @extend_schema(request={"application/json": dict}, responses={201: EpisodeSerializer(many=True)})
+    @extend_schema(
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={200: EpisodeUploadResultSerializer, 201: EpisodeUploadResultSerializer},
+        parameters=[PROJECT_PARAMETER],
+    )
     def create(self, request: Request) -> Response:
         _check_size(request)
         body = request.body
@@ -114,7 +129,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
         return _idempotent(request, project, body, produce)
 
-    @extend_schema(parameters=[OpenApiParameter("offset", int), OpenApiParameter("limit", int)])
+    @extend_schema(parameters=[OpenApiParameter("offset", int), OpenApiParameter("limit", int)], responses=EpisodeStepsPageSerializer)
     @action(detail=True, methods=["get"])
     def steps(self, request: Request, pk: str) -> Response:
         episode = self.get_object()
@@ -124,7 +139,7 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         following = offset + limit if offset + limit < episode.step_count else None
         return Response({"count": episode.step_count, "offset": offset, "next_offset": following, "steps": steps})
 
-    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])])
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])], responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str) -> Response:
         episode = self.get_object()
@@ -162,13 +177,9 @@ class EpisodeImportView(APIView):
     """
 
     @extend_schema(
-        request={
-            "multipart/form-data": {
-                "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}, "format": {"type": "string"}},
-            }
-        },
-        parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool)],
+        request={"multipart/form-data": EpisodeImportRequestSerializer},
+        parameters=[OpenApiParameter("format", str, enum=list(imports.FORMATS)), OpenApiParameter("wait", bool), PROJECT_PARAMETER],
+        responses={200: ImportJobSerializer, 201: ImportJobSerializer, 202: ImportJobSerializer},
     )
     def post(self, request: Request) -> Response:
         _check_size(request)
@@ -196,6 +207,7 @@ class EpisodeImportView(APIView):
 
 @extend_schema(tags=["episodes"])
 class ImportJobView(APIView):
+    @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, pk: int) -> Response:
         job = ImportJob.objects.filter(pk=pk, project__in=visible_projects(request)).first()
         if job is None:
@@ -212,6 +224,11 @@ class DatasetExportView(APIView):
     export, never written as an invalid conversation: the stream then ends with one line
     `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why."""
 
+    @extend_schema(
+        operation_id="datasets_export",
+        parameters=[OpenApiParameter("format", str, enum=["openai", "native"])],
+        responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
+    )
     def get(self, request: Request) -> StreamingHttpResponse:
         episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
         fmt = request.query_params.get("format", "openai")
@@ -233,6 +250,11 @@ class DatasetExportView(APIView):
         return response
 
 
+@extend_schema(exclude=True)  # the same operation with a trailing slash: described (and named) once, above
+class DatasetExportSlashView(DatasetExportView):
+    pass
+
+
 class ProjectScopedViewSet(viewsets.ModelViewSet):
     """CRUD on a model with a `project` field: reads for members, writes for `write_roles`."""
 
@@ -246,7 +268,7 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
         queryset = super().get_queryset().filter(project__in=visible_projects(self.request))
         if self.request.query_params.get("project"):
             key = self.request.query_params["project"]
-            queryset = queryset.filter(project__pk=int(key)) if key.isdigit() else queryset.filter(project__slug=key)
+            queryset = queryset.filter(project__pk=int_param(key, name="project")) if key.isdigit() else queryset.filter(project__slug=key)
         return queryset
 
     def perform_create(self, serializer: Any) -> None:
@@ -271,13 +293,13 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
             raise Conflict("in_use", f"{instance} is still referenced and cannot be deleted") from exc
 
 
-@extend_schema(tags=["tasks"])
+@extend_schema(tags=["tasks"], parameters=[PROJECT_PARAMETER])
 class TaskViewSet(ProjectScopedViewSet):
     queryset = Task.objects.select_related("project")
     serializer_class = TaskSerializer
 
 
-@extend_schema(tags=["agents"])
+@extend_schema(tags=["agents"], parameters=[PROJECT_PARAMETER])
 class AgentConfigViewSet(ProjectScopedViewSet):
     queryset = AgentConfig.objects.select_related("project")
     serializer_class = AgentConfigSerializer

@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils.dateparse import parse_datetime
 
+from lab.edge import float_param, int_param
 from lab.errors import DomainError, NotFound
 from lab.trajectories.models import Episode, Provenance, Step
 
@@ -18,17 +19,17 @@ def _float(filters: dict[str, Any], name: str) -> float | None:
     raw = filters.get(name)
     if raw in (None, ""):
         return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise DomainError("invalid_filter", f"{name}={raw!r} is not a number") from None
+    return float_param(raw, name=name, code="invalid_filter")
 
 
 def _time(filters: dict[str, Any], name: str) -> Any:
     raw = filters.get(name)
     if raw in (None, ""):
         return None
-    parsed = parse_datetime(raw)
+    try:
+        parsed = parse_datetime(raw)
+    except ValueError:  # well formed but impossible, such as February 30
+        parsed = None
     if parsed is None:
         raise DomainError("invalid_filter", f"{name}={raw!r} is not an ISO 8601 date-time")
     return parsed
@@ -39,7 +40,11 @@ def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Epi
     episodes = Episode.objects.filter(project__in=projects).select_related("task", "agent", "project")
     if filters.get("project"):
         key = filters["project"]
-        episodes = episodes.filter(project__pk=int(key)) if str(key).isdigit() else episodes.filter(project__slug=key)
+        episodes = (
+            episodes.filter(project__pk=int_param(key, name="project", code="invalid_filter"))
+            if str(key).isdigit()
+            else episodes.filter(project__slug=key)
+        )
     if filters.get("env"):
         episodes = episodes.filter(task__env=filters["env"])
     if filters.get("task"):
@@ -47,7 +52,11 @@ def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Epi
         episodes = episodes.filter(task__key=key, **({"task__env": env} if env else {}))
     if filters.get("agent"):
         agent = filters["agent"]
-        episodes = episodes.filter(agent__pk=int(agent)) if str(agent).isdigit() else episodes.filter(agent__name=agent)
+        episodes = (
+            episodes.filter(agent__pk=int_param(agent, name="agent", code="invalid_filter"))
+            if str(agent).isdigit()
+            else episodes.filter(agent__name=agent)
+        )
     for name in ("source", "status"):
         if filters.get(name):
             episodes = episodes.filter(**{name: filters[name]})
@@ -59,10 +68,7 @@ def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Epi
             raise DomainError("invalid_filter", f"provenance={unknown[0]!r}; use one of {', '.join(Provenance.values)}", path="provenance")
         episodes = episodes.filter(provenance__in=tiers)
     if filters.get("seed") not in (None, ""):
-        try:
-            episodes = episodes.filter(seed=int(filters["seed"]))
-        except ValueError:
-            raise DomainError("invalid_filter", f"seed={filters['seed']!r} is not an integer") from None
+        episodes = episodes.filter(seed=int_param(filters["seed"], name="seed", code="invalid_filter"))
     if filters.get("passed") not in (None, ""):
         value = str(filters["passed"]).lower()
         if value not in ("true", "false", "1", "0"):
@@ -86,6 +92,6 @@ def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Epi
 
 def episode_get(*, projects: QuerySet, pk: int | str) -> Episode:
     try:
-        return Episode.objects.select_related("task", "agent", "project").get(pk=int(pk), project__in=projects)
-    except (Episode.DoesNotExist, ValueError):
+        return Episode.objects.select_related("task", "agent", "project").get(pk=int_param(pk, name="id", low=1), project__in=projects)
+    except (Episode.DoesNotExist, DomainError):
         raise NotFound("not_found", f"No episode {pk!r} that you can see.") from None

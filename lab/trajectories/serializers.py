@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from environments.core import TERMINATION_REASONS
 from lab.errors import DomainError
 from lab.runs.paths import agent_config_check
 from lab.trajectories.endpoints import endpoint_connection
@@ -82,6 +83,8 @@ class EpisodeSerializer(serializers.ModelSerializer):
     task = serializers.CharField(source="task.key", read_only=True)
     agent = serializers.CharField(source="agent.name", read_only=True, default=None)
     claimed_source = serializers.SerializerMethodField(help_text="What an upload's header claimed to be, when the server did not grant it.")
+    # Empty while the episode runs; the schema must say so, or every running episode is off-schema.
+    termination_reason = serializers.ChoiceField(choices=list(TERMINATION_REASONS), allow_blank=True, read_only=True)
 
     class Meta:
         model = Episode
@@ -95,3 +98,41 @@ class EpisodeSerializer(serializers.ModelSerializer):
     def get_claimed_source(self, episode: Episode) -> str | None:
         claimed = (episode.meta or {}).get("claimed_source")
         return str(claimed) if claimed is not None else None
+
+
+class EpisodeStepsPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    next_offset = serializers.IntegerField(allow_null=True)
+    steps = serializers.ListField(child=serializers.DictField())
+
+
+class StoredEpisodeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    created = serializers.BooleanField()
+    content_hash = serializers.CharField()
+    provenance = serializers.CharField()
+
+
+class EpisodeUploadResultSerializer(serializers.Serializer):
+    episodes = StoredEpisodeSerializer(many=True)
+    report = serializers.DictField()
+
+
+class ImportJobSerializer(serializers.Serializer):
+    """What `imports.import_job_json` answers for an upload job."""
+
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    status = serializers.CharField()
+    filename = serializers.CharField()
+    format = serializers.CharField()
+    episode_ids = serializers.ListField(child=serializers.IntegerField())
+    report = serializers.DictField()
+    error = serializers.JSONField(allow_null=True, help_text="Why the job failed (code, message, ...), else null.")
+
+
+class EpisodeImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="JSON, JSONL or zip, in any supported format.")
+    format = serializers.CharField(required=False, help_text="auto (default) or a format name.")
+    project = serializers.CharField(required=False, help_text="The project's slug or id, when the key is not tied to one.")

@@ -88,7 +88,10 @@ def task_resolve(*, project: Project, env: str, key: str, env_version: str = "")
 def _parse_time(value: Any, index: int, path: str) -> datetime | None:
     if value in (None, ""):
         return None
-    parsed = parse_datetime(str(value)) if isinstance(value, str) else None
+    try:
+        parsed = parse_datetime(str(value)) if isinstance(value, str) else None
+    except ValueError:  # well formed but impossible, such as February 30
+        parsed = None
     if parsed is None:
         raise record_error(index, path, f"{value!r} is not an ISO 8601 date-time")
     return parsed
@@ -565,7 +568,11 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
     return row
 
 
-def episode_finish(*, episode: Episode, reason: str, score: dict[str, Any] | None = None, reward: float | None = None) -> Episode:
+def episode_finish(
+    *, episode: Episode, reason: str, score: dict[str, Any] | None = None, reward: float | None = None, cause: dict[str, str] | None = None
+) -> Episode:
+    """End the episode. `cause`: why it failed ({"type", "message"} of the exception), kept in the header and the
+    metrics so the episode's page and the API say what went wrong; the caller has removed any secrets from it."""
     with transaction.atomic():
         episode.mark_finished(reason=reason, score=score, reward=reward)
         header = dict(episode.meta.get("header", {}))
@@ -577,8 +584,11 @@ def episode_finish(*, episode: Episode, reason: str, score: dict[str, Any] | Non
                 "ended_at": episode.ended_at.isoformat() if episode.ended_at else None,
             }
         )
+        if cause is not None:
+            header["termination_cause"] = cause
+            episode.metrics = {**(episode.metrics or {}), "termination_cause": cause}
         episode.meta = {**episode.meta, "header": header}
-        episode.save(update_fields=["meta"])
+        episode.save(update_fields=["meta", "metrics"])
         live_publish(
             stream=f"episode:{episode.pk}",
             kind="status",

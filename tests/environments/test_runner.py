@@ -88,7 +88,9 @@ def test_repeated_errors_end_the_episode_with_too_many_errors() -> None:
 
 def test_a_policy_exception_ends_with_agent_error_and_a_step_cap_with_max_steps() -> None:
     env = make("storebench/launch-week", seed=3)
-    assert run_episode(env, Raises())["header"]["termination_reason"] == "agent_error"
+    header = run_episode(env, Raises())["header"]
+    assert header["termination_reason"] == "agent_error"
+    assert header["termination_cause"] == {"type": "RuntimeError", "message": "model server fell over"}
     env = make("storebench/launch-week", seed=3)
     record = run_episode(env, make_policy("smart-triage", env, 3), max_steps=7)
     assert record["header"]["termination_reason"] == "max_steps" and len(record["steps"]) == 8

@@ -34,21 +34,26 @@ def sim_clock(minutes: Any) -> str:
     return f"day {day} {minute // 60:02d}:{minute % 60:02d}"
 
 
+def _missing(value: Any) -> bool:
+    # A lookup that fails in a template (a queued evaluation's empty aggregate) arrives as "", not None.
+    return value is None or value == ""
+
+
 @register.filter
 def percent(value: Any, digits: int = 0) -> str:
-    if value is None:
+    if _missing(value):
         return "—"
     return f"{float(value) * 100:.{digits}f}%"
 
 
 @register.filter
 def score(value: Any) -> str:
-    return "—" if value is None else f"{float(value):.3f}"
+    return "—" if _missing(value) else f"{float(value):.3f}"
 
 
 @register.filter
 def signed(value: Any) -> str:
-    return "—" if value is None else f"{float(value):+.3f}"
+    return "—" if _missing(value) else f"{float(value):+.3f}"
 
 
 @register.simple_tag(takes_context=True)

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 
+from lab.edge import form_check
 from lab.errors import DomainError
 from lab.projects.models import Project
 from lab.projects.selectors import project_list_for, role_in
@@ -34,12 +35,21 @@ def page(request: HttpRequest, template: str, context: dict[str, Any], *, fragme
     return render(request, chosen, context, status=status)
 
 
-def console_view(view: PageView) -> PageView:
-    """Login required; a DomainError raised inside becomes an error page (or fragment) with its status."""
+def console_view(view: PageView | None = None, *, check_form: bool = True) -> Any:
+    """Login required; a DomainError raised inside becomes an error page (or fragment) with its status.
+
+    A posted form holding a NUL character is refused (400) before the view runs. `check_form=False` is for a
+    view that must first decide who may post at all (play: a stranger gets 404, not a form error); it calls
+    `form_check` itself after that.
+    """
+    if view is None:
+        return functools.partial(console_view, check_form=check_form)
 
     @functools.wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
+            if check_form and request.method == "POST":
+                form_check(request.POST)
             return view(request, *args, **kwargs)
         except DomainError as exc:
             context = {"error": exc, "status": exc.status}

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 
 from lab.console.selectors import first_divergence, score_deltas, steps_window
 from lab.console.views.common import console_view, page, visible_projects
+from lab.edge import int_param
 from lab.errors import DomainError
 from lab.trajectories.selectors import episode_get
 
@@ -25,10 +26,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     a, b = episode_get(projects=projects, pk=a_id), episode_get(projects=projects, pk=b_id)
     divergence = first_divergence(a, b)
     default_start = max(0, (divergence or 0) - 5)
-    try:
-        start = max(0, int(request.GET.get("start", default_start)))
-    except ValueError:
-        raise DomainError("invalid_parameter", f"start={request.GET.get('start')!r} is not a step number") from None
+    start = max(0, int_param(request.GET.get("start", default_start), name="start"))
     left, right = steps_window(a, start, start + ROWS), steps_window(b, start, start + ROWS)
     rows = [{"index": start + i, "a": sa, "b": sb, "diverged": divergence is not None and start + i >= divergence, "first": start + i == divergence}
             for i, (sa, sb) in enumerate(zip_longest(left, right))]  # fmt: skip

@@ -8,6 +8,7 @@ from django.shortcuts import redirect
 from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.diagnoses.models import CATEGORIES, Diagnosis, Origin, Verification
 from lab.diagnoses.services import diagnosis_may_edit, diagnosis_update
+from lab.edge import int_param
 from lab.errors import DomainError, Forbidden, NotFound
 
 
@@ -21,7 +22,7 @@ def diagnosis_list(request: HttpRequest) -> HttpResponse:
     if filters["task"]:
         diagnoses = diagnoses.filter(episode__task__key=filters["task"].rpartition("/")[2])
     if filters["episode"].isdigit():
-        diagnoses = diagnoses.filter(episode_id=int(filters["episode"]))
+        diagnoses = diagnoses.filter(episode_id=int_param(filters["episode"], name="episode"))
     context = {"diagnoses": diagnoses[:200], "filters": filters, "categories": CATEGORIES, "origins": Origin.values,
                "verifications": Verification.values}  # fmt: skip
     return page(request, "console/diagnoses.html", context, fragment="console/_diagnosis_rows.html")

@@ -20,6 +20,7 @@ from environments import registry, seeds
 from environments.core import EnvError
 from environments.policies import policy_names
 from lab.console.views.common import role_of, visible_projects
+from lab.edge import json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.services import LAB_FIELDS
@@ -61,6 +62,9 @@ def launch_project(request: HttpRequest, action: str) -> Project:
     return project
 
 
+MAX_SEEDS = 1000  # as many as the API takes in one evaluation
+
+
 def seeds_parse(raw: str) -> list[int]:
     """ "0,1,2" or "0 1 2" or a range "0-4" into integers (environments.seeds); anything else is a field error on `seeds`."""
     try:
@@ -87,9 +91,9 @@ def config_parse(raw: str) -> dict[str, Any]:
         return {}
     if text.startswith("{"):
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DomainError("invalid_config", f"config is not valid JSON: {exc}", path="config") from None
+            value = json_loads_checked(text, path="config")
+        except DomainError as exc:
+            raise DomainError("invalid_config", exc.message, path="config") from None
         if not isinstance(value, dict):
             raise DomainError("invalid_config", "config must be a JSON object", path="config")
         return value
@@ -101,8 +105,10 @@ def config_parse(raw: str) -> dict[str, Any]:
         if not sep or not key.strip():
             raise DomainError("invalid_config", f"line {number}: {line.strip()!r} is not key=value", path="config")
         try:
-            config[key.strip()] = json.loads(value_text.strip())
-        except json.JSONDecodeError:
+            config[key.strip()] = json_loads_checked(value_text.strip(), path=f"config.{key.strip()}")
+        except DomainError as exc:
+            if exc.code != "invalid_json" or "not valid JSON" not in exc.message:
+                raise DomainError("invalid_config", f"line {number}: {exc.message}", path="config") from None
             config[key.strip()] = value_text.strip()
     return config
 

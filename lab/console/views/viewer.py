@@ -18,6 +18,7 @@ from lab.console.views.common import console_view, page, role_of, visible_projec
 from lab.console.views.viewer_analysis import analysis_context, step_credit, steps_annotate
 from lab.diagnoses.models import CATEGORIES, Diagnosis
 from lab.diagnoses.services import diagnosis_create
+from lab.edge import int_param
 from lab.errors import DomainError, Forbidden
 from lab.live.models import StreamCounter
 from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
@@ -45,9 +46,9 @@ def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
 def _int(request: HttpRequest, name: str, default: int) -> int:
     raw = request.GET.get(name, "")
     try:
-        return max(0, int(raw)) if raw else default
-    except ValueError:
-        raise DomainError("invalid_parameter", f"{name}={raw!r} is not a step number") from None
+        return max(0, int_param(raw, name=name)) if raw else default
+    except DomainError:
+        raise DomainError("invalid_parameter", f"{name}={raw[:40]!r} is not a step number") from None
 
 
 def _steps_context(episode: Episode, start: int, credit: dict[int, float] | None = None) -> dict[str, Any]:
@@ -136,9 +137,9 @@ def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
             errors.update({f"correction-{k}": v for k, v in field_errors.items()})
             correction = {"name": tool_name, "arguments": arguments}
     try:
-        step_index = int(request.POST.get("step_index", ""))
-    except ValueError:
-        errors["step_index"] = f"{request.POST.get('step_index', '')!r} is not a step number"
+        step_index = int_param(request.POST.get("step_index", ""), name="step_index", low=0)
+    except DomainError:
+        errors["step_index"] = f"{request.POST.get('step_index', '')[:40]!r} is not a step number"
         step_index = -1
     if not errors:
         try:

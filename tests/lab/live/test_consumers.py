@@ -142,3 +142,62 @@ def test_a_bad_after_value_is_refused(alice: Any, project_a: Any) -> None:
         assert not connected and code == 4400
 
     async_to_sync(scenario)()
+
+
+async def _closed_with(communicator: WebsocketCommunicator) -> int | None:
+    """The close code the server sent, skipping any events that came before it."""
+    while True:
+        output = await communicator.receive_output(timeout=5)
+        if output["type"] == "websocket.close":
+            return output.get("code")
+
+
+@pytest.mark.parametrize("loss", ["removed", "deactivated"])
+def test_a_watcher_who_loses_access_is_closed_at_the_next_event(make_user: Any, alice: Any, project_a: Any, loss: str) -> None:
+    from lab.projects.models import Membership
+    from lab.projects.services import membership_set
+
+    carol = make_user("carol")
+    membership_set(project=project_a, user=carol, role="viewer")
+    episode = _start(project_a, alice)
+
+    def revoke() -> None:
+        if loss == "removed":
+            Membership.objects.filter(project=project_a, user=carol).delete()
+        else:
+            type(carol).objects.filter(pk=carol.pk).update(is_active=False)
+
+    async def scenario() -> None:
+        watcher = _connect(carol, episode.pk, after=0)
+        assert (await watcher.connect())[0]
+        await _receive(watcher, 1)  # the status event
+        await database_sync_to_async(episode_append_step)(episode=episode, step=_step(0))
+        assert (await _receive(watcher, 1))[0]["seq"] == 2  # still a member: the step arrives
+        await database_sync_to_async(revoke)()
+        await database_sync_to_async(episode_append_step)(episode=episode, step=_step(1))
+        assert await _closed_with(watcher) == 4403
+        await watcher.disconnect()
+
+    async_to_sync(scenario)()
+    assert LiveEvent.objects.filter(stream=f"episode:{episode.pk}").count() == 3  # the event was stored, only not sent
+
+
+def test_a_quiet_stream_closes_once_the_watcher_loses_access(make_user: Any, alice: Any, project_a: Any, settings: Any) -> None:
+    from lab.projects.models import Membership
+    from lab.projects.services import membership_set
+
+    settings.PRACTICUM_LIVE_ACCESS_CHECK_S = 0.05  # the periodic check, made fast for the test
+    carol = make_user("carol")
+    membership_set(project=project_a, user=carol, role="viewer")
+    episode = _start(project_a, alice)
+
+    async def scenario() -> None:
+        watcher = _connect(carol, episode.pk, after=0)
+        assert (await watcher.connect())[0]
+        await _receive(watcher, 1)
+        assert await watcher.receive_nothing(timeout=0.2)  # checks pass while she is a member
+        await database_sync_to_async(Membership.objects.filter(project=project_a, user=carol).delete)()
+        assert await _closed_with(watcher) == 4403  # no event needed
+        await watcher.disconnect()
+
+    async_to_sync(scenario)()

@@ -118,3 +118,39 @@ def test_a_submit_that_ends_the_scenario_sends_htmx_to_the_scored_episode(
     assert response.status_code == 204 and response["HX-Redirect"] == f"/episodes/{started.episode_id}/"
     plain = expert_client.post(f"/play/{started.pk}/submit", {"tool": "end_window", "expected_index": "1"})
     assert plain.status_code == 302 and plain["Location"] == f"/episodes/{started.episode_id}/"
+
+
+MALFORMED = [
+    {"tool": "set_price", "expected_index": "1", "sku": "shoes", "price": "lots"},  # a field error for the player
+    {"tool": "create_purchase_order", "expected_index": "1", "lines": "[" * 5000},  # JSON too deep to read
+    {"tool": "no_such_tool", "expected_index": "x"},
+    {"tool": "get_finance", "expected_index": "1", "note": "a\x00b"},  # a NUL character
+]
+
+
+@pytest.mark.parametrize("form", MALFORMED, ids=["field-error", "deep-json", "unknown-tool", "nul"])
+def test_a_malformed_submission_from_someone_else_is_refused_unread(
+    client: Any, role_users: dict[str, Any], started: HumanSession, bob: Any, form: dict[str, str]
+) -> None:
+    client.force_login(role_users["researcher"])  # a member of the project, but not the player
+    refused = client.post(f"/play/{started.pk}/submit", form, **HTMX)
+    assert refused.status_code == 403 and "Only the expert who started this session" in refused.content.decode()
+    client.force_login(bob)  # not a member: the session does not exist for him
+    assert client.post(f"/play/{started.pk}/submit", form, **HTMX).status_code == 404
+    assert Episode.objects.get(pk=started.episode_id).step_count == 1
+
+
+def test_a_player_whose_role_was_lowered_is_refused_before_the_form_is_read(
+    expert_client: Any, role_users: dict[str, Any], started: HumanSession, project_a: Any
+) -> None:
+    from lab.projects.services import membership_set
+
+    membership_set(project=project_a, user=role_users["expert"], role="viewer")
+    refused = expert_client.post(f"/play/{started.pk}/submit", MALFORMED[0], **HTMX)
+    assert refused.status_code == 403 and "does not allow playing" in refused.content.decode()
+
+
+def test_the_players_own_nul_submission_is_a_400_that_spends_nothing(expert_client: Any, started: HumanSession) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", MALFORMED[3], **HTMX)
+    assert response.status_code == 400 and "note contains a NUL character" in response.content.decode()
+    assert Episode.objects.get(pk=started.episode_id).step_count == 1

@@ -113,3 +113,33 @@ def test_a_bad_agent_config_fails_the_job_with_the_reason(project_a: Any) -> Non
     task = task_resolve(project=project_a, env="toolgym", key="lookup")
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task=task, seed=0, enqueue=False).pk)
     assert job.status == "failed" and "window_turns must be at least 1, got 0" in job.error and job.episode is None
+
+
+class _ExplodingPolicy:
+    """Acts like the anchor for three steps, then raises as a broken LLM client would (quoting its key)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.calls = inner, 0
+        self.name, self.kind = inner.name, inner.kind
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def act(self, history: list[dict[str, Any]], tools: list[Any]) -> Any:
+        self.calls += 1
+        if self.calls > 3:
+            raise ValueError("the model server refused key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789")
+        return self.inner.act(history, tools)
+
+
+def test_a_policy_that_raises_records_the_cause_on_the_episode_without_the_secret(project_a: Any, monkeypatch: Any) -> None:
+    real = services.policy_from_config
+    monkeypatch.setattr(services, "policy_from_config", lambda *a, **k: _ExplodingPolicy(real(*a, **k)))
+    job = rollout_run(job_id=_job(project_a, "naive-restock").pk)
+    episode = job.episode
+    episode.refresh_from_db()
+    assert (job.status, episode.termination_reason, episode.status) == ("failed", "agent_error", "failed")
+    cause = episode.metrics["termination_cause"]
+    assert cause["type"] == "ValueError" and cause["message"].startswith("the model server refused key ")
+    assert "abcdefghijklmnopqrstuvwxyz" not in cause["message"]
+    assert episode.meta["header"]["termination_cause"] == cause
