@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import psycopg
@@ -37,6 +38,13 @@ def test_a_second_holder_is_refused_until_the_first_lets_go_or_its_connection_di
         assert not mine  # held by the other worker
     with exclusively("training-run", pk) as mine:
         assert mine  # another kind of work, another key
+    worker_pid = worker.info.backend_pid
     worker.close()  # the worker dies: its lock goes with its connection
+    # The server ends the closed session's backend a moment after the client hangs up (under load, after our next
+    # query): wait, bounded, for that backend to be gone rather than race it.
+    with _other_connection() as watcher:
+        deadline = time.monotonic() + 10
+        while watcher.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (worker_pid,)).fetchone() and time.monotonic() < deadline:
+            time.sleep(0.02)
     with exclusively("rollout", pk) as mine:
         assert mine
