@@ -37,7 +37,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         prefix = raw[:PREFIX_LENGTH]  # what ApiKey.prefix stores: it names a key without revealing it
         wait = auth_failures_wait(scope=SCOPE, request=request, ident=prefix)
         if wait:
-            raise AuthRateLimited(wait=wait, detail=f"Too many failed API-key attempts from this address; retry in {wait} s.")
+            raise AuthRateLimited(wait=wait, detail="Too many failed API-key attempts from this address.")  # DRF adds when to retry
         failure = self._failure(raw)
         if isinstance(failure, str):
             auth_failure_record(scope=SCOPE, request=request, ident=prefix)
