@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, Count, F, FloatField, QuerySet, Sum, Value, When
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import Case, CharField, Count, F, FloatField, QuerySet, Sum, Value, When
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce, Concat
 from django.utils.dateparse import parse_datetime
 
 from lab.errors import DomainError
@@ -88,6 +89,7 @@ class LeaderRow:
     ci: float  # half-width of the 95% confidence interval of the mean
     task: str = ""
     provenance: str = "recorded"
+    agent: str = ""  # the agent config's name, for the link to its episodes; "" for a claimed or missing name
 
     @property
     def low(self) -> float:
@@ -110,7 +112,7 @@ def contender_kind(source: str, agent_kind: str | None) -> str:
     return "anchor" if agent_kind == "scripted" else "agent"
 
 
-def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", provenance: str = "recorded") -> LeaderRow:
+def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", provenance: str = "recorded", agent: str = "") -> LeaderRow:
     """Mean, pass rate and the half-width of the normal-approximation 95% interval from n, Σx, Σx² and passes
     (sums rather than SQL's stddev: SQLite's fails on groups of one, and sums add up across tasks)."""
     n = int(sums["n"])
@@ -119,7 +121,8 @@ def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", prov
     if n >= 2:
         variance = max(0.0, (sums["total_sq"] - n * mean * mean) / (n - 1))
         ci = 1.96 * math.sqrt(variance / n)
-    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task, provenance=provenance)
+    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task, provenance=provenance,
+                     agent=agent)  # fmt: skip
 
 
 def leaderboard(
@@ -142,8 +145,14 @@ def leaderboard(
         episodes = episodes.filter(task__key=task.rpartition("/")[2])
     passed = Case(When(passed=True, then=Value(1.0)), default=Value(0.0), output_field=FloatField())
     stats = dict(n=Count("id"), total=Sum("composite"), total_sq=Sum(F("composite") * F("composite")), passes=Sum(passed))
-    name = Coalesce(F("agent__name"), Value("(unnamed)"))
-    grouped = episodes.annotate(contender=name).values("task__env", "task__key", "source", "agent__kind", "contender", "provenance")
+    # An upload whose agent claim was refused still shows the name it claimed, marked as a claim (never merged with
+    # the real agent of that name: the tier keeps its rows apart).
+    claimed = Concat(KT("meta__claimed_agent"), Value(" (claimed)"), output_field=CharField())
+    unnamed = Case(When(meta__has_key="claimed_agent", then=claimed), default=Value("(unnamed)"), output_field=CharField())
+    name = Coalesce(F("agent__name"), unnamed, output_field=CharField())
+    grouped = episodes.annotate(contender=name).values(
+        "task__env", "task__key", "source", "agent__kind", "agent__name", "contender", "provenance"
+    )
     grouped = grouped.annotate(**stats)
     # One grouped query per (task, contender, tier); the overall rows are the exact sums of those groups.
     overall: dict[tuple[str, str, str], dict[str, float]] = {}
@@ -151,7 +160,9 @@ def leaderboard(
     for group in grouped:
         row: dict[str, Any] = dict(group)
         kind, key, tier = contender_kind(row["source"], row["agent__kind"]), f"{row['task__env']}/{row['task__key']}", row["provenance"]
-        board.by_task.setdefault(key, []).append(_leader_row(kind, row["contender"], row, task=key, provenance=tier))
+        board.by_task.setdefault(key, []).append(
+            _leader_row(kind, row["contender"], row, task=key, provenance=tier, agent=row["agent__name"] or "")
+        )
         sums = overall.setdefault((kind, row["contender"], tier), {"n": 0, "total": 0.0, "total_sq": 0.0, "passes": 0.0})
         for field_name in sums:
             sums[field_name] += row[field_name]

@@ -38,11 +38,14 @@ def test_the_leaderboard_ranks_recorded_episodes_only(login: Any, role_users: di
 def test_external_and_uploaded_scores_get_their_own_labelled_section(login: Any, role_users: dict[str, Any], reported: None) -> None:
     response = login(role_users["viewer"]).get("/leaderboard/")
     rows = {(row.name, row.provenance): row.mean for row in response.context["reported"].overall}
-    assert rows == {("(unnamed)", "upload"): pytest.approx(1.0), ("harness-gpt", "external"): pytest.approx(0.95)}
+    # The upload keeps the name it claimed, marked as a claim, never merged with the real anchor of that name.
+    assert rows == {("smart-triage (claimed)", "upload"): pytest.approx(1.0), ("harness-gpt", "external"): pytest.approx(0.95)}
     html = response.content.decode()
     assert "Reported elsewhere: external and uploaded episodes" in html
     assert html.index("Reported elsewhere") < html.index("harness-gpt")  # listed under the label, not in the ranking above
     assert 'class="tag provenance-upload"' in html and 'class="tag provenance-external"' in html
+    # The claimed name links to the uploaded episodes, not to the real anchor's.
+    assert '?task=storebench%2Fcash-crunch&amp;provenance=upload">smart-triage (claimed)</a>' in html
 
 
 def test_the_dashboard_snapshot_leaves_reported_scores_out(login: Any, role_users: dict[str, Any], reported: None) -> None:
