@@ -45,7 +45,7 @@ def test_external_and_uploaded_scores_get_their_own_labelled_section(login: Any,
     assert html.index("Reported elsewhere") < html.index("harness-gpt")  # listed under the label, not in the ranking above
     assert 'class="tag provenance-upload"' in html and 'class="tag provenance-external"' in html
     # The claimed name links to the uploaded episodes, not to the real anchor's.
-    assert '?task=storebench%2Fcash-crunch&amp;provenance=upload">smart-triage (claimed)</a>' in html
+    assert '?task=storebench/cash-crunch&amp;provenance=upload">smart-triage (claimed)</a>' in html
 
 
 def test_the_dashboard_snapshot_leaves_reported_scores_out(login: Any, role_users: dict[str, Any], reported: None) -> None:
