@@ -16,6 +16,7 @@ import pytest
 from lab.ingest import IngestError, import_payload
 from lab.ingest.budget import BudgetExceeded, ByteBudget
 from lab.ingest.documents import read_documents
+from tests.lab.ingest.test_ingest_containers import zipped
 
 MB = 1 << 20
 CHAT = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
@@ -28,14 +29,6 @@ def zeros_zip(name: str, size: int) -> bytes:
         chunk = b"0" * MB
         for _ in range(size // MB):
             member.write(chunk)
-    return buffer.getvalue()
-
-
-def zipped(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
     return buffer.getvalue()
 
 

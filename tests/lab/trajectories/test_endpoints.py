@@ -7,9 +7,7 @@ import importlib
 import ipaddress
 import json
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
 from typing import Any
 
@@ -22,6 +20,7 @@ from lab.rollouts.services import rollout_launch, rollout_run
 from lab.trajectories.endpoints import agent_connection, agents_review_endpoints
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.services import episode_to_record, task_resolve
+from tests.loopback_http import loopback_server
 from training.policies import netguard
 
 pytestmark = pytest.mark.django_db
@@ -59,25 +58,12 @@ def failing_server() -> Iterator[tuple[_Recorder, str]]:
     """A chat server on loopback that records the Authorization header and answers every request with a 500."""
     state = _Recorder()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            state.authorizations.append(self.headers.get("Authorization"))
-            body = json.dumps({"error": {"message": "boom"}}).encode()
-            self.send_response(500)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(request: Any) -> tuple[int, dict[str, str], bytes]:
+        state.authorizations.append(request.headers.get("Authorization"))
+        return 500, {"Content-Type": "application/json"}, json.dumps({"error": {"message": "boom"}}).encode()
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield state, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback_server(answer) as port:
+        yield state, f"http://127.0.0.1:{port}/v1"
 
 
 def _agent(client: Any, **fields: Any) -> Any:

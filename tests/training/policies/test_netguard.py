@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 
 from environments.registry import make
+from tests.loopback_http import loopback_server
 from training.policies import Connection, HarnessStop, netguard, policy_from_config
 from training.policies.netguard import address_problem, guarded_client, host_problem
 
@@ -27,38 +26,14 @@ class _Server:
 def loopback() -> Iterator[tuple[_Server, int]]:
     state = _Server()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            self._answer()
+    def answer(request: Any) -> tuple[int, dict[str, str], bytes]:
+        state.hits.append(f"{request.headers.get('Host')} {request.path} {request.headers.get('Authorization')}")
+        if state.redirect_to:
+            return 307, {"Location": state.redirect_to}, b""
+        return 200, {"Content-Type": "application/json"}, json.dumps({"ok": True}).encode()
 
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._answer()
-
-        def _answer(self) -> None:
-            state.hits.append(f"{self.headers.get('Host')} {self.path} {self.headers.get('Authorization')}")
-            if state.redirect_to:
-                self.send_response(307)
-                self.send_header("Location", state.redirect_to)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            body = json.dumps({"ok": True}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield state, int(httpd.server_address[1])
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback_server(answer) as port:
+        yield state, port
 
 
 def _dns(monkeypatch: Any, answers: dict[str, list[str]]) -> list[str]:
