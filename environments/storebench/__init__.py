@@ -7,7 +7,10 @@ policies under the env name "storebench".
 from __future__ import annotations
 
 from environments.core import TaskSpec
+from environments.policies import register_policy
 from environments.registry import register
+from environments.storebench.anchors import DoNothing, NaiveRestock, RandomValid
+from environments.storebench.anchors_smart import Oracle, SmartTriage
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
 from environments.storebench.scoring import load_calibration
@@ -35,7 +38,9 @@ def _register_all() -> None:
 
 
 _register_all()
-
-from environments.storebench import anchors as _anchors  # noqa: E402,F401  (registers the anchor policies)
+# Registered here, not in anchors.py: anchors_smart subclasses anchors' ScriptedPolicy, so anchors.py importing
+# it back would be a cycle.
+for _cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Oracle):
+    register_policy("storebench", _cls.name, _cls)
 
 __all__ = ["StoreBenchEnv"]
