@@ -44,10 +44,10 @@ def test_a_toy_session_shows_its_status_line_and_unopened_panels(client: Any, st
     response = client.get(f"/play/{started.pk}/")
     html = response.content.decode()
     assert [(p["title"], p["renderer"], p["opened"]) for p in response.context["view"].panels] == [
-        ("Counters", "table", False), ("Total", "chart", False)
+        ("Counters", "table", False), ("Total", "chart", False), ("Notes", "files", False), ("Screen", "image", False)
     ]  # fmt: skip
     assert '<span id="calls-left" class="status-part"><strong>5 of 5 calls left</strong></span>' in html
-    assert html.count("Not opened yet in this session.") == 2
+    assert html.count("Not opened yet in this session.") == 4
     assert Episode.objects.get(pk=started.episode_id).step_count == 1  # looking at the page spent nothing
 
 
@@ -74,7 +74,7 @@ def test_a_tool_call_then_the_chart_panel_shows_the_totals_over_time(client: Any
 
 def test_an_unknown_panel_is_refused_by_name_and_spends_nothing(client: Any, started: HumanSession) -> None:
     response = client.post(f"/play/{started.pk}/submit", {"panel": "7", "expected_index": "1"}, **HTMX)
-    assert response.status_code == 400 and "is not a panel of toycount; it has 2" in response.content.decode()
+    assert response.status_code == 400 and "is not a panel of toycount; it has 4" in response.content.decode()
     assert Episode.objects.get(pk=started.episode_id).step_count == 1
 
 
@@ -84,3 +84,23 @@ def test_spending_the_toys_budget_ends_the_session_with_its_own_reason(client: A
     assert response.status_code == 302 and response["Location"] == f"/episodes/{started.episode_id}/"
     episode = Episode.objects.get(pk=started.episode_id)
     assert (episode.status, episode.termination_reason, episode.composite) == ("finished", "max_steps", 1.0)
+
+
+def test_a_files_panel_saves_through_its_action_tool_and_shows_the_saved_file(client: Any, started: HumanSession) -> None:
+    html = client.post(f"/play/{started.pk}/submit", {"panel": "2", "expected_index": "1"}, **HTMX).content.decode()
+    assert '<textarea name="content" rows="8" aria-label="todo.txt">count</textarea>' in html and "Save with write" in html
+    client.post(f"/play/{started.pk}/submit", {"panel": "2", "path": "todo.txt", "content": "done", "expected_index": "2"}, **HTMX)
+    step = Step.objects.get(episode=started.episode, index=2)
+    assert (step.tool_calls[0]["name"], step.tool_calls[0]["arguments"]) == ("write", {"path": "todo.txt", "content": "done"})
+    html = client.post(f"/play/{started.pk}/submit", {"panel": "2", "expected_index": "3"}, **HTMX).content.decode()
+    assert 'aria-label="todo.txt">done</textarea>' in html
+
+
+def test_a_click_on_an_image_panel_calls_its_action_tool_with_the_coordinates(client: Any, started: HumanSession) -> None:
+    html = client.post(f"/play/{started.pk}/submit", {"panel": "3", "expected_index": "1"}, **HTMX).content.decode()
+    assert '<input type="image" name="click" src="data:image/png;base64,' in html
+    response = client.post(f"/play/{started.pk}/submit", {"panel": "3", "click.x": "80", "click.y": "4", "expected_index": "2"})
+    assert response.status_code == 302  # a plain post, back to the page
+    step = Step.objects.get(episode=started.episode, index=2)
+    assert (step.tool_calls[0]["name"], step.tool_calls[0]["arguments"]) == ("click", {"x": 80, "y": 4})
+    assert "total 2" in client.get(f"/play/{started.pk}/").content.decode()  # seed 1: red 1, and the click added blue 1

@@ -1,7 +1,9 @@
 """A playable environment that exists only in the tests: proof that the play page needs no lab/ change per env.
 
 Tools
-    look (the "Counters" panel: a table), history (the "Total" panel: a chart over calls), add(name, n).
+    look (the "Counters" panel: a table), history (the "Total" panel: a chart over calls), add(name, n),
+    notes / write(path, content) (the "Notes" panel: files with an editor), screen / click(x, y) (the "Screen"
+    panel: a clickable image).
 Rewards
     0 per step; the score is the total reached over TARGET, capped at 1.
 Episode End
@@ -26,12 +28,40 @@ TASK = TaskSpec(env="toycount", key="count", split="dev", description="Raise the
 META = EnvMeta(
     env="toycount",
     playable=True,
-    panels=(Panel("Counters", "look", renderer="table"), Panel("Total", "history", renderer="chart")),
+    panels=(
+        Panel("Counters", "look", renderer="table"),
+        Panel("Total", "history", renderer="chart"),
+        Panel("Notes", "notes", renderer="files", action_tool="write"),
+        Panel("Screen", "screen", renderer="image", action_tool="click"),
+    ),
 )
 _OBJECT = {"type": "object", "properties": {}, "additionalProperties": False}
+_PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 TOOLS = [
     ToolSpec("look", "The counters.", _OBJECT),
     ToolSpec("history", "The total after each call.", _OBJECT),
+    ToolSpec("notes", "The notes files.", _OBJECT),
+    ToolSpec("screen", "A picture of the counters.", _OBJECT),
+    ToolSpec(
+        "write",
+        "Write a notes file.",
+        {
+            "type": "object",
+            "properties": {"path": {"type": "string", "maxLength": 40}, "content": {"type": "string", "maxLength": 200}},
+            "required": ["path", "content"],
+            "additionalProperties": False,
+        },
+    ),
+    ToolSpec(
+        "click",
+        "Click the picture: the left half adds 1 to red, the right half to blue.",
+        {
+            "type": "object",
+            "properties": {"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}},
+            "required": ["x", "y"],
+            "additionalProperties": False,
+        },
+    ),
     ToolSpec(
         "add",
         "Add n to a counter.",
@@ -54,7 +84,7 @@ class ToyCountEnv(Env):
         self.state: dict[str, Any] = {}
 
     def reset(self) -> Observation:
-        self.state = {"red": self.seed % 3, "blue": 0, "calls": 0, "totals": []}
+        self.state = {"red": self.seed % 3, "blue": 0, "calls": 0, "totals": [], "notes": {"todo.txt": "count"}}
         return Observation(text=f"Raise red + blue to {TARGET} in {CALLS} calls.")
 
     def tools(self) -> list[ToolSpec]:
@@ -72,6 +102,16 @@ class ToyCountEnv(Env):
         elif call.name == "add":
             s[call.arguments["name"]] += int(call.arguments["n"])
             result = StepResult(content={"ok": True})
+        elif call.name == "write":
+            s["notes"][call.arguments["path"]] = call.arguments["content"]
+            result = StepResult(content={"ok": True})
+        elif call.name == "click":
+            s["red" if call.arguments["x"] < 50 else "blue"] += 1
+            result = StepResult(content={"ok": True})
+        elif call.name == "notes":
+            result = StepResult(content={"files": [{"path": p, "content": c} for p, c in sorted(s["notes"].items())]})
+        elif call.name == "screen":
+            result = StepResult(content={"src": _PIXEL, "alt": "counters"})
         elif call.name == "look":
             result = StepResult(content={"counters": [{"name": k, "value": s[k]} for k in ("red", "blue")]})
         else:
