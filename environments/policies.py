@@ -25,20 +25,13 @@ def register_policy(env_name: str, policy_name: str, factory: PolicyFactory) -> 
 
 def policy_names(env_name: str) -> list[str]:
     list_tasks()  # loads every env package, so their policies are registered
-    return sorted({name for (env, name) in _POLICIES if env in (env_name, "*")} | set(_anchors(env_name)))
-
-
-def _anchors(env_name: str) -> dict[str, PolicyFactory]:
-    try:
-        return dict(env_meta(env_name).anchors)
-    except EnvError:  # an env without tasks (a test's ad-hoc Env) has only the generic policies
-        return {}
+    return sorted({name for (env, name) in _POLICIES if env in (env_name, "*")} | set(env_meta(env_name).anchors))
 
 
 def make_policy(name: str, env: Env, seed: int) -> Policy:
     """A fresh scripted policy `name` for `env`; raises EnvError naming the choices when unknown."""
     list_tasks()
-    factory = _POLICIES.get((env.name, name)) or _anchors(env.name).get(name) or _POLICIES.get(("*", name))
+    factory = _POLICIES.get((env.name, name)) or env_meta(env.name).anchors.get(name) or _POLICIES.get(("*", name))
     if factory is None:
         raise EnvError("unknown_policy", f"no policy {name!r} for {env.name}; choose one of {', '.join(policy_names(env.name))}")
     return factory(env, seed)

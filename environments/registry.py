@@ -58,13 +58,10 @@ def list_tasks(env: str | None = None) -> list[TaskSpec]:
 
 
 def env_meta(env: str) -> EnvMeta:
-    """The environment's declaration; an environment with tasks but no declaration gets the batch-only default."""
+    """The environment's declaration. Any other name gets the batch-only default (not playable, no anchors):
+    the lab also shows uploaded episodes of environments this installation does not have."""
     _ensure_loaded()
-    if env in _ENVS:
-        return _ENVS[env]
-    if any(task.env == env for task, _ in _TASKS.values()):
-        return EnvMeta(env=env)
-    raise EnvError("unknown_env", f"unknown environment {env!r}; `python -m environments list` shows them all")
+    return _ENVS.get(env) or EnvMeta(env=env)
 
 
 def list_envs() -> list[EnvMeta]:

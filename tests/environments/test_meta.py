@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from environments import registry
-from environments.core import EnvError, ToolCall
+from environments.core import ToolCall
 from environments.meta import EnvMeta, Panel
 from environments.policies import make_policy, policy_names
 
@@ -41,8 +41,8 @@ def test_each_environment_declares_what_the_lab_reads() -> None:
         "read_news",
     ]
     assert not metas["phantom"].playable and metas["phantom"].default_anchor == "keyword"
-    with pytest.raises(EnvError, match="unknown environment 'nowhere'"):
-        registry.env_meta("nowhere")
+    # An uploaded episode may come from an environment this installation lacks: it is shown, never played.
+    assert registry.env_meta("nowhere") == EnvMeta(env="nowhere")
 
 
 def test_panels_that_name_a_missing_tool_or_bad_arguments_are_contract_problems() -> None:
