@@ -35,42 +35,29 @@ META = EnvMeta(
         Panel("Screen", "screen", renderer="image", action_tool="click"),
     ),
 )
-_OBJECT = {"type": "object", "properties": {}, "additionalProperties": False}
 _PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+
+def _tool(tool: str, description: str, /, **properties: dict[str, Any]) -> ToolSpec:
+    """A toy tool whose arguments are all required."""
+    schema = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    return ToolSpec(tool, description, schema)
+
+
 TOOLS = [
-    ToolSpec("look", "The counters.", _OBJECT),
-    ToolSpec("history", "The total after each call.", _OBJECT),
-    ToolSpec("notes", "The notes files.", _OBJECT),
-    ToolSpec("screen", "A picture of the counters.", _OBJECT),
-    ToolSpec(
-        "write",
-        "Write a notes file.",
-        {
-            "type": "object",
-            "properties": {"path": {"type": "string", "maxLength": 40}, "content": {"type": "string", "maxLength": 200}},
-            "required": ["path", "content"],
-            "additionalProperties": False,
-        },
-    ),
-    ToolSpec(
+    _tool("look", "The counters."),
+    _tool("history", "The total after each call."),
+    _tool("notes", "The notes files."),
+    _tool("screen", "A picture of the counters."),
+    _tool("write", "Write a notes file.", path={"type": "string", "maxLength": 40}, content={"type": "string", "maxLength": 200}),
+    _tool(
         "click",
         "Click the picture: the left half adds 1 to red, the right half to blue.",
-        {
-            "type": "object",
-            "properties": {"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}},
-            "required": ["x", "y"],
-            "additionalProperties": False,
-        },
-    ),
-    ToolSpec(
-        "add",
-        "Add n to a counter.",
-        {
-            "type": "object",
-            "properties": {"name": {"type": "string", "enum": ["red", "blue"]}, "n": {"type": "integer", "minimum": 1, "maximum": 5}},
-            "required": ["name", "n"],
-            "additionalProperties": False,
-        },
+        x={"type": "integer", "minimum": 0},
+        y={"type": "integer", "minimum": 0},
+    ),  # fmt: skip
+    _tool(
+        "add", "Add n to a counter.", name={"type": "string", "enum": ["red", "blue"]}, n={"type": "integer", "minimum": 1, "maximum": 5}
     ),
 ]
 
