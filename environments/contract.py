@@ -6,7 +6,8 @@
 Checks: reset is repeatable; tool schemas are valid OpenAI functions with closed argument objects and unique
 names; bad input (unknown tool, extra fields, wrong types, non-objects) is answered with is_error and never
 raises; the same seed and actions give the same state-hash chain; snapshot/restore resumes identically; the
-score stays in [0, 1]; no tool result or event is anything but JSON.
+score stays in [0, 1]; no tool result or event is anything but JSON; the status line is text; a done episode
+names a known termination reason; the metadata's panels call real tools with valid arguments.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from environments.core import Env, ToolCall, chain_hash, tool_schema_hash
+from environments.core import TERMINATION_REASONS, Env, ToolCall, chain_hash, tool_schema_hash
 from environments.policies import make_policy, policy_names
-from environments.registry import list_tasks, make
+from environments.registry import env_meta, list_tasks, make
 
 BAD_ARGUMENTS: tuple[Any, ...] = ({"__unexpected__": 1}, [], "text", None, 42, {"": float("nan")})
 
@@ -114,6 +115,12 @@ def check_task(task_id: str, seed: int = 7, steps: int = 60) -> list[str]:
             )
         except (TypeError, ValueError) as exc:
             problems.append(f"{call.name}: result is not plain JSON ({exc})")
+    problems.extend(env_meta(env.name).problems(env))
+    status = original.status()
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in status.items()):
+        problems.append(f"status() must map text to text, got {status!r}")
+    if original.done and original.termination_reason not in TERMINATION_REASONS:
+        problems.append(f"done, but termination_reason {original.termination_reason!r} is not a known reason")
     score = original.score()
     if not 0.0 <= score.composite <= 1.0:
         problems.append(f"score {score.composite} outside [0, 1]")

@@ -155,8 +155,17 @@ class TaskSpec:
         return f"{self.env}/{self.key}"
 
 
+DEFAULT_MAX_STEPS = 10_000  # the harness' step cap for an environment that declares none
+
+
 class Env(ABC):
-    """Gymnasium-shaped, tool-based environment. Subclasses keep all state in picklable attributes."""
+    """Gymnasium-shaped, tool-based environment. Subclasses keep all state in picklable attributes.
+
+    Beyond the abstract methods, the contract has members with defaults an environment overrides when they
+    mean something for it: `max_steps` (the harness' step cap), `termination_reason` (why a done episode
+    ended) and `status()` (the status line players and models see). What the lab needs besides is declared
+    once per environment as metadata (environments.meta).
+    """
 
     name: str = ""
     version: str = "0"
@@ -194,9 +203,31 @@ class Env(ABC):
     @abstractmethod
     def done(self) -> bool: ...
 
+    @property
+    def max_steps(self) -> int:
+        """How many agent steps a harness allows before ending the episode as "max_steps"."""
+        return DEFAULT_MAX_STEPS
+
+    @property
+    def termination_reason(self) -> str | None:
+        """Why the episode ended once `done` (one of TERMINATION_REASONS); None while it runs.
+
+        The default, "horizon_reached", fits an environment whose only end is running its full length."""
+        return "horizon_reached" if self.done else None
+
     def summary(self) -> str:
         """A short state summary an LLM harness may keep in context when it trims old turns."""
         return ""
+
+    def status(self) -> dict[str, str]:
+        """The status line as labelled parts (clock, budget, day, ...), in display order; {} when there is none.
+
+        Public state only: players see it above the tool forms and models see it with every prompt. Each key
+        names its part (the play page uses it as the part's element id), each value is the text shown."""
+        return {}
+
+    def status_line(self) -> str:
+        return " · ".join(self.status().values())
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools() if t.name == name), None)

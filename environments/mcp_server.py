@@ -45,7 +45,7 @@ class EpisodeSession:
         return result["content"], bool(result["is_error"])
 
     def record(self) -> dict[str, Any]:
-        reason = getattr(self.env, "termination_reason", None) if self.env.done else "abandoned"
+        reason = self.env.termination_reason if self.env.done else "abandoned"
         score = self.env.score()
         header = {
             **self.env.header(),

@@ -1,20 +1,21 @@
 """Where environment packages register their scripted policies, and where everyone finds them.
 
-    register_policy("storebench", "smart-triage", factory)     # in the env package, at import
+    register_env(EnvMeta(env="storebench", anchors={"smart-triage": factory}))   # in the env package, at import
+    register_policy("*", "my-policy", factory)                 # a policy for every environment
     make_policy("smart-triage", env, seed)                    # anyone: rollouts, lab, the CLI
 
-A factory takes (env, seed) and returns a fresh Policy. Env-specific registrations win over generic ones
-registered under env "*". Importing the env package (the registry does it) registers its anchors.
+A factory takes (env, seed) and returns a fresh Policy. An environment's anchors are those its metadata
+declares, plus any registered for it by hand (tests do); both win over generic ones registered under env "*".
+Importing the env package (the registry does it) declares its anchors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from environments.core import Env, EnvError, Policy
-from environments.registry import list_tasks
+from environments.meta import PolicyFactory
+from environments.registry import env_meta, list_tasks
 
-PolicyFactory = Callable[[Env, int], Policy]
+__all__ = ["PolicyFactory", "register_policy", "policy_names", "make_policy"]
 _POLICIES: dict[tuple[str, str], PolicyFactory] = {}
 
 
@@ -24,13 +25,13 @@ def register_policy(env_name: str, policy_name: str, factory: PolicyFactory) -> 
 
 def policy_names(env_name: str) -> list[str]:
     list_tasks()  # loads every env package, so their policies are registered
-    return sorted({name for (env, name) in _POLICIES if env in (env_name, "*")})
+    return sorted({name for (env, name) in _POLICIES if env in (env_name, "*")} | set(env_meta(env_name).anchors))
 
 
 def make_policy(name: str, env: Env, seed: int) -> Policy:
     """A fresh scripted policy `name` for `env`; raises EnvError naming the choices when unknown."""
     list_tasks()
-    factory = _POLICIES.get((env.name, name)) or _POLICIES.get(("*", name))
+    factory = _POLICIES.get((env.name, name)) or env_meta(env.name).anchors.get(name) or _POLICIES.get(("*", name))
     if factory is None:
         raise EnvError("unknown_policy", f"no policy {name!r} for {env.name}; choose one of {', '.join(policy_names(env.name))}")
     return factory(env, seed)

@@ -3,7 +3,9 @@
     make("storebench/supplier-collapse", seed=3) -> Env
     task_set("storebench/eval") -> [TaskSpec, ...]     # "<env>/<split or 'eval'|'train'|'all'>" or one task id
 
-Each environment package registers its tasks when imported; ENV_PACKAGES lists them so the registry is
+    env_meta("storebench") -> EnvMeta                   # what the lab needs: playable, panels, anchors, ...
+
+Each environment package registers its tasks and its metadata (environments.meta) when imported; ENV_PACKAGES lists them so the registry is
 complete without the caller knowing which packages exist.
 """
 
@@ -13,12 +15,14 @@ import importlib
 from collections.abc import Callable
 
 from environments.core import Env, EnvError, TaskSpec
+from environments.meta import EnvMeta
 
 EnvFactory = Callable[[TaskSpec, int], Env]
 
 ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom", "environments.toolgym"]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
+_ENVS: dict[str, EnvMeta] = {}
 _loaded = False
 
 
@@ -26,6 +30,12 @@ def register(task: TaskSpec, factory: EnvFactory) -> None:
     existing = _TASKS.get(task.id)
     assert existing is None or existing[0] == task, f"task {task.id} registered twice with different specs"
     _TASKS[task.id] = (task, factory)
+
+
+def register_env(meta: EnvMeta) -> None:
+    existing = _ENVS.get(meta.env)
+    assert existing is None or existing == meta, f"environment {meta.env} declared twice with different metadata"
+    _ENVS[meta.env] = meta
 
 
 def _ensure_loaded() -> None:
@@ -45,6 +55,18 @@ def list_tasks(env: str | None = None) -> list[TaskSpec]:
     _ensure_loaded()
     tasks = [task for task, _ in _TASKS.values() if env is None or task.env == env]
     return sorted(tasks, key=lambda t: (t.env, t.split, t.key))
+
+
+def env_meta(env: str) -> EnvMeta:
+    """The environment's declaration. Any other name gets the batch-only default (not playable, no anchors):
+    the lab also shows uploaded episodes of environments this installation does not have."""
+    _ensure_loaded()
+    return _ENVS.get(env) or EnvMeta(env=env)
+
+
+def list_envs() -> list[EnvMeta]:
+    """Every environment with registered tasks, by name."""
+    return [env_meta(name) for name in sorted({task.env for task in list_tasks()})]
 
 
 def get_task(task_id: str) -> TaskSpec:

@@ -21,7 +21,16 @@ from environments.policies import make_policy, register_policy
 from environments.replay import replay_prefix
 from environments.trajectory import make_step, new_record
 
-__all__ = ["run_episode", "make_policy", "register_policy", "Sink", "opening_step", "apply_action", "DEFAULT_MAX_CONSECUTIVE_ERRORS"]
+__all__ = [
+    "run_episode",
+    "make_policy",
+    "register_policy",
+    "Sink",
+    "opening_step",
+    "apply_action",
+    "env_end_reason",
+    "DEFAULT_MAX_CONSECUTIVE_ERRORS",
+]
 
 DEFAULT_MAX_CONSECUTIVE_ERRORS = 50
 
@@ -38,6 +47,13 @@ def opening_step(env: Env) -> dict[str, Any]:
     )
 
 
+def env_end_reason(env: Env) -> str | None:
+    """The environment's own termination reason once it is done (None while it runs)."""
+    if not env.done:
+        return None
+    return env.termination_reason or "horizon_reached"  # a done env that names no reason ran its full length
+
+
 def run_episode(
     env: Env,
     policy: Policy,
@@ -52,11 +68,11 @@ def run_episode(
 ) -> dict[str, Any]:
     """Play until the environment ends, the policy stops, or a harness limit hits; return the record.
 
-    `max_steps` counts agent steps (default: the env's own `max_steps` attribute, else 10,000). With
+    `max_steps` counts agent steps (default: the env's declared `max_steps`). With
     `start_history`, the env is rebuilt by replaying those steps (the state-hash chain is verified, a
     divergence raises ReplayDivergence) and the episode continues from there.
     """
-    limit = max_steps if max_steps is not None else int(getattr(env, "max_steps", 10_000))
+    limit = max_steps if max_steps is not None else env.max_steps
     tools = env.tools()
     header = {
         **env.header(),
@@ -77,9 +93,7 @@ def run_episode(
         chain = steps[0]["state_hash"]
         if sink is not None:
             sink.on_step(steps[0])
-    reason: str | None = (
-        env.termination_reason if env.done and hasattr(env, "termination_reason") else ("horizon_reached" if env.done else None)
-    )
+    reason: str | None = env_end_reason(env)
     errors_in_a_row = 0
     agent_steps = sum(1 for s in steps if s["source"] != "env")
     while reason is None:
@@ -104,7 +118,7 @@ def run_episode(
             sink.on_step(step)
         errors_in_a_row = errors_in_a_row + 1 if failed else 0
         if env.done:
-            reason = getattr(env, "termination_reason", None) or "horizon_reached"
+            reason = env_end_reason(env)
         elif action.stop:
             reason = "agent_stop"
         elif errors_in_a_row >= max_consecutive_errors:

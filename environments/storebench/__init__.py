@@ -1,13 +1,16 @@
 """StoreBench: an online apparel store run through 29 merchant tools (see README.md in this folder).
 
-Importing the package registers every scenario file as a task "storebench/<scenario>" and the anchor
-policies under the env name "storebench".
+Importing the package registers every scenario file as a task "storebench/<scenario>" and declares what the
+lab needs (environments.meta): playable, the operator's panels, the anchor policies.
 """
 
 from __future__ import annotations
 
 from environments.core import TaskSpec
-from environments.registry import register
+from environments.meta import EnvMeta, Panel
+from environments.registry import register, register_env
+from environments.storebench.anchors import DoNothing, NaiveRestock, RandomValid
+from environments.storebench.anchors_smart import Oracle, SmartTriage
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
 from environments.storebench.scoring import load_calibration
@@ -35,7 +38,24 @@ def _register_all() -> None:
 
 
 _register_all()
-
-from environments.storebench import anchors as _anchors  # noqa: E402,F401  (registers the anchor policies)
+# The anchors are declared here, not in anchors.py: anchors_smart subclasses anchors' ScriptedPolicy, so
+# anchors.py importing it back would be a cycle.
+register_env(
+    EnvMeta(
+        env="storebench",
+        playable=True,
+        # What an operator keeps open in tabs; each opening is a tool call, charged like any other.
+        panels=(
+            Panel("Cash and P&L", "get_finance", renderer="json"),
+            Panel("Inventory", "get_inventory", renderer="json"),
+            Panel("Open orders", "list_orders", {"status": "open"}, renderer="json"),
+            Panel("Purchase orders", "list_purchase_orders", {"status": "open"}, renderer="json"),
+            Panel("Open tickets", "list_tickets", {"status": "open"}, renderer="json"),
+            Panel("News and alerts", "read_news", renderer="json"),
+        ),
+        anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Oracle)},
+        default_anchor="smart-triage",
+    )
+)
 
 __all__ = ["StoreBenchEnv"]

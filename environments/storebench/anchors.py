@@ -19,7 +19,6 @@ from collections.abc import Generator
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
-from environments.policies import register_policy
 from environments.storebench.world import derive_seed
 
 Plan = Generator[ToolCall, Any, None]
@@ -116,9 +115,3 @@ class NaiveRestock(ScriptedPolicy):
         low = [r["sku"] for r in inventory.get("inventory", []) if r["available"] + r["incoming"] < 8]
         if low:
             yield call("create_purchase_order", supplier_id="SUP-1", lines=[{"sku": s, "quantity": 25} for s in low[:60]])
-
-
-from environments.storebench.anchors_smart import Oracle, SmartTriage  # noqa: E402  (they subclass ScriptedPolicy)
-
-for _cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Oracle):
-    register_policy("storebench", _cls.name, _cls)

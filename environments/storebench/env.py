@@ -123,6 +123,17 @@ class StoreBenchEnv(Env):
     def state_hash(self) -> str:
         return self.world.state_hash()
 
+    def status(self) -> dict[str, str]:
+        """Day, clock and what is left of today's window: what a store operator keeps in the corner of the eye."""
+        w = self.world
+        minute_of_day = int(self.sim_minutes()) % 1440
+        return {
+            "day": f"Day {w.day} of {w.days}",
+            "time": f"{minute_of_day // 60:02d}:{minute_of_day % 60:02d}",
+            "ops-left": f"{w.ops_per_window - w.ops_used} of {w.ops_per_window} operations left",
+            "minutes-left": f"{w.window_minutes - w.minute} minutes left in this window",
+        }
+
     def summary(self) -> str:
         w = self.world
         open_orders = sum(1 for o in w.orders.values() if o.status == "open")

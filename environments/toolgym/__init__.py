@@ -11,7 +11,8 @@ another (held-out) range; every seed is a different set of facts.
 from __future__ import annotations
 
 from environments.core import TaskSpec
-from environments.registry import register
+from environments.meta import EnvMeta
+from environments.registry import register, register_env
 from environments.toolgym.env import ToolGymEnv
 
 TASKS: tuple[TaskSpec, ...] = (
@@ -46,3 +47,5 @@ TASKS: tuple[TaskSpec, ...] = (
 
 for _task in TASKS:
     register(_task, ToolGymEnv)
+# Batch-only: its anchors (environments.toolgym.anchors) are the training recipes' experts, not lab anchors.
+register_env(EnvMeta(env="toolgym"))

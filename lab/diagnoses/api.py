@@ -23,6 +23,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from environments.registry import env_meta
 from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_rule, episode_label_pivotal, episode_step_credit
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_create
@@ -168,7 +169,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     def rule(self, request: Request) -> Response:
         body = _body(request)
         episode = self._episode(body.get("episode"), roles=ANNOTATE_ROLES, act="write diagnoses")
-        attempt = diagnosis_propose_rule(episode=episode, anchor=str(body.get("anchor") or "smart-triage"))
+        attempt = diagnosis_propose_rule(episode=episode, anchor=str(body.get("anchor") or env_meta(episode.task.env).default_anchor))
         if attempt.diagnosis is None:
             return Response({"error": {"code": "no_diagnosis", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
                             status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
@@ -187,7 +188,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             or len(seeds) > 8
         ):
             raise DomainError("invalid_parameter", f"seeds must be a list of 1 to 8 integers, got {seeds!r}", path="seeds")
-        label = episode_label_pivotal(episode=episode, anchor=str(body.get("anchor") or "smart-triage"), seeds=tuple(seeds),
+        label = episode_label_pivotal(episode=episode, anchor=str(body.get("anchor") or env_meta(episode.task.env).default_anchor), seeds=tuple(seeds),
                                       search=str(body.get("search") or "binary"))  # fmt: skip
         return Response({"episode": episode.pk, "pivotal": label})
 

@@ -1,6 +1,6 @@
 """Human expert play: a session is an Episode of source=human that advances one submitted tool call at a time.
 
-    session = play_session_start(user=u, project=p, task_id="storebench/cash-crunch", seed=0)
+    session = play_session_start(user=u, project=p, task_id="storebench/cash-crunch", seed=0)   # a playable env's task
     outcome = play_submit(session=session, user=u, expected_index=1, name="get_finance", arguments={})
     play_finish(session=session, user=u)                       # scores it with the environment's composite
 
@@ -26,7 +26,7 @@ from django.db import transaction
 from environments import registry
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, tool_schema_hash
 from environments.replay import replay_prefix
-from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, opening_step
+from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, env_end_reason, opening_step
 from lab.errors import Conflict, DomainError, Forbidden
 from lab.play.models import HumanSession
 from lab.projects.models import ANNOTATE_ROLES, Project
@@ -34,8 +34,7 @@ from lab.projects.selectors import role_in
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, task_resolve
 
-PLAYABLE_ENVS = ("storebench",)
-_CACHE_SIZE = 64  # environments kept warm per process; a StoreBench world is ~40 kB pickled
+_CACHE_SIZE = 64  # environments kept warm per process; the largest world (StoreBench's) is ~40 kB pickled
 
 
 class HumanPolicy(Policy):
@@ -120,15 +119,16 @@ def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) 
         spec = registry.get_task(task_id)
     except EnvError as exc:
         raise DomainError("unknown_task", exc.message, path="task") from None
-    if spec.env not in PLAYABLE_ENVS:
-        raise DomainError("not_playable", f"{task_id} cannot be played in the browser; playable: {', '.join(PLAYABLE_ENVS)}", path="task")
+    if not registry.env_meta(spec.env).playable:
+        playable = ", ".join(m.env for m in registry.list_envs() if m.playable)
+        raise DomainError("not_playable", f"{task_id} cannot be played in the browser; playable: {playable}", path="task")
     env = registry.make(task_id, seed=seed)
     tools = env.tools()
     policy = HumanPolicy(user.username)
     header = {
         **env.header(),
         "policy": policy.describe(),
-        "harness": {"max_steps": int(getattr(env, "max_steps", 10_000)), "max_consecutive_errors": DEFAULT_MAX_CONSECUTIVE_ERRORS},
+        "harness": {"max_steps": env.max_steps, "max_consecutive_errors": DEFAULT_MAX_CONSECUTIVE_ERRORS},
         "source": "human",
         "parent": None,
         "tools": [t.openai_schema() for t in tools],
@@ -218,8 +218,8 @@ def _finish_if_over(session: HumanSession, episode: Episode, env: Env) -> bool:
     """The runner's end conditions, applied after each human step, so a human ends exactly where a model would."""
     reason: str | None = None
     if env.done:
-        reason = getattr(env, "termination_reason", None) or "horizon_reached"
-    elif episode.step_count - 1 >= int(getattr(env, "max_steps", 10_000)):
+        reason = env_end_reason(env)
+    elif episode.step_count - 1 >= env.max_steps:
         reason = "max_steps"
     elif _errors_in_a_row(episode, DEFAULT_MAX_CONSECUTIVE_ERRORS) >= DEFAULT_MAX_CONSECUTIVE_ERRORS:
         reason = "too_many_errors"
@@ -237,7 +237,7 @@ def _close(session: HumanSession, episode: Episode, env: Env, reason: str) -> No
 
 
 def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> Episode:
-    """End the session now: `agent_stop` (scored by the environment; unfinished StoreBench runs score 0) or
+    """End the session now: `agent_stop` (scored by the environment, which may score an unfinished run 0) or
     `abandoned`. The score is the same `env.score()` every rollout gets."""
     play_require_player(session=session, user=user)
     with ENV_CACHE.episode_lock(session.episode_id), transaction.atomic():
@@ -251,7 +251,7 @@ def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> E
 
 
 def play_env(session: HumanSession) -> Env:
-    """A private copy of the session's current environment, for read-only views (the operator panels)."""
+    """A private copy of the session's current environment, for read-only views (summary, status line)."""
     with ENV_CACHE.episode_lock(session.episode_id):
         episode = Episode.objects.get(pk=session.episode_id)
         warm, _ = _warm_env(session, episode)

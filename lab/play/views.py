@@ -1,4 +1,5 @@
-"""The play page: start a session, see the store as an operator, submit one tool call per form, finish.
+"""The play page: start a session, see the environment's status line and panels, submit one tool call per form
+(or open a panel, which is the same submit with the panel's call), finish.
 
 Every submit answers the htmx request with the refreshed play area (panels, the step's result, the forms
 carrying the next step index); without JavaScript the same forms post and redirect back to the page.
@@ -13,21 +14,17 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from environments import registry
 from lab.console.views.common import console_view, is_htmx, page, visible_projects
 from lab.console.views.viewer import episode_tools
 from lab.edge import form_check
 from lab.errors import DomainError, NotFound
 from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
 from lab.play.models import HumanSession
-from lab.play.operator import operator_view
-from lab.play.services import PLAYABLE_ENVS, play_env, play_finish, play_require_player, play_session_start, play_submit
+from lab.play.operator import operator_view, play_panel
+from lab.play.selectors import playable_tasks
+from lab.play.services import play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
 from lab.trajectories.models import Step
-
-
-def _playable_tasks() -> list[Any]:
-    return [t for env in PLAYABLE_ENVS for t in registry.list_tasks(env)]
 
 
 @console_view
@@ -35,7 +32,7 @@ def play_index(request: HttpRequest) -> HttpResponse:
     user_id = request.user.pk
     assert user_id is not None, "console_view lets only logged-in users in"
     projects = visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=ANNOTATE_ROLES)
-    context: dict[str, Any] = {"projects": projects, "tasks": _playable_tasks(), "errors": {}, "form": request.POST}
+    context: dict[str, Any] = {"projects": projects, "tasks": playable_tasks(), "errors": {}, "form": request.POST}
     if request.method == "POST":
         try:
             project = projects.filter(slug=request.POST.get("project", "")).first()
@@ -76,7 +73,7 @@ def _area_context(session: HumanSession, *, submitted: str = "", values: dict[st
                       "open": mine, "error": (errors or {}).get("form", "") if mine else ""})  # fmt: skip
     recent = list(Step.objects.filter(episode=episode).order_by("-index")[:8])
     return {
-        "session": session, "episode": episode, "view": operator_view(env), "forms": forms, "result": result, "notice": notice,
+        "session": session, "episode": episode, "view": operator_view(env, episode), "forms": forms, "result": result, "notice": notice,
         "next_index": episode.step_count, "recent": recent, "running": episode.status == "running",
     }  # fmt: skip
 
@@ -96,16 +93,21 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session(request, pk)
     play_require_player(session=session, user=request.user)
     form_check(request.POST)
-    name = request.POST.get("tool", "")
-    spec = episode_tools(session.episode).get(name)
-    if spec is None:
-        raise DomainError("unknown_tool", f"{name!r} is not a tool of {session.task}")
     try:
         expected_index = int(request.POST.get("expected_index", ""))
     except ValueError:
         raise DomainError("invalid_step", "the form lost its step index; reload the page") from None
-    arguments, errors = tool_arguments_parse(spec, request.POST)
-    values = tool_values(request.POST, spec)
+    if "panel" in request.POST:  # opening a panel is its declared call, or the renderer's action on it
+        name, arguments = _panel_call(session, request.POST)
+        values: dict[str, str] = {}
+        errors: dict[str, str] = {}
+    else:
+        name = request.POST.get("tool", "")
+        spec = episode_tools(session.episode).get(name)
+        if spec is None:
+            raise DomainError("unknown_tool", f"{name!r} is not a tool of {session.task}")
+        arguments, errors = tool_arguments_parse(spec, request.POST)
+        values = tool_values(request.POST, spec)
     if errors:
         context = _area_context(session, submitted=name, values=values, errors=errors, notice="Nothing was spent: fix the marked fields.")
         return page(request, "play/session.html", context, fragment="play/_area.html", status=422)
@@ -125,6 +127,20 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
     if not is_htmx(request):
         return redirect("play-session", pk=session.pk)
     return page(request, "play/_area.html", _area_context(session, submitted=name, values=values, result=outcome.step))
+
+
+def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:
+    """The call a panel form stands for: the panel's own, or its action tool with what the renderer sent
+    (an image click's coordinates, an edited file)."""
+    panel = play_panel(session.task.env, data.get("panel"))
+    if "click.x" in data and panel.renderer == "image" and panel.action_tool:
+        try:
+            return panel.action_tool, {"x": int(data["click.x"]), "y": int(data["click.y"])}
+        except (KeyError, ValueError):
+            raise DomainError("invalid_click", "the click lost its coordinates; click the image again", path="panel") from None
+    if "path" in data and panel.renderer == "files" and panel.action_tool:
+        return panel.action_tool, {"path": str(data["path"]), "content": str(data.get("content", ""))}
+    return panel.tool, dict(panel.arguments)
 
 
 @require_POST

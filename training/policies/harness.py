@@ -138,9 +138,19 @@ def _agent_turn(step: dict[str, Any], limit: int) -> list[dict[str, Any]]:
 
 
 def build_messages(
-    history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, summary: str = "", max_result_chars: int = 4000
+    history: list[dict[str, Any]],
+    *,
+    system_prompt: str,
+    window_turns: int,
+    summary: str = "",
+    max_result_chars: int = 4000,
+    status: str = "",
 ) -> list[dict[str, Any]]:
-    """Chat messages for the next turn: system, opening observation, a note for dropped turns, the last turns."""
+    """Chat messages for the next turn: system, opening observation, a note for dropped turns, the last turns,
+    and the environment's status line (clock, budget) when it has one.
+
+    The status line is part of the prompt only, never of the recorded steps, so records and their replay are
+    the same with or without it."""
     opening, rest = history[0], history[1:]
     messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": opening.get("message") or ""}]
     turns: list[list[dict[str, Any]]] = []
@@ -156,6 +166,8 @@ def build_messages(
         messages.append({"role": "user", "content": f"{note} Current state: {summary}" if summary else note})
     for turn in turns[dropped:]:
         messages.extend(turn)
+    if status:
+        messages.append({"role": "user", "content": f"Status: {status}"})
     return messages
 
 
@@ -204,10 +216,10 @@ class LLMPolicy(Policy):
         """The longest window (down to one turn) whose prompt leaves room for `max_new_tokens`."""
         budget = self.harness.max_context_tokens - self.harness.max_new_tokens
         window = self.harness.window_turns
-        summary = self.env.summary()
+        summary, status = self.env.summary(), self.env.status_line()
         while True:
             messages = build_messages(history, system_prompt=self.system_prompt, window_turns=window, summary=summary,
-                                      max_result_chars=self.harness.max_result_chars)  # fmt: skip
+                                      max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
             used = self.count_prompt_tokens(messages, tools)
             if used <= budget:
                 return messages

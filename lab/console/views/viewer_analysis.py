@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from environments.policies import policy_names
+from environments.registry import env_meta
 from lab.console.views.common import console_view, role_of, visible_projects
 from lab.diagnoses.analysis import episode_label_pivotal, episode_step_credit
 from lab.diagnoses.jobs import diagnosis_job_create
@@ -30,7 +31,6 @@ from lab.trajectories.selectors import episode_get
 
 TOP_STEPS = 5
 PIVOTAL_INLINE_STEPS = 400
-DEFAULT_ANCHOR = "smart-triage"
 
 
 def step_credit(episode: Episode) -> dict[int, float]:
@@ -62,10 +62,11 @@ def analysis_context(request: HttpRequest, episode: Episode, credit: dict[int, f
     """The viewer's header additions: the pivotal label, the most important steps, the pivotal form's choices."""
     ranked = sorted(credit.items(), key=lambda item: (-item[1], item[0]))[:TOP_STEPS]
     anchors = policy_names(episode.task.env)
+    default = env_meta(episode.task.env).default_anchor or (anchors[0] if anchors else "")
     return {
         "pivotal": episode.meta.get("pivotal") or None, "important_steps": [{"index": i, "credit": c} for i, c in ranked],
         "may_label": role_of(request, episode.project_id) in ANNOTATE_ROLES and episode.passed is False,
-        "pivotal_anchors": anchors, "default_anchor": DEFAULT_ANCHOR if DEFAULT_ANCHOR in anchors else (anchors[0] if anchors else ""),
+        "pivotal_anchors": anchors, "default_anchor": default,
     }  # fmt: skip
 
 
@@ -76,7 +77,7 @@ def episode_pivotal(request: HttpRequest, pk: int) -> HttpResponse:
     episode = episode_get(projects=visible_projects(request), pk=pk)
     if role_of(request, episode.project_id) not in ANNOTATE_ROLES:
         raise Forbidden("forbidden", "Your role in this project does not allow labelling episodes.")
-    anchor = request.POST.get("anchor", "").strip() or DEFAULT_ANCHOR
+    anchor = request.POST.get("anchor", "").strip() or env_meta(episode.task.env).default_anchor
     if anchor not in policy_names(episode.task.env):
         raise DomainError("unknown_anchor", f"{anchor!r} is not a policy of {episode.task.env}", path="anchor")
     if episode.step_count > PIVOTAL_INLINE_STEPS:

@@ -45,6 +45,13 @@ def test_an_invalid_action_is_shown_as_written_followed_by_its_error() -> None:
                              {"role": "user", "content": "Error: tool call is not valid JSON"}]  # fmt: skip
 
 
+def test_the_environments_status_line_comes_last_and_only_when_there_is_one() -> None:
+    history = [{"index": 0, "source": "env", "message": "hello"}]
+    messages = build_messages(history, system_prompt="SYS", window_turns=4, status="Day 2 of 35 · 12 of 40 operations left")
+    assert messages[-1] == {"role": "user", "content": "Status: Day 2 of 35 · 12 of 40 operations left"}
+    assert build_messages(history, system_prompt="SYS", window_turns=4)[-1] == {"role": "user", "content": "hello"}
+
+
 def test_long_tool_results_are_cut_with_a_note() -> None:
     history = _history(0) + [make_step(index=1, tool_calls=[{"id": "c", "name": "x", "arguments": {}}],
                                        results=[{"call_id": "c", "content": "z" * 50, "is_error": False}])]  # fmt: skip
