@@ -14,16 +14,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from environments import registry
-from lab.console.views.common import console_view, is_htmx, page, visible_projects
-from lab.console.views.viewer import episode_tools
 from lab.edge import form_check
 from lab.errors import DomainError, NotFound
-from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
+from lab.pages import console_view, is_htmx, page, visible_projects
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view
 from lab.play.services import PLAYABLE_ENVS, play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
+from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Step
+from lab.trajectories.selectors import episode_tools
 
 
 def _playable_tasks() -> list[Any]:

@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils.dateparse import parse_datetime
 
+from environments.core import ToolSpec
 from lab.edge import float_param, int_param
 from lab.errors import DomainError, NotFound
 from lab.trajectories.models import Episode, Provenance, Step
@@ -95,3 +96,15 @@ def episode_get(*, projects: QuerySet, pk: int | str) -> Episode:
         return Episode.objects.select_related("task", "agent", "project").get(pk=int_param(pk, name="id", low=1), project__in=projects)
     except (Episode.DoesNotExist, DomainError):
         raise NotFound("not_found", f"No episode {pk!r} that you can see.") from None
+
+
+def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
+    """The tools the episode was played with, from its header (OpenAI function schemas)."""
+    tools: dict[str, ToolSpec] = {}
+    for entry in (episode.meta.get("header") or {}).get("tools") or []:
+        function = entry.get("function", entry) if isinstance(entry, dict) else {}
+        if isinstance(function.get("name"), str) and isinstance(function.get("parameters"), dict):
+            tools[function["name"]] = ToolSpec(
+                name=function["name"], description=function.get("description", ""), parameters=function["parameters"]
+            )
+    return tools

@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 
-from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.diagnoses.models import CATEGORIES, Diagnosis, Origin, Verification
 from lab.diagnoses.services import diagnosis_may_edit, diagnosis_update
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden, NotFound
+from lab.pages import console_view, page, role_of, visible_projects
 
 
 @console_view

@@ -16,13 +16,13 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from environments.policies import policy_names
-from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.console.views.launch_forms import error_fields, require_write, write_projects
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import attempt_counts, diagnosis_job_create
 from lab.diagnoses.models import Diagnosis, DiagnosisJob
 from lab.diagnoses.tasks import run_diagnosis_job
 from lab.errors import DomainError, NotFound
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus

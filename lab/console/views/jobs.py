@@ -7,10 +7,10 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.console.views.launch_forms import DATASET_FIELDS, launch_context, recipe_fields, write_projects
 from lab.errors import NotFound
 from lab.live.models import StreamCounter
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.models import Evaluation
 from lab.runs.models import RunMetric, TrainingRun

@@ -16,7 +16,6 @@ from django.views.decorators.http import require_POST
 
 from environments import registry
 from environments.core import EnvError
-from lab.console.views.common import console_view, is_htmx, page, visible_projects
 from lab.console.views.jobs import (
     evaluation_detail_context,
     evaluation_get,
@@ -36,6 +35,7 @@ from lab.console.views.launch_forms import (
     seeds_parse,
 )
 from lab.errors import DomainError, NotFound
+from lab.pages import console_view, is_htmx, page, visible_projects
 from lab.rollouts.evaluations import evaluation_cancel, evaluation_create
 from lab.rollouts.models import RolloutJob
 from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch

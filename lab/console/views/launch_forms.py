@@ -19,9 +19,9 @@ import training
 from environments import registry, seeds
 from environments.core import EnvError
 from environments.policies import policy_names
-from lab.console.views.common import role_of, visible_projects
 from lab.edge import json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
+from lab.pages import role_of, visible_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.services import LAB_FIELDS
 from lab.trajectories.models import AgentConfig, AgentKind

@@ -12,35 +12,22 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
-from environments.core import ToolSpec
 from lab.console.selectors import step_search, steps_window
-from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.console.views.viewer_analysis import analysis_context, step_credit, steps_annotate
 from lab.diagnoses.models import CATEGORIES, Diagnosis
 from lab.diagnoses.services import diagnosis_create
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden
 from lab.live.models import StreamCounter
-from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.rollouts.models import RolloutJob
+from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_get
+from lab.trajectories.selectors import episode_get, episode_tools
 
 STEP_PAGE = 50
 LIVE_BATCH = 200
-
-
-def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
-    """The tools the episode was played with, from its header (OpenAI function schemas)."""
-    tools: dict[str, ToolSpec] = {}
-    for entry in (episode.meta.get("header") or {}).get("tools") or []:
-        function = entry.get("function", entry) if isinstance(entry, dict) else {}
-        if isinstance(function.get("name"), str) and isinstance(function.get("parameters"), dict):
-            tools[function["name"]] = ToolSpec(
-                name=function["name"], description=function.get("description", ""), parameters=function["parameters"]
-            )
-    return tools
 
 
 def _int(request: HttpRequest, name: str, default: int) -> int:

@@ -19,11 +19,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from environments.policies import policy_names
-from lab.console.views.common import console_view, role_of, visible_projects
 from lab.diagnoses.analysis import episode_label_pivotal, episode_step_credit
 from lab.diagnoses.jobs import diagnosis_job_create
 from lab.diagnoses.tasks import run_diagnosis_job
 from lab.errors import DomainError, Forbidden
+from lab.pages import console_view, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES
 from lab.trajectories.models import Episode, EpisodeStatus
 from lab.trajectories.selectors import episode_get
