@@ -13,8 +13,9 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
 from lab.console.selectors import step_search, steps_window
-from lab.console.views.viewer_analysis import analysis_context, step_credit, steps_annotate
+from lab.console.views.viewer_analysis import analysis_context, steps_annotate
 from lab.diagnoses.models import CATEGORIES, Diagnosis
+from lab.diagnoses.selectors import episode_credit_cached
 from lab.diagnoses.services import diagnosis_create
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden
@@ -53,7 +54,7 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     default_at = max(0, episode.step_count - 1) if running else 0
     # Read the stream position before the steps: a step committed in between arrives twice and is dropped by id.
     last_seq = StreamCounter.objects.filter(stream=f"episode:{episode.pk}").values_list("last_seq", flat=True).first() or 0
-    credit = step_credit(episode)
+    credit = episode_credit_cached(episode=episode)
     context = _steps_context(episode, _int(request, "at", default_at), credit)
     context.update(analysis_context(request, episode, credit))
     tools = episode_tools(episode)
