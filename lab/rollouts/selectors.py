@@ -1,12 +1,30 @@
-"""Reads for evaluations: the episode rows their statistics are computed from, and the anchors' rows beside them."""
+"""Reads for evaluations and rollouts: one scoped to the caller's projects, the episode rows an evaluation's
+statistics are computed from, and the anchors' rows beside them."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+
+from lab.errors import NotFound
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
+
+
+def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
+    evaluation = Evaluation.objects.filter(pk=pk, project__in=projects).select_related("agent", "checkpoint").first()
+    if evaluation is None:
+        raise NotFound("not_found", f"No evaluation {pk} that you can see.")
+    return evaluation
+
+
+def rollout_job_get(*, projects: QuerySet, pk: int) -> RolloutJob:
+    job = RolloutJob.objects.filter(pk=pk, project__in=projects).select_related("project").first()
+    if job is None:
+        raise NotFound("not_found", f"No rollout {pk} that you can see.")
+    return job
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:

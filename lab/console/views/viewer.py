@@ -19,7 +19,7 @@ from lab.diagnoses.selectors import episode_credit_cached
 from lab.diagnoses.services import diagnosis_create
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden
-from lab.live.models import StreamCounter
+from lab.live.services import live_last_seq
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.rollouts.models import RolloutJob
@@ -53,7 +53,7 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     running = episode.status == "running"
     default_at = max(0, episode.step_count - 1) if running else 0
     # Read the stream position before the steps: a step committed in between arrives twice and is dropped by id.
-    last_seq = StreamCounter.objects.filter(stream=f"episode:{episode.pk}").values_list("last_seq", flat=True).first() or 0
+    last_seq = live_last_seq(stream=f"episode:{episode.pk}")
     credit = episode_credit_cached(episode=episode)
     context = _steps_context(episode, _int(request, "at", default_at), credit)
     context.update(analysis_context(request, episode, credit))
