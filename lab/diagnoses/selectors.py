@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from lab.diagnoses.analysis import episode_step_credit
 from lab.diagnoses.models import Diagnosis, DiagnosisJob
 from lab.edge import int_param
-from lab.errors import NotFound
+from lab.projects.selectors import visible_get
 from lab.trajectories.models import Episode, EpisodeStatus
 
 CREDIT_CACHE_SECONDS = 24 * 3600
@@ -47,18 +47,17 @@ def diagnosis_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[D
     return diagnoses
 
 
+def diagnosis_list_for_episode(*, episode: Episode) -> QuerySet[Diagnosis]:
+    return Diagnosis.objects.filter(episode=episode).select_related("author")
+
+
 def diagnosis_get(*, projects: QuerySet, pk: int) -> Diagnosis:
-    diagnosis = Diagnosis.objects.filter(pk=pk, episode__project__in=projects).select_related("episode__task").first()
-    if diagnosis is None:
-        raise NotFound("not_found", f"No diagnosis {pk} that you can see.")
-    return diagnosis
+    diagnoses = Diagnosis.objects.filter(episode__project__in=projects).select_related("episode__task")
+    return visible_get(diagnoses, pk=pk, what="diagnosis")
 
 
 def diagnosis_job_get(*, projects: QuerySet, pk: int) -> DiagnosisJob:
-    job = DiagnosisJob.objects.filter(pk=pk, project__in=projects).select_related("agent", "project").first()
-    if job is None:
-        raise NotFound("not_found", f"No diagnosis job {pk} that you can see.")
-    return job
+    return visible_get(DiagnosisJob.objects.filter(project__in=projects).select_related("agent", "project"), pk=pk, what="diagnosis job")
 
 
 def diagnosis_job_diagnoses(*, job: DiagnosisJob) -> QuerySet[Diagnosis]:

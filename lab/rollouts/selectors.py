@@ -7,24 +7,19 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from lab.errors import NotFound
+from lab.projects.selectors import visible_get
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
 
 
 def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
-    evaluation = Evaluation.objects.filter(pk=pk, project__in=projects).select_related("agent", "checkpoint").first()
-    if evaluation is None:
-        raise NotFound("not_found", f"No evaluation {pk} that you can see.")
-    return evaluation
+    evaluations = Evaluation.objects.filter(project__in=projects).select_related("agent", "checkpoint")
+    return visible_get(evaluations, pk=pk, what="evaluation")
 
 
 def rollout_job_get(*, projects: QuerySet, pk: int) -> RolloutJob:
-    job = RolloutJob.objects.filter(pk=pk, project__in=projects).select_related("project").first()
-    if job is None:
-        raise NotFound("not_found", f"No rollout {pk} that you can see.")
-    return job
+    return visible_get(RolloutJob.objects.filter(project__in=projects).select_related("project"), pk=pk, what="rollout")
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:

@@ -109,6 +109,12 @@ def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode
     return episodes.select_related("task", "agent").order_by("-created_at", "-id")
 
 
+def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:
+    """The project's other episodes of the same task and seed, best score first: what the viewer offers to compare."""
+    siblings = Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk)
+    return siblings.select_related("agent").order_by("-composite")
+
+
 def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
     """The tools the episode was played with, from its header (OpenAI function schemas)."""
     tools: dict[str, ToolSpec] = {}

@@ -14,8 +14,8 @@ from django.views.decorators.http import require_POST
 
 from lab.console.selectors import step_search, steps_window
 from lab.console.views.viewer_analysis import analysis_context, steps_annotate
-from lab.diagnoses.models import CATEGORIES, Diagnosis
-from lab.diagnoses.selectors import episode_credit_cached
+from lab.diagnoses.models import CATEGORIES
+from lab.diagnoses.selectors import diagnosis_list_for_episode, episode_credit_cached
 from lab.diagnoses.services import diagnosis_create
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden
@@ -25,7 +25,7 @@ from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.rollouts.models import RolloutJob
 from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_get, episode_tools
+from lab.trajectories.selectors import episode_get, episode_list_siblings, episode_tools
 
 STEP_PAGE = 50
 LIVE_BATCH = 200
@@ -58,16 +58,13 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     context = _steps_context(episode, _int(request, "at", default_at), credit)
     context.update(analysis_context(request, episode, credit))
     tools = episode_tools(episode)
-    siblings = (
-        Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk).select_related("agent")
-        .order_by("-composite")[:12]
-    )  # fmt: skip
+    siblings = episode_list_siblings(episode=episode)[:12]
     role = role_of(request, episode.project_id)
     # A running episode written by a rollout job can be stopped by those who may launch one.
     job = RolloutJob.objects.filter(episode=episode).only("pk", "status").first() if running and role in WRITE_ROLES else None
     context.update(
         running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
-        diagnoses=Diagnosis.objects.filter(episode=episode).select_related("author")[:50],
+        diagnoses=diagnosis_list_for_episode(episode=episode)[:50],
         may_annotate=role in ANNOTATE_ROLES, role=role, components=(episode.score or {}).get("components") or {},
     )  # fmt: skip
     return page(request, "console/viewer.html", context)
@@ -138,7 +135,7 @@ def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "episode": episode, "categories": CATEGORIES, "tools": sorted(episode_tools(episode)), "errors": errors, "form": request.POST,
         "correction_fields": tool_fields(spec, values, {k.removeprefix("correction-"): v for k, v in errors.items()}) if spec else [],
-        "diagnoses": Diagnosis.objects.filter(episode=episode).select_related("author")[:50], "may_annotate": True,
+        "diagnoses": diagnosis_list_for_episode(episode=episode)[:50], "may_annotate": True,
         "role": role_of(request, episode.project_id),
         "saved": not errors,
     }  # fmt: skip

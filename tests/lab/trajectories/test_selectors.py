@@ -1,4 +1,5 @@
-"""Episode reads: the failed episodes a diagnosis job is offered, and the tools an episode was played with."""
+"""Episode reads: the failed episodes a diagnosis job is offered, the siblings the viewer offers to compare, and
+the tools an episode was played with."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 import pytest
 
 from lab.trajectories.models import EpisodeStatus
-from lab.trajectories.selectors import episode_list_failed, episode_tools
+from lab.trajectories.selectors import episode_list_failed, episode_list_siblings, episode_tools
 from tests.lab.diagnoses.conftest import store  # noqa: F401  (the ledger episode fixture)
 
 pytestmark = pytest.mark.django_db
@@ -34,3 +35,11 @@ def test_an_episodes_tools_come_from_its_header_and_skip_malformed_entries(store
     tools = episode_tools(episode)
     assert sorted(tools) == sorted(entry.get("function", entry)["name"] for entry in header_tools)
     assert "no_schema" not in tools and all(spec.parameters for spec in tools.values())
+
+
+def test_siblings_share_task_and_seed_in_the_project_best_score_first(store: Any) -> None:  # noqa: F811
+    stubborn, fixer, other_task = store("ledger/tight"), store("ledger/tight", "ledger-fixer"), store("ledger/loose")
+    assert stubborn.composite is not None and fixer.composite is not None and fixer.composite > stubborn.composite
+    assert list(episode_list_siblings(episode=stubborn)) == [fixer]
+    assert list(episode_list_siblings(episode=fixer)) == [stubborn]
+    assert list(episode_list_siblings(episode=other_task)) == []
