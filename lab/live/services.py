@@ -43,3 +43,9 @@ def _send(stream: str, message: dict[str, Any]) -> None:
 def live_events_after(*, stream: str, after: int, limit: int = 1000) -> list[dict[str, Any]]:
     rows = LiveEvent.objects.filter(stream=stream, seq__gt=after).order_by("seq")[:limit]
     return [row.as_message() for row in rows]
+
+
+def live_last_seq(*, stream: str) -> int:
+    """The stream's last published sequence number (0 before any): a page reads it before its rows and the
+    client resumes with `after=` it, so an event published in between arrives once more, never not at all."""
+    return StreamCounter.objects.filter(stream=stream).values_list("last_seq", flat=True).first() or 0

@@ -14,17 +14,17 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from lab.console.views.common import console_view, is_htmx, page, visible_projects
-from lab.console.views.viewer import episode_tools
 from lab.edge import form_check
 from lab.errors import DomainError, NotFound
-from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
+from lab.pages import console_view, is_htmx, page, visible_projects
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view, play_panel
 from lab.play.selectors import playable_tasks
 from lab.play.services import play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
+from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Step
+from lab.trajectories.selectors import episode_tools
 
 
 @console_view

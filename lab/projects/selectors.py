@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from lab.errors import NotFound
 from lab.projects.models import ApiKey, Membership, Project
+
+M = TypeVar("M", bound=Model)
 
 
 def project_list_for(*, user: Any, api_key: ApiKey | None = None) -> QuerySet[Project]:
@@ -34,3 +36,12 @@ def project_get_for(*, user: Any, slug_or_id: str | int, api_key: ApiKey | None 
     if project is None:
         raise NotFound("not_found", f"No project {slug_or_id!r} that you can see.")
     return project
+
+
+def visible_get(rows: QuerySet[M], *, pk: int, what: str) -> M:
+    """The row `pk` of `rows` (already scoped to the caller's projects), else NotFound naming `what` (a 404: a row
+    of a project the caller cannot see is not told apart from one that does not exist)."""
+    row = rows.filter(pk=pk).first()
+    if row is None:
+        raise NotFound("not_found", f"No {what} {pk} that you can see.")
+    return row

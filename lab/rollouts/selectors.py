@@ -1,12 +1,25 @@
-"""Reads for evaluations: the episode rows their statistics are computed from, and the anchors' rows beside them."""
+"""Reads for evaluations and rollouts: one scoped to the caller's projects, the episode rows an evaluation's
+statistics are computed from, and the anchors' rows beside them."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+
+from lab.projects.selectors import visible_get
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
+
+
+def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
+    evaluations = Evaluation.objects.filter(project__in=projects).select_related("agent", "checkpoint")
+    return visible_get(evaluations, pk=pk, what="evaluation")
+
+
+def rollout_job_get(*, projects: QuerySet, pk: int) -> RolloutJob:
+    return visible_get(RolloutJob.objects.filter(project__in=projects).select_related("project"), pk=pk, what="rollout")
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
+from environments.core import ToolSpec
 from lab.edge import float_param, int_param
 from lab.errors import DomainError, NotFound
-from lab.trajectories.models import Episode, Provenance, Step
+from lab.projects.models import Project
+from lab.trajectories.models import Episode, EpisodeStatus, Provenance, Step
 
 FILTER_FIELDS = ("project", "env", "task", "agent", "source", "provenance", "status", "passed", "score_min", "score_max", "after", "before",
                  "q", "seed")  # fmt: skip
@@ -95,3 +97,31 @@ def episode_get(*, projects: QuerySet, pk: int | str) -> Episode:
         return Episode.objects.select_related("task", "agent", "project").get(pk=int_param(pk, name="id", low=1), project__in=projects)
     except (Episode.DoesNotExist, DomainError):
         raise NotFound("not_found", f"No episode {pk!r} that you can see.") from None
+
+
+def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode]:
+    """The project's failed episodes (not passed, or ended in failure), newest first: what a diagnosis job is
+    offered. `task` is "env/key" or "key"."""
+    episodes = Episode.objects.filter(project=project).filter(Q(passed=False) | Q(status=EpisodeStatus.FAILED))
+    if task:
+        env, _, key = task.rpartition("/")
+        episodes = episodes.filter(task__key=key, **({"task__env": env} if env else {}))
+    return episodes.select_related("task", "agent").order_by("-created_at", "-id")
+
+
+def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:
+    """The project's other episodes of the same task and seed, best score first: what the viewer offers to compare."""
+    siblings = Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk)
+    return siblings.select_related("agent").order_by("-composite")
+
+
+def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
+    """The tools the episode was played with, from its header (OpenAI function schemas)."""
+    tools: dict[str, ToolSpec] = {}
+    for entry in (episode.meta.get("header") or {}).get("tools") or []:
+        function = entry.get("function", entry) if isinstance(entry, dict) else {}
+        if isinstance(function.get("name"), str) and isinstance(function.get("parameters"), dict):
+            tools[function["name"]] = ToolSpec(
+                name=function["name"], description=function.get("description", ""), parameters=function["parameters"]
+            )
+    return tools

@@ -7,9 +7,9 @@ from itertools import zip_longest
 from django.http import HttpRequest, HttpResponse
 
 from lab.console.selectors import first_divergence, score_deltas, steps_window
-from lab.console.views.common import console_view, page, visible_projects
 from lab.edge import int_param
 from lab.errors import DomainError
+from lab.pages import console_view, page, visible_projects
 from lab.trajectories.selectors import episode_get
 
 ROWS = 100

@@ -6,7 +6,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from lab.console.selectors import episode_page, leaderboard
-from lab.console.views.common import console_view, page, visible_projects
+from lab.pages import console_view, page, visible_projects
 from lab.rollouts.models import Evaluation
 from lab.runs.models import TrainingRun
 from lab.trajectories.models import Episode

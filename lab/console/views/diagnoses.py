@@ -5,24 +5,17 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 
-from lab.console.views.common import console_view, page, role_of, visible_projects
-from lab.diagnoses.models import CATEGORIES, Diagnosis, Origin, Verification
+from lab.diagnoses.models import CATEGORIES, Origin, Verification
+from lab.diagnoses.selectors import DIAGNOSIS_FILTERS, diagnosis_get, diagnosis_list
 from lab.diagnoses.services import diagnosis_may_edit, diagnosis_update
-from lab.edge import int_param
-from lab.errors import DomainError, Forbidden, NotFound
+from lab.errors import DomainError, Forbidden
+from lab.pages import console_view, page, role_of, visible_projects
 
 
 @console_view
-def diagnosis_list(request: HttpRequest) -> HttpResponse:
-    filters = {name: request.GET.get(name, "") for name in ("category", "origin", "verification", "task", "episode")}
-    diagnoses = Diagnosis.objects.filter(episode__project__in=visible_projects(request)).select_related("episode__task", "author")
-    for name in ("category", "origin", "verification"):
-        if filters[name]:
-            diagnoses = diagnoses.filter(**{name: filters[name]})
-    if filters["task"]:
-        diagnoses = diagnoses.filter(episode__task__key=filters["task"].rpartition("/")[2])
-    if filters["episode"].isdigit():
-        diagnoses = diagnoses.filter(episode_id=int_param(filters["episode"], name="episode"))
+def diagnosis_list_page(request: HttpRequest) -> HttpResponse:
+    filters = {name: request.GET.get(name, "") for name in DIAGNOSIS_FILTERS}
+    diagnoses = diagnosis_list(projects=visible_projects(request), filters=filters)
     context = {"diagnoses": diagnoses[:200], "filters": filters, "categories": CATEGORIES, "origins": Origin.values,
                "verifications": Verification.values}  # fmt: skip
     return page(request, "console/diagnoses.html", context, fragment="console/_diagnosis_rows.html")
@@ -31,9 +24,7 @@ def diagnosis_list(request: HttpRequest) -> HttpResponse:
 @console_view
 def diagnosis_edit(request: HttpRequest, pk: int) -> HttpResponseBase:
     """Its author or a project owner changes what a diagnosis says; the service clears a verdict it had."""
-    diagnosis = Diagnosis.objects.filter(pk=pk, episode__project__in=visible_projects(request)).select_related("episode__task").first()
-    if diagnosis is None:
-        raise NotFound("not_found", f"No diagnosis {pk} that you can see.")
+    diagnosis = diagnosis_get(projects=visible_projects(request), pk=pk)
     role = role_of(request, diagnosis.episode.project_id)
     if not diagnosis_may_edit(diagnosis=diagnosis, user=request.user, role=role):
         raise Forbidden("forbidden", f"Only its author or a project owner may change diagnosis {diagnosis.pk}.")

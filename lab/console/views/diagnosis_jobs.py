@@ -11,34 +11,26 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from environments.policies import policy_names
-from lab.console.views.common import console_view, page, role_of, visible_projects
 from lab.console.views.launch_forms import error_fields, require_write, write_projects
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import attempt_counts, diagnosis_job_create
-from lab.diagnoses.models import Diagnosis, DiagnosisJob
+from lab.diagnoses.models import DiagnosisJob
+from lab.diagnoses.selectors import diagnosis_job_diagnoses, diagnosis_job_get
 from lab.diagnoses.tasks import run_diagnosis_job
 from lab.errors import DomainError, NotFound
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.models import JobStatus
-from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus
+from lab.trajectories.models import AgentConfig
+from lab.trajectories.selectors import episode_list_failed
 
 CANDIDATES = 50  # failed episodes offered by the form, newest first
 JOB_FIELDS = ("project", "episodes", "diagnoser", "pivotal_anchor", "verify", "form")
 SUMMARY_COLUMNS = ("diagnoses", "verified", "refuted", "failed", "retry_pass_rate", "correction_pass_rate", "mean_delta_composite")
-
-
-def failed_episodes(project: Project, task: str = "") -> QuerySet[Episode]:
-    """The project's failed episodes (not passed, or ended in failure), newest first; `task` is "env/key" or "key"."""
-    episodes = Episode.objects.filter(project=project).filter(Q(passed=False) | Q(status=EpisodeStatus.FAILED))
-    if task:
-        env, _, key = task.rpartition("/")
-        episodes = episodes.filter(task__key=key, **({"task__env": env} if env else {}))
-    return episodes.select_related("task", "agent").order_by("-created_at", "-id")
 
 
 def _form_project(request: HttpRequest, slug: str) -> Project | None:
@@ -52,7 +44,7 @@ def _form_project(request: HttpRequest, slug: str) -> Project | None:
 def job_form_context(request: HttpRequest, *, form: Any = None, errors: dict[str, str] | None = None) -> dict[str, Any]:
     form = form if form is not None else request.GET
     project = _form_project(request, form.get("project", ""))
-    candidates = list(failed_episodes(project, form.get("task", "").strip())[:CANDIDATES]) if project else []
+    candidates = list(episode_list_failed(project=project, task=form.get("task", "").strip())[:CANDIDATES]) if project else []
     anchors = sorted({name for env in {e.task.env for e in candidates} for name in policy_names(env)})
     return {
         "job_projects": write_projects(request), "job_project": project, "candidates": candidates,
@@ -114,22 +106,6 @@ def _job_create(request: HttpRequest) -> HttpResponse:
     return redirect("diagnosis-job", pk=job.pk)
 
 
-def job_get(request: HttpRequest, pk: int) -> DiagnosisJob:
-    job = DiagnosisJob.objects.filter(pk=pk, project__in=visible_projects(request)).select_related("agent", "project").first()
-    if job is None:
-        raise NotFound("not_found", f"No diagnosis job {pk} that you can see.")
-    return job
-
-
-def job_diagnoses(job: DiagnosisJob) -> QuerySet[Diagnosis]:
-    """The job's diagnoses: those its diagnoser wrote, or for a verify-only job the existing ones it replayed."""
-    if job.agent_id or job.rule_anchor:
-        diagnoses = Diagnosis.objects.filter(attempt__job=job)
-    else:
-        diagnoses = Diagnosis.objects.filter(episode_id__in=job.episode_ids)
-    return diagnoses.select_related("episode__task").prefetch_related("child_episodes").order_by("episode_id", "step_index", "id")
-
-
 def _summary_rows(job: DiagnosisJob) -> list[dict[str, Any]]:
     table = (job.summary or {}).get("by_category") or {}
     return [{"category": category, **{name: row.get(name) for name in SUMMARY_COLUMNS}} for category, row in table.items()]
@@ -138,13 +114,13 @@ def _summary_rows(job: DiagnosisJob) -> list[dict[str, Any]]:
 @console_view
 def diagnosis_job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The job page; an htmx poll (every 2 s while queued or running) gets the status-and-results fragment."""
-    job = job_get(request, pk)
+    job = diagnosis_job_get(projects=visible_projects(request), pk=pk)
     live = job.status in (JobStatus.QUEUED, JobStatus.RUNNING)
     summary = job.summary or {}
     context = {
         "job": job, "live": live, "summary_rows": _summary_rows(job), "errors": summary.get("errors") or [],
         "attempts": summary.get("attempts") or attempt_counts(job.attempts.all()),
-        "diagnoses": job_diagnoses(job)[:500], "may_write": role_of(request, job.project_id) in WRITE_ROLES,
+        "diagnoses": diagnosis_job_diagnoses(job=job)[:500], "may_write": role_of(request, job.project_id) in WRITE_ROLES,
     }  # fmt: skip
     return page(request, "console/diagnosis_job.html", context, fragment="console/_diagnosis_job_status.html")
 
@@ -152,9 +128,9 @@ def diagnosis_job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @console_view
 def diagnosis_job_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """The job's diagnoses as JSONL: ?view=diagnosis (prefix -> diagnosis) or recovery (prefix + correction -> continuation)."""
-    job = job_get(request, pk)
+    job = diagnosis_job_get(projects=visible_projects(request), pk=pk)
     view = request.GET.get("view", "diagnosis")
-    lines = diagnoses_export_lines(diagnoses=job_diagnoses(job), view=view)
+    lines = diagnoses_export_lines(diagnoses=diagnosis_job_diagnoses(job=job), view=view)
     response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="diagnosis-job-{job.pk}-{view}.jsonl"'
     return response

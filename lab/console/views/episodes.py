@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse
 
 from environments.trajectory import SOURCES
 from lab.console.selectors import SORTS, episode_page
-from lab.console.views.common import console_view, page, visible_projects
 from lab.console.views.launch_forms import launch_context
+from lab.pages import console_view, page, visible_projects
 from lab.rollouts.models import RolloutJob
 from lab.trajectories.models import AgentConfig, EpisodeStatus, Provenance, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list

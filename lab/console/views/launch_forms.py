@@ -19,9 +19,9 @@ import training
 from environments import registry, seeds
 from environments.core import EnvError
 from environments.policies import policy_names
-from lab.console.views.common import role_of, visible_projects
 from lab.edge import json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
+from lab.pages import role_of, visible_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.services import LAB_FIELDS
 from lab.trajectories.models import AgentConfig, AgentKind
@@ -187,3 +187,10 @@ def error_fields(exc: DomainError, known: tuple[str, ...], default: str = "form"
         return {str(path): exc.message}
     named = [f for f in exc.details.get("fields") or [] if f in known]
     return {f: exc.message for f in named} or {default: exc.message}
+
+
+def refused_fields(exc: DomainError, known: tuple[str, ...]) -> dict[str, str]:
+    """Field errors for a form; 403 and 404 are not the form's fault and go up as error pages."""
+    if exc.status in (403, 404) and exc.code in ("forbidden", "not_found"):
+        raise exc
+    return error_fields(exc, known)

@@ -9,7 +9,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 
 from lab.console.selectors import leaderboard
-from lab.console.views.common import console_view, page, visible_projects
+from lab.pages import console_view, page, visible_projects
 from lab.trajectories.models import SCORED_TIERS, UNVERIFIED_TIERS, Split, Task
 
 

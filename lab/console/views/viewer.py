@@ -12,35 +12,23 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
-from environments.core import ToolSpec
 from lab.console.selectors import step_search, steps_window
-from lab.console.views.common import console_view, page, role_of, visible_projects
-from lab.console.views.viewer_analysis import analysis_context, step_credit, steps_annotate
-from lab.diagnoses.models import CATEGORIES, Diagnosis
+from lab.console.views.viewer_analysis import analysis_context, steps_annotate
+from lab.diagnoses.models import CATEGORIES
+from lab.diagnoses.selectors import diagnosis_list_for_episode, episode_credit_cached
 from lab.diagnoses.services import diagnosis_create
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden
-from lab.live.models import StreamCounter
-from lab.play.forms import tool_arguments_parse, tool_fields, tool_values
+from lab.live.services import live_last_seq
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.rollouts.models import RolloutJob
+from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_get
+from lab.trajectories.selectors import episode_get, episode_list_siblings, episode_tools
 
 STEP_PAGE = 50
 LIVE_BATCH = 200
-
-
-def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
-    """The tools the episode was played with, from its header (OpenAI function schemas)."""
-    tools: dict[str, ToolSpec] = {}
-    for entry in (episode.meta.get("header") or {}).get("tools") or []:
-        function = entry.get("function", entry) if isinstance(entry, dict) else {}
-        if isinstance(function.get("name"), str) and isinstance(function.get("parameters"), dict):
-            tools[function["name"]] = ToolSpec(
-                name=function["name"], description=function.get("description", ""), parameters=function["parameters"]
-            )
-    return tools
 
 
 def _int(request: HttpRequest, name: str, default: int) -> int:
@@ -65,21 +53,18 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     running = episode.status == "running"
     default_at = max(0, episode.step_count - 1) if running else 0
     # Read the stream position before the steps: a step committed in between arrives twice and is dropped by id.
-    last_seq = StreamCounter.objects.filter(stream=f"episode:{episode.pk}").values_list("last_seq", flat=True).first() or 0
-    credit = step_credit(episode)
+    last_seq = live_last_seq(stream=f"episode:{episode.pk}")
+    credit = episode_credit_cached(episode=episode)
     context = _steps_context(episode, _int(request, "at", default_at), credit)
     context.update(analysis_context(request, episode, credit))
     tools = episode_tools(episode)
-    siblings = (
-        Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk).select_related("agent")
-        .order_by("-composite")[:12]
-    )  # fmt: skip
+    siblings = episode_list_siblings(episode=episode)[:12]
     role = role_of(request, episode.project_id)
     # A running episode written by a rollout job can be stopped by those who may launch one.
     job = RolloutJob.objects.filter(episode=episode).only("pk", "status").first() if running and role in WRITE_ROLES else None
     context.update(
         running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
-        diagnoses=Diagnosis.objects.filter(episode=episode).select_related("author")[:50],
+        diagnoses=diagnosis_list_for_episode(episode=episode)[:50],
         may_annotate=role in ANNOTATE_ROLES, role=role, components=(episode.score or {}).get("components") or {},
     )  # fmt: skip
     return page(request, "console/viewer.html", context)
@@ -150,7 +135,7 @@ def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "episode": episode, "categories": CATEGORIES, "tools": sorted(episode_tools(episode)), "errors": errors, "form": request.POST,
         "correction_fields": tool_fields(spec, values, {k.removeprefix("correction-"): v for k, v in errors.items()}) if spec else [],
-        "diagnoses": Diagnosis.objects.filter(episode=episode).select_related("author")[:50], "may_annotate": True,
+        "diagnoses": diagnosis_list_for_episode(episode=episode)[:50], "may_annotate": True,
         "role": role_of(request, episode.project_id),
         "saved": not errors,
     }  # fmt: skip

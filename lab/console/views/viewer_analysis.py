@@ -1,18 +1,16 @@
-"""What the episode viewer shows from lab.diagnoses.analysis: step importance (graph credit) and the pivotal step.
+"""What the episode viewer shows from lab.diagnoses: step importance (graph credit) and the pivotal step.
 
-Credit is computed by the same service as the API's `credit` action and cached per finished episode (its steps
-never change after that); a running episode shows none. The pivotal step is computed on request by the service
-of the API's `pivotal` action: inline for episodes up to PIVOTAL_INLINE_STEPS steps (a binary search of anchor
-continuations: 1.0 s for a 30-step and 1.3 s for a 221-step StoreBench episode on this 2-core machine; credit
-takes 10 ms at 221 steps), else as a pivotal-only diagnosis job whose page the browser goes to.
+Credit is the API's `credit` computation, cached per finished episode (lab.diagnoses.selectors); a running
+episode shows none. The pivotal step is found on request by lab.diagnoses.pivotal: inline for episodes up to
+PIVOTAL_INLINE_STEPS steps (a binary search of anchor continuations: 1.0 s for a 30-step and 1.3 s for a 221-step
+StoreBench episode on this 2-core machine; credit takes 10 ms at 221 steps), else as a pivotal-only diagnosis job
+whose page the browser goes to.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -20,35 +18,21 @@ from django.views.decorators.http import require_POST
 
 from environments.policies import policy_names
 from environments.registry import env_meta
-from lab.console.views.common import console_view, role_of, visible_projects
-from lab.diagnoses.analysis import episode_label_pivotal, episode_step_credit
-from lab.diagnoses.jobs import diagnosis_job_create
-from lab.diagnoses.tasks import run_diagnosis_job
+from lab.diagnoses.pivotal import episode_pivotal_find
+from lab.diagnoses.selectors import episode_credit_cached
 from lab.errors import DomainError, Forbidden
+from lab.pages import console_view, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES
-from lab.trajectories.models import Episode, EpisodeStatus
+from lab.trajectories.models import Episode
 from lab.trajectories.selectors import episode_get
 
 TOP_STEPS = 5
-PIVOTAL_INLINE_STEPS = 400
-
-
-def step_credit(episode: Episode) -> dict[int, float]:
-    """{step index: credit} of a finished episode (sums to 1 over agent steps); {} while it runs."""
-    if episode.status == EpisodeStatus.RUNNING or not episode.step_count:
-        return {}
-    # The content hash (or creation time) keeps a reused id from ever reading another episode's credit.
-    key = f"console:episode-credit:{episode.pk}:{episode.step_count}:{episode.content_hash or episode.created_at.timestamp()}"
-    credit = cache.get(key)
-    if credit is None:
-        credit = {row["index"]: row["credit"] for row in episode_step_credit(episode=episode)["credit"]}
-        cache.set(key, credit, timeout=24 * 3600)
-    return credit
+PIVOTAL_INLINE_STEPS = 400  # how long the page's request may block: about 1.3 s at 221 steps, a job beyond
 
 
 def steps_annotate(episode: Episode, steps: list[dict[str, Any]], credit: dict[int, float] | None = None) -> list[dict[str, Any]]:
     """Each step dict gains `credit` (share of the episode's credit, or None) and `pivotal` (bool)."""
-    credit = step_credit(episode) if credit is None else credit
+    credit = episode_credit_cached(episode=episode) if credit is None else credit
     pivotal = (episode.meta.get("pivotal") or {}).get("step")
     top = max(credit.values(), default=0.0)
     for step in steps:
@@ -80,12 +64,9 @@ def episode_pivotal(request: HttpRequest, pk: int) -> HttpResponse:
     anchor = request.POST.get("anchor", "").strip() or env_meta(episode.task.env).default_anchor
     if anchor not in policy_names(episode.task.env):
         raise DomainError("unknown_anchor", f"{anchor!r} is not a policy of {episode.task.env}", path="anchor")
-    if episode.step_count > PIVOTAL_INLINE_STEPS:
-        job = diagnosis_job_create(
-            project=episode.project, episode_ids=[episode.pk], pivotal_anchor=anchor, verify=False, user=request.user
-        )
-        transaction.on_commit(lambda: run_diagnosis_job.delay(job.pk))
-        return redirect("diagnosis-job", pk=job.pk)
-    label = episode_label_pivotal(episode=episode, anchor=anchor)
+    outcome = episode_pivotal_find(episode=episode, anchor=anchor, user=request.user, inline_max_steps=PIVOTAL_INLINE_STEPS)
+    if outcome.job is not None:
+        return redirect("diagnosis-job", pk=outcome.job.pk)
+    label = outcome.label or {}
     at = f"?at={label['step']}#step-{label['step']}" if label.get("step") is not None else ""
     return redirect(reverse("episode", args=[episode.pk]) + at)

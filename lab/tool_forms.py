@@ -1,4 +1,5 @@
-"""Browser forms for tools, generated from each tool's JSON Schema, and the parsing of what comes back.
+"""Browser forms for tools, generated from each tool's JSON Schema, and the parsing of what comes back: the play
+page's tool calls and the viewer's diagnosis corrections both use them.
 
     fields = tool_fields(spec)                                  # what the template renders, one input per property
     arguments, errors = tool_arguments_parse(spec, request.POST, prefix="")   # errors: {field: message}

@@ -1,4 +1,5 @@
-"""What every console page shares: project scoping, page-or-fragment rendering, and domain errors as pages."""
+"""What every server-rendered page shares (the console's and play's): project scoping, page-or-fragment rendering,
+and domain errors as pages. It lives outside both apps so that neither imports the other."""
 
 from __future__ import annotations
 

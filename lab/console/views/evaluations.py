@@ -1,0 +1,77 @@
+"""Evaluations: the list with the "New evaluation" form, an evaluation's page (live status, per-task results,
+its episodes), starting and cancelling one.
+
+The form goes through the same services as the API (lab.rollouts.evaluations): a refused form is the page again
+with its values and the message beside the field (400); a launch goes to the evaluation's page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from lab.console.views.launch_forms import env_of, launch_context, launch_project, refused_fields, require_write, seeds_parse
+from lab.errors import DomainError
+from lab.pages import console_view, is_htmx, page, role_of, visible_projects
+from lab.projects.models import WRITE_ROLES
+from lab.rollouts.evaluations import evaluation_cancel, evaluation_create
+from lab.rollouts.models import Evaluation
+from lab.rollouts.selectors import evaluation_get
+from lab.rollouts.services import agent_resolve_for_run
+
+EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
+
+
+def evaluation_list_context(request: HttpRequest, *, form: Any = None, errors: dict[str, str] | None = None) -> dict[str, Any]:
+    evaluations = Evaluation.objects.filter(project__in=visible_projects(request)).select_related("agent", "checkpoint")[:200]
+    return {"evaluations": evaluations, **launch_context(request), "form": form or {}, "errors": errors or {}}
+
+
+@console_view
+def evaluation_list_page(request: HttpRequest) -> HttpResponse:
+    return page(request, "console/evaluations.html", evaluation_list_context(request), fragment="console/_evaluation_rows.html")
+
+
+def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
+    episodes = evaluation.episodes.select_related("task").order_by("task__key", "seed")[:500]
+    aggregate = evaluation.aggregate or {}
+    return {"evaluation": evaluation, "episodes": episodes, "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
+            "live": evaluation.status in ("queued", "running"), "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
+
+
+@console_view
+def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluation = evaluation_get(projects=visible_projects(request), pk=pk)
+    context = evaluation_detail_context(request, evaluation)
+    return page(request, "console/evaluation_detail.html", context, fragment="console/_evaluation_status.html")
+
+
+@require_POST
+@console_view
+def evaluation_new(request: HttpRequest) -> HttpResponse:
+    post = request.POST
+    try:
+        project = launch_project(request, "run evaluations")
+        task_set = post.get("task_set", "").strip()
+        seeds = seeds_parse(post.get("seeds", ""))
+        agent = agent_resolve_for_run(project=project, name=post.get("agent", "").strip(), env_name=env_of(task_set))
+        evaluation = evaluation_create(project=project, agent=agent, task_set=task_set, seeds=seeds, user=request.user)
+    except DomainError as exc:
+        errors = {"agent": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, EVALUATION_FIELDS)
+        context = evaluation_list_context(request, form=post, errors=errors)
+        return page(request, "console/evaluations.html", context, status=400)
+    return redirect("evaluation", pk=evaluation.pk)
+
+
+@require_POST
+@console_view
+def evaluation_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluation = evaluation_get(projects=visible_projects(request), pk=pk)
+    require_write(request, evaluation.project, "cancel evaluations")
+    evaluation = evaluation_cancel(evaluation=evaluation)
+    if is_htmx(request):
+        return page(request, "console/_evaluation_status.html", evaluation_detail_context(request, evaluation))
+    return redirect("evaluation", pk=evaluation.pk)
