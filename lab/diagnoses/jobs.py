@@ -24,9 +24,9 @@ from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_ru
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob, Verification
 from lab.diagnoses.verification import diagnosis_verify
 from lab.errors import DomainError
+from lab.jobs import JobStatus
 from lab.live.services import live_publish
 from lab.projects.models import Project
-from lab.runs.models import JobStatus
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, Episode
 
@@ -98,8 +98,8 @@ def diagnosis_job_run(*, job_id: int, progress: Progress | None = None) -> Diagn
 
 
 def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
-    job.status, job.done = JobStatus.RUNNING, 0
-    job.save(update_fields=["status", "done"])
+    job.status, job.done, job.started_at = JobStatus.RUNNING, 0, job.started_at or timezone.now()
+    job.save(update_fields=["status", "done", "started_at"])
     _publish(job)
     errors: list[dict[str, Any]] = []
     episodes = {

@@ -19,12 +19,12 @@ from environments import registry
 from environments.core import EnvError
 from environments.replay import ReplayDivergence, replay_prefix
 from lab.errors import DomainError
+from lab.jobs import TERMINAL, JobStatus
 from lab.projects.models import Project
 from lab.rollouts.aggregate import paired, summarize
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
-from lab.rollouts.services import TERMINAL, rollout_cancel, rollout_launch
-from lab.runs.models import JobStatus
+from lab.rollouts.services import rollout_cancel, rollout_launch
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.services import episode_to_record, task_resolve
 
@@ -44,7 +44,7 @@ def evaluation_create(*, project: Project, agent: AgentConfig, task_set: str, se
         raise DomainError(exc.code, exc.message) from exc
     with transaction.atomic():
         evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), status=JobStatus.RUNNING,
-                                               created_by=user if getattr(user, "is_authenticated", False) else None)  # fmt: skip
+                                               started_at=timezone.now(), created_by=user if getattr(user, "is_authenticated", False) else None)  # fmt: skip
         for spec in specs:
             task = task_resolve(project=project, env=spec.env, key=spec.key)
             for seed in seeds:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lab.jobs import JobStatus
 from lab.rollouts.models import Evaluation, RolloutJob
-from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
 
 

@@ -23,10 +23,10 @@ from environments.core import Env, EnvError
 from environments.runner import run_episode
 from lab.errors import DomainError
 from lab.ingest import DEFAULT_REDACTION_PATTERNS, Redactor
+from lab.jobs import TERMINAL, JobStatus
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
-from lab.runs.models import JobStatus
 from lab.runs.paths import agent_model_path
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
@@ -35,7 +35,6 @@ from training.policies import harness_for, policy_from_config
 
 log = logging.getLogger(__name__)
 
-TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
 _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
 _CAUSE_REDACTOR = Redactor(DEFAULT_REDACTION_PATTERNS)
 

@@ -28,10 +28,11 @@ from django.utils import timezone
 import training
 from lab.edge import fields_check
 from lab.errors import DomainError
+from lab.jobs import TERMINAL, JobStatus
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation
-from lab.runs.models import Checkpoint, JobStatus, RunMetric, TrainingRun
+from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 from lab.runs.paths import model_path_confine, run_folder
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
@@ -39,7 +40,6 @@ from lab.trajectories.services import episode_to_record
 
 log = logging.getLogger(__name__)
 
-TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
 LAB_FIELDS = ("model", "output_dir", "data")  # set by the lab from base_model, the run folder and the frozen dataset
 
 

@@ -23,8 +23,8 @@ from lab.diagnoses.jobs import attempt_counts, diagnosis_job_create
 from lab.diagnoses.models import Diagnosis, DiagnosisJob
 from lab.diagnoses.tasks import run_diagnosis_job
 from lab.errors import DomainError, NotFound
+from lab.jobs import JobStatus
 from lab.projects.models import WRITE_ROLES, Project
-from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus
 
 CANDIDATES = 50  # failed episodes offered by the form, newest first
