@@ -1,6 +1,6 @@
 """Evaluations: an agent × a task set × seeds, fanned out as rollout jobs and aggregated when the last one ends.
 
-    evaluation = evaluation_create(project=p, agent=a, task_set="storebench/eval", seeds=[0, 1, 2])
+    evaluation = evaluation_launch(project=p, agent="my-agent", task_set="toolgym/eval", seeds=[0, 1, 2])
     evaluation_compare(a=e1, b=e2)      # paired differences on shared (task, seed) with 95% intervals
     evaluation_regrade(evaluation=e)    # replays every stored episode, re-scores it, recomputes the figures
 
@@ -19,21 +19,23 @@ from environments import registry
 from environments.core import EnvError
 from environments.replay import ReplayDivergence, replay_prefix
 from lab.errors import DomainError
-from lab.jobs import TERMINAL, JobStatus
+from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.aggregate import paired, summarize
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
-from lab.rollouts.services import rollout_cancel, rollout_launch
+from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
+from lab.runs.models import Checkpoint
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.services import episode_to_record, task_resolve
 
 MAX_SEEDS = 1000
 
 
-def evaluation_create(*, project: Project, agent: AgentConfig, task_set: str, seeds: list[int], user: Any = None,
-                      enqueue: bool = True) -> Evaluation:  # fmt: skip
-    """Validate, create the evaluation and one rollout job per (task, seed); the jobs start after commit."""
+def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: str, seeds: list[int], user: Any = None,
+                      checkpoint: Checkpoint | None = None, enqueue: bool = True) -> Evaluation:  # fmt: skip
+    """The one way an Evaluation is made: validate, create it and one rollout job per (task, seed); the jobs start
+    after commit. `agent` is an AgentConfig or a name (an anchor of the task set's environment is created on demand)."""
     if not seeds or len(seeds) > MAX_SEEDS or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise DomainError("invalid_seeds", f"seeds must be 1 to {MAX_SEEDS} integers, got {seeds!r}"[:300])
     if len(set(seeds)) != len(seeds):
@@ -41,10 +43,12 @@ def evaluation_create(*, project: Project, agent: AgentConfig, task_set: str, se
     try:
         specs = registry.task_set(task_set)
     except EnvError as exc:
-        raise DomainError(exc.code, exc.message) from exc
+        raise DomainError(exc.code, exc.message, path="task_set") from exc
+    if isinstance(agent, str):
+        agent = agent_resolve_for_run(project=project, name=agent, env_name=specs[0].env)
     with transaction.atomic():
-        evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), status=JobStatus.RUNNING,
-                                               started_at=timezone.now(), created_by=user if getattr(user, "is_authenticated", False) else None)  # fmt: skip
+        evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), checkpoint=checkpoint,
+                                               status=JobStatus.RUNNING, started_at=timezone.now(), created_by=job_user(user))  # fmt: skip
         for spec in specs:
             task = task_resolve(project=project, env=spec.env, key=spec.key)
             for seed in seeds:

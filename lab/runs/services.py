@@ -262,13 +262,10 @@ def checkpoint_agent(
 def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
                         sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
                         enqueue: bool = True) -> Evaluation:  # fmt: skip
-    """Evaluate a checkpoint as an `hf` agent through the rollouts' evaluation_create; the evaluation links back to it."""
-    from lab.rollouts.evaluations import evaluation_create
+    """Evaluate a checkpoint as an `hf` agent through the rollouts' evaluation_launch; the evaluation links back to it."""
+    from lab.rollouts.evaluations import evaluation_launch
 
     with transaction.atomic():
         agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
-        evaluation = evaluation_create(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
-                                       enqueue=enqueue)  # fmt: skip
-        evaluation.checkpoint = checkpoint
-        evaluation.save(update_fields=["checkpoint"])
-    return evaluation
+        return evaluation_launch(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
+                                 checkpoint=checkpoint, enqueue=enqueue)  # fmt: skip

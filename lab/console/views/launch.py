@@ -8,14 +8,10 @@ new object's page. Cancel answers htmx with the refreshed status fragment and a 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from environments import registry
-from environments.core import EnvError
 from lab.console.views.common import console_view, is_htmx, page, visible_projects
 from lab.console.views.jobs import (
     evaluation_detail_context,
@@ -36,12 +32,11 @@ from lab.console.views.launch_forms import (
     seeds_parse,
 )
 from lab.errors import DomainError, NotFound
-from lab.rollouts.evaluations import evaluation_cancel, evaluation_create
+from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
 from lab.rollouts.models import RolloutJob
-from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
+from lab.rollouts.services import rollout_cancel, rollout_launch
 from lab.runs.models import Checkpoint
 from lab.runs.services import checkpoint_evaluate, run_cancel, run_create
-from lab.trajectories.services import task_resolve
 
 RUN_FIELDS = ("project", "name", "recipe", "base_model", "config", "dataset")
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
@@ -119,10 +114,9 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
     post = request.POST
     try:
         project = launch_project(request, "run evaluations")
-        task_set = post.get("task_set", "").strip()
         seeds = seeds_parse(post.get("seeds", ""))
-        agent = agent_resolve_for_run(project=project, name=post.get("agent", "").strip(), env_name=env_of(task_set))
-        evaluation = evaluation_create(project=project, agent=agent, task_set=task_set, seeds=seeds, user=request.user)
+        evaluation = evaluation_launch(project=project, agent=post.get("agent", "").strip(), task_set=post.get("task_set", "").strip(),
+                                       seeds=seeds, user=request.user)  # fmt: skip
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else _refused(exc, EVALUATION_FIELDS)
         context = evaluation_list_context(request, form=post, errors=errors)
@@ -144,17 +138,6 @@ def evaluation_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
 # --- rollouts -----------------------------------------------------------------------------------------------------
 
 
-def _rollout_params(request: HttpRequest) -> dict[str, Any]:
-    project = launch_project(request, "run rollouts")
-    seed = seed_parse(request.POST.get("seed", ""))
-    try:
-        spec = registry.get_task(request.POST.get("task", "").strip())
-    except EnvError as exc:
-        raise DomainError(exc.code, exc.message, path="task") from exc
-    agent = agent_resolve_for_run(project=project, name=request.POST.get("agent", "").strip(), env_name=spec.env)
-    return {"project": project, "agent": agent, "task": task_resolve(project=project, env=spec.env, key=spec.key), "seed": seed}
-
-
 @require_POST
 @console_view
 def rollout_new(request: HttpRequest) -> HttpResponse:
@@ -162,7 +145,10 @@ def rollout_new(request: HttpRequest) -> HttpResponse:
     from lab.console.views.episodes import episode_list_context
 
     try:
-        job = rollout_launch(**_rollout_params(request), user=request.user)
+        post = request.POST
+        project, seed = launch_project(request, "run rollouts"), seed_parse(post.get("seed", ""))
+        job = rollout_launch(project=project, agent=post.get("agent", "").strip(), task=post.get("task", "").strip(), seed=seed,
+                             user=request.user)  # fmt: skip
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else _refused(exc, ROLLOUT_FIELDS)
         context = episode_list_context(request, rollout_form=request.POST, rollout_errors=errors)
