@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.cache import cache
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -21,8 +20,7 @@ from django.views.decorators.http import require_POST
 from environments.policies import policy_names
 from lab.console.views.common import console_view, role_of, visible_projects
 from lab.diagnoses.analysis import episode_label_pivotal, episode_step_credit
-from lab.diagnoses.jobs import diagnosis_job_create
-from lab.diagnoses.tasks import run_diagnosis_job
+from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.errors import DomainError, Forbidden
 from lab.projects.models import ANNOTATE_ROLES
 from lab.trajectories.models import Episode, EpisodeStatus
@@ -80,10 +78,9 @@ def episode_pivotal(request: HttpRequest, pk: int) -> HttpResponse:
     if anchor not in policy_names(episode.task.env):
         raise DomainError("unknown_anchor", f"{anchor!r} is not a policy of {episode.task.env}", path="anchor")
     if episode.step_count > PIVOTAL_INLINE_STEPS:
-        job = diagnosis_job_create(
+        job = diagnosis_job_launch(
             project=episode.project, episode_ids=[episode.pk], pivotal_anchor=anchor, verify=False, user=request.user
         )
-        transaction.on_commit(lambda: run_diagnosis_job.delay(job.pk))
         return redirect("diagnosis-job", pk=job.pk)
     label = episode_label_pivotal(episode=episode, anchor=anchor)
     at = f"?at={label['step']}#step-{label['step']}" if label.get("step") is not None else ""
