@@ -1,6 +1,7 @@
 """Evaluations: an agent × a task set × seeds, fanned out as rollout jobs and aggregated when the last one ends.
 
     evaluation = evaluation_launch(project=p, agent="my-agent", task_set="toolgym/eval", seeds=[0, 1, 2])
+    checkpoint_evaluate(checkpoint=c, task_set="toolgym/lookup", seeds=[0, 1])  # the checkpoint's `hf` agent
     evaluation_compare(a=e1, b=e2)      # paired differences on shared (task, seed) with 95% intervals
     evaluation_regrade(evaluation=e)    # replays every stored episode, re-scores it, recomputes the figures
 
@@ -26,6 +27,7 @@ from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
 from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
 from lab.runs.models import Checkpoint
+from lab.runs.services import checkpoint_agent
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.services import episode_to_record, task_resolve
 
@@ -54,6 +56,16 @@ def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: s
             for seed in seeds:
                 rollout_launch(project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, user=user, enqueue=enqueue)
     return evaluation
+
+
+def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
+                        sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
+                        enqueue: bool = True) -> Evaluation:  # fmt: skip
+    """Evaluate a checkpoint as its `hf` agent (lab.runs.services.checkpoint_agent); the evaluation links back to it."""
+    with transaction.atomic():
+        agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
+        return evaluation_launch(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
+                                 checkpoint=checkpoint, enqueue=enqueue)  # fmt: skip
 
 
 def evaluation_refresh(*, evaluation_id: int) -> Evaluation:

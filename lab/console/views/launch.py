@@ -32,11 +32,11 @@ from lab.console.views.launch_forms import (
     seeds_parse,
 )
 from lab.errors import DomainError, NotFound
-from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
+from lab.rollouts.evaluations import checkpoint_evaluate, evaluation_cancel, evaluation_launch
 from lab.rollouts.models import RolloutJob
 from lab.rollouts.services import rollout_cancel, rollout_launch
 from lab.runs.models import Checkpoint
-from lab.runs.services import checkpoint_evaluate, run_cancel, run_create
+from lab.runs.services import run_cancel, run_create
 
 RUN_FIELDS = ("project", "name", "recipe", "base_model", "config", "dataset")
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
