@@ -26,11 +26,11 @@ from rest_framework.response import Response
 from environments.registry import env_meta
 from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_rule, episode_label_pivotal, episode_step_credit
 from lab.diagnoses.exports import diagnoses_export_lines
-from lab.diagnoses.jobs import diagnosis_job_create
+from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.diagnoses.policies import runs_a_model
 from lab.diagnoses.services import diagnosis_create, diagnosis_may_edit, diagnosis_update
-from lab.diagnoses.tasks import run_diagnosis_job, verify_diagnosis
+from lab.diagnoses.tasks import verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
 from lab.edge import int_param
 from lab.errors import DomainError, Forbidden, NotFound
@@ -238,17 +238,17 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         body = _body(request)
         ids = body.get("episodes")
         first = self._episode(ids[0] if isinstance(ids, list) and ids else None, roles=WRITE_ROLES, act="run diagnosis jobs")
-        job = diagnosis_job_create(
+        wait = _wants_wait(request)
+        job = diagnosis_job_launch(
             project=first.project, episode_ids=ids, agent=self._agent(body["agent"], first) if body.get("agent") else None,
             rule_anchor=str(body.get("rule_anchor") or ""), pivotal_anchor=str(body.get("pivotal_anchor") or ""),
-            verify=bool(body.get("verify", True)), user=request.user,
+            verify=bool(body.get("verify", True)), user=request.user, enqueue=not wait,
         )  # fmt: skip
-        if _wants_wait(request):
+        if wait:
             from lab.diagnoses.jobs import diagnosis_job_run
 
             job = diagnosis_job_run(job_id=job.pk)
             return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
-        run_diagnosis_job.delay(job.pk)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses=JobSerializer, parameters=[OpenApiParameter("job_id", int, OpenApiParameter.PATH)])

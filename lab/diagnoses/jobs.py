@@ -1,6 +1,6 @@
 """Batch diagnosis jobs: over many failed episodes, diagnose, label pivotal steps and verify, with progress.
 
-    job = diagnosis_job_create(project=p, episode_ids=[...], agent=a, verify=True, pivotal_anchor="smart-triage")
+    job = diagnosis_job_launch(project=p, episode_ids=[...], agent=a, verify=True)  # queued; a task runs it after commit
     diagnosis_job_run(job_id=job.pk, progress=callback)     # what the Celery task and `manage.py diagnose` call
 
 Per episode: a model diagnosis (when the job has an agent) or a rule diagnosis (when it names a rule anchor),
@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from environments.core import EnvError
@@ -24,9 +24,9 @@ from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_ru
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob, Verification
 from lab.diagnoses.verification import diagnosis_verify
 from lab.errors import DomainError
+from lab.jobs import JobStatus, job_user
 from lab.live.services import live_publish
 from lab.projects.models import Project
-from lab.runs.models import JobStatus
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, Episode
 
@@ -35,8 +35,10 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-def diagnosis_job_create(*, project: Project, episode_ids: Any, agent: AgentConfig | None = None, rule_anchor: str = "",
-                         pivotal_anchor: str = "", verify: bool = True, user: Any = None) -> DiagnosisJob:  # fmt: skip
+def diagnosis_job_launch(*, project: Project, episode_ids: Any, agent: AgentConfig | None = None, rule_anchor: str = "",
+                         pivotal_anchor: str = "", verify: bool = True, user: Any = None, enqueue: bool = True) -> DiagnosisJob:  # fmt: skip
+    """The one way a DiagnosisJob is made: validate, store it queued and (unless `enqueue` is off, for a caller
+    that runs it inline) enqueue it after commit."""
     if not isinstance(episode_ids, list) or not episode_ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in episode_ids):
         raise DomainError("invalid_episodes", f"episodes must be a non-empty list of episode ids, got {episode_ids!r}", path="episodes")
     if len(episode_ids) > 10_000:
@@ -59,10 +61,19 @@ def diagnosis_job_create(*, project: Project, episode_ids: Any, agent: AgentConf
                 )
     if agent is None and not rule_anchor and not pivotal_anchor and not verify:
         raise DomainError("invalid_job", "the job would do nothing: give an agent or a rule anchor, a pivotal anchor, or verify")
-    return DiagnosisJob.objects.create(
+    job = DiagnosisJob.objects.create(
         project=project, episode_ids=list(dict.fromkeys(episode_ids)), agent=agent, rule_anchor=rule_anchor, pivotal_anchor=pivotal_anchor,
-        verify=verify, total=len(set(episode_ids)), created_by=user if getattr(user, "is_authenticated", False) else None,
+        verify=verify, total=len(set(episode_ids)), created_by=job_user(user),
     )  # fmt: skip
+    if enqueue:
+        transaction.on_commit(lambda: diagnosis_job_enqueue(job))
+    return job
+
+
+def diagnosis_job_enqueue(job: DiagnosisJob) -> None:
+    from lab.diagnoses.tasks import run_diagnosis_job
+
+    run_diagnosis_job.delay(job.pk)
 
 
 def _publish(job: DiagnosisJob) -> None:
@@ -98,8 +109,8 @@ def diagnosis_job_run(*, job_id: int, progress: Progress | None = None) -> Diagn
 
 
 def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
-    job.status, job.done = JobStatus.RUNNING, 0
-    job.save(update_fields=["status", "done"])
+    job.status, job.done, job.started_at = JobStatus.RUNNING, 0, job.started_at or timezone.now()
+    job.save(update_fields=["status", "done", "started_at"])
     _publish(job)
     errors: list[dict[str, Any]] = []
     episodes = {

@@ -6,8 +6,8 @@ from django.conf import settings
 from django.db import models
 
 from environments.diagnosis.taxonomy import CATEGORIES
+from lab.jobs import Job
 from lab.projects.models import Project
-from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentConfig, Episode
 
 # The fixed taxonomy lives with the pure-Python diagnosers, which give it to diagnosing models.
@@ -52,7 +52,7 @@ class Diagnosis(models.Model):
         return f"{self.category} at step {self.step_index} of episode {self.episode_id}"
 
 
-class DiagnosisJob(models.Model):
+class DiagnosisJob(Job):
     """A batch over many episodes: diagnose (by a model or a rule), label pivotal steps, verify by replay."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="diagnosis_jobs")
@@ -62,14 +62,9 @@ class DiagnosisJob(models.Model):
     rule_anchor = models.CharField(max_length=64, blank=True, help_text="The anchor of rule diagnoses, e.g. smart-triage.")
     pivotal_anchor = models.CharField(max_length=64, blank=True, help_text="Label pivotal steps with this anchor; empty skips it.")
     verify = models.BooleanField(default=True)
-    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

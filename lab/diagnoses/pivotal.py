@@ -11,12 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
-
 from lab.diagnoses.analysis import episode_label_pivotal
-from lab.diagnoses.jobs import diagnosis_job_create
+from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.diagnoses.models import DiagnosisJob
-from lab.diagnoses.tasks import run_diagnosis_job
 from lab.trajectories.models import Episode
 
 
@@ -29,9 +26,8 @@ class PivotalOutcome:
 def episode_pivotal_find(*, episode: Episode, anchor: str, user: Any, inline_max_steps: int) -> PivotalOutcome:
     """Label the pivotal step now when the episode has at most `inline_max_steps` steps (the caller's latency
     budget: a binary search of anchor continuations, about a second at a few hundred steps), else create a
-    pivotal-only job over it and queue it once the transaction commits."""
+    pivotal-only job over it (diagnosis_job_launch queues it once the transaction commits)."""
     if episode.step_count > inline_max_steps:
-        job = diagnosis_job_create(project=episode.project, episode_ids=[episode.pk], pivotal_anchor=anchor, verify=False, user=user)
-        transaction.on_commit(lambda: run_diagnosis_job.delay(job.pk))
+        job = diagnosis_job_launch(project=episode.project, episode_ids=[episode.pk], pivotal_anchor=anchor, verify=False, user=user)
         return PivotalOutcome(job=job)
     return PivotalOutcome(label=episode_label_pivotal(episode=episode, anchor=anchor))

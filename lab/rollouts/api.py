@@ -12,17 +12,14 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from environments import registry
-from environments.core import EnvError
 from environments.seeds import SEED_MAX, SEED_MIN
 from lab.errors import DomainError
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
-from lab.rollouts.evaluations import evaluation_cancel, evaluation_compare, evaluation_create, evaluation_regrade
+from lab.rollouts.evaluations import evaluation_cancel, evaluation_compare, evaluation_launch, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
-from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
-from lab.trajectories.services import task_resolve
+from lab.rollouts.services import rollout_cancel, rollout_launch
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
@@ -82,13 +79,6 @@ class RolloutLaunchSerializer(serializers.Serializer):
     project = serializers.CharField(required=False)
 
 
-def _env_of(task_set: str) -> str:
-    try:
-        return registry.task_set(task_set)[0].env
-    except EnvError as exc:
-        raise DomainError(exc.code, exc.message) from exc
-
-
 @extend_schema(tags=["evaluations"])
 class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Evaluations of an agent on a task set × seeds. POST launches one; its rollouts run as jobs."""
@@ -104,8 +94,8 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run evaluations")
-        agent = agent_resolve_for_run(project=project, name=params["agent"], env_name=_env_of(params["task_set"]))
-        evaluation = evaluation_create(project=project, agent=agent, task_set=params["task_set"], seeds=params["seeds"], user=request.user)
+        evaluation = evaluation_launch(project=project, agent=params["agent"], task_set=params["task_set"], seeds=params["seeds"],
+                                       user=request.user)  # fmt: skip
         return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -153,13 +143,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run rollouts")
-        try:
-            spec = registry.get_task(params["task"])
-        except EnvError as exc:
-            raise DomainError(exc.code, exc.message) from exc
-        agent = agent_resolve_for_run(project=project, name=params["agent"], env_name=spec.env)
-        task = task_resolve(project=project, env=spec.env, key=spec.key)
-        job = rollout_launch(project=project, agent=agent, task=task, seed=params["seed"], user=request.user)
+        job = rollout_launch(project=project, agent=params["agent"], task=params["task"], seed=params["seed"], user=request.user)
         return Response(RolloutSerializer(job).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None)

@@ -1,6 +1,7 @@
 """Evaluations: an agent × a task set × seeds, fanned out as rollout jobs and aggregated when the last one ends.
 
-    evaluation = evaluation_create(project=p, agent=a, task_set="storebench/eval", seeds=[0, 1, 2])
+    evaluation = evaluation_launch(project=p, agent="my-agent", task_set="toolgym/eval", seeds=[0, 1, 2])
+    checkpoint_evaluate(checkpoint=c, task_set="toolgym/lookup", seeds=[0, 1])  # the checkpoint's `hf` agent
     evaluation_compare(a=e1, b=e2)      # paired differences on shared (task, seed) with 95% intervals
     evaluation_regrade(evaluation=e)    # replays every stored episode, re-scores it, recomputes the figures
 
@@ -19,21 +20,24 @@ from environments import registry
 from environments.core import EnvError
 from environments.replay import ReplayDivergence, replay_prefix
 from lab.errors import DomainError
+from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.aggregate import paired, summarize
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
-from lab.rollouts.services import TERMINAL, rollout_cancel, rollout_launch
-from lab.runs.models import JobStatus
+from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
+from lab.runs.models import Checkpoint
+from lab.runs.services import checkpoint_agent
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.services import episode_to_record, task_resolve
 
 MAX_SEEDS = 1000
 
 
-def evaluation_create(*, project: Project, agent: AgentConfig, task_set: str, seeds: list[int], user: Any = None,
-                      enqueue: bool = True) -> Evaluation:  # fmt: skip
-    """Validate, create the evaluation and one rollout job per (task, seed); the jobs start after commit."""
+def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: str, seeds: list[int], user: Any = None,
+                      checkpoint: Checkpoint | None = None, enqueue: bool = True) -> Evaluation:  # fmt: skip
+    """The one way an Evaluation is made: validate, create it and one rollout job per (task, seed); the jobs start
+    after commit. `agent` is an AgentConfig or a name (an anchor of the task set's environment is created on demand)."""
     if not seeds or len(seeds) > MAX_SEEDS or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise DomainError("invalid_seeds", f"seeds must be 1 to {MAX_SEEDS} integers, got {seeds!r}"[:300])
     if len(set(seeds)) != len(seeds):
@@ -41,15 +45,27 @@ def evaluation_create(*, project: Project, agent: AgentConfig, task_set: str, se
     try:
         specs = registry.task_set(task_set)
     except EnvError as exc:
-        raise DomainError(exc.code, exc.message) from exc
+        raise DomainError(exc.code, exc.message, path="task_set") from exc
+    if isinstance(agent, str):
+        agent = agent_resolve_for_run(project=project, name=agent, env_name=specs[0].env)
     with transaction.atomic():
-        evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), status=JobStatus.RUNNING,
-                                               created_by=user if getattr(user, "is_authenticated", False) else None)  # fmt: skip
+        evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), checkpoint=checkpoint,
+                                               status=JobStatus.RUNNING, started_at=timezone.now(), created_by=job_user(user))  # fmt: skip
         for spec in specs:
             task = task_resolve(project=project, env=spec.env, key=spec.key)
             for seed in seeds:
                 rollout_launch(project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, user=user, enqueue=enqueue)
     return evaluation
+
+
+def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
+                        sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
+                        enqueue: bool = True) -> Evaluation:  # fmt: skip
+    """Evaluate a checkpoint as its `hf` agent (lab.runs.services.checkpoint_agent); the evaluation links back to it."""
+    with transaction.atomic():
+        agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
+        return evaluation_launch(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
+                                 checkpoint=checkpoint, enqueue=enqueue)  # fmt: skip
 
 
 def evaluation_refresh(*, evaluation_id: int) -> Evaluation:

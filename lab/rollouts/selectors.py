@@ -7,9 +7,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from lab.jobs import JobStatus
 from lab.projects.selectors import visible_get
 from lab.rollouts.models import Evaluation, RolloutJob
-from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
 
 

@@ -1,8 +1,8 @@
 """Rollouts: one episode of an agent config on a task and seed, persisted step by step and streamed live.
 
-    job = rollout_launch(project=p, agent=a, task=t, seed=0)     # queued; a Celery task runs it after commit
-    rollout_run(job_id=job.pk)                                   # the task's body; also callable inline (CLI)
-    rollout_cancel(job=job)                                      # the episode ends with termination_reason "cancelled"
+    job = rollout_launch(project=p, agent="my-agent", task="toolgym/lookup", seed=0)  # queued; a task runs it after commit
+    rollout_run(job_id=job.pk)                          # the task's body; also callable inline (CLI)
+    rollout_cancel(job=job)                             # the episode ends with termination_reason "cancelled"
 
 Crash safety: each step is committed (and published) as the runner produces it. The Celery task acks late,
 so a worker killed mid-episode leaves its message to be delivered again; the retry finds the running episode,
@@ -23,19 +23,18 @@ from environments.core import Env, EnvError
 from environments.runner import run_episode
 from lab.errors import DomainError
 from lab.ingest import DEFAULT_REDACTION_PATTERNS, Redactor
+from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
-from lab.runs.models import JobStatus
 from lab.runs.paths import agent_model_path
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
-from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts
+from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts, task_resolve
 from training.policies import harness_for, policy_from_config
 
 log = logging.getLogger(__name__)
 
-TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
 _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
 _CAUSE_REDACTOR = Redactor(DEFAULT_REDACTION_PATTERNS)
 
@@ -56,8 +55,21 @@ def anchor_agent_resolve(*, project: Project, name: str) -> AgentConfig:
     return agent
 
 
-def rollout_launch(*, project: Project, agent: AgentConfig, task: Task, seed: int, evaluation: Evaluation | None = None,
+def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | str, seed: int, evaluation: Evaluation | None = None,
                    user: Any = None, enqueue: bool = True) -> RolloutJob:  # fmt: skip
+    """The one way a RolloutJob is made, from the API, the console and evaluations alike.
+
+    `task` is a Task or a task id ("toolgym/lookup"); `agent` an AgentConfig or a name, where an anchor's name of
+    the task's environment creates its scripted agent. The job is queued and enqueued after commit.
+    """
+    if isinstance(task, str):
+        try:
+            spec = registry.get_task(task)
+        except EnvError as exc:
+            raise DomainError(exc.code, exc.message, path="task") from exc
+        task = task_resolve(project=project, env=spec.env, key=spec.key)
+    if isinstance(agent, str):
+        agent = agent_resolve_for_run(project=project, name=agent, env_name=task.env)
     if agent.project_id != project.pk or task.project_id != project.pk:
         raise DomainError("cross_project", "the agent and the task must belong to the rollout's project", status=404)
     if agent.kind in (AgentKind.HUMAN, AgentKind.EXTERNAL):
@@ -67,7 +79,7 @@ def rollout_launch(*, project: Project, agent: AgentConfig, task: Task, seed: in
     agent_connection(agent=agent)  # a disabled agent or a refused endpoint fails here, before any job exists
     job = RolloutJob.objects.create(
         project=project, agent=agent, task=task, seed=seed, evaluation=evaluation,
-        queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=user if getattr(user, "is_authenticated", False) else None,
+        queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=job_user(user),
     )  # fmt: skip
     if enqueue:
         transaction.on_commit(lambda: rollout_enqueue(job))

@@ -28,9 +28,10 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.api import EvaluationSerializer
+from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import Checkpoint, TrainingRun
 from lab.runs.selectors import checkpoint_get, run_get, run_list, run_metric_series
-from lab.runs.services import checkpoint_evaluate, run_cancel, run_create
+from lab.runs.services import run_cancel, run_create
 
 
 class CheckpointSerializer(serializers.ModelSerializer):

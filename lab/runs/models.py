@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
+from lab.jobs import Job
 from lab.projects.models import Project
 
 
-class JobStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    FINISHED = "finished"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
-class TrainingRun(models.Model):
+class TrainingRun(Job):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
     recipe = models.CharField(max_length=32, help_text="sft | grpo | opd | self_distill")
@@ -25,13 +17,7 @@ class TrainingRun(models.Model):
     dataset_spec = models.JSONField(default=dict, blank=True, help_text="The filters that selected the episodes.")
     episode_ids = models.JSONField(default=list, blank=True, help_text="The episodes frozen at launch.")
     dataset_hash = models.CharField(max_length=64, blank=True)
-    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
     progress = models.FloatField(default=0.0)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

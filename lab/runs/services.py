@@ -1,10 +1,10 @@
-"""Training runs: launch (with the dataset frozen), execute through training.run_recipe, cancel, evaluate checkpoints.
+"""Training runs: launch (with the dataset frozen), execute through training.run_recipe, cancel, name checkpoints' agents.
 
     run = run_create(project=p, recipe="sft", base_model=path, config={"max_steps": 50},
                      dataset_filters={"task": "storebench/cold-snap", "passed": "true"}, user=u)   # queued
     run_execute(run_id=run.pk)        # the Celery task's body (gpu queue); also callable inline
     run_cancel(run=run)               # queued: cancelled at once; running: stops at the next step, with a checkpoint
-    checkpoint_evaluate(checkpoint=c, task_set="toolgym/lookup", seeds=[0, 1], user=u)
+    checkpoint_agent(checkpoint=c)    # the `hf` agent that evaluates a checkpoint (lab.rollouts.evaluations.checkpoint_evaluate)
 
 The dataset is frozen at launch: the episode ids and a sha256 over their canonical records (exported with
 lab.trajectories.services.episode_to_record). The worker exports the same episodes to a JSONL file, checks the
@@ -28,10 +28,10 @@ from django.utils import timezone
 import training
 from lab.edge import fields_check
 from lab.errors import DomainError
+from lab.jobs import TERMINAL, JobStatus
 from lab.live.services import live_publish
 from lab.projects.models import Project
-from lab.rollouts.models import Evaluation
-from lab.runs.models import Checkpoint, JobStatus, RunMetric, TrainingRun
+from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 from lab.runs.paths import model_path_confine, run_folder
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
@@ -39,7 +39,6 @@ from lab.trajectories.services import episode_to_record
 
 log = logging.getLogger(__name__)
 
-TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELLED)
 LAB_FIELDS = ("model", "output_dir", "data")  # set by the lab from base_model, the run folder and the frozen dataset
 
 
@@ -257,18 +256,3 @@ def checkpoint_agent(
                   "harness": harness or {}},
     )  # fmt: skip
     return agent
-
-
-def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
-                        sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
-                        enqueue: bool = True) -> Evaluation:  # fmt: skip
-    """Evaluate a checkpoint as an `hf` agent through the rollouts' evaluation_create; the evaluation links back to it."""
-    from lab.rollouts.evaluations import evaluation_create
-
-    with transaction.atomic():
-        agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
-        evaluation = evaluation_create(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
-                                       enqueue=enqueue)  # fmt: skip
-        evaluation.checkpoint = checkpoint
-        evaluation.save(update_fields=["checkpoint"])
-    return evaluation

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from lab import ingest
 from lab.edge import int_param
 from lab.errors import Conflict, DomainError
+from lab.jobs import JobStatus
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
@@ -199,7 +200,7 @@ class EpisodeImportView(APIView):
                                             provenance=imports.upload_provenance(request.auth))  # fmt: skip
             if str(request.query_params.get("wait", "")).lower() in ("1", "true"):
                 job = imports.import_job_wait(job, timeout_s=120)
-            code = status.HTTP_201_CREATED if job.status == "done" else status.HTTP_202_ACCEPTED
+            code = status.HTTP_201_CREATED if job.status == JobStatus.FINISHED else status.HTTP_202_ACCEPTED
             return Response(imports.import_job_json(job), status=code)
 
         return _idempotent(request, project, data + fmt.encode(), produce)

@@ -21,8 +21,9 @@ from django.utils import timezone
 
 from lab import ingest
 from lab.errors import DomainError
+from lab.jobs import JobStatus
 from lab.projects.models import Project
-from lab.trajectories.models import ImportJob, ImportStatus, Provenance
+from lab.trajectories.models import ImportJob, Provenance
 from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import IngestOutcome, episodes_ingest, episodes_ingest_native
 
@@ -160,8 +161,8 @@ def _import_job_enqueue(job: ImportJob) -> None:
     except Exception as exc:
         logger.exception("import job %s could not be queued", job.pk)
         message = f"the import could not be queued ({type(exc).__name__}: {str(exc)[:300]}); upload the file again"
-        ImportJob.objects.filter(pk=job.pk, status=ImportStatus.QUEUED).update(
-            status=ImportStatus.FAILED, error={"code": "not_queued", "message": message}, finished_at=timezone.now()
+        ImportJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
+            status=JobStatus.FAILED, error={"code": "not_queued", "message": message}, ended_at=timezone.now()
         )
         Path(job.path).unlink(missing_ok=True)
 
@@ -173,23 +174,24 @@ def import_job_run(*, job_id: int) -> ImportJob:
     its stored file removed: nothing is left that a retry could use, and nothing lingers on disk.
     """
     job = ImportJob.objects.select_related("project", "created_by").get(pk=job_id)
-    if job.status in (ImportStatus.DONE, ImportStatus.FAILED):
+    if job.status in (JobStatus.FINISHED, JobStatus.FAILED):
         return job
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING)
+    job.started_at = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=job.started_at)
     try:
         data = Path(job.path).read_bytes()
         stored = upload_ingest(project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format,
                                provenance=job.provenance)  # fmt: skip
     except FileNotFoundError:
-        job.status, job.error = ImportStatus.FAILED, _FILE_GONE
+        job.status, job.error = JobStatus.FAILED, _FILE_GONE
     except DomainError as exc:
-        job.status, job.error = ImportStatus.FAILED, exc.as_json()["error"]
+        job.status, job.error = JobStatus.FAILED, exc.as_json()["error"]
     except Exception as exc:  # a bug or an outage must not leave the job running forever; the trace goes to the log
         logger.exception("import job %s failed", job.pk)
         message = f"the import stopped on an unexpected error ({type(exc).__name__}: {str(exc)[:300]}); nothing was stored"
-        job.status, job.error = ImportStatus.FAILED, {"code": "import_failed", "message": message}
+        job.status, job.error = JobStatus.FAILED, {"code": "import_failed", "message": message}
     else:
-        job.status = ImportStatus.DONE
+        job.status = JobStatus.FINISHED
         job.episode_ids = [o.episode.pk for o in stored.outcomes]
         job.report = {
             **stored.report,
@@ -197,14 +199,14 @@ def import_job_run(*, job_id: int) -> ImportJob:
             "created": sum(o.created for o in stored.outcomes),
             "already_stored": sum(not o.created for o in stored.outcomes),
         }
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "episode_ids", "report", "finished_at"])
+    job.ended_at = timezone.now()
+    job.save(update_fields=["status", "error", "episode_ids", "report", "ended_at"])
     Path(job.path).unlink(missing_ok=True)
     return job
 
 
 _FILE_GONE = {"code": "file_missing", "message": "the uploaded file is no longer on the server; upload it again"}
-FINAL_STATUSES = (ImportStatus.DONE, ImportStatus.FAILED)
+FINAL_STATUSES = (JobStatus.FINISHED, JobStatus.FAILED)
 
 
 def import_job_wait(job: ImportJob, *, timeout_s: float) -> ImportJob:
@@ -220,8 +222,8 @@ def import_job_wait(job: ImportJob, *, timeout_s: float) -> ImportJob:
         if job.status in FINAL_STATUSES:
             return job
         if not Path(job.path).exists():
-            ImportJob.objects.filter(pk=job.pk, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(
-                status=ImportStatus.FAILED, error=_FILE_GONE, finished_at=timezone.now()
+            ImportJob.objects.filter(pk=job.pk, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).update(
+                status=JobStatus.FAILED, error=_FILE_GONE, ended_at=timezone.now()
             )
             job.refresh_from_db()
             return job
@@ -234,7 +236,7 @@ def import_job_json(job: ImportJob) -> dict[str, Any]:
     return {
         "id": job.pk,
         "url": f"/api/v1/imports/{job.pk}/",
-        "status": job.status,
+        "status": "done" if job.status == JobStatus.FINISHED else job.status,  # the imports API's word since before JobStatus
         "filename": job.filename,
         "format": job.format,
         "provenance": job.provenance,

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from environments.core import TERMINATION_REASONS
 from environments.trajectory import SOURCES, STEP_SOURCES
+from lab.jobs import Job
 from lab.projects.models import Project
 
 
@@ -190,30 +191,23 @@ class Step(models.Model):
         return f"step {self.index} of episode {self.episode_id}"
 
 
-class ImportStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
+class ImportJob(Job):
+    """An uploaded file being imported by a Celery job. The file stays on disk until the job ends.
 
-
-class ImportJob(models.Model):
-    """An uploaded file being imported by a Celery job. The file stays on disk until the job ends."""
+    Its status is the shared JobStatus; the imports API still says "done" for FINISHED (imports.import_job_json).
+    """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     filename = models.CharField(max_length=255)
     path = models.CharField(max_length=500)
     format = models.CharField(max_length=16, default="auto")
     provenance = models.CharField(max_length=8, choices=Provenance.choices, default=Provenance.UPLOAD,
                                   help_text="The tier its episodes get: upload, or external for an operator-flagged key.")  # fmt: skip
-    status = models.CharField(max_length=8, choices=ImportStatus.choices, default=ImportStatus.QUEUED)
     idempotency_key = models.CharField(max_length=200, blank=True)
     report = models.JSONField(default=dict, blank=True)
-    error = models.JSONField(null=True, blank=True)
+    # Structured ({code, message, path...}) unlike the other jobs' text: the API answers it as an object.
+    error = models.JSONField(null=True, blank=True)  # type: ignore[assignment]
     episode_ids = models.JSONField(default=list, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.filename} ({self.status})"

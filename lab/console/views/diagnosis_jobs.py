@@ -1,7 +1,7 @@
 """Diagnosis jobs from the console: pick failed episodes, a diagnoser, a pivotal anchor and replay verification;
 follow the job; read its before/after table and diagnoses; export them as JSONL.
 
-The form goes through lab.diagnoses.jobs.diagnosis_job_create, as the API's `jobs` action does, with the same
+The form goes through lab.diagnoses.jobs.diagnosis_job_launch, as the API's `jobs` action does, with the same
 roles (owners and researchers: a job may call a model for every episode). A refused form is the page again with
 its values and the message beside the field (400); a created job is queued on Celery and the browser goes to it.
 """
@@ -10,21 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from environments.policies import policy_names
 from lab.console.views.launch_forms import error_fields, require_write, write_projects
 from lab.diagnoses.exports import diagnoses_export_lines
-from lab.diagnoses.jobs import attempt_counts, diagnosis_job_create
+from lab.diagnoses.jobs import attempt_counts, diagnosis_job_launch
 from lab.diagnoses.models import DiagnosisJob
 from lab.diagnoses.selectors import diagnosis_job_diagnoses, diagnosis_job_get
-from lab.diagnoses.tasks import run_diagnosis_job
 from lab.errors import DomainError, NotFound
+from lab.jobs import JobStatus
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES, Project
-from lab.runs.models import JobStatus
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.selectors import episode_list_failed
 
@@ -94,7 +92,7 @@ def _job_create(request: HttpRequest) -> HttpResponse:
     require_write(request, project, "run diagnosis jobs")
     try:
         agent, rule_anchor = _diagnoser(project, post.get("diagnoser", "").strip())
-        job = diagnosis_job_create(project=project, episode_ids=_episode_ids(post.getlist("episodes")), agent=agent,
+        job = diagnosis_job_launch(project=project, episode_ids=_episode_ids(post.getlist("episodes")), agent=agent,
                                    rule_anchor=rule_anchor, pivotal_anchor=post.get("pivotal_anchor", "").strip(),
                                    verify=post.get("verify") == "on", user=request.user)  # fmt: skip
     except DomainError as exc:
@@ -102,7 +100,6 @@ def _job_create(request: HttpRequest) -> HttpResponse:
         errors = {("diagnoser" if field in ("agent", "rule_anchor") else field): message for field, message in errors.items()}
         context = job_form_context(request, form=post, errors=errors)
         return page(request, "console/diagnosis_jobs.html", context, status=400)
-    transaction.on_commit(lambda: run_diagnosis_job.delay(job.pk))
     return redirect("diagnosis-job", pk=job.pk)
 
 

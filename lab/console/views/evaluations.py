@@ -13,14 +13,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from lab.console.views.launch_forms import env_of, launch_context, launch_project, refused_fields, require_write, seeds_parse
+from lab.console.views.launch_forms import launch_context, launch_project, refused_fields, require_write, seeds_parse
 from lab.errors import DomainError
 from lab.pages import console_view, is_htmx, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
-from lab.rollouts.evaluations import evaluation_cancel, evaluation_create
+from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_get
-from lab.rollouts.services import agent_resolve_for_run
 
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
 
@@ -55,10 +54,9 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
     post = request.POST
     try:
         project = launch_project(request, "run evaluations")
-        task_set = post.get("task_set", "").strip()
         seeds = seeds_parse(post.get("seeds", ""))
-        agent = agent_resolve_for_run(project=project, name=post.get("agent", "").strip(), env_name=env_of(task_set))
-        evaluation = evaluation_create(project=project, agent=agent, task_set=task_set, seeds=seeds, user=request.user)
+        evaluation = evaluation_launch(project=project, agent=post.get("agent", "").strip(), task_set=post.get("task_set", "").strip(),
+                                       seeds=seeds, user=request.user)  # fmt: skip
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, EVALUATION_FIELDS)
         context = evaluation_list_context(request, form=post, errors=errors)

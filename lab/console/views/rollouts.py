@@ -6,34 +6,18 @@ episodes page again with its values and the message beside the field (400).
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from environments import registry
-from environments.core import EnvError
 from lab.console.views.episodes import episode_list_context
 from lab.console.views.launch_forms import launch_project, refused_fields, require_write, seed_parse
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects
 from lab.rollouts.selectors import rollout_job_get
-from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
-from lab.trajectories.services import task_resolve
+from lab.rollouts.services import rollout_cancel, rollout_launch
 
 ROLLOUT_FIELDS = ("project", "agent", "task", "seed")
-
-
-def _rollout_params(request: HttpRequest) -> dict[str, Any]:
-    project = launch_project(request, "run rollouts")
-    seed = seed_parse(request.POST.get("seed", ""))
-    try:
-        spec = registry.get_task(request.POST.get("task", "").strip())
-    except EnvError as exc:
-        raise DomainError(exc.code, exc.message, path="task") from exc
-    agent = agent_resolve_for_run(project=project, name=request.POST.get("agent", "").strip(), env_name=spec.env)
-    return {"project": project, "agent": agent, "task": task_resolve(project=project, env=spec.env, key=spec.key), "seed": seed}
 
 
 @require_POST
@@ -41,7 +25,10 @@ def _rollout_params(request: HttpRequest) -> dict[str, Any]:
 def rollout_new(request: HttpRequest) -> HttpResponse:
     """Start one rollout; the episodes page then shows the queued job (its episode appears when a worker starts it)."""
     try:
-        job = rollout_launch(**_rollout_params(request), user=request.user)
+        post = request.POST
+        project, seed = launch_project(request, "run rollouts"), seed_parse(post.get("seed", ""))
+        job = rollout_launch(project=project, agent=post.get("agent", "").strip(), task=post.get("task", "").strip(), seed=seed,
+                             user=request.user)  # fmt: skip
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, ROLLOUT_FIELDS)
         context = episode_list_context(request, rollout_form=request.POST, rollout_errors=errors)

@@ -30,9 +30,10 @@ from lab.errors import DomainError, NotFound
 from lab.live.services import live_last_seq
 from lab.pages import console_view, is_htmx, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
+from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 from lab.runs.selectors import run_get, run_list, run_metric_series
-from lab.runs.services import checkpoint_evaluate, run_cancel, run_create
+from lab.runs.services import run_cancel, run_create
 
 RUN_FIELDS = ("project", "name", "recipe", "base_model", "config", "dataset")
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from lab.jobs import JobStatus
 from lab.rollouts.models import Evaluation, RolloutJob
-from lab.runs.models import Checkpoint, JobStatus, TrainingRun
+from lab.runs.models import Checkpoint, TrainingRun
 from lab.runs.services import run_create
 from lab.trajectories.models import AgentKind, EpisodeStatus
 

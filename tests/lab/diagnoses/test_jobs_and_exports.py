@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from lab.diagnoses.jobs import diagnosis_job_create, diagnosis_job_run
+from lab.diagnoses.jobs import diagnosis_job_launch, diagnosis_job_run
 from lab.diagnoses.models import Diagnosis
 from lab.errors import DomainError
 from lab.live.models import LiveEvent
@@ -17,7 +17,7 @@ from training.data import tokenize_record
 
 def test_a_batch_job_diagnoses_labels_and_verifies_with_progress_and_a_summary(project_a: Any, store: Any, diagnoser: Any) -> None:
     episodes = [store("ledger/tight"), store("ledger/loose")]
-    job = diagnosis_job_create(project=project_a, episode_ids=[e.pk for e in episodes], agent=diagnoser("ledger-diagnoser-good"),
+    job = diagnosis_job_launch(project=project_a, episode_ids=[e.pk for e in episodes], agent=diagnoser("ledger-diagnoser-good"),
                                pivotal_anchor="ledger-fixer", verify=True)  # fmt: skip
     seen: list[tuple[int, int]] = []
     job = diagnosis_job_run(job_id=job.pk, progress=lambda done, total: seen.append((done, total)))
@@ -35,16 +35,16 @@ def test_a_batch_job_diagnoses_labels_and_verifies_with_progress_and_a_summary(p
 
 
 def test_bad_answers_count_in_the_summary_and_bad_jobs_are_refused(project_a: Any, tight_episode: Any, diagnoser: Any) -> None:
-    job = diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk], agent=diagnoser("ledger-diagnoser-past-end"))
+    job = diagnosis_job_launch(project=project_a, episode_ids=[tight_episode.pk], agent=diagnoser("ledger-diagnoser-past-end"))
     job = diagnosis_job_run(job_id=job.pk)
     assert job.summary["attempts"] == {"total": 1, "accepted": 0, "bad_answers": 1}
     assert job.summary["by_category"] == {}
     with pytest.raises(DomainError, match="no episode"):
-        diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk, 999_999], rule_anchor="ledger-fixer")
+        diagnosis_job_launch(project=project_a, episode_ids=[tight_episode.pk, 999_999], rule_anchor="ledger-fixer")
     with pytest.raises(DomainError, match="'oracle-x' is not a policy of ledger"):
-        diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk], rule_anchor="oracle-x")
+        diagnosis_job_launch(project=project_a, episode_ids=[tight_episode.pk], rule_anchor="oracle-x")
     with pytest.raises(DomainError, match="would do nothing"):
-        diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk], verify=False)
+        diagnosis_job_launch(project=project_a, episode_ids=[tight_episode.pk], verify=False)
 
 
 def test_an_unexpected_error_ends_the_job_as_failed_with_the_error(
@@ -56,7 +56,7 @@ def test_an_unexpected_error_ends_the_job_as_failed_with_the_error(
         raise KeyError("a bug")
 
     monkeypatch.setattr(jobs, "_diagnose_one", broken)
-    job = diagnosis_job_create(project=project_a, episode_ids=[tight_episode.pk], rule_anchor="ledger-fixer")
+    job = diagnosis_job_launch(project=project_a, episode_ids=[tight_episode.pk], rule_anchor="ledger-fixer")
     job = diagnosis_job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "failed" and job.error == "KeyError: 'a bug'" and job.ended_at is not None

@@ -10,7 +10,7 @@ from django.core.cache import cache
 
 from lab.diagnoses import selectors
 from lab.diagnoses.analysis import episode_step_credit
-from lab.diagnoses.jobs import diagnosis_job_create
+from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.diagnoses.services import diagnosis_create
 from lab.errors import NotFound
 from lab.projects.models import Project
@@ -65,7 +65,7 @@ def test_a_verify_only_jobs_diagnoses_are_the_existing_ones_of_its_episodes(stor
     tight, loose = store("ledger/tight"), store("ledger/loose")
     on_tight = diagnosis_create(episode=tight, step_index=1, category="wrong_tool", explanation="called the wrong tool", author=alice)
     diagnosis_create(episode=loose, step_index=1, category="wrong_tool", explanation="not in the job", author=alice)
-    job = diagnosis_job_create(project=tight.project, episode_ids=[tight.pk], verify=True, user=alice)
+    job = diagnosis_job_launch(project=tight.project, episode_ids=[tight.pk], verify=True, user=alice, enqueue=False)
     mine = Project.objects.filter(pk=tight.project_id)
     assert selectors.diagnosis_job_get(projects=mine, pk=job.pk) == job
     assert list(selectors.diagnosis_job_diagnoses(job=job)) == [on_tight]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lab.rollouts.evaluations import evaluation_create
+from lab.rollouts.evaluations import evaluation_launch
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.services import anchor_agent_resolve, rollout_run
 from lab.trajectories.models import AgentConfig, Episode
@@ -84,7 +84,7 @@ def test_seeds_past_the_maximum_or_outside_int64_are_refused(db: Any, alice_api:
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", ["owner", "researcher", "expert", "viewer"])
 def test_regrading_an_evaluation_needs_the_role_that_runs_evaluations(api: Any, role_users: Any, project_a: Any, role: str) -> None:
-    evaluation = evaluation_create(project=project_a, agent=anchor_agent_resolve(project=project_a, name="naive-restock"),
+    evaluation = evaluation_launch(project=project_a, agent=anchor_agent_resolve(project=project_a, name="naive-restock"),
                                    task_set=TASK, seeds=[0], enqueue=False)  # fmt: skip
     for job in RolloutJob.objects.filter(evaluation=evaluation):
         rollout_run(job_id=job.pk)

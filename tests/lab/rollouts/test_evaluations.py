@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from lab.rollouts.evaluations import evaluation_compare, evaluation_create, evaluation_regrade
+from lab.rollouts.evaluations import evaluation_compare, evaluation_launch, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.services import anchor_agent_resolve, rollout_run
 from lab.trajectories.models import Step
@@ -20,7 +20,7 @@ TASK = "storebench/payment-outage"
 
 
 def _evaluate(project: Any, name: str, seeds: list[int]) -> Evaluation:
-    evaluation = evaluation_create(
+    evaluation = evaluation_launch(
         project=project, agent=anchor_agent_resolve(project=project, name=name), task_set=TASK, seeds=seeds, enqueue=False
     )
     for job in RolloutJob.objects.filter(evaluation=evaluation):

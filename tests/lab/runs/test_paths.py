@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from lab.errors import DomainError
+from lab.jobs import JobStatus
 from lab.rollouts.services import rollout_launch, rollout_run
-from lab.runs.models import Checkpoint, JobStatus, TrainingRun
+from lab.runs.models import Checkpoint, TrainingRun
 from lab.runs.paths import model_path_confine, run_folder
 from lab.runs.services import run_create, run_execute
 from lab.trajectories.models import AgentConfig

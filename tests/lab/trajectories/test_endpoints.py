@@ -267,7 +267,7 @@ def test_keys_never_reach_episodes_job_errors_or_logs(
 def test_the_evaluate_command_and_diagnosis_jobs_refuse_a_disabled_agent(endpoints: Any, project_a: Any, record_factory: Any) -> None:
     from django.core.management.base import CommandError
 
-    from lab.diagnoses.jobs import diagnosis_job_create
+    from lab.diagnoses.jobs import diagnosis_job_launch
     from lab.trajectories.services import episodes_ingest
 
     episode = episodes_ingest(project=project_a, records=[record_factory(steps=2)])[0].episode
@@ -277,4 +277,4 @@ def test_the_evaluate_command_and_diagnosis_jobs_refuse_a_disabled_agent(endpoin
     with pytest.raises(CommandError, match="agent 'stale' is disabled: endpoint: 'gone'"):
         call_command("evaluate", agent="stale", tasks="toolgym/lookup", seeds="0", project=project_a.slug, inline=True)
     with pytest.raises(DomainError, match="agent 'stale' is disabled"):
-        diagnosis_job_create(project=project_a, episode_ids=[episode.pk], agent=agent)
+        diagnosis_job_launch(project=project_a, episode_ids=[episode.pk], agent=agent)

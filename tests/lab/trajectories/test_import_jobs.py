@@ -11,15 +11,16 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from lab.jobs import JobStatus
 from lab.trajectories import imports
-from lab.trajectories.models import Episode, ImportJob, ImportStatus
+from lab.trajectories.models import Episode, ImportJob
 
 pytestmark = pytest.mark.django_db
 
 CHAT = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
 
 
-def _job(project: Any, alice: Any, tmp_path: Path, *, status: str = ImportStatus.QUEUED, write: bool = True) -> ImportJob:
+def _job(project: Any, alice: Any, tmp_path: Path, *, status: str = JobStatus.QUEUED, write: bool = True) -> ImportJob:
     path = tmp_path / "upload.json"
     if write:
         path.write_bytes(json.dumps(CHAT).encode())
@@ -35,7 +36,7 @@ def test_an_unexpected_error_fails_the_job_with_a_reason_and_removes_its_file(
     monkeypatch.setattr(imports.ingest, "import_payload", broken)
     job = imports.import_job_run(job_id=_job(project_a, alice, tmp_path).pk)
     job.refresh_from_db()
-    assert job.status == "failed" and job.finished_at is not None
+    assert job.status == "failed" and job.ended_at is not None
     assert job.error["code"] == "import_failed"
     assert "RuntimeError: parser exploded" in job.error["message"]
     assert not Path(job.path).exists() and Episode.objects.count() == 0
@@ -55,19 +56,19 @@ def test_a_job_whose_file_is_gone_fails_with_a_reason(project_a: Any, alice: Any
 
 
 def test_a_failed_job_is_not_run_again(project_a: Any, alice: Any, tmp_path: Path) -> None:
-    job = _job(project_a, alice, tmp_path, status=ImportStatus.FAILED)
+    job = _job(project_a, alice, tmp_path, status=JobStatus.FAILED)
     assert imports.import_job_run(job_id=job.pk).status == "failed" and Episode.objects.count() == 0
 
 
 def test_wait_returns_at_once_for_a_failed_job(project_a: Any, alice: Any, tmp_path: Path) -> None:
-    job = _job(project_a, alice, tmp_path, status=ImportStatus.FAILED)
+    job = _job(project_a, alice, tmp_path, status=JobStatus.FAILED)
     started = time.monotonic()
     assert imports.import_job_wait(job, timeout_s=30).status == "failed"
     assert time.monotonic() - started < 5
 
 
 def test_wait_fails_and_returns_at_once_for_a_running_job_whose_file_is_gone(project_a: Any, alice: Any, tmp_path: Path) -> None:
-    job = _job(project_a, alice, tmp_path, status=ImportStatus.RUNNING, write=False)
+    job = _job(project_a, alice, tmp_path, status=JobStatus.RUNNING, write=False)
     started = time.monotonic()
     waited = imports.import_job_wait(job, timeout_s=30)
     assert time.monotonic() - started < 5

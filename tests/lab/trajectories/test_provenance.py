@@ -98,7 +98,7 @@ def test_a_file_import_through_a_flagged_key_is_external(alice: Any, project_a: 
     response = _client(flagged).post("/api/v1/episodes/import/", {"file": upload}, format="multipart")
     assert response.status_code == 202 and response.json()["provenance"] == "external"
     job = import_job_run(job_id=response.json()["id"])  # the Celery job's body, run here
-    assert job.status == "done" and Episode.objects.get(pk=job.episode_ids[0]).provenance == "external"
+    assert job.status == "finished" and Episode.objects.get(pk=job.episode_ids[0]).provenance == "external"
 
 
 def test_the_create_api_key_command_flags_external_keys_only_when_asked(alice: Any, project_a: Any) -> None:

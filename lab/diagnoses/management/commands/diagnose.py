@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from lab.diagnoses.exports import VIEWS, diagnoses_export_lines
-from lab.diagnoses.jobs import diagnosis_job_create, diagnosis_job_run
+from lab.diagnoses.jobs import diagnosis_job_launch, diagnosis_job_run
 from lab.diagnoses.models import Diagnosis
 from lab.errors import DomainError
 from lab.projects.models import Project
@@ -63,8 +63,8 @@ class Command(BaseCommand):
             if agent is None:
                 raise CommandError(f"no agent {options['agent']!r} in {project.slug}")
         try:
-            job = diagnosis_job_create(project=project, episode_ids=ids, agent=agent, rule_anchor=options["rule"] or "",
-                                       pivotal_anchor=options["pivotal"], verify=options["verify"])  # fmt: skip
+            job = diagnosis_job_launch(project=project, episode_ids=ids, agent=agent, rule_anchor=options["rule"] or "",
+                                       pivotal_anchor=options["pivotal"], verify=options["verify"], enqueue=False)  # fmt: skip
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         with tqdm(total=job.total, desc=f"diagnosis job {job.pk}", unit="episode", file=self.stderr) as bar:

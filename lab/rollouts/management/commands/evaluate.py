@@ -22,9 +22,9 @@ from environments.policies import policy_names
 from environments.seeds import SeedError, seeds_parse
 from lab.errors import DomainError
 from lab.projects.models import Project
-from lab.rollouts.evaluations import evaluation_compare, evaluation_create, evaluation_refresh, evaluation_regrade
+from lab.rollouts.evaluations import evaluation_compare, evaluation_launch, evaluation_refresh, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
-from lab.rollouts.services import agent_resolve_for_run, rollout_run
+from lab.rollouts.services import rollout_run
 
 
 class Command(BaseCommand):
@@ -68,8 +68,8 @@ class Command(BaseCommand):
         try:
             for anchor in anchors:
                 if anchor != options["agent"]:
-                    self._run(project, anchor, env_name, options, seeds, quiet=True)
-            evaluation = self._run(project, options["agent"], env_name, options, seeds, quiet=False)
+                    self._run(project, anchor, options, seeds, quiet=True)
+            evaluation = self._run(project, options["agent"], options, seeds, quiet=False)
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if options["json"]:
@@ -94,14 +94,13 @@ class Command(BaseCommand):
             raise CommandError("name the project with --project SLUG")
         return projects[0]
 
-    def _run(self, project: Project, name: str, env_name: str, options: dict[str, Any], seeds: list[int], *, quiet: bool) -> Evaluation:
-        agent = agent_resolve_for_run(project=project, name=name, env_name=env_name)
+    def _run(self, project: Project, name: str, options: dict[str, Any], seeds: list[int], *, quiet: bool) -> Evaluation:
         inline = options["inline"] or (settings.CELERY_EMBEDDED and not options["workers"])
         if options["workers"] and settings.CELERY_EMBEDDED:
             from lab.celery import start_embedded_worker
 
             start_embedded_worker()
-        evaluation = evaluation_create(project=project, agent=agent, task_set=options["tasks"], seeds=seeds, enqueue=not inline)
+        evaluation = evaluation_launch(project=project, agent=name, task_set=options["tasks"], seeds=seeds, enqueue=not inline)
         jobs = list(RolloutJob.objects.filter(evaluation=evaluation).order_by("task__key", "seed").values_list("pk", flat=True))
         label = f"{name:<16.16}"
         if inline:
@@ -118,7 +117,7 @@ class Command(BaseCommand):
         self.stderr.write("")
         evaluation.refresh_from_db()
         if not quiet:
-            self.stdout.write(f"evaluation {evaluation.pk}: {agent.name} on {evaluation.task_set}, seeds {seeds}")
+            self.stdout.write(f"evaluation {evaluation.pk}: {evaluation.agent.name} on {evaluation.task_set}, seeds {seeds}")
         return evaluation
 
     def _table(self, aggregate: dict[str, Any]) -> None:
