@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lab.diagnoses import pivotal
+from lab.diagnoses import pivotal, tasks
 from lab.diagnoses.models import DiagnosisJob
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_a_longer_episode_becomes_a_pivotal_only_job_queued_on_commit(
     tight_episode: Any, alice: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     queued: list[int] = []
-    monkeypatch.setattr(pivotal.run_diagnosis_job, "delay", queued.append)
+    monkeypatch.setattr(tasks.run_diagnosis_job, "delay", queued.append)
     with django_capture_on_commit_callbacks(execute=True):
         outcome = pivotal.episode_pivotal_find(
             episode=tight_episode, anchor="ledger-fixer", user=alice, inline_max_steps=tight_episode.step_count - 1
