@@ -84,8 +84,8 @@ def main() -> None:
     from django.test import Client
 
     from lab.projects.services import api_key_issue, membership_set, project_create, user_get_or_create
+    from lab.trajectories.bulk import copy_row, copy_steps
     from lab.trajectories.models import Step
-    from lab.trajectories.services import _copy_row, _copy_steps
 
     call_command("migrate", verbosity=0)
     user = user_get_or_create(username="bench")
@@ -150,11 +150,11 @@ def main() -> None:
     # index) index and the trigger checking their episodes. No ingest path can beat this; it bounds the ratio above.
     episode_ids = list(Step.objects.filter(episode__project=project).order_by("episode_id").values_list("episode_id", flat=True).distinct())
     table_rows = [
-        _copy_row(episode_ids[e], {**s, "index": s["index"] + args.steps}) for e, record in enumerate(runs[0]) for s in record["steps"]
+        copy_row(episode_ids[e], {**s, "index": s["index"] + args.steps}) for e, record in enumerate(runs[0]) for s in record["steps"]
     ]
     started = time.perf_counter()
     with transaction.atomic():
-        _copy_steps(table_rows)
+        copy_steps(table_rows)
     table_s = time.perf_counter() - started
 
     api_s, copy_s = statistics.median(api_times), statistics.median(copy_times)

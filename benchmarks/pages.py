@@ -49,8 +49,8 @@ def generate(episodes: int) -> tuple[object, int]:
 
     from environments.trajectory import make_step
     from lab.projects.services import membership_set, project_create
+    from lab.trajectories.bulk import insert_steps, step_row
     from lab.trajectories.models import AgentConfig, Episode, Task
-    from lab.trajectories.services import _insert_steps, _step_row
 
     rng = random.Random(0)
     user = get_user_model().objects.create_user(username="bench", password="bench-password")
@@ -87,7 +87,7 @@ def generate(episodes: int) -> tuple[object, int]:
                        results=[{"call_id": f"c{s}", "content": {"inventory": [{"sku": f"P0{s % 9}-BLA-M", "on_hand": s % 50}] * 5}, "is_error": False}],
                        events=[{"entity": f"sku:P0{s % 9}-BLA-M", "field": "on_hand", "before": 1, "after": 2, "op": "write"}],
                        sim_time_start=s * 12.0, sim_time_end=s * 12.0 + 5, state_hash=f"{s:032x}") for s in range(2000)]  # fmt: skip
-    _insert_steps([_step_row(long.pk, step) for step in steps])
+    insert_steps([step_row(long.pk, step) for step in steps])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(f"generated {episodes:,} episodes + one of 2,000 steps in {time.perf_counter() - started:.1f} s")

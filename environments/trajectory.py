@@ -46,28 +46,42 @@ RESULT_SCHEMA: dict[str, Any] = {
     "properties": {"call_id": {"type": "string"}, "content": {}, "is_error": {"type": "boolean"}},
 }
 
+_REQUIRED = object()  # a step field every step must give
+_OPTIONAL = object()  # a step field present only when given
+
+# The step's fields, declared once, each with its JSON Schema and its empty value. make_step fills in the fields
+# with an empty value and normalize_record adds them when absent (lab stores each in a column of its own); the
+# _OPTIONAL ones appear only when given (lab keeps them in Step.extra). STEP_SCHEMA, STEP_DEFAULTS and the fast
+# step check below are read off it; lab.ingest.native_fast.NativeStep and lab's Step model follow it, which
+# tests/lab/trajectories/test_step_shape.py checks.
+_STEP_FIELDS: dict[str, tuple[dict[str, Any], Any]] = {
+    "index": ({"type": "integer", "minimum": 0}, _REQUIRED),
+    "source": ({"enum": list(STEP_SOURCES)}, _REQUIRED),
+    "message": ({}, None),  # text, or a list of content parts as the producer sent them
+    "reasoning": (_STRING_OR_NULL, None),
+    "tool_calls": ({"type": "array", "items": TOOL_CALL_SCHEMA}, []),
+    "results": ({"type": "array", "items": RESULT_SCHEMA}, []),
+    "reward": (_NUMBER_OR_NULL, None),
+    "sim_time_start": (_NUMBER_OR_NULL, None),
+    "sim_time_end": (_NUMBER_OR_NULL, None),
+    "events": ({"type": "array", "items": {"type": "object"}}, []),
+    "state_hash": (_STRING_OR_NULL, None),
+    "token_ids": ({"type": ["array", "null"], "items": {"type": "integer"}}, None),
+    "logprobs": ({"type": ["array", "null"], "items": {"type": "number"}}, None),
+    "prompt_token_ids": ({"type": ["array", "null"], "items": {"type": "integer"}}, _OPTIONAL),
+    "latency_ms": (_NUMBER_OR_NULL, None),
+    "timestamp": (_STRING_OR_NULL, _OPTIONAL),
+    "meta": ({"type": "object"}, _OPTIONAL),
+}
+
 STEP_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["index", "source"],
-    "properties": {
-        "index": {"type": "integer", "minimum": 0},
-        "source": {"enum": list(STEP_SOURCES)},
-        "message": {},  # text, or a list of content parts as the producer sent them
-        "reasoning": _STRING_OR_NULL,
-        "tool_calls": {"type": "array", "items": TOOL_CALL_SCHEMA},
-        "results": {"type": "array", "items": RESULT_SCHEMA},
-        "reward": _NUMBER_OR_NULL,
-        "sim_time_start": _NUMBER_OR_NULL,
-        "sim_time_end": _NUMBER_OR_NULL,
-        "events": {"type": "array", "items": {"type": "object"}},
-        "state_hash": _STRING_OR_NULL,
-        "token_ids": {"type": ["array", "null"], "items": {"type": "integer"}},
-        "logprobs": {"type": ["array", "null"], "items": {"type": "number"}},
-        "prompt_token_ids": {"type": ["array", "null"], "items": {"type": "integer"}},
-        "latency_ms": _NUMBER_OR_NULL,
-        "timestamp": _STRING_OR_NULL,
-        "meta": {"type": "object"},
-    },
+    "required": [name for name, (_, empty) in _STEP_FIELDS.items() if empty is _REQUIRED],
+    "properties": {name: schema for name, (schema, _) in _STEP_FIELDS.items()},
+}
+# Every field with an empty value: what make_step fills in and normalize_record adds when absent.
+STEP_DEFAULTS: dict[str, Any] = {
+    name: empty for name, (_, empty) in _STEP_FIELDS.items() if empty is not _REQUIRED and empty is not _OPTIONAL
 }
 
 # An OpenAI function tool as the agent saw it; the lab renders these and hashes them, so their shape is checked.
@@ -146,28 +160,12 @@ def new_record(*, header: dict[str, Any], steps: list[dict[str, Any]] | None = N
     return {"schema_version": SCHEMA_VERSION, "header": dict(header), "steps": list(steps or [])}
 
 
-# Every optional step field with its empty value: what make_step fills in and normalize_record adds when absent.
-_STEP_DEFAULTS: dict[str, Any] = {
-    "message": None,
-    "reasoning": None,
-    "tool_calls": [],
-    "results": [],
-    "reward": None,
-    "sim_time_start": None,
-    "sim_time_end": None,
-    "events": [],
-    "state_hash": None,
-    "token_ids": None,
-    "logprobs": None,
-    "latency_ms": None,
-}
-
-_STEP_DEFAULT_KEYS = _STEP_DEFAULTS.keys()
+_STEP_DEFAULT_KEYS = STEP_DEFAULTS.keys()
 
 
 def _empty_step_fields() -> dict[str, Any]:
-    """A fresh copy of _STEP_DEFAULTS (its lists must not be shared between steps)."""
-    return {key: (list(value) if isinstance(value, list) else value) for key, value in _STEP_DEFAULTS.items()}
+    """A fresh copy of STEP_DEFAULTS (its lists must not be shared between steps)."""
+    return {key: (list(value) if isinstance(value, list) else value) for key, value in STEP_DEFAULTS.items()}
 
 
 def make_step(
@@ -292,10 +290,41 @@ def _step_problem(step: Any, position: int) -> TrajectoryError | None:
     return None
 
 
-_NONE = type(None)
-_NUMBER = frozenset({int, float})
-_NUMBER_OR_NONE = frozenset({int, float, _NONE})
-_STRING_OR_NONE = frozenset({str, _NONE})
+_EXACT_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}),
+    "array": frozenset({list}),
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "null": frozenset({type(None)}),
+}
+# Checked by hand in _step_ok: the ordering of indexes, the source's enum, and calls and results.
+_STEP_FIELDS_CHECKED_APART = frozenset({"index", "source", "tool_calls", "results"})
+
+
+def _exact_types(schema: dict[str, Any]) -> frozenset[type]:
+    kinds = schema["type"]
+    return frozenset().union(*(_EXACT_TYPES[kind] for kind in ([kinds] if isinstance(kinds, str) else kinds)))
+
+
+def _typed_step_fields() -> tuple[tuple[str, frozenset[type], frozenset[type] | None], ...]:
+    """(field, its value's types, its items' types or None) for each step field whose schema is only types
+    (items included): what _step_ok checks of them. Any other rule there would have to be added to _step_ok."""
+    checks = []
+    for name, schema in STEP_SCHEMA["properties"].items():
+        if name in _STEP_FIELDS_CHECKED_APART or not schema:  # {}: any value (message)
+            continue
+        items = schema.get("items")
+        assert schema.keys() <= {"type", "items"} and (items is None or items.keys() == {"type"}), (
+            f"step field {name!r}: _step_ok checks types only, not {schema}"
+        )
+        checks.append((name, _exact_types(schema), None if items is None else _exact_types(items)))
+    return tuple(checks)
+
+
+_TYPED_STEP_FIELDS = _typed_step_fields()
+_ABSENT = object()
 
 
 def _step_ok(step: Any, position: int) -> bool:
@@ -309,23 +338,13 @@ def _step_ok(step: Any, position: int) -> bool:
     index = get("index")
     if type(index) is not int or index != position or get("source") not in STEP_SOURCES:
         return False
-    if (
-        type(get("reasoning")) not in _STRING_OR_NONE
-        or type(get("state_hash")) not in _STRING_OR_NONE
-        or type(get("timestamp")) not in _STRING_OR_NONE
-        or type(get("reward")) not in _NUMBER_OR_NONE
-        or type(get("sim_time_start")) not in _NUMBER_OR_NONE
-        or type(get("sim_time_end")) not in _NUMBER_OR_NONE
-        or type(get("latency_ms")) not in _NUMBER_OR_NONE
-        or ("meta" in step and type(step["meta"]) is not dict)
-    ):
-        return False
-    events = get("events", _NO_ITEMS)
-    if type(events) is not list or not all(type(event) is dict for event in events):
-        return False
-    for key, kinds in (("token_ids", _INTEGER), ("logprobs", _NUMBER), ("prompt_token_ids", _INTEGER)):
-        values = get(key)
-        if values is not None and (type(values) is not list or not kinds.issuperset(map(type, values))):
+    for name, kinds, item_kinds in _TYPED_STEP_FIELDS:
+        value = get(name, _ABSENT)
+        if value is _ABSENT:
+            continue
+        if type(value) not in kinds:
+            return False
+        if item_kinds is not None and type(value) is list and not item_kinds.issuperset(map(type, value)):
             return False
     calls = get("tool_calls", _NO_ITEMS)
     results = get("results", _NO_ITEMS)
@@ -348,7 +367,6 @@ def _step_ok(step: Any, position: int) -> bool:
     return True
 
 
-_INTEGER = frozenset({int})
 _NO_ITEMS: list[Any] = []  # read, never written
 
 

@@ -47,7 +47,9 @@ class NativeResult(Struct, forbid_unknown_fields=True):
 
 
 class NativeStep(Struct, forbid_unknown_fields=True):
-    """STEP_SCHEMA, field for field. The defaults are make_step's; an UNSET field is left out, as it was."""
+    """STEP_SCHEMA, field for field, written out for the type checker and the reader; the defaults are
+    STEP_DEFAULTS, and an UNSET field is left out, as it was. tests/lab/trajectories/test_step_shape.py checks
+    that the two agree, types included."""
 
     index: Annotated[int, Meta(ge=0)]
     source: Literal["agent", "user", "env", "human", "system"]

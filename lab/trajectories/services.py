@@ -15,15 +15,12 @@ claim kept in meta (claimed_source, claimed_parent, claimed_agent) and nothing l
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import msgspec
-import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -33,31 +30,13 @@ from environments import registry
 from environments.core import EnvError
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
-from lab.ingest.native_fast import NativeRecord, NativeStep
+from lab.ingest.native_fast import NativeRecord
 from lab.live.services import live_publish
 from lab.projects.models import Project
+from lab.trajectories import bulk
 from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Provenance, Step, Task
 from lab.trajectories.provenance import agent_resolve_external, header_claims
 from lab.trajectories.redaction import step_redact
-
-# Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
-# record comes back exactly as it went in; the columns are there to filter and sort on.
-_STEP_COLUMNS = (
-    "index",
-    "source",
-    "message",
-    "reasoning",
-    "tool_calls",
-    "results",
-    "reward",
-    "sim_time_start",
-    "sim_time_end",
-    "events",
-    "state_hash",
-    "token_ids",
-    "logprobs",
-    "latency_ms",
-)
 
 
 @dataclass
@@ -106,7 +85,7 @@ def _prepare(index: int, record: dict[str, Any], *, validated: bool, digest: str
         raise record_error(
             index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}"
         )
-    if validated and all(step.keys() >= _STEP_COLUMN_SET for step in record["steps"]):
+    if validated and all(step.keys() >= bulk.STEP_COLUMN_SET for step in record["steps"]):
         # lab.ingest's steps carry every field already and nothing here changes them, so its hash stands.
         return record, digest or content_hash(record)
     normalized = normalize_record(record)
@@ -165,6 +144,8 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
                     branch_step=parent_ref.get("branch_step") if parent else None, meta={"header": header})  # fmt: skip
 
 
+# Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
+# record comes back exactly as it went in; the columns are there to filter and sort on.
 def _episode(
     resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any, *,
     agent: AgentConfig | None, source: str, parent: Episode | None, branch_step: int | None, meta: dict[str, Any],
@@ -202,19 +183,6 @@ def _int_or_none(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def _step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
-    row = {column: step.get(column) for column in _STEP_COLUMNS}
-    row["episode_id"] = episode_id
-    row["tool_calls"] = row["tool_calls"] or []
-    row["results"] = row["results"] or []
-    row["events"] = row["events"] or []
-    row["extra"] = {k: v for k, v in step.items() if k not in _STEP_COLUMN_SET}
-    return row
-
-
-_STEP_COLUMN_SET = frozenset(_STEP_COLUMNS)
 
 
 def episodes_ingest(
@@ -258,15 +226,15 @@ def episodes_ingest(
             first_position[digest] = i
             new_episodes.append(_episode_from_header(resolver, i, record, digest, raws[i], user))
             new_positions.append(i)
-        created = _insert_episodes(new_episodes)
+        created = bulk.insert_episodes(new_episodes)
         pairs = [(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]
         if not pairs:
             pass
         elif connection.vendor == "postgresql":
             # Rows made while COPY streams: the server stores one batch while the next is formatted.
-            _copy_steps(_copy_row(episode_id, step) for episode_id, step in pairs)
+            bulk.copy_steps(bulk.copy_row(episode_id, step) for episode_id, step in pairs)
         else:
-            _insert_steps([_step_row(episode_id, step) for episode_id, step in pairs])
+            bulk.insert_steps([bulk.step_row(episode_id, step) for episode_id, step in pairs])
         by_hash = {ep.content_hash: ep for ep in created}
         missing = [digest for digest in existing if digest not in by_hash]
         by_hash.update({ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=missing)})
@@ -303,11 +271,11 @@ def episodes_ingest_native(
             for header in headers:
                 resolver.task(header)
                 resolver.agent(header.get("policy") or {})
-            ids = _draw_episode_ids(len(records))
+            ids = bulk.draw_episode_ids(len(records))
             episodes: list[Episode | None] = [None] * len(records)
             if resolver.trusted and any((header.get("parent") or {}).get("episode_id") is not None for header in headers):
                 episodes = [_native_episode(resolver, i, record, ids[i], user) for i, record in enumerate(records)]
-            _copy_steps(_native_rows(resolver, records, ids, user, episodes))
+            bulk.copy_steps(_native_rows(resolver, records, ids, user, episodes))
             made = [episode for episode in episodes if episode is not None]
             stored = {
                 ep.content_hash: ep for ep in Episode.objects.filter(project=project, content_hash__in=[e.content_hash for e in made])
@@ -319,7 +287,7 @@ def episodes_ingest_native(
             repeated = [episode.pk for episode in made if first.get(episode.content_hash) is not episode]
             if repeated:
                 Step.objects.filter(episode_id__in=repeated).delete()
-            _copy_episodes(list(first.values()))
+            bulk.copy_episodes(list(first.values()))
     except _NotForTheFastPath:
         return None
     outcomes = []
@@ -352,135 +320,7 @@ def _native_rows(
         episode.step_count = len(steps)
         episodes[i] = episode
         for step in steps:
-            yield _native_copy_row(ids[i], step)
-
-
-_ENCODE = msgspec.json.encode
-
-
-def _native_copy_row(episode_id: int, step: NativeStep) -> tuple[Any, ...]:
-    """`_copy_row` for a NativeStep: the same values, encoded by msgspec straight from the struct."""
-    message, token_ids, logprobs = step.message, step.token_ids, step.logprobs
-    extra = {key: value for key in _NATIVE_EXTRA_FIELDS if (value := getattr(step, key)) is not msgspec.UNSET}
-    return (
-        episode_id, step.index, step.source, None if message is None else _ENCODE(message).decode(), step.reasoning,
-        _ENCODE(step.tool_calls).decode(), _ENCODE(step.results).decode(), step.reward, step.sim_time_start, step.sim_time_end,
-        _ENCODE(step.events).decode(), step.state_hash, None if token_ids is None else _ENCODE(token_ids).decode(),
-        None if logprobs is None else _ENCODE(logprobs).decode(), step.latency_ms, _ENCODE(extra).decode() if extra else _NO_EXTRA,
-    )  # fmt: skip
-
-
-_NATIVE_EXTRA_FIELDS = ("prompt_token_ids", "timestamp", "meta")  # NativeStep's fields without a column
-
-
-def _insert_episodes(episodes: list[Episode]) -> list[Episode]:
-    """Insert new episodes and give them their ids. On PostgreSQL: ids drawn from the sequence, then one COPY,
-    since bulk_create's per-field SQL compilation cost more than the whole step COPY of an upload."""
-    if connection.vendor != "postgresql" or not episodes:
-        return Episode.objects.bulk_create(episodes)
-    for episode, pk in zip(episodes, _draw_episode_ids(len(episodes)), strict=True):
-        episode.pk = pk
-    _copy_episodes(episodes)
-    return episodes
-
-
-def _draw_episode_ids(count: int) -> list[int]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [Episode._meta.db_table, count])
-        return [pk for (pk,) in cursor.fetchall()]
-
-
-def _copy_episodes(episodes: list[Episode]) -> None:
-    """COPY episodes whose ids were drawn already."""
-    if not episodes:
-        return
-    now = timezone.now()
-    for episode in episodes:
-        episode.created_at = now
-    columns, attributes = _episode_copy_layout()
-    _copy_into(Episode._meta.db_table, columns, (_episode_row(episode, attributes) for episode in episodes))
-    for episode in episodes:
-        episode._state.adding = False
-        episode._state.db = "default"
-
-
-@functools.cache
-def _episode_copy_layout() -> tuple[list[str], list[tuple[str, bool]]]:
-    """Episode's columns, and per column (attribute, holds JSON): read off the model once, not per row."""
-    fields = Episode._meta.concrete_fields
-    return [str(f.column) for f in fields], [(f.attname, f.get_internal_type() == "JSONField") for f in fields]
-
-
-def _episode_row(episode: Episode, attributes: list[tuple[str, bool]]) -> list[Any]:
-    row = []
-    for attname, is_json in attributes:
-        value = getattr(episode, attname)
-        row.append(_copy_value(value) if is_json and value is not None else value)
-    return row
-
-
-def _insert_steps(rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        return
-    if connection.vendor == "postgresql":
-        _copy_steps([_copy_row(row["episode_id"], row, extra=row["extra"]) for row in rows])
-    else:
-        Step.objects.bulk_create([Step(**row) for row in rows], batch_size=500)
-
-
-def _copy_steps(rows: Iterable[tuple[Any, ...]]) -> None:
-    """PostgreSQL COPY: several times faster than multi-row INSERT for the thousands of steps of an upload."""
-    _copy_into(Step._meta.db_table, _COPY_COLUMNS, rows)
-
-
-def _copy_into(table: str, columns: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:
-    """COPY rows into a table through psycopg's own cursor, its errors raised as Django's (IntegrityError, ...)."""
-    names = ", ".join(connection.ops.quote_name(c) for c in columns)
-    with (
-        connection.cursor() as cursor,
-        connection.wrap_database_errors,
-        cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,  # psycopg 3's cursor under Django's
-    ):
-        for row in rows:
-            copy.write_row(row)
-
-
-# The order of `_copy_row`'s values.
-_COPY_COLUMNS = ("episode_id", "index", "source", "message", "reasoning", "tool_calls", "results", "reward", "sim_time_start", "sim_time_end",
-                 "events", "state_hash", "token_ids", "logprobs", "latency_ms", "extra")  # fmt: skip
-_NO_EXTRA = "{}"
-
-
-def _copy_row(episode_id: int, step: dict[str, Any], *, extra: dict[str, Any] | None = None) -> tuple[Any, ...]:
-    """One COPY row, as `_step_row` would store the step: message, token_ids and logprobs keep SQL NULL for
-    None; tool_calls, results and events hold [] instead; `extra` takes the fields without a column."""
-    get = step.get
-    dumps = _copy_value
-    message, token_ids, logprobs = get("message"), get("token_ids"), get("logprobs")
-    if extra is not None:
-        extra_json = dumps(extra)
-    elif len(step) == len(_STEP_COLUMNS) and step.keys() <= _STEP_COLUMN_SET:
-        extra_json = _NO_EXTRA  # a normalized step with nothing beyond the columns
-    else:
-        extra_json = dumps({k: v for k, v in step.items() if k not in _STEP_COLUMN_SET})
-    return (
-        episode_id, step["index"], step["source"], None if message is None else dumps(message), get("reasoning"),
-        dumps(get("tool_calls") or []), dumps(get("results") or []), get("reward"), get("sim_time_start"), get("sim_time_end"),
-        dumps(get("events") or []), get("state_hash"), None if token_ids is None else dumps(token_ids),
-        None if logprobs is None else dumps(logprobs), get("latency_ms"), extra_json,
-    )  # fmt: skip
-
-
-_ORJSON_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
-
-
-def _copy_value(value: Any) -> str:
-    """JSON text for a jsonb column. orjson refuses what it would write differently from json (e.g. dates,
-    integers beyond 64 bits); json.dumps then writes it, or raises as it always did."""
-    try:
-        return orjson.dumps(value, option=_ORJSON_STRICT).decode()
-    except TypeError:  # orjson.JSONEncodeError included
-        return json.dumps(value)
+            yield bulk.native_copy_row(ids[i], step)
 
 
 # --- live episodes -------------------------------------------------------------------------------------------
@@ -558,7 +398,7 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
         if errors:
             raise DomainError("invalid_step", str(errors[0]).replace("steps[0]", f"step {index}"))
         full = normalize_record({"header": {}, "steps": [step]})["steps"][0]
-        row = Step.objects.create(**_step_row(locked.pk, full))
+        row = Step.objects.create(**bulk.step_row(locked.pk, full))
         Episode.objects.filter(pk=locked.pk).update(step_count=index + 1)
         episode.step_count = index + 1
         if redactions and first_redacted is None:
@@ -601,7 +441,7 @@ def episode_finish(
 
 
 def _step_to_dict(step: Step) -> dict[str, Any]:
-    data = {column: getattr(step, column) for column in _STEP_COLUMNS}
+    data = {column: getattr(step, column) for column in bulk.STEP_COLUMNS}
     data.update(step.extra or {})
     return data
 

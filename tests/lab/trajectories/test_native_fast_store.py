@@ -144,7 +144,7 @@ def test_the_same_content_stored_meanwhile_by_another_upload_is_found_on_a_secon
 ) -> None:
     import threading
 
-    from lab.trajectories import services
+    from lab.trajectories import bulk
 
     # The task and agent exist already, as they do once a project has uploads: made in both transactions at once,
     # the second maker would wait on the first, which here waits on the second.
@@ -152,8 +152,8 @@ def test_the_same_content_stored_meanwhile_by_another_upload_is_found_on_a_secon
     record = record_factory(steps=2, seed=9)
     if path == "general":
         _general_path(monkeypatch)
-    target = "_copy_episodes" if path == "streaming" else "_insert_episodes"
-    original = getattr(services, target)
+    target = "copy_episodes" if path == "streaming" else "insert_episodes"
+    original = getattr(bulk, target)
     raced: list[Any] = []
 
     def another_upload_commits_first(episodes: list[Any]) -> Any:
@@ -165,7 +165,7 @@ def test_the_same_content_stored_meanwhile_by_another_upload_is_found_on_a_secon
 
     main = threading.current_thread()
 
-    monkeypatch.setattr(services, target, another_upload_commits_first)
+    monkeypatch.setattr(bulk, target, another_upload_commits_first)
     [outcome] = _upload(project_a, alice, [record]).outcomes
     assert not outcome.created and outcome.episode.pk == raced[0].outcomes[0].episode.pk
     assert Episode.objects.filter(project=project_a).count() == 2 and Step.objects.filter(episode__project=project_a).count() == 3
