@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import ProtectedError
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -289,7 +290,7 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
         require_role(request=self.request, project=instance.project, roles=self.write_roles, action="delete it")
         try:
             instance.delete()
-        except Exception as exc:  # PROTECT: a task with episodes stays
+        except ProtectedError as exc:  # a task with episodes, an agent with rollouts: they stay
             raise Conflict("in_use", f"{instance} is still referenced and cannot be deleted") from exc
 
 
