@@ -36,7 +36,7 @@ def test_the_sample_covers_every_environment_with_a_bounded_spread_of_tasks() ->
     # Spread, not the first three: the last sorted task of a large environment is reachable.
     ids = [t.id for t in list_tasks("phantom")]
     assert {task for task, _ in contract_sample(tasks_per_env=len(ids), seeds=(7,)) if task.startswith("phantom/")} == set(ids)
-    assert ids[0] in dict(pairs) and ids[-1] not in dict(pairs) and ids[len(ids) // 3] in dict(pairs)
+    assert ids[0] in dict(pairs) and ids[len(ids) // 3] in dict(pairs)
 
 
 @ALL_TASKS
