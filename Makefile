@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run test test-fast lint typecheck browser-deps clean
+.PHONY: setup run test test-fast test-contract-all lint typecheck browser-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -45,6 +45,9 @@ test: $(STAMP) browser-deps
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" -x $(PYTEST_ARGS)
+
+test-contract-all: $(STAMP)  # the contract check over every registered task (the suite samples a few per environment)
+	PRACTICUM_CONTRACT_ALL=1 $(PY) -m pytest -q tests/environments/test_contract.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 var staticfiles

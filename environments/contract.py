@@ -2,6 +2,7 @@
 
     problems = check_task("storebench/heat-wave", seed=5)     # [] when the environment keeps the contract
     report = check_all()                                      # {task_id: [problems]} over the whole registry
+    for task_id, seed in contract_sample(): ...              # a bounded set per environment, for the test suite
 
 Checks: reset is repeatable; tool schemas are valid OpenAI functions with closed argument objects and unique
 names; bad input (unknown tool, extra fields, wrong types, non-objects) is answered with is_error and never
@@ -133,6 +134,22 @@ def _no_default(value: Any) -> Any:
     if hasattr(value, "__dataclass_fields__"):
         return {k: getattr(value, k) for k in value.__dataclass_fields__}
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def contract_sample(*, tasks_per_env: int = 3, seeds: tuple[int, ...] = (7, 11)) -> list[tuple[str, int]]:
+    """(task id, seed) pairs: at most `tasks_per_env` tasks of each environment, spread evenly over its sorted
+    tasks (so every split tends to appear), each with every seed. Deterministic, and bounded per environment so
+    the suite does not grow with an environment's task count; `check_all` still covers everything."""
+    assert tasks_per_env >= 1 and seeds, f"tasks_per_env={tasks_per_env}, seeds={seeds}: need at least one of each"
+    by_env: dict[str, list[str]] = {}
+    for task in list_tasks():
+        by_env.setdefault(task.env, []).append(task.id)
+    pairs: list[tuple[str, int]] = []
+    for ids in by_env.values():
+        step = max(1, len(ids) / tasks_per_env)
+        chosen = sorted({ids[int(i * step)] for i in range(min(tasks_per_env, len(ids)))}, key=ids.index)
+        pairs.extend((task_id, seed) for task_id in chosen for seed in seeds)
+    return pairs
 
 
 def check_all(seed: int = 7, steps: int = 60) -> dict[str, list[str]]:

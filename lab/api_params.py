@@ -1,4 +1,6 @@
-"""Unknown query parameters are refused (400), so a misspelt filter is an error rather than a silently
+"""Reading an API request's parameters and body.
+
+Unknown query parameters are refused (400), so a misspelt filter is an error rather than a silently
 unfiltered answer. What each operation takes is read off the OpenAPI schema, which therefore has to be
 complete: a parameter a view reads but the schema does not declare would be refused here."""
 
@@ -6,12 +8,31 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 
+from lab.edge import int_param
+from lab.errors import DomainError
+
 _METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def body_object(request: Request) -> Mapping[str, Any]:
+    """The request body as a JSON object (a form body reads as one too); a list or a scalar is a 400 naming `body`."""
+    if not isinstance(request.data, dict):
+        raise DomainError("invalid_body", "send a JSON object", fields=["body"])
+    return request.data
+
+
+def query_int(request: Request, name: str, *, default: int, low: int, high: int) -> int:
+    """The query parameter `name` as an int within [low, high]; `default` when it is absent or empty."""
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    return int_param(raw, name=name, low=low, high=high)
 
 
 class UnknownQueryParameter(exceptions.APIException):

@@ -58,6 +58,13 @@ def int_param(raw: Any, *, name: str, low: int = INT64_MIN, high: int = INT64_MA
     return value
 
 
+def id_param(raw: Any, *, name: str) -> int:
+    """`raw` (a JSON value or a query value) as a row id: digits only, so `true`, `1.0`, `+1` and `1_0` are refused."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)) or not str(raw).isdigit():
+        raise DomainError("invalid_parameter", f"{name} must be an id, got {raw!r}", path=name)
+    return int_param(raw, name=name, low=1)
+
+
 def float_param(raw: Any, *, name: str, code: str = "invalid_parameter") -> float:
     """`raw` as a finite float, else DomainError naming `name` (NaN and infinities compare false with everything)."""
     try:

@@ -24,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from environments.registry import env_meta
+from lab.api_params import body_object
 from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_rule, episode_label_pivotal, episode_step_credit
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_launch
@@ -32,7 +33,7 @@ from lab.diagnoses.policies import runs_a_model
 from lab.diagnoses.services import diagnosis_create, diagnosis_may_edit, diagnosis_update
 from lab.diagnoses.tasks import verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
-from lab.edge import int_param
+from lab.edge import id_param
 from lab.errors import DomainError, Forbidden, NotFound
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects
@@ -68,16 +69,6 @@ class JobSerializer(serializers.ModelSerializer):
                   "error", "created_at", "ended_at"]  # fmt: skip
 
 
-def _body(request: Request) -> dict[str, Any]:
-    return request.data if isinstance(request.data, dict) else {}
-
-
-def _int(value: Any, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
-        raise DomainError("invalid_parameter", f"{field} must be an id, got {value!r}", path=field)
-    return int_param(value, name=field, low=1)
-
-
 def _wants_wait(request: Request) -> bool:
     return str(request.query_params.get("wait", "")).lower() in ("1", "true")
 
@@ -95,14 +86,14 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         diagnoses = Diagnosis.objects.filter(episode__project__in=visible_projects(self.request)).select_related("episode")
         params = self.request.query_params
         if params.get("episode"):
-            diagnoses = diagnoses.filter(episode_id=_int(params["episode"], "episode"))
+            diagnoses = diagnoses.filter(episode_id=id_param(params["episode"], name="episode"))
         for name in ("category", "origin", "verification"):
             if params.get(name):
                 diagnoses = diagnoses.filter(**{name: params[name]})
         return diagnoses.prefetch_related("child_episodes")
 
     def _episode(self, value: Any, *, roles: frozenset[str] | None = None, act: str = "") -> Episode:
-        episode = episode_get(projects=visible_projects(self.request), pk=_int(value, "episode"))
+        episode = episode_get(projects=visible_projects(self.request), pk=id_param(value, name="episode"))
         if roles is not None:
             require_role(request=self.request, project=episode.project, roles=roles, action=act)
         return episode
@@ -133,7 +124,8 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     def verify(self, request: Request, pk: str) -> Response:
         diagnosis = self.get_object()
         require_role(request=request, project=diagnosis.episode.project, roles=ANNOTATE_ROLES, action="verify diagnoses")
-        agent = self._agent(_body(request).get("agent"), diagnosis.episode) if _body(request).get("agent") else None
+        name = body_object(request).get("agent")
+        agent = self._agent(name, diagnosis.episode) if name else None
         if runs_a_model(agent if agent is not None else diagnosis.episode.agent):
             # The branches are played by a model on the server, on the caller's behalf: a rollout's role.
             require_role(
@@ -156,7 +148,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"])
     def propose(self, request: Request) -> Response:
-        body = _body(request)
+        body = body_object(request)
         episode = self._episode(body.get("episode"), roles=WRITE_ROLES, act="ask models for diagnoses")
         attempt = diagnosis_propose_model(episode=episode, agent=self._agent(body.get("agent"), episode))
         if attempt.diagnosis is None:
@@ -167,7 +159,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["post"])
     def rule(self, request: Request) -> Response:
-        body = _body(request)
+        body = body_object(request)
         episode = self._episode(body.get("episode"), roles=ANNOTATE_ROLES, act="write diagnoses")
         attempt = diagnosis_propose_rule(episode=episode, anchor=str(body.get("anchor") or env_meta(episode.task.env).default_anchor))
         if attempt.diagnosis is None:
@@ -178,7 +170,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     @action(detail=False, methods=["post"])
     def pivotal(self, request: Request) -> Response:
-        body = _body(request)
+        body = body_object(request)
         episode = self._episode(body.get("episode"), roles=ANNOTATE_ROLES, act="label episodes")
         seeds = body.get("seeds") or [0]
         if (
@@ -223,9 +215,9 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     def attempts(self, request: Request) -> Response:
         attempts = DiagnosisAttempt.objects.filter(episode__project__in=visible_projects(request))
         if request.query_params.get("episode"):
-            attempts = attempts.filter(episode_id=_int(request.query_params["episode"], "episode"))
+            attempts = attempts.filter(episode_id=id_param(request.query_params["episode"], name="episode"))
         if request.query_params.get("job"):
-            attempts = attempts.filter(job_id=_int(request.query_params["job"], "job"))
+            attempts = attempts.filter(job_id=id_param(request.query_params["job"], name="job"))
         return Response(AttemptSerializer(attempts[:500], many=True).data)
 
     @extend_schema(methods=["GET"], operation_id="diagnoses_jobs_list", responses=JobSerializer(many=True))
@@ -235,7 +227,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         if request.method == "GET":
             jobs = DiagnosisJob.objects.filter(project__in=visible_projects(request)).select_related("agent")[:100]
             return Response(JobSerializer(jobs, many=True).data)
-        body = _body(request)
+        body = body_object(request)
         ids = body.get("episodes")
         first = self._episode(ids[0] if isinstance(ids, list) and ids else None, roles=WRITE_ROLES, act="run diagnosis jobs")
         wait = _wants_wait(request)

@@ -12,6 +12,7 @@ answered 400 with {"error": {"code", "message", "fields": [...]}} naming the off
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from environments.seeds import SeedError, seeds_check
+from lab.api_params import body_object
 from lab.errors import DomainError, NotFound
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
@@ -53,13 +55,7 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def _body(request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise DomainError("invalid_body", "send a JSON object", fields=["body"])
-    return dict(request.data)
-
-
-def _typed(body: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+def _typed(body: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
     value = body.get(name, default)
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
         raise DomainError("invalid_config", f"{name}={value!r}: must be a {kind.__name__}", fields=[name])
@@ -87,7 +83,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: TrainingRunSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request) -> Response:
-        body = _body(request)
+        body = body_object(request)
         project = write_project(request, request.query_params.get("project") or body.get("project"), action="start training runs")
         run = run_create(
             project=project,
@@ -122,7 +118,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], url_path="evaluate-checkpoint")
     def evaluate_checkpoint(self, request: Request, pk: str) -> Response:
         run = self._writable(request, pk, "evaluate checkpoints")
-        body = _body(request)
+        body = body_object(request)
         if "checkpoint" in body:
             checkpoint = checkpoint_get(run=run, pk=body["checkpoint"])
         else:  # a step, or the latest

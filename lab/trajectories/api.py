@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import ProtectedError
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -20,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from lab import ingest
+from lab.api_params import query_int
 from lab.edge import int_param
 from lab.errors import Conflict, DomainError
 from lab.jobs import JobStatus
@@ -134,8 +136,8 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["get"])
     def steps(self, request: Request, pk: str) -> Response:
         episode = self.get_object()
-        offset = _int_param(request, "offset", 0, 0, 10**9)
-        limit = _int_param(request, "limit", 100, 1, 1000)
+        offset = query_int(request, "offset", default=0, low=0, high=10**9)
+        limit = query_int(request, "limit", default=100, low=1, high=1000)
         steps = episode_steps_as_dicts(episode, start=offset, stop=offset + limit)
         following = offset + limit if offset + limit < episode.step_count else None
         return Response({"count": episode.step_count, "offset": offset, "next_offset": following, "steps": steps})
@@ -154,19 +156,6 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             except ingest.ConversationError as exc:
                 raise DomainError(exc.code, f"episode {episode.pk} is {exc}", status=422, problems=exc.problems) from None
         raise DomainError("unknown_format", f"format={fmt!r}; use native or openai")
-
-
-def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise DomainError("invalid_parameter", f"{name}={raw!r} is not an integer") from None
-    if not low <= value <= high:
-        raise DomainError("invalid_parameter", f"{name}={value} is outside [{low}, {high}]")
-    return value
 
 
 @extend_schema(tags=["episodes"])
@@ -290,7 +279,7 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
         require_role(request=self.request, project=instance.project, roles=self.write_roles, action="delete it")
         try:
             instance.delete()
-        except Exception as exc:  # PROTECT: a task with episodes stays
+        except ProtectedError as exc:  # a task with episodes, an agent with rollouts: they stay
             raise Conflict("in_use", f"{instance} is still referenced and cannot be deleted") from exc
 
 

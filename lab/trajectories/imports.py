@@ -44,18 +44,16 @@ def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
     """Parse and validate an upload; any problem raises a DomainError naming the record, path and reason."""
     if fmt not in FORMATS:
         raise DomainError("unknown_format", f"format={fmt!r}; use one of {', '.join(FORMATS)}")
-    try:
-        result = ingest.import_payload(
-            data,
-            filename=filename,
-            format=fmt,
-            redaction_patterns=redactor_configured(),
-            max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
-            max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
-            max_expanded_bytes=settings.PRACTICUM_MAX_EXPANDED_BYTES,
-        )
-    except ingest.IngestError as exc:
-        raise DomainError(exc.code, exc.message, status=exc.status, **exc.details) from None
+    # An IngestError is a DomainError: it reaches the API and the import job with its code and status.
+    result = ingest.import_payload(
+        data,
+        filename=filename,
+        format=fmt,
+        redaction_patterns=redactor_configured(),
+        max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
+        max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
+        max_expanded_bytes=settings.PRACTICUM_MAX_EXPANDED_BYTES,
+    )
     return ParsedUpload(
         format=result.format,
         records=[episode.record for episode in result.episodes],

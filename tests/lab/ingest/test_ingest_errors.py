@@ -9,6 +9,7 @@ import zipfile
 import pytest
 
 from environments.trajectory import make_step, new_record
+from lab.errors import DomainError
 from lab.ingest import IngestError, import_payload
 
 
@@ -269,3 +270,21 @@ def test_zip_member_errors_name_the_member():
         )
     assert caught.value.file == "nested/bad.jsonl" and caught.value.record_index == 1
     assert "nested/bad.jsonl" in caught.value.message
+
+
+def test_a_refused_upload_is_a_domain_error_with_its_code_status_and_details():
+    with pytest.raises(DomainError) as caught:
+        import_payload(json.dumps(GOOD_CHAT).encode(), max_bytes=10)
+    error = caught.value
+    assert isinstance(error, IngestError)
+    assert (error.code, error.status) == ("invalid_upload", 413)
+    body = error.as_json()["error"]
+    assert body["code"] == "invalid_upload" and body["record_index"] == 0 and body["path"] == ""
+    assert body["message"] == error.message and "at most 10 allowed" in body["reason"]
+
+
+def test_a_bad_zip_member_names_its_file_in_the_error_body():
+    with pytest.raises(DomainError) as caught:
+        import_payload(zipped({"a.jsonl": lines(GOOD_CHAT), "b.json": b"{nope"}), filename="x.zip")
+    body = caught.value.as_json()["error"]
+    assert (body["code"], body["file"], body["record_index"]) == ("invalid_upload", "b.json", 1)

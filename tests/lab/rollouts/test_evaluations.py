@@ -83,6 +83,7 @@ def test_the_command_runs_anchors_and_the_agent_and_prints_the_table(project_a: 
     assert f"{mean:.3f} [" in task_line and task_line.rstrip().endswith("0.000")
     assert "pass^1" in text and "pass^2" in text
     assert "2/2 rollouts" in err.getvalue()
+    assert "naive-restock    |" + "#" * 30 + "| 2/2 rollouts" in err.getvalue()  # a full bar, drawn by tqdm
     regrade = io.StringIO()
     call_command("evaluate", regrade=evaluation.pk, stdout=regrade)
     assert '"matches": true' in regrade.getvalue()

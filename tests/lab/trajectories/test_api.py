@@ -191,3 +191,22 @@ def test_an_episode_with_no_valid_chat_is_refused_by_the_openai_exports(alice_ap
     assert lines[-1] == {"skipped": [{"episode_id": odd_id, "problems": stored["report"]["episodes"][1]["problems"]}]}
     native = [json.loads(line) for line in b"".join(alice_api.get("/api/v1/datasets/export?format=native").streaming_content).splitlines()]
     assert len(native) == 2
+
+
+def test_a_task_with_episodes_is_not_deleted_and_answers_409_in_use(alice_api: Any, record_factory: Any) -> None:
+    from lab.trajectories.models import Task
+
+    assert post_json(alice_api, "/api/v1/episodes/", record_factory(steps=1)).status_code == 201
+    task = Task.objects.get(key="toy-task")
+    response = alice_api.delete(f"/api/v1/tasks/{task.pk}/")
+    assert response.status_code == 409, response.json()
+    assert response.json()["error"]["code"] == "in_use"
+    assert Task.objects.filter(pk=task.pk).exists() and Episode.objects.count() == 1
+
+
+def test_an_unused_task_is_deleted(alice_api: Any, project_a: Any) -> None:
+    from lab.trajectories.models import Task
+
+    task = Task.objects.create(project=project_a, env="toyenv", key="unused")
+    assert alice_api.delete(f"/api/v1/tasks/{task.pk}/").status_code == 204
+    assert not Task.objects.filter(pk=task.pk).exists()

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from environments import registry
 from environments.core import EnvError
@@ -102,19 +103,20 @@ class Command(BaseCommand):
             start_embedded_worker()
         evaluation = evaluation_launch(project=project, agent=name, task_set=options["tasks"], seeds=seeds, enqueue=not inline)
         jobs = list(RolloutJob.objects.filter(evaluation=evaluation).order_by("task__key", "seed").values_list("pk", flat=True))
-        label = f"{name:<16.16}"
-        if inline:
-            for done, job_id in enumerate(jobs, start=1):
-                rollout_run(job_id=job_id)
-                _bar(self.stderr, label, done, len(jobs))
-        else:
-            while True:
-                evaluation = evaluation_refresh(evaluation_id=evaluation.pk)
-                _bar(self.stderr, label, round(evaluation.progress * len(jobs)), len(jobs))
-                if evaluation.status in ("finished", "cancelled", "failed"):
-                    break
-                time.sleep(0.5)
-        self.stderr.write("")
+        # tqdm writes carriage returns itself, so it gets the raw stream: Django's wrapper would add newlines.
+        bar_format = "{desc} |{bar:30}| {n_fmt}/{total_fmt} rollouts [{elapsed}<{remaining}]"
+        with tqdm(total=len(jobs), desc=f"{name:<16.16}", bar_format=bar_format, file=self.stderr._out, ascii=True) as bar:
+            if inline:
+                for job_id in jobs:
+                    rollout_run(job_id=job_id)
+                    bar.update(1)
+            else:
+                while True:
+                    evaluation = evaluation_refresh(evaluation_id=evaluation.pk)
+                    bar.update(round(evaluation.progress * len(jobs)) - bar.n)
+                    if evaluation.status in ("finished", "cancelled", "failed"):
+                        break
+                    time.sleep(0.5)
         evaluation.refresh_from_db()
         if not quiet:
             self.stdout.write(f"evaluation {evaluation.pk}: {evaluation.agent.name} on {evaluation.task_set}, seeds {seeds}")
@@ -147,9 +149,3 @@ def _ci(ci: dict[str, Any]) -> str:
     if ci["low"] is None:
         return f"{ci['mean']:.3f}"
     return f"{ci['mean']:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]"
-
-
-def _bar(stream: Any, label: str, done: int, total: int, width: int = 30) -> None:
-    filled = int(width * done / max(total, 1))
-    stream.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} rollouts", ending="")
-    stream.flush()
