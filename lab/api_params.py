@@ -27,6 +27,14 @@ def body_object(request: Request) -> Mapping[str, Any]:
     return request.data
 
 
+def body_field(body: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
+    """`body[name]` when it is a `kind` (a bool is no int), `default` when absent; else a 400 naming the field."""
+    value = body.get(name, default)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise DomainError("invalid_config", f"{name}={value!r}: must be a {kind.__name__}", fields=[name])
+    return value
+
+
 def query_int(request: Request, name: str, *, default: int, low: int, high: int) -> int:
     """The query parameter `name` as an int within [low, high]; `default` when it is absent or empty."""
     raw = request.query_params.get(name)

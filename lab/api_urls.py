@@ -1,13 +1,13 @@
 """REST API v1 routes."""
 
-from django.urls import path
+from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from lab.diagnoses.api import DiagnosisViewSet
-from lab.rollouts.api import EvaluationViewSet, RolloutViewSet
+from lab.rollouts.agents_api import AgentConfigViewSet
+from lab.rollouts.api import CheckpointEvaluateView, EvaluationViewSet, RolloutViewSet
 from lab.runs.api import TrainingRunViewSet
 from lab.trajectories.api import (
-    AgentConfigViewSet,
     DatasetExportSlashView,
     DatasetExportView,
     EpisodeImportView,
@@ -31,5 +31,6 @@ urlpatterns = [
     path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
     path("datasets/export/", DatasetExportSlashView.as_view()),
+    re_path(r"^runs/(?P<pk>[^/.]+)/evaluate-checkpoint/?$", CheckpointEvaluateView.as_view(), name="run-evaluate-checkpoint"),
     *router.urls,
 ]

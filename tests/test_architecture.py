@@ -162,13 +162,11 @@ def test_the_cycle_finder_names_each_cycle_as_a_closed_path() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}}) == []
 
 
-@pytest.mark.xfail(strict=True, reason="cycles removed by the jobs/console branches of issue 13")
 def test_lab_apps_import_one_another_without_cycles() -> None:
     cycles = _cycles(_import_graph("lab", _lab_app))
     assert cycles == [], "import cycles between lab apps:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="storebench's anchors.py <-> anchors_smart.py removed by the metadata branch of issue 13")
 def test_environment_modules_import_one_another_without_cycles() -> None:
     cycles = _cycles(_import_graph("environments", lambda module: module))
     assert cycles == [], "import cycles between modules of environments/:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)

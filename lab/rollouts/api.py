@@ -11,15 +11,18 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from environments.seeds import SEED_MAX, SEED_MIN
-from lab.errors import DomainError
+from environments.seeds import SEED_MAX, SEED_MIN, SeedError, seeds_check
+from lab.api_params import body_field, body_object
+from lab.errors import DomainError, NotFound
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
-from lab.rollouts.evaluations import evaluation_cancel, evaluation_compare, evaluation_launch, evaluation_regrade
+from lab.rollouts.evaluations import checkpoint_evaluate, evaluation_cancel, evaluation_compare, evaluation_launch, evaluation_regrade
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.services import rollout_cancel, rollout_launch
+from lab.runs.selectors import checkpoint_get, run_get
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
@@ -152,3 +155,40 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         job = self.get_object()
         require_role(request=request, project=job.project, roles=WRITE_ROLES, action="cancel rollouts")
         return Response(RolloutSerializer(rollout_cancel(job=job)).data)
+
+
+def _seeds(values: list[Any]) -> list[int]:
+    try:
+        return seeds_check(values, maximum=settings.PRACTICUM_MAX_SEEDS)
+    except SeedError as exc:
+        raise DomainError("invalid_seeds", f"seeds: {exc}", fields=["seeds"]) from None
+
+
+class CheckpointEvaluateView(APIView):
+    """POST /api/v1/runs/<id>/evaluate-checkpoint/ {"checkpoint": <id> | "step": N, "task_set", "seeds": [...], "sampling",
+    "harness"}: evaluate one checkpoint of a run (the latest without either). It lives here, not in the runs API, because
+    it starts an evaluation: rollouts depends on runs, never the other way round."""
+
+    @extend_schema(tags=["runs"], operation_id="runs_evaluate_checkpoint_create", request=OpenApiTypes.OBJECT,
+                   responses={201: EvaluationSerializer})  # fmt: skip
+    def post(self, request: Request, pk: str) -> Response:
+        run = run_get(projects=visible_projects(request), pk=pk)
+        require_role(request=request, project=run.project, roles=WRITE_ROLES, action="evaluate checkpoints")
+        body = body_object(request)
+        if "checkpoint" in body:
+            checkpoint = checkpoint_get(run=run, pk=body["checkpoint"])
+        else:  # a step, or the latest
+            chosen = run.checkpoints.filter(step=body_field(body, "step", int, 0)) if "step" in body else run.checkpoints.order_by("-step")
+            found = chosen.first()
+            if found is None:
+                raise NotFound("not_found", f"run {run.pk} has no checkpoint" + (f" at step {body['step']}" if "step" in body else " yet"))
+            checkpoint = found
+        evaluation = checkpoint_evaluate(
+            checkpoint=checkpoint,
+            task_set=body_field(body, "task_set", str, ""),
+            seeds=_seeds(body_field(body, "seeds", list, [])),
+            sampling=body_field(body, "sampling", dict, {}) or None,
+            harness=body_field(body, "harness", dict, {}) or None,
+            user=request.user,
+        )
+        return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)

@@ -4,7 +4,7 @@
     POST /api/v1/runs/<id>/cancel/
     GET  /api/v1/runs/<id>/metrics/?name=loss&name=lr        {name: {"steps": [...], "values": [...]}}
     GET  /api/v1/runs/<id>/checkpoints/
-    POST /api/v1/runs/<id>/evaluate-checkpoint/  {"checkpoint": <id> | "step": N, "task_set", "seeds": [...], "sampling", "harness"}
+    POST /api/v1/runs/<id>/evaluate-checkpoint/  (lab.rollouts.api: an evaluation, so rollouts serves it)
 
 Launching, cancelling and evaluating need the owner or researcher role in the run's project. Bad input is
 answered 400 with {"error": {"code", "message", "fields": [...]}} naming the offending field.
@@ -12,10 +12,8 @@ answered 400 with {"error": {"code", "message", "fields": [...]}} naming the off
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status, viewsets
@@ -23,16 +21,12 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from environments.seeds import SeedError, seeds_check
-from lab.api_params import body_object
-from lab.errors import DomainError, NotFound
+from lab.api_params import body_field, body_object
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
-from lab.rollouts.api import EvaluationSerializer
-from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import Checkpoint, TrainingRun
-from lab.runs.selectors import checkpoint_get, run_get, run_list, run_metric_series
+from lab.runs.selectors import run_get, run_list, run_metric_series
 from lab.runs.services import run_cancel, run_create
 
 
@@ -55,20 +49,6 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def _typed(body: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
-    value = body.get(name, default)
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise DomainError("invalid_config", f"{name}={value!r}: must be a {kind.__name__}", fields=[name])
-    return value
-
-
-def _seeds(values: list[Any]) -> list[int]:
-    try:
-        return seeds_check(values, maximum=settings.PRACTICUM_MAX_SEEDS)
-    except SeedError as exc:
-        raise DomainError("invalid_seeds", f"seeds: {exc}", fields=["seeds"]) from None
-
-
 @extend_schema(tags=["runs"])
 class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = TrainingRunSerializer
@@ -87,11 +67,11 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         project = write_project(request, request.query_params.get("project") or body.get("project"), action="start training runs")
         run = run_create(
             project=project,
-            recipe=_typed(body, "recipe", str, ""),
-            base_model=_typed(body, "base_model", str, ""),
-            config=_typed(body, "config", dict, {}),
-            dataset_filters=_typed(body, "dataset", dict, {}),
-            name=_typed(body, "name", str, ""),
+            recipe=body_field(body, "recipe", str, ""),
+            base_model=body_field(body, "base_model", str, ""),
+            config=body_field(body, "config", dict, {}),
+            dataset_filters=body_field(body, "dataset", dict, {}),
+            name=body_field(body, "name", str, ""),
             user=request.user,
         )
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_201_CREATED)
@@ -113,26 +93,3 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     def checkpoints(self, request: Request, pk: str) -> Response:
         run = run_get(projects=visible_projects(request), pk=pk)
         return Response(CheckpointSerializer(run.checkpoints.order_by("step"), many=True).data)
-
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: EvaluationSerializer})
-    @action(detail=True, methods=["post"], url_path="evaluate-checkpoint")
-    def evaluate_checkpoint(self, request: Request, pk: str) -> Response:
-        run = self._writable(request, pk, "evaluate checkpoints")
-        body = body_object(request)
-        if "checkpoint" in body:
-            checkpoint = checkpoint_get(run=run, pk=body["checkpoint"])
-        else:  # a step, or the latest
-            chosen = run.checkpoints.filter(step=_typed(body, "step", int, 0)) if "step" in body else run.checkpoints.order_by("-step")
-            found = chosen.first()
-            if found is None:
-                raise NotFound("not_found", f"run {run.pk} has no checkpoint" + (f" at step {body['step']}" if "step" in body else " yet"))
-            checkpoint = found
-        evaluation = checkpoint_evaluate(
-            checkpoint=checkpoint,
-            task_set=_typed(body, "task_set", str, ""),
-            seeds=_seeds(_typed(body, "seeds", list, [])),
-            sampling=_typed(body, "sampling", dict, {}) or None,
-            harness=_typed(body, "harness", dict, {}) or None,
-            user=request.user,
-        )
-        return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)

@@ -29,10 +29,9 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
-from lab.trajectories.models import AgentConfig, IdempotencyRecord, ImportJob, Task
+from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
 from lab.trajectories.serializers import (
-    AgentConfigSerializer,
     EpisodeImportRequestSerializer,
     EpisodeSerializer,
     EpisodeStepsPageSerializer,
@@ -287,9 +286,3 @@ class ProjectScopedViewSet(viewsets.ModelViewSet):
 class TaskViewSet(ProjectScopedViewSet):
     queryset = Task.objects.select_related("project")
     serializer_class = TaskSerializer
-
-
-@extend_schema(tags=["agents"], parameters=[PROJECT_PARAMETER])
-class AgentConfigViewSet(ProjectScopedViewSet):
-    queryset = AgentConfig.objects.select_related("project")
-    serializer_class = AgentConfigSerializer

@@ -1,0 +1,75 @@
+"""Agent configurations over the API (/api/v1/agents/): CRUD scoped to the project, as tasks are.
+
+An agent is what rollouts run, so its checks live with them: the endpoint it may call (lab.trajectories.endpoints)
+and the model path it may read (lab.runs.paths), on create and on every PATCH against the merged values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+
+from lab.errors import DomainError
+from lab.projects.schema import PROJECT_PARAMETER
+from lab.runs.paths import agent_config_check
+from lab.trajectories.api import ProjectScopedViewSet
+from lab.trajectories.endpoints import endpoint_connection
+from lab.trajectories.models import AgentConfig
+
+_SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
+
+
+class AgentConfigSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = AgentConfig
+        fields = [
+            "id",
+            "project",
+            "name",
+            "kind",
+            "model",
+            "endpoint",
+            "sampling",
+            "harness",
+            "checkpoint",
+            "disabled_reason",
+            "created_at",
+        ]
+        read_only_fields = ["id", "project", "disabled_reason", "created_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Keys belong in the environment or settings, never in a stored config that exports would carry.
+        for field in ("sampling", "harness"):
+            for key in attrs.get(field, {}) or {}:
+                if str(key).lower() in _SECRET_KEYS:
+                    raise serializers.ValidationError({field: f"{key!r} looks like a secret; set it in the environment instead"})
+        # A PATCH is checked as the agent it would leave behind: its own values merged over the stored ones.
+        merged = {field: attrs[field] if field in attrs else getattr(self.instance, field, default)
+                  for field, default in (("kind", ""), ("endpoint", ""), ("sampling", {}))}  # fmt: skip
+        try:
+            endpoint_connection(kind=str(merged["kind"]), endpoint=str(merged["endpoint"] or ""), sampling=merged["sampling"])
+        except DomainError as exc:
+            raise serializers.ValidationError({exc.details.get("path", "endpoint"): exc.message}) from None
+        attrs["disabled_reason"] = ""  # the values just passed today's checks, so the agent may run again
+        return attrs
+
+    # The project is known only at save (the view passes it, or it is the instance's): weights paths are checked here,
+    # on create and on every PATCH, against the values the row will hold.
+    def create(self, validated_data: dict[str, Any]) -> AgentConfig:
+        agent_config_check(project=validated_data["project"], values=validated_data)
+        return super().create(validated_data)
+
+    def update(self, instance: AgentConfig, validated_data: dict[str, Any]) -> AgentConfig:
+        values = {name: getattr(instance, name) for name in ("kind", "model", "checkpoint")} | validated_data
+        agent_config_check(project=instance.project, values=values)
+        return super().update(instance, validated_data)
+
+
+@extend_schema(tags=["agents"], parameters=[PROJECT_PARAMETER])
+class AgentConfigViewSet(ProjectScopedViewSet):
+    queryset = AgentConfig.objects.select_related("project")
+    serializer_class = AgentConfigSerializer
