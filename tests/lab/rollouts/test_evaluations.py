@@ -89,6 +89,13 @@ def test_the_command_runs_anchors_and_the_agent_and_prints_the_table(project_a: 
     assert '"matches": true' in regrade.getvalue()
 
 
+def test_the_command_names_no_default_task_set_and_asks_for_one(project_a: Any) -> None:
+    # The lab knows no environment by name: there is no StoreBench default to fall back on.
+    with pytest.raises(CommandError, match="--tasks is required"):
+        call_command("evaluate", agent="naive-restock", seeds="0", inline=True, stdout=io.StringIO())
+    assert not Evaluation.objects.exists()
+
+
 def test_the_command_refuses_a_seed_range_past_the_maximum(project_a: Any, settings: Any) -> None:
     settings.PRACTICUM_MAX_SEEDS = 10
     with pytest.raises(CommandError, match="--seeds: '0-99999999999' holds more than 10 seeds"):

@@ -33,7 +33,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--agent", help="An agent config's name, or an anchor's name (created on demand).")
-        parser.add_argument("--tasks", default="storebench/eval", help="A task set (storebench/eval, storebench/dev, ...) or one task id.")
+        parser.add_argument("--tasks", default="", help="A task set (<env>/eval, <env>/dev, ...) or one task id; needed unless --regrade.")
         parser.add_argument(
             "--seeds", default="0,1,2", help="Comma-separated integers or ranges, e.g. 0,1,2 or 0-9 (at most PRACTICUM_MAX_SEEDS)."
         )
@@ -57,6 +57,8 @@ class Command(BaseCommand):
             return
         if not options["agent"]:
             raise CommandError("--agent is required (or --regrade ID)")
+        if not options["tasks"]:
+            raise CommandError("--tasks is required: a task set <env>/eval, <env>/dev, ... or one task id (python -m environments list)")
         try:
             seeds = seeds_parse(options["seeds"], maximum=settings.PRACTICUM_MAX_SEEDS)
         except SeedError as exc:
