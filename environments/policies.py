@@ -33,5 +33,7 @@ def make_policy(name: str, env: Env, seed: int) -> Policy:
     list_tasks()
     factory = _POLICIES.get((env.name, name)) or env_meta(env.name).anchors.get(name) or _POLICIES.get(("*", name))
     if factory is None:
-        raise EnvError("unknown_policy", f"no policy {name!r} for {env.name}; choose one of {', '.join(policy_names(env.name))}")
+        names = policy_names(env.name)
+        choices = f"choose one of {', '.join(names)}" if names else f"{env.name} declares no scripted policies"
+        raise EnvError("unknown_policy", f"no policy {name!r} for {env.name}; {choices}")
     return factory(env, seed)

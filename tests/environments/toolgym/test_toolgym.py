@@ -61,3 +61,13 @@ def test_the_guess_task_rewards_only_the_hidden_secret_the_same_for_every_seed()
     wrong = make("toolgym/guess", 4)
     result = wrong.step(ToolCall("say", {"word": "river"}))
     assert result.done and result.reward == 0.0 and wrong.score().composite == 0.0
+
+
+def test_asking_for_a_policy_of_an_environment_without_anchors_says_it_has_none() -> None:
+    from environments.core import EnvError
+    from environments.policies import make_policy
+    from environments.registry import make
+
+    env = make("toolgym/lookup", 3)
+    with pytest.raises(EnvError, match="no policy 'oracle' for toolgym; toolgym declares no scripted policies"):
+        make_policy("oracle", env, 3)
