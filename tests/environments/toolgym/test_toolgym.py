@@ -1,6 +1,9 @@
 from __future__ import annotations
 
-from environments.core import ToolCall
+import pytest
+
+from environments.core import EnvError, ToolCall
+from environments.policies import make_policy
 from environments.registry import make
 from environments.toolgym.anchors import ExpertPolicy, RandomPolicy
 from training.scripted import scripted_episode
@@ -64,10 +67,6 @@ def test_the_guess_task_rewards_only_the_hidden_secret_the_same_for_every_seed()
 
 
 def test_asking_for_a_policy_of_an_environment_without_anchors_says_it_has_none() -> None:
-    from environments.core import EnvError
-    from environments.policies import make_policy
-    from environments.registry import make
-
     env = make("toolgym/lookup", 3)
     with pytest.raises(EnvError, match="no policy 'oracle' for toolgym; toolgym declares no scripted policies"):
         make_policy("oracle", env, 3)
