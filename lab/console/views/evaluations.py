@@ -13,9 +13,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from lab.console.views.launch_forms import launch_context, launch_project, refused_fields, require_write, seeds_parse
+from lab.console.views.launch_forms import cancelled, launch_context, launch_project, refused_fields, require_write, seeds_parse
 from lab.errors import DomainError
-from lab.pages import console_view, is_htmx, page, role_of, visible_projects
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
@@ -70,6 +70,6 @@ def evaluation_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     evaluation = evaluation_get(projects=visible_projects(request), pk=pk)
     require_write(request, evaluation.project, "cancel evaluations")
     evaluation = evaluation_cancel(evaluation=evaluation)
-    if is_htmx(request):
-        return page(request, "console/_evaluation_status.html", evaluation_detail_context(request, evaluation))
-    return redirect("evaluation", pk=evaluation.pk)
+    return cancelled(
+        request, evaluation, fragment="console/_evaluation_status.html", context=evaluation_detail_context, url_name="evaluation"
+    )

@@ -13,7 +13,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 import training
 from environments import registry, seeds
@@ -21,7 +22,7 @@ from environments.core import EnvError
 from environments.policies import policy_names
 from lab.edge import json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
-from lab.pages import role_of, visible_projects
+from lab.pages import is_htmx, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.services import LAB_FIELDS
 from lab.trajectories.models import AgentConfig, AgentKind
@@ -43,6 +44,14 @@ def require_write(request: HttpRequest, project: Project, action: str) -> None:
     role = role_of(request, project)
     if role not in WRITE_ROLES:
         raise Forbidden("forbidden", f"A {role} may not {action}; ask a project owner for a higher role.")
+
+
+def cancelled(request: HttpRequest, job: Any, *, fragment: str, context: Any, url_name: str) -> HttpResponse:
+    """After a cancel: htmx gets the job's refreshed status `fragment` (built by `context(request, job)`), a plain
+    form post goes back to the job's page."""
+    if is_htmx(request):
+        return page(request, fragment, context(request, job))
+    return redirect(url_name, pk=job.pk)
 
 
 def launch_project(request: HttpRequest, action: str) -> Project:

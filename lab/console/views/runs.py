@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from lab.console.views.launch_forms import (
     DATASET_FIELDS,
+    cancelled,
     config_parse,
     env_of,
     launch_project,
@@ -28,7 +29,7 @@ from lab.console.views.launch_forms import (
 )
 from lab.errors import DomainError, NotFound
 from lab.live.services import live_last_seq
-from lab.pages import console_view, is_htmx, page, role_of, visible_projects
+from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
@@ -103,9 +104,7 @@ def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     run = run_get(projects=visible_projects(request), pk=pk)
     require_write(request, run.project, "cancel training runs")
     run = run_cancel(run=run)
-    if is_htmx(request):
-        return page(request, "console/_run_status.html", run_detail_context(request, run))
-    return redirect("run", pk=run.pk)
+    return cancelled(request, run, fragment="console/_run_status.html", context=run_detail_context, url_name="run")
 
 
 @require_POST
