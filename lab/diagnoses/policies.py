@@ -16,17 +16,11 @@ from typing import Any
 from environments.core import Env, EnvError, Policy
 from environments.policies import make_policy
 from lab.errors import DomainError
-from lab.runs.paths import agent_model_path
+from lab.rollouts.services import agent_config_dict
 from lab.trajectories.models import AgentConfig, AgentKind, Episode
 
 PolicyFactory = Callable[[Env, int], Policy]
 MODEL_KINDS = (AgentKind.HF, AgentKind.VLLM, AgentKind.OPENAI)
-
-
-def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
-    # an hf/vllm model path is confined and resolved here, when the diagnosis job is about to load it
-    return {"kind": agent.kind, "name": agent.name, "model": agent_model_path(agent=agent), "endpoint": agent.endpoint, "sampling": agent.sampling,
-            "harness": agent.harness}  # fmt: skip
 
 
 def _from_config(config: dict[str, Any], agent: AgentConfig) -> PolicyFactory:

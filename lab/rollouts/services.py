@@ -22,7 +22,6 @@ from environments import registry
 from environments.core import Env, EnvError
 from environments.runner import run_episode
 from lab.errors import DomainError
-from lab.ingest import DEFAULT_REDACTION_PATTERNS, Redactor
 from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
@@ -30,13 +29,13 @@ from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
 from lab.runs.paths import agent_model_path
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
+from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts, task_resolve
 from training.policies import harness_for, policy_from_config
 
 log = logging.getLogger(__name__)
 
 _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
-_CAUSE_REDACTOR = Redactor(DEFAULT_REDACTION_PATTERNS)
 
 
 class RolloutCancelled(Exception):
@@ -134,7 +133,7 @@ class EpisodeSink:
 
 def _cause_without_secrets(kind: str, message: str) -> dict[str, str]:
     """An exception as {"type", "message"}, with API keys and tokens masked: an LLM client's error may quote the key."""
-    masked, _ = _CAUSE_REDACTOR.redact_text(str(message)[:500])
+    masked, _ = redactor_configured().redact_text(str(message)[:500])
     return {"type": str(kind)[:100], "message": masked}
 
 
