@@ -173,6 +173,10 @@ CONSOLE: list[tuple[str, str, str, Any, int, int]] = [
     ("console", "post", "/runs/new", {"project": "acme", "recipe": "sft", "base_model": LONG}, 400, 422),
     ("console", "post", "/rollouts/new", {"project": "acme", "agent": LONG, "task": "storebench/cash-crunch", "seed": "0"}, 400, 422),
     ("console", "post", "/episodes/{episode}/diagnoses", {"step_index": "0", "category": LONG, "explanation": "x"}, 400, 422),
+    ("console", "get", f"/diagnoses/{BIG}/edit", None, 404, 404),
+    ("console", "post", "/diagnoses/{diagnosis}/edit", {"step_index": BIG, "category": "other", "explanation": "x"}, 400, 422),
+    ("console", "post", "/diagnoses/{diagnosis}/edit", {"step_index": "0", "category": LONG, "explanation": "x"}, 400, 422),
+    ("console", "post", "/diagnoses/{diagnosis}/edit", {"step_index": "0", "category": "other", "explanation": NUL}, 400, 422),
     ("console", "post", f"/runs/{{run}}/checkpoints/{BIG}/evaluate", {"task_set": "toyenv/eval", "seeds": "0"}, 404, 404),
 ]
 
