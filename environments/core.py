@@ -168,11 +168,32 @@ class Env(ABC):
     """
 
     name: str = ""
-    version: str = "0"
+    version: str = "0"  # the current engine; an instance built for an older one carries that version instead
+    # Older engines this class still runs exactly, frozen, so that their recorded episodes replay (newest last).
+    # An episode is only ever replayed against the version it was recorded with.
+    frozen_versions: tuple[str, ...] = ()
+    # JSON Schema (the validate_arguments subset) of the per-episode options the environment accepts, such as
+    # an attack setting or a reward mode; {} accepts none. Options are part of the record's header, so replay
+    # rebuilds the same environment.
+    options_schema: dict[str, Any] = {}
 
-    def __init__(self, task: TaskSpec, seed: int) -> None:
+    def __init__(self, task: TaskSpec, seed: int, *, options: dict[str, Any] | None = None, version: str | None = None) -> None:
         self.task = task
         self.seed = seed
+        if version is not None and version != type(self).version and version not in self.frozen_versions:
+            supported = ", ".join((*self.frozen_versions, type(self).version))
+            raise EnvError("unsupported_version", f"{self.name} {version!r} is not an engine this installation runs ({supported})")
+        self.version = version or type(self).version
+        self.options: dict[str, Any] = self._checked_options(options or {})
+
+    def _checked_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        if not options:
+            return {}
+        if not self.options_schema:
+            raise EnvError("bad_options", f"{self.name} takes no options, got {sorted(options)}")
+        if problem := validate_arguments(self.options_schema, options):
+            raise EnvError("bad_options", problem.replace("arguments", "options", 1))
+        return dict(options)
 
     @abstractmethod
     def reset(self) -> Observation:
@@ -240,6 +261,7 @@ class Env(ABC):
             "task_version": self.task.version,
             "seed": self.seed,
             "tool_schema_hash": tool_schema_hash(self.tools()),
+            **({"options": dict(self.options)} if self.options else {}),
         }
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 from environments.core import Env, EnvError, TaskSpec
 from environments.meta import EnvMeta
 
-EnvFactory = Callable[[TaskSpec, int], Env]
+EnvFactory = Callable[..., Env]  # (task, seed) -> Env, also taking options= and version= when it has them
 
 ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom", "environments.toolgym"]
 
@@ -76,12 +77,23 @@ def get_task(task_id: str) -> TaskSpec:
     return _TASKS[task_id][0]
 
 
-def make(task_id: str, seed: int) -> Env:
-    """A fresh environment for one task and seed, already reset."""
+def make(task_id: str, seed: int, *, options: dict[str, Any] | None = None, version: str | None = None) -> Env:
+    """A fresh environment for one task and seed, already reset.
+
+    `options` are the environment's per-episode options (Env.options_schema); `version` asks for an engine
+    version other than the current one, and is refused with EnvError("unsupported_version") when the
+    environment does not run it."""
     task = get_task(task_id)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise EnvError("bad_seed", f"seed must be an integer, got {seed!r}")
-    env = _TASKS[task_id][1](task, seed)
+    if options is not None and not isinstance(options, dict):
+        raise EnvError("bad_options", f"options must be an object, got {options!r}")
+    factory = _TASKS[task_id][1]
+    if version is not None and version == getattr(factory, "version", None):
+        version = None  # the current engine
+    # Only asked-for extras are passed, so a plain (task, seed) factory keeps working for the default engine.
+    extras = {k: v for k, v in (("options", options), ("version", version)) if v is not None}
+    env = factory(task, seed, **extras)
     env.reset()
     return env
 

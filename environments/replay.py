@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.core import Env, ToolCall, chain_hash
+from environments.core import Env, EnvError, ToolCall, chain_hash
 from environments.registry import make
 
 
@@ -41,10 +41,20 @@ def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
     return chain
 
 
+def env_for_header(header: dict[str, Any]) -> Env:
+    """The environment a record was recorded in: same task, seed, options and engine version (an engine this
+    installation no longer runs is refused with EnvError("unsupported_version"), never replayed on another)."""
+    seed = header.get("seed")
+    if seed is None:
+        raise EnvError("no_seed", "the episode has no seed, so it cannot be replayed")
+    version = header.get("env_version") or None
+    return make(f"{header['env']}/{header['task']}", seed=int(seed), options=header.get("options") or None, version=version)
+
+
 def replay_record(record: dict[str, Any]) -> dict[str, Any]:
     """Replay a whole record in a fresh environment; also checks the final score against the header."""
     header = record["header"]
-    env = make(f"{header['env']}/{header['task']}", seed=header["seed"])
+    env = env_for_header(header)
     try:
         replay_prefix(env, record["steps"])
     except ReplayDivergence as exc:

@@ -108,6 +108,7 @@ HEADER_SCHEMA: dict[str, Any] = {
         "task_version": {"type": "string"},
         "seed": {"type": ["integer", "null"], "minimum": -(2**63), "maximum": 2**63 - 1},  # stored in a 64-bit column
         "tool_schema_hash": _STRING_OR_NULL,
+        "options": {"type": "object"},  # the environment's per-episode options (an attack setting, a reward mode)
         "policy": {"type": "object"},  # {name, kind, model, ...}
         "harness": {"type": "object"},
         "source": {"enum": list(SOURCES)},

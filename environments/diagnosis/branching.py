@@ -21,7 +21,7 @@ from typing import Any
 
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec
 from environments.diagnosis.taxonomy import AGENT_SOURCES
-from environments.registry import make
+from environments.replay import env_for_header
 from environments.runner import run_episode
 
 PolicyFactory = Callable[[Env, int], Policy]
@@ -49,11 +49,7 @@ class FirstActionThen(Policy):
 
 
 def env_for_record(record: dict[str, Any]) -> Env:
-    header = record["header"]
-    seed = header.get("seed")
-    if seed is None:
-        raise EnvError("no_seed", "the episode has no seed, so it cannot be replayed")
-    return make(f"{header['env']}/{header['task']}", seed=int(seed))
+    return env_for_header(record["header"])
 
 
 def check_branch_step(record: dict[str, Any], step_index: int) -> dict[str, Any]:

@@ -65,8 +65,8 @@ class PhantomEnv(Env):
     name = "phantom"
     version = "1"
 
-    def __init__(self, task: TaskSpec, seed: int) -> None:
-        super().__init__(task, seed)
+    def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
+        super().__init__(task, seed, **kwargs)
         self.config = PhantomConfig.from_spec(task.spec)
         self.universe: Universe = load_universe(
             UniverseSpec(

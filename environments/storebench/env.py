@@ -32,8 +32,8 @@ class StoreBenchEnv(Env):
     name = "storebench"
     version = "1.0.0"
 
-    def __init__(self, task: TaskSpec, seed: int) -> None:
-        super().__init__(task, seed)
+    def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
+        super().__init__(task, seed, **kwargs)
         self.scenario: dict[str, Any] = task.spec
         self._tools: list[ToolSpec] = all_specs()
         self._world: World | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 from environments.core import Env, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.toolgym.world import ITEMS, World, composite, new_world, question
@@ -31,8 +32,8 @@ class ToolGymEnv(Env):
     name = "toolgym"
     version = "1"
 
-    def __init__(self, task: TaskSpec, seed: int) -> None:
-        super().__init__(task, seed)
+    def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
+        super().__init__(task, seed, **kwargs)
         self.max_calls = int(task.spec.get("max_calls", 4))
         self.world: World = new_world(task.key, seed)
 

@@ -25,7 +25,7 @@ from django.db import transaction
 
 from environments import registry
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, tool_schema_hash
-from environments.replay import replay_prefix
+from environments.replay import env_for_header, replay_prefix
 from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, env_end_reason, opening_step
 from lab.errors import Conflict, DomainError, Forbidden
 from lab.play.models import HumanSession
@@ -100,6 +100,16 @@ def _task_id(session: HumanSession) -> str:
     return f"{session.task.env}/{session.task.key}"
 
 
+def _session_env(session: HumanSession, episode: Episode) -> Env:
+    """A fresh environment of the engine version the session was recorded with (an engine this installation
+    no longer runs is refused: the session is then read-only)."""
+    header = episode.meta.get("header") or {}
+    try:
+        return env_for_header({**header, "env": session.task.env, "task": session.task.key, "seed": session.seed})
+    except EnvError as exc:
+        raise DomainError(exc.code, exc.message, status=409) from None
+
+
 def play_require_player(*, session: HumanSession, user: Any) -> None:
     """Forbidden unless `user` started this session and may still play in its project (the role may have changed)."""
     if session.user_id != getattr(user, "pk", None):
@@ -158,7 +168,7 @@ def _warm_env(session: HumanSession, episode: Episode) -> tuple[_Warm, bool]:
         return warm, False
     from lab.trajectories.services import episode_steps_as_dicts
 
-    env = registry.make(_task_id(session), seed=session.seed)
+    env = _session_env(session, episode)
     chain = replay_prefix(env, episode_steps_as_dicts(episode))
     return _Warm(env=env, chain=chain, step_count=episode.step_count), True
 
@@ -255,7 +265,7 @@ def play_env(session: HumanSession) -> Env:
     with ENV_CACHE.episode_lock(session.episode_id):
         episode = Episode.objects.get(pk=session.episode_id)
         warm, _ = _warm_env(session, episode)
-        copy = registry.make(_task_id(session), seed=session.seed)
+        copy = _session_env(session, episode)
         copy.restore(warm.env.snapshot())
         if episode.status == EpisodeStatus.RUNNING:
             ENV_CACHE.put(session.episode_id, warm)

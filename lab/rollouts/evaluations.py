@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from environments import registry
 from environments.core import EnvError
-from environments.replay import ReplayDivergence, replay_prefix
+from environments.replay import ReplayDivergence, env_for_header, replay_prefix
 from lab.errors import DomainError
 from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
@@ -127,9 +127,13 @@ def evaluation_regrade(*, evaluation: Evaluation) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     mismatches: list[dict[str, Any]] = []
     for episode in evaluation_episodes(evaluation):
-        env = registry.make(episode.task.task_id, int(episode.seed or 0))
+        record = episode_to_record(episode)
         try:
-            replay_prefix(env, episode_to_record(episode)["steps"])
+            env = env_for_header({**record["header"], "seed": int(episode.seed or 0)})
+            replay_prefix(env, record["steps"])
+        except EnvError as exc:  # an engine this installation no longer runs: refused, never replayed on another
+            mismatches.append({"episode": episode.pk, "step": None, "expected": episode.task.env_version, "got": exc.code})
+            continue
         except ReplayDivergence as exc:
             mismatches.append({"episode": episode.pk, "step": exc.index, "expected": exc.expected, "got": exc.got})
             continue
