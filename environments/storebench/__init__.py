@@ -19,7 +19,8 @@ DEFAULT_THRESHOLD = 0.3
 
 
 def _register_all() -> None:
-    calibration = load_calibration()
+    # Thresholds of this engine only, and of this scenario version: anything else is stale and not used.
+    calibration = load_calibration(StoreBenchEnv.version)
     for scenario in load_scenarios():
         entry = calibration.get(scenario["key"], {})
         calibrated = entry.get("scenario_version") == scenario["version"]

@@ -29,11 +29,16 @@ CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
 WEIGHTS = {"service": 0.35, "satisfaction": 0.25, "inventory": 0.2, "cash_safety": 0.2}
 
 
-def load_calibration() -> dict[str, Any]:
-    if not CALIBRATION_PATH.exists():
+def load_calibration(env_version: str, path: Path = CALIBRATION_PATH) -> dict[str, Any]:
+    """{scenario key: entry} calibrated on engine `env_version`; {} when that engine was never calibrated.
+
+    Entries are kept per engine version (and carry their scenario version), so a new engine never scores
+    against an older engine's references, and an older engine's episodes still replay to their recorded score.
+    """
+    if not path.exists():
         return {}
-    data: dict[str, Any] = json.loads(CALIBRATION_PATH.read_text())
-    return data.get("scenarios", {})
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data.get("engines", {}).get(env_version, {}).get("scenarios", {})
 
 
 def profit_references(world: World, calibration: dict[str, Any]) -> tuple[float, float]:
@@ -72,8 +77,8 @@ def raw_metrics(world: World) -> dict[str, float]:
     }
 
 
-def score_world(world: World, *, threshold: float, calibration: dict[str, Any] | None = None) -> Score:
-    calibration = load_calibration() if calibration is None else calibration
+def score_world(world: World, *, threshold: float, calibration: dict[str, Any]) -> Score:
+    """`calibration` is load_calibration(the engine's version)."""
     metrics = raw_metrics(world)
     floor, reference = profit_references(world, calibration)
     normalised = normalised_profit(world, metrics["profit"])
