@@ -192,19 +192,21 @@ def calibrate(
         entry["heldout"] = heldout_from(entry, [c for c in mine if c["seed"] not in task.public_seeds])
         result[task.key] = entry
     if write:
-        run = {"scenarios": len(specs), "episodes": len(jobs), "workers": workers, "wall_s": wall}
-        engine = calibration_write(result, heldout=heldout, run=run, path=path)
+        run = {"scenarios": len(specs), "heldout_seeds": heldout, "episodes": len(jobs), "workers": workers, "wall_s": wall}
+        engine = calibration_write(result, run=run, path=path)
         readme_write(engine, readme)
     return result
 
 
-def calibration_write(result: dict[str, Any], *, heldout: list[int], run: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Merges `result` into the current engine's section of calibration.json; other engines' sections stay."""
+def calibration_write(result: dict[str, Any], *, run: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Merges `result` into the current engine's section of calibration.json; other engines' sections stay.
+
+    A run over some scenarios replaces only theirs; each entry keeps the held-out seeds it was measured on."""
     data = json.loads(path.read_text()) if path.exists() else {}
     engines = data.get("engines", {})
     engine = engines.get(StoreBenchEnv.version, {})
     scenarios = {**engine.get("scenarios", {}), **result}
-    engines[StoreBenchEnv.version] = {"heldout_seeds": heldout, "last_run": run, "scenarios": dict(sorted(scenarios.items()))}
+    engines[StoreBenchEnv.version] = {"last_run": run, "scenarios": dict(sorted(scenarios.items()))}
     payload = {"generated_by": COMMAND, "anchors": list(ANCHORS), "engines": dict(sorted(engines.items()))}
     path.write_text(json.dumps(payload, indent=1) + "\n")
     return engines[StoreBenchEnv.version]
@@ -235,10 +237,15 @@ def heldout_markdown(scenarios: dict[str, Any], *, env_version: str = StoreBench
     keys = [k for k in _ordered(scenarios) if "heldout" in scenarios[k]]
     if not keys:
         return "No held-out results yet: run `" + COMMAND + "`."
-    seeds = sorted({seed for k in keys for seed in scenarios[k]["heldout"]["seeds"]})
+    seed_sets = {tuple(scenarios[k]["heldout"]["seeds"]) for k in keys}
+    if len(seed_sets) == 1:
+        seeds = list(next(iter(seed_sets)))
+        measured = f"held-out seeds {_seed_text(seeds)} (n = {len(seeds)} per cell)"
+    else:  # scenarios calibrated by separate runs with different held-out seeds
+        measured = "held-out seeds differ by scenario (n in each cell's k/n)"
     lines = [
-        f"Engine `storebench {env_version}`; thresholds from each scenario's three public seeds; held-out seeds {_seed_text(seeds)} "
-        f"(n = {len(seeds)} per cell). Cells: mean composite ± 95% CI half-width (Student's t), passes k/n at the threshold.",
+        f"Engine `storebench {env_version}`; thresholds from each scenario's three public seeds; {measured}. "
+        "Cells: mean composite ± 95% CI half-width (Student's t), passes k/n at the threshold.",
         "",
         "| scenario | split | threshold | " + " | ".join(ANCHORS) + " |",
         "|" + " --- |" * (3 + len(ANCHORS)),
@@ -258,8 +265,8 @@ def heldout_markdown(scenarios: dict[str, Any], *, env_version: str = StoreBench
     if run:
         lines += [
             "",
-            f"Last run: {run['episodes']} episodes ({run['scenarios']} scenarios x {len(ANCHORS)} anchors x (3 + {len(seeds)}) seeds) "
-            f"in {run['wall_s']:.0f} s with {run['workers']} worker processes.",
+            f"Last run: {run['episodes']} episodes ({run['scenarios']} scenarios x {len(ANCHORS)} anchors x (3 calibration + "
+            f"{len(run['heldout_seeds'])} held-out seeds)) in {run['wall_s']:.0f} s with {run['workers']} worker processes.",
         ]
     return "\n".join(lines)
 
