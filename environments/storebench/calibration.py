@@ -130,8 +130,8 @@ def ci95(values: Sequence[float]) -> float:
     """Half-width of the 95% confidence interval of the mean (Student's t)."""
     if len(values) < 2:
         return 0.0
-    df = len(values) - 1
-    t = next((_T975[k] for k in sorted(_T975) if k >= df), 1.96)
+    # The tabled quantile at or below the degrees of freedom: never narrower than the exact interval.
+    t = _T975[max(k for k in _T975 if k <= len(values) - 1)]
     return t * statistics.stdev(values) / math.sqrt(len(values))
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from environments.storebench.calibration import (
     calibrate,
     calibration_write,
     check_heldout_seeds,
+    ci95,
     heldout_markdown,
     readme_write,
     table_markdown,
@@ -167,3 +170,10 @@ def test_a_small_calibration_runs_end_to_end(tmp_path: Path) -> None:
     run = json.loads(path.read_text())["engines"][StoreBenchEnv.version]["last_run"]
     assert run["episodes"] == 5 * (3 + 3) and run["wall_s"] > 0
     assert "| launch-week | train | 0." in readme.read_text()
+
+
+def test_the_confidence_interval_uses_students_t_for_few_seeds() -> None:
+    values = [0.5, 0.7, 0.6, 0.8, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8]  # n = 10, 9 degrees of freedom
+    assert ci95(values) == pytest.approx(2.262 * statistics.stdev(values) / math.sqrt(10))
+    assert ci95([0.5] * 12) == 0.0 and ci95([0.7]) == 0.0
+    assert ci95(values + values[:2]) == pytest.approx(2.228 * statistics.stdev(values + values[:2]) / math.sqrt(12))  # df 11: df 10's t
