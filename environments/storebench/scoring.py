@@ -41,10 +41,16 @@ def load_calibration(env_version: str, path: Path = CALIBRATION_PATH) -> dict[st
     return data.get("engines", {}).get(env_version, {}).get("scenarios", {})
 
 
+def calibrated_entry(calibration: dict[str, Any], key: str, scenario_version: str) -> dict[str, Any] | None:
+    """The scenario's entry in one engine's calibration, or None when it was calibrated on another scenario version."""
+    entry = calibration.get(key)
+    return entry if entry and entry.get("scenario_version") == scenario_version else None
+
+
 def profit_references(world: World, calibration: dict[str, Any]) -> tuple[float, float]:
     """(floor, reference) of the normalised profit: calibrated anchor means, else a rough default."""
-    entry = calibration.get(world.scenario_key)
-    if entry and entry.get("scenario_version") == world.scenario_version:
+    entry = calibrated_entry(calibration, world.scenario_key, world.scenario_version)
+    if entry:
         return float(entry["profit_floor"]), float(entry["profit_reference"])
     return 0.0, 0.6
 

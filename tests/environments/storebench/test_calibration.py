@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from environments.cli import main
-from environments.core import EnvError
+from environments.core import EnvError, ToolCall
 from environments.registry import get_task, list_tasks
 from environments.storebench import calibration
 from environments.storebench.calibration import (
@@ -177,3 +177,24 @@ def test_the_confidence_interval_uses_students_t_for_few_seeds() -> None:
     assert ci95(values) == pytest.approx(2.262 * statistics.stdev(values) / math.sqrt(10))
     assert ci95([0.5] * 12) == 0.0 and ci95([0.7]) == 0.0
     assert ci95(values + values[:2]) == pytest.approx(2.228 * statistics.stdev(values + values[:2]) / math.sqrt(12))  # df 11: df 10's t
+
+
+def test_a_frozen_engines_episode_is_scored_against_that_engines_calibration() -> None:
+    class Newer(StoreBenchEnv):  # as if engine 1.0.0 were frozen beside an uncalibrated newer one
+        version = "9.9.9"
+        frozen_versions = ("1.0.0",)
+
+    task = get_task("storebench/heat-wave")
+    published = load_calibration("1.0.0")["heat-wave"]
+    scores = {}
+    for version in ("1.0.0", None):
+        env = Newer(task, 5, version=version)
+        env.reset()
+        while not env.done:
+            env.step(ToolCall(name="end_window", arguments={}))
+        scores[version] = env.score().details
+    assert (scores["1.0.0"]["profit_floor"], scores["1.0.0"]["profit_reference"]) == (
+        published["profit_floor"],
+        published["profit_reference"],
+    )
+    assert (scores[None]["profit_floor"], scores[None]["profit_reference"]) == (0.0, 0.6)  # never another engine's references
