@@ -2,6 +2,7 @@
 
     python -m environments calibrate storebench                            # every scenario, held-out seeds 1000-1009
     python -m environments calibrate storebench --tasks heat-wave --heldout-seeds 1000-1003 --workers 2
+    python -m environments.storebench.calibration                          # only rewrite the README tables from the JSON
 
 1. Calibration seeds (each scenario's three public seeds): every anchor plays each, and these runs alone set
 
@@ -290,3 +291,16 @@ def readme_write(engine: dict[str, Any], readme: Path = README_PATH) -> None:
     text = _replace_block(text, TABLE_START, TABLE_END, table_markdown(scenarios))
     text = _replace_block(text, HELDOUT_START, HELDOUT_END, heldout_markdown(scenarios, run=engine.get("last_run")))
     readme.write_text(text)
+
+
+def readme_from_json(path: Path = CALIBRATION_PATH, readme: Path = README_PATH) -> None:
+    """Rewrites both README tables from calibration.json without playing anything (e.g. after a merge)."""
+    data = json.loads(path.read_text())
+    engine = data.get("engines", {}).get(StoreBenchEnv.version)
+    if engine is None:
+        raise EnvError("not_calibrated", f"calibration.json has no section for engine {StoreBenchEnv.version}; run `{COMMAND}`")
+    readme_write(engine, readme)
+
+
+if __name__ == "__main__":  # python -m environments.storebench.calibration
+    readme_from_json()

@@ -28,6 +28,7 @@ from environments.storebench.calibration import (
     check_heldout_seeds,
     ci95,
     heldout_markdown,
+    readme_from_json,
     readme_write,
     table_markdown,
 )
@@ -198,3 +199,16 @@ def test_a_frozen_engines_episode_is_scored_against_that_engines_calibration() -
         published["profit_reference"],
     )
     assert (scores[None]["profit_floor"], scores[None]["profit_reference"]) == (0.0, 0.6)  # never another engine's references
+
+
+def test_the_readme_tables_can_be_rewritten_from_the_json_alone(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{TABLE_START}\nstale\n{TABLE_END}\n{HELDOUT_START}\nstale\n{HELDOUT_END}\n")
+    readme_from_json(CALIBRATION_PATH, readme)
+    published = README_PATH.read_text()
+    for start, end in ((TABLE_START, TABLE_END), (HELDOUT_START, HELDOUT_END)):
+        assert block(readme.read_text(), start, end) == block(published, start, end)
+    other = tmp_path / "calibration.json"
+    other.write_text(json.dumps({"engines": {"0.1.0": {"scenarios": {}}}}))
+    with pytest.raises(EnvError, match=f"no section for engine {StoreBenchEnv.version}"):
+        readme_from_json(other, readme)
