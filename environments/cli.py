@@ -1,5 +1,5 @@
 """python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--out FILE.jsonl]
-                          | replay FILE.jsonl | calibrate ENV | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
+                          | replay FILE.jsonl | calibrate ENV [--heldout-seeds 1000-1009] [--tasks a,b] | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
 
 `run` prints one JSON line; `replay` prints one JSON line per record and exits 1 on the first divergence,
 naming the step. Errors go to stderr with exit status 2.
@@ -34,9 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="append the trajectory record to this JSONL file")
     replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
     replay.add_argument("file")
-    calibrate = sub.add_parser("calibrate", help="run anchors x scenarios x public seeds and write thresholds")
+    calibrate = sub.add_parser("calibrate", help="run anchors x scenarios x seeds and write thresholds (and held-out pass rates)")
     calibrate.add_argument("env")
     calibrate.add_argument("--workers", type=int, default=2)
+    calibrate.add_argument("--heldout-seeds", help="unseen seeds to report pass rates on, e.g. 1000-1009 (environments that have them)")
+    calibrate.add_argument("--tasks", help="comma-separated task keys to calibrate (default: all)")
     contract = sub.add_parser("contract", help="run the contract check over registered tasks")
     contract.add_argument("env", nargs="?")
     mcp = sub.add_parser("mcp", help="serve one episode's tools over stdio (Model Context Protocol)")
@@ -118,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
                 module = importlib.import_module(f"environments.{args.env}.calibration")
             except ModuleNotFoundError:
                 raise EnvError("no_calibration", f"environment {args.env!r} has no calibration module") from None
-            result = module.calibrate(workers=args.workers)
-            print(module.table_markdown(result))
+            # Only options the user gave are passed on: not every environment's calibrate takes them.
+            extras = {"heldout_seeds": args.heldout_seeds, "tasks": args.tasks and args.tasks.split(",")}
+            result = module.calibrate(workers=args.workers, **{k: v for k, v in extras.items() if v})
+            print(getattr(module, "report_markdown", module.table_markdown)(result))
         elif args.command == "contract":
             from environments.contract import check_task
 

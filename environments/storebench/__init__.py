@@ -13,23 +13,23 @@ from environments.storebench.anchors import DoNothing, NaiveRestock, RandomValid
 from environments.storebench.anchors_smart import Oracle, SmartTriage
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
-from environments.storebench.scoring import load_calibration
+from environments.storebench.scoring import calibrated_entry, load_calibration
 
 DEFAULT_THRESHOLD = 0.3
 
 
 def _register_all() -> None:
-    calibration = load_calibration()
+    # Thresholds of this engine only, and of this scenario version: anything else is stale and not used.
+    calibration = load_calibration(StoreBenchEnv.version)
     for scenario in load_scenarios():
-        entry = calibration.get(scenario["key"], {})
-        calibrated = entry.get("scenario_version") == scenario["version"]
+        entry = calibrated_entry(calibration, scenario["key"], scenario["version"])
         task = TaskSpec(
             env="storebench",
             key=scenario["key"],
             split=scenario["split"],
             description=f"{scenario['title']}: {scenario['challenge']}",
             horizon=f"{scenario['days']} days",
-            pass_threshold=float(entry["pass_threshold"]) if calibrated else DEFAULT_THRESHOLD,
+            pass_threshold=float(entry["pass_threshold"]) if entry else DEFAULT_THRESHOLD,
             version=scenario["version"],
             spec=scenario,
             public_seeds=tuple(scenario["public_seeds"]),

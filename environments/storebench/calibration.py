@@ -1,28 +1,65 @@
-"""Calibration: run every anchor on every scenario and public seed, derive per-scenario references and
-pass thresholds, and write them to calibration.json and the README table.
+"""Calibration: thresholds from the calibration seeds, pass rates on seeds calibration never saw.
+
+    python -m environments calibrate storebench                            # every scenario, held-out seeds 1000-1009
+    python -m environments calibrate storebench --tasks heat-wave --heldout-seeds 1000-1003 --workers 2
+    python -m environments.storebench.calibration                          # only rewrite the README tables from the JSON
+
+1. Calibration seeds (each scenario's three public seeds): every anchor plays each, and these runs alone set
 
     profit_floor      best normalised profit of do-nothing and random-valid, plus 0.02 (the profit component's 0)
     profit_reference  mean normalised profit of the oracle (the profit component's 1)
     pass_threshold    max(best do-nothing/random cell + 0.05, 0.8 x smart-triage's mean composite)
 
+2. Held-out seeds (disjoint from every scenario's public seeds, checked): every anchor plays each, scored
+   against step 1's references and threshold: mean composite, its 95% confidence half-width, passes k/n.
+   Nothing in step 2 feeds back into step 1, so a held-out pass rate measures how thresholds generalise.
+
 The profit component depends on the references, so composites are recomputed from each run's raw profit
 and quality components after the references are known (scoring.composite_from, the same formula).
+Results go to calibration.json under the engine version (see scoring.load_calibration), and both README
+tables are regenerated from that file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
-from concurrent.futures import ProcessPoolExecutor
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from environments.registry import list_tasks, make
+from environments.core import EnvError, TaskSpec
+from environments.registry import get_task, list_tasks, make
+from environments.seeds import SeedError, seeds_parse
+from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scoring import CALIBRATION_PATH, composite_from, profit_component
 
 ANCHORS = ("do-nothing", "random-valid", "naive-restock", "smart-triage", "oracle")
+DEFAULT_HELDOUT_SEEDS = tuple(range(1000, 1010))  # above every public seed (11-243), so no scenario overlaps
+COMMAND = "python -m environments calibrate storebench"
 README_PATH = Path(__file__).with_name("README.md")
 TABLE_START, TABLE_END = "<!-- calibration:start -->", "<!-- calibration:end -->"
+HELDOUT_START, HELDOUT_END = "<!-- heldout:start -->", "<!-- heldout:end -->"
+# Student's t 97.5% quantiles by degrees of freedom: ten seeds are too few for the normal 1.96.
+_T975 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    14: 2.145,
+    19: 2.093,
+    29: 2.045,
+}
 
 
 def run_cell(task_id: str, seed: int, anchor: str) -> dict[str, Any]:
@@ -38,56 +75,232 @@ def run_cell(task_id: str, seed: int, anchor: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def calibrate(*, workers: int = 2, write: bool = True, tasks: list[str] | None = None) -> dict[str, Any]:
-    specs = [t for t in list_tasks("storebench") if tasks is None or t.id in tasks]
-    jobs = [(t.id, seed, anchor) for t in specs for seed in t.public_seeds for anchor in ANCHORS]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        cells = list(pool.map(run_cell, *zip(*jobs, strict=True)))
+def check_heldout_seeds(tasks: Sequence[TaskSpec], heldout: Sequence[int]) -> None:
+    """Refuses held-out seeds that a scenario calibrates on: a pass rate on them would be no test at all."""
+    if not heldout:
+        raise EnvError("bad_seeds", "heldout seeds: give at least one seed, e.g. 1000-1009")
+    for task in tasks:
+        shared = sorted(set(heldout) & set(task.public_seeds))
+        if shared:
+            raise EnvError(
+                "bad_seeds", f"heldout seeds {shared} are calibration (public) seeds of {task.key}; choose others, e.g. 1000-1009"
+            )
+
+
+def _composite(cell: dict[str, Any], floor: float, reference: float) -> float:
+    if cell["termination_reason"] != "horizon_reached":
+        return 0.0
+    return composite_from({**cell["components"], "profit": round(profit_component(cell["profit"], floor, reference), 4)})
+
+
+def thresholds_from(task: TaskSpec, cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """References, threshold and the calibration table's cells of one scenario, from its calibration-seed runs only."""
+    assert all(c["seed"] in task.public_seeds for c in cells), f"{task.key}: thresholds come from calibration seeds only"
+    # The floor sits just above the best idle or random store, so doing nothing scores 0 on any seed.
+    floor = max(c["profit"] for c in cells if c["anchor"] in ("do-nothing", "random-valid")) + 0.02
+    reference = statistics.mean(c["profit"] for c in cells if c["anchor"] == "oracle")
+    reference = max(reference, floor + 0.05)  # a degenerate scenario must not divide by ~0
+    scores: dict[str, list[float]] = {a: [] for a in ANCHORS}
+    for c in sorted(cells, key=lambda c: task.public_seeds.index(c["seed"])):
+        scores[c["anchor"]].append(_composite(c, floor, reference))
+    bad = max(scores["do-nothing"] + scores["random-valid"])
+    threshold = round(max(bad + 0.05, 0.8 * statistics.mean(scores["smart-triage"])), 3)
+    return {
+        "scenario_version": task.version, "split": task.split, "horizon": task.horizon, "profit_floor": round(floor, 6),
+        "profit_reference": round(reference, 6), "pass_threshold": threshold, "composites": scores,
+        "passes": {a: sum(s >= threshold for s in scores[a]) for a in ANCHORS},
+    }  # fmt: skip
+
+
+def heldout_from(entry: dict[str, Any], cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Held-out runs of one scenario scored against its calibrated references and threshold (never the reverse)."""
+    seeds = sorted({c["seed"] for c in cells})
+    composites: dict[str, list[float]] = {a: [] for a in ANCHORS}
+    for c in sorted(cells, key=lambda c: c["seed"]):
+        composites[c["anchor"]].append(_composite(c, entry["profit_floor"], entry["profit_reference"]))
+    threshold = entry["pass_threshold"]
+    return {
+        "seeds": seeds,
+        "composites": composites,
+        "passes": {a: sum(s >= threshold for s in composites[a]) for a in ANCHORS},
+        "ci95": {a: round(ci95(composites[a]), 4) for a in ANCHORS},
+    }
+
+
+def ci95(values: Sequence[float]) -> float:
+    """Half-width of the 95% confidence interval of the mean (Student's t)."""
+    if len(values) < 2:
+        return 0.0
+    # The tabled quantile at or below the degrees of freedom: never narrower than the exact interval.
+    t = _T975[max(k for k in _T975 if k <= len(values) - 1)]
+    return t * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def _progress(done: int, total: int, started: float) -> None:
+    if done == total or done % max(1, total // 50) == 0:
+        end = "\n" if done == total else ""
+        print(f"\rcalibrate: {done}/{total} episodes, {time.perf_counter() - started:.0f} s", end=end, file=sys.stderr, flush=True)
+
+
+def run_cells(
+    jobs: Sequence[tuple[str, int, str]], *, workers: int, progress: Callable[[int, int, float], None] | None = _progress
+) -> list[dict[str, Any]]:
+    """Every (task id, seed, anchor) job in `workers` processes, slowest scenarios first so no worker idles at the end."""
+    started = time.perf_counter()
+    ordered = sorted(jobs, key=lambda j: -int(get_task(j[0]).spec["days"]))
+    cells: list[dict[str, Any]] = []
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(run_cell, *job) for job in ordered]
+        for future in as_completed(futures):
+            cells.append(future.result())
+            if progress:
+                progress(len(cells), len(futures), started)
+    return cells
+
+
+def calibrate(
+    *,
+    workers: int = 2,
+    write: bool = True,
+    tasks: list[str] | None = None,
+    heldout_seeds: Sequence[int] | str = DEFAULT_HELDOUT_SEEDS,
+    path: Path = CALIBRATION_PATH,
+    readme: Path = README_PATH,
+    progress: Callable[[int, int, float], None] | None = _progress,
+) -> dict[str, Any]:
+    """Calibrates `tasks` (scenario keys or task ids; default all) on their public seeds and `heldout_seeds`,
+    and returns {scenario key: entry}; with `write`, merges it into calibration.json and both README tables."""
+    if isinstance(heldout_seeds, str):
+        try:
+            heldout_seeds = seeds_parse(heldout_seeds)
+        except SeedError as exc:
+            raise EnvError("bad_seeds", f"heldout seeds: {exc}") from None
+    heldout = sorted(set(heldout_seeds))
+    wanted = None if tasks is None else {t if "/" in t else f"storebench/{t}" for t in tasks}
+    specs = [t for t in list_tasks("storebench") if wanted is None or t.id in wanted]
+    unknown = sorted((wanted or set()) - {t.id for t in specs})
+    if unknown:
+        raise EnvError("unknown_task", f"tasks: no StoreBench scenario {unknown[0]!r}; `python -m environments list` shows them")
+    check_heldout_seeds(specs, heldout)
+    jobs = [(t.id, seed, a) for t in specs for seed in (*t.public_seeds, *heldout) for a in ANCHORS]
+    started = time.perf_counter()
+    cells = run_cells(jobs, workers=workers, progress=progress)
+    wall = round(time.perf_counter() - started, 1)
     result: dict[str, Any] = {}
     for task in specs:
         mine = [c for c in cells if c["task"] == task.id]
-        # The floor sits just above the best idle or random store, so doing nothing scores 0 on any seed.
-        floor = max(c["profit"] for c in mine if c["anchor"] in ("do-nothing", "random-valid")) + 0.02
-        reference = statistics.mean(c["profit"] for c in mine if c["anchor"] == "oracle")
-        reference = max(reference, floor + 0.05)  # a degenerate scenario must not divide by ~0
-        scores: dict[str, list[float]] = {a: [] for a in ANCHORS}
-        for c in mine:
-            components = {**c["components"], "profit": round(profit_component(c["profit"], floor, reference), 4)}
-            finished = c["termination_reason"] == "horizon_reached"
-            scores[c["anchor"]].append(composite_from(components) if finished else 0.0)
-        bad = max(scores["do-nothing"] + scores["random-valid"])
-        threshold = round(max(bad + 0.05, 0.8 * statistics.mean(scores["smart-triage"])), 3)
-        result[task.key] = {
-            "scenario_version": task.version, "split": task.split, "horizon": task.horizon, "profit_floor": round(floor, 6),
-            "profit_reference": round(reference, 6), "pass_threshold": threshold, "composites": scores,
-            "passes": {a: sum(s >= threshold for s in scores[a]) for a in ANCHORS},
-        }  # fmt: skip
+        entry = thresholds_from(task, [c for c in mine if c["seed"] in task.public_seeds])
+        entry["heldout"] = heldout_from(entry, [c for c in mine if c["seed"] not in task.public_seeds])
+        result[task.key] = entry
     if write:
-        existing = json.loads(CALIBRATION_PATH.read_text()).get("scenarios", {}) if CALIBRATION_PATH.exists() else {}
-        existing.update(result)
-        CALIBRATION_PATH.write_text(
-            json.dumps(
-                {"generated_by": "python -m environments calibrate storebench", "anchors": list(ANCHORS), "scenarios": existing}, indent=1
-            )
-            + "\n"
-        )
-        write_readme_table(existing)
+        run = {"scenarios": len(specs), "heldout_seeds": heldout, "episodes": len(jobs), "workers": workers, "wall_s": wall}
+        engine = calibration_write(result, run=run, path=path)
+        readme_write(engine, readme)
     return result
 
 
+def calibration_write(result: dict[str, Any], *, run: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Merges `result` into the current engine's section of calibration.json; other engines' sections stay.
+
+    A run over some scenarios replaces only theirs; each entry keeps the held-out seeds it was measured on."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    engines = data.get("engines", {})
+    engine = engines.get(StoreBenchEnv.version, {})
+    scenarios = {**engine.get("scenarios", {}), **result}
+    engines[StoreBenchEnv.version] = {"last_run": run, "scenarios": dict(sorted(scenarios.items()))}
+    payload = {"generated_by": COMMAND, "anchors": list(ANCHORS), "engines": dict(sorted(engines.items()))}
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+    return engines[StoreBenchEnv.version]
+
+
+def _ordered(scenarios: dict[str, Any]) -> list[str]:
+    return sorted(scenarios, key=lambda k: (scenarios[k]["split"], k))
+
+
 def table_markdown(scenarios: dict[str, Any]) -> str:
+    """The calibration-seed table: mean composite and passes per anchor on each scenario's public seeds."""
     head = "| scenario | split | horizon | threshold | " + " | ".join(f"{a} (mean, passes/3)" for a in ANCHORS) + " |"
     lines = [head, "|" + " --- |" * (4 + len(ANCHORS))]
-    for key in sorted(scenarios, key=lambda k: (scenarios[k]["split"], k)):
+    for key in _ordered(scenarios):
         s = scenarios[key]
         cells = [f"{statistics.mean(s['composites'][a]):.3f}, {s['passes'][a]}/{len(s['composites'][a])}" for a in ANCHORS]
         lines.append(f"| {key} | {s['split']} | {s['horizon']} | {s['pass_threshold']:.3f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def write_readme_table(scenarios: dict[str, Any]) -> None:
-    text = README_PATH.read_text() if README_PATH.exists() else f"{TABLE_START}\n{TABLE_END}\n"
-    assert TABLE_START in text and TABLE_END in text, "README.md lost its calibration markers"
-    before, rest = text.split(TABLE_START, 1)
-    _, after = rest.split(TABLE_END, 1)
-    README_PATH.write_text(f"{before}{TABLE_START}\n{table_markdown(scenarios)}\n{TABLE_END}{after}")
+def _seed_text(seeds: Sequence[int]) -> str:
+    contiguous = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
+    return f"{seeds[0]}-{seeds[-1]}" if contiguous and len(seeds) > 2 else ", ".join(map(str, seeds))
+
+
+def heldout_markdown(scenarios: dict[str, Any], *, env_version: str = StoreBenchEnv.version, run: dict[str, Any] | None = None) -> str:
+    """The held-out table: per scenario and anchor, mean composite ± 95% CI and passes k/n on unseen seeds."""
+    keys = [k for k in _ordered(scenarios) if "heldout" in scenarios[k]]
+    if not keys:
+        return "No held-out results yet: run `" + COMMAND + "`."
+    seed_sets = {tuple(scenarios[k]["heldout"]["seeds"]) for k in keys}
+    if len(seed_sets) == 1:
+        seeds = list(next(iter(seed_sets)))
+        measured = f"held-out seeds {_seed_text(seeds)} (n = {len(seeds)} per cell)"
+    else:  # scenarios calibrated by separate runs with different held-out seeds
+        measured = "held-out seeds differ by scenario (n in each cell's k/n)"
+    lines = [
+        f"Engine `storebench {env_version}`; thresholds from each scenario's three public seeds; {measured}. "
+        "Cells: mean composite ± 95% CI half-width (Student's t), passes k/n at the threshold.",
+        "",
+        "| scenario | split | threshold | " + " | ".join(ANCHORS) + " |",
+        "|" + " --- |" * (3 + len(ANCHORS)),
+    ]
+    totals = {a: [0, 0] for a in ANCHORS}
+    for key in keys:
+        s, h = scenarios[key], scenarios[key]["heldout"]
+        cells = []
+        for a in ANCHORS:
+            values = h["composites"][a]
+            totals[a][0] += h["passes"][a]
+            totals[a][1] += len(values)
+            cells.append(f"{statistics.mean(values):.3f} ± {h['ci95'][a]:.3f}, {h['passes'][a]}/{len(values)}")
+        lines.append(f"| {key} | {s['split']} | {s['pass_threshold']:.3f} | " + " | ".join(cells) + " |")
+    rates = [f"**{k}/{n} ({k / n:.0%})**" for k, n in totals.values()]
+    lines.append("| all scenarios (passes) | | | " + " | ".join(rates) + " |")
+    if run:
+        lines += [
+            "",
+            f"Last run: {run['episodes']} episodes ({run['scenarios']} scenarios x {len(ANCHORS)} anchors x (3 calibration + "
+            f"{len(run['heldout_seeds'])} held-out seeds)) in {run['wall_s']:.0f} s with {run['workers']} worker processes.",
+        ]
+    return "\n".join(lines)
+
+
+def report_markdown(result: dict[str, Any]) -> str:
+    """What the CLI prints: both tables for the scenarios just calibrated."""
+    return table_markdown(result) + "\n\n" + heldout_markdown(result)
+
+
+def _replace_block(text: str, start: str, end: str, body: str) -> str:
+    assert start in text and end in text, f"README.md lost its {start} {end} markers"
+    before, rest = text.split(start, 1)
+    _, after = rest.split(end, 1)
+    return f"{before}{start}\n{body}\n{end}{after}"
+
+
+def readme_write(engine: dict[str, Any], readme: Path = README_PATH) -> None:
+    """Regenerates both README blocks from one engine section of calibration.json."""
+    scenarios = engine["scenarios"]
+    text = readme.read_text()
+    text = _replace_block(text, TABLE_START, TABLE_END, table_markdown(scenarios))
+    text = _replace_block(text, HELDOUT_START, HELDOUT_END, heldout_markdown(scenarios, run=engine.get("last_run")))
+    readme.write_text(text)
+
+
+def readme_from_json(path: Path = CALIBRATION_PATH, readme: Path = README_PATH) -> None:
+    """Rewrites both README tables from calibration.json without playing anything (e.g. after a merge)."""
+    data = json.loads(path.read_text())
+    engine = data.get("engines", {}).get(StoreBenchEnv.version)
+    if engine is None:
+        raise EnvError("not_calibrated", f"calibration.json has no section for engine {StoreBenchEnv.version}; run `{COMMAND}`")
+    readme_write(engine, readme)
+
+
+if __name__ == "__main__":  # python -m environments.storebench.calibration
+    readme_from_json()

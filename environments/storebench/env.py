@@ -21,7 +21,7 @@ import pickle
 from typing import Any
 
 from environments.core import Env, EnvError, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
-from environments.storebench.scoring import score_world
+from environments.storebench.scoring import calibrated_entry, load_calibration, score_world
 from environments.storebench.tools import TOOLS, all_specs, execute
 from environments.storebench.world import World
 
@@ -109,7 +109,12 @@ class StoreBenchEnv(Env):
         return "bankrupt" if w.bankrupt else ("horizon_reached" if w.finished else None)
 
     def score(self) -> Score:
-        return score_world(self.world, threshold=self.task.pass_threshold)
+        calibration = load_calibration(self.version)
+        threshold = self.task.pass_threshold  # registered from the current engine's calibration
+        if self.version != type(self).version:  # a frozen engine's episode is judged by that engine's calibration
+            entry = calibrated_entry(calibration, self.task.key, self.task.version)
+            threshold = float(entry["pass_threshold"]) if entry else threshold
+        return score_world(self.world, threshold=threshold, calibration=calibration)
 
     def snapshot(self) -> bytes:
         return pickle.dumps(self.world, protocol=5)

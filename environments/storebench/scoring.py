@@ -29,17 +29,28 @@ CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
 WEIGHTS = {"service": 0.35, "satisfaction": 0.25, "inventory": 0.2, "cash_safety": 0.2}
 
 
-def load_calibration() -> dict[str, Any]:
-    if not CALIBRATION_PATH.exists():
+def load_calibration(env_version: str, path: Path = CALIBRATION_PATH) -> dict[str, Any]:
+    """{scenario key: entry} calibrated on engine `env_version`; {} when that engine was never calibrated.
+
+    Entries are kept per engine version (and carry their scenario version), so a new engine never scores
+    against an older engine's references, and an older engine's episodes still replay to their recorded score.
+    """
+    if not path.exists():
         return {}
-    data: dict[str, Any] = json.loads(CALIBRATION_PATH.read_text())
-    return data.get("scenarios", {})
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data.get("engines", {}).get(env_version, {}).get("scenarios", {})
+
+
+def calibrated_entry(calibration: dict[str, Any], key: str, scenario_version: str) -> dict[str, Any] | None:
+    """The scenario's entry in one engine's calibration, or None when it was calibrated on another scenario version."""
+    entry = calibration.get(key)
+    return entry if entry and entry.get("scenario_version") == scenario_version else None
 
 
 def profit_references(world: World, calibration: dict[str, Any]) -> tuple[float, float]:
     """(floor, reference) of the normalised profit: calibrated anchor means, else a rough default."""
-    entry = calibration.get(world.scenario_key)
-    if entry and entry.get("scenario_version") == world.scenario_version:
+    entry = calibrated_entry(calibration, world.scenario_key, world.scenario_version)
+    if entry:
         return float(entry["profit_floor"]), float(entry["profit_reference"])
     return 0.0, 0.6
 
@@ -72,8 +83,8 @@ def raw_metrics(world: World) -> dict[str, float]:
     }
 
 
-def score_world(world: World, *, threshold: float, calibration: dict[str, Any] | None = None) -> Score:
-    calibration = load_calibration() if calibration is None else calibration
+def score_world(world: World, *, threshold: float, calibration: dict[str, Any]) -> Score:
+    """`calibration` is load_calibration(the engine's version)."""
     metrics = raw_metrics(world)
     floor, reference = profit_references(world, calibration)
     normalised = normalised_profit(world, metrics["profit"])

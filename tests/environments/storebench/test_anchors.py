@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from environments.core import EnvError
 from environments.registry import list_tasks, make
 from environments.runner import make_policy, run_episode
 from environments.storebench.calibration import ANCHORS, README_PATH, TABLE_END, TABLE_START, table_markdown
-from environments.storebench.scoring import CALIBRATION_PATH
+from environments.storebench.env import StoreBenchEnv
+from environments.storebench.scoring import load_calibration
 
 from .conftest import new_store
 
@@ -48,7 +47,7 @@ def test_random_valid_uses_many_tools_and_stays_deterministic() -> None:
 
 
 def test_the_calibration_covers_every_scenario_and_matches_the_readme() -> None:
-    data = json.loads(CALIBRATION_PATH.read_text())["scenarios"]
+    data = load_calibration(StoreBenchEnv.version)
     assert set(data) == {t.key for t in list_tasks("storebench")}
     cells = sum(len(s["composites"]["smart-triage"]) for s in data.values())
     for key, entry in data.items():
@@ -61,13 +60,13 @@ def test_the_calibration_covers_every_scenario_and_matches_the_readme() -> None:
 
 
 def test_registered_thresholds_come_from_the_calibration() -> None:
-    data = json.loads(CALIBRATION_PATH.read_text())["scenarios"]
+    data = load_calibration(StoreBenchEnv.version)
     for task in list_tasks("storebench"):
         assert task.pass_threshold == data[task.key]["pass_threshold"]
 
 
 @pytest.mark.slow
 def test_a_public_calibration_cell_reproduces_exactly() -> None:
-    data = json.loads(CALIBRATION_PATH.read_text())["scenarios"]["price-war"]
+    data = load_calibration(StoreBenchEnv.version)["price-war"]
     seed = make("storebench/price-war", 0).task.public_seeds[1]
     assert _play("price-war", "smart-triage", seed)["score"]["composite"] == data["composites"]["smart-triage"][1]
