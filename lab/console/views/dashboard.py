@@ -1,5 +1,5 @@
-"""The dashboard: my projects, running jobs and recent episodes (polled), a leaderboard snapshot; when the user's
-projects hold nothing yet, the first-run demo (lab.rollouts.demo) to those who may launch it."""
+"""The dashboard: my projects, a leaderboard snapshot, running jobs and recent episodes, all polled; when the
+user's projects hold nothing yet, the first-run demo (lab.rollouts.demo) to those who may launch it."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     }
     if not context["recent"] and not context["evaluations"] and not context["runs"]:
         context.update(demo_offer(projects=write_projects(request)))
-    return page(request, "console/dashboard.html", context, fragment="console/_dashboard_jobs.html")
+    return page(request, "console/dashboard.html", context, fragment="console/_dashboard_body.html")
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

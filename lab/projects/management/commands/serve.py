@@ -41,4 +41,5 @@ class Command(BaseCommand):
             start_embedded_worker()
             self.stdout.write("Celery: embedded worker (in-memory broker, queues cpu+gpu)")
         self.stdout.write(self.style.SUCCESS(open_line(options["host"], options["port"])))
+        self.stdout.flush()  # before daphne takes over: piped to a file or `tee`, the line must not wait in a buffer
         CommandLineInterface().run(["-b", options["host"], "-p", str(options["port"]), "lab.asgi:application"])
