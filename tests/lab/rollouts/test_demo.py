@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -57,6 +58,28 @@ def test_it_launches_one_evaluation_per_anchor_and_a_second_click_gets_the_same_
     assert demo_launch(project=project_a, user=alice) == evaluations and Evaluation.objects.count() == 5
     Evaluation.objects.update(status=JobStatus.FINISHED)  # once it has ended, the demo may run again
     assert len(demo_launch(project=project_a, user=alice)) == 5 and Evaluation.objects.count() == 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_clicks_at_once_start_one_demo(project_a: Any, alice: Any) -> None:
+    from django.db import connection
+
+    barrier = threading.Barrier(2)
+    launched: list[list[int]] = []
+
+    def click() -> None:
+        try:
+            barrier.wait()
+            launched.append([e.pk for e in demo_launch(project=project_a, user=alice)])
+        finally:
+            connection.close()  # this thread's own connection
+
+    threads = [threading.Thread(target=click) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(launched) == 2 and launched[0] == launched[1] and Evaluation.objects.count() == 5
 
 
 @pytest.mark.slow
