@@ -21,6 +21,7 @@ from lab.rollouts.demo import demo_launch
 from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_get
+from lab.trajectories.models import Episode
 
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
 
@@ -36,10 +37,13 @@ def evaluation_list_page(request: HttpRequest) -> HttpResponse:
 
 
 def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
-    episodes = evaluation.episodes.select_related("task").order_by("task__key", "seed")[:500]
+    live = evaluation.status in ("queued", "running")
+    # While it runs, its jobs' episodes as they start (watchable live); once ended, the scored ones its figures count.
+    episodes = Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
     aggregate = evaluation.aggregate or {}
-    return {"evaluation": evaluation, "episodes": episodes, "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
-            "live": evaluation.status in ("queued", "running"), "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
+    return {"evaluation": evaluation, "episodes": episodes.select_related("task").order_by("task__key", "seed")[:500], "live": live,
+            "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
+            "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
 
 
 @console_view

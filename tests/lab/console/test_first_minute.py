@@ -53,6 +53,20 @@ def test_the_click_launches_the_anchors_once_and_lands_on_the_dashboard(role_use
     assert BUTTON not in dashboard and dashboard.count("on storebench/payment-outage") == 5  # the five evaluations, running
 
 
+def test_a_running_evaluation_lists_its_jobs_episodes_as_they_come(role_users: dict[str, Any]) -> None:
+    from lab.rollouts.services import rollout_run
+
+    as_user(role_users["owner"]).post("/evaluations/demo", {"project": "acme"})
+    evaluation = Evaluation.objects.get(agent__name="naive-restock")
+    job = RolloutJob.objects.filter(evaluation=evaluation).order_by("seed").first()
+    assert job is not None
+    rollout_run(job_id=job.pk)  # one of its two episodes has run; the evaluation is still running
+    job.refresh_from_db()
+    assert job.episode is not None
+    fragment = as_user(role_users["viewer"]).get(f"/evaluations/{evaluation.pk}/", **HTMX).content.decode()
+    assert "running" in fragment and f'href="/episodes/{job.episode.pk}/"' in fragment and "No episodes yet" not in fragment
+
+
 def test_read_only_roles_get_403_and_strangers_404_on_a_forged_post(role_users: dict[str, Any], bob: Any) -> None:
     for role in ("viewer", "expert"):
         response = as_user(role_users[role]).post("/evaluations/demo", {"project": "acme"})
