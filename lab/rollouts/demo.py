@@ -1,7 +1,7 @@
 """The first-run demo: one click runs an environment's anchors on its demo task, so a newcomer's empty console
 fills with episodes they can watch live within a minute.
 
-    demo = demo_choice()                     # Demo(task="storebench/payment-outage", anchors=(...), seeds=(0, 1)) or None
+    demo = demo_choice()                     # Demo(task="storebench/payment-outage", anchors=(...), seeds=(61, 62)) or None
     evaluations = demo_launch(project=p, user=u)   # one evaluation per anchor; a second click gets the same ones
 
 The environment and task come from metadata (EnvMeta.demo_task), never from a name written here: playable
@@ -12,6 +12,7 @@ one's table has the others beside it (lab.rollouts.evaluations.evaluation_aggreg
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -19,13 +20,14 @@ from django.db import transaction
 from environments import registry
 from environments.core import EnvError
 from lab.errors import DomainError
+from lab.jobs import JobStatus
 from lab.projects.models import Project
 from lab.rollouts.evaluations import evaluation_launch
 from lab.rollouts.models import Evaluation
 from lab.rollouts.services import anchor_agent_resolve
 
 DEMO_SEEDS = 2  # the task's first public seeds: enough to see seeds differ, few enough to finish in seconds
-ACTIVE = ("queued", "running")
+ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +51,7 @@ def demo_choice() -> Demo | None:
     return None
 
 
-def demo_offer(*, projects: Any) -> dict[str, Any]:
+def demo_offer(*, projects: Iterable[Project]) -> dict[str, Any]:
     """What the demo button's template needs (templates/console/_demo_offer.html): nothing when there is no demo
     or the user may launch in none of the `projects`."""
     demo = demo_choice()

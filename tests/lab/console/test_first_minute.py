@@ -76,6 +76,16 @@ def test_read_only_roles_get_403_and_strangers_404_on_a_forged_post(role_users: 
     assert Evaluation.objects.count() == 0
 
 
+def test_without_a_demo_task_there_is_no_button_and_a_post_answers_404(role_users: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from environments import registry
+
+    monkeypatch.setattr(registry, "list_envs", lambda: [registry.env_meta("toolgym")])
+    client = as_user(role_users["owner"])
+    assert BUTTON not in client.get("/").content.decode() and BUTTON not in client.get("/play/").content.decode()
+    response = client.post("/evaluations/demo", {"project": "acme"})
+    assert response.status_code == 404 and "EnvMeta.demo_task" in response.content.decode() and Evaluation.objects.count() == 0
+
+
 def test_a_post_without_csrf_token_is_refused(role_users: dict[str, Any]) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(role_users["owner"])
