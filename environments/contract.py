@@ -8,7 +8,8 @@ Checks: reset is repeatable; tool schemas are valid OpenAI functions with closed
 names; bad input (unknown tool, extra fields, wrong types, non-objects) is answered with is_error and never
 raises; the same seed and actions give the same state-hash chain; snapshot/restore resumes identically; the
 score stays in [0, 1]; no tool result or event is anything but JSON; the status line is text; a done episode
-names a known termination reason; the metadata's panels call real tools with valid arguments.
+names a known termination reason; the metadata's panels call real tools with valid arguments, its demo task
+is one of the environment's tasks.
 """
 
 from __future__ import annotations
@@ -116,7 +117,10 @@ def check_task(task_id: str, seed: int = 7, steps: int = 60) -> list[str]:
             )
         except (TypeError, ValueError) as exc:
             problems.append(f"{call.name}: result is not plain JSON ({exc})")
-    problems.extend(env_meta(env.name).problems(env))
+    meta = env_meta(env.name)
+    problems.extend(meta.problems(env))
+    if meta.demo_task and meta.demo_task not in {t.key for t in list_tasks(env.name)}:
+        problems.append(f"demo_task {meta.demo_task!r} is not a task of {env.name}")
     status = original.status()
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in status.items()):
         problems.append(f"status() must map text to text, got {status!r}")

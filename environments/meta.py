@@ -5,7 +5,8 @@
     env_meta("storebench").playable                              # the lab reads this, never the env's name
 
 The lab never names an environment: the play page lists the playable ones, shows their panels with the
-renderer each panel names, and offers their anchors for evaluation, pivotal search and diagnosis.
+renderer each panel names, and offers their anchors for evaluation, pivotal search and diagnosis; on a
+first run it offers to run the anchors on the `demo_task` an environment names.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class EnvMeta:
     panels: tuple[Panel, ...] = ()  # what a player sees beside the tool forms, in order
     anchors: Mapping[str, PolicyFactory] = field(default_factory=dict)  # scripted policies, by name
     default_anchor: str = ""  # the anchor pivotal search and rule diagnosis use unless told otherwise
+    demo_task: str = ""  # a short task (its key) the lab's first-run demo runs every anchor on, so a newcomer sees episodes
     attacks: Mapping[str, Any] = field(default_factory=dict)  # the attack axis' settings; empty when it has none
     roles: tuple[str, ...] = ()  # reserved: the parties an episode may have (defined by the "Agent roles" issue)
 
@@ -65,6 +67,7 @@ class EnvMeta:
             f"{self.env}: default anchor {self.default_anchor!r} is not one of its anchors {sorted(self.anchors)}"
         )
         assert not self.panels or self.playable, f"{self.env}: panels are shown only to players; declare playable=True"
+        assert not self.demo_task or self.anchors, f"{self.env}: the demo task {self.demo_task!r} runs the anchors; declare some"
 
     def problems(self, env: Env) -> list[str]:
         """What the contract check reports: panels must name the env's tools with arguments those tools accept."""

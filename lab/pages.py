@@ -14,7 +14,7 @@ from django.shortcuts import render
 
 from lab.edge import form_check
 from lab.errors import DomainError
-from lab.projects.models import Project
+from lab.projects.models import WRITE_ROLES, Project
 from lab.projects.selectors import project_list_for, role_in
 
 PageView = Callable[..., HttpResponseBase]  # a page, or a streamed download
@@ -22,6 +22,13 @@ PageView = Callable[..., HttpResponseBase]  # a page, or a streamed download
 
 def visible_projects(request: HttpRequest) -> QuerySet[Project]:
     return project_list_for(user=request.user)
+
+
+def write_projects(request: HttpRequest) -> QuerySet[Project]:
+    """Projects where this user may launch runs, evaluations and rollouts."""
+    user_id = request.user.pk
+    assert user_id is not None, "console_view lets only logged-in users in"
+    return visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=WRITE_ROLES)
 
 
 def is_htmx(request: HttpRequest) -> bool:

@@ -55,6 +55,7 @@ register_env(
         ),
         anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Oracle)},
         default_anchor="smart-triage",
+        demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds
     )
 )
 

@@ -35,6 +35,7 @@ urlpatterns = [
     path("evaluations/", evaluations.evaluation_list_page, name="evaluations"),
     path("evaluations/<int:pk>/", evaluations.evaluation_detail, name="evaluation"),
     path("evaluations/new", evaluations.evaluation_new, name="evaluation-new"),
+    path("evaluations/demo", evaluations.evaluation_demo, name="evaluation-demo"),
     path("evaluations/<int:pk>/cancel", evaluations.evaluation_cancel_view, name="evaluation-cancel"),
     path("rollouts/new", rollouts.rollout_new, name="rollout-new"),
     path("rollouts/<int:pk>/cancel", rollouts.rollout_cancel_view, name="rollout-cancel"),

@@ -16,12 +16,13 @@ from django.views.decorators.http import require_POST
 
 from lab.edge import form_check
 from lab.errors import DomainError, NotFound
-from lab.pages import console_view, is_htmx, page, visible_projects
+from lab.pages import console_view, is_htmx, page, visible_projects, write_projects
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view, play_panel
 from lab.play.selectors import playable_tasks
 from lab.play.services import play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
+from lab.rollouts.demo import demo_offer
 from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Step
 from lab.trajectories.selectors import episode_tools
@@ -32,7 +33,8 @@ def play_index(request: HttpRequest) -> HttpResponse:
     user_id = request.user.pk
     assert user_id is not None, "console_view lets only logged-in users in"
     projects = visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=ANNOTATE_ROLES)
-    context: dict[str, Any] = {"projects": projects, "tasks": playable_tasks(), "errors": {}, "form": request.POST}
+    context: dict[str, Any] = {"projects": projects, "tasks": playable_tasks(), "errors": {}, "form": request.POST,
+                               **demo_offer(projects=write_projects(request))}  # fmt: skip
     if request.method == "POST":
         try:
             project = projects.filter(slug=request.POST.get("project", "")).first()

@@ -81,3 +81,13 @@ def test_an_env_that_declares_no_reason_ends_at_its_horizon() -> None:
     assert env.termination_reason is None and env.max_steps == 10_000
     env.step(ToolCall(name="say", arguments={"word": "x"}))
     assert env.done and env.termination_reason == "horizon_reached"
+
+
+def test_a_demo_task_the_environment_lacks_is_a_contract_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    from environments import contract
+
+    store = registry.env_meta("storebench")
+    assert store.demo_task == "payment-outage" and contract.check_task("storebench/payment-outage", seed=0) == []
+    lost = EnvMeta(env="storebench", anchors=store.anchors, demo_task="gone")
+    monkeypatch.setattr(contract, "env_meta", lambda env: lost)
+    assert "demo_task 'gone' is not a task of storebench" in contract.check_task("storebench/payment-outage", seed=0)

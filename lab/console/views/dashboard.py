@@ -1,4 +1,5 @@
-"""The dashboard: my projects, recent episodes, running jobs with live progress, a leaderboard snapshot."""
+"""The dashboard: my projects, a leaderboard snapshot, running jobs and recent episodes, all polled; when the
+user's projects hold nothing yet, the first-run demo (lab.rollouts.demo) to those who may launch it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from lab.console.selectors import episode_page, leaderboard
-from lab.pages import console_view, page, visible_projects
+from lab.pages import console_view, page, visible_projects, write_projects
+from lab.rollouts.demo import demo_offer
 from lab.rollouts.models import Evaluation
 from lab.runs.models import TrainingRun
 from lab.trajectories.models import Episode
@@ -25,7 +27,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "evaluations": Evaluation.objects.filter(project__in=projects, status__in=ACTIVE).select_related("agent")[:10],
         "board": leaderboard(projects=projects).overall[:8],
     }
-    return page(request, "console/dashboard.html", context, fragment="console/_dashboard_jobs.html")
+    if not context["recent"] and not context["evaluations"] and not context["runs"]:
+        context.update(demo_offer(projects=write_projects(request)))
+    return page(request, "console/dashboard.html", context, fragment="console/_dashboard_body.html")
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -14,14 +14,14 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from environments.policies import policy_names
-from lab.console.views.launch_forms import error_fields, require_write, write_projects
+from lab.console.views.launch_forms import error_fields, require_write
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import attempt_counts, diagnosis_job_launch
 from lab.diagnoses.models import DiagnosisJob
 from lab.diagnoses.selectors import diagnosis_job_diagnoses, diagnosis_job_get
 from lab.errors import DomainError, NotFound
 from lab.jobs import JobStatus
-from lab.pages import console_view, page, role_of, visible_projects
+from lab.pages import console_view, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.trajectories.models import AgentConfig
 from lab.trajectories.selectors import episode_list_failed

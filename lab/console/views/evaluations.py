@@ -1,5 +1,5 @@
 """Evaluations: the list with the "New evaluation" form, an evaluation's page (live status, per-task results,
-its episodes), starting and cancelling one.
+its episodes), starting and cancelling one, and the first-run demo (the anchors on the demo task, lab.rollouts.demo).
 
 The form goes through the same services as the API (lab.rollouts.evaluations): a refused form is the page again
 with its values and the message beside the field (400); a launch goes to the evaluation's page.
@@ -17,9 +17,11 @@ from lab.console.views.launch_forms import cancelled, launch_context, launch_pro
 from lab.errors import DomainError
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
+from lab.rollouts.demo import demo_launch
 from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_get
+from lab.trajectories.models import Episode
 
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
 
@@ -35,10 +37,13 @@ def evaluation_list_page(request: HttpRequest) -> HttpResponse:
 
 
 def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
-    episodes = evaluation.episodes.select_related("task").order_by("task__key", "seed")[:500]
+    live = evaluation.status in ("queued", "running")
+    # While it runs, its jobs' episodes as they start (watchable live); once ended, the scored ones its figures count.
+    episodes = Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
     aggregate = evaluation.aggregate or {}
-    return {"evaluation": evaluation, "episodes": episodes, "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
-            "live": evaluation.status in ("queued", "running"), "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
+    return {"evaluation": evaluation, "episodes": episodes.select_related("task").order_by("task__key", "seed")[:500], "live": live,
+            "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
+            "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
 
 
 @console_view
@@ -62,6 +67,15 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
         context = evaluation_list_context(request, form=post, errors=errors)
         return page(request, "console/evaluations.html", context, status=400)
     return redirect("evaluation", pk=evaluation.pk)
+
+
+@require_POST
+@console_view
+def evaluation_demo(request: HttpRequest) -> HttpResponse:
+    """The dashboard's and play page's one click: to the dashboard, where the episodes appear as they run."""
+    project = launch_project(request, "run evaluations")
+    demo_launch(project=project, user=request.user)
+    return redirect("dashboard")
 
 
 @require_POST

@@ -22,7 +22,7 @@ from environments.core import EnvError
 from environments.policies import policy_names
 from lab.edge import json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
-from lab.pages import is_htmx, page, role_of, visible_projects
+from lab.pages import is_htmx, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.runs.services import LAB_FIELDS
 from lab.trajectories.models import AgentConfig, AgentKind
@@ -31,13 +31,6 @@ from training.config import field_docs
 
 DATASET_FIELDS = tuple(name for name in FILTER_FIELDS if name != "project")  # the run's own project scopes its dataset
 RUNNABLE_KINDS = (AgentKind.SCRIPTED, AgentKind.HF, AgentKind.VLLM, AgentKind.OPENAI)
-
-
-def write_projects(request: HttpRequest) -> QuerySet[Project]:
-    """Projects where this user may launch runs, evaluations and rollouts."""
-    user_id = request.user.pk
-    assert user_id is not None, "console_view lets only logged-in users in"
-    return visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=WRITE_ROLES)
 
 
 def require_write(request: HttpRequest, project: Project, action: str) -> None:

@@ -25,11 +25,10 @@ from lab.console.views.launch_forms import (
     refused_fields,
     require_write,
     seeds_parse,
-    write_projects,
 )
 from lab.errors import DomainError, NotFound
 from lab.live.services import live_last_seq
-from lab.pages import console_view, page, role_of, visible_projects
+from lab.pages import console_view, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun

@@ -68,3 +68,19 @@ def test_the_openapi_schema_and_swagger_ui_are_served(client: Any, alice: Any) -
     assert "/api/v1/episodes/import/" in text and "/api/v1/datasets/export" in text
     docs = client.get("/api/docs/").content.decode()
     assert "swagger-ui" in docs and "cdn" not in docs.lower() and "//unpkg" not in docs
+
+
+def test_serve_prints_the_url_to_open_and_whom_to_log_in_as_but_never_the_password(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    from daphne.cli import CommandLineInterface
+
+    served: list[list[str]] = []
+    monkeypatch.setattr(CommandLineInterface, "run", lambda self, args: served.append(args))
+    settings.CELERY_EMBEDDED = False
+    monkeypatch.delenv("DJANGO_SUPERUSER_USERNAME", raising=False)
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "s3cret-pass")
+    assert "Open http://127.0.0.1:8000/  (API docs" in run("serve")  # before bootstrap: nobody to log in as
+    first = run("bootstrap")
+    out = run("serve", "--host", "0.0.0.0", "--port", "8123")
+    assert "Open http://127.0.0.1:8123/ and log in as admin" in out and "s3cret-pass" not in out
+    assert served[-1] == ["-b", "0.0.0.0", "-p", "8123", "lab.asgi:application"]
+    assert "Created the admin user: admin" in first and "Created" not in run("bootstrap")

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+
+
+def open_line(host: str, port: int) -> str:
+    """What a newcomer does next: the URL to open and whom to log in as (bootstrap printed the password once)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else (f"[{host}]" if ":" in host else host)  # a bind-all address is no URL
+    username = os.environ.get("DJANGO_SUPERUSER_USERNAME", "admin")
+    who = f" and log in as {username}" if get_user_model().objects.filter(username=username).exists() else ""
+    return f"Open http://{shown}:{port}/{who}  (API docs at /api/docs/)"
 
 
 class Command(BaseCommand):
@@ -30,5 +40,6 @@ class Command(BaseCommand):
 
             start_embedded_worker()
             self.stdout.write("Celery: embedded worker (in-memory broker, queues cpu+gpu)")
-        self.stdout.write(f"Practicum console on http://{options['host']}:{options['port']}/  (API docs at /api/docs/)")
+        self.stdout.write(self.style.SUCCESS(open_line(options["host"], options["port"])))
+        self.stdout.flush()  # before daphne takes over: piped to a file or `tee`, the line must not wait in a buffer
         CommandLineInterface().run(["-b", options["host"], "-p", str(options["port"]), "lab.asgi:application"])

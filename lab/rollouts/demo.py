@@ -1,0 +1,83 @@
+"""The first-run demo: one click runs an environment's anchors on its demo task, so a newcomer's empty console
+fills with episodes they can watch live within a minute.
+
+    demo = demo_choice()                     # Demo(task="storebench/payment-outage", anchors=(...), seeds=(61, 62)) or None
+    evaluations = demo_launch(project=p, user=u)   # one evaluation per anchor; a second click gets the same ones
+
+The environment and task come from metadata (EnvMeta.demo_task), never from a name written here: playable
+environments first, then by name. Each anchor is its own evaluation, so each gets its figures and the last
+one's table has the others beside it (lab.rollouts.evaluations.evaluation_aggregate).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+
+from environments import registry
+from environments.core import EnvError
+from lab.errors import DomainError
+from lab.jobs import JobStatus
+from lab.projects.models import Project
+from lab.rollouts.evaluations import evaluation_launch
+from lab.rollouts.models import Evaluation
+from lab.rollouts.services import anchor_agent_resolve
+
+DEMO_SEEDS = 2  # the task's first public seeds: enough to see seeds differ, few enough to finish in seconds
+ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+@dataclasses.dataclass(frozen=True)
+class Demo:
+    task: str  # a task id, also the evaluations' task set
+    anchors: tuple[str, ...]  # the default anchor last, so its evaluation ends with the others beside it
+    seeds: tuple[int, ...]
+
+
+def demo_choice() -> Demo | None:
+    """The first environment (playable ones first) whose metadata names a demo task it has; None when none does."""
+    for meta in sorted(registry.list_envs(), key=lambda m: (not m.playable, m.env)):
+        if not meta.demo_task or not meta.anchors:
+            continue
+        try:
+            task = registry.get_task(f"{meta.env}/{meta.demo_task}")
+        except EnvError:  # the contract check reports it; the console just offers no demo
+            continue
+        anchors = sorted(meta.anchors, key=lambda name: (name == meta.default_anchor, name))
+        return Demo(task=task.id, anchors=tuple(anchors), seeds=tuple(task.public_seeds[:DEMO_SEEDS]))
+    return None
+
+
+def demo_offer(*, projects: Iterable[Project]) -> dict[str, Any]:
+    """What the demo button's template needs (templates/console/_demo_offer.html): nothing when there is no demo
+    or the user may launch in none of the `projects`."""
+    demo = demo_choice()
+    launchable = list(projects)
+    if demo is None or not launchable:
+        return {}
+    return {"demo": demo, "demo_projects": launchable, "demo_episodes": len(demo.anchors) * len(demo.seeds)}
+
+
+def demo_running(*, project: Project, demo: Demo) -> list[Evaluation]:
+    """The project's unfinished evaluations of the demo's anchors on its task."""
+    evaluations = Evaluation.objects.filter(project=project, task_set=demo.task, agent__name__in=demo.anchors, status__in=ACTIVE)
+    return list(evaluations.select_related("agent").order_by("id"))
+
+
+def demo_launch(*, project: Project, user: Any = None) -> list[Evaluation]:
+    """Launch one evaluation per anchor of the demo, or return the ones still running: one demo at a time per
+    project, so a double click (or two tabs) starts it once. The caller checks the user may launch evaluations."""
+    demo = demo_choice()
+    if demo is None:
+        raise DomainError("no_demo", "no environment here names a demo task (EnvMeta.demo_task)", status=404)
+    with transaction.atomic():
+        # The project row's lock serializes concurrent clicks on PostgreSQL; SQLite's IMMEDIATE transactions already do.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        running = demo_running(project=project, demo=demo)
+        if running:
+            return running
+        agents = [anchor_agent_resolve(project=project, name=name) for name in demo.anchors]
+        return [evaluation_launch(project=project, agent=agent, task_set=demo.task, seeds=list(demo.seeds), user=user) for agent in agents]

@@ -1,0 +1,98 @@
+"""The first-run demo: its task and anchors come from metadata, one click launches one evaluation per anchor
+(once per project while it runs), and in the embedded worker every episode finishes within the minute promised."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from environments import registry
+from environments.meta import EnvMeta
+from lab.jobs import JobStatus
+from lab.rollouts.demo import Demo, demo_choice, demo_launch
+from lab.rollouts.models import Evaluation, RolloutJob
+from lab.trajectories.models import Episode
+
+ANCHORS = ("do-nothing", "naive-restock", "oracle", "random-valid", "smart-triage")
+
+
+def test_it_picks_the_demo_task_a_playable_environment_declares_with_its_anchors_default_last() -> None:
+    demo = demo_choice()
+    assert demo == Demo(task="storebench/payment-outage", anchors=ANCHORS, seeds=(61, 62))  # its first public seeds
+    assert registry.get_task(demo.task).split == "dev"
+
+
+def test_it_prefers_playable_environments_and_offers_nothing_when_none_declares_a_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    store, phantom = registry.env_meta("storebench"), registry.env_meta("phantom")
+    phantom_task = registry.list_tasks("phantom")[0]
+    batch_only = EnvMeta(env="phantom", anchors=phantom.anchors, default_anchor="keyword", demo_task=phantom_task.key)
+    monkeypatch.setattr(registry, "list_envs", lambda: [batch_only, store])
+    assert demo_choice() is not None and demo_choice().task == "storebench/payment-outage"  # type: ignore[union-attr]
+    monkeypatch.setattr(registry, "list_envs", lambda: [batch_only])
+    chosen = demo_choice()
+    assert chosen is not None and chosen.task == phantom_task.id and chosen.anchors[-1] == "keyword"
+    missing = EnvMeta(env="storebench", anchors=store.anchors, demo_task="no-such-scenario")
+    monkeypatch.setattr(registry, "list_envs", lambda: [missing, registry.env_meta("toolgym")])
+    assert demo_choice() is None
+
+
+def test_a_demo_task_needs_anchors_to_run() -> None:
+    with pytest.raises(AssertionError, match="the demo task 'x' runs the anchors; declare some"):
+        EnvMeta(env="e", demo_task="x")
+
+
+@pytest.mark.django_db
+def test_it_launches_one_evaluation_per_anchor_and_a_second_click_gets_the_same_ones(project_a: Any, alice: Any) -> None:
+    evaluations = demo_launch(project=project_a, user=alice)
+    assert [e.agent.name for e in evaluations] == list(ANCHORS)
+    assert {(e.task_set, tuple(e.seeds), e.status, e.created_by) for e in evaluations} == {
+        ("storebench/payment-outage", (61, 62), JobStatus.RUNNING, alice)
+    }
+    jobs = RolloutJob.objects.filter(evaluation__in=evaluations)
+    assert sorted((j.agent.name, j.task.task_id, j.seed) for j in jobs) == sorted(
+        (name, "storebench/payment-outage", seed) for name in ANCHORS for seed in (61, 62)
+    )
+    assert demo_launch(project=project_a, user=alice) == evaluations and Evaluation.objects.count() == 5
+    Evaluation.objects.update(status=JobStatus.FINISHED)  # once it has ended, the demo may run again
+    assert len(demo_launch(project=project_a, user=alice)) == 5 and Evaluation.objects.count() == 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_clicks_at_once_start_one_demo(project_a: Any, alice: Any) -> None:
+    from django.db import connection
+
+    barrier = threading.Barrier(2)
+    launched: list[list[int]] = []
+
+    def click() -> None:
+        try:
+            barrier.wait()
+            launched.append([e.pk for e in demo_launch(project=project_a, user=alice)])
+        finally:
+            connection.close()  # this thread's own connection
+
+    threads = [threading.Thread(target=click) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(launched) == 2 and launched[0] == launched[1] and Evaluation.objects.count() == 5
+
+
+@pytest.mark.slow
+def test_every_demo_episode_finishes_within_a_minute_in_the_embedded_worker(celery_worker: Any, project_a: Any, alice: Any) -> None:
+    started = time.monotonic()
+    evaluations = demo_launch(project=project_a, user=alice)
+    while Evaluation.objects.filter(pk__in=[e.pk for e in evaluations], status=JobStatus.RUNNING).exists():
+        assert time.monotonic() - started < 60, "the demo did not finish within a minute"
+        time.sleep(0.2)
+    elapsed = time.monotonic() - started
+    episodes = Episode.objects.filter(project=project_a)
+    assert episodes.count() == 10 and set(episodes.values_list("status", flat=True)) == {"finished"}
+    assert set(Evaluation.objects.values_list("status", flat=True)) == {JobStatus.FINISHED}
+    smart = Evaluation.objects.get(agent__name="smart-triage")
+    assert smart.aggregate["episodes"] == 2 and smart.aggregate["composite"]["mean"] > 0.5
+    print(f"demo: {episodes.count()} episodes, {sum(e.step_count for e in episodes)} steps, finished in {elapsed:.1f} s")
