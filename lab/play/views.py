@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from environments import registry
 from lab.edge import form_check
 from lab.errors import DomainError, NotFound
 from lab.pages import console_view, is_htmx, page, visible_projects
@@ -66,11 +67,12 @@ def _area_context(session: HumanSession, *, submitted: str = "", values: dict[st
                   result: dict[str, Any] | None = None, notice: str = "") -> dict[str, Any]:  # fmt: skip
     env = play_env(session)
     episode = session.episode
+    keys = {tool: key for key, tool in registry.env_meta(env.name).shortcuts.items()}
     forms = []
     for spec in env.tools():
         mine = spec.name == submitted
         forms.append({"spec": spec, "fields": tool_fields(spec, values if mine else None, errors if mine else None),
-                      "open": mine, "error": (errors or {}).get("form", "") if mine else ""})  # fmt: skip
+                      "open": mine, "error": (errors or {}).get("form", "") if mine else "", "key": keys.get(spec.name, "")})  # fmt: skip
     recent = list(Step.objects.filter(episode=episode).order_by("-index")[:8])
     return {
         "session": session, "episode": episode, "view": operator_view(env, episode), "forms": forms, "result": result, "notice": notice,

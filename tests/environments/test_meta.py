@@ -36,8 +36,9 @@ def test_each_environment_declares_what_the_lab_reads() -> None:
         "get_finance",
         "get_inventory",
         "list_orders",
-        "list_purchase_orders",
         "list_tickets",
+        "list_purchase_orders",
+        "get_sales_report",
         "read_news",
     ]
     assert not metas["phantom"].playable and metas["phantom"].default_anchor == "keyword"

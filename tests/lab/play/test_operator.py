@@ -7,7 +7,9 @@ from lab.play.operator import panel_data
 
 def test_a_table_takes_the_rows_an_object_carries_with_one_column_per_key() -> None:
     data = panel_data("table", {"total": 2, "orders": [{"id": 1, "sku": "P01"}, {"id": 2, "qty": 3}]})
-    assert data == {"columns": ["id", "sku", "qty"], "rows": [[1, "P01", ""], [2, "", 3]], "empty": False}
+    assert data["columns"] == ["id", "sku", "qty"] and (data["total"], data["cut"], data["empty"]) == (2, False, False)
+    assert [[c["value"] for c in row["cells"]] for row in data["rows"]] == [[1, "P01", ""], [2, "", 3]]
+    assert [row["css"] for row in data["rows"]] == ["", ""]
     assert panel_data("table", {"nothing": 1})["empty"] is True
 
 
