@@ -19,8 +19,8 @@ keyboard shortcuts (`Panel.key` opens a panel, `EnvMeta.shortcuts` opens a tool'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
