@@ -156,3 +156,19 @@ def test_the_players_own_nul_submission_is_a_400_that_spends_nothing(expert_clie
     response = expert_client.post(f"/play/{started.pk}/submit", MALFORMED[3], **HTMX)
     assert response.status_code == 400 and "note contains a NUL character" in response.content.decode()
     assert Episode.objects.get(pk=started.episode_id).step_count == 1
+
+
+@pytest.mark.parametrize("panel", ["99999999999999999999999", "-1", "abc", "", "1.5", "７"])
+def test_it_refuses_a_bad_panel_index_by_name_and_spends_nothing(expert_client: Any, started: HumanSession, panel: str) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", {"panel": panel, "expected_index": "1"}, **HTMX)
+    assert response.status_code == 400 and "is not a panel of storebench; it has 7" in response.content.decode()
+    assert Step.objects.filter(episode=started.episode).count() == 1
+
+
+def test_the_page_declares_its_shortcuts_and_a_raw_json_view_per_opened_panel(expert_client: Any, started: HumanSession) -> None:
+    html = expert_client.post(f"/play/{started.pk}/submit", {"panel": "1", "expected_index": "1"}, **HTMX).content.decode()
+    assert 'class="panel-open" data-key="i"' in html and 'id="tool-fulfil_orders"  data-key="f"' in html
+    assert '<details class="keys" id="shortcut-help">' in html and "<kbd>e</kbd></td><td>the end_window form" in html
+    inventory = html.split('id="panel-1"')[1].split("</section>")[0]
+    assert '<details class="raw"><summary>Raw JSON</summary>' in inventory and "&quot;days_of_cover&quot;" in inventory
+    assert "<th>days of cover</th>" in inventory and "<script" not in html
