@@ -26,7 +26,7 @@ from lab.trajectories.models import Episode, Step
 
 _ROWS_SHOWN = 200  # a table or chart past this many rows is cut; the full result is in the step record
 _CHART_W, _CHART_H = 320, 120
-_PLOT_W, _PLOT_H, _PAD = 560, 180, 8  # a series chart: one shared scale for every line
+_PLOT_W, _PLOT_H, _PAD = 900, 160, 8  # a series chart: one shared scale for every line
 
 
 @dataclass

@@ -128,7 +128,9 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("episode", pk=session.episode_id)
     if not is_htmx(request):
         return redirect("play-session", pk=session.pk)
-    return page(request, "play/_area.html", _area_context(session, submitted=name, values=values, result=outcome.step))
+    # A tool form stays open for the next call of its tool; a panel's call opens no form.
+    submitted = "" if "panel" in request.POST else name
+    return page(request, "play/_area.html", _area_context(session, submitted=submitted, values=values, result=outcome.step))
 
 
 def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:

@@ -72,5 +72,5 @@ def test_a_series_chart_takes_one_point_per_recorded_result_or_row_on_one_scale(
     assert cash["points"] == [(0, 100), (2, 200)] and cash["last"] == (2, 200)  # a later result replaces a day's point
     assert revenue["points"] == [(1, 50)]  # a row without a day is no point
     assert (chart["x0"], chart["x1"], chart["y_low"], chart["y_high"]) == (0, 2, 0.0, 200)
-    assert cash["path"] == "8.0,90.0 552.0,8.0" and revenue["dots"] == [{"x": "280.0", "y": "131.0"}]
+    assert cash["path"] == "8.0,80.0 892.0,8.0" and revenue["dots"] == [{"x": "450.0", "y": "116.0"}]
     assert series_chart(series, {})["empty"] is True
