@@ -106,3 +106,17 @@ def test_an_expert_plays_from_the_keyboard_at_1280_by_800(console: Any, browser:
     box = page.locator("#status-bar").bounding_box()
     assert box is not None and 0 <= box["y"] <= 2
     _shoot(page, "scrolled")
+
+    for step in range(11, 16):  # five days on, stock runs low: the inventory marks the SKUs at risk
+        page.keyboard.press("e")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"#last-result >> text=Step {step}: end_window")
+    page.keyboard.press("i")
+    _step_shown(page, 1, 16)
+    assert page.locator("#panel-1 tbody tr.warn, #panel-1 tbody tr.risk").count() >= 1
+    first = page.locator("#panel-1 tbody tr").first
+    assert first.get_attribute("class") in ("risk", "warn")  # the lowest cover comes first
+    page.locator("#panel-1").scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -70)")
+    _no_horizontal_overflow(page)
+    _shoot(page, "risk")
