@@ -75,7 +75,7 @@ def build_server(session: EpisodeSession) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         content, is_error = session.call(params.name, params.arguments if params.arguments is not None else {})
         structured = content if isinstance(content, dict) else {"result": content}
-        parts = [types.TextContent(text=json.dumps(content, ensure_ascii=False))]
+        parts: list[Any] = [types.TextContent(text=json.dumps(content, ensure_ascii=False))]
         if status := session.env.status_line():
             parts.append(types.TextContent(text=f"Status: {status}"))
         return types.CallToolResult(content=parts, structured_content=structured, is_error=is_error)
