@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import ROOT
+from tests.browser.test_csp import WATCH_VIOLATIONS, _counts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 WIDTH, HEIGHT = 1280, 800
@@ -22,7 +23,8 @@ def _ops_left(page: Any) -> int:
 
 def _shoot(page: Any, name: str, *, full: bool = False) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(OUT / f"play-{name}.png"), full_page=full)
+    # caret="initial": hiding the caret leaves style="" on inputs, which htmx's next swap copies (a CSP report).
+    page.screenshot(path=str(OUT / f"play-{name}.png"), full_page=full, caret="initial")
 
 
 def _no_horizontal_overflow(page: Any) -> None:
@@ -36,6 +38,9 @@ def _step_shown(page: Any, panel: int, step: int) -> None:
 def test_an_expert_plays_from_the_keyboard_at_1280_by_800(console: Any, browser: Any) -> None:
     page = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
     page.set_default_timeout(15_000)
+    page.add_init_script(WATCH_VIOLATIONS)  # the page's script and its swaps run under the console's CSP
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if _counts(message) else None)
     page.goto(f"{console.url}/accounts/login/")
     page.fill("input[name=username]", "erin")
     page.fill("input[name=password]", "erin-password")
@@ -76,7 +81,6 @@ def test_an_expert_plays_from_the_keyboard_at_1280_by_800(console: Any, browser:
     assert page.locator("details.tool-form[open]").count() == 0  # a panel's call opens no tool form
     page.evaluate("window.scrollTo(0, 0)")
     _shoot(page, "panels")
-    _shoot(page, "full", full=True)
 
     raw = page.locator("#panel-1 details.raw")
     assert not raw.locator("pre").is_visible()
@@ -120,3 +124,5 @@ def test_an_expert_plays_from_the_keyboard_at_1280_by_800(console: Any, browser:
     page.evaluate("window.scrollBy(0, -70)")
     _no_horizontal_overflow(page)
     _shoot(page, "risk")
+    assert page.evaluate("window.__violations") == [] and errors == []
+    _shoot(page, "full", full=True)
