@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from environments import registry
 from environments.core import Action, Policy, ToolCall
@@ -162,3 +163,19 @@ def test_the_cash_chart_is_drawn_only_from_recorded_finance_results(player: Any)
     cash_day2 = record["steps"][4]["results"][0]["content"]["cash"]
     assert f"cash: <strong>{cash_day2}</strong>" in chart
     assert "revenue per day" not in chart  # no sales report was bought
+
+
+def test_the_player_reads_a_running_session_only_through_the_play_page(player: Any, role_users: dict[str, Any]) -> None:
+    """The viewer's step events and analyses would be free reads for the player; spectators keep them."""
+    session = _start(player)
+    _run(player, session, 1, "set_price", sku="P01", price="40")
+    episode = f"/episodes/{session.episode_id}/"
+    viewer = player.get(episode)
+    assert viewer.status_code == 302 and viewer["Location"] == f"/play/{session.pk}/"
+    for refused in (player.get(f"{episode}steps?start=0"), player.get(f"{episode}search?q=price"), player.post(f"{episode}pivotal")):
+        assert refused.status_code == 403 and "You are playing this episode" in refused.content.decode()
+    spectator = Client()
+    spectator.force_login(role_users["researcher"])
+    assert spectator.get(episode).status_code == 200 and spectator.get(f"{episode}steps?start=0").status_code == 200
+    player.post(f"/play/{session.pk}/finish")
+    assert player.get(episode).status_code == 200
