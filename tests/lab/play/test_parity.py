@@ -179,3 +179,18 @@ def test_the_player_reads_a_running_session_only_through_the_play_page(player: A
     assert spectator.get(episode).status_code == 200 and spectator.get(f"{episode}steps?start=0").status_code == 200
     player.post(f"/play/{session.pk}/finish")
     assert player.get(episode).status_code == 200
+
+
+def test_the_api_refuses_the_player_a_running_sessions_steps(client: Any, role_users: dict[str, Any]) -> None:
+    from lab.projects.services import api_key_issue
+
+    expert = role_users["expert"]
+    client.force_login(expert)
+    session = _start(client)
+    _, raw = api_key_issue(project=session.episode.project, user=expert, name="expert laptop")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    for path in ("", "steps/", "export/"):
+        response = api.get(f"/api/v1/episodes/{session.episode_id}/{path}")
+        assert response.status_code == 403 and response.json()["error"]["code"] == "in_play"
+    client.post(f"/play/{session.pk}/finish")
+    assert api.get(f"/api/v1/episodes/{session.episode_id}/steps/").status_code == 200
