@@ -237,7 +237,11 @@ class Env(ABC):
         return "horizon_reached" if self.done else None
 
     def summary(self) -> str:
-        """A short state summary an LLM harness may keep in context when it trims old turns."""
+        """A short recap an LLM harness keeps in context when it trims old turns.
+
+        Free to the model, so it may only restate what the agent has already been shown (its own trail, the
+        question asked) or what `status()` shows anyway: never world state a tool call would charge for
+        (cash, open orders, tickets). Humans and models see the same things for the same price."""
         return ""
 
     def status(self) -> dict[str, str]:

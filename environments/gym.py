@@ -3,7 +3,8 @@
 Observations and actions are text: an action is a JSON object {"name": tool, "arguments": {...}}; the
 observation is the tool result as ASCII-escaped JSON (Text spaces use a printable charset, since the
 default charset is alphanumeric only). Reward is the environment's step reward (the composite on the final
-step); `terminated` when the environment ends; `truncated` after `max_steps` actions.
+step); `terminated` when the environment ends; `truncated` after `max_steps` actions. `info["status"]` is the
+environment's status line (clock, budget), the one free read models and human players share.
 
     env = ToolEnvGym("storebench/heat-wave")
     obs, info = env.reset(seed=3)
@@ -58,6 +59,7 @@ class ToolEnvGym(gymnasium.Env[str, str]):
         return self._text({"observation": observation.text, "data": observation.data, "tools": tools}), {
             "seed": world_seed,
             "tools": [t.openai_schema() for t in self._env.tools()],
+            "status": self._env.status_line(),
         }
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -72,11 +74,11 @@ class ToolEnvGym(gymnasium.Env[str, str]):
         except ValueError as exc:
             content: Any = {"error": f"action is not a JSON tool call: {str(exc)[:200]}"}
             truncated = self.max_steps is not None and self._steps >= self.max_steps
-            return self._text(content), 0.0, False, truncated, {"is_error": True}
+            return self._text(content), 0.0, False, truncated, {"is_error": True, "status": self._env.status_line()}
         result = self._env.step(call)
         terminated = self._env.done
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
-        info = {"is_error": result.is_error, "termination_reason": result.termination_reason}
+        info = {"is_error": result.is_error, "termination_reason": result.termination_reason, "status": self._env.status_line()}
         return self._text(result.content), float(result.reward), terminated, truncated, info
 
     def close(self) -> None:

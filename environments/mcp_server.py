@@ -4,7 +4,9 @@
 
 `tools/list` gives every tool with its input schema; `tools/call` runs the call through the same step
 recording as the runner and answers with text content, `structuredContent` (the result object) and
-`isError`. Tool failures are results, never protocol errors. The record (with the sealed score) is written
+`isError`, then the environment's status line (clock, budget) as a second text part when it has one: what the
+lab's LLM harness and a human player get for free, an MCP client gets too. Tool failures are results, never
+protocol errors. The record (with the sealed score) is written
 to --out when the episode ends, or with termination reason "abandoned" when the client leaves early; the
 score itself is never sent to the client.
 """
@@ -73,8 +75,10 @@ def build_server(session: EpisodeSession) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         content, is_error = session.call(params.name, params.arguments if params.arguments is not None else {})
         structured = content if isinstance(content, dict) else {"result": content}
-        text = json.dumps(content, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured, is_error=is_error)
+        parts: list[Any] = [types.TextContent(text=json.dumps(content, ensure_ascii=False))]
+        if status := session.env.status_line():
+            parts.append(types.TextContent(text=f"Status: {status}"))
+        return types.CallToolResult(content=parts, structured_content=structured, is_error=is_error)
 
     return Server(f"practicum-{session.env.name}", on_list_tools=list_tools, on_call_tool=call_tool)
 

@@ -7,10 +7,20 @@
 The lab never names an environment: the play page lists the playable ones, shows their panels with the
 renderer each panel names, and offers their anchors for evaluation, pivotal search and diagnosis; on a
 first run it offers to run the anchors on the `demo_task` an environment names.
+
+How a panel looks is declared here too, as data the lab's generic renderers read: a table's columns, its
+sort order and the rules that highlight rows (`Column`, `SortKey`, `Highlight`); a chart's series, each drawn
+from every result of a tool this episode has recorded (`Series`: paid for, never read from the world); and
+keyboard shortcuts (`Panel.key` opens a panel, `EnvMeta.shortcuts` opens a tool's form).
+
+    Panel("Inventory", "get_inventory", renderer="table", key="i",
+          columns=(Column("sku"), Column("days_of_cover", "Days of cover")),
+          sort=(SortKey("days_of_cover"),), highlights=(Highlight("days_of_cover", below=3, css="risk"),))
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,23 +40,114 @@ PolicyFactory = Callable[[Env, int], Policy]
 RENDERERS: tuple[str, ...] = ("table", "text", "json", "chart", "chat", "files", "image")
 # What a renderer's own control sends to the panel's `action_tool`: a click on the image, a saved file.
 ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {"image": {"x": 0, "y": 0}, "files": {"path": "a.txt", "content": ""}}
+# The row classes a highlight rule may set; the console's stylesheet draws each one.
+HIGHLIGHT_CLASSES: tuple[str, ...] = ("risk", "warn", "good")
+# "?" shows the shortcut help on the play page; keys are single lowercase letters or digits.
+_KEY = re.compile(r"[a-z0-9]")
+_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a dotted path into a result: "pnl.revenue"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table panel: the row key it shows and its heading (the key itself when empty)."""
+
+    key: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        assert _PATH.fullmatch(self.key), f"column {self.key!r}: a key is a name like 'days_of_cover'"
+
+    @property
+    def heading(self) -> str:
+        return self.label or self.key
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """Rows ordered by one column; `rank` lists values that come first, in that order (e.g. urgency kinds).
+    Rows without the value sort last whatever the direction."""
+
+    column: str
+    descending: bool = False
+    rank: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A row whose `column` is below / above a number, or equal to one of `equals`, gets the class `css`.
+    Exactly one condition; the first rule that matches a row wins."""
+
+    column: str
+    below: float | None = None
+    above: float | None = None
+    equals: tuple[Any, ...] = ()
+    css: str = "risk"
+
+    def __post_init__(self) -> None:
+        conditions = (self.below is not None) + (self.above is not None) + bool(self.equals)
+        assert conditions == 1, f"highlight on {self.column!r}: give exactly one of below, above, equals (got {conditions})"
+        assert self.css in HIGHLIGHT_CLASSES, f"highlight on {self.column!r}: css {self.css!r} is not one of {HIGHLIGHT_CLASSES}"
+
+    def matches(self, value: Any) -> bool:
+        if self.equals:
+            return any(value == v and type(value) is type(v) for v in self.equals)  # True is not 1 here
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return False  # a missing or non-numeric value (days of cover with no sales yet) is not a risk
+        return value < self.below if self.below is not None else value > (self.above or 0.0)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a chart panel: a point (x, y) from every result of `tool` this episode has recorded, so a
+    chart shows only what was paid for. With `rows`, each row of the result's list is a point instead."""
+
+    label: str
+    tool: str
+    y: str
+    x: str = "day"
+    rows: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("x", "y"):
+            value = getattr(self, name)
+            assert _PATH.fullmatch(value), f"series {self.label!r}: {name} {value!r} is not a dotted path like 'pnl.revenue'"
 
 
 @dataclass(frozen=True)
 class Panel:
-    """One thing a player keeps open: a tool call (charged like any call when opened) and how to show its result."""
+    """One thing a player keeps open: a tool call (charged like any call when opened) and how to show its result.
+
+    Tables may declare `columns` (default: every key), `sort` and `highlights`; charts may declare `series`
+    (default: the result itself is a list of points {"t": ..., "<name>": number}); `key` is the panel's
+    keyboard shortcut."""
 
     title: str
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     renderer: str = "json"
     action_tool: str = ""  # image: called with {"x", "y"} on a click; files: with {"path", "content"} on save
+    key: str = ""
+    columns: tuple[Column, ...] = ()
+    sort: tuple[SortKey, ...] = ()
+    highlights: tuple[Highlight, ...] = ()
+    series: tuple[Series, ...] = ()
 
     def __post_init__(self) -> None:
-        assert self.renderer in RENDERERS, f"panel {self.title!r}: renderer {self.renderer!r} is not one of {RENDERERS}"
+        name = f"panel {self.title!r}"
+        assert self.renderer in RENDERERS, f"{name}: renderer {self.renderer!r} is not one of {RENDERERS}"
         assert not self.action_tool or self.renderer in ACTION_ARGUMENTS, (
-            f"panel {self.title!r}: only the {' and '.join(ACTION_ARGUMENTS)} renderers take an action tool"
+            f"{name}: only the {' and '.join(ACTION_ARGUMENTS)} renderers take an action tool"
         )
+        assert not self.key or _KEY.fullmatch(self.key), f"{name}: key {self.key!r} is not one lowercase letter or digit"
+        assert self.renderer == "table" or not (self.columns or self.sort or self.highlights), (
+            f"{name}: columns, sort and highlights are for the table renderer, not {self.renderer!r}"
+        )
+        assert self.renderer == "chart" or not self.series, f"{name}: series are for the chart renderer, not {self.renderer!r}"
+        if self.columns:
+            keys = [c.key for c in self.columns]
+            assert len(set(keys)) == len(keys), f"{name}: a column is declared twice in {keys}"
+            for used in [s.column for s in self.sort] + [h.column for h in self.highlights]:
+                assert used in keys, f"{name}: {used!r} is sorted or highlighted but is not one of its columns {keys}"
 
 
 @dataclass(frozen=True)
@@ -61,6 +162,7 @@ class EnvMeta:
     demo_task: str = ""  # a short task (its key) the lab's first-run demo runs every anchor on, so a newcomer sees episodes
     attacks: Mapping[str, Any] = field(default_factory=dict)  # the attack axis' settings; empty when it has none
     roles: tuple[str, ...] = ()  # reserved: the parties an episode may have (defined by the "Agent roles" issue)
+    shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
 
     def __post_init__(self) -> None:
         assert not self.default_anchor or self.default_anchor in self.anchors, (
@@ -68,6 +170,17 @@ class EnvMeta:
         )
         assert not self.panels or self.playable, f"{self.env}: panels are shown only to players; declare playable=True"
         assert not self.demo_task or self.anchors, f"{self.env}: the demo task {self.demo_task!r} runs the anchors; declare some"
+        assert not self.shortcuts or self.playable, f"{self.env}: shortcuts are for players; declare playable=True"
+        keys = [p.key for p in self.panels if p.key] + list(self.shortcuts)
+        for key in self.shortcuts:
+            assert _KEY.fullmatch(key), f"{self.env}: shortcut {key!r} is not one lowercase letter or digit"
+        assert len(set(keys)) == len(keys), f"{self.env}: a shortcut key is used twice in {sorted(keys)}"
+
+    def keys(self) -> list[dict[str, str]]:
+        """Every shortcut, in page order: {"key", "kind": "panel"|"tool", "target": panel index or tool, "label"}."""
+        out = [{"key": p.key, "kind": "panel", "target": str(i), "label": f"open {p.title}"} for i, p in enumerate(self.panels) if p.key]
+        out += [{"key": k, "kind": "tool", "target": tool, "label": f"the {tool} form"} for k, tool in self.shortcuts.items()]
+        return out
 
     def problems(self, env: Env) -> list[str]:
         """What the contract check reports: panels must name the env's tools with arguments those tools accept."""
@@ -83,4 +196,7 @@ class EnvMeta:
                 out.append(f"panel {panel.title!r}: action tool {panel.action_tool!r} is not a tool of {self.env}")
             elif action is not None and (problem := validate_arguments(action.parameters, ACTION_ARGUMENTS[panel.renderer])):
                 out.append(f"panel {panel.title!r}: action tool {panel.action_tool!r} does not take what {panel.renderer} sends: {problem}")
+            out += [f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}" for s in panel.series
+                    if env.tool(s.tool) is None]  # fmt: skip
+        out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]
         return out

@@ -138,9 +138,3 @@ class StoreBenchEnv(Env):
             "ops-left": f"{w.ops_per_window - w.ops_used} of {w.ops_per_window} operations left",
             "minutes-left": f"{w.window_minutes - w.minute} minutes left in this window",
         }
-
-    def summary(self) -> str:
-        w = self.world
-        open_orders = sum(1 for o in w.orders.values() if o.status == "open")
-        open_tickets = sum(1 for t in w.tickets.values() if t.status == "open")
-        return f"Day {w.day}/{w.days}; cash ${w.cash:,.2f}; {open_orders} open orders; {open_tickets} open tickets; {w.ops_per_window - w.ops_used} operations left today."

@@ -106,8 +106,11 @@ class LiveStreamConsumer(AsyncJsonWebsocketConsumer):
         projects = project_list_for(user=user)
         if self.kind == "episode":
             from lab.trajectories.models import Episode
+            from lab.trajectories.selectors import episode_in_play_by
 
-            return Episode.objects.filter(pk=object_id, project__in=projects).exists()
+            # The player of a running session sees it through the play page only (each look charged there).
+            episode = Episode.objects.filter(pk=object_id, project__in=projects).only("status", "source", "created_by_id").first()
+            return episode is not None and not episode_in_play_by(episode=episode, user=user)
         from lab.runs.models import TrainingRun
 
         return TrainingRun.objects.filter(pk=object_id, project__in=projects).exists()

@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from environments import registry
 from lab.edge import form_check
 from lab.errors import DomainError, NotFound
 from lab.pages import console_view, is_htmx, page, visible_projects, write_projects
@@ -68,11 +69,12 @@ def _area_context(session: HumanSession, *, submitted: str = "", values: dict[st
                   result: dict[str, Any] | None = None, notice: str = "") -> dict[str, Any]:  # fmt: skip
     env = play_env(session)
     episode = session.episode
+    keys = {tool: key for key, tool in registry.env_meta(env.name).shortcuts.items()}
     forms = []
     for spec in env.tools():
         mine = spec.name == submitted
         forms.append({"spec": spec, "fields": tool_fields(spec, values if mine else None, errors if mine else None),
-                      "open": mine, "error": (errors or {}).get("form", "") if mine else ""})  # fmt: skip
+                      "open": mine, "error": (errors or {}).get("form", "") if mine else "", "key": keys.get(spec.name, "")})  # fmt: skip
     recent = list(Step.objects.filter(episode=episode).order_by("-index")[:8])
     return {
         "session": session, "episode": episode, "view": operator_view(env, episode), "forms": forms, "result": result, "notice": notice,
@@ -128,7 +130,9 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("episode", pk=session.episode_id)
     if not is_htmx(request):
         return redirect("play-session", pk=session.pk)
-    return page(request, "play/_area.html", _area_context(session, submitted=name, values=values, result=outcome.step))
+    # A tool form stays open for the next call of its tool; a panel's call opens no form.
+    submitted = "" if "panel" in request.POST else name
+    return page(request, "play/_area.html", _area_context(session, submitted=submitted, values=values, result=outcome.step))
 
 
 def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:

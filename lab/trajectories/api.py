@@ -23,14 +23,14 @@ from rest_framework.views import APIView
 from lab import ingest
 from lab.api_params import query_int
 from lab.edge import int_param
-from lab.errors import Conflict, DomainError
+from lab.errors import Conflict, DomainError, Forbidden
 from lab.jobs import JobStatus
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
-from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_list
+from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
 from lab.trajectories.serializers import (
     EpisodeImportRequestSerializer,
     EpisodeSerializer,
@@ -99,7 +99,10 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return episode_list(projects=visible_projects(self.request), filters={k: self.request.query_params.get(k) for k in FILTER_FIELDS})
 
     def get_object(self) -> Any:
-        return episode_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
+        episode = episode_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
+        if episode_in_play_by(episode=episode, user=self.request.user):  # its steps and events would be free reads
+            raise Forbidden("in_play", f"You are playing episode {episode.pk}; read it here once the session ends.")
+        return episode
 
     @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in FILTER_FIELDS])
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:

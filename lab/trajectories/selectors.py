@@ -125,3 +125,10 @@ def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
                 name=function["name"], description=function.get("description", ""), parameters=function["parameters"]
             )
     return tools
+
+
+def episode_in_play_by(*, episode: Episode, user: Any) -> bool:
+    """True while `user` is playing this episode (a running human session). Their view of it is then the play
+    page, where every look at the world is a charged tool call: the viewer's step events and its analyses (credit,
+    a pivotal search that runs anchors from the player's steps) would be free reads. Others spectate as usual."""
+    return episode.status == EpisodeStatus.RUNNING and episode.source == "human" and episode.created_by_id == getattr(user, "pk", None)

@@ -33,6 +33,7 @@ def test_an_mcp_client_lists_tools_and_plays_an_episode(tmp_path: Path) -> None:
             seen["tools"] = {t.name: t.input_schema for t in listed.tools}
             ok = await session.call_tool("get_finance", {})
             seen["finance"] = (ok.is_error, ok.structured_content, json.loads(ok.content[0].text))
+            seen["status"] = [part.text for part in ok.content[1:]]
             bad = await session.call_tool("set_price", {"sku": "P01", "price": "free"})
             seen["bad"] = (bad.is_error, bad.structured_content)
             for _ in range(30):
@@ -45,6 +46,7 @@ def test_an_mcp_client_lists_tools_and_plays_an_episode(tmp_path: Path) -> None:
     assert len(seen["tools"]) == 29 and seen["tools"]["set_price"]["required"] == ["sku", "price"]
     is_error, structured, text = seen["finance"]
     assert not is_error and structured["cash"] == 25000 and text == structured
+    assert seen["status"] == ["Status: Day 0 of 30 · 09:05 · 39 of 40 operations left · 535 minutes left in this window"]
     assert seen["bad"][0] and "arguments.price: expected a number" in seen["bad"][1]["error"]
     assert seen["last"]["day"] == 30 and "composite" not in json.dumps(seen["last"])
     assert seen["after"][0] and "episode is over" in seen["after"][1]["error"]

@@ -36,8 +36,9 @@ def test_each_environment_declares_what_the_lab_reads() -> None:
         "get_finance",
         "get_inventory",
         "list_orders",
-        "list_purchase_orders",
         "list_tickets",
+        "list_purchase_orders",
+        "get_sales_report",
         "read_news",
     ]
     assert not metas["phantom"].playable and metas["phantom"].default_anchor == "keyword"
@@ -91,3 +92,47 @@ def test_a_demo_task_the_environment_lacks_is_a_contract_problem(monkeypatch: py
     lost = EnvMeta(env="storebench", anchors=store.anchors, demo_task="gone")
     monkeypatch.setattr(contract, "env_meta", lambda env: lost)
     assert "demo_task 'gone' is not a task of storebench" in contract.check_task("storebench/payment-outage", seed=0)
+
+
+def test_panel_presentation_is_validated_where_it_is_declared() -> None:
+    from environments.meta import Column, Highlight, Series, SortKey
+
+    with pytest.raises(AssertionError, match="give exactly one of below, above, equals"):
+        Highlight("days_of_cover", below=3, above=9)
+    with pytest.raises(AssertionError, match="css 'red' is not one of"):
+        Highlight("days_of_cover", below=3, css="red")
+    with pytest.raises(AssertionError, match="'late' is sorted or highlighted but is not one of its columns"):
+        Panel("Orders", "list_orders", renderer="table", columns=(Column("order_id"),), sort=(SortKey("late"),))
+    with pytest.raises(AssertionError, match="columns, sort and highlights are for the table renderer"):
+        Panel("Orders", "list_orders", renderer="json", columns=(Column("order_id"),))
+    with pytest.raises(AssertionError, match="series are for the chart renderer"):
+        Panel("Cash", "get_finance", renderer="table", series=(Series("cash", "get_finance", y="cash"),))
+    with pytest.raises(AssertionError, match="y 'pnl..revenue' is not a dotted path"):
+        Series("revenue", "get_finance", y="pnl..revenue")
+    with pytest.raises(AssertionError, match="key 'F' is not one lowercase letter or digit"):
+        Panel("Cash", "get_finance", key="F")
+    with pytest.raises(AssertionError, match="a shortcut key is used twice"):
+        EnvMeta(env="x", playable=True, panels=(Panel("Cash", "get_finance", key="f"),), shortcuts={"f": "fulfil_orders"})
+
+
+def test_highlight_rules_match_numbers_below_or_above_and_exact_values_only() -> None:
+    from environments.meta import Highlight
+
+    risk = Highlight("days_of_cover", below=3)
+    assert [risk.matches(v) for v in (2.5, 3, None, "2", True)] == [True, False, False, False, False]
+    assert Highlight("late", equals=(True,)).matches(True) and not Highlight("late", equals=(True,)).matches(1)
+    assert Highlight("total", above=0).matches(0.5) and not Highlight("total", above=0).matches(0)
+
+
+def test_chart_series_and_shortcuts_that_name_missing_tools_are_contract_problems() -> None:
+    from environments.meta import Series
+
+    env = registry.make("storebench/cash-crunch", seed=0)
+    meta = EnvMeta(env="storebench", playable=True, panels=(Panel("Cash", "get_finance", renderer="chart", series=(Series("cash", "get_cash", y="cash"),)),),
+                   shortcuts={"z": "teleport"})  # fmt: skip
+    assert meta.problems(env) == ["panel 'Cash': series 'cash' reads 'get_cash', not a tool of storebench",
+                                  "shortcut 'z': 'teleport' is not a tool of storebench"]  # fmt: skip
+    keys = registry.env_meta("storebench").keys()
+    assert [k["key"] for k in keys] == ["c", "i", "o", "t", "p", "s", "n", "f", "r", "b", "e"]
+    assert keys[1] == {"key": "i", "kind": "panel", "target": "1", "label": "open Inventory"}
+    assert keys[-1] == {"key": "e", "kind": "tool", "target": "end_window", "label": "the end_window form"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from lab.console.selectors import step_search, steps_window
@@ -25,10 +26,18 @@ from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.rollouts.models import RolloutJob
 from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_get, episode_list_siblings, episode_tools
+from lab.trajectories.selectors import episode_get, episode_in_play_by, episode_list_siblings, episode_tools
 
 STEP_PAGE = 50
 LIVE_BATCH = 200
+
+
+def refuse_the_player(request: HttpRequest, episode: Episode) -> None:
+    """Forbidden while the requester is playing this episode: the play page is their view of it (see
+    episode_in_play_by); after the session ends the viewer is theirs too."""
+    if episode_in_play_by(episode=episode, user=request.user):
+        raise Forbidden("in_play", "You are playing this episode: look at the world through the play page, where each look is a "
+                                   "charged tool call. The viewer opens to you once the session ends.")  # fmt: skip
 
 
 def _int(request: HttpRequest, name: str, default: int) -> int:
@@ -50,6 +59,9 @@ def _steps_context(episode: Episode, start: int, credit: dict[int, float] | None
 @console_view
 def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     episode = episode_get(projects=visible_projects(request), pk=pk)
+    session = getattr(episode, "human_session", None) if episode_in_play_by(episode=episode, user=request.user) else None
+    if session is not None:
+        return redirect("play-session", pk=session.pk)
     running = episode.status == "running"
     default_at = max(0, episode.step_count - 1) if running else 0
     # Read the stream position before the steps: a step committed in between arrives twice and is dropped by id.
@@ -75,6 +87,7 @@ def episode_steps(request: HttpRequest, pk: int) -> HttpResponse:
     """A page of steps for the on-demand timeline; with `stop`, exactly steps [start, stop) (at most LIVE_BATCH),
     which the live script asks for when steps arrive."""
     episode = episode_get(projects=visible_projects(request), pk=pk)
+    refuse_the_player(request, episode)
     start = _int(request, "start", 0)
     if request.GET.get("stop"):
         stop = min(_int(request, "stop", start + 1), start + LIVE_BATCH)
@@ -88,6 +101,7 @@ def episode_steps(request: HttpRequest, pk: int) -> HttpResponse:
 @console_view
 def episode_search(request: HttpRequest, pk: int) -> HttpResponse:
     episode = episode_get(projects=visible_projects(request), pk=pk)
+    refuse_the_player(request, episode)
     query = request.GET.get("q", "").strip()
     hits = step_search(episode, query) if query else []
     return page(request, "console/_search_results.html", {"episode": episode, "query": query, "hits": hits})
@@ -106,6 +120,7 @@ def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
 @console_view
 def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
     episode = episode_get(projects=visible_projects(request), pk=pk)
+    refuse_the_player(request, episode)
     if role_of(request, episode.project_id) not in ANNOTATE_ROLES:
         raise Forbidden("forbidden", "Your role in this project does not allow writing diagnoses.")
     errors: dict[str, str] = {}

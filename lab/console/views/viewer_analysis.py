@@ -24,7 +24,7 @@ from lab.errors import DomainError, Forbidden
 from lab.pages import console_view, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES
 from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_get
+from lab.trajectories.selectors import episode_get, episode_in_play_by
 
 TOP_STEPS = 5
 PIVOTAL_INLINE_STEPS = 400  # how long the page's request may block: about 1.3 s at 221 steps, a job beyond
@@ -59,6 +59,8 @@ def analysis_context(request: HttpRequest, episode: Episode, credit: dict[int, f
 def episode_pivotal(request: HttpRequest, pk: int) -> HttpResponse:
     """Label the pivotal step (the `anchor` field names the strong continuation); back to the episode at that step."""
     episode = episode_get(projects=visible_projects(request), pk=pk)
+    if episode_in_play_by(episode=episode, user=request.user):  # anchors run from the player's steps: a free read
+        raise Forbidden("in_play", "You are playing this episode; find its pivotal step once the session ends.")
     if role_of(request, episode.project_id) not in ANNOTATE_ROLES:
         raise Forbidden("forbidden", "Your role in this project does not allow labelling episodes.")
     anchor = request.POST.get("anchor", "").strip() or env_meta(episode.task.env).default_anchor

@@ -201,3 +201,24 @@ def test_a_quiet_stream_closes_once_the_watcher_loses_access(make_user: Any, ali
         await watcher.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_the_player_of_a_running_human_episode_cannot_watch_it_until_it_ends(alice: Any, project_a: Any) -> None:
+    """Its step events would be free reads beside the play page; once finished it streams like any episode."""
+    task = task_resolve(project=project_a, env="toyenv", key="live-task")
+    episode = episode_start(project=project_a, task=task, source="human", seed=7, user=alice)
+
+    async def refused() -> None:
+        connected, code = await _connect(alice, episode.pk).connect()
+        assert not connected and code == 4403
+
+    async_to_sync(refused)()
+    episode_finish(episode=episode, reason="agent_stop", score={"composite": 0.0}, reward=0.0)
+
+    async def allowed() -> None:
+        communicator = _connect(alice, episode.pk)
+        connected, _ = await communicator.connect()
+        assert connected
+        await communicator.disconnect()
+
+    async_to_sync(allowed)()

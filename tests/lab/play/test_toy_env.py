@@ -47,7 +47,7 @@ def test_a_toy_session_shows_its_status_line_and_unopened_panels(client: Any, st
         ("Counters", "table", False), ("Total", "chart", False), ("Notes", "files", False), ("Screen", "image", False)
     ]  # fmt: skip
     assert '<span id="calls-left" class="status-part"><strong>5 of 5 calls left</strong></span>' in html
-    assert html.count("Not opened yet in this session.") == 4
+    assert html.count("Not opened yet in this session") == 4
     assert Episode.objects.get(pk=started.episode_id).step_count == 1  # looking at the page spent nothing
 
 
@@ -58,7 +58,11 @@ def test_opening_a_panel_is_a_charged_recorded_step_drawn_as_a_table(client: Any
     step = Step.objects.get(episode=started.episode, index=1)
     assert (step.source, step.tool_calls[0]["name"], step.tool_calls[0]["arguments"]) == ("agent", "look", {})
     assert "4 of 5 calls left" in html and "Step 1: look" in html
-    assert "<th>name</th><th>value</th>" in html and "<td>red</td><td>1</td>" in html and "<td>blue</td><td>0</td>" in html
+    assert (
+        "<th>name</th><th>value</th>" in html
+        and '<td>red</td><td class="num">1</td>' in html
+        and '<td>blue</td><td class="num">0</td>' in html
+    )
     assert 'name="expected_index" value="2"' in html
 
 

@@ -33,12 +33,12 @@ def test_the_play_page_shows_the_operator_view_and_one_form_per_tool(expert_clie
     response = expert_client.get(f"/play/{started.pk}/")
     html = response.content.decode()
     assert [panel["tool"] for panel in response.context["view"].panels] == [
-        "get_finance", "get_inventory", "list_orders", "list_purchase_orders", "list_tickets", "read_news"
+        "get_finance", "get_inventory", "list_orders", "list_tickets", "list_purchase_orders", "get_sales_report", "read_news"
     ]  # fmt: skip
     assert "Day 0 of" in html and "40 of 40 operations left" in html
     assert html.count('<details class="tool-form card"') == 29
-    # Each of the 29 tool forms and each of the 6 panels' open forms submits step 1.
-    assert html.count('name="expected_index" value="1"') == 29 + 6
+    # Each of the 29 tool forms and each of the 7 panels' open forms submits step 1.
+    assert html.count('name="expected_index" value="1"') == 29 + 7
     assert 'name="price"' in html and 'name="lines"' in html  # a number input and a JSON list of objects
 
 
@@ -156,3 +156,19 @@ def test_the_players_own_nul_submission_is_a_400_that_spends_nothing(expert_clie
     response = expert_client.post(f"/play/{started.pk}/submit", MALFORMED[3], **HTMX)
     assert response.status_code == 400 and "note contains a NUL character" in response.content.decode()
     assert Episode.objects.get(pk=started.episode_id).step_count == 1
+
+
+@pytest.mark.parametrize("panel", ["99999999999999999999999", "-1", "abc", "", "1.5", "７"])
+def test_it_refuses_a_bad_panel_index_by_name_and_spends_nothing(expert_client: Any, started: HumanSession, panel: str) -> None:
+    response = expert_client.post(f"/play/{started.pk}/submit", {"panel": panel, "expected_index": "1"}, **HTMX)
+    assert response.status_code == 400 and "is not a panel of storebench; it has 7" in response.content.decode()
+    assert Step.objects.filter(episode=started.episode).count() == 1
+
+
+def test_the_page_declares_its_shortcuts_and_a_raw_json_view_per_opened_panel(expert_client: Any, started: HumanSession) -> None:
+    html = expert_client.post(f"/play/{started.pk}/submit", {"panel": "1", "expected_index": "1"}, **HTMX).content.decode()
+    assert 'class="panel-open" data-key="i"' in html and 'id="tool-fulfil_orders"  data-key="f"' in html
+    assert '<details class="keys" id="shortcut-help">' in html and "<kbd>e</kbd></td><td>the end_window form" in html
+    inventory = html.split('id="panel-1"')[1].split("</section>")[0]
+    assert '<details class="raw"><summary>Raw JSON</summary>' in inventory and "&quot;days_of_cover&quot;" in inventory
+    assert "<th>days of cover</th>" in inventory and "<script" not in html

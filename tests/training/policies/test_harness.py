@@ -165,3 +165,21 @@ def _has_vllm() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("vllm") is not None
+
+
+def test_a_storebench_model_gets_the_status_line_with_each_prompt_and_no_free_state() -> None:
+    """Parity with a human player: the status line (day, clock, budget) is free, the world's state is not. After
+    end_window the cash has changed; with the turns that showed anything dropped, no prompt may carry it."""
+    env = make("storebench/cash-crunch", seed=0)
+    calls = [
+        '<tool_call>{"name": "end_window", "arguments": {}}</tool_call>',
+        '<tool_call>{"name": "read_news", "arguments": {}}</tool_call>',
+    ]
+    policy = _Scripted([*calls, "done"], env=env, seed=0, name="s", model="m",
+                       harness=HarnessConfig(system_prompt="S", window_turns=1, on_text_only="stop"))  # fmt: skip
+    run_episode(env, policy, max_steps=3)
+    cash = f"{env.world.cash:,.2f}"  # type: ignore[attr-defined]
+    last = policy.prompts[-1]
+    assert last[-1] == {"role": "user", "content": f"Status: {env.status_line()}"} and "Day 1 of 35" in last[-1]["content"]
+    assert [m["content"] for m in last if "omitted" in str(m["content"])] == ["[1 earlier turns are omitted to fit the context window.]"]
+    assert not any(cash in str(m["content"]) or cash.replace(",", "") in str(m["content"]) for m in last)
