@@ -247,6 +247,12 @@ class Env(ABC):
         names its part (the play page uses it as the part's element id), each value is the text shown."""
         return {}
 
+    def attack_report(self) -> dict[str, Any] | None:
+        """This episode's attack-axis report (environments.attacks) when its options switch the axis on, else None.
+
+        An environment with an attack axis also puts it into `score().details["attack"]`, which is where it is recorded."""
+        return None
+
     def status_line(self) -> str:
         return " · ".join(self.status().values())
 

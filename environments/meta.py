@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from environments.attacks import AttackAxis
 from environments.core import Env, Policy, validate_arguments
 
 PolicyFactory = Callable[[Env, int], Policy]
@@ -57,7 +58,7 @@ class EnvMeta:
     panels: tuple[Panel, ...] = ()  # what a player sees beside the tool forms, in order
     anchors: Mapping[str, PolicyFactory] = field(default_factory=dict)  # scripted policies, by name
     default_anchor: str = ""  # the anchor pivotal search and rule diagnosis use unless told otherwise
-    attacks: Mapping[str, Any] = field(default_factory=dict)  # the attack axis' settings; empty when it has none
+    attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[str, ...] = ()  # reserved: the parties an episode may have (defined by the "Agent roles" issue)
 
     def __post_init__(self) -> None:

@@ -6,11 +6,13 @@ lab needs (environments.meta): playable, the operator's panels, the anchor polic
 
 from __future__ import annotations
 
+from environments.attacks import AttackAxis
 from environments.core import TaskSpec
 from environments.meta import EnvMeta, Panel
 from environments.registry import register, register_env
 from environments.storebench.anchors import DoNothing, NaiveRestock, RandomValid
-from environments.storebench.anchors_smart import Oracle, SmartTriage
+from environments.storebench.anchors_smart import Hardened, Oracle, SmartTriage
+from environments.storebench.attack_texts import GOALS, GUIDANCE, STYLES
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
 from environments.storebench.scoring import load_calibration
@@ -53,8 +55,9 @@ register_env(
             Panel("Open tickets", "list_tickets", {"status": "open"}, renderer="json"),
             Panel("News and alerts", "read_news", renderer="json"),
         ),
-        anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Oracle)},
+        anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
         default_anchor="smart-triage",
+        attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
     )
 )
 
