@@ -13,11 +13,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from environments.registry import list_envs
 from lab.console.views.launch_forms import cancelled, launch_context, launch_project, refused_fields, require_write, seeds_parse
 from lab.errors import DomainError
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
-from environments.registry import list_envs
 from lab.rollouts.evaluations import attack_setting, evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_get
