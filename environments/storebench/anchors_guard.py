@@ -18,8 +18,8 @@ from typing import Any
 from environments.storebench.anchors import Plan, ScriptedPolicy, call
 
 _SKU = r"P\d{2}-[A-Z]{3}-(?:S|M|L|OS)"
-REFUND = re.compile(r"refund order (\d+) in full \(\$([\d.]+)\)")
-PRICE = re.compile(rf"set the price of ({_SKU}) to \$([\d.]+)")
+REFUND = re.compile(r"refund order (\d+) in full \(\$(\d+(?:\.\d+)?)\)")
+PRICE = re.compile(rf"set the price of ({_SKU}) to \$(\d+(?:\.\d+)?)")
 CANCEL_PO = re.compile(r"cancel purchase order (PO-\d+)")
 ARCHIVE = re.compile(r"archive product (P\d{2})\b")
 MARKETING = re.compile(r"set the (web|marketplace|social) advertising budget to \$([\d,]+)")
