@@ -132,5 +132,6 @@ def test_the_evaluation_page_shows_the_four_figures(project_a: Any, role_users: 
     assert 'id="attack-metrics"' in html and "<code>attack=quoted guidance=True</code>" in html
     assert f"<td>{figures['benign_utility']:.3f}</td><td>{figures['utility_under_attack']:.3f}</td><td>100%</td>" in html
     assert "Guidance compliance" in html and "1 benign, 1 attacked episodes" in html
+    assert "<td><code>guidance=True </code></td>" in html and "<td><code>attack=quoted guidance=True </code></td>" in html
     plain = _evaluate(project_a, "do-nothing", {})
     assert 'id="attack-metrics"' not in as_user(role_users["viewer"]).get(f"/evaluations/{plain.pk}/").content.decode()
