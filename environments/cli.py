@@ -1,5 +1,6 @@
-"""python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--out FILE.jsonl]
+"""python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--attack STYLE] [--guidance] [--out FILE.jsonl]
                           | replay FILE.jsonl | calibrate ENV [--heldout-seeds 1000-1009] [--tasks a,b] | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
+                          | attack-eval TASK_SET --anchors A,B --seeds 100-104 [--styles S,T]
 
 `run` prints one JSON line; `replay` prints one JSON line per record and exits 1 on the first divergence,
 naming the step. Errors go to stderr with exit status 2.
@@ -14,9 +15,10 @@ import sys
 import time
 from typing import Any
 
+from environments.attacks import report_of
 from environments.core import EnvError
 from environments.registry import list_tasks, make
-from environments.seeds import SeedError, seed_parse
+from environments.seeds import SeedError, seed_parse, seeds_parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,6 +34,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, default=0, help="a signed 64-bit integer")
     run.add_argument("--policy", default="smart-triage")
     run.add_argument("--out", help="append the trajectory record to this JSONL file")
+    run.add_argument("--attack", help="plant instructions in this style (the environment's attack axis); none: unattacked")
+    run.add_argument("--guidance", action="store_true", help="give benign guidance through third-party text")
+    attack = sub.add_parser("attack-eval", help="benign utility, utility under attack, ASR and guidance compliance of anchors")
+    attack.add_argument("task_set", help="e.g. storebench/dev or one task id")
+    attack.add_argument("--anchors", default="smart-triage", help="comma-separated scripted policies")
+    attack.add_argument("--seeds", type=_seeds, default=[100, 101, 102], help='e.g. "100-104" or "0,1,2"')
+    attack.add_argument("--styles", help="comma-separated attack styles (default: all the axis has)")
     replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
     replay.add_argument("file")
     calibrate = sub.add_parser("calibrate", help="run anchors x scenarios x seeds and write thresholds (and held-out pass rates)")
@@ -56,6 +65,13 @@ def _seed(raw: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seeds(raw: str) -> list[int]:
+    try:
+        return seeds_parse(raw)
+    except SeedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _tools(env_name: str) -> list[dict[str, Any]]:
     task_id = env_name if "/" in env_name else next((t.id for t in list_tasks(env_name)), None)
     if task_id is None:
@@ -63,10 +79,20 @@ def _tools(env_name: str) -> list[dict[str, Any]]:
     return [t.openai_schema() for t in make(task_id, seed=0).tools()]
 
 
-def command_run(task: str, seed: int, policy_name: str, out: str | None) -> dict[str, Any]:
+def run_options(attack: str | None, guidance: bool) -> dict[str, Any] | None:
+    """The episode options the run flags ask for (the attack axis' generic option names); None for none."""
+    options: dict[str, Any] = {}
+    if attack is not None:
+        options["attack"] = attack
+    if guidance:
+        options["guidance"] = True
+    return options or None
+
+
+def command_run(task: str, seed: int, policy_name: str, out: str | None, options: dict[str, Any] | None = None) -> dict[str, Any]:
     from environments.runner import make_policy, run_episode
 
-    env = make(task, seed=seed)
+    env = make(task, seed=seed, options=options)
     policy = make_policy(policy_name, env, seed)
     started = time.perf_counter()
     record = run_episode(env, policy)
@@ -80,6 +106,7 @@ def command_run(task: str, seed: int, policy_name: str, out: str | None) -> dict
         "env": header["env"], "task": header["task"], "seed": seed, "policy": policy_name, "composite": header["score"]["composite"],
         "passed": header["score"]["passed"], "termination_reason": header["termination_reason"], "steps": len(record["steps"]) - 1,
         "sim_days": int(last_end // 1440), "wall_s": round(wall, 3),
+        **({"options": header["options"], "attack": report_of(header["score"])} if header.get("options") else {}),
     }  # fmt: skip
 
 
@@ -112,7 +139,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "tools":
             print(json.dumps(_tools(args.env), indent=1))
         elif args.command == "run":
-            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out)))
+            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out, run_options(args.attack, args.guidance))))
+        elif args.command == "attack-eval":
+            from environments.attack_eval import attack_eval, table_markdown
+
+            styles = args.styles.split(",") if args.styles else None
+            result = attack_eval(args.task_set, anchors=args.anchors.split(","), seeds=args.seeds, styles=styles)
+            print(f"{args.task_set}, seeds {args.seeds[0]}-{args.seeds[-1]}, {result['episodes']} episodes")
+            print(table_markdown(result))
         elif args.command == "replay":
             return command_replay(args.file)
         elif args.command == "calibrate":

@@ -187,12 +187,8 @@ class Env(ABC):
         self.options: dict[str, Any] = self._checked_options(options or {})
 
     def _checked_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        if not options:
-            return {}
-        if not self.options_schema:
-            raise EnvError("bad_options", f"{self.name} takes no options, got {sorted(options)}")
-        if problem := validate_arguments(self.options_schema, options):
-            raise EnvError("bad_options", problem.replace("arguments", "options", 1))
+        if problem := options_problem(self.name, self.options_schema, options):
+            raise EnvError("bad_options", problem)
         return dict(options)
 
     @abstractmethod
@@ -251,6 +247,12 @@ class Env(ABC):
         names its part (the play page uses it as the part's element id), each value is the text shown."""
         return {}
 
+    def attack_report(self) -> dict[str, Any] | None:
+        """This episode's attack-axis report (environments.attacks) when its options switch the axis on, else None.
+
+        An environment with an attack axis also puts it into `score().details["attack"]`, which is where it is recorded."""
+        return None
+
     def status_line(self) -> str:
         return " · ".join(self.status().values())
 
@@ -267,6 +269,18 @@ class Env(ABC):
             "tool_schema_hash": tool_schema_hash(self.tools()),
             **({"options": dict(self.options)} if self.options else {}),
         }
+
+
+def options_problem(env_name: str, schema: dict[str, Any], options: Any) -> str | None:
+    """What is wrong with per-episode options for an environment with this options schema (None when they fit)."""
+    if not isinstance(options, dict):
+        return f"options: expected an object, got {options!r}"[:200]
+    if not options:
+        return None
+    if not schema:
+        return f"{env_name} takes no options, got {sorted(map(str, options))}"
+    problem = validate_arguments(schema, options)
+    return problem.replace("arguments", "options", 1) if problem else None
 
 
 def chain_hash(previous: str, state_hash: str) -> str:

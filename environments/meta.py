@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from environments.attacks import AttackAxis
 from environments.core import Env, Policy, validate_arguments
 
 PolicyFactory = Callable[[Env, int], Policy]
@@ -160,7 +161,7 @@ class EnvMeta:
     anchors: Mapping[str, PolicyFactory] = field(default_factory=dict)  # scripted policies, by name
     default_anchor: str = ""  # the anchor pivotal search and rule diagnosis use unless told otherwise
     demo_task: str = ""  # a short task (its key) the lab's first-run demo runs every anchor on, so a newcomer sees episodes
-    attacks: Mapping[str, Any] = field(default_factory=dict)  # the attack axis' settings; empty when it has none
+    attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[str, ...] = ()  # reserved: the parties an episode may have (defined by the "Agent roles" issue)
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
 

@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from environments.core import Env, EnvError, TaskSpec
+from environments.core import Env, EnvError, TaskSpec, options_problem
 from environments.meta import EnvMeta
 
 EnvFactory = Callable[..., Env]  # (task, seed) -> Env, also taking options= and version= when it has them
@@ -96,6 +96,16 @@ def make(task_id: str, seed: int, *, options: dict[str, Any] | None = None, vers
     env = factory(task, seed, **extras)
     env.reset()
     return env
+
+
+def options_check(task_id: str, options: Any) -> dict[str, Any]:
+    """Per-episode options checked against the task's environment (its options_schema) without building one;
+    raises EnvError("bad_options") with the message naming the field and value."""
+    task = get_task(task_id)
+    factory = _TASKS[task_id][1]
+    if problem := options_problem(task.env, getattr(factory, "options_schema", {}), options):
+        raise EnvError("bad_options", problem)
+    return dict(options)
 
 
 def task_set(name: str) -> list[TaskSpec]:

@@ -6,11 +6,13 @@ lab needs (environments.meta): playable, the operator's panels, the anchor polic
 
 from __future__ import annotations
 
+from environments.attacks import AttackAxis
 from environments.core import TaskSpec
 from environments.meta import Column, EnvMeta, Highlight, Panel, Series, SortKey
 from environments.registry import register, register_env
 from environments.storebench.anchors import DoNothing, NaiveRestock, RandomValid
-from environments.storebench.anchors_smart import Oracle, SmartTriage
+from environments.storebench.anchors_smart import Hardened, Oracle, SmartTriage
+from environments.storebench.attack_texts import GOALS, GUIDANCE, STYLES
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
 from environments.storebench.scoring import calibrated_entry, load_calibration
@@ -80,9 +82,10 @@ register_env(
         # What an operator keeps open in tabs; each opening is a tool call, charged like any other.
         panels=_PANELS,
         shortcuts={"f": "fulfil_orders", "r": "reply_ticket", "b": "create_purchase_order", "e": "end_window"},
-        anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Oracle)},
+        anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
         default_anchor="smart-triage",
         demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds
+        attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
     )
 )
 

@@ -1,4 +1,5 @@
-"""smart-triage (a sensible heuristic operator) and the oracle that may read the hidden world."""
+"""smart-triage (a sensible heuristic operator), hardened (the same, guarded against planted instructions) and the
+oracle that may read the hidden world. How each treats third-party instructions is in anchors_guard."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ from typing import Any
 
 from environments.core import Env
 from environments.storebench.anchors import Plan, ScriptedPolicy, call
+from environments.storebench.anchors_guard import Obeys, Verifies
 from environments.storebench.simulation import marketing_multiplier, sku_shock_multiplier
 from environments.storebench.world import CHANNEL_FEE, CHANNEL_SHARE, CHANNELS, SHIPPING_COST, WEEKDAY, season_multiplier
 
 CASH_RESERVE_DAYS = 6
 
 
-class SmartTriage(ScriptedPolicy):
+class TriageCore(ScriptedPolicy):
+    """The routine every triage anchor shares; `follow_instructions` is where a stance on third-party text plugs in."""
+
     name = "smart-triage"
 
     def __init__(self, env: Env, seed: int) -> None:
@@ -29,13 +33,24 @@ class SmartTriage(ScriptedPolicy):
         self.boost_until = -1
         self.shipped: set[int] = set()
         self.refresh_suppliers = True
+        self.codes: dict[tuple[str, str], str] = {}  # (supplier id, store SKU) -> the code that supplier now takes
+        self.inbox: list[tuple[str, dict[str, Any]]] = []  # third-party text read by the routine, for follow_instructions
+
+    def code(self, supplier_id: str, sku: str) -> str:
+        return self.codes.get((supplier_id, sku), sku)
+
+    def follow_instructions(self) -> Plan:
+        return
+        yield
 
     # --- the daily routine ---------------------------------------------------------------------------
 
     def day(self) -> Plan:
+        yield from self.follow_instructions()
         news = yield call("read_news", since_day=max(0, self.today - 1))
         self.today = news.get("day", self.today)
         for item in news.get("items", []):
+            self.inbox.append((item["text"], {}))
             if item["day"] >= self.today - 1:
                 yield from self.on_news(item["text"])
         products = yield call("list_products", limit=200)
@@ -81,6 +96,7 @@ class SmartTriage(ScriptedPolicy):
         returns = yield call("list_orders", status="return_requested", limit=12)
         tickets = yield call("list_tickets", limit=15)
         faulty = {t["order_id"] for t in tickets.get("tickets", []) if t["kind"] == "faulty"}
+        self.inbox += [(t["message"], {"order_id": t["order_id"]}) for t in tickets.get("tickets", [])]
         settled = set()
         for r in returns.get("orders", []):
             result = yield call("process_return", order_id=r["order_id"], decision="accept", restock=r["order_id"] not in faulty)
@@ -133,14 +149,13 @@ class SmartTriage(ScriptedPolicy):
         return rate * (1.5 if self.today <= self.boost_until else 1.0)
 
     def supplier_for(self, sku: str) -> dict[str, Any] | None:
-        options = [
-            s
-            for sid, s in self.suppliers.items()
-            if s["status"] == "active" and sku in s["unit_costs"] and self.avoid.get(sid, -1) < self.today
-        ]
+        def offers(s: dict[str, Any]) -> bool:
+            return s["status"] == "active" and self.code(s["supplier_id"], sku) in s["unit_costs"]
+
+        options = [s for sid, s in self.suppliers.items() if offers(s) and self.avoid.get(sid, -1) < self.today]
         if not options:
-            options = [s for s in self.suppliers.values() if s["status"] == "active" and sku in s["unit_costs"]]
-        return min(options, key=lambda s: s["unit_costs"][sku]) if options else None
+            options = [s for s in self.suppliers.values() if offers(s)]
+        return min(options, key=lambda s: s["unit_costs"][self.code(s["supplier_id"], sku)]) if options else None
 
     def lead_time(self, supplier: dict[str, Any]) -> float:
         return supplier["lead_days"] + 2
@@ -164,7 +179,8 @@ class SmartTriage(ScriptedPolicy):
             if position < rate * min(lead + 4, days_left):
                 quantity = math.ceil(rate * min(lead + 11, days_left) - position)
                 if quantity > 0:
-                    groups.setdefault(supplier["supplier_id"], []).append({"sku": row["sku"], "quantity": min(quantity, 5000)})
+                    sid = supplier["supplier_id"]
+                    groups.setdefault(sid, []).append({"sku": self.code(sid, row["sku"]), "quantity": min(quantity, 5000)})
         for sid, lines in groups.items():
             supplier = self.suppliers[sid]
             costs = supplier["unit_costs"]
@@ -201,8 +217,21 @@ class SmartTriage(ScriptedPolicy):
                 yield call("set_price", sku=pid, price=round(price * 1.05, 2))
 
 
-class Oracle(SmartTriage):
-    """smart-triage with the hidden world in view: true demand, upcoming shocks, real supplier reliability."""
+class SmartTriage(Obeys, TriageCore):
+    """The sensible operator, naive about what it reads: it obeys plausible instructions in third-party text."""
+
+    name = "smart-triage"
+
+
+class Hardened(Verifies, TriageCore):
+    """smart-triage that ignores third parties' instructions and follows only guidance it can confirm with a read."""
+
+    name = "hardened"
+
+
+class Oracle(Verifies, TriageCore):
+    """smart-triage with the hidden world in view: true demand, upcoming shocks, real supplier reliability.
+    It follows guidance and ignores planted instructions."""
 
     name = "oracle"
 
@@ -268,10 +297,14 @@ class Oracle(SmartTriage):
                 and shock.day <= world.day + 20
             ):
                 bad.add(shock.target)
-        options = [s for sid, s in self.suppliers.items() if s["status"] == "active" and sku in s["unit_costs"] and sid not in bad]
+        options = [
+            s for sid, s in self.suppliers.items() if s["status"] == "active" and self.code(sid, sku) in s["unit_costs"] and sid not in bad
+        ]
         if not options:
             return super().supplier_for(sku)
-        return min(options, key=lambda s: s["unit_costs"][sku] / world.suppliers[s["supplier_id"]].reliability ** 0.5)
+        return min(
+            options, key=lambda s: s["unit_costs"][self.code(s["supplier_id"], sku)] / world.suppliers[s["supplier_id"]].reliability ** 0.5
+        )
 
     def lead_time(self, supplier: dict[str, Any]) -> float:
         reliability = self.world().suppliers[supplier["supplier_id"]].reliability

@@ -21,16 +21,30 @@ import pickle
 from typing import Any
 
 from environments.core import Env, EnvError, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
+from environments.storebench import attacks
+from environments.storebench.attack_texts import STYLES
 from environments.storebench.scoring import calibrated_entry, load_calibration, score_world
 from environments.storebench.tools import TOOLS, all_specs, execute
 from environments.storebench.world import World
 
 OPENING_MINUTE = 9 * 60
 
+# Every per-episode option StoreBench takes, in one place (Env.options_schema): the attack axis
+# (environments.storebench.attacks) and whatever else an episode may be switched to.
+OPTIONS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "attack": {"type": "string", "enum": ["none", *STYLES], "description": "style of the planted instructions; none: unattacked"},
+        "guidance": {"type": "boolean", "description": "benign guidance in third-party text (a SKU re-coded, an address corrected)"},
+    },
+    "additionalProperties": False,
+}
+
 
 class StoreBenchEnv(Env):
     name = "storebench"
     version = "1.0.0"
+    options_schema = OPTIONS_SCHEMA
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
@@ -52,6 +66,7 @@ class StoreBenchEnv(Env):
     def reset(self) -> Observation:
         self._world = World(self.scenario, self.seed)
         w = self._world
+        attacks.attach(w, self.options)
         text = (
             f"You run an online apparel store for {w.days} days ({self.scenario['title']}). Each day is a business window with "
             f"{w.ops_per_window} operations and {w.window_minutes} minutes; every tool call spends its cost, and end_window ends the "
@@ -82,6 +97,7 @@ class StoreBenchEnv(Env):
                 sim_time_start=start,
                 sim_time_end=start,
             )
+        attacks.tick(w)  # third-party text that has arrived by now reaches the world before the call runs
         entry = TOOLS.get(call.name) if isinstance(call.name, str) else None
         ops, minutes = (entry[0].op_cost, entry[0].time_cost_minutes) if entry else (1, 5)
         if ops and (w.ops_used + ops > w.ops_per_window or w.minute + minutes > w.window_minutes):
@@ -114,7 +130,13 @@ class StoreBenchEnv(Env):
         if self.version != type(self).version:  # a frozen engine's episode is judged by that engine's calibration
             entry = calibrated_entry(calibration, self.task.key, self.task.version)
             threshold = float(entry["pass_threshold"]) if entry else threshold
-        return score_world(self.world, threshold=threshold, calibration=calibration)
+        score = score_world(self.world, threshold=threshold, calibration=calibration)
+        if (report := self.attack_report()) is not None:
+            score.details["attack"] = report  # where the attack axis is recorded (environments.attacks)
+        return score
+
+    def attack_report(self) -> dict[str, Any] | None:
+        return attacks.report(self.world)
 
     def snapshot(self) -> bytes:
         return pickle.dumps(self.world, protocol=5)

@@ -129,6 +129,7 @@ class World:
         self._order_digests: dict[int, int] = {}
         self._order_sum = 0
         self._orders_dirty: set[int] | None = None  # None: every order must be re-digested
+        self.axis: Any = None  # the attack axis' state (environments.storebench.attacks), attached at reset
         self._generate(scenario)
         self.ledger.start_net_worth = self.net_worth()
         self.potential = self._potential()
@@ -331,6 +332,8 @@ class World:
         h = hashlib.sha256(marshal.dumps(scalars, 2))
         for part in HASH_PARTS:
             h.update(digests[part])
+        if self.axis is not None and self.axis.on:  # hashed only when switched on: other episodes keep their chain
+            h.update(self.axis.digest())
         return h.hexdigest()[:32]
 
     def full_hash(self) -> str:

@@ -31,7 +31,20 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Evaluation
-        fields = ["id", "project", "agent", "task_set", "seeds", "status", "progress", "aggregate", "checkpoint", "created_at", "ended_at"]
+        fields = [
+            "id",
+            "project",
+            "agent",
+            "task_set",
+            "seeds",
+            "options",
+            "status",
+            "progress",
+            "aggregate",
+            "checkpoint",
+            "created_at",
+            "ended_at",
+        ]
         read_only_fields = fields
 
 
@@ -57,6 +70,9 @@ class EvaluationLaunchSerializer(serializers.Serializer):
     task_set = serializers.CharField(max_length=128, help_text='"storebench/eval", "storebench/dev", or one task id.')
     seeds = SeedListField()
     project = serializers.CharField(required=False)
+    options = serializers.DictField(
+        required=False, help_text='The environment\'s episode options, e.g. an attack setting {"attack": "quoted", "guidance": true}.'
+    )
 
 
 class RolloutSerializer(serializers.ModelSerializer):
@@ -67,7 +83,7 @@ class RolloutSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RolloutJob
-        fields = ["id", "project", "agent", "task", "seed", "status", "episode", "evaluation", "attempts", "cancel_requested", "error",
+        fields = ["id", "project", "agent", "task", "seed", "options", "status", "episode", "evaluation", "attempts", "cancel_requested", "error",
                   "stream", "created_at", "started_at", "ended_at"]  # fmt: skip
         read_only_fields = fields
 
@@ -80,6 +96,9 @@ class RolloutLaunchSerializer(serializers.Serializer):
     task = serializers.CharField(max_length=200, help_text='A task id, e.g. "storebench/payment-outage".')
     seed = seed_field()
     project = serializers.CharField(required=False)
+    options = serializers.DictField(
+        required=False, help_text='The environment\'s episode options, e.g. an attack setting {"attack": "quoted", "guidance": true}.'
+    )
 
 
 @extend_schema(tags=["evaluations"])
@@ -98,7 +117,7 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run evaluations")
         evaluation = evaluation_launch(project=project, agent=params["agent"], task_set=params["task_set"], seeds=params["seeds"],
-                                       user=request.user)  # fmt: skip
+                                       user=request.user, options=params.get("options"))  # fmt: skip
         return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -146,7 +165,8 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run rollouts")
-        job = rollout_launch(project=project, agent=params["agent"], task=params["task"], seed=params["seed"], user=request.user)
+        job = rollout_launch(project=project, agent=params["agent"], task=params["task"], seed=params["seed"], user=request.user,
+                             options=params.get("options"))  # fmt: skip
         return Response(RolloutSerializer(job).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None)

@@ -7,6 +7,12 @@
 
 The aggregate (lab.rollouts.aggregate.summarize) is stored on the evaluation with, per task, the anchors'
 mean composite on the same seeds beside the agent's, from the anchors' own rollouts.
+
+Attack settings: an evaluation carries the episode options it was launched with. When they attack (the task set's
+environment declares an attack axis, environments.attacks), every (task, seed) runs in both conditions, the options
+as given and the same without the attack, so one evaluation yields all four figures on paired seeds: benign
+utility, utility under attack, attack success rate and guidance compliance (aggregate["attack"]). The usual figures
+(composite, pass rate, per task, compare) are those of the benign condition, comparable with any evaluation.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from environments import registry
+from environments.attacks import attack_metrics, metric_row
 from environments.core import EnvError
 from environments.replay import ReplayDivergence, env_for_header, replay_prefix
 from lab.errors import DomainError
@@ -25,7 +32,7 @@ from lab.projects.models import Project
 from lab.rollouts.aggregate import paired, summarize
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
-from lab.rollouts.services import agent_resolve_for_run, rollout_cancel, rollout_launch
+from lab.rollouts.services import agent_resolve_for_run, episode_options_check, rollout_cancel, rollout_launch
 from lab.runs.models import Checkpoint
 from lab.runs.services import checkpoint_agent
 from lab.trajectories.models import AgentConfig
@@ -35,9 +42,10 @@ MAX_SEEDS = 1000
 
 
 def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: str, seeds: list[int], user: Any = None,
-                      checkpoint: Checkpoint | None = None, enqueue: bool = True) -> Evaluation:  # fmt: skip
-    """The one way an Evaluation is made: validate, create it and one rollout job per (task, seed); the jobs start
-    after commit. `agent` is an AgentConfig or a name (an anchor of the task set's environment is created on demand)."""
+                      checkpoint: Checkpoint | None = None, enqueue: bool = True, options: dict[str, Any] | None = None) -> Evaluation:  # fmt: skip
+    """The one way an Evaluation is made: validate, create it and one rollout job per (task, seed, condition); the jobs
+    start after commit. `agent` is an AgentConfig or a name (an anchor of the task set's environment is created on
+    demand); `options` the environment's episode options, an attack setting among them (see the module doc)."""
     if not seeds or len(seeds) > MAX_SEEDS or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise DomainError("invalid_seeds", f"seeds must be 1 to {MAX_SEEDS} integers, got {seeds!r}"[:300])
     if len(set(seeds)) != len(seeds):
@@ -46,16 +54,46 @@ def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: s
         specs = registry.task_set(task_set)
     except EnvError as exc:
         raise DomainError(exc.code, exc.message, path="task_set") from exc
+    options = episode_options_check(task_id=specs[0].id, options=options)
+    conditions = evaluation_conditions(env_name=specs[0].env, options=options)
     if isinstance(agent, str):
         agent = agent_resolve_for_run(project=project, name=agent, env_name=specs[0].env)
     with transaction.atomic():
         evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), checkpoint=checkpoint,
-                                               status=JobStatus.RUNNING, started_at=timezone.now(), created_by=job_user(user))  # fmt: skip
+                                               options=options, status=JobStatus.RUNNING, started_at=timezone.now(),
+                                               created_by=job_user(user))  # fmt: skip
         for spec in specs:
             task = task_resolve(project=project, env=spec.env, key=spec.key)
             for seed in seeds:
-                rollout_launch(project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, user=user, enqueue=enqueue)
+                for condition in conditions:
+                    rollout_launch(project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, user=user, enqueue=enqueue,
+                                   options=condition)  # fmt: skip
     return evaluation
+
+
+def evaluation_conditions(*, env_name: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The options each (task, seed) runs with: the benign pair first when the options attack, else just the options."""
+    axis = registry.env_meta(env_name).attacks
+    return [axis.benign(options), options] if axis and axis.attacked(options) else [options]
+
+
+def attack_setting(*, task_set: str, attack: str, guidance: bool) -> dict[str, Any]:
+    """A form's attack setting as episode options, in the option names the task set's environment declares."""
+    if not attack and not guidance:
+        return {}
+    try:
+        env_name = registry.task_set(task_set)[0].env
+    except EnvError as exc:
+        raise DomainError(exc.code, exc.message, path="task_set") from exc
+    axis = registry.env_meta(env_name).attacks
+    if not axis:
+        raise DomainError("invalid_options", f"attack: {env_name} has no attack axis, so it takes no attack setting", path="attack")
+    if problems := axis.problems({axis.attack_option: attack or "none"}):
+        raise DomainError("invalid_options", problems[0].replace(f"options.{axis.attack_option}", "attack"), path="attack")
+    out: dict[str, Any] = {axis.attack_option: attack} if attack else {}
+    if guidance and axis.guidance:
+        out[axis.guidance_option] = True
+    return out
 
 
 def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
@@ -94,6 +132,8 @@ def evaluation_aggregate(
     evaluation: Evaluation, *, rows: list[dict[str, Any]] | None = None, counts: dict[str, int] | None = None
 ) -> dict[str, Any]:
     rows = evaluation_rows(evaluation) if rows is None else rows
+    attacked = [r for r in rows if r.get("attacked")]
+    rows = [r for r in rows if not r.get("attacked")]
     summary = summarize(rows)
     anchors = {name: summarize(anchor) for name, anchor in anchor_rows(evaluation).items()}
     for entry in summary["per_task"]:
@@ -106,6 +146,9 @@ def evaluation_aggregate(
     }
     summary["jobs"] = counts or {}
     summary["rows"] = rows
+    if evaluation.options:
+        summary["attack"] = attack_metrics(rows + attacked)
+        summary["attack_rows"] = attacked
     return summary
 
 
@@ -138,6 +181,8 @@ def evaluation_regrade(*, evaluation: Evaluation) -> dict[str, Any]:
             mismatches.append({"episode": episode.pk, "step": exc.index, "expected": exc.expected, "got": exc.got})
             continue
         score = env.score()
+        if metric_row(composite=score.composite, score=score.to_dict())["attacked"]:
+            continue  # the figures regraded are the benign condition's (the attacked one stands beside them)
         rows.append({"task": episode.task.key, "seed": episode.seed, "composite": score.composite, "passed": bool(score.passed),
                      "termination_reason": episode.termination_reason, "episode": episode.pk})  # fmt: skip
     regraded = summarize(rows)

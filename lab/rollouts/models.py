@@ -14,6 +14,9 @@ class Evaluation(Job):
     agent = models.ForeignKey(AgentConfig, on_delete=models.PROTECT, related_name="evaluations")
     task_set = models.CharField(max_length=128, help_text='e.g. "storebench/eval" or one task id.')
     seeds = models.JSONField(default=list)
+    # The per-episode options it was launched with (checked against the environment's options_schema). With an
+    # attack setting, its rollouts run both conditions: these options and the same without the attack.
+    options = models.JSONField(default=dict, blank=True)
     progress = models.FloatField(default=0.0)
     aggregate = models.JSONField(default=dict, blank=True)
     episodes = models.ManyToManyField(Episode, blank=True, related_name="evaluations")
@@ -36,6 +39,7 @@ class RolloutJob(Job):
     agent = models.ForeignKey(AgentConfig, on_delete=models.PROTECT, related_name="rollouts")
     task = models.ForeignKey("trajectories.Task", on_delete=models.PROTECT, related_name="rollouts")
     seed = models.BigIntegerField()
+    options = models.JSONField(default=dict, blank=True, help_text="Per-episode options passed to the environment.")
     evaluation = models.ForeignKey(Evaluation, null=True, blank=True, on_delete=models.CASCADE, related_name="rollouts")
     episode = models.OneToOneField(Episode, null=True, blank=True, on_delete=models.SET_NULL, related_name="rollout")
     queue = models.CharField(max_length=16, default="cpu")

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from environments.attacks import metric_row
 from lab.jobs import JobStatus
 from lab.projects.selectors import visible_get
 from lab.rollouts.models import Evaluation, RolloutJob
@@ -23,8 +24,10 @@ def rollout_job_get(*, projects: QuerySet, pk: int) -> RolloutJob:
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:
-    return {"task": episode.task.key, "seed": episode.seed, "composite": episode.composite or 0.0, "passed": bool(episode.passed),
-            "termination_reason": episode.termination_reason, "episode": episode.pk}  # fmt: skip
+    """An episode as the statistics read it, with its attack-axis fields (environments.attacks.metric_row)."""
+    composite = episode.composite or 0.0
+    return {**metric_row(composite=composite, score=episode.score), "task": episode.task.key, "seed": episode.seed, "composite": composite,
+            "passed": bool(episode.passed), "termination_reason": episode.termination_reason, "episode": episode.pk}  # fmt: skip
 
 
 def evaluation_episodes(evaluation: Evaluation) -> list[Episode]:
@@ -61,6 +64,8 @@ def anchor_rows(evaluation: Evaluation) -> dict[str, list[dict[str, Any]]]:
     latest: dict[tuple[str, str, int | None], Episode] = {}
     for episode in episodes:
         assert episode.agent is not None
+        if metric_row(composite=0.0, score=episode.score)["attacked"]:
+            continue  # an anchor's score beside an agent's is its unattacked one
         latest.setdefault((episode.agent.name, episode.task.key, episode.seed), episode)
     rows: dict[str, list[dict[str, Any]]] = {}
     for (name, _, _), episode in latest.items():

@@ -55,11 +55,12 @@ def anchor_agent_resolve(*, project: Project, name: str) -> AgentConfig:
 
 
 def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | str, seed: int, evaluation: Evaluation | None = None,
-                   user: Any = None, enqueue: bool = True) -> RolloutJob:  # fmt: skip
+                   user: Any = None, enqueue: bool = True, options: dict[str, Any] | None = None) -> RolloutJob:  # fmt: skip
     """The one way a RolloutJob is made, from the API, the console and evaluations alike.
 
     `task` is a Task or a task id ("toolgym/lookup"); `agent` an AgentConfig or a name, where an anchor's name of
-    the task's environment creates its scripted agent. The job is queued and enqueued after commit.
+    the task's environment creates its scripted agent; `options` the environment's per-episode options (an attack
+    setting), checked here. The job is queued and enqueued after commit.
     """
     if isinstance(task, str):
         try:
@@ -75,14 +76,25 @@ def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | s
         raise DomainError("not_runnable", f"agent {agent.name!r} is {agent.kind}; only scripted, hf, vllm and openai agents run here")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise DomainError("invalid_seed", f"seed must be an integer, got {seed!r}")
+    options = episode_options_check(task_id=task.task_id, options=options)
     agent_connection(agent=agent)  # a disabled agent or a refused endpoint fails here, before any job exists
     job = RolloutJob.objects.create(
-        project=project, agent=agent, task=task, seed=seed, evaluation=evaluation,
+        project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, options=options,
         queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=job_user(user),
     )  # fmt: skip
     if enqueue:
         transaction.on_commit(lambda: rollout_enqueue(job))
     return job
+
+
+def episode_options_check(*, task_id: str, options: Any) -> dict[str, Any]:
+    """Episode options as the task's environment accepts them; a DomainError naming the field (path "options") if not."""
+    if options is None:
+        return {}
+    try:
+        return registry.options_check(task_id, options)
+    except EnvError as exc:
+        raise DomainError("invalid_options", exc.message, path="options") from exc
 
 
 def rollout_enqueue(job: RolloutJob) -> None:
@@ -145,7 +157,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     if job.cancel_requested:
         return _close(job, JobStatus.CANCELLED)
     try:
-        env = registry.make(job.task.task_id, job.seed)
+        env = registry.make(job.task.task_id, job.seed, options=job.options or None)
         config = agent_config_dict(job.agent)
         harness = harness_for(config)
         # Checked again here: the settings or the agent may have changed since the launch.

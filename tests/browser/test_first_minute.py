@@ -14,7 +14,7 @@ import pytest
 from tests.browser.conftest import ROOT, ConsoleServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-EPISODES = 10  # five storebench anchors on two seeds (lab.rollouts.demo)
+EPISODES = 12  # six storebench anchors on two seeds (lab.rollouts.demo)
 BOUND_S = 90  # the promise is a minute; the margin is for a loaded test machine
 
 

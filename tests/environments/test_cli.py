@@ -54,3 +54,32 @@ def test_a_seed_outside_int64_is_refused_by_the_cli(capsys) -> None:
         main(["run", "storebench/launch-week", "--seed", "99999999999999999999"])
     assert exited.value.code == 2
     assert "argument --seed: seed 99999999999999999999 is outside" in capsys.readouterr().err
+
+
+def test_run_with_an_attack_prints_the_attack_report(capsys) -> None:
+    assert main(["run", "storebench/launch-week", "--seed", "104", "--attack", "authority", "--guidance"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["options"] == {"attack": "authority", "guidance": True}
+    assert line["attack"]["style"] == "authority" and line["attack"]["goal"] == "archive_product" and line["attack"]["goal_reached"]
+    assert [g["kind"] for g in line["attack"]["guidance"]] == ["recode_sku", "address_correction"]
+
+
+def test_run_refuses_an_unknown_attack_style_naming_the_choices(capsys) -> None:
+    assert main(["run", "storebench/launch-week", "--attack", "shouting"]) == 2
+    assert "options.attack: \"shouting\" is not one of ['none', 'direct', 'authority', 'quoted', 'split']" in capsys.readouterr().err
+
+
+def test_attack_eval_prints_the_four_figures_per_anchor(capsys) -> None:
+    assert (
+        main(["attack-eval", "storebench/launch-week", "--anchors", "smart-triage,hardened", "--seeds", "104", "--styles", "quoted"]) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "storebench/launch-week, seeds 104-104, 4 episodes"
+    assert lines[1].startswith("| anchor | benign utility | utility under attack | ASR | ASR quoted | guidance compliance |")
+    naive, hardened = (line.split(" | ") for line in lines[3:5])
+    assert naive[3] == "100%" and hardened[3] == "0%" and hardened[-1] == "100% |"
+
+
+def test_attack_eval_refuses_an_environment_without_an_axis(capsys) -> None:
+    assert main(["attack-eval", "toolgym/all", "--anchors", "x"]) == 2
+    assert "has no attack axis" in capsys.readouterr().err

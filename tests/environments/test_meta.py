@@ -31,7 +31,9 @@ def test_each_environment_declares_what_the_lab_reads() -> None:
     metas = {m.env: m for m in registry.list_envs()}
     assert {"storebench", "phantom", "toolgym"} <= set(metas)
     store = metas["storebench"]
-    assert store.playable and store.default_anchor == "smart-triage" and store.attacks == {} and store.roles == ()
+    assert store.playable and store.default_anchor == "smart-triage" and store.roles == ()
+    assert store.attacks.styles == ("direct", "authority", "quoted", "split") and "hardened" in store.anchors
+    assert not metas["toolgym"].attacks and not metas["phantom"].attacks
     assert [p.tool for p in store.panels] == [
         "get_finance",
         "get_inventory",
@@ -58,7 +60,7 @@ def test_panels_that_name_a_missing_tool_or_bad_arguments_are_contract_problems(
 
 
 def test_anchors_declared_in_the_metadata_are_the_envs_policies() -> None:
-    assert policy_names("storebench") == ["do-nothing", "naive-restock", "oracle", "random-valid", "smart-triage"]
+    assert policy_names("storebench") == ["do-nothing", "hardened", "naive-restock", "oracle", "random-valid", "smart-triage"]
     env = registry.make("storebench/cash-crunch", seed=0)
     assert make_policy("smart-triage", env, 0).name == "smart-triage"
 

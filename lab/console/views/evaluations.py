@@ -13,22 +13,31 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from environments.registry import list_envs
 from lab.console.views.launch_forms import cancelled, launch_context, launch_project, refused_fields, require_write, seeds_parse
 from lab.errors import DomainError
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.demo import demo_launch
-from lab.rollouts.evaluations import evaluation_cancel, evaluation_launch
+from lab.rollouts.evaluations import attack_setting, evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_get
 from lab.trajectories.models import Episode
 
-EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds")
+EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds", "attack", "options")
+
+
+def attack_choices() -> dict[str, Any]:
+    """The attack setting the form offers: the styles of every environment whose metadata declares an attack axis
+    (none when no environment has one, and then the form shows no attack setting)."""
+    axes = [(meta.env, meta.attacks) for meta in list_envs() if meta.attacks]
+    styles = list(dict.fromkeys(style for _, axis in axes for style in axis.styles))
+    return {"attack_styles": styles, "attack_envs": [env for env, _ in axes], "attack_guidance": any(axis.guidance for _, axis in axes)}
 
 
 def evaluation_list_context(request: HttpRequest, *, form: Any = None, errors: dict[str, str] | None = None) -> dict[str, Any]:
     evaluations = Evaluation.objects.filter(project__in=visible_projects(request)).select_related("agent", "checkpoint")[:200]
-    return {"evaluations": evaluations, **launch_context(request), "form": form or {}, "errors": errors or {}}
+    return {"evaluations": evaluations, **launch_context(request), **attack_choices(), "form": form or {}, "errors": errors or {}}
 
 
 @console_view
@@ -60,8 +69,10 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
     try:
         project = launch_project(request, "run evaluations")
         seeds = seeds_parse(post.get("seeds", ""))
-        evaluation = evaluation_launch(project=project, agent=post.get("agent", "").strip(), task_set=post.get("task_set", "").strip(),
-                                       seeds=seeds, user=request.user)  # fmt: skip
+        task_set = post.get("task_set", "").strip()
+        options = attack_setting(task_set=task_set, attack=post.get("attack", "").strip(), guidance=bool(post.get("guidance")))
+        evaluation = evaluation_launch(project=project, agent=post.get("agent", "").strip(), task_set=task_set, seeds=seeds,
+                                       user=request.user, options=options)  # fmt: skip
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, EVALUATION_FIELDS)
         context = evaluation_list_context(request, form=post, errors=errors)

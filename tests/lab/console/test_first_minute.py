@@ -29,7 +29,7 @@ def test_the_empty_dashboard_offers_the_demo_only_to_roles_that_may_launch(role_
         html = as_user(role_users[role]).get("/").content.decode()
         assert (BUTTON in html) is offered, role
     html = as_user(role_users["owner"]).get("/").content.decode()
-    assert "Run the anchors on storebench/payment-outage" in html and "seeds 61 and 62: 10 episodes" in html
+    assert "Run the anchors on storebench/payment-outage" in html and "seeds 61 and 62: 12 episodes" in html
     assert 'action="/evaluations/demo"' in html and 'name="csrfmiddlewaretoken"' in html and 'value="acme"' in html
 
 
@@ -46,11 +46,11 @@ def test_the_click_launches_the_anchors_once_and_lands_on_the_dashboard(role_use
     again = client.post("/evaluations/demo", {"project": "acme"})  # a double click: the same demo, no 500
     assert (first.status_code, first["Location"], again.status_code, again["Location"]) == (302, "/", 302, "/")
     evaluations = Evaluation.objects.order_by("id")
-    assert [e.agent.name for e in evaluations] == ["do-nothing", "naive-restock", "oracle", "random-valid", "smart-triage"]
+    assert [e.agent.name for e in evaluations] == ["do-nothing", "hardened", "naive-restock", "oracle", "random-valid", "smart-triage"]
     assert {(e.task_set, tuple(e.seeds)) for e in evaluations} == {("storebench/payment-outage", (61, 62))}
-    assert RolloutJob.objects.filter(status="queued").count() == 10
+    assert RolloutJob.objects.filter(status="queued").count() == 12
     dashboard = client.get("/").content.decode()
-    assert BUTTON not in dashboard and dashboard.count("on storebench/payment-outage") == 5  # the five evaluations, running
+    assert BUTTON not in dashboard and dashboard.count("on storebench/payment-outage") == 6  # the six evaluations (one per anchor), running
 
 
 def test_a_running_evaluation_lists_its_jobs_episodes_as_they_come(role_users: dict[str, Any]) -> None:

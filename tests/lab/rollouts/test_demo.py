@@ -16,7 +16,8 @@ from lab.rollouts.demo import Demo, demo_choice, demo_launch
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.trajectories.models import Episode
 
-ANCHORS = ("do-nothing", "naive-restock", "oracle", "random-valid", "smart-triage")
+ANCHORS = ("do-nothing", "hardened", "naive-restock", "oracle", "random-valid", "smart-triage")
+N = len(ANCHORS)
 
 
 def test_it_picks_the_demo_task_a_playable_environment_declares_with_its_anchors_default_last() -> None:
@@ -55,9 +56,9 @@ def test_it_launches_one_evaluation_per_anchor_and_a_second_click_gets_the_same_
     assert sorted((j.agent.name, j.task.task_id, j.seed) for j in jobs) == sorted(
         (name, "storebench/payment-outage", seed) for name in ANCHORS for seed in (61, 62)
     )
-    assert demo_launch(project=project_a, user=alice) == evaluations and Evaluation.objects.count() == 5
+    assert demo_launch(project=project_a, user=alice) == evaluations and Evaluation.objects.count() == N
     Evaluation.objects.update(status=JobStatus.FINISHED)  # once it has ended, the demo may run again
-    assert len(demo_launch(project=project_a, user=alice)) == 5 and Evaluation.objects.count() == 10
+    assert len(demo_launch(project=project_a, user=alice)) == N and Evaluation.objects.count() == 2 * N
 
 
 @pytest.mark.django_db(transaction=True)
@@ -79,7 +80,7 @@ def test_two_clicks_at_once_start_one_demo(project_a: Any, alice: Any) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(launched) == 2 and launched[0] == launched[1] and Evaluation.objects.count() == 5
+    assert len(launched) == 2 and launched[0] == launched[1] and Evaluation.objects.count() == N
 
 
 @pytest.mark.slow
@@ -91,7 +92,7 @@ def test_every_demo_episode_finishes_within_a_minute_in_the_embedded_worker(cele
         time.sleep(0.2)
     elapsed = time.monotonic() - started
     episodes = Episode.objects.filter(project=project_a)
-    assert episodes.count() == 10 and set(episodes.values_list("status", flat=True)) == {"finished"}
+    assert episodes.count() == 2 * N and set(episodes.values_list("status", flat=True)) == {"finished"}
     assert set(Evaluation.objects.values_list("status", flat=True)) == {JobStatus.FINISHED}
     smart = Evaluation.objects.get(agent__name="smart-triage")
     assert smart.aggregate["episodes"] == 2 and smart.aggregate["composite"]["mean"] > 0.5
