@@ -9,6 +9,7 @@ which also marks the touched state parts for the incremental state hash.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -134,7 +135,23 @@ def execute(world: World, name: str, arguments: Any) -> tuple[Any, bool, list[Ev
     return content, False, ctx.events
 
 
-def all_specs() -> list[ToolSpec]:
+# Engine 2.0.0 words the tools whose meaning the clock changed; 1.0.0 keeps its specs (and schema hash) exactly.
+V2_DESCRIPTIONS = {
+    "end_window": "End today's business window. The rest of the day and the night pass (customers keep ordering, parcels and "
+    "deliveries arrive, fees and payments are booked, events happen); the next day starts at 09:00 with a fresh budget.",
+    "list_orders": "Customer orders, oldest first, with the time each was placed. Orders arrive all day and night. Filter by "
+    "status (open, shipped, delivered, cancelled, return_requested, late), SKU or channel.",
+}
+
+
+def all_specs(*, intraday: bool = False) -> list[ToolSpec]:
     from environments.storebench import tools_commerce, tools_operations  # noqa: F401  (they declare the tools)
 
-    return [spec for spec, _ in TOOLS.values()]
+    specs = [spec for spec, _ in TOOLS.values()]
+    if intraday:
+        specs = [dataclasses.replace(s, description=V2_DESCRIPTIONS[s.name]) if s.name in V2_DESCRIPTIONS else s for s in specs]
+    return specs
+
+
+def clock_time(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
