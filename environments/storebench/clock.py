@@ -26,7 +26,7 @@ What happens when (`OPENING_MINUTE` is 09:00; the business window is `window_min
                    payments, archive, solvency; then the new day's agenda is drawn
     end_window     fast-forwards through the rest of the day and the night to 09:00
 
-The store takes no orders after the last window closes (nobody could ship them).
+The last day is for closing: the store takes no new orders once its window opens (nobody could ship them).
 """
 
 from __future__ import annotations
@@ -172,7 +172,10 @@ def schedule_delivery(world: World, order: Order) -> None:
 
 
 def store_closes(world: World) -> int:
-    return (world.days - 1) * DAY + OPENING_MINUTE + world.window_minutes
+    """No customer orders (or questions) from the last window's opening: nobody could ship them, as in 1.0.0,
+    where the last night brings no orders. (Otherwise last-day demand that no play can serve would count as
+    missed service, and suppressing it with absurd last-day prices would pay.)"""
+    return (world.days - 1) * DAY + OPENING_MINUTE
 
 
 # --- one slot --------------------------------------------------------------------------------------------

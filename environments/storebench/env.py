@@ -124,12 +124,11 @@ class StoreBenchEnv(Env):
         w.ops_used += ops
         w.minute += minutes
         slots = clock.advance_to(w, w.now(), clock.new_brief()) if self.intraday else 0
+        events: list[Event] = []
         if w.bankrupt:  # a window reaching past midnight can meet the night's solvency check
-            content, is_error, events = {"error": "the store went bankrupt; the episode is over"}, True, []
+            content, is_error = {"error": "the store went bankrupt; the episode is over"}, True
         else:
             content, is_error, events = execute(w, call.name, call.arguments)
-        if slots:
-            events = [Event(entity="clock", field="slots", before=w.next_slot - slots, after=w.next_slot), *events]
         done = self.done
         if self.daily_reward:
             reward = self._daily_reward() if call.name == "end_window" and not is_error else 0.0
@@ -138,7 +137,7 @@ class StoreBenchEnv(Env):
         return StepResult(
             content=content, is_error=is_error, reward=reward, done=done, events=events,
             termination_reason=self.termination_reason if done else None, sim_time_start=start, sim_time_end=self.sim_minutes(),
-            info={"day": w.day, "ops_left": w.ops_per_window - w.ops_used},
+            info={"day": w.day, "ops_left": w.ops_per_window - w.ops_used, **({"slots_run": slots} if slots else {})},
         )  # fmt: skip
 
     def _daily_reward(self) -> float:

@@ -35,7 +35,7 @@ def test_the_same_seed_builds_the_same_world_and_another_seed_a_different_one() 
 
 def test_header_carries_versions_seed_and_tool_schema_hash(store) -> None:
     header = store.header()
-    assert header["env"] == "storebench" and header["env_version"] == "1.0.0"
+    assert header["env"] == "storebench" and header["env_version"] == "2.0.0"
     assert header["task_version"] == "1.0" and header["seed"] == 5 and len(header["tool_schema_hash"]) == 16
 
 
