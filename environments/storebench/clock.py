@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 import random
 from bisect import bisect_right
+from operator import attrgetter
 from typing import Any
 
 from environments.storebench.entities import Order, Ticket
@@ -108,6 +109,7 @@ def _per_slot(hourly: tuple[float, ...]) -> tuple[float, ...]:
 
 # CURVES[channel][slot of the day]: the share of the channel's daily demand in that slot (each sums to 1).
 CURVES: dict[str, tuple[float, ...]] = {c: _per_slot(HOURLY[c]) for c in CHANNELS}
+_PRICE_STATUS = attrgetter("price", "status")
 QUESTIONS = ("Does this run true to size?", "Do you ship abroad?", "Can I change my delivery address?")
 
 
@@ -211,7 +213,7 @@ def _rates(world: World, day: int, t: int) -> tuple[Any, ...]:
     """Per-SKU daily demand rates under the state now (cached until an input changes: a pure function of them)."""
     active = tuple(i for i, s in enumerate(world.shocks) if s.day * DAY + s.minute <= t < (s.day + s.duration) * DAY + s.minute)
     key = (
-        day, world.reputation, tuple(world.budgets.values()), active, tuple((s.price, s.status) for s in world.skus.values()),
+        day, world.reputation, tuple(world.budgets.values()), active, tuple(map(_PRICE_STATUS, world.skus.values())),
         tuple((d.active, d.start_day, d.end_day, d.percent) for d in world.discounts.values()),
     )  # fmt: skip
     if world._rates is not None and world._rates[0] == key:

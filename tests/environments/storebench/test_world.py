@@ -8,7 +8,7 @@ import pytest
 
 from environments.core import EnvError, ToolCall
 from environments.policies import make_policy
-from environments.registry import list_tasks, task_set
+from environments.registry import list_tasks, make, task_set
 from environments.storebench.scenario import SCENARIO_DIR, load_scenarios, validate_scenario
 from environments.storebench.world import World
 
@@ -66,10 +66,11 @@ def test_rng_streams_are_independent_per_subsystem() -> None:
     assert a.rng["demand"].random() != b.rng["demand"].random()
 
 
+@pytest.mark.parametrize("version", ["2.0.0", "1.0.0"])
 @pytest.mark.parametrize("policy_name", ["random-valid", "smart-triage"])
-def test_the_cached_state_hash_always_equals_a_full_rehash(policy_name: str) -> None:
+def test_the_cached_state_hash_always_equals_a_full_rehash(policy_name: str, version: str) -> None:
     """Every mutation must mark its state part; a missed touch would show up here as a mismatch."""
-    env = new_store("quality-recall", seed=17)
+    env = make("storebench/quality-recall", seed=17, version=version)
     policy = make_policy(policy_name, env, 17)
     history: list = []
     for step in range(900):
