@@ -34,20 +34,21 @@ from __future__ import annotations
 import heapq
 import random
 from bisect import bisect_right
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
 from environments.storebench.entities import Order, Ticket
 from environments.storebench.simulation import (
     NEWS_NOISE,
-    _age_tickets,
-    _archive,
-    _book_costs,
-    _check_solvency,
-    _pay_suppliers,
+    age_tickets,
+    archive,
+    book_costs,
     cancel_order,
+    check_solvency,
     deliver_purchase_order,
     marketing_multiplier,
+    pay_suppliers,
     poisson,
     sku_shock_multiplier,
     strike,
@@ -324,11 +325,11 @@ def _close_day(world: World, day: int, brief: dict[str, Any]) -> None:
             del log[0]
     if world.settled_today:
         world.reputation = round(0.9 * world.reputation + 0.1 * (sum(world.settled_today) / len(world.settled_today)), 4)
-    _age_tickets(world, brief)
-    _book_costs(world, marketing=round(sum(world.spend_today.values()), 2), stamp={"day": day + 1, "minute": 0})
-    _pay_suppliers(world)
-    _archive(world)
-    _check_solvency(world)
+    age_tickets(world, brief)
+    book_costs(world, marketing=round(sum(world.spend_today.values()), 2), stamp={"day": day + 1, "minute": 0})
+    pay_suppliers(world)
+    archive(world)
+    check_solvency(world)
     world.sold_today = {}
     world.spend_today = dict.fromkeys(CHANNELS, 0.0)
     world.settled_today = []
@@ -359,7 +360,7 @@ def _open_day(world: World, day: int, rng: random.Random) -> None:
 
 # --- dated events ----------------------------------------------------------------------------------------------
 
-Handler = Any
+Handler = Callable[[World, Any, int, int, random.Random, dict[str, Any]], None]
 
 
 def _on_late(world: World, oid: int, day: int, minute: int, rng: random.Random, brief: dict[str, Any]) -> None:

@@ -89,12 +89,12 @@ def settle_day(world: World) -> dict[str, Any]:
         _customer_demand(world, brief)
     _age_orders(world, brief)
     _deliver_purchase_orders(world, brief)
-    _age_tickets(world, brief)
-    _book_costs(world)
-    _pay_suppliers(world)
+    age_tickets(world, brief)
+    book_costs(world)
+    pay_suppliers(world)
     _drift(world)
-    _archive(world)
-    _check_solvency(world)
+    archive(world)
+    check_solvency(world)
     world.day += 1
     world.minute = 0
     world.ops_used = 0
@@ -284,14 +284,14 @@ def ticket_cause_resolved(world: World, ticket: Ticket) -> bool:
     return order.return_status == "accepted" or order.refunded >= 0.5 * amount
 
 
-def _age_tickets(world: World, brief: dict[str, Any]) -> None:
+def age_tickets(world: World, brief: dict[str, Any]) -> None:
     d = world.day
     for t in world.tickets.values():
         if t.status == "open" and d - t.day >= 2:
             world.ledger.ticket_penalties = round(world.ledger.ticket_penalties + 0.02, 4)
 
 
-def _book_costs(world: World, *, marketing: float | None = None, stamp: dict[str, int] | None = None) -> None:
+def book_costs(world: World, *, marketing: float | None = None, stamp: dict[str, int] | None = None) -> None:
     """The night's costs; 2.0.0 passes the marketing spent through the day and the news stamp (day, minute)."""
     ledger = world.ledger
     world.post("fixed", world.fixed_cost)
@@ -320,7 +320,7 @@ def _book_costs(world: World, *, marketing: float | None = None, stamp: dict[str
                 )
 
 
-def _pay_suppliers(world: World) -> None:
+def pay_suppliers(world: World) -> None:
     keep = []
     for p in world.payables:
         if p.due_day <= world.day + 1:
@@ -344,7 +344,7 @@ def _drift(world: World) -> None:
         getattr(world, name).clear()
 
 
-def _archive(world: World) -> None:
+def archive(world: World) -> None:
     """Folds closed orders and tickets into a digest so the live state stays small over a full year."""
     d = world.day
     done = [
@@ -374,7 +374,7 @@ def _archive(world: World) -> None:
     world.archived_orders += len(done)
 
 
-def _check_solvency(world: World) -> None:
+def check_solvency(world: World) -> None:
     ledger = world.ledger
     overdue = any(p.overdue_days > 0 for p in world.payables)
     if world.cash < 0 or overdue:
