@@ -57,10 +57,12 @@ from environments.storebench.world import (
     CHANNEL_FEE,
     CHANNEL_SHARE,
     CHANNELS,
+    DIGEST_MOD,
     OPENING_MINUTE,
     WEEKDAY,
     World,
     derive_seed,
+    entry_digest,
     season_multiplier,
 )
 
@@ -163,7 +165,10 @@ def end_window(world: World) -> dict[str, Any]:
 
 
 def schedule(world: World, minute: int, kind: str, ref: Any) -> None:
-    heapq.heappush(world.agenda, (minute, world.agenda_seq, kind, ref))
+    entry = (minute, world.agenda_seq, kind, ref)
+    heapq.heappush(world.agenda, entry)
+    if world._agenda_sum is not None:
+        world._agenda_sum = (world._agenda_sum + entry_digest(entry)) % DIGEST_MOD
     world.agenda_seq += 1
     world.touch("clock")
 
@@ -201,8 +206,10 @@ def _run_slot(world: World, slot: int, brief: dict[str, Any]) -> None:
     if agenda and agenda[0][0] < t + SLOT_MINUTES:
         rng = slot_rng(world, slot, "events")
         while agenda and agenda[0][0] < t + SLOT_MINUTES:
-            _, _, kind, ref = heapq.heappop(agenda)
-            HANDLERS[kind](world, ref, day, minute, rng, brief)
+            entry = heapq.heappop(agenda)
+            if world._agenda_sum is not None:
+                world._agenda_sum = (world._agenda_sum - entry_digest(entry)) % DIGEST_MOD
+            HANDLERS[entry[2]](world, entry[3], day, minute, rng, brief)
     if t < store_closes(world):
         _customers(world, slot, day, minute, brief)
     share = minute // SLOT_MINUTES

@@ -143,6 +143,7 @@ class World:
         self.next_slot = 0
         self.agenda: list[tuple[int, int, str, Any]] = []
         self.agenda_seq = 0
+        self._agenda_sum: int | None = None  # multiset digest of the agenda, kept up to date by clock.py; None: recompute
         self.sold_today: dict[str, int] = {}
         self.spend_today: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
         self.settled_today: list[float] = []
@@ -355,6 +356,7 @@ class World:
         self._digests.clear()
         if not keep_orders:
             self._orders_dirty = None
+            self._agenda_sum = None
 
     def state_hash(self) -> str:
         digests = self._digests
@@ -389,6 +391,7 @@ class World:
         state["_order_sum"] = 0
         state["_orders_dirty"] = None
         state["_rates"] = None
+        state["_agenda_sum"] = None
         state.pop("_rows", None)  # attrgetters do not pickle; rebuilt from `intraday`
         return state
 
@@ -399,9 +402,11 @@ class World:
 
 _CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
 _ROWS = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
-_ROWS_V2 = {cls: row_getter(cls) for cls in _CLASSES}
+# 2.0.0 hashes the SKUs' daily sales histories (up to 120 ints each) as their own part: they change only at
+# midnight, while the rest of a SKU row (reserved stock) changes in most slots.
+_ROWS_V2 = {cls: row_getter(cls, ("sold",) if cls is Sku else ()) for cls in _CLASSES}
 HASH_PARTS = ("skus", "suppliers", "pos", "orders", "tickets", "discounts", "payables", "misc", "rng")
-HASH_PARTS_V2 = (*HASH_PARTS, "clock")
+HASH_PARTS_V2 = (*HASH_PARTS, "clock", "sales")
 
 
 def _rows(world: World, items: Any) -> list[Any]:
@@ -422,11 +427,22 @@ def _part_digest(world: World, part: str) -> bytes:
     return hashlib.sha256(marshal.dumps(_part_rows(world, part), 2)).digest()
 
 
-_MOD = 1 << 128
+DIGEST_MOD = 1 << 128
 
 
 def _order_digest(getter: Any, order: Order) -> int:
     return int.from_bytes(hashlib.blake2b(marshal.dumps(getter(order), 2), digest_size=16).digest(), "big")
+
+
+def entry_digest(entry: tuple[Any, ...]) -> int:
+    return int.from_bytes(hashlib.blake2b(marshal.dumps(entry, 2), digest_size=16).digest(), "big")
+
+
+def agenda_digest(world: World) -> int:
+    """The agenda as a multiset sum of entry digests: O(1) per push or pop (clock.py keeps `_agenda_sum`)."""
+    if world._agenda_sum is None:
+        world._agenda_sum = sum(map(entry_digest, world.agenda)) % DIGEST_MOD
+    return world._agenda_sum
 
 
 def _orders_digest(world: World) -> bytes:
@@ -435,7 +451,7 @@ def _orders_digest(world: World) -> bytes:
     if world._orders_dirty is None:
         cache.clear()
         cache.update((oid, _order_digest(getter, o)) for oid, o in world.orders.items())
-        world._order_sum = sum(cache.values()) % _MOD
+        world._order_sum = sum(cache.values()) % DIGEST_MOD
     else:
         total = world._order_sum
         for oid in world._orders_dirty:
@@ -446,7 +462,7 @@ def _orders_digest(world: World) -> bytes:
             if order is not None:
                 cache[oid] = _order_digest(getter, order)
                 total += cache[oid]
-        world._order_sum = total % _MOD
+        world._order_sum = total % DIGEST_MOD
     world._orders_dirty = set()
     return hashlib.sha256(f"{world._order_sum}:{len(world.orders)}:{world.archive_digest}:{world.archived_orders}".encode()).digest()
 
@@ -469,10 +485,11 @@ def _part_rows(world: World, part: str) -> Any:
             _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, world.shocks), len(world.news), repr(world.news[-5:]),
             repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
         )  # fmt: skip
+    if part == "sales":  # 2.0.0 only: touched at midnight and when a product is added
+        return [(s.id, s.sold) for s in world.skus.values()]
     if part == "clock":  # 2.0.0 only
         return (
-            # The heap list itself: its layout is a function of the pushes and pops, which replay repeats exactly.
-            world.next_slot, world.agenda_seq, world.agenda, sorted(world.sold_today.items()), sorted(world.spend_today.items()),
+            world.next_slot, world.agenda_seq, agenda_digest(world), len(world.agenda), sorted(world.sold_today.items()), sorted(world.spend_today.items()),
             world.settled_today, sorted(world.day_tally.items()),
         )  # fmt: skip
     raise AssertionError(f"unknown hash part {part}")
