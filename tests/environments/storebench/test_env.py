@@ -58,3 +58,14 @@ def test_the_running_value_at_the_horizon_is_the_composite() -> None:
     env = make("storebench/launch-week", seed=3)
     run_episode(env, make_policy("naive-restock", env, 3))
     assert env.done and running_value(env.world, calibration=env.calibration) == env.score().composite  # type: ignore[attr-defined]
+
+
+def test_each_step_says_what_the_daily_rewards_so_far_sum_to() -> None:
+    env = make("storebench/launch-week", seed=2, options={"reward": "daily"})
+    total = 0.0
+    for _ in range(4):
+        env.step(ToolCall("fulfil_orders", {}))
+        result = env.step(ToolCall("end_window", {}))
+        total += result.reward
+        assert result.info["value_mark"] == pytest.approx(total, abs=1e-6)
+    assert "value_mark" not in make("storebench/launch-week", seed=2).step(ToolCall("end_window", {})).info
