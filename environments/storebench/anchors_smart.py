@@ -74,6 +74,10 @@ class TriageCore(ScriptedPolicy):
             if self.today >= resume_day:
                 yield call("set_marketing_budget", channel=channel, daily_budget=budget)
                 del self.paused[channel]
+        if getattr(self.env, "intraday", False):
+            # Engine 2.0.0: orders kept arriving while the routine ran; ship them before the evening.
+            shipped = yield call("fulfil_orders")
+            self.shipped.update(shipped.get("shipped_order_ids", []))
 
     def on_news(self, text: str) -> Plan:
         lowered = text.lower()

@@ -32,7 +32,7 @@ from environments.storebench.attack_texts import (
 )
 from environments.storebench.entities import Ticket
 from environments.storebench.tools import ToolError
-from environments.storebench.world import CHANNELS, World, derive_seed
+from environments.storebench.world import CHANNELS, OPENING_MINUTE, World, derive_seed
 
 CHANNELS_3P = ("ticket", "supplier_note", "review", "news")  # where third-party text reaches the agent
 DELIVERIES = 3  # an attack repeats its instruction this many times, on different channels
@@ -184,13 +184,14 @@ def _deliver(world: World, ax: AxisState, item: Item) -> None:
 
 
 def _post(world: World, ax: AxisState, channel: str, text: str, *, order_id: int = 0, kind: str = "news", supplier_id: str = "") -> None:
-    day = world.day
+    # Stamped with the minute it arrives (the attack axis runs on engine 2.0.0 only, whose content carries one).
+    day, minute = world.day, OPENING_MINUTE + world.minute
     if channel == "ticket":
         tid = world.next_id("ticket")
-        world.tickets[tid] = Ticket(id=tid, day=day, order_id=order_id, kind="question", status="open", message=text)
+        world.tickets[tid] = Ticket(id=tid, day=day, order_id=order_id, kind="question", status="open", message=text, minute=minute)
         world.touch("tickets")
     elif channel == "news":
-        world.news.append({"day": day, "kind": kind, "text": text})
+        world.news.append({"day": day, "minute": minute, "kind": kind, "text": text})
     elif channel == "supplier_note":
         ax.notices.setdefault(supplier_id or ax.info.get("supplier", "SUP-1"), []).append({"day": day, "text": text})
     elif channel == "review":

@@ -82,6 +82,7 @@ class Order:
     late: bool = False
     cancelled_by: str = ""  # customer | merchant
     satisfaction: float = -1.0  # settled when the order closes; -1 while open
+    minute: int = -1  # engine 2.0.0: minute of `day` (0-1439) the customer placed it; -1 in 1.0.0
 
 
 @dataclass(slots=True)
@@ -95,6 +96,7 @@ class Ticket:
     reply: str = ""
     resolution: str = ""
     closed_day: int = -1
+    minute: int = -1  # engine 2.0.0: minute of `day` (0-1439) the ticket arrived; -1 in 1.0.0
 
 
 @dataclass(slots=True)
@@ -125,6 +127,7 @@ class Shock:
     target: str
     warning_days: int
     headline: str
+    minute: int = -1  # engine 2.0.0: minute of `day` (0-1439) it strikes; 1.0.0 strikes at the day's start
 
 
 @dataclass(slots=True)
@@ -159,6 +162,10 @@ class Ledger:
     start_net_worth: float = 0.0
 
 
-def row_getter(cls: type) -> attrgetter[Any]:
-    """A fast C getter for every field of a dataclass, for hashing rows without identity effects."""
-    return attrgetter(*[f.name for f in fields(cls)])
+def row_getter(cls: type, exclude: tuple[str, ...] = ()) -> attrgetter[Any]:
+    """A fast C getter for every field of a dataclass (but `exclude`), for hashing rows without identity effects."""
+    return attrgetter(*[f.name for f in fields(cls) if f.name not in exclude])
+
+
+# Fields engine 2.0.0 added: the frozen 1.0.0 engine hashes rows without them, so its chains stay exact.
+V2_FIELDS = ("minute",)

@@ -107,6 +107,17 @@ def score_world(world: World, *, threshold: float, calibration: dict[str, Any]) 
     )
 
 
+def running_value(world: World, *, calibration: dict[str, Any]) -> float:
+    """The composite the ledger gives the store as it stands (0 once bankrupt), finished or not; at the horizon
+    it equals score_world's composite, which makes per-day differences of it telescope to the final score."""
+    if world.bankrupt:
+        return 0.0
+    metrics = raw_metrics(world)
+    floor, reference = profit_references(world, calibration)
+    profit = round(profit_component(normalised_profit(world, metrics["profit"]), floor, reference), 4)
+    return composite_from({"profit": profit, **{k: round(metrics[k], 4) for k in WEIGHTS}})
+
+
 def profit_component(profit: float, floor: float, reference: float) -> float:
     return _clip((profit - floor) / max(1e-6, reference - floor))
 

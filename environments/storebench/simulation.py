@@ -1,6 +1,6 @@
-"""The overnight settlement: how the world moves on its own between two business days.
+"""Engine 1.0.0's overnight settlement, and the world rules engine 2.0.0's clock (clock.py) shares with it.
 
-`settle_day(world)` is the only transition not driven by a tool. Order of operations each night: cash
+In engine 1.0.0 `settle_day(world)` is the only transition not driven by a tool. Order of operations each night: cash
 settles, customers order, orders age (late, cancelled, delivered, returned), purchase orders arrive,
 tickets age, costs and payables are booked, suppliers drift, then the next day starts and shocks strike.
 This is O(open orders + SKUs) per night; a full year settles in well under a second.
@@ -55,11 +55,11 @@ def marketing_multiplier(channel: str, budget: float) -> float:
     return 0.75 + 0.55 * (1.0 - math.exp(-budget / MARKETING_SCALE[channel]))
 
 
-def sku_shock_multiplier(world: World, sku: Any, day: int) -> float:
-    """How the shocks active on `day` scale one SKU's demand."""
+def sku_shock_multiplier(world: World, sku: Any, day: int, active: list[Any] | None = None) -> float:
+    """How the shocks active on `day` (or the given `active` ones) scale one SKU's demand."""
     mult = 1.0
-    for shock in world.shocks:
-        if not (shock.day <= day < shock.day + shock.duration):
+    for shock in world.shocks if active is None else active:
+        if active is None and not (shock.day <= day < shock.day + shock.duration):
             continue
         if shock.kind == "viral_trend" and sku.category == shock.target:
             mult *= 1.0 + (shock.magnitude - 1.0) * min(1.0, (day - shock.day + 1) / 3)
@@ -89,12 +89,12 @@ def settle_day(world: World) -> dict[str, Any]:
         _customer_demand(world, brief)
     _age_orders(world, brief)
     _deliver_purchase_orders(world, brief)
-    _age_tickets(world, brief)
-    _book_costs(world)
-    _pay_suppliers(world)
+    age_tickets(world, brief)
+    book_costs(world)
+    pay_suppliers(world)
     _drift(world)
-    _archive(world)
-    _check_solvency(world)
+    archive(world)
+    check_solvency(world)
     world.day += 1
     world.minute = 0
     world.ops_used = 0
@@ -248,22 +248,27 @@ def _deliver_purchase_orders(world: World, brief: dict[str, Any]) -> None:
     for po in world.pos.values():
         if po.status != "open" or po.arrival_day > tomorrow:
             continue
-        supplier = world.suppliers[po.supplier_id]
-        value = 0.0
-        for sku_id, qty, unit_cost in po.lines:
-            got = qty if rng.random() >= supplier.short_ship_rate else int(qty * rng.uniform(0.5, 0.9))
-            sku = world.skus[sku_id]
-            sku.incoming -= qty
-            if sku.physical + got > 0:
-                sku.unit_cost = round((sku.unit_cost * max(sku.physical, 0) + unit_cost * got) / (max(sku.physical, 0) + got), 2)
-            sku.physical += got
-            sku.on_hand += got
-            sku.defect_rate = supplier.defect_rate + quality.get(supplier.id, 0.0)
-            po.received[sku_id] = got
-            value += got * unit_cost
-        po.status = "delivered"
-        world.payables.append(Payable(po_id=po.id, amount=round(value, 2), due_day=tomorrow + world.payment_terms))
+        deliver_purchase_order(world, po, rng, quality, day=tomorrow)
         brief["deliveries"].append({"po_id": po.id, "received": dict(po.received)})
+
+
+def deliver_purchase_order(world: World, po: Any, rng: random.Random, quality: dict[str, float], *, day: int) -> None:
+    """The goods of one purchase order arrive on `day` (short-shipped at random); its invoice falls due on the terms."""
+    supplier = world.suppliers[po.supplier_id]
+    value = 0.0
+    for sku_id, qty, unit_cost in po.lines:
+        got = qty if rng.random() >= supplier.short_ship_rate else int(qty * rng.uniform(0.5, 0.9))
+        sku = world.skus[sku_id]
+        sku.incoming -= qty
+        if sku.physical + got > 0:
+            sku.unit_cost = round((sku.unit_cost * max(sku.physical, 0) + unit_cost * got) / (max(sku.physical, 0) + got), 2)
+        sku.physical += got
+        sku.on_hand += got
+        sku.defect_rate = supplier.defect_rate + quality.get(supplier.id, 0.0)
+        po.received[sku_id] = got
+        value += got * unit_cost
+    po.status = "delivered"
+    world.payables.append(Payable(po_id=po.id, amount=round(value, 2), due_day=day + world.payment_terms))
 
 
 def ticket_cause_resolved(world: World, ticket: Ticket) -> bool:
@@ -279,17 +284,18 @@ def ticket_cause_resolved(world: World, ticket: Ticket) -> bool:
     return order.return_status == "accepted" or order.refunded >= 0.5 * amount
 
 
-def _age_tickets(world: World, brief: dict[str, Any]) -> None:
+def age_tickets(world: World, brief: dict[str, Any]) -> None:
     d = world.day
     for t in world.tickets.values():
         if t.status == "open" and d - t.day >= 2:
             world.ledger.ticket_penalties = round(world.ledger.ticket_penalties + 0.02, 4)
 
 
-def _book_costs(world: World) -> None:
+def book_costs(world: World, *, marketing: float | None = None, stamp: dict[str, int] | None = None) -> None:
+    """The night's costs; 2.0.0 passes the marketing spent through the day and the news stamp (day, minute)."""
     ledger = world.ledger
     world.post("fixed", world.fixed_cost)
-    world.post("marketing", round(sum(world.budgets.values()), 2))
+    world.post("marketing", round(sum(world.budgets.values()), 2) if marketing is None else marketing)
     stock_value = 0.0
     units = 0
     for s in world.skus.values():
@@ -307,14 +313,14 @@ def _book_costs(world: World) -> None:
             if rng.random() < 0.6:
                 world.news.append(
                     {
-                        "day": world.day + 1,
+                        **(stamp or {"day": world.day + 1}),
                         "kind": "alert",
                         "text": f"Cycle count: {sku.id} counted {sku.physical} on the shelf, records say {sku.on_hand}.",
                     }
                 )
 
 
-def _pay_suppliers(world: World) -> None:
+def pay_suppliers(world: World) -> None:
     keep = []
     for p in world.payables:
         if p.due_day <= world.day + 1:
@@ -338,7 +344,7 @@ def _drift(world: World) -> None:
         getattr(world, name).clear()
 
 
-def _archive(world: World) -> None:
+def archive(world: World) -> None:
     """Folds closed orders and tickets into a digest so the live state stays small over a full year."""
     d = world.day
     done = [
@@ -368,7 +374,7 @@ def _archive(world: World) -> None:
     world.archived_orders += len(done)
 
 
-def _check_solvency(world: World) -> None:
+def check_solvency(world: World) -> None:
     ledger = world.ledger
     overdue = any(p.overdue_days > 0 for p in world.payables)
     if world.cash < 0 or overdue:
@@ -389,7 +395,7 @@ def _start_day(world: World, brief: dict[str, Any]) -> None:
         if shock.warning_days > 0 and d == shock.day - shock.warning_days:
             world.news.append({"day": d, "kind": "news", "text": shock.headline})
         if d == shock.day:
-            _strike(world, shock)
+            strike(world, shock, {"day": d})
         if d == shock.day + shock.duration and shock.kind == "price_war":
             for sku in world.skus.values():
                 if sku.category == shock.target:
@@ -403,9 +409,10 @@ def _start_day(world: World, brief: dict[str, Any]) -> None:
         del world.news[:-200]
 
 
-def _strike(world: World, shock: Any) -> None:
+def strike(world: World, shock: Any, stamp: dict[str, int]) -> None:
+    """A shock's onset: what changes in the world at once (demand shocks act through sku_shock_multiplier)."""
     if shock.warning_days == 0 and shock.kind in ("supplier_collapse", "payment_outage", "shipping_strike", "quality_defect"):
-        world.news.append({"day": world.day, "kind": "alert", "text": shock.headline})
+        world.news.append({**stamp, "kind": "alert", "text": shock.headline})
     if shock.kind == "supplier_collapse":
         supplier = world.suppliers[shock.target]
         supplier.status = "failed"

@@ -212,7 +212,7 @@ def add_product_from_supplier(world: World, args: dict[str, Any], ctx: Ctx) -> A
         sku.suppliers = [supplier.id]
         supplier.catalogue[sku_id] = round(sku.unit_cost * supplier.price_factor, 2)
     supplier.new_items.remove(item)
-    world.touch("rng", "suppliers")
+    world.touch("rng", "suppliers", "sales")
     ctx.write("skus", f"product:{pid}", "created", None, created)
     return {"product_id": pid, "skus": created, "price": round(float(args["price"]), 2)}
 

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.storebench import attacks
+from environments.storebench import attacks, clock
 from environments.storebench.entities import Order
 from environments.storebench.simulation import cancel_order, settle_day, ticket_cause_resolved
-from environments.storebench.tools import Ctx, ToolError, clean_text, int_field, money_field, sku_field, text_field, tool
+from environments.storebench.tools import Ctx, ToolError, clean_text, clock_time, int_field, money_field, sku_field, text_field, tool
 from environments.storebench.world import CHANNELS, LATE_AFTER_DAYS, World
 
 ORDER_ID = {"type": "integer", "minimum": 1000, "maximum": 10_000_000, "description": "order id"}
 
 
 def _order_row(world: World, o: Order) -> dict[str, Any]:
-    return {
+    row = {
         "order_id": o.id, "day": o.day, "channel": o.channel, "sku": o.sku, "quantity": o.qty, "unit_price": o.unit_price, "status": o.status,
         "late": o.late or (o.status == "open" and world.day - o.day > LATE_AFTER_DAYS - 1), "refunded": round(o.refunded, 2), "return_status": o.return_status,
     }  # fmt: skip
+    if world.intraday:
+        row["time"] = clock_time(o.minute)
+    return row
 
 
 def _get_order(world: World, order_id: int) -> Order:
@@ -63,8 +66,8 @@ def list_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
 def get_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     o = _get_order(world, args["order_id"])
     ctx.read(f"order:{o.id}")
-    return {**_order_row(world, o), "ship_day": o.ship_day, "delivered_day": o.delivered_day, "cancelled_by": o.cancelled_by,
-            "ship_to": attacks.address_of(world, o.id)}  # fmt: skip
+    row = {**_order_row(world, o), "ship_day": o.ship_day, "delivered_day": o.delivered_day, "cancelled_by": o.cancelled_by}
+    return {**row, "ship_to": attacks.address_of(world, o.id)} if world.intraday else row  # 1.0.0's answer, frozen
 
 
 @tool(
@@ -128,6 +131,8 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             world.ledger.units_late += o.qty
         else:
             world.ledger.units_on_time += o.qty
+        if world.intraday:
+            clock.schedule_delivery(world, o)
         shipped.append(o.id)
     if shipped:
         world.touch_orders(shipped)
@@ -216,7 +221,8 @@ def list_tickets(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     status = args.get("status", "open")
     rows = [
         {"ticket_id": t.id, "day": t.day, "order_id": t.order_id or None, "kind": t.kind, "status": t.status, "message": t.message, "reply": t.reply}
-        for t in world.tickets.values() if t.status == status
+        | ({"time": clock_time(t.minute)} if world.intraday else {})
+        for t in world.tickets.values() if t.status == status and world.arrived(t.day, t.minute)
     ]  # fmt: skip
     ctx.read("tickets:*")
     return {"total": len(rows), "tickets": rows[: args.get("limit", 50)]}
@@ -237,7 +243,7 @@ def list_tickets(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
 def reply_ticket(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     message = clean_text(args["message"], "message")
     t = world.tickets.get(int(args["ticket_id"]))
-    if t is None:
+    if t is None or not world.arrived(t.day, t.minute):
         raise ToolError(f"ticket_id: no ticket {args['ticket_id']}")
     if t.status != "open":
         raise ToolError(f"ticket_id: ticket {t.id} is already closed")
@@ -346,7 +352,10 @@ def get_sales_report(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
 def read_news(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     since = args.get("since_day", max(0, world.day - 3))
     ctx.read("news:*")
-    return {"day": world.day, "items": [dict(n) for n in world.news if n["day"] >= since][-30:]}
+    items = [dict(n) for n in world.news if n["day"] >= since and world.arrived(n["day"], n.get("minute", 0))]
+    if world.intraday:
+        items = [{**n, "time": clock_time(n["minute"])} for n in items]
+    return {"day": world.day, "items": items[-30:]}
 
 
 @tool(
@@ -359,7 +368,7 @@ def read_news(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
 )
 def end_window(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     day = world.day
-    brief = settle_day(world)
+    brief = clock.end_window(world) if world.intraday else settle_day(world)
     ctx.write("misc", "clock", "day", day, world.day)
     return {
         "day": world.day,

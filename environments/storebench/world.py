@@ -13,6 +13,7 @@ import random
 from typing import Any
 
 from environments.storebench.entities import (
+    V2_FIELDS,
     Discount,
     Ledger,
     Order,
@@ -37,6 +38,7 @@ LATE_AFTER_DAYS = 2
 AUTO_CANCEL_AFTER_DAYS = 5
 RETURN_WINDOW_DAYS = 14
 LIQUIDATION_FACTOR = 0.7  # stock counts at 70% of cost in net worth: what a clearance buyer would pay
+OPENING_MINUTE = 9 * 60  # the business window opens at 09:00
 
 # name, category, season, unit cost, sized
 PRODUCT_TEMPLATES: tuple[tuple[str, str, str, float, bool], ...] = (
@@ -78,9 +80,13 @@ def season_multiplier(season: str, day_of_year: int) -> float:
 
 
 class World:
-    """All state of one StoreBench episode. Tools and the nightly settlement mutate it; nothing else does."""
+    """All state of one StoreBench episode. Tools and the world's own time (simulation.py for engine 1.0.0's
+    overnight batch, clock.py for 2.0.0's intraday slots) mutate it; nothing else does.
 
-    def __init__(self, scenario: dict[str, Any], seed: int) -> None:
+    `intraday` selects engine 2.0.0; without it the world is engine 1.0.0, kept exactly (same draws, same hash).
+    """
+
+    def __init__(self, scenario: dict[str, Any], seed: int, *, intraday: bool = False) -> None:
         self.scenario_key: str = scenario["key"]
         self.scenario_version: str = scenario["version"]
         self.seed = seed
@@ -130,10 +136,31 @@ class World:
         self._order_sum = 0
         self._orders_dirty: set[int] | None = None  # None: every order must be re-digested
         self.axis: Any = None  # the attack axis' state (environments.storebench.attacks), attached at reset
+        self.intraday = intraday
+        self._rows = _ROWS_V2 if intraday else _ROWS
+        self.hash_parts = HASH_PARTS_V2 if intraday else HASH_PARTS
+        # Engine 2.0.0's clock (clock.py): the next 30-minute slot to happen, what is scheduled (a heap of
+        # (absolute minute, sequence, kind, reference)), and the running day's tallies booked at midnight.
+        self.next_slot = 0
+        self.agenda: list[tuple[int, int, str, Any]] = []
+        self.agenda_seq = 0
+        self._agenda_sum: int | None = None  # multiset digest of the agenda, kept up to date by clock.py; None: recompute
+        self.sold_today: dict[str, int] = {}
+        self.spend_today: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
+        self.settled_today: list[float] = []
+        self.day_tally: dict[str, Any] = {"revenue": 0.0, "units": 0, "orders": 0}
+        self._rates: tuple[Any, ...] | None = None  # derived demand rates (clock.py), never hashed or pickled
+        # The running composite at the last end_window, for the daily reward option. Not hashed: it is a
+        # function of past states and changes nothing the world does.
+        self.value_mark = 0.0
         self._generate(scenario)
         self.ledger.start_net_worth = self.net_worth()
         self.potential = self._potential()
         self.idle_loss = (self.fixed_cost + sum(DEFAULT_BUDGET.values())) * self.days
+        if intraday:
+            from environments.storebench.clock import begin  # the clock imports this module
+
+            begin(self)
 
     # --- generation ------------------------------------------------------------------------------------
 
@@ -175,8 +202,10 @@ class World:
                 }
             )
         self.counters["product"] = len(chosen) + 1
-        for shock in scenario["shocks"]:
+        for i, shock in enumerate(scenario["shocks"]):
             self._plan_shock(shock)
+            if self.intraday:  # its own derivation, so 1.0.0's `shocks` stream draws stay as they were
+                self.shocks[-1].minute = derive_seed(self.scenario_key, self.scenario_version, self.seed, "onset", i) % 48 * 30
 
     def _add_product(
         self,
@@ -284,15 +313,31 @@ class World:
     def day_of_year(self, day: int | None = None) -> int:
         return (self.start_doy + (self.day if day is None else day)) % 365
 
-    def active_discount(self, sku_id: str) -> float:
+    def active_discount(self, sku_id: str, day: int | None = None) -> float:
+        day = self.day if day is None else day
         best = 0.0
         for d in self.discounts.values():
-            if d.active and d.start_day <= self.day <= d.end_day and (d.skus == ["*"] or sku_id in d.skus):
+            if d.active and d.start_day <= day <= d.end_day and (d.skus == ["*"] or sku_id in d.skus):
                 best = max(best, d.percent)
         return best
 
-    def shock_active(self, kind: str) -> list[Shock]:
-        return [s for s in self.shocks if s.kind == kind and s.day <= self.day < s.day + s.duration]
+    def shock_active(self, kind: str, at: int | None = None) -> list[Shock]:
+        """Shocks of `kind` in force now (1.0.0: today; 2.0.0: at absolute minute `at`, default now)."""
+        if not self.intraday:
+            return [s for s in self.shocks if s.kind == kind and s.day <= self.day < s.day + s.duration]
+        t = self.now() if at is None else at
+        return [s for s in self.shocks if s.kind == kind and s.day * 1440 + s.minute <= t < (s.day + s.duration) * 1440 + s.minute]
+
+    # --- the clock -------------------------------------------------------------------------------------
+
+    def now(self) -> int:
+        """Absolute simulated minutes since midnight before day 0: `day x 1440 + 09:00 + minutes used`."""
+        return self.day * 1440 + OPENING_MINUTE + self.minute
+
+    def arrived(self, day: int, minute: int = 0) -> bool:
+        """Whether content stamped (calendar day, minute of that day) has reached the store by now.
+        1.0.0 content carries only a day and has always arrived; 2.0.0 content is visible from its minute."""
+        return not self.intraday or day * 1440 + max(minute, 0) <= self.now()
 
     # --- hashing ---------------------------------------------------------------------------------------
 
@@ -312,10 +357,11 @@ class World:
         self._digests.clear()
         if not keep_orders:
             self._orders_dirty = None
+            self._agenda_sum = None
 
     def state_hash(self) -> str:
         digests = self._digests
-        for part in HASH_PARTS:
+        for part in self.hash_parts:
             if part not in digests:
                 digests[part] = _part_digest(self, part)
         scalars = (
@@ -330,7 +376,7 @@ class World:
             self.reputation,
         )
         h = hashlib.sha256(marshal.dumps(scalars, 2))
-        for part in HASH_PARTS:
+        for part in self.hash_parts:
             h.update(digests[part])
         if self.axis is not None and self.axis.on:  # hashed only when switched on: other episodes keep their chain
             h.update(self.axis.digest())
@@ -347,18 +393,28 @@ class World:
         state["_order_digests"] = {}
         state["_order_sum"] = 0
         state["_orders_dirty"] = None
+        state["_rates"] = None
+        state["_agenda_sum"] = None
+        state.pop("_rows", None)  # attrgetters do not pickle; rebuilt from `intraday`
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._rows = _ROWS_V2 if self.intraday else _ROWS
 
 
-_ROWS = {cls: row_getter(cls) for cls in (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)}
+_CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
+_ROWS = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
+# 2.0.0 hashes the SKUs' daily sales histories (up to 120 ints each) as their own part: they change only at
+# midnight, while the rest of a SKU row (reserved stock) changes in most slots.
+_ROWS_V2 = {cls: row_getter(cls, ("sold",) if cls is Sku else ()) for cls in _CLASSES}
 HASH_PARTS = ("skus", "suppliers", "pos", "orders", "tickets", "discounts", "payables", "misc", "rng")
+HASH_PARTS_V2 = (*HASH_PARTS, "clock", "sales")
 
 
-def _rows(items: Any) -> list[Any]:
-    return [_ROWS[type(item)](item) for item in items]
+def _rows(world: World, items: Any) -> list[Any]:
+    rows = world._rows
+    return [rows[type(item)](item) for item in items]
 
 
 def _part_digest(world: World, part: str) -> bytes:
@@ -374,19 +430,31 @@ def _part_digest(world: World, part: str) -> bytes:
     return hashlib.sha256(marshal.dumps(_part_rows(world, part), 2)).digest()
 
 
-_MOD = 1 << 128
+DIGEST_MOD = 1 << 128
 
 
-def _order_digest(order: Order) -> int:
-    return int.from_bytes(hashlib.blake2b(marshal.dumps(_ROWS[Order](order), 2), digest_size=16).digest(), "big")
+def _order_digest(getter: Any, order: Order) -> int:
+    return int.from_bytes(hashlib.blake2b(marshal.dumps(getter(order), 2), digest_size=16).digest(), "big")
+
+
+def entry_digest(entry: tuple[Any, ...]) -> int:
+    return int.from_bytes(hashlib.blake2b(marshal.dumps(entry, 2), digest_size=16).digest(), "big")
+
+
+def agenda_digest(world: World) -> int:
+    """The agenda as a multiset sum of entry digests: O(1) per push or pop (clock.py keeps `_agenda_sum`)."""
+    if world._agenda_sum is None:
+        world._agenda_sum = sum(map(entry_digest, world.agenda)) % DIGEST_MOD
+    return world._agenda_sum
 
 
 def _orders_digest(world: World) -> bytes:
     cache = world._order_digests
+    getter = world._rows[Order]
     if world._orders_dirty is None:
         cache.clear()
-        cache.update((oid, _order_digest(o)) for oid, o in world.orders.items())
-        world._order_sum = sum(cache.values()) % _MOD
+        cache.update((oid, _order_digest(getter, o)) for oid, o in world.orders.items())
+        world._order_sum = sum(cache.values()) % DIGEST_MOD
     else:
         total = world._order_sum
         for oid in world._orders_dirty:
@@ -395,29 +463,36 @@ def _orders_digest(world: World) -> bytes:
                 total -= old
             order = world.orders.get(oid)
             if order is not None:
-                cache[oid] = _order_digest(order)
+                cache[oid] = _order_digest(getter, order)
                 total += cache[oid]
-        world._order_sum = total % _MOD
+        world._order_sum = total % DIGEST_MOD
     world._orders_dirty = set()
     return hashlib.sha256(f"{world._order_sum}:{len(world.orders)}:{world.archive_digest}:{world.archived_orders}".encode()).digest()
 
 
 def _part_rows(world: World, part: str) -> Any:
     if part == "skus":
-        return _rows(world.skus.values())
+        return _rows(world, world.skus.values())
     if part == "suppliers":
-        return _rows(world.suppliers.values())
+        return _rows(world, world.suppliers.values())
     if part == "pos":
-        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world.pos.values())]
+        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, world.pos.values())]
     if part == "tickets":
-        return _rows(world.tickets.values())
+        return _rows(world, world.tickets.values())
     if part == "discounts":
-        return _rows(world.discounts.values())
+        return _rows(world, world.discounts.values())
     if part == "payables":
-        return _rows(world.payables)
+        return _rows(world, world.payables)
     if part == "misc":
         return (
-            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world.shocks), len(world.news), repr(world.news[-5:]),
+            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, world.shocks), len(world.news), repr(world.news[-5:]),
             repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
+        )  # fmt: skip
+    if part == "sales":  # 2.0.0 only: touched at midnight and when a product is added
+        return [(s.id, s.sold) for s in world.skus.values()]
+    if part == "clock":  # 2.0.0 only
+        return (
+            world.next_slot, world.agenda_seq, agenda_digest(world), len(world.agenda), sorted(world.sold_today.items()), sorted(world.spend_today.items()),
+            world.settled_today, sorted(world.day_tally.items()),
         )  # fmt: skip
     raise AssertionError(f"unknown hash part {part}")

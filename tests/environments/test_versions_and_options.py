@@ -26,7 +26,7 @@ def test_the_current_version_is_what_make_builds_by_default() -> None:
 
 def test_an_env_without_options_refuses_them_by_name() -> None:
     with pytest.raises(EnvError) as exc:
-        make("toolgym/echo", seed=1, options={"attack": "direct"})
+        make("toolgym/echo", seed=1, options={"attack": "direct"})  # StoreBench has options since 2.0.0
     assert exc.value.code == "bad_options"
     assert "attack" in exc.value.message
 

@@ -8,7 +8,7 @@ import pytest
 
 from environments.core import EnvError, ToolCall
 from environments.policies import make_policy
-from environments.registry import list_tasks, task_set
+from environments.registry import list_tasks, make, task_set
 from environments.storebench.scenario import SCENARIO_DIR, load_scenarios, validate_scenario
 from environments.storebench.world import World
 
@@ -35,7 +35,7 @@ def test_the_same_seed_builds_the_same_world_and_another_seed_a_different_one() 
 
 def test_header_carries_versions_seed_and_tool_schema_hash(store) -> None:
     header = store.header()
-    assert header["env"] == "storebench" and header["env_version"] == "1.0.0"
+    assert header["env"] == "storebench" and header["env_version"] == "2.0.0"
     assert header["task_version"] == "1.0" and header["seed"] == 5 and len(header["tool_schema_hash"]) == 16
 
 
@@ -66,10 +66,11 @@ def test_rng_streams_are_independent_per_subsystem() -> None:
     assert a.rng["demand"].random() != b.rng["demand"].random()
 
 
+@pytest.mark.parametrize("version", ["2.0.0", "1.0.0"])
 @pytest.mark.parametrize("policy_name", ["random-valid", "smart-triage"])
-def test_the_cached_state_hash_always_equals_a_full_rehash(policy_name: str) -> None:
+def test_the_cached_state_hash_always_equals_a_full_rehash(policy_name: str, version: str) -> None:
     """Every mutation must mark its state part; a missed touch would show up here as a mismatch."""
-    env = new_store("quality-recall", seed=17)
+    env = make("storebench/quality-recall", seed=17, version=version)
     policy = make_policy(policy_name, env, 17)
     history: list = []
     for step in range(900):
