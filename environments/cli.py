@@ -1,5 +1,6 @@
 """python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--attack STYLE] [--guidance] [--out FILE.jsonl]
                           | replay FILE.jsonl | calibrate ENV [--heldout-seeds 1000-1009] [--tasks a,b] | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
+                          (run and mcp also take --option KEY=VALUE, repeatable, and --engine VERSION)
                           | attack-eval TASK_SET --anchors A,B --seeds 100-104 [--styles S,T]
 
 `run` prints one JSON line; `replay` prints one JSON line per record and exits 1 on the first divergence,
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="append the trajectory record to this JSONL file")
     run.add_argument("--attack", help="plant instructions in this style (the environment's attack axis); none: unattacked")
     run.add_argument("--guidance", action="store_true", help="give benign guidance through third-party text")
+    _episode_arguments(run)
     attack = sub.add_parser("attack-eval", help="benign utility, utility under attack, ASR and guidance compliance of anchors")
     attack.add_argument("task_set", help="e.g. storebench/dev or one task id")
     attack.add_argument("--anchors", default="smart-triage", help="comma-separated scripted policies")
@@ -54,7 +56,26 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("task")
     mcp.add_argument("--seed", type=_seed, default=0, help="a signed 64-bit integer")
     mcp.add_argument("--out", help="write the trajectory record here when the episode ends or the client leaves")
+    _episode_arguments(mcp)
     return parser
+
+
+def _episode_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--option", action="append", default=[], type=_option, metavar="KEY=VALUE",
+        help="an episode option the environment declares (e.g. reward=daily); VALUE is read as JSON, else as text",
+    )  # fmt: skip
+    parser.add_argument("--engine", help="an older engine version the environment still runs (e.g. 1.0.0); default: the current one")
+
+
+def _option(raw: str) -> tuple[str, Any]:
+    key, sep, value = raw.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not KEY=VALUE")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
 
 
 def _seed(raw: str) -> int:
@@ -79,9 +100,10 @@ def _tools(env_name: str) -> list[dict[str, Any]]:
     return [t.openai_schema() for t in make(task_id, seed=0).tools()]
 
 
-def run_options(attack: str | None, guidance: bool) -> dict[str, Any] | None:
-    """The episode options the run flags ask for (the attack axis' generic option names); None for none."""
-    options: dict[str, Any] = {}
+def run_options(attack: str | None, guidance: bool, extra: list[tuple[str, Any]] | None = None) -> dict[str, Any] | None:
+    """The episode options the run flags ask for (the attack axis' generic option names, then each --option);
+    None for none."""
+    options: dict[str, Any] = dict(extra or [])
     if attack is not None:
         options["attack"] = attack
     if guidance:
@@ -89,10 +111,12 @@ def run_options(attack: str | None, guidance: bool) -> dict[str, Any] | None:
     return options or None
 
 
-def command_run(task: str, seed: int, policy_name: str, out: str | None, options: dict[str, Any] | None = None) -> dict[str, Any]:
+def command_run(
+    task: str, seed: int, policy_name: str, out: str | None, options: dict[str, Any] | None = None, version: str | None = None
+) -> dict[str, Any]:
     from environments.runner import make_policy, run_episode
 
-    env = make(task, seed=seed, options=options)
+    env = make(task, seed=seed, options=options, version=version)
     policy = make_policy(policy_name, env, seed)
     started = time.perf_counter()
     record = run_episode(env, policy)
@@ -103,10 +127,11 @@ def command_run(task: str, seed: int, policy_name: str, out: str | None, options
     header = record["header"]
     last_end = next((s["sim_time_end"] for s in reversed(record["steps"]) if s.get("sim_time_end") is not None), 0.0)
     return {
-        "env": header["env"], "task": header["task"], "seed": seed, "policy": policy_name, "composite": header["score"]["composite"],
+        "env": header["env"], "env_version": header["env_version"], "task": header["task"], "seed": seed, "policy": policy_name, "composite": header["score"]["composite"],
         "passed": header["score"]["passed"], "termination_reason": header["termination_reason"], "steps": len(record["steps"]) - 1,
         "sim_days": int(last_end // 1440), "wall_s": round(wall, 3),
-        **({"options": header["options"], "attack": report_of(header["score"])} if header.get("options") else {}),
+        **({"options": header["options"]} if header.get("options") else {}),
+        **({"attack": attack} if (attack := report_of(header["score"])) is not None else {}),
     }  # fmt: skip
 
 
@@ -139,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "tools":
             print(json.dumps(_tools(args.env), indent=1))
         elif args.command == "run":
-            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out, run_options(args.attack, args.guidance))))
+            options = run_options(args.attack, args.guidance, args.option)
+            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out, options, args.engine)))
         elif args.command == "attack-eval":
             from environments.attack_eval import attack_eval, table_markdown
 
@@ -170,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "mcp":
             from environments.mcp_server import serve
 
-            serve(args.task, args.seed, args.out)
+            serve(args.task, args.seed, args.out, options=run_options(None, False, args.option), version=args.engine)
     except EnvError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

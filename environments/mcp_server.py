@@ -30,8 +30,10 @@ from environments.trajectory import new_record
 class EpisodeSession:
     """One episode driven by tool calls from outside; records steps as the runner does."""
 
-    def __init__(self, task_id: str, seed: int, out: str | None = None) -> None:
-        self.env = make(task_id, seed=seed)
+    def __init__(
+        self, task_id: str, seed: int, out: str | None = None, *, options: dict[str, Any] | None = None, version: str | None = None
+    ) -> None:
+        self.env = make(task_id, seed=seed, options=options, version=version)
         self.out = out
         self.steps = [opening_step(self.env)]
         self.chain: str = self.steps[0]["state_hash"]
@@ -83,8 +85,8 @@ def build_server(session: EpisodeSession) -> Server[Any]:
     return Server(f"practicum-{session.env.name}", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve(task_id: str, seed: int, out: str | None = None) -> None:
-    session = EpisodeSession(task_id, seed, out)
+def serve(task_id: str, seed: int, out: str | None = None, *, options: dict[str, Any] | None = None, version: str | None = None) -> None:
+    session = EpisodeSession(task_id, seed, out, options=options, version=version)
     server = build_server(session)
 
     async def main() -> None:

@@ -29,7 +29,19 @@ def test_run_prints_one_json_line_and_writes_the_record(tmp_path, capsys) -> Non
     out = tmp_path / "run.jsonl"
     assert main(["run", "storebench/launch-week", "--seed", "9", "--policy", "naive-restock", "--out", str(out)]) == 0
     line = json.loads(capsys.readouterr().out)
-    assert set(line) == {"env", "task", "seed", "policy", "composite", "passed", "termination_reason", "steps", "sim_days", "wall_s"}
+    assert set(line) == {
+        "env",
+        "env_version",
+        "task",
+        "seed",
+        "policy",
+        "composite",
+        "passed",
+        "termination_reason",
+        "steps",
+        "sim_days",
+        "wall_s",
+    }
     assert line["sim_days"] == 30 and line["termination_reason"] == "horizon_reached" and line["policy"] == "naive-restock"
     record = json.loads(out.read_text())
     assert len(record["steps"]) == line["steps"] + 1
@@ -83,3 +95,15 @@ def test_attack_eval_prints_the_four_figures_per_anchor(capsys) -> None:
 def test_attack_eval_refuses_an_environment_without_an_axis(capsys) -> None:
     assert main(["attack-eval", "toolgym/all", "--anchors", "x"]) == 2
     assert "has no attack axis" in capsys.readouterr().err
+
+
+def test_run_takes_generic_options_and_an_older_engine(capsys) -> None:
+    assert main(["run", "storebench/launch-week", "--seed", "3", "--option", "reward=daily", "--engine", "1.0.0"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert (line["env_version"], line["options"]) == ("1.0.0", {"reward": "daily"}) and "attack" not in line
+    assert main(["run", "storebench/launch-week", "--engine", "0.9"]) == 2
+    assert "'0.9' is not an engine this installation runs (1.0.0, 2.0.0)" in capsys.readouterr().err
+    assert main(["run", "storebench/launch-week", "--option", "reward=weekly"]) == 2
+    assert "options.reward: \"weekly\" is not one of ['terminal', 'daily']" in capsys.readouterr().err
+    assert main(["run", "storebench/launch-week", "--engine", "1.0.0", "--attack", "direct"]) == 2
+    assert "the attack axis needs engine 2.0.0" in capsys.readouterr().err
