@@ -49,12 +49,12 @@ from environments.storebench.simulation import (
     deliver_purchase_order,
     marketing_multiplier,
     pay_suppliers,
+    place_order,
     poisson,
     sku_shock_multiplier,
     strike,
 )
 from environments.storebench.world import (
-    CHANNEL_FEE,
     CHANNEL_SHARE,
     CHANNELS,
     DIGEST_MOD,
@@ -259,7 +259,6 @@ def _customers(world: World, slot: int, day: int, minute: int, brief: dict[str, 
     """This slot's customers: orders per channel (Poisson, thinned over SKUs by their rates) and questions."""
     _, skus, prices, cumulative, total, channel_mult, outage = _rates(world, day, slot * SLOT_MINUTES)
     rng = slot_rng(world, slot, "demand")
-    ledger = world.ledger
     share = minute // SLOT_MINUTES
     placed = []
     for channel in CHANNELS:
@@ -268,30 +267,15 @@ def _customers(world: World, slot: int, day: int, minute: int, brief: dict[str, 
             i = min(bisect_right(cumulative, rng.random() * total), len(skus) - 1)
             sku, price = skus[i], prices[i]
             qty = 2 if rng.random() < 0.08 else 1
-            ledger.units_demanded += qty
-            if channel in outage:
-                ledger.units_lost_outage += qty
+            oid = place_order(world, brief, sku=sku, channel=channel, qty=qty, price=price, day=day, outage=outage, minute=minute)
+            if oid is None:
                 continue
-            if sku.on_hand - sku.reserved < qty:
-                ledger.units_lost_stockout += qty
-                brief["units_lost_to_stockouts"] += qty
-                continue
-            oid = world.next_id("order")
-            world.orders[oid] = Order(id=oid, day=day, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open", minute=minute)
             placed.append(oid)
-            sku.reserved += qty
-            gross = price * qty
-            fee = round(gross * CHANNEL_FEE[channel], 2)  # the same amount as order_fee()
-            world.receivables = round(world.receivables + gross - fee, 2)
-            ledger.revenue = round(ledger.revenue + gross, 2)
-            ledger.fees = round(ledger.fees + fee, 2)
-            ledger.units_ordered += qty
             world.sold_today[sku.id] = world.sold_today.get(sku.id, 0) + qty
             tally = world.day_tally
-            tally["revenue"] = round(tally["revenue"] + gross, 2)
+            tally["revenue"] = round(tally["revenue"] + price * qty, 2)
             tally["units"] += qty
             tally["orders"] += 1
-            brief["new_orders"] += 1
             # The customer complains during the business day the order turns late, if it is still unshipped.
             schedule(world, (day + 2) * DAY + OPENING_MINUTE + rng.randrange(18) * SLOT_MINUTES, "late", oid)
     if placed:

@@ -107,7 +107,6 @@ def settle_day(world: World) -> dict[str, Any]:
 
 def _customer_demand(world: World, brief: dict[str, Any]) -> None:
     rng = world.rng["demand"]
-    ledger = world.ledger
     doy = world.day_of_year()
     weekday = WEEKDAY[world.day % 7]
     reputation = 0.55 + 0.55 * world.reputation
@@ -129,27 +128,12 @@ def _customer_demand(world: World, brief: dict[str, Any]) -> None:
             n = poisson(rng, base * channel_mult[channel])
             for _ in range(n):
                 qty = 2 if rng.random() < 0.08 else 1
-                ledger.units_demanded += qty
-                if channel in outage:
-                    ledger.units_lost_outage += qty
+                oid = place_order(world, brief, sku=sku, channel=channel, qty=qty, price=price, day=world.day + 1, outage=outage)
+                if oid is None:
                     continue
-                if sku.on_hand - sku.reserved < qty:
-                    ledger.units_lost_stockout += qty
-                    brief["units_lost_to_stockouts"] += qty
-                    continue
-                oid = world.next_id("order")
-                world.orders[oid] = Order(id=oid, day=world.day + 1, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open")
                 world.touch_orders((oid,))
-                sku.reserved += qty
-                gross = price * qty
-                fee = round(gross * CHANNEL_FEE[channel], 2)  # the same amount as order_fee()
-                world.receivables = round(world.receivables + gross - fee, 2)
-                ledger.revenue = round(ledger.revenue + gross, 2)
-                ledger.fees = round(ledger.fees + fee, 2)
-                ledger.units_ordered += qty
-                revenue += gross
+                revenue += price * qty
                 sold += qty
-                brief["new_orders"] += 1
         sku.sold.append(sold)
         units_today += sold
         if len(sku.sold) > 120:
@@ -161,6 +145,33 @@ def _customer_demand(world: World, brief: dict[str, Any]) -> None:
     for log in (world.daily_log, world.marketing_log):
         if len(log) > 120:
             del log[0]
+
+
+def place_order(
+    world: World, brief: dict[str, Any], *, sku: Any, channel: str, qty: int, price: float, day: int, outage: set[str], minute: int = -1
+) -> int | None:
+    """One customer's order as it reaches the store (both engines): lost to an outage or a stock-out, or
+    placed, reserved and booked (paid now, the channel's fee kept). The new order's id, or None when lost."""
+    ledger = world.ledger
+    ledger.units_demanded += qty
+    if channel in outage:
+        ledger.units_lost_outage += qty
+        return None
+    if sku.on_hand - sku.reserved < qty:
+        ledger.units_lost_stockout += qty
+        brief["units_lost_to_stockouts"] += qty
+        return None
+    oid = world.next_id("order")
+    world.orders[oid] = Order(id=oid, day=day, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open", minute=minute)
+    sku.reserved += qty
+    gross = price * qty
+    fee = round(gross * CHANNEL_FEE[channel], 2)  # the same amount as order_fee()
+    world.receivables = round(world.receivables + gross - fee, 2)
+    ledger.revenue = round(ledger.revenue + gross, 2)
+    ledger.fees = round(ledger.fees + fee, 2)
+    ledger.units_ordered += qty
+    brief["new_orders"] += 1
+    return oid
 
 
 def _new_ticket(world: World, order_id: int, kind: str, message: str, brief: dict[str, Any]) -> None:
