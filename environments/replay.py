@@ -13,6 +13,7 @@ from typing import Any
 
 from environments.core import Env, EnvError, ToolCall, chain_hash
 from environments.registry import make
+from environments.roles import is_runner_call
 
 
 class ReplayDivergence(Exception):
@@ -34,6 +35,8 @@ def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
         else:
             if not step.get("meta", {}).get("invalid_action"):
                 for call in step.get("tool_calls", []):
+                    if is_runner_call(call):  # ask_critic / consult: the runner answered it, the env never saw it
+                        continue
                     env.step(ToolCall(name=call["name"], arguments=call["arguments"], id=call.get("id", "")))
             chain = chain_hash(chain, env.state_hash())
         if step.get("state_hash") is not None and step["state_hash"] != chain:

@@ -72,6 +72,8 @@ _STEP_FIELDS: dict[str, tuple[dict[str, Any], Any]] = {
     "latency_ms": (_NUMBER_OR_NULL, None),
     "timestamp": (_STRING_OR_NULL, _OPTIONAL),
     "meta": ({"type": "object"}, _OPTIONAL),
+    # Which party of the episode took the turn (environments.roles): absent on an agent step means the actor.
+    "role": ({"type": "string"}, _OPTIONAL),
 }
 
 STEP_SCHEMA: dict[str, Any] = {
