@@ -1,7 +1,7 @@
 """python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--attack STYLE] [--guidance] [--out FILE.jsonl]
                           | replay FILE.jsonl | calibrate ENV [--heldout-seeds 1000-1009] [--tasks a,b] | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
                           (run and mcp also take --option KEY=VALUE, repeatable, and --engine VERSION)
-                          | attack-eval TASK_SET --anchors A,B --seeds 100-104 [--styles S,T]
+                          | attack-eval TASK_SET --anchors A,B --seeds 1000-1004 [--styles S,T]
 
 `run` prints one JSON line; `replay` prints one JSON line per record and exits 1 on the first divergence,
 naming the step. Errors go to stderr with exit status 2.
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     attack = sub.add_parser("attack-eval", help="benign utility, utility under attack, ASR and guidance compliance of anchors")
     attack.add_argument("task_set", help="e.g. storebench/dev or one task id")
     attack.add_argument("--anchors", default="smart-triage", help="comma-separated scripted policies")
-    attack.add_argument("--seeds", type=_seeds, default=[100, 101, 102], help='e.g. "100-104" or "0,1,2"')
+    attack.add_argument("--seeds", type=_seeds, default=[1000, 1001, 1002], help="held-out seeds, e.g. 1000-1004 or 1000,1001")
     attack.add_argument("--styles", help="comma-separated attack styles (default: all the axis has)")
     replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
     replay.add_argument("file")
