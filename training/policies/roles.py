@@ -72,7 +72,7 @@ def is_actor_turn(step: dict[str, Any], sources: tuple[str, ...] = ("agent",)) -
     return step.get("source") in sources and step_role(step) == ACTOR
 
 
-def context_messages(steps: list[dict[str, Any]], limit: int = 0) -> list[dict[str, Any] | None]:
+def context_messages(steps: list[dict[str, Any]], limit: int = 0, sources: tuple[str, ...] = ("agent",)) -> list[dict[str, Any] | None]:
     """For each step that is not the actor's own turn: the user message it becomes in the actor's context, or
     None when it is not shown (nothing to say, or already the result of the actor's `ask_critic`/`consult`).
     Entries for the actor's own steps are None as well; callers render those as assistant turns."""
@@ -80,7 +80,7 @@ def context_messages(steps: list[dict[str, Any]], limit: int = 0) -> list[dict[s
     previous_actor: dict[str, Any] | None = None
     for step in steps:
         role = step_role(step)
-        if role == ACTOR and step.get("source") == "agent":
+        if is_actor_turn(step, sources):
             previous_actor = step
             out.append(None)
             continue
