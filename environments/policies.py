@@ -14,6 +14,7 @@ from __future__ import annotations
 from environments.core import Env, EnvError, Policy
 from environments.meta import PolicyFactory
 from environments.registry import env_meta, list_tasks
+from environments.rule_critic import RuleCritic
 
 __all__ = ["PolicyFactory", "register_policy", "policy_names", "make_policy"]
 _POLICIES: dict[tuple[str, str], PolicyFactory] = {}
@@ -37,3 +38,7 @@ def make_policy(name: str, env: Env, seed: int) -> Policy:
         choices = f"choose one of {', '.join(names)}" if names else f"{env.name} declares no scripted policies"
         raise EnvError("unknown_policy", f"no policy {name!r} for {env.name}; {choices}")
     return factory(env, seed)
+
+
+# Generic role stand-ins, for every environment: a team can be run and tested without a model.
+register_policy("*", "rule-critic", lambda env, seed: RuleCritic())
