@@ -180,7 +180,7 @@ def apply_action(
     else:
         for call in calls:
             if is_runner_call({"name": call.name}):
-                content, is_error = answer(call) if answer else ({"error": f"{call.name} is not available here"}, True)
+                content, is_error = answer(call) if answer else ({"error": f"{call.name} is not available in this episode"}, True)
                 results.append({"call_id": call.id, "content": content, "is_error": is_error})
                 failed = failed or is_error
                 continue
