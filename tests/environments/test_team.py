@@ -224,3 +224,26 @@ def test_resuming_a_team_episode_keeps_counting_its_prefix() -> None:
     assert resumed["steps"][cut - 1] == full["steps"][cut - 1] and replay_record(resumed)["ok"]
     counts = {role: row["turns"] for role, row in resumed["header"]["roles"].items()}
     assert counts == {role: row["turns"] for role, row in full["header"]["roles"].items()} == {"actor": 30, "critic": 7, "harness": 7}
+
+
+class Follower(Policy):
+    """Consults before every move and makes the first call the consultant suggests."""
+
+    name = "follower"
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        last = next((s for s in reversed(history) if step_role(s) == "actor"), {})
+        if last.get("tool_calls") and last["tool_calls"][0]["name"] == "consult":
+            suggested = last["results"][0]["content"]["suggested_calls"][0]
+            return Action(tool_calls=[ToolCall(suggested["name"], suggested["arguments"])])
+        return call("consult", question="what next?")
+
+
+def test_an_actor_that_follows_its_consultant_passes_and_pays_for_each_consultation() -> None:
+    env = make("toolgym/lookup", seed=4)
+    record = run_episode(env, Team(actor=Follower(), consultant=RoleSpec(policy=ExpertPolicy(), cost=0.1)))
+    header = record["header"]
+    assert roles_of(record) == ["env", "actor", "consultant", "actor", "actor", "consultant", "actor"]
+    assert header["score"]["composite"] == 1.0 and header["reward"] == 0.8 and env.world.calls == 2  # consults never reach the env
+    assert header["roles"]["consultant"] == {"turns": 2, "tokens": 0, "cost": 0.2, "calls": 2}
+    assert replay_record(record)["ok"]
