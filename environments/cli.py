@@ -73,7 +73,9 @@ def _episode_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _team_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--critic", help="a scripted policy as the critic (e.g. rule-critic)")
+    parser.add_argument(
+        "--critic", help="a scripted policy as the critic (e.g. rule-critic); every 5 actor steps unless a --critic-* flag says when"
+    )
     parser.add_argument("--critic-every", type=_count, default=0, metavar="K", help="the critic advises after every K actor steps")
     parser.add_argument("--critic-on-error", action="store_true", help="the critic advises after an actor step whose call failed")
     parser.add_argument("--critic-on-request", action="store_true", help="the actor gets an ask_critic tool")

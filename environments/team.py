@@ -15,8 +15,8 @@ When each role acts (deterministic; a role's own policy may be anything):
 - critic: after an actor step that called `ask_critic` (trigger "request", the advice is also the call's
   result); else after one whose call failed when `on_error` (trigger "error"); else after every `every`-th
   actor step (trigger "schedule"). At most one critic turn per actor step; meta.advises_step names it.
-- consultant: on each `consult` call; the answer is {"suggested_calls", "reasoning"}, and meta.cost what it
-  cost. The header's "reward" is the composite minus all consultation costs (the score is unchanged).
+- consultant: on each `consult` call; the answer is {"suggested_calls", "reasoning"}, meta.cost what it cost
+  and meta.asked_at the actor step that asked (a call with bad arguments is refused: no turn, no cost). The header's "reward" is the composite minus all consultation costs (the score is unchanged).
 - harness (HARNESS_LEVELS), steps of source "system" whose meta.decision is one of:
   track   (full, guided) every HARNESS_EVERY actor steps: the tools not used yet and the calls still failing
   hint    (full) with each track: the first unused tool and what it does, as what to investigate next
@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from environments.core import Action, Env, Policy, ToolCall, ToolSpec, chain_hash
+from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, chain_hash, validate_arguments
 from environments.registry import env_meta
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, HARNESS, Team, step_role
 from environments.rule_critic import actor_steps, call_key, env_calls, unused_tools
@@ -77,8 +77,6 @@ class Crew:
     """The roles around the actor for one episode; `active` is False for a plain agent (its record stays as it was)."""
 
     def __init__(self, env: Env, team: Team, *, emit: Callable[[dict[str, Any]], None]) -> None:
-        from environments.core import EnvError
-
         self.env, self.team, self.emit = env, team, emit
         declared = {slot.name: slot for slot in env_meta(env.name).roles}
         unknown = sorted(set(team.slots) - set(declared))
@@ -108,21 +106,24 @@ class Crew:
 
     def answer(self, call: ToolCall, history: list[dict[str, Any]]) -> tuple[Any, bool]:
         """The result of an ask_critic / consult call; the role's own turn is queued for the next step indices."""
-        offered = {t.name for t in self.actor_tools([])}
-        if call.name not in offered:
+        spec = next((t for t in self.actor_tools([]) if t.name == call.name), None)
+        if spec is None:
             return {"error": f"{call.name} is not available in this episode"}, True
-        question = call.arguments.get("question") if isinstance(call.arguments, dict) else None
-        asked = {"answers_call": call.id, "advises_step": len(history), **({"question": question} if question else {})}
+        if problem := validate_arguments(spec.parameters, call.arguments):
+            return {"error": problem}, True  # refused like a bad env call: no turn, no cost
+        question = call.arguments.get("question")
+        asked = {"answers_call": call.id, **({"question": question} if question else {})}
         if call.name == ASK_CRITIC:
             assert self.team.critic is not None
             action, latency = _safe_act(self.team.critic.policy, history, self.env_tools)
-            self.pending.append((CRITIC, self.team.critic.policy, action, latency, {"trigger": "request", **asked}))
+            meta = {"trigger": "request", "advises_step": len(history), **asked}
+            self.pending.append((CRITIC, self.team.critic.policy, action, latency, meta))
             return {"advice": action.message or ""}, action.message is None
         assert self.team.consultant is not None
         action, latency = _safe_act(self.team.consultant.policy, history, self.env_tools)
         suggested = [{"name": c.name, "arguments": c.arguments} for c in action.tool_calls]
         reasoning = action.reasoning or action.message or ""
-        meta = {"suggested_calls": suggested, "cost": self.team.consultant.cost, **asked}
+        meta = {"suggested_calls": suggested, "cost": self.team.consultant.cost, "asked_at": len(history), **asked}
         self.pending.append((CONSULTANT, self.team.consultant.policy, action, latency, meta))
         return {"suggested_calls": suggested, "reasoning": reasoning}, bool(action.meta.get("policy_exception"))
 

@@ -120,15 +120,17 @@ def test_a_consultation_is_answered_by_the_runner_costs_reward_and_never_reaches
     env = make("storebench/launch-week", seed=3)
     fresh = make("storebench/launch-week", seed=3)
     fresh.reset()
-    actor = Script([call("consult", question="what next?"), call("consult")])
+    actor = Script([call("consult", question="what next?"), call("consult"), call("consult", question=7)])
     record = run_episode(env, Team(actor=actor, consultant=RoleSpec(policy=make_policy("oracle", env, 3), cost=0.02)))
     assert "consult" in actor.tools and "ask_critic" not in actor.tools
     answer = record["steps"][1]["results"][0]["content"]
     assert set(answer) == {"suggested_calls", "reasoning"} and answer["suggested_calls"][0]["name"] in {t.name for t in env.tools()}
     consultant = record["steps"][2]
     assert consultant["role"] == "consultant" and consultant["tool_calls"] == [] and consultant["meta"]["cost"] == 0.02
-    assert consultant["meta"]["suggested_calls"] == answer["suggested_calls"]
+    assert consultant["meta"]["suggested_calls"] == answer["suggested_calls"] and consultant["meta"]["asked_at"] == 1
     assert env.status()["ops-left"] == "40 of 40 operations left" and env.state_hash() == fresh.state_hash()
+    refused = record["steps"][5]["results"][0]
+    assert refused["is_error"] and refused["content"] == {"error": "arguments.question: expected text, got 7"}
     header = record["header"]
     assert header["roles"]["consultant"] == {"turns": 2, "tokens": 0, "cost": 0.04, "calls": 2}
     assert header["reward"] == round(header["score"]["composite"] - 0.04, 9) == -0.04
