@@ -43,7 +43,6 @@ def _actor(tiny_path: Any, env: Any) -> Policy:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="needs part 1", raises=(AttributeError, TypeError))
 def test_the_runner_plays_the_tiny_actor_with_a_scripted_critic_and_an_anchor_consultant(tiny_path: Any, tokenizer: Any) -> None:
     env = make("toolgym/lookup", seed=0)
     team = Team(actor=_actor(tiny_path, env), critic=RoleSpec(policy=BobTheCritic(), every=2),
