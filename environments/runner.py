@@ -168,4 +168,6 @@ def apply_action(env: Env, action: Action, *, index: int, chain: str) -> tuple[d
         reward=reward, sim_time_start=sim_start, sim_time_end=sim_end, events=events, state_hash=chain,
         token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids, meta={**action.meta, **meta},
     )  # fmt: skip
+    if action.meta.get("role"):  # a scripted policy acting for another role (an anchor's idea critic) names it
+        step["role"] = str(action.meta["role"])
     return step, chain, failed
