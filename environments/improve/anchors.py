@@ -191,3 +191,39 @@ def random_select_anchor(env: Any, seed: int) -> Policy:
 
 def oracle_critic_guided(env: Any, seed: int) -> Policy:
     return ScreenedSearch(env, seed, critic=OracleCritic(env), name="improve-oracle-critic")
+
+
+class Explorer(Policy):
+    """A workflow builder stand-in: proposes random changes and verifies each until the budget is spent, then
+    stops its node; it never adopts or finishes (that is the executor's node)."""
+
+    name = "improve-explorer"
+
+    def __init__(self, env: Any, seed: int) -> None:
+        self.n_features, self.cost = env.n_features, float(env.task.spec["verify_cost"])
+        self.budget = float(env.task.spec["budget"])
+        self.rng = random.Random(f"improve/explorer/{seed}")
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        for content in _last_content(history):
+            self.budget = content.get("budget_left", self.budget)
+            if "candidate" in content and content.get("score") is None and self.budget + 1e-9 >= self.cost:
+                return Action(tool_calls=[_call("verify", {"candidate": content["candidate"]}, history)])
+        if self.budget + 1e-9 < self.cost:
+            return Action(message="budget spent", stop=True)
+        return Action(tool_calls=[_call("propose", random_config(self.rng, self.n_features), history)])
+
+
+class AdoptBest(Policy):
+    """A workflow executor stand-in: inspects, adopts the best verified candidate if it beats the adopted config, finishes."""
+
+    name = "improve-adopt-best"
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        inspected = next((c for c in _last_content(history) if "candidates" in c), None)
+        if inspected is None:
+            return Action(tool_calls=[_call("inspect", {}, history)])
+        verified = [c for c in inspected["candidates"] if c["score"] is not None and c["score"] > inspected["score"]]
+        if verified and inspected["adopted"] != (best := max(verified, key=lambda c: c["score"]))["id"]:
+            return Action(tool_calls=[_call("adopt", {"candidate": best["id"]}, history)])
+        return Action(tool_calls=[_call("finish", {}, history)], stop=True)
