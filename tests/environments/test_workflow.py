@@ -62,7 +62,14 @@ def test_it_refuses_a_bad_workflow_naming_the_node_and_field(workflow: Any, mess
 
 def test_it_orders_nodes_dependencies_first_and_otherwise_as_declared() -> None:
     workflow = workflow_parse(
-        json.dumps(plan(node("report", depends_on=["left", "right"]), node("right", depends_on=["root"]), node("left", depends_on=["root"]), node("root"))),
+        json.dumps(
+            plan(
+                node("report", depends_on=["left", "right"]),
+                node("right", depends_on=["root"]),
+                node("left", depends_on=["root"]),
+                node("root"),
+            )
+        ),
         roles=ROLES,
     )
     assert [n.id for n in topological_order(workflow)] == ["root", "right", "left", "report"]
@@ -89,10 +96,14 @@ class Lookup(Policy):
 
 def test_it_runs_a_toolgym_plan_role_by_role_and_replays_exactly() -> None:
     env = make("toolgym/lookup", seed=3)
-    generator = ScriptedGenerator(linear_plan(("look", "builder", "Look the item up."), ("answer", "executor", "Answer with its color."), max_steps=1))
+    generator = ScriptedGenerator(
+        linear_plan(("look", "builder", "Look the item up."), ("answer", "executor", "Answer with its color."), max_steps=1)
+    )
     record = run_workflow(env, generator, {"builder": ExpertPolicy(), "executor": ExpertPolicy()})
     header = record["header"]
-    assert header["score"]["composite"] == 1.0 and header["termination_reason"] == "horizon_reached"  # the env ended it (toolgym names no reason)
+    assert (
+        header["score"]["composite"] == 1.0 and header["termination_reason"] == "horizon_reached"
+    )  # the env ended it (toolgym names no reason)
     roles = [(s["source"], s.get("role"), [c["name"] for c in s["tool_calls"]]) for s in record["steps"]]
     assert roles == [
         ("env", None, []), ("agent", "generator", []), ("system", "builder", []), ("agent", "builder", ["lookup"]),
@@ -110,7 +121,9 @@ def test_it_runs_a_toolgym_plan_role_by_role_and_replays_exactly() -> None:
 
 def test_a_failed_node_skips_what_depends_on_it_and_shares_the_reward() -> None:
     env = make("toolgym/lookup", seed=3)
-    workflow = plan(node("look", max_steps=1), node("answer", role="executor", depends_on=["look"]), node("aside", role="executor", max_steps=1))
+    workflow = plan(
+        node("look", max_steps=1), node("answer", role="executor", depends_on=["look"]), node("aside", role="executor", max_steps=1)
+    )
     record = run_workflow(env, ScriptedGenerator(workflow), {"builder": Lookup(), "executor": ExpertPolicy()})
     outcome = record["header"]["workflow"]
     assert [(n["id"], n["status"]) for n in outcome["nodes"]] == [("look", "failed"), ("answer", "skipped"), ("aside", "done")]
@@ -121,7 +134,11 @@ def test_a_failed_node_skips_what_depends_on_it_and_shares_the_reward() -> None:
 
 def test_a_policy_that_raises_fails_its_node_only() -> None:
     env = make("toolgym/lookup", seed=3)
-    record = run_workflow(env, ScriptedGenerator(plan(node("a", max_steps=2), node("b", role="executor", max_steps=2))), {"builder": Boom(), "executor": ExpertPolicy()})
+    record = run_workflow(
+        env,
+        ScriptedGenerator(plan(node("a", max_steps=2), node("b", role="executor", max_steps=2))),
+        {"builder": Boom(), "executor": ExpertPolicy()},
+    )
     assert [n["status"] for n in record["header"]["workflow"]["nodes"]] == ["failed", "done"]
     assert record["header"]["score"]["composite"] == 1.0
     assert role_rewards(record) == {"generator": 0.5, "builder": 0.0, "executor": 1.0}
@@ -147,5 +164,7 @@ def test_an_improve_plan_explores_then_commits_with_per_role_outcomes() -> None:
     assert commit["score_delta"] == header["score"]["composite"] > 0.5
     assert header["termination_reason"] == "agent_stop" and header["score"]["details"]["verifications"] == 6
     assert replay_record(record)["ok"] is True
-    again = run_workflow(make("improve/quadratic", seed=3), ScriptedGenerator(workflow), {"builder": Explorer(env, 3), "executor": AdoptBest()})
+    again = run_workflow(
+        make("improve/quadratic", seed=3), ScriptedGenerator(workflow), {"builder": Explorer(env, 3), "executor": AdoptBest()}
+    )
     assert [s["state_hash"] for s in again["steps"]] == [s["state_hash"] for s in record["steps"]]
