@@ -249,7 +249,7 @@ def _execute(env: Env, workflow: Workflow, team: Mapping[str, Policy], tools: li
                 failed = True
                 break
             step, chain, failed = apply_action(env, action, index=len(steps), chain=chain)
-            step.update(role=node.role, latency_ms=round((time.perf_counter() - started) * 1000, 3))
+            step.update(role=step.get("role") or node.role, latency_ms=round((time.perf_counter() - started) * 1000, 3))
             step["meta"]["workflow_node"] = node.id
             emit(step)
             ran, agent_steps = ran + 1, agent_steps + 1

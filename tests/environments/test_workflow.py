@@ -168,3 +168,14 @@ def test_an_improve_plan_explores_then_commits_with_per_role_outcomes() -> None:
         make("improve/quadratic", seed=3), ScriptedGenerator(workflow), {"builder": Explorer(env, 3), "executor": AdoptBest()}
     )
     assert [s["state_hash"] for s in again["steps"]] == [s["state_hash"] for s in record["steps"]]
+
+
+def test_a_builder_acting_for_another_role_keeps_that_role_on_its_step() -> None:
+    from environments.improve.anchors import critic_guided
+
+    env = make("improve/linear", seed=2)
+    record = run_workflow(env, ScriptedGenerator(plan(node("search", max_steps=20))), {"builder": critic_guided(env, 2)})
+    roles = [s.get("role") for s in record["steps"] if s["source"] == "agent"]
+    assert roles.count("critic") == 1 and roles[0] == "generator" and set(roles) == {"generator", "builder", "critic"}
+    assert record["header"]["roles"]["critic"]["turns"] == 1
+    assert replay_record(record)["ok"] is True
