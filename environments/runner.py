@@ -203,4 +203,6 @@ def apply_action(
         token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids, meta={**action.meta, **meta},
         **({"role": role} if role else {}),
     )  # fmt: skip
+    if action.meta.get("role"):  # a scripted policy acting for another role (an anchor's idea critic) names it
+        step["role"] = str(action.meta["role"])
     return step, chain, failed
