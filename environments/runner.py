@@ -201,8 +201,7 @@ def apply_action(
         index=index, source=source, message=action.message, reasoning=action.reasoning, tool_calls=tool_calls, results=results,
         reward=reward, sim_time_start=sim_start, sim_time_end=sim_end, events=events, state_hash=chain,
         token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids, meta={**action.meta, **meta},
-        **({"role": role} if role else {}),
+        # A scripted policy acting for another role (an anchor's idea critic) may name it in its action's meta.
+        **({"role": str(named)} if (named := role or action.meta.get("role")) else {}),
     )  # fmt: skip
-    if action.meta.get("role"):  # a scripted policy acting for another role (an anchor's idea critic) names it
-        step["role"] = str(action.meta["role"])
     return step, chain, failed

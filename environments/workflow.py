@@ -181,7 +181,7 @@ def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sin
     header: dict[str, Any] = {
         **env.header(), "policy": {"name": "workflow", "kind": "team"}, "harness": {}, "source": source, "parent": None,
         "tools": [t.openai_schema() for t in tools], "tool_schema_hash": tool_schema_hash(tools),
-        "team": {"roles": {name: {"policy": p.describe()} for name, p in roles.items()}},
+        "team": {name: {"policy": p.describe()} for name, p in roles.items()},  # the runner's shape: role -> {"policy", ...}
     }  # fmt: skip
     if hasattr(sink, "on_start"):
         sink.on_start(header)
