@@ -10,13 +10,17 @@ from django.db.models import QuerySet
 from environments.attacks import metric_row
 from lab.jobs import JobStatus
 from lab.projects.selectors import visible_get
-from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
 
 
 def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
     evaluations = Evaluation.objects.filter(project__in=projects).select_related("agent", "checkpoint")
     return visible_get(evaluations, pk=pk, what="evaluation")
+
+
+def comparison_get(*, projects: QuerySet, pk: int) -> Comparison:
+    return visible_get(Comparison.objects.filter(project__in=projects).select_related("project"), pk=pk, what="comparison")
 
 
 def rollout_job_get(*, projects: QuerySet, pk: int) -> RolloutJob:
