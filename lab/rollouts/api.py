@@ -151,6 +151,19 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(EvaluationSerializer(evaluation_cancel(evaluation=evaluation)).data)
 
 
+class ComparisonSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    variants = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Comparison
+        fields = ["id", "project", "task_set", "seeds", "variants", "created_at"]
+        read_only_fields = fields
+
+    def get_variants(self, comparison: Comparison) -> list[str]:
+        return [v["name"] for v in comparison.variants]
+
+
 class ComparisonLaunchSerializer(serializers.Serializer):
     base = serializers.CharField(max_length=128, help_text="The base agent's name (e.g. the actor alone).")
     variants = serializers.ListField(
@@ -171,11 +184,12 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return Comparison.objects.filter(project__in=visible_projects(self.request)).select_related("project")
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    serializer_class = ComparisonSerializer
+    pagination_class = None
+
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        rows = self.get_queryset()[:200]
-        return Response([{"id": c.pk, "project": c.project.slug, "task_set": c.task_set, "seeds": c.seeds,
-                          "variants": [v["name"] for v in c.variants], "created_at": c.created_at} for c in rows])  # fmt: skip
+        """The newest 200 comparisons of the projects you can see (read one for its figures)."""
+        return Response(ComparisonSerializer(self.get_queryset()[:200], many=True).data)
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
