@@ -9,7 +9,7 @@ import pytest
 
 from lab.rollouts.aggregate import paired
 from lab.rollouts.comparisons import comparison_launch, comparison_summary
-from lab.rollouts.evaluations import evaluation_aggregate
+from lab.rollouts.evaluations import evaluation_aggregate, evaluation_compare
 from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.rollouts.services import rollout_run
 
@@ -44,7 +44,7 @@ def test_a_comparison_evaluates_each_variant_on_the_base_seeds_and_pairs_it_with
     assert smart["roles"]["consultations"]["mean"] == 0.0
 
 
-def test_per_role_statistics_come_from_the_stored_headers(project_a: Any) -> None:
+def test_per_role_statistics_come_from_the_stored_headers(project_a: Any, client: Any, role_users: dict[str, Any]) -> None:
     comparison = comparison_launch(
         project=project_a, base="do-nothing", variants=["naive-restock"], task_set=TASK, seeds=[0, 1], enqueue=False
     )
@@ -62,6 +62,15 @@ def test_per_role_statistics_come_from_the_stored_headers(project_a: Any) -> Non
     assert [b["consultations"] for b in roles["success_by_consultations"]] == [0, 2]
     summary = comparison_summary(comparison=comparison)
     assert summary["variants"][1]["team"] == {"consultant": {"policy": {"name": "oracle"}, "cost": 0.05}}
+    evaluation.aggregate = evaluation_aggregate(evaluation)  # as the last job's end computes it, after the headers above
+    evaluation.save(update_fields=["aggregate"])
+    base = Evaluation.objects.get(comparisons=comparison, agent__name="do-nothing")
+    compared = evaluation_compare(a=evaluation, b=base)
+    assert compared["a"]["team"]["consultant"]["cost"] == 0.05 and compared["b"]["team"] == {}
+    assert compared["a"]["roles"]["roles"]["consultant"]["episodes"] == 2 and compared["b"]["roles"]["roles"] == {}
+    client.force_login(role_users["viewer"])
+    html = client.get(f"/evaluations/{evaluation.pk}/").content.decode()
+    assert 'id="evaluation-roles"' in html and "role-consultant" in html and "Success by consultations per episode" in html
 
 
 def test_the_api_launches_and_reads_a_comparison(alice_api: Any, project_a: Any) -> None:
