@@ -22,6 +22,7 @@ def _run(comparison: Comparison) -> None:
         rollout_run(job_id=job.pk)
 
 
+@pytest.mark.slow
 def test_a_comparison_evaluates_each_variant_on_the_base_seeds_and_pairs_it_with_the_base(project_a: Any) -> None:
     comparison = comparison_launch(project=project_a, base="do-nothing", variants=["naive-restock", "smart-triage"], task_set=TASK,
                                    seeds=[0, 1, 2], enqueue=False)  # fmt: skip
@@ -44,6 +45,7 @@ def test_a_comparison_evaluates_each_variant_on_the_base_seeds_and_pairs_it_with
     assert smart["roles"]["consultations"]["mean"] == 0.0
 
 
+@pytest.mark.slow
 def test_per_role_statistics_come_from_the_stored_headers(project_a: Any, client: Any, role_users: dict[str, Any]) -> None:
     comparison = comparison_launch(
         project=project_a, base="do-nothing", variants=["naive-restock"], task_set=TASK, seeds=[0, 1], enqueue=False
@@ -123,6 +125,7 @@ def test_bad_launches_are_refused_with_a_message_never_a_500(alice_api: Any, cha
     assert not Comparison.objects.exists() and not Evaluation.objects.exists()
 
 
+@pytest.mark.slow
 def test_the_console_launches_a_comparison_and_shows_it(client: Any, role_users: dict[str, Any], project_a: Any) -> None:
     client.force_login(role_users["researcher"])
     page = client.get("/evaluations/").content.decode()
