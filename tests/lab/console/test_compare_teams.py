@@ -27,6 +27,7 @@ def test_compare_shows_the_team_and_roles_of_each_side(login: Any, role_users: d
     )
     rows = {r["role"]: (r["a"], r["b"]) for r in response.context["role_rows"]}
     assert list(rows) == ["actor", "critic", "consultant", "harness"]
+    assert '<span class="tag role-tag role-critic">critic</span>' in html  # each aligned step says whose turn it was
     assert rows["actor"][0]["turns"] == 6 and rows["consultant"][0]["cost"] == pytest.approx(0.04) and rows["critic"][1] is None
 
 
