@@ -5,7 +5,7 @@ from rest_framework.routers import DefaultRouter
 
 from lab.diagnoses.api import DiagnosisViewSet
 from lab.rollouts.agents_api import AgentConfigViewSet
-from lab.rollouts.api import CheckpointEvaluateView, EvaluationViewSet, RolloutViewSet
+from lab.rollouts.api import CheckpointEvaluateView, ComparisonViewSet, EvaluationViewSet, RolloutViewSet
 from lab.runs.api import TrainingRunViewSet
 from lab.trajectories.api import (
     DatasetExportSlashView,
@@ -24,6 +24,7 @@ router.register("agents", AgentConfigViewSet, basename="agent")
 router.register("diagnoses", DiagnosisViewSet, basename="diagnosis")
 router.register("runs", TrainingRunViewSet, basename="run")
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
+router.register("comparisons", ComparisonViewSet, basename="comparison")
 router.register("rollouts", RolloutViewSet, basename="rollout")
 
 urlpatterns = [

@@ -2,6 +2,7 @@ from django.urls import include, path
 
 from lab.console.views import (
     compare,
+    comparisons,
     dashboard,
     diagnoses,
     diagnosis_jobs,
@@ -37,6 +38,8 @@ urlpatterns = [
     path("evaluations/new", evaluations.evaluation_new, name="evaluation-new"),
     path("evaluations/demo", evaluations.evaluation_demo, name="evaluation-demo"),
     path("evaluations/<int:pk>/cancel", evaluations.evaluation_cancel_view, name="evaluation-cancel"),
+    path("evaluations/comparisons/new", comparisons.comparison_new, name="comparison-new"),
+    path("evaluations/comparisons/<int:pk>/", comparisons.comparison_detail, name="comparison"),
     path("rollouts/new", rollouts.rollout_new, name="rollout-new"),
     path("rollouts/<int:pk>/cancel", rollouts.rollout_cancel_view, name="rollout-cancel"),
     path("diagnoses/", diagnoses.diagnosis_list_page, name="diagnoses"),

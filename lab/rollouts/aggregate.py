@@ -1,9 +1,12 @@
 """Evaluation statistics over episode rows: plain functions of plain data, so re-grading reproduces them exactly.
 
-A row is {"task": key, "seed": int, "composite": float, "passed": bool, "termination_reason": str}.
+A row is {"task": key, "seed": int, "composite": float, "passed": bool, "termination_reason": str}, and, for
+role_stats, "roles": the record header's per-role accounting ({role: {"turns", "tokens", "cost", "calls"}}; absent
+for a plain agent, whose every turn is the actor's).
 
     summarize(rows)        mean composite with a 95% Student-t interval, pass rate, pass^k, per-task table
     paired(rows_a, rows_b) the same (task, seed) pairs of two agents: mean difference with its interval
+    role_stats(rows)       per role, turns, tokens and cost per episode; consultations per episode and success by them
 
 pass^k (tau-bench): for a task with n seeds of which c passed, C(c, k) / C(n, k) is the chance that k seeds
 drawn without replacement all pass; it is averaged over tasks with at least k seeds. pass^1 is the pass rate
@@ -94,4 +97,46 @@ def paired(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> dict[s
         "ties": sum(d == 0 for d in diffs),
         "per_task": [{"task": task, "n": len(d), "composite_diff": statistics.fmean(d)} for task, d in sorted(per_task.items())],
         "unpaired": len(rows_a) + len(rows_b) - 2 * len(pairs),
+    }
+
+
+ROLE_FIGURES = ("turns", "tokens", "cost")
+
+
+def consultations(row: dict[str, Any]) -> int:
+    """The consultations of one episode: the consultant's calls (its turns where a header predates "calls")."""
+    consultant = (row.get("roles") or {}).get("consultant") or {}
+    return int(consultant.get("calls", consultant.get("turns", 0)) or 0)
+
+
+def role_stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per role: the episodes it took part in and its mean turns, tokens and cost per episode (over all `rows`, so a
+    role that acts in some episodes only is averaged with zeros for the others); consultations per episode with
+    their interval; and success by consultations (how often episodes with k consultations passed)."""
+    per_role: dict[str, dict[str, list[float]]] = defaultdict(lambda: {name: [] for name in ROLE_FIGURES})
+    for row in rows:
+        for role, figures in (row.get("roles") or {}).items():
+            for name in ROLE_FIGURES:
+                per_role[role][name].append(float((figures or {}).get(name) or 0.0))
+    n = len(rows)
+    roles = {
+        role: {"episodes": len(values["turns"]), **{name: sum(values[name]) / n for name in ROLE_FIGURES}}
+        for role, values in sorted(per_role.items())
+    }
+    by_count: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_count[consultations(row)].append(row)
+    return {
+        "episodes": n,
+        "roles": roles,
+        "consultations": mean_ci([float(consultations(r)) for r in rows]),
+        "success_by_consultations": [
+            {
+                "consultations": k,
+                "episodes": len(group),
+                "pass_rate": statistics.fmean(bool(r["passed"]) for r in group),
+                "composite": statistics.fmean(float(r["composite"]) for r in group),
+            }  # fmt: skip
+            for k, group in sorted(by_count.items())
+        ],
     }

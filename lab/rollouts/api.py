@@ -19,8 +19,9 @@ from lab.errors import DomainError, NotFound
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
+from lab.rollouts.comparisons import comparison_launch, comparison_summary
 from lab.rollouts.evaluations import checkpoint_evaluate, evaluation_cancel, evaluation_compare, evaluation_launch, evaluation_regrade
-from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.rollouts.services import rollout_cancel, rollout_launch
 from lab.runs.selectors import checkpoint_get, run_get
 
@@ -148,6 +149,61 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         evaluation = self.get_object()
         require_role(request=request, project=evaluation.project, roles=WRITE_ROLES, action="cancel evaluations")
         return Response(EvaluationSerializer(evaluation_cancel(evaluation=evaluation)).data)
+
+
+class ComparisonSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    variants = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Comparison
+        fields = ["id", "project", "task_set", "seeds", "variants", "created_at"]
+        read_only_fields = fields
+
+    def get_variants(self, comparison: Comparison) -> list[str]:
+        return [v["name"] for v in comparison.variants]
+
+
+class ComparisonLaunchSerializer(serializers.Serializer):
+    base = serializers.CharField(max_length=128, help_text="The base agent's name (e.g. the actor alone).")
+    variants = serializers.ListField(
+        child=serializers.CharField(max_length=128), min_length=1, max_length=8,
+        help_text="The variants' agent names: the same actor with a critic, a harness level, a consultation cost...",
+    )  # fmt: skip
+    task_set = serializers.CharField(max_length=128)
+    seeds = SeedListField()
+    project = serializers.CharField(required=False)
+    options = serializers.DictField(required=False, help_text="The environment's episode options, for every evaluation alike.")
+
+
+@extend_schema(tags=["evaluations"])
+class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Comparisons of role configurations: a base agent and variants evaluated on the same tasks and seeds; reading
+    one gives each variant minus the base with paired 95% intervals and per-role statistics."""
+
+    def get_queryset(self) -> Any:
+        return Comparison.objects.filter(project__in=visible_projects(self.request)).select_related("project")
+
+    serializer_class = ComparisonSerializer
+    pagination_class = None
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The newest 200 comparisons of the projects you can see (read one for its figures)."""
+        return Response(ComparisonSerializer(self.get_queryset()[:200], many=True).data)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return Response(comparison_summary(comparison=self.get_object()))
+
+    @extend_schema(request=ComparisonLaunchSerializer, responses={201: OpenApiTypes.OBJECT}, parameters=[PROJECT_PARAMETER])
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = ComparisonLaunchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        project = write_project(request, params.get("project") or request.query_params.get("project"), action="run evaluations")
+        comparison = comparison_launch(project=project, base=params["base"], variants=params["variants"], task_set=params["task_set"],
+                                       seeds=params["seeds"], user=request.user, options=params.get("options"))  # fmt: skip
+        return Response(comparison_summary(comparison=comparison), status=status.HTTP_201_CREATED)
 
 
 @extend_schema(tags=["rollouts"])

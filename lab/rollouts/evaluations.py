@@ -29,9 +29,9 @@ from environments.replay import ReplayDivergence, env_for_header, replay_prefix
 from lab.errors import DomainError
 from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
-from lab.rollouts.aggregate import paired, summarize
+from lab.rollouts.aggregate import paired, role_stats, summarize
 from lab.rollouts.models import Evaluation, RolloutJob
-from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows
+from lab.rollouts.selectors import anchor_rows, evaluation_episodes, evaluation_rows, evaluation_team
 from lab.rollouts.services import agent_resolve_for_run, episode_options_check, rollout_cancel, rollout_launch
 from lab.runs.models import Checkpoint
 from lab.runs.services import checkpoint_agent
@@ -144,6 +144,7 @@ def evaluation_aggregate(
     summary["anchors"] = {
         name: {"composite": a["composite"]["mean"], "pass_rate": a["pass_rate"], "episodes": a["episodes"]} for name, a in anchors.items()
     }
+    summary["roles"] = role_stats(rows)
     summary["jobs"] = counts or {}
     summary["rows"] = rows
     if evaluation.options:
@@ -162,7 +163,9 @@ def evaluation_compare(*, a: Evaluation, b: Evaluation) -> dict[str, Any]:
     if a.project_id != b.project_id:
         raise DomainError("cross_project", "compare evaluations of one project", status=404)
     rows_a, rows_b = a.aggregate.get("rows") or evaluation_rows(a), b.aggregate.get("rows") or evaluation_rows(b)
-    return {"a": {"id": a.pk, "agent": a.agent.name}, "b": {"id": b.pk, "agent": b.agent.name}, **paired(rows_a, rows_b)}
+    sides = {key: {"id": e.pk, "agent": e.agent.name, "team": evaluation_team(e), "roles": role_stats(rows)}
+             for key, e, rows in (("a", a, rows_a), ("b", b, rows_b))}  # fmt: skip
+    return {**sides, **paired(rows_a, rows_b)}
 
 
 def evaluation_regrade(*, evaluation: Evaluation) -> dict[str, Any]:

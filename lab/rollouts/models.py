@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from lab.jobs import Job
@@ -52,3 +53,25 @@ class RolloutJob(Job):
 
     def __str__(self) -> str:
         return f"rollout {self.pk}: {self.agent} on {self.task} seed {self.seed} ({self.status})"
+
+
+class Comparison(models.Model):
+    """Role configurations compared: a base agent and its variants (critic on/off, harness levels, consultation
+    costs: each an agent config) evaluated on the same task set and seeds, one Evaluation each.
+
+    `variants` keeps, in launch order with the base first, {"name", "agent", "evaluation", "team"}: the team each
+    agent config had at launch, so the comparison still says what was compared after an agent is edited."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="comparisons")
+    task_set = models.CharField(max_length=128)
+    seeds = models.JSONField(default=list)
+    variants = models.JSONField(default=list)
+    evaluations = models.ManyToManyField(Evaluation, related_name="comparisons")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"comparison {self.pk}: {', '.join(v['name'] for v in self.variants)} on {self.task_set}"

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from environments.attacks import metric_row
 from lab.jobs import JobStatus
 from lab.projects.selectors import visible_get
-from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
 
 
@@ -19,15 +19,41 @@ def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
     return visible_get(evaluations, pk=pk, what="evaluation")
 
 
+def comparison_get(*, projects: QuerySet, pk: int) -> Comparison:
+    return visible_get(Comparison.objects.filter(project__in=projects).select_related("project"), pk=pk, what="comparison")
+
+
 def rollout_job_get(*, projects: QuerySet, pk: int) -> RolloutJob:
     return visible_get(RolloutJob.objects.filter(project__in=projects).select_related("project"), pk=pk, what="rollout")
 
 
 def episode_row(episode: Episode) -> dict[str, Any]:
-    """An episode as the statistics read it, with its attack-axis fields (environments.attacks.metric_row)."""
+    """An episode as the statistics read it, with its attack-axis fields (environments.attacks.metric_row) and its
+    per-role accounting (lab.rollouts.aggregate.role_stats)."""
     composite = episode.composite or 0.0
     return {**metric_row(composite=composite, score=episode.score), "task": episode.task.key, "seed": episode.seed, "composite": composite,
-            "passed": bool(episode.passed), "termination_reason": episode.termination_reason, "episode": episode.pk}  # fmt: skip
+            "passed": bool(episode.passed), "termination_reason": episode.termination_reason, "episode": episode.pk,
+            "roles": episode_header(episode).get("roles") or {}}  # fmt: skip
+
+
+def episode_header(episode: Episode) -> dict[str, Any]:
+    """The record header the episode was stored with (its "team" and "roles" among the fields without a column)."""
+    header = (episode.meta or {}).get("header")
+    return header if isinstance(header, dict) else {}
+
+
+def agent_team(agent: Any) -> dict[str, Any]:
+    """An agent config's team (environments.roles), {} for a plain agent. AgentConfig.team comes with the lab's
+    team configs; until then every stored agent is plain."""
+    team = getattr(agent, "team", None)
+    return dict(team) if isinstance(team, dict) else {}
+
+
+def evaluation_team(evaluation: Evaluation) -> dict[str, Any]:
+    """What the team was: the header of one of its episodes (as the runner described it), else the agent's config."""
+    episode = Episode.objects.filter(rollout__evaluation=evaluation).filter(meta__header__has_key="team").order_by("pk").first()
+    team = episode_header(episode).get("team") if episode is not None else None
+    return team if isinstance(team, dict) and team else agent_team(evaluation.agent)
 
 
 def evaluation_episodes(evaluation: Evaluation) -> list[Episode]:

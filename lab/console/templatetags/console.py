@@ -67,3 +67,9 @@ def query_with(context: Any, **changes: Any) -> str:
             query[key] = str(value)
     encoded = query.urlencode()
     return f"?{encoded}" if encoded else "?"
+
+
+@register.filter
+def pair(first: Any, second: Any) -> list[Any]:
+    """[first, second], for a loop over both sides of a comparison row."""
+    return [first, second]

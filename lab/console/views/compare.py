@@ -1,15 +1,20 @@
-"""Compare two episodes of a task side by side: aligned by step, first divergence marked, score deltas."""
+"""Compare two episodes of a task side by side: aligned by step, first divergence marked, score deltas, and each
+side's team (its header's "team") and per-role accounting (its header's "roles")."""
 
 from __future__ import annotations
 
 from itertools import zip_longest
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
+from lab.console.lanes import lane_order
 from lab.console.selectors import first_divergence, score_deltas, steps_window
 from lab.edge import int_param
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects
+from lab.rollouts.selectors import episode_header
+from lab.trajectories.models import Episode
 from lab.trajectories.selectors import episode_get
 
 ROWS = 100
@@ -34,6 +39,15 @@ def compare(request: HttpRequest) -> HttpResponse:
     context = {
         "a": a, "b": b, "rows": rows, "divergence": divergence, "deltas": score_deltas(a, b), "same_task": a.task_id == b.task_id,
         "same_seed": a.seed == b.seed, "start": start, "next_start": start + ROWS if start + ROWS < longest else None,
-        "prev_start": max(0, start - ROWS) if start else None,
+        "prev_start": max(0, start - ROWS) if start else None, **team_context(a, b),
     }  # fmt: skip
     return page(request, "console/compare.html", context, fragment="console/_compare_rows.html")
+
+
+def team_context(a: Episode, b: Episode) -> dict[str, Any]:
+    """Both sides' teams and a per-role table over the roles either side has (a role one side lacks shows as —)."""
+    ha, hb = episode_header(a), episode_header(b)
+    roles_a, roles_b = ha.get("roles") or {}, hb.get("roles") or {}
+    names = lane_order(set(roles_a) | set(roles_b))
+    rows = [{"role": r, "a": roles_a.get(r), "b": roles_b.get(r)} for r in names]
+    return {"team_a": ha.get("team") or {}, "team_b": hb.get("team") or {}, "role_rows": rows}

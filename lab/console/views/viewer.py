@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from lab.console.lanes import episode_lanes, steps_link
 from lab.console.selectors import step_search, steps_window
 from lab.console.views.viewer_analysis import analysis_context, steps_annotate
 from lab.diagnoses.models import CATEGORIES
@@ -51,8 +52,9 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
 def _steps_context(episode: Episode, start: int, credit: dict[int, float] | None = None) -> dict[str, Any]:
     start = min(start, max(0, episode.step_count - 1)) // STEP_PAGE * STEP_PAGE
     stop = start + STEP_PAGE
-    steps = steps_annotate(episode, steps_window(episode, start, stop), credit)
-    return {"episode": episode, "steps": steps, "start": start,
+    lanes = episode_lanes(episode)
+    steps = steps_link(episode, steps_annotate(episode, steps_window(episode, start, stop), credit), lanes)
+    return {"episode": episode, "steps": steps, "start": start, "lanes": lanes,
             "next_start": stop if stop < episode.step_count else None, "prev_start": max(0, start - STEP_PAGE) if start else None}  # fmt: skip
 
 
@@ -91,7 +93,9 @@ def episode_steps(request: HttpRequest, pk: int) -> HttpResponse:
     start = _int(request, "start", 0)
     if request.GET.get("stop"):
         stop = min(_int(request, "stop", start + 1), start + LIVE_BATCH)
-        context = {"episode": episode, "steps": steps_window(episode, start, stop), "next_start": None, "prev_start": None}
+        lanes = episode_lanes(episode)
+        steps = steps_link(episode, steps_window(episode, start, stop), lanes)
+        context = {"episode": episode, "steps": steps, "lanes": lanes, "next_start": None, "prev_start": None}
     else:
         context = _steps_context(episode, start)
         context["direction"] = request.GET.get("dir", "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -71,3 +72,31 @@ def test_paired_comparison_by_hand() -> None:
     assert result["pass_rate_diff"]["mean"] == pytest.approx(1 / 5)  # alpha seed 1 passed only in A
     assert result["per_task"] == [{"task": "alpha", "n": 3, "composite_diff": pytest.approx(0.4 / 3)},
                                   {"task": "beta", "n": 2, "composite_diff": pytest.approx(0.25)}]  # fmt: skip
+
+
+def test_role_stats_average_each_role_per_episode_and_tabulate_success_by_consultations() -> None:
+    from lab.rollouts.aggregate import role_stats
+
+    def row(passed: bool, composite: float, consults: int, critic_turns: int | None) -> dict[str, Any]:
+        roles: dict[str, Any] = {"actor": {"turns": 10, "tokens": 100, "cost": 0.0},
+                                 "consultant": {"turns": consults, "tokens": 0, "cost": 0.02 * consults, "calls": consults}}  # fmt: skip
+        if critic_turns is not None:
+            roles["critic"] = {"turns": critic_turns, "tokens": 40, "cost": 0.0}
+        return {"task": "t", "seed": 0, "composite": composite, "passed": passed, "roles": roles}
+
+    rows = [
+        row(True, 0.9, 2, 3),
+        row(False, 0.3, 0, None),
+        row(True, 0.8, 2, 1),
+        {"task": "t", "seed": 3, "composite": 0.5, "passed": False},
+    ]
+    stats = role_stats(rows)
+    assert stats["roles"]["actor"] == {"episodes": 3, "turns": 7.5, "tokens": 75.0, "cost": 0.0}
+    assert stats["roles"]["critic"] == {"episodes": 2, "turns": 1.0, "tokens": 20.0, "cost": 0.0}
+    assert stats["roles"]["consultant"]["cost"] == pytest.approx(0.02)
+    assert stats["consultations"]["mean"] == 1.0 and stats["consultations"]["n"] == 4
+    assert stats["success_by_consultations"] == [
+        {"consultations": 0, "episodes": 2, "pass_rate": 0.0, "composite": pytest.approx(0.4)},
+        {"consultations": 2, "episodes": 2, "pass_rate": 1.0, "composite": pytest.approx(0.85)},
+    ]
+    assert role_stats([])["roles"] == {} and role_stats([])["success_by_consultations"] == []
