@@ -12,6 +12,7 @@ are idempotent by index, so nothing is lost or written twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -26,12 +27,13 @@ from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
-from lab.runs.paths import agent_model_path
+from lab.rollouts.teams import agent_config_dict, role_connection, team_validate
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
 from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts, task_resolve
-from training.policies import harness_for, policy_from_config
+from training.policies import harness_for
+from training.policies.team import team_from_config
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +42,6 @@ _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
 
 class RolloutCancelled(Exception):
     """Raised from the sink between steps when someone asked the rollout to stop."""
-
-
-def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
-    """What the policy factory gets; an hf/vllm model path is confined and resolved now, right before loading."""
-    return {"kind": agent.kind, "name": agent.name, "model": agent_model_path(agent=agent), "endpoint": agent.endpoint,
-            "sampling": agent.sampling or {}, "harness": agent.harness or {}}  # fmt: skip
 
 
 def anchor_agent_resolve(*, project: Project, name: str) -> AgentConfig:
@@ -78,6 +74,8 @@ def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | s
         raise DomainError("invalid_seed", f"seed must be an integer, got {seed!r}")
     options = episode_options_check(task_id=task.task_id, options=options)
     agent_connection(agent=agent)  # a disabled agent or a refused endpoint fails here, before any job exists
+    if agent.team:  # and each role's: found in the project, not a team, its endpoint allowed
+        team_validate(project=project, team=agent.team, agent_name=agent.name)
     job = RolloutJob.objects.create(
         project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, options=options,
         queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=job_user(user),
@@ -160,8 +158,10 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         env = registry.make(job.task.task_id, job.seed, options=job.options or None)
         config = agent_config_dict(job.agent)
         harness = harness_for(config)
-        # Checked again here: the settings or the agent may have changed since the launch.
-        policy = policy_from_config(config, env, int(job.seed), connection=agent_connection(agent=job.agent))
+        # Checked again here: the settings or the agent (and its roles) may have changed since the launch.
+        actor_connection = agent_connection(agent=job.agent)
+        team = team_from_config(config, env, int(job.seed),
+                                connection_for=lambda role, cfg: actor_connection if role == "actor" else role_connection(role, cfg))  # fmt: skip
     except DomainError as exc:
         return _close(job, JobStatus.FAILED, error=exc.message)
     except (EnvError, ValueError, ImportError, RuntimeError) as exc:
@@ -179,13 +179,16 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     if episode.status != EpisodeStatus.RUNNING:  # finished before a crash hit the bookkeeping below
         return _close(job, _job_status(episode))
     history = episode_steps_as_dicts(episode)
+    policy = team.actor
     if history and job.agent.kind == AgentKind.SCRIPTED:
         policy = FastForwardPolicy(policy, env, history)
     guard = GuardedPolicy(policy, pace_ms=harness.pace_ms)
     sink = EpisodeSink(job, episode, guard, env)
+    # A team goes to the runner whole (it writes the header's "team" and "roles"); a plain agent as before.
+    with_team = {"team": dataclasses.replace(team, actor=guard)} if "team" in config else {}
     try:
         run_episode(env, guard, sink=sink, max_steps=harness.max_turns, start_history=history or None, harness=harness.to_dict(),
-                    max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
+                    max_consecutive_errors=harness.max_consecutive_errors, **with_team)  # fmt: skip
     except DatabaseError:
         raise  # the database went away or was locked: the Celery task retries, and the retry resumes by replay
     except RolloutCancelled:
