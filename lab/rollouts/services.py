@@ -40,6 +40,10 @@ log = logging.getLogger(__name__)
 _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
 
 
+# What a team's runner adds to the header by the end (the team and its per-role accounting), kept with the episode.
+_TEAM_HEADER_KEYS = ("team", "roles", "harness_level")
+
+
 class RolloutCancelled(Exception):
     """Raised from the sink between steps when someone asked the rollout to stop."""
 
@@ -138,7 +142,8 @@ class EpisodeSink:
         reason = self.guard.stop_reason or header["termination_reason"]
         cause = header.get("termination_cause")
         episode_finish(episode=self.episode, reason=reason, score=header["score"], reward=header["reward"],
-                       cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None)  # fmt: skip
+                       cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None,
+                       header={key: header[key] for key in _TEAM_HEADER_KEYS if key in header})  # fmt: skip
 
 
 def _cause_without_secrets(kind: str, message: str) -> dict[str, str]:
@@ -185,7 +190,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     guard = GuardedPolicy(policy, pace_ms=harness.pace_ms)
     sink = EpisodeSink(job, episode, guard, env)
     # A team goes to the runner whole (it writes the header's "team" and "roles"); a plain agent as before.
-    with_team = {"team": dataclasses.replace(team, actor=guard)} if "team" in config else {}
+    with_team: dict[str, Any] = {"team": dataclasses.replace(team, actor=guard)} if "team" in config else {}
     try:
         run_episode(env, guard, sink=sink, max_steps=harness.max_turns, start_history=history or None, harness=harness.to_dict(),
                     max_consecutive_errors=harness.max_consecutive_errors, **with_team)  # fmt: skip

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from environments.roles import ROLE_NAME
 from lab import ingest
 from lab.api_params import query_int
 from lab.edge import int_param
@@ -30,6 +31,7 @@ from lab.projects.permissions import require_role, visible_projects, write_proje
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
+from lab.trajectories.roles import episodes_with_role, role_examples
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
 from lab.trajectories.serializers import (
     EpisodeImportRequestSerializer,
@@ -218,11 +220,20 @@ class DatasetExportView(APIView):
 
     @extend_schema(
         operation_id="datasets_export",
-        parameters=[OpenApiParameter("format", str, enum=["openai", "native"])],
+        parameters=[
+            OpenApiParameter("format", str, enum=["openai", "native"]),
+            OpenApiParameter("view", str, enum=["episode", "role"], description="role: each turn of `role` with its outcome"),
+            OpenApiParameter("role", str, description="with view=role: critic, consultant, user, a workflow role..."),
+        ],
         responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
+        view = request.query_params.get("view", "episode")
+        if view == "role":
+            return _role_export(episodes, request.query_params.get("role", ""))
+        if view != "episode":
+            raise DomainError("unknown_view", f"view={view!r}; use episode or role", path="view")
         fmt = request.query_params.get("format", "openai")
         if fmt not in ("openai", "native"):
             raise DomainError("unknown_format", f"format={fmt!r}; use openai or native")
@@ -240,6 +251,22 @@ class DatasetExportView(APIView):
         response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
         response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'
         return response
+
+
+def _role_export(episodes: Any, role: str) -> StreamingHttpResponse:
+    """`view=role&role=critic`: one line per turn of that role (lab.trajectories.roles.role_examples)."""
+    if not ROLE_NAME.fullmatch(role):
+        raise DomainError("invalid_role", f"role={role!r} is not a role name (e.g. critic, consultant, user)", path="role")
+
+    def lines() -> Iterator[bytes]:
+        for episode in episodes_with_role(episodes, role).order_by("id").iterator(chunk_size=200):
+            for example in role_examples(episode_to_record(episode), role=role):
+                line = {"episode_id": episode.pk, "provenance": episode.provenance, **example}
+                yield (json.dumps(line, separators=(",", ":"), default=str) + "\n").encode()
+
+    response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{role}.jsonl"'
+    return response
 
 
 @extend_schema(exclude=True)  # the same operation with a trailing slash: described (and named) once, above

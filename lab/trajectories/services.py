@@ -414,14 +414,21 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
 
 
 def episode_finish(
-    *, episode: Episode, reason: str, score: dict[str, Any] | None = None, reward: float | None = None, cause: dict[str, str] | None = None
+    *,
+    episode: Episode,
+    reason: str,
+    score: dict[str, Any] | None = None,
+    reward: float | None = None,
+    cause: dict[str, str] | None = None,
+    header: dict[str, Any] | None = None,
 ) -> Episode:
     """End the episode. `cause`: why it failed ({"type", "message"} of the exception), kept in the header and the
-    metrics so the episode's page and the API say what went wrong; the caller has removed any secrets from it."""
+    metrics so the episode's page and the API say what went wrong; the caller has removed any secrets from it.
+    `header`: fields the runner knows only at the end (a team's per-role accounting, "roles"), added to the header."""
     with transaction.atomic():
         episode.mark_finished(reason=reason, score=score, reward=reward)
-        header = dict(episode.meta.get("header", {}))
-        header.update(
+        stored = {**episode.meta.get("header", {}), **(header or {})}
+        stored.update(
             {
                 "termination_reason": reason,
                 "score": score,
@@ -430,9 +437,9 @@ def episode_finish(
             }
         )
         if cause is not None:
-            header["termination_cause"] = cause
+            stored["termination_cause"] = cause
             episode.metrics = {**(episode.metrics or {}), "termination_cause": cause}
-        episode.meta = {**episode.meta, "header": header}
+        episode.meta = {**episode.meta, "header": stored}
         episode.save(update_fields=["meta", "metrics"])
         live_publish(
             stream=f"episode:{episode.pk}",

@@ -58,9 +58,7 @@ def test_live_appends_keep_the_role(project_a: Any) -> None:
 
 
 @pytest.mark.parametrize("role", ["Critic", "x" * 40, "critic\n", ""])
-def test_it_refuses_a_role_that_is_not_a_role_name_naming_the_step(
-    project_a: Any, alice: Any, record_factory: Any, role: str
-) -> None:
+def test_it_refuses_a_role_that_is_not_a_role_name_naming_the_step(project_a: Any, alice: Any, record_factory: Any, role: str) -> None:
     record = record_factory(steps=2)
     record["steps"][1]["role"] = role
     with pytest.raises(DomainError) as caught:
