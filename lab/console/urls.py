@@ -1,6 +1,7 @@
 from django.urls import include, path
 
 from lab.console.views import (
+    agents,
     compare,
     dashboard,
     diagnoses,
@@ -37,6 +38,7 @@ urlpatterns = [
     path("evaluations/new", evaluations.evaluation_new, name="evaluation-new"),
     path("evaluations/demo", evaluations.evaluation_demo, name="evaluation-demo"),
     path("evaluations/<int:pk>/cancel", evaluations.evaluation_cancel_view, name="evaluation-cancel"),
+    path("agents/", agents.agent_list_page, name="agents"),
     path("rollouts/new", rollouts.rollout_new, name="rollout-new"),
     path("rollouts/<int:pk>/cancel", rollouts.rollout_cancel_view, name="rollout-cancel"),
     path("diagnoses/", diagnoses.diagnosis_list_page, name="diagnoses"),
