@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +18,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from environments.roles import ROLE_NAME
 from lab import ingest
 from lab.api_params import query_int
 from lab.edge import int_param
@@ -30,8 +27,8 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
+from lab.trajectories.exports import dataset_export_lines
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
-from lab.trajectories.roles import episodes_with_role, role_examples
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
 from lab.trajectories.serializers import (
     EpisodeImportRequestSerializer,
@@ -216,7 +213,10 @@ class DatasetExportView(APIView):
 
     An episode with no valid chat rendering (lab.ingest.export.conversation_problems) is left out of an OpenAI
     export, never written as an invalid conversation: the stream then ends with one line
-    `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why."""
+    `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why.
+
+    `view=role&role=critic` streams each role's own training data instead: one line per turn of that role, with
+    what it saw, what it did and the episode's outcome (lab.trajectories.exports)."""
 
     @extend_schema(
         operation_id="datasets_export",
@@ -229,44 +229,12 @@ class DatasetExportView(APIView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
-        view = request.query_params.get("view", "episode")
-        if view == "role":
-            return _role_export(episodes, request.query_params.get("role", ""))
-        if view != "episode":
-            raise DomainError("unknown_view", f"view={view!r}; use episode or role", path="view")
-        fmt = request.query_params.get("format", "openai")
-        if fmt not in ("openai", "native"):
-            raise DomainError("unknown_format", f"format={fmt!r}; use openai or native")
-
-        def lines() -> Iterator[bytes]:
-            skipped = []
-            for episode in episodes.order_by("id").iterator(chunk_size=200):
-                try:
-                    yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
-                except ingest.ConversationError as exc:
-                    skipped.append({"episode_id": episode.pk, "problems": exc.problems})
-            if skipped:
-                yield (json.dumps({"skipped": skipped}, separators=(",", ":")) + "\n").encode()
-
-        response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
-        response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'
+        params = request.query_params
+        view, role = params.get("view", "episode"), params.get("role", "")
+        lines = dataset_export_lines(episodes=episodes, view=view, fmt=params.get("format", "openai"), role=role)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="{role if view == "role" else "dataset"}.jsonl"'
         return response
-
-
-def _role_export(episodes: Any, role: str) -> StreamingHttpResponse:
-    """`view=role&role=critic`: one line per turn of that role (lab.trajectories.roles.role_examples)."""
-    if not ROLE_NAME.fullmatch(role):
-        raise DomainError("invalid_role", f"role={role!r} is not a role name (e.g. critic, consultant, user)", path="role")
-
-    def lines() -> Iterator[bytes]:
-        for episode in episodes_with_role(episodes, role).order_by("id").iterator(chunk_size=200):
-            for example in role_examples(episode_to_record(episode), role=role):
-                line = {"episode_id": episode.pk, "provenance": episode.provenance, **example}
-                yield (json.dumps(line, separators=(",", ":"), default=str) + "\n").encode()
-
-    response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="{role}.jsonl"'
-    return response
 
 
 @extend_schema(exclude=True)  # the same operation with a trailing slash: described (and named) once, above

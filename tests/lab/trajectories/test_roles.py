@@ -85,3 +85,21 @@ def test_episodes_with_a_role_are_found_by_its_column(project_a: Any, alice: Any
     _store(project_a, alice, record_factory(steps=2))
     assert list(episodes_with_role(Episode.objects.all(), "critic")) == [team]
     assert list(episodes_with_role(Episode.objects.all(), "user")) == []
+
+
+def test_the_cli_exports_a_roles_view_like_the_api(project_a: Any, alice: Any, alice_api: Any, tmp_path: Any) -> None:
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    _store(project_a, alice, _consult_record())
+    out = tmp_path / "consultant.jsonl"
+    call_command("export_dataset", project="acme", view="role", role="consultant", out=str(out))
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["step_index"], line["followed"]) for line in lines] == [(2, True), (8, False)]
+    api_body = b"".join(alice_api.get("/api/v1/datasets/export?view=role&role=consultant").streaming_content)
+    assert api_body.decode() == out.read_text()
+    with pytest.raises(CommandError, match="role='' is not a role name"):
+        call_command("export_dataset", project="acme", view="role", out=str(out))
+    bad = alice_api.get("/api/v1/datasets/export?view=roles").json()["error"]
+    assert (bad["code"], bad["path"]) == ("unknown_view", "view")
