@@ -27,7 +27,7 @@ from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
-from lab.rollouts.teams import agent_config_dict, role_connection, team_validate
+from lab.rollouts.teams import agent_config_dict, role_connection, team_kinds, team_validate
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
 from lab.trajectories.redaction import redactor_configured
@@ -78,11 +78,13 @@ def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | s
         raise DomainError("invalid_seed", f"seed must be an integer, got {seed!r}")
     options = episode_options_check(task_id=task.task_id, options=options)
     agent_connection(agent=agent)  # a disabled agent or a refused endpoint fails here, before any job exists
+    kinds = {agent.kind}
     if agent.team:  # and each role's: found in the project, not a team, its endpoint allowed
         team_validate(project=project, team=agent.team, agent_name=agent.name)
+        kinds |= team_kinds(project=project, team=agent.team)
     job = RolloutJob.objects.create(
         project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, options=options,
-        queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=job_user(user),
+        queue="gpu" if kinds & set(_GPU_KINDS) else "cpu", created_by=job_user(user),
     )  # fmt: skip
     if enqueue:
         transaction.on_commit(lambda: rollout_enqueue(job))

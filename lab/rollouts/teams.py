@@ -59,6 +59,17 @@ def team_validate(*, project: Project, team: Any, agent_name: str | None) -> dic
     return dict(team)
 
 
+def team_kinds(*, project: Project, team: Any) -> set[str]:
+    """The kinds of a stored team's role agents (a rollout with an hf role goes to the GPU queue)."""
+    kinds = set()
+    for _, _, agent in team_check(team, names=True):
+        if isinstance(agent, dict):
+            kinds.add(str(agent.get("kind")))
+        else:
+            kinds.update(AgentConfig.objects.filter(project=project, name=agent).values_list("kind", flat=True))
+    return kinds
+
+
 def team_role_names(team: Any) -> set[str]:
     """The agent names a stored team refers to."""
     try:

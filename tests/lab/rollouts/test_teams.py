@@ -162,3 +162,12 @@ def test_a_scripted_team_rollout_is_stored_with_its_roles_and_exported_per_role(
     assert first["outcome"] == {"composite": episode.composite, "passed": episode.passed, "reward": episode.reward}
     assert first["followup"]["steps"] > 0 and first["followup"]["succeeded"] == (first["followup"]["failed"] == 0)
     assert alice_api.get("/api/v1/datasets/export?view=role&role=Critic").status_code == 400
+
+
+def test_a_team_with_a_local_model_role_goes_to_the_gpu_queue(project_a: Any) -> None:
+    AgentConfig.objects.create(project=project_a, name="critic", kind="scripted", model="lab-test-critic")
+    plain = AgentConfig.objects.create(project=project_a, name="plain-team", kind="scripted", model="smart-triage",
+                                       team={"critic": {"agent": "critic"}})  # fmt: skip
+    assert rollout_launch(project=project_a, agent=plain, task="storebench/payment-outage", seed=0, enqueue=False).queue == "cpu"
+    AgentConfig.objects.filter(name="critic").update(kind="hf", model="tiny")
+    assert rollout_launch(project=project_a, agent=plain, task="storebench/payment-outage", seed=1, enqueue=False).queue == "gpu"
