@@ -67,3 +67,13 @@ def test_it_refuses_a_role_that_is_not_a_role_name_naming_the_step(project_a: An
     with pytest.raises(DomainError) as caught:  # the upload path too: the fast path leaves it to the general one
         imports.upload_ingest(project=project_a, user=alice, data=json.dumps([record]).encode(), filename="b.json", fmt="native")
     assert "role" in caught.value.message
+
+
+def test_the_api_round_trips_roles_through_upload_steps_and_export(alice_api: Any, record_factory: Any) -> None:
+    record = _team_record(record_factory)
+    answer = alice_api.post("/api/v1/episodes/?project=acme", record, format="json")
+    assert answer.status_code == 201, answer.json()
+    episode = answer.json()["id"] if "id" in answer.json() else answer.json()["episodes"][0]["id"]
+    steps = alice_api.get(f"/api/v1/episodes/{episode}/steps/").json()["steps"]
+    assert [s.get("role") for s in steps] == [None, None, None, "critic", "harness"]
+    assert alice_api.get(f"/api/v1/episodes/{episode}/export?format=native").json()["steps"] == record["steps"]
