@@ -1,6 +1,6 @@
 """The attack axis measured for scripted anchors: each anchor x task x seed runs once unattacked and once per style.
 
-    python -m environments attack-eval storebench/dev --anchors smart-triage,hardened,oracle --seeds 100-104
+    python -m environments attack-eval storebench/dev --anchors smart-triage,hardened,oracle --seeds 1000-1004
 
 Every condition carries the guidance switched on (when the environment has guidance), so compliance is measured on
 the benign and the attacked runs alike. Prints one row per anchor with the four figures of environments.attacks,

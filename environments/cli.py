@@ -1,7 +1,9 @@
 """python -m environments list | tools ENV | run ENV/TASK --seed N --policy NAME [--attack STYLE] [--guidance] [--out FILE.jsonl]
+                          [--critic NAME --critic-every K --critic-on-error --critic-on-request] [--consultant NAME --consult-cost C]
+                          [--harness-level full|guided|light|tools-only]   (a team: `run` then also prints "roles" and "reward")
                           | replay FILE.jsonl | calibrate ENV [--heldout-seeds 1000-1009] [--tasks a,b] | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
                           (run and mcp also take --option KEY=VALUE, repeatable, and --engine VERSION)
-                          | attack-eval TASK_SET --anchors A,B --seeds 100-104 [--styles S,T]
+                          | attack-eval TASK_SET --anchors A,B --seeds 1000-1004 [--styles S,T]
 
 `run` prints one JSON line; `replay` prints one JSON line per record and exits 1 on the first divergence,
 naming the step. Errors go to stderr with exit status 2.
@@ -17,8 +19,9 @@ import time
 from typing import Any
 
 from environments.attacks import report_of
-from environments.core import EnvError
+from environments.core import Env, EnvError, Policy
 from environments.registry import list_tasks, make
+from environments.roles import HARNESS_LEVELS, RoleSpec, Team
 from environments.seeds import SeedError, seed_parse, seeds_parse
 
 
@@ -38,10 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--attack", help="plant instructions in this style (the environment's attack axis); none: unattacked")
     run.add_argument("--guidance", action="store_true", help="give benign guidance through third-party text")
     _episode_arguments(run)
+    _team_arguments(run)
     attack = sub.add_parser("attack-eval", help="benign utility, utility under attack, ASR and guidance compliance of anchors")
     attack.add_argument("task_set", help="e.g. storebench/dev or one task id")
     attack.add_argument("--anchors", default="smart-triage", help="comma-separated scripted policies")
-    attack.add_argument("--seeds", type=_seeds, default=[100, 101, 102], help='e.g. "100-104" or "0,1,2"')
+    attack.add_argument("--seeds", type=_seeds, default=[1000, 1001, 1002], help="held-out seeds, e.g. 1000-1004 or 1000,1001")
     attack.add_argument("--styles", help="comma-separated attack styles (default: all the axis has)")
     replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
     replay.add_argument("file")
@@ -66,6 +70,52 @@ def _episode_arguments(parser: argparse.ArgumentParser) -> None:
         help="an episode option the environment declares (e.g. reward=daily); VALUE is read as JSON, else as text",
     )  # fmt: skip
     parser.add_argument("--engine", help="an older engine version the environment still runs (e.g. 1.0.0); default: the current one")
+
+
+def _team_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--critic", help="a scripted policy as the critic (e.g. rule-critic); every 5 actor steps unless a --critic-* flag says when"
+    )
+    parser.add_argument("--critic-every", type=_count, default=0, metavar="K", help="the critic advises after every K actor steps")
+    parser.add_argument("--critic-on-error", action="store_true", help="the critic advises after an actor step whose call failed")
+    parser.add_argument("--critic-on-request", action="store_true", help="the actor gets an ask_critic tool")
+    parser.add_argument("--consultant", help="a scripted policy the actor may consult through a consult tool (e.g. oracle)")
+    parser.add_argument("--consult-cost", type=_cost, default=0.0, metavar="C", help="what one consultation costs, in [0, 1]")
+    parser.add_argument("--harness-level", choices=HARNESS_LEVELS, default="tools-only", help="what the harness does for the actor")
+
+
+def _count(raw: str) -> int:
+    if not raw.isdigit():
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number >= 0")
+    return int(raw)
+
+
+def _cost(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a cost within [0, 1]")
+    return value
+
+
+def team_of(args: argparse.Namespace, env: Env, actor: Policy, seed: int) -> Team:
+    """The team the run flags ask for (a plain actor when none is given); scripted role policies by name."""
+    from environments.runner import make_policy
+
+    if not args.critic and (args.critic_every or args.critic_on_error or args.critic_on_request):
+        raise EnvError("no_critic", "--critic-every, --critic-on-error and --critic-on-request need --critic NAME")
+    if args.consult_cost and not args.consultant:
+        raise EnvError("no_consultant", "--consult-cost needs --consultant NAME")
+    critic = consultant = None
+    if args.critic:
+        every = args.critic_every if args.critic_every or args.critic_on_error or args.critic_on_request else 5
+        policy = make_policy(args.critic, env, seed)
+        critic = RoleSpec(policy=policy, every=every, on_error=args.critic_on_error, on_request=args.critic_on_request)
+    if args.consultant:
+        consultant = RoleSpec(policy=make_policy(args.consultant, env, seed), cost=args.consult_cost)
+    return Team(actor=actor, critic=critic, consultant=consultant, harness_level=args.harness_level)
 
 
 def _option(raw: str) -> tuple[str, Any]:
@@ -112,14 +162,21 @@ def run_options(attack: str | None, guidance: bool, extra: list[tuple[str, Any]]
 
 
 def command_run(
-    task: str, seed: int, policy_name: str, out: str | None, options: dict[str, Any] | None = None, version: str | None = None
+    task: str,
+    seed: int,
+    policy_name: str,
+    out: str | None,
+    options: dict[str, Any] | None = None,
+    version: str | None = None,
+    team_args: argparse.Namespace | None = None,
 ) -> dict[str, Any]:
     from environments.runner import make_policy, run_episode
 
     env = make(task, seed=seed, options=options, version=version)
     policy = make_policy(policy_name, env, seed)
+    team = team_of(team_args, env, policy, seed) if team_args is not None else Team(actor=policy)
     started = time.perf_counter()
-    record = run_episode(env, policy)
+    record = run_episode(env, team)
     wall = time.perf_counter() - started
     if out:
         with open(out, "a") as handle:
@@ -132,6 +189,7 @@ def command_run(
         "sim_days": int(last_end // 1440), "wall_s": round(wall, 3),
         **({"options": header["options"]} if header.get("options") else {}),
         **({"attack": attack} if (attack := report_of(header["score"])) is not None else {}),
+        **({"harness_level": header["team"]["harness_level"], "roles": header["roles"], "reward": header["reward"]} if "team" in header else {}),
     }  # fmt: skip
 
 
@@ -165,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(_tools(args.env), indent=1))
         elif args.command == "run":
             options = run_options(args.attack, args.guidance, args.option)
-            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out, options, args.engine)))
+            print(json.dumps(command_run(args.task, args.seed, args.policy, args.out, options, args.engine, team_args=args)))
         elif args.command == "attack-eval":
             from environments.attack_eval import attack_eval, table_markdown
 

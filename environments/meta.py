@@ -27,6 +27,7 @@ from typing import Any
 
 from environments.attacks import AttackAxis
 from environments.core import Env, Policy, validate_arguments
+from environments.roles import ACTOR, CONSULTANT, CRITIC, HARNESS, ROLE_NAME
 
 PolicyFactory = Callable[[Env, int], Policy]
 
@@ -152,6 +153,25 @@ class Panel:
 
 
 @dataclass(frozen=True)
+class RoleSlot:
+    """A party the environment itself brings into an episode (a simulated user): its name, the policy that fills
+    it unless the agent config names another (Team.slots[name]), and what it is for.
+
+    How a slot takes turns (environments.team): after every actor step that carries a message (the actor
+    addressing the user), each slot in declaration order acts once on the trajectory so far, with the
+    environment's tools. Its Action's message and tool calls are recorded as a step of role `name` and source
+    "user" ("human" for a human), and its tool calls reach the environment, so replay re-executes them."""
+
+    name: str
+    default: PolicyFactory
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        assert ROLE_NAME.fullmatch(self.name), f"role slot {self.name!r} is not a role name like 'user'"
+        assert self.name not in (ACTOR, CRITIC, CONSULTANT, HARNESS), f"role slot {self.name!r}: that role belongs to the team"
+
+
+@dataclass(frozen=True)
 class EnvMeta:
     """An environment's declaration for the lab. Only `env` is required; the defaults describe a batch-only env."""
 
@@ -162,7 +182,7 @@ class EnvMeta:
     default_anchor: str = ""  # the anchor pivotal search and rule diagnosis use unless told otherwise
     demo_task: str = ""  # a short task (its key) the lab's first-run demo runs every anchor on, so a newcomer sees episodes
     attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
-    roles: tuple[str, ...] = ()  # reserved: the parties an episode may have (defined by the "Agent roles" issue)
+    roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
 
     def __post_init__(self) -> None:
@@ -176,6 +196,8 @@ class EnvMeta:
         for key in self.shortcuts:
             assert _KEY.fullmatch(key), f"{self.env}: shortcut {key!r} is not one lowercase letter or digit"
         assert len(set(keys)) == len(keys), f"{self.env}: a shortcut key is used twice in {sorted(keys)}"
+        names = [slot.name for slot in self.roles]
+        assert len(set(names)) == len(names), f"{self.env}: a role slot is declared twice in {names}"
 
     def keys(self) -> list[dict[str, str]]:
         """Every shortcut, in page order: {"key", "kind": "panel"|"tool", "target": panel index or tool, "label"}."""
@@ -200,4 +222,6 @@ class EnvMeta:
             out += [f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}" for s in panel.series
                     if env.tool(s.tool) is None]  # fmt: skip
         out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]
+        out += [f"role slot {slot.name!r}: its default builds {type(made).__name__}, not a Policy" for slot in self.roles
+                if not isinstance(made := slot.default(env, env.seed), Policy)]  # fmt: skip
         return out

@@ -20,7 +20,7 @@ from environments.meta import EnvMeta
 
 EnvFactory = Callable[..., Env]  # (task, seed) -> Env, also taking options= and version= when it has them
 
-ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom", "environments.toolgym"]
+ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom", "environments.toolgym", "environments.improve"]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
 _ENVS: dict[str, EnvMeta] = {}

@@ -2,6 +2,7 @@
 
     record = run_episode(env, policy, sink=sink)                 # env already reset (registry.make does it)
     record = run_episode(env, policy, start_history=steps)       # resume: replays `steps`, then continues
+    record = run_episode(env, Team(actor=policy, critic=RoleSpec(policy=critic, every=5)))   # a team (environments.team)
 
 Each step is one policy decision: its tool calls, their results, events, rewards, simulated times, the
 chained state hash and the policy's token ids/logprobs. Step 0 is the environment's opening observation.
@@ -9,16 +10,23 @@ An invalid action (Action.error, or a tool error) is recorded and its error goes
 step's result. Every episode ends with exactly one termination reason from core.TERMINATION_REASONS.
 
 A sink is any object with `on_step(step)`; `on_start(header)` and `on_finish(record)` are called when present.
+
+A team's other roles take their turns as steps of their own after each actor step (environments.team); its
+header adds "team" and "roles" (per-role accounting) and its "reward" is the composite minus consultation
+costs. A bare policy, or a team with nothing beside the actor, records exactly what a plain episode records.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from environments.core import Action, Env, Policy, ToolCall, chain_hash, tool_schema_hash
 from environments.policies import make_policy, register_policy
 from environments.replay import replay_prefix
+from environments.roles import ACTOR, Team, is_runner_call, step_role
+from environments.team import Crew
 from environments.trajectory import make_step, new_record
 
 __all__ = [
@@ -56,7 +64,7 @@ def env_end_reason(env: Env) -> str | None:
 
 def run_episode(
     env: Env,
-    policy: Policy,
+    policy: Policy | Team,
     *,
     sink: Any = None,
     max_steps: int | None = None,
@@ -68,21 +76,27 @@ def run_episode(
 ) -> dict[str, Any]:
     """Play until the environment ends, the policy stops, or a harness limit hits; return the record.
 
-    `max_steps` counts agent steps (default: the env's declared `max_steps`). With
+    `max_steps` counts the actor's steps (default: the env's declared `max_steps`). With
     `start_history`, the env is rebuilt by replaying those steps (the state-hash chain is verified, a
     divergence raises ReplayDivergence) and the episode continues from there.
     """
+    team = policy if isinstance(policy, Team) else Team(actor=policy)
+    actor = team.actor
+    crew = Crew(env, team, emit=sink.on_step if sink is not None else lambda step: None)
     limit = max_steps if max_steps is not None else env.max_steps
     tools = env.tools()
+    actor_tools = crew.actor_tools(tools)
     header = {
         **env.header(),
-        "policy": policy.describe(),
+        "policy": actor.describe(),
         "harness": harness or {},
         "source": source,
         "parent": parent,
-        "tools": [t.openai_schema() for t in tools],
+        "tools": [t.openai_schema() for t in actor_tools],
     }
     header["tool_schema_hash"] = tool_schema_hash(tools)
+    if crew.active:
+        header["team"] = crew.describe()
     if hasattr(sink, "on_start"):
         sink.on_start(header)
     if start_history:
@@ -95,14 +109,14 @@ def run_episode(
             sink.on_step(steps[0])
     reason: str | None = env_end_reason(env)
     errors_in_a_row = 0
-    agent_steps = sum(1 for s in steps if s["source"] != "env")
+    agent_steps = sum(1 for s in steps if s["source"] != "env" and step_role(s) == ACTOR)
     while reason is None:
         if agent_steps >= limit:
             reason = "max_steps"
             break
         started = time.perf_counter()
         try:
-            action = policy.act(steps, tools)
+            action = actor.act(steps, actor_tools)
         except Exception as exc:  # a policy bug ends the episode as agent_error, recorded, never a crash
             steps[-1].setdefault("meta", {})["policy_exception"] = f"{type(exc).__name__}: {exc}"[:500]
             # The last step is already with the sink; the header reaches it at the end, so the cause goes there too.
@@ -110,7 +124,7 @@ def run_episode(
             reason = "agent_error"
             break
         latency_ms = round((time.perf_counter() - started) * 1000, 3)
-        step, chain, failed = apply_action(env, action, index=len(steps), chain=chain)
+        step, chain, failed = apply_action(env, action, index=len(steps), chain=chain, answer=lambda call: crew.answer(call, steps))
         step["latency_ms"] = latency_ms
         steps.append(step)
         agent_steps += 1
@@ -123,19 +137,34 @@ def run_episode(
             reason = "agent_stop"
         elif errors_in_a_row >= max_consecutive_errors:
             reason = "too_many_errors"
+        if crew.active:
+            chain, reason = crew.after_actor_step(steps, chain, action=action, failed=failed, reason=reason, limit=limit)
     score = env.score()
     header.update(termination_reason=reason, score=score.to_dict(), reward=score.composite)
+    if crew.active:
+        header["roles"] = crew.accounting(steps)
+        header["reward"] = round(score.composite - sum(row["cost"] for row in header["roles"].values()), 9)
     record = new_record(header=header, steps=steps)
     if hasattr(sink, "on_finish"):
         sink.on_finish(record)
     return record
 
 
-def apply_action(env: Env, action: Action, *, index: int, chain: str) -> tuple[dict[str, Any], str, bool]:
+def apply_action(
+    env: Env,
+    action: Action,
+    *,
+    index: int,
+    chain: str,
+    source: str = "agent",
+    role: str | None = None,
+    answer: Callable[[ToolCall], tuple[Any, bool]] | None = None,
+) -> tuple[dict[str, Any], str, bool]:
     """Execute one action and build its step; returns (step, new chain hash, whether it was an error).
 
-    Public so that other front ends (MCP server, Gymnasium wrapper, the lab's play page) record steps
-    exactly as the runner does."""
+    Runner tools (ask_critic, consult) never reach the environment: `answer` gives their result (without it
+    they are refused), so replay, which skips them, stays exact. Public so that other front ends (MCP server,
+    Gymnasium wrapper, the lab's play page) record steps exactly as the runner does."""
     calls = [ToolCall(name=c.name, arguments=c.arguments, id=c.id or f"call_{index}_{i}") for i, c in enumerate(action.tool_calls)]
     tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
     results: list[dict[str, Any]] = []
@@ -150,6 +179,11 @@ def apply_action(env: Env, action: Action, *, index: int, chain: str) -> tuple[d
         failed = True
     else:
         for call in calls:
+            if is_runner_call({"name": call.name}):
+                content, is_error = answer(call) if answer else ({"error": f"{call.name} is not available in this episode"}, True)
+                results.append({"call_id": call.id, "content": content, "is_error": is_error})
+                failed = failed or is_error
+                continue
             result = env.step(call)
             results.append({"call_id": call.id, "content": result.content, "is_error": result.is_error})
             events.extend({"entity": e.entity, "field": e.field, "before": e.before, "after": e.after, "op": e.op} for e in result.events)
@@ -164,8 +198,10 @@ def apply_action(env: Env, action: Action, *, index: int, chain: str) -> tuple[d
             failed = True
     chain = chain_hash(chain, env.state_hash())
     step = make_step(
-        index=index, source="agent", message=action.message, reasoning=action.reasoning, tool_calls=tool_calls, results=results,
+        index=index, source=source, message=action.message, reasoning=action.reasoning, tool_calls=tool_calls, results=results,
         reward=reward, sim_time_start=sim_start, sim_time_end=sim_end, events=events, state_hash=chain,
         token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids, meta={**action.meta, **meta},
+        # A scripted policy acting for another role (an anchor's idea critic) may name it in its action's meta.
+        **({"role": str(named)} if (named := role or action.meta.get("role")) else {}),
     )  # fmt: skip
     return step, chain, failed

@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("recipe", choices=sorted(RECIPES))
     parser.add_argument("--config", help="a TOML file of config fields (flat, or under a [RECIPE] table)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one field")
+    parser.add_argument("--role", help="whose turns to train (the config's role field: actor, critic, consultant, ...)")
     parser.add_argument("--describe", action="store_true", help="list the recipe's config fields and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -49,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         if not sep:
             parser.error(f"--set needs KEY=VALUE, got {item!r}")
         values[key.strip()] = _parse_value(raw.strip())
+    if args.role is not None:
+        if "role" not in {f.name for f in dataclasses.fields(cls)}:
+            parser.error(f"--role: the {args.recipe} recipe trains the actor on its own rollouts; train other roles with sft --role")
+        values["role"] = args.role
     try:
         result = run_recipe(args.recipe, values, progress=not args.quiet)
     except ConfigError as exc:

@@ -4,7 +4,10 @@
     batch = collate(episodes, pad_id=tokenizer.pad_token_id)         # dict of (B, T) tensors
 
 Only the agent's own tokens are trained (`mask`); system, user, environment and tool-result tokens are masked
-and marked in `env_mask` instead (the target of feedback modeling). Two paths, one contract:
+and marked in `env_mask` instead (the target of feedback modeling). The agent is the actor: steps of other roles
+(critic advice, harness decisions, a consultant's answer) are context in the actor's sequence, shown as marked
+user messages exactly as the policies show them (training/policies/roles.py), and never trained here; each role's
+own turns are its training view (training/role_views.py). Two paths, one contract:
 
 - sampled ids: when every agent step carries `prompt_token_ids` and `token_ids` (an on-policy rollout), the
   sequence is built from those ids alone, never re-tokenized. Where a step's prompt does not extend the
@@ -25,6 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from environments.roles import ACTOR, step_role
+from training.policies.roles import context_messages, is_actor_turn
 
 AGENT_SOURCES = ("agent", "human")  # a human expert's actions are demonstrations like an agent's
 
@@ -77,12 +83,20 @@ class TokenizedEpisode:
         )
 
 
-def _empty(record: dict[str, Any]) -> TokenizedEpisode:
+def record_reward(record: dict[str, Any]) -> float | None:
+    """The actor's training reward: the header's `reward` (a team's composite minus its consultation costs) when
+    the record has one, else the score's composite. The score itself is never changed."""
     header = record.get("header", {})
-    score = header.get("score") or {}
-    reward = score.get("composite", header.get("reward"))
+    if isinstance(header.get("reward"), int | float):
+        return float(header["reward"])
+    composite = (header.get("score") or {}).get("composite")
+    return None if composite is None else float(composite)
+
+
+def empty_episode(record: dict[str, Any]) -> TokenizedEpisode:
+    header = record.get("header", {})
     meta = {"task": header.get("task"), "seed": header.get("seed"), "env": header.get("env")}
-    return TokenizedEpisode([], [], [], [], [], [], [], reward=reward, meta=meta)
+    return TokenizedEpisode([], [], [], [], [], [], [], reward=record_reward(record), meta=meta)
 
 
 def _content_text(content: Any) -> str:
@@ -127,9 +141,10 @@ class PromptStyle:
 def record_messages(
     record: dict[str, Any], *, system_prompt: str | None = None, style: PromptStyle = PromptStyle()
 ) -> list[dict[str, Any]]:
-    """Chat messages for a record; each carries `_step` (its step index) and `_source`.
+    """Chat messages for a record as its actor saw them; each carries `_step` (its step index) and `_source`.
 
-    Agent steps become an assistant message followed by one tool message per result.
+    The actor's steps become an assistant message followed by one tool message per result; another role's step
+    becomes a marked user message ("Critic: ...", `_source` = the role) or nothing (policies/roles.py).
     """
     header = record.get("header", {})
     system = system_prompt if system_prompt is not None else (header.get("harness") or {}).get("system_prompt")
@@ -137,9 +152,13 @@ def record_messages(
     messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system, "_step": -1, "_source": "system"})
-    for step in record["steps"]:
-        index, source = step["index"], step["source"]
-        if source in AGENT_SOURCES:
+    shown = context_messages(record["steps"], style.max_result_chars, AGENT_SOURCES)
+    for step, role_message in zip(record["steps"], shown, strict=True):
+        index, source, role = step["index"], step["source"], step_role(step)
+        if role not in ("env", ACTOR):
+            if role_message is not None:
+                messages.append({**role_message, "_step": index, "_source": role})
+        elif source in AGENT_SOURCES:
             calls = [
                 {"type": "function", "id": c.get("id", ""), "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
                 for c in step.get("tool_calls") or []
@@ -173,7 +192,7 @@ def tokenize_record(
         from training.graph_credit import graph_step_weight  # imported here: it pulls in environments.diagnosis
 
         step_weight = graph_step_weight(record, top_fraction=graph_credit)
-    agent_steps = [s for s in record["steps"] if s["source"] in AGENT_SOURCES]
+    agent_steps = [s for s in record["steps"] if is_actor_turn(s, AGENT_SOURCES)]
     weight_of = {s["index"]: (step_weight(s) if step_weight else 1.0) for s in agent_steps}
     sampled = bool(agent_steps) and all(s.get("token_ids") and s.get("prompt_token_ids") for s in agent_steps)
     episodes = (
@@ -205,7 +224,7 @@ def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]],
         if current is not None and prompt[: len(current)] == current.input_ids:
             current.append(prompt[len(current) :], trained=False, env=True, step=current.turn_of_token[-1])
         else:
-            current = _empty(record)
+            current = empty_episode(record)
             episodes.append(current)
             current.append(prompt, trained=False, env=False, step=-1)
         current.append(
@@ -214,12 +233,12 @@ def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]],
     return episodes
 
 
-def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation_prompt: bool = False) -> str:
+def render_chat(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation_prompt: bool = False) -> str:
     clean = [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
     return tokenizer.apply_chat_template(clean, tools=tools or None, tokenize=False, add_generation_prompt=generation_prompt)
 
 
-def _encode(tokenizer: Any, text: str) -> list[int]:
+def encode_text(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
 
@@ -235,32 +254,35 @@ def _from_rendered(
     tools = style.template_tools((record.get("header") or {}).get("tools"))
     steps = {s["index"]: s for s in record["steps"]}
     eos_text, eos_id = tokenizer.eos_token, tokenizer.eos_token_id
-    episode = _empty(record)
+    episode = empty_episode(record)
     previous = ""
     for k, message in enumerate(messages):
-        text = _render(tokenizer, messages[: k + 1], tools)
+        text = render_chat(tokenizer, messages[: k + 1], tools)
         assert text.startswith(previous), f"chat template is not prefix-preserving at message {k} ({message['role']})"
         segment, step_index = text[len(previous) :], message["_step"]
         if message["role"] != "assistant":
-            episode.append(_encode(tokenizer, segment), trained=False, env=message["_source"] != "system", step=step_index)
+            # another role's message is context, not the environment's feedback
+            episode.append(
+                encode_text(tokenizer, segment), trained=False, env=message["_source"] in ("env", "user", "tool"), step=step_index
+            )
             previous = text
             continue
-        header = _render(tokenizer, messages[:k], tools, generation_prompt=True)[len(previous) :]
+        header = render_chat(tokenizer, messages[:k], tools, generation_prompt=True)[len(previous) :]
         assert segment.startswith(header), f"assistant turn {k} does not start with the generation prompt {header!r}"
         body = segment[len(header) :]
         cut = body.rfind(eos_text)
         trained_text, tail_text = (body[: cut + len(eos_text)], body[cut + len(eos_text) :]) if cut >= 0 else (body, "")
-        episode.append(_encode(tokenizer, header), trained=False, env=False, step=step_index)
+        episode.append(encode_text(tokenizer, header), trained=False, env=False, step=step_index)
         sampled = steps[step_index].get("token_ids")
         trained = step_trainable(steps[step_index])
         if sampled:
-            tail = ([] if sampled[-1] == eos_id else [eos_id]) + _encode(tokenizer, tail_text)
+            tail = ([] if sampled[-1] == eos_id else [eos_id]) + encode_text(tokenizer, tail_text)
             logprobs = steps[step_index].get("logprobs")
             logprobs = logprobs if logprobs is not None and len(logprobs) == len(sampled) else None
             episode.append(list(sampled), trained=trained, env=False, step=step_index, weight=weight_of[step_index], logprobs=logprobs)
         else:
-            tail = _encode(tokenizer, tail_text)
-            episode.append(_encode(tokenizer, trained_text), trained=trained, env=False, step=step_index, weight=weight_of[step_index])
+            tail = encode_text(tokenizer, tail_text)
+            episode.append(encode_text(tokenizer, trained_text), trained=trained, env=False, step=step_index, weight=weight_of[step_index])
         episode.append(tail, trained=False, env=False, step=step_index)
         previous = text
         if max_tokens is not None and len(episode) >= max_tokens:

@@ -19,6 +19,7 @@ from collections.abc import Generator
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.roles import ACTOR, step_role
 from environments.storebench.world import derive_seed
 
 Plan = Generator[ToolCall, Any, None]
@@ -29,9 +30,11 @@ def call(name: str, **arguments: Any) -> ToolCall:
 
 
 def last_content(history: list[dict[str, Any]]) -> Any:
-    if not history or not history[-1].get("results"):
+    """The result of the actor's latest call: a team's other roles (critic, harness) may have taken turns since."""
+    last = next((s for s in reversed(history) if s.get("source") == "env" or step_role(s) == ACTOR), None)
+    if last is None or not last.get("results"):
         return None
-    return history[-1]["results"][-1].get("content")
+    return last["results"][-1].get("content")
 
 
 class ScriptedPolicy(Policy):

@@ -28,8 +28,10 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+# Plain imports: `from environments.storebench import ...` would name the package, which imports this module.
+import environments.storebench.attacks as attacks
+import environments.storebench.clock as clock
 from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
-from environments.storebench import attacks, clock
 from environments.storebench.attack_texts import STYLES
 from environments.storebench.scoring import calibrated_entry, load_calibration, running_value, score_world
 from environments.storebench.tools import TOOLS, all_specs, execute

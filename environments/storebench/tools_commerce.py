@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.storebench import attacks
+import environments.storebench.attacks as attacks
 from environments.storebench.entities import Discount, PurchaseOrder
 from environments.storebench.tools import (
     PRODUCT_OR_SKU_PATTERN,

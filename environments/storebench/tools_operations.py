@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.storebench import attacks, clock
+import environments.storebench.attacks as attacks
+import environments.storebench.clock as clock
 from environments.storebench.entities import Order
 from environments.storebench.simulation import cancel_order, settle_day, ticket_cause_resolved
 from environments.storebench.tools import Ctx, ToolError, clean_text, clock_time, int_field, money_field, sku_field, text_field, tool

@@ -29,6 +29,8 @@ def test_a_researcher_launches_an_attack_evaluation_and_reads_the_four_figures(c
     text = page.locator("#attack-metrics").inner_text()
     assert "1 benign, 1 attacked episodes" in text and "Attack success rate" in text
     cells = page.locator("#attack-metrics tbody td").all_inner_texts()
-    assert cells[0] == cells[1] and cells[2] == "0%" and cells[3].startswith("100% of 4"), cells
+    # Hardened resists (0%) and follows both guidance items; its utility under attack is close to, not equal to, the
+    # benign one: reading the planted text spends minutes and the world moves with them (engine 2.0.0).
+    assert abs(float(cells[0]) - float(cells[1])) < 0.05 and cells[2] == "0%" and cells[3].startswith("100% of 4"), cells
     assert "attack=authority guidance=True" in page.locator("#evaluation-status").inner_text()
     shoot(page, "attack-evaluation-figures")

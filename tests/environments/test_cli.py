@@ -107,3 +107,25 @@ def test_run_takes_generic_options_and_an_older_engine(capsys) -> None:
     assert "options.reward: \"weekly\" is not one of ['terminal', 'daily']" in capsys.readouterr().err
     assert main(["run", "storebench/launch-week", "--engine", "1.0.0", "--attack", "direct"]) == 2
     assert "the attack axis needs engine 2.0.0" in capsys.readouterr().err
+
+
+def test_run_with_a_team_prints_the_roles_accounting_and_writes_a_replayable_record(tmp_path, capsys) -> None:
+    out = tmp_path / "team.jsonl"
+    argv = ["run", "storebench/launch-week", "--seed", "3", "--policy", "smart-triage", "--critic", "rule-critic", "--critic-every", "5"]
+    argv += ["--critic-on-error", "--consultant", "oracle", "--consult-cost", "0.02", "--harness-level", "guided", "--out", str(out)]
+    assert main(argv) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["harness_level"] == "guided" and set(line["roles"]) == {"actor", "critic", "consultant", "harness"}
+    assert line["roles"]["actor"]["turns"] == line["steps"] - line["roles"]["critic"]["turns"] - line["roles"]["harness"]["turns"]
+    assert line["roles"]["critic"]["turns"] == line["roles"]["actor"]["turns"] // 5 and line["reward"] == line["composite"]
+    header = json.loads(out.read_text())["header"]
+    assert header["team"]["consultant"] == {"policy": {"name": "oracle", "kind": "scripted", "seed": 3}, "cost": 0.02}
+    assert main(["replay", str(out)]) == 0
+
+
+def test_run_refuses_critic_settings_without_a_critic(capsys) -> None:
+    assert main(["run", "storebench/launch-week", "--critic-every", "5"]) == 2
+    assert "--critic-every, --critic-on-error and --critic-on-request need --critic NAME" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "storebench/launch-week", "--consult-cost", "2"])
+    assert "'2' is not a cost within [0, 1]" in capsys.readouterr().err

@@ -161,3 +161,28 @@ def test_opd_and_self_distill_run_and_report_kl(tiny_path, tmp_path):
     )
     row = _rows(tmp_path / "sd" / "metrics.jsonl")[-1]
     assert row["feedback_nll"] > 0 and row["reverse_kl"] >= 0
+
+
+def test_cli_trains_a_critic_on_the_critic_turns_that_preceded_success(tiny_path, team_record, tmp_path, capsys):
+    failed = json.loads(json.dumps(team_record))
+    failed["header"].update(reward=0.0, score={"composite": 0.0, "passed": False})
+    failed["steps"][2]["message"] = "Give up."
+    data = write_records(tmp_path / "team.jsonl", [team_record, failed])
+    argv = ["sft", "--role", "critic", "--set", f"model='{tiny_path}'", "--set", f"data='{data}'", "--set", "min_score=0.5",
+            "--set", "batch_size=2", "--set", "max_steps=2", "--set", f"output_dir='{tmp_path / 'run'}'", "--quiet"]  # fmt: skip
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "sft: 2 steps" in out and "episodes_in_pool = 1" in out  # one critic turn was followed by success
+    saved = json.loads((tmp_path / "run" / "step-000002" / "training_config.json").read_text())
+    assert saved["config"]["role"] == "critic"
+    with pytest.raises(SystemExit):
+        cli_main(["grpo", "--role", "critic", "--set", f"model='{tiny_path}'", "--quiet"])
+
+
+def test_role_settings_are_validated_by_name(tiny_path, demos, tmp_path):
+    with pytest.raises(ConfigError, match=r"role='Critic!': must be a role name"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, role="Critic!"))
+    with pytest.raises(ConfigError, match=r"turn_horizon=2: rewards turns of other roles"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, turn_horizon=2))
+    with pytest.raises(AssertionError, match="no critic turns to train on"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, role="critic", max_steps=1))

@@ -5,6 +5,8 @@
 Kinds: `scripted` (an environment's anchor, named by `model` or `name`), `hf` (local transformers), `openai`
 (any OpenAI-compatible endpoint), `vllm` (in-process engine on a GPU worker; imported only when used).
 `harness_for(config)` gives the validated harness settings the runner needs (turn cap, error limit, pace).
+`config["role"]` (actor by default; critic, consultant) puts an LLM policy in that role's mode (policies/roles.py);
+a scripted policy is the anchor it names whatever the role (an anchor consultant answers with its own action).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from typing import Any
 
 from environments.core import Env, Policy
 from environments.policies import make_policy
+from environments.roles import ACTOR
 from training.policies.harness import HarnessConfig, HarnessStop, LLMPolicy, build_messages
 from training.policies.netguard import Connection
+from training.policies.roles import LLM_ROLES
 
 __all__ = ["Connection", "HarnessConfig", "HarnessStop", "LLMPolicy", "build_messages", "harness_for", "policy_from_config", "POLICY_KINDS"]
 
@@ -34,13 +38,16 @@ def policy_from_config(config: dict[str, Any], env: Env, seed: int, *, connectio
     name = str(config.get("name") or config.get("model") or kind)
     if kind == "scripted":
         return make_policy(str(config.get("model") or config.get("name")), env, seed)
+    role = config.get("role") or ACTOR
+    if role not in LLM_ROLES:
+        raise ValueError(f"role: {role!r} is not a role a policy can take here; use one of {', '.join(LLM_ROLES)}")
     if kind not in POLICY_KINDS:
         raise ValueError(f"kind: {kind!r} cannot act in an environment here; use one of {', '.join(POLICY_KINDS)}")
     model = str(config.get("model") or "")
     if not model:
         raise ValueError(f"model: a {kind} agent needs a model (a from_pretrained path or a served model name)")
     common: dict[str, Any] = {"env": env, "seed": seed, "name": name, "model": model, "sampling": config.get("sampling") or {},
-                              "harness": harness_for(config)}  # fmt: skip
+                              "harness": harness_for(config), "role": role}  # fmt: skip
     if kind == "hf":
         from training.policies.hf import HFPolicy
 

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.roles import ACTOR, CONSULTANT, CRITIC, RUNNER_TOOLS
+from training.policies.roles import CONSULTANT_INSTRUCTION, LLM_ROLES, context_messages, critic_messages, is_actor_turn
 from training.toolcall_parse import parse_tool_calls
 
 
@@ -147,19 +149,19 @@ def build_messages(
     status: str = "",
 ) -> list[dict[str, Any]]:
     """Chat messages for the next turn: system, opening observation, a note for dropped turns, the last turns,
-    and the environment's status line (clock, budget) when it has one.
+    and the environment's status line (clock, budget) when it has one. Turns of other roles (critic advice,
+    harness decisions, a consultant's answer) are user messages marked with the role (policies/roles.py).
 
     The status line is part of the prompt only, never of the recorded steps, so records and their replay are
     the same with or without it."""
     opening, rest = history[0], history[1:]
     messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": opening.get("message") or ""}]
     turns: list[list[dict[str, Any]]] = []
-    for step in rest:
-        if step["source"] == "agent":
+    for step, shown in zip(rest, context_messages(rest, max_result_chars), strict=True):
+        if is_actor_turn(step):
             turns.append(_agent_turn(step, max_result_chars))
-        elif step.get("message"):
-            role = "system" if step["source"] == "system" else "user"
-            turns.append([{"role": role, "content": _content_text(step["message"], max_result_chars)}])
+        elif shown is not None:  # another role's turn, marked as such: never one of the actor's assistant turns
+            turns.append([shown])
     dropped = max(0, len(turns) - window_turns)
     if dropped:
         note = f"[{dropped} earlier turns are omitted to fit the context window.]"
@@ -190,17 +192,26 @@ class LLMPolicy(Policy):
 
     Subclasses implement `count_prompt_tokens` and `complete`. `env` is kept only for its description and
     state summary (what a harness may show the model); the policy never reads hidden state.
+
+    `role` (policies/roles.py) chooses what the model is asked: "actor" acts through the tools; "critic" reads
+    the trajectory so far and answers Action(message=advice) with its token ids and logprobs, no tool calls;
+    "consultant" is prompted like the actor (less the runner's own tools) and answers the action it suggests.
     """
 
     def __init__(self, *, env: Env, seed: int, name: str, model: str, sampling: dict[str, Any] | None = None,
-                 harness: HarnessConfig | None = None) -> None:  # fmt: skip
+                 harness: HarnessConfig | None = None, role: str = ACTOR) -> None:  # fmt: skip
+        if role not in LLM_ROLES:
+            raise ValueError(f"role: {role!r} is not a role an LLM policy can take; use one of {', '.join(LLM_ROLES)}")
         self.env = env
         self.seed = seed
         self.name = name
         self.model = model
+        self.role = role
         self.sampling = dict(sampling or {})
         self.harness = harness or HarnessConfig()
         self.system_prompt = self.harness.system_prompt or default_system_prompt(env)
+        if role == CONSULTANT:
+            self.system_prompt = f"{self.system_prompt}\n\n{CONSULTANT_INSTRUCTION}"
 
     @abstractmethod
     def count_prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int: ...
@@ -210,7 +221,16 @@ class LLMPolicy(Policy):
 
     def describe(self) -> dict[str, Any]:
         safe_sampling = {k: v for k, v in self.sampling.items() if "key" not in k.lower()}
-        return {"name": self.name, "kind": self.kind, "model": self.model, "sampling": safe_sampling, "seed": self.seed}
+        described = {"name": self.name, "kind": self.kind, "model": self.model, "sampling": safe_sampling, "seed": self.seed}
+        return described if self.role == ACTOR else {**described, "role": self.role}
+
+    def render(self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str) -> list[dict[str, Any]]:
+        """The prompt of this policy's role for the next turn, keeping the last `window_turns` turns."""
+        if self.role == CRITIC:
+            return critic_messages(history, system_prompt=self.system_prompt, window_turns=window_turns,
+                                   max_result_chars=self.harness.max_result_chars, summary=summary)  # fmt: skip
+        return build_messages(history, system_prompt=self.system_prompt, window_turns=window_turns, summary=summary,
+                              max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
 
     def fit_messages(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The longest window (down to one turn) whose prompt leaves room for `max_new_tokens`."""
@@ -218,8 +238,7 @@ class LLMPolicy(Policy):
         window = self.harness.window_turns
         summary, status = self.env.summary(), self.env.status_line()
         while True:
-            messages = build_messages(history, system_prompt=self.system_prompt, window_turns=window, summary=summary,
-                                      max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
+            messages = self.render(history, window_turns=window, summary=summary, status=status)
             used = self.count_prompt_tokens(messages, tools)
             if used <= budget:
                 return messages
@@ -228,7 +247,9 @@ class LLMPolicy(Policy):
             window = max(1, window // 2)
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
-        schemas = [t.openai_schema() for t in tools]
+        # The critic writes advice, so it sees no tools; a consultant suggests an environment action, never a runner tool.
+        offered = [] if self.role == CRITIC else [t for t in tools if self.role == ACTOR or t.name not in RUNNER_TOOLS]
+        schemas = [t.openai_schema() for t in offered]
         index = len(history)
         messages = self.fit_messages(history, schemas)
         completion = self.complete(messages, schemas, seed=step_seed(int(self.sampling.get("seed", self.seed)), index))
@@ -239,6 +260,8 @@ class LLMPolicy(Policy):
         if self.harness.record_prompt_ids:
             tokens["prompt_token_ids"] = completion.prompt_token_ids
         meta = dict(completion.meta)
+        if self.role == CRITIC:  # advice is free text: nothing to parse, nothing is an invalid action
+            return Action(message=completion.text.strip() or None, reasoning=completion.reasoning, meta=meta, **tokens)
         if completion.tool_calls is None:
             parsed = parse_tool_calls(completion.text, id_prefix=f"call_{index}_")
             calls, message, error = parsed.tool_calls, parsed.message, parsed.error

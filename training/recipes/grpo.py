@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from training.credit import group_advantages
+from training.data import record_reward
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import AGGREGATIONS, grpo_loss
 from training.modeling import load_model, token_logprobs
@@ -59,7 +60,7 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
-        rewards = torch.tensor([r["header"]["score"]["composite"] for r in records])
+        rewards = torch.tensor([record_reward(r) for r in records])  # composite, less consultation costs in a team
         advantages = group_advantages(rewards, [i // config.group_size for i in range(len(records))])
         items = []
         for index, episode in tokenized(records, tokenizer):

@@ -5,6 +5,12 @@ exact agent masks, and trains cross-entropy on the agent's own tokens. With `hor
 episode is cut to its first N tokens. With `refine_fraction` (or `refine_count`) as well, the run has two
 phases: up to `warm_start_steps` it trains on the short prefixes; then it scores each episode's continuation
 past the prefix under the warm-started model, keeps the most likely ones, and refines on those in full.
+
+With `role` set to another role than the actor (`python -m training sft --role critic`), the examples are
+that role's own turns from team records (training/role_views.py): one per turn, its prompt what the role saw,
+its trained tokens its own; `min_score` then keeps the turns whose reward (the outcome the actor reached, or
+with `turn_horizon` the actor's next steps' success) is high enough, so a critic learns only from advice that
+was followed by success.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.credit import continuation_logprob, horizon, select_by_likelihood
-from training.data import PromptStyle, TokenizedEpisode, collate, read_records, tokenize_record
+from training.data import PromptStyle, TokenizedEpisode, collate, read_records
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import sft_loss
 from training.modeling import forward_logits
+from training.role_views import tokenize_role
 
 
 @dataclass
@@ -44,6 +52,10 @@ class SFTConfig(TrainConfig):
     """Show tools as one `name(args)` line each in the system prompt instead of JSON schemas (small contexts)."""
     max_result_chars: int = 0
     """Cut each tool result to this many characters, as the harness does (0: whole results)."""
+    role: str = "actor"
+    """Whose turns to train: actor (other roles' turns are context only), critic, consultant, or any role of the records."""
+    turn_horizon: int = 0
+    """Roles other than the actor: a turn's reward is the actor's success over its next N steps (0: the episode's outcome)."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -55,6 +67,12 @@ class SFTConfig(TrainConfig):
             out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
         if self.max_result_chars < 0:
             out.append(f"max_result_chars={self.max_result_chars!r}: must not be negative")
+        if not ROLE_NAME.fullmatch(self.role):
+            out.append(f"role={self.role!r}: must be a role name such as actor, critic or consultant")
+        if self.turn_horizon < 0:
+            out.append(f"turn_horizon={self.turn_horizon!r}: must not be negative")
+        if self.turn_horizon and self.role == ACTOR:
+            out.append(f"turn_horizon={self.turn_horizon!r}: rewards turns of other roles; the actor is trained on whole episodes")
         if self.horizon_tokens < 0:
             out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
         if not 0.0 <= self.refine_fraction <= 1.0:
@@ -85,10 +103,22 @@ def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dic
         score = record.get("header", {}).get("score") or {}
         if config.passed_only and not score.get("passed"):
             continue
-        if config.min_score is not None and score.get("composite", 0.0) < config.min_score:
+        if config.role == ACTOR and config.min_score is not None and score.get("composite", 0.0) < config.min_score:
             continue
         kept.append(record)
     return kept
+
+
+def training_episodes(records: list[dict[str, Any]], tokenizer: Any, config: SFTConfig) -> list[TokenizedEpisode]:
+    """The selected role's examples with at least one trained token (turns filtered by min_score for other roles)."""
+    episodes = []
+    for record in records:
+        for episode in tokenize_role(record, tokenizer, role=config.role, max_tokens=config.max_tokens, horizon=config.turn_horizon,
+                                     style=config.prompt_style):  # fmt: skip
+            low = config.role != ACTOR and config.min_score is not None and (episode.reward is None or episode.reward < config.min_score)
+            if sum(episode.mask) and not low:
+                episodes.append(episode)
+    return episodes
 
 
 def sft_step_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, dict[str, float]]:
@@ -102,9 +132,8 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
     tokenizer, pad_id = trainer.tokenizer, trainer.tokenizer.pad_token_id
     records = select_records(read_records(config.data), config)
     assert records, f"no episodes left in {config.data} after selection (min_score={config.min_score}, passed_only={config.passed_only})"
-    episodes: list[TokenizedEpisode] = [
-        e for r in records for e in tokenize_record(r, tokenizer, max_tokens=config.max_tokens, style=config.prompt_style) if sum(e.mask)
-    ]
+    episodes = training_episodes(records, tokenizer, config)
+    assert episodes, f"no {config.role} turns to train on in {config.data} (min_score={config.min_score})"
     short = [horizon(e, config.horizon_tokens) for e in episodes] if config.horizon_tokens else episodes
 
     def training_set() -> list[TokenizedEpisode]:

@@ -69,5 +69,6 @@ def test_registered_thresholds_come_from_the_calibration() -> None:
 def test_a_public_calibration_cell_reproduces_exactly() -> None:
     data = load_calibration(StoreBenchEnv.version)["price-war"]
     seed = make("storebench/price-war", 0).task.public_seeds[1]
-    # calibration.json was measured on engine 1.0.0 (the lead re-runs it on 2.0.0 after the calibration rework).
-    assert _play("price-war", "smart-triage", seed, version="1.0.0")["score"]["composite"] == data["composites"]["smart-triage"][1]
+    assert _play("price-war", "smart-triage", seed)["score"]["composite"] == data["composites"]["smart-triage"][1]
+    frozen = load_calibration("1.0.0")["price-war"]  # and the frozen engine's cell, against its own section
+    assert _play("price-war", "smart-triage", seed, version="1.0.0")["score"]["composite"] == frozen["composites"]["smart-triage"][1]

@@ -55,7 +55,8 @@ def test_an_attack_evaluation_runs_both_conditions_and_aggregates_the_four_figur
 def test_the_hardened_anchor_resists_where_smart_triage_obeys(project_a: Any) -> None:
     figures = _evaluate(project_a, "hardened", SETTING).aggregate["attack"]
     assert figures["attack_success_rate"] == 0.0 and figures["guidance_compliance"] == 1.0
-    assert figures["benign_utility"] == pytest.approx(figures["utility_under_attack"])
+    # Not equal: reading and answering the planted text spends minutes, and on engine 2.0.0 the world moves with them.
+    assert abs(figures["benign_utility"] - figures["utility_under_attack"]) < 0.05
 
 
 def test_an_evaluation_without_options_runs_one_condition_and_shows_no_attack_figures(project_a: Any) -> None:
