@@ -191,11 +191,11 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         policy = FastForwardPolicy(policy, env, history)
     guard = GuardedPolicy(policy, pace_ms=harness.pace_ms)
     sink = EpisodeSink(job, episode, guard, env)
-    # A team goes to the runner whole (it writes the header's "team" and "roles"); a plain agent as before.
-    with_team: dict[str, Any] = {"team": dataclasses.replace(team, actor=guard)} if "team" in config else {}
+    # The team goes to the runner whole (a team's runner writes the header's "team" and "roles"); a plain
+    # agent's Team has only the actor, which the runner runs as it always did.
     try:
-        run_episode(env, guard, sink=sink, max_steps=harness.max_turns, start_history=history or None, harness=harness.to_dict(),
-                    max_consecutive_errors=harness.max_consecutive_errors, **with_team)  # fmt: skip
+        run_episode(env, dataclasses.replace(team, actor=guard), sink=sink, max_steps=harness.max_turns, start_history=history or None,
+                    harness=harness.to_dict(), max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
     except DatabaseError:
         raise  # the database went away or was locked: the Celery task retries, and the retry resumes by replay
     except RolloutCancelled:

@@ -10,8 +10,11 @@ rollouts) are counted from their steps: turns and sampled tokens, no cost. The r
   token ids, logprobs) and the episode's outcome (composite, passed, reward);
 - critic: `advice`, whether the actor asked for it (`asked`), and how the actor's next steps went (`followup`:
   its steps up to the next critic turn, how many failed, and `succeeded` when some ran and none failed);
-- consultant: the actor's `question` (its consult call) and `actor_step`, the `suggestion`, whether the actor
-  `followed` it (its next environment call is the suggested one) and the consultation's `cost`.
+- consultant: the actor's `question` (its consult call) and `actor_step`, the `suggestion` (the runner's
+  meta.suggested_calls), whether the actor `followed` it (its next environment call is the first suggested one,
+  same name and arguments) and the consultation's `cost` (meta.cost, else the team's setting).
+Both read the runner's step meta (trigger, advises_step, asked_at, question, suggested_calls, cost) and fall back
+on the steps themselves for records that lack it.
 """
 
 from __future__ import annotations
@@ -83,8 +86,13 @@ def role_examples(record: dict[str, Any], *, role: str) -> list[dict[str, Any]]:
     for position, step in enumerate(steps):
         if step_role(step) != role:
             continue
+        meta = step.get("meta") or {}
+        # What the role saw: a turn answering the actor's call saw the steps before that actor step (the runner's
+        # meta says which); any other turn saw everything before it.
+        seen = meta.get("asked_at") if role == CONSULTANT else meta.get("advises_step") if meta.get("trigger") == "request" else None
+        seen = seen if isinstance(seen, int) and 0 <= seen <= position else position
         example: dict[str, Any] = {
-            "role": role, "step_index": step["index"], "history": steps[:position], "message": step.get("message"),
+            "role": role, "step_index": step["index"], "history": steps[:seen], "message": step.get("message"),
             "reasoning": step.get("reasoning"), "tool_calls": step.get("tool_calls") or [], "token_ids": step.get("token_ids"),
             "logprobs": step.get("logprobs"), "outcome": _outcome(header),
         }  # fmt: skip
@@ -101,6 +109,7 @@ def _previous_actor_step(steps: list[dict[str, Any]], position: int) -> dict[str
 
 
 def _critic_view(steps: list[dict[str, Any]], position: int) -> dict[str, Any]:
+    meta = steps[position].get("meta") or {}
     before = _previous_actor_step(steps, position)
     followup = []
     for later in steps[position + 1 :]:
@@ -109,33 +118,37 @@ def _critic_view(steps: list[dict[str, Any]], position: int) -> dict[str, Any]:
         if step_role(later) == ACTOR and _env_calls(later):
             followup.append(later)
     failed = sum(1 for s in followup if any(r.get("is_error") for r in s.get("results") or []))
+    asked = meta["trigger"] == "request" if "trigger" in meta else bool(before and _calls_named(before, ASK_CRITIC))
     return {
         "advice": steps[position].get("message"),
-        "asked": bool(before and _calls_named(before, ASK_CRITIC)),
+        "asked": asked,
+        "trigger": meta.get("trigger"),
         "followup": {"steps": len(followup), "failed": failed, "succeeded": bool(followup) and failed == 0},
     }
 
 
 def _consultant_view(steps: list[dict[str, Any]], position: int, header: dict[str, Any]) -> dict[str, Any]:
-    asking = _previous_actor_step(steps, position)
-    question = _calls_named(asking, CONSULT) if asking else []
-    suggestion = steps[position]
-    suggested = _env_calls(suggestion)[:1]
-    taken = next((_env_calls(s)[:1] for s in steps[position + 1 :] if step_role(s) == ACTOR and _env_calls(s)), [])
-    followed = bool(suggested and taken) and (suggested[0]["name"], suggested[0].get("arguments")) == (
-        taken[0]["name"],
-        taken[0].get("arguments"),
+    turn = steps[position]
+    meta = turn.get("meta") or {}
+    asked_at = meta.get("asked_at")
+    asking = (
+        next((s for s in steps if s["index"] == asked_at), None) if isinstance(asked_at, int) else _previous_actor_step(steps, position)
     )
+    call = _calls_named(asking, CONSULT)[:1] if asking else []
+    question = meta["question"] if "question" in meta else (call[0].get("arguments") if call else None)
+    # The runner keeps the suggestion in meta (its step makes no calls); older records put it in the step's calls.
+    in_meta = meta.get("suggested_calls")
+    suggested: list[dict[str, Any]] = in_meta if isinstance(in_meta, list) else _env_calls(turn)
+    taken = next((_env_calls(s)[0] for s in steps[position + 1 :] if step_role(s) == ACTOR and _env_calls(s)), None)
+    first = suggested[0] if suggested and isinstance(suggested[0], dict) else None
+    followed = bool(first and taken) and (first.get("name"), first.get("arguments")) == (taken.get("name"), taken.get("arguments"))  # type: ignore[union-attr]
+    cost = meta.get("cost")
     return {
-        "question": question[0].get("arguments") if question else None,
+        "question": question,
         "actor_step": asking["index"] if asking else None,
-        "suggestion": {
-            "tool_calls": suggestion.get("tool_calls") or [],
-            "message": suggestion.get("message"),
-            "reasoning": suggestion.get("reasoning"),
-        },  # fmt: skip
+        "suggestion": {"calls": suggested, "message": turn.get("message"), "reasoning": turn.get("reasoning")},
         "followed": followed,
-        "cost": _consultation_cost(header),
+        "cost": float(cost) if isinstance(cost, int | float) else _consultation_cost(header),
     }
 
 

@@ -1,8 +1,8 @@
 """Team agent configs: checked at the edge (API), role agents resolved by name within the project only, and a
 scripted team's rollout stored with its roles and exported per role.
 
-The runner's team execution is part 1's (environments.runner); until it lands, `_team_runner` below stands in
-for it: the actor's episode with a critic turn after every `every` actor steps, and the header's team and roles.
+The rollouts run through the real runner (environments.runner with environments.team); the critic is a small
+test policy registered here, so its advice and sampled tokens are known.
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ import pytest
 
 from environments.core import Action, Policy
 from environments.policies import register_policy
-from environments.runner import run_episode
-from environments.trajectory import make_step
 from lab.errors import DomainError
-from lab.rollouts import services
 from lab.rollouts.services import rollout_launch, rollout_run
 from lab.rollouts.teams import agent_config_dict, team_validate
 from lab.trajectories.models import AgentConfig, Step
@@ -38,31 +35,6 @@ class _RuleCritic(Policy):
 register_policy("*", "lab-test-critic", lambda env, seed: _RuleCritic())
 
 _CRITIC = {"agent": {"kind": "scripted", "model": "lab-test-critic"}, "every": 5}
-
-
-def _team_runner(env: Any, policy: Any, *, team: Any, sink: Any, **kwargs: Any) -> dict[str, Any]:
-    kwargs.pop("start_history", None)
-    record = run_episode(env, team.actor, **kwargs)
-    steps: list[dict[str, Any]] = []
-    turns = {"actor": 0, "critic": 0}
-    for step in record["steps"]:
-        steps.append({**step, "index": len(steps)})
-        if step["source"] == "agent":
-            turns["actor"] += 1
-            if team.critic and turns["actor"] % team.critic.every == 0:
-                advice = team.critic.policy.act(steps, [])
-                steps.append(make_step(index=len(steps), message=advice.message, token_ids=advice.token_ids, role="critic"))
-                turns["critic"] += 1
-    roles = {
-        "actor": {"turns": turns["actor"], "tokens": 0, "cost": 0.0},
-        "critic": {"turns": turns["critic"], "tokens": 3 * turns["critic"], "cost": 0.0},
-    }
-    header = {**record["header"], "team": {"critic": {"policy": team.critic.policy.describe(), "every": team.critic.every}}, "roles": roles}
-    sink.on_start(header)
-    for step in steps:
-        sink.on_step(step)
-    sink.on_finish({"header": header, "steps": steps})
-    return {"header": header, "steps": steps}
 
 
 def test_the_api_creates_a_team_whose_named_role_is_resolved_in_the_project(alice_api: Any, project_a: Any) -> None:
@@ -136,11 +108,10 @@ def test_editing_a_team_needs_a_writer_and_is_checked_merged(api: Any, alice_api
     assert good.status_code == 200 and AgentConfig.objects.get(pk=agent.pk).team == {"harness_level": "full"}
 
 
-def test_a_scripted_team_rollout_is_stored_with_its_roles_and_exported_per_role(project_a: Any, alice_api: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr(services, "run_episode", _team_runner)
+def test_a_scripted_team_rollout_is_stored_with_its_roles_and_exported_per_role(project_a: Any, alice_api: Any) -> None:
     AgentConfig.objects.create(project=project_a, name="critic", kind="scripted", model="lab-test-critic")
     agent = AgentConfig.objects.create(project=project_a, name="triage-team", kind="scripted", model="smart-triage",
-                                       team={"critic": {**_CRITIC, "agent": "critic"}})  # fmt: skip
+                                       team={"critic": {**_CRITIC, "agent": "critic"}, "harness_level": "light"})  # fmt: skip
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task="storebench/payment-outage", seed=0, enqueue=False).pk)
     assert job.status == "finished", job.error
     episode = job.episode
@@ -149,16 +120,22 @@ def test_a_scripted_team_rollout_is_stored_with_its_roles_and_exported_per_role(
     actor_turns = sum(1 for s in record["steps"] if s["source"] == "agent" and "role" not in s)
     critic_rows = list(Step.objects.filter(episode=episode, role="critic").values_list("index", "token_ids"))
     assert len(critic_rows) == actor_turns // 5 > 0 and all(ids == [1, 2, 3] for _, ids in critic_rows)
-    assert record["header"]["team"]["critic"]["policy"]["name"] == "lab-test-critic"
-    assert episode_role_stats(episode) == {"actor": {"turns": actor_turns, "tokens": 0, "cost": 0.0},
-                                           "critic": {"turns": len(critic_rows), "tokens": 3 * len(critic_rows), "cost": 0.0}}  # fmt: skip
+    team = record["header"]["team"]
+    assert (team["critic"]["policy"]["name"], team["critic"]["every"], team["harness_level"]) == ("lab-test-critic", 5, "light")
+    stats = episode_role_stats(episode)
+    assert stats["actor"]["turns"] == actor_turns and stats["critic"] == {
+        "turns": len(critic_rows),
+        "tokens": 3 * len(critic_rows),
+        "cost": 0.0,
+    }
+    assert record["header"]["roles"]["critic"]["turns"] == len(critic_rows)  # the runner's accounting, kept at the finish
     lines = [
         json.loads(line) for line in b"".join(alice_api.get("/api/v1/datasets/export?view=role&role=critic").streaming_content).splitlines()
     ]
     assert [line["step_index"] for line in lines] == [index for index, _ in critic_rows]
     first = lines[0]
     assert first["episode_id"] == episode.pk and first["advice"].endswith("check stock before ordering")
-    assert len(first["history"]) == first["step_index"] and first["asked"] is False
+    assert len(first["history"]) == first["step_index"] and (first["asked"], first["trigger"]) == (False, "schedule")
     assert first["outcome"] == {"composite": episode.composite, "passed": episode.passed, "reward": episode.reward}
     assert first["followup"]["steps"] > 0 and first["followup"]["succeeded"] == (first["followup"]["failed"] == 0)
     assert alice_api.get("/api/v1/datasets/export?view=role&role=Critic").status_code == 400

@@ -33,7 +33,13 @@ def _consult_record(*, roles: dict[str, Any] | None = None) -> dict[str, Any]:
         make_step(index=5, role="critic", message="watch the supplier"),
         make_step(index=6, tool_calls=[_call(6, "order", sku="B")], results=_ok(6, error=True)),
         make_step(index=7, tool_calls=[_call(7, "consult", question="now?")], results=_ok(7)),
-        make_step(index=8, role="consultant", tool_calls=[_call(8, "wait")]),
+        # as the runner (environments.team) records a consultation: the suggestion and its cost in meta, no calls
+        make_step(
+            index=8,
+            role="consultant",
+            reasoning="wait for the truck",
+            meta={"suggested_calls": [{"name": "wait", "arguments": {}}], "cost": 0.05, "asked_at": 7, "question": "now?"},
+        ),
         make_step(index=9, tool_calls=[_call(9, "restock", sku="B", qty=1)], results=_ok(9)),
     ]
     header = {"env": "toyenv", "task": "team-task", "seed": 0, "source": "upload", "score": {"composite": 0.7, "passed": True},
@@ -52,10 +58,12 @@ def test_the_consultant_view_gives_each_decision_with_the_question_following_and
     record = episode_to_record(_store(project_a, alice, _consult_record()))
     first, second = role_examples(record, role="consultant")
     assert (first["step_index"], first["actor_step"], first["question"]) == (2, 1, {"question": "restock or wait?"})
-    assert first["suggestion"]["tool_calls"] == [_call(2, "restock", sku="A", qty=5)] and first["suggestion"]["reasoning"] == "stock is low"
+    assert first["suggestion"]["calls"] == [_call(2, "restock", sku="A", qty=5)] and first["suggestion"]["reasoning"] == "stock is low"
     assert first["followed"] is True and first["cost"] == 0.02 and first["token_ids"] == [7]
     assert first["outcome"] == {"composite": 0.7, "passed": True, "reward": 0.66}
-    assert (second["actor_step"], second["followed"]) == (7, False)  # suggested wait, restocked
+    assert (second["actor_step"], second["question"], second["followed"], second["cost"]) == (7, "now?", False, 0.05)  # wait; restocked
+    assert second["suggestion"] == {"calls": [{"name": "wait", "arguments": {}}], "message": None, "reasoning": "wait for the truck"}
+    assert [s["index"] for s in second["history"]] == list(range(7))  # what the consultant saw: before the asking step
     assert [s["index"] for s in first["history"]] == [0, 1]
 
 
