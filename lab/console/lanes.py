@@ -9,8 +9,7 @@ and the actor steps it influenced (environments.roles).
 - the actor's `consult` call is answered in that actor step's results; the consultant's own step follows it
   (meta.answers_call = the call's id) and links to the next actor step as well.
 
-The role of a stored step is read through ROLE_FIELD; the trajectory step's `role` lives in Step.extra until
-lab.trajectories gains a Step.role column, and then ROLE_FIELD = "role" is the whole change.
+The role of a stored step is its Step.role column ("" when the record named none: an agent step of the actor).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from django.db.models import Q
 from environments.roles import ACTOR, BUILTIN_ROLES, CONSULT, CONSULTANT, CRITIC, step_role
 from lab.trajectories.models import Episode, Step
 
-ROLE_FIELD = "extra__role"
+ROLE_FIELD = "role"
 # Lanes beyond this share the last one (CSS offers eight); a workflow with more roles is still readable by tag.
 MAX_LANES = 8
 ENV_LANE = "env"
@@ -54,7 +53,7 @@ def _next_actor_index(episode: Episode, after: int, steps: list[dict[str, Any]])
         if step["index"] > after and _is_actor_step(step):
             return int(step["index"])
     last = max((s["index"] for s in steps), default=after)
-    actor = Q(**{f"{ROLE_FIELD}__isnull": True}) | Q(**{ROLE_FIELD: ACTOR})
+    actor = Q(**{ROLE_FIELD: ""}) | Q(**{ROLE_FIELD: ACTOR})
     found = Step.objects.filter(episode=episode, index__gt=max(after, last), source="agent").filter(actor).order_by("index")
     return found.values_list("index", flat=True).first()
 

@@ -1,6 +1,7 @@
 from django.urls import include, path
 
 from lab.console.views import (
+    agents,
     compare,
     comparisons,
     dashboard,
@@ -40,6 +41,7 @@ urlpatterns = [
     path("evaluations/<int:pk>/cancel", evaluations.evaluation_cancel_view, name="evaluation-cancel"),
     path("evaluations/comparisons/new", comparisons.comparison_new, name="comparison-new"),
     path("evaluations/comparisons/<int:pk>/", comparisons.comparison_detail, name="comparison"),
+    path("agents/", agents.agent_list_page, name="agents"),
     path("rollouts/new", rollouts.rollout_new, name="rollout-new"),
     path("rollouts/<int:pk>/cancel", rollouts.rollout_cancel_view, name="rollout-cancel"),
     path("diagnoses/", diagnoses.diagnosis_list_page, name="diagnoses"),

@@ -16,7 +16,7 @@ from typing import Any
 from environments.core import Env, EnvError, Policy
 from environments.policies import make_policy
 from lab.errors import DomainError
-from lab.rollouts.services import agent_config_dict
+from lab.rollouts.teams import agent_config_dict
 from lab.trajectories.models import AgentConfig, AgentKind, Episode
 
 PolicyFactory = Callable[[Env, int], Policy]

@@ -26,11 +26,13 @@ import msgspec
 import re2
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
+from environments.roles import ROLE_NAME
 from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, MAX_STEPS, SCHEMA_VERSION, content_hash, header_errors
 from lab.ingest.documents import has_long_digit_run, nesting_depth, unstorable_escape
 from lab.ingest.export import ASSISTANT_SOURCES
 from lab.ingest.redaction import Redactor
 
+_ROLE_PATTERN = f"^(?:{ROLE_NAME.pattern})\\Z"  # msgspec searches: anchored at both ends
 Number = int | float  # both kept as written: 1 stays an int, 1.0 a float, as the hash sees them
 
 
@@ -68,6 +70,9 @@ class NativeStep(Struct, forbid_unknown_fields=True):
     prompt_token_ids: list[int] | None | UnsetType = UNSET
     timestamp: str | None | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = UNSET
+    # A role name (environments.roles.ROLE_NAME), which the lab's column holds; anything else goes to the
+    # general path, which names it (lab.trajectories.services._prepare).
+    role: Annotated[str, Meta(pattern=_ROLE_PATTERN)] | UnsetType = UNSET
 
 
 class _RecordHead(Struct, forbid_unknown_fields=True):

@@ -13,12 +13,11 @@ from rest_framework import serializers
 
 from lab.errors import DomainError
 from lab.projects.schema import PROJECT_PARAMETER
+from lab.rollouts.teams import secrets_check, team_validate
 from lab.runs.paths import agent_config_check
 from lab.trajectories.api import ProjectScopedViewSet
 from lab.trajectories.endpoints import endpoint_connection
 from lab.trajectories.models import AgentConfig
-
-_SECRET_KEYS = ("api_key", "apikey", "key", "token", "secret", "password", "authorization")
 
 
 class AgentConfigSerializer(serializers.ModelSerializer):
@@ -35,6 +34,7 @@ class AgentConfigSerializer(serializers.ModelSerializer):
             "endpoint",
             "sampling",
             "harness",
+            "team",
             "checkpoint",
             "disabled_reason",
             "created_at",
@@ -42,11 +42,10 @@ class AgentConfigSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "project", "disabled_reason", "created_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # Keys belong in the environment or settings, never in a stored config that exports would carry.
-        for field in ("sampling", "harness"):
-            for key in attrs.get(field, {}) or {}:
-                if str(key).lower() in _SECRET_KEYS:
-                    raise serializers.ValidationError({field: f"{key!r} looks like a secret; set it in the environment instead"})
+        try:
+            secrets_check(attrs)
+        except DomainError as exc:
+            raise serializers.ValidationError({exc.details["path"]: exc.message}) from None
         # A PATCH is checked as the agent it would leave behind: its own values merged over the stored ones.
         merged = {field: attrs[field] if field in attrs else getattr(self.instance, field, default)
                   for field, default in (("kind", ""), ("endpoint", ""), ("sampling", {}))}  # fmt: skip
@@ -59,13 +58,17 @@ class AgentConfigSerializer(serializers.ModelSerializer):
 
     # The project is known only at save (the view passes it, or it is the instance's): weights paths are checked here,
     # on create and on every PATCH, against the values the row will hold.
+    # So are a team's roles: named agents are looked up in that project only.
     def create(self, validated_data: dict[str, Any]) -> AgentConfig:
-        agent_config_check(project=validated_data["project"], values=validated_data)
+        project = validated_data["project"]
+        agent_config_check(project=project, values=validated_data)
+        validated_data["team"] = team_validate(project=project, team=validated_data.get("team"), agent_name=validated_data["name"])
         return super().create(validated_data)
 
     def update(self, instance: AgentConfig, validated_data: dict[str, Any]) -> AgentConfig:
-        values = {name: getattr(instance, name) for name in ("kind", "model", "checkpoint")} | validated_data
+        values = {name: getattr(instance, name) for name in ("kind", "model", "checkpoint", "name", "team")} | validated_data
         agent_config_check(project=instance.project, values=values)
+        validated_data["team"] = team_validate(project=instance.project, team=values["team"], agent_name=values["name"])
         return super().update(instance, validated_data)
 
 

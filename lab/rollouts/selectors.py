@@ -11,7 +11,7 @@ from environments.attacks import metric_row
 from lab.jobs import JobStatus
 from lab.projects.selectors import visible_get
 from lab.rollouts.models import Comparison, Evaluation, RolloutJob
-from lab.trajectories.models import AgentKind, Episode, EpisodeStatus, Provenance
+from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Provenance
 
 
 def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
@@ -42,11 +42,9 @@ def episode_header(episode: Episode) -> dict[str, Any]:
     return header if isinstance(header, dict) else {}
 
 
-def agent_team(agent: Any) -> dict[str, Any]:
-    """An agent config's team (environments.roles), {} for a plain agent. AgentConfig.team comes with the lab's
-    team configs; until then every stored agent is plain."""
-    team = getattr(agent, "team", None)
-    return dict(team) if isinstance(team, dict) else {}
+def agent_team(agent: AgentConfig) -> dict[str, Any]:
+    """An agent config's team (environments.roles), {} for a plain agent."""
+    return dict(agent.team) if isinstance(agent.team, dict) else {}
 
 
 def evaluation_team(evaluation: Evaluation) -> dict[str, Any]:

@@ -12,6 +12,7 @@ are idempotent by index, so nothing is lost or written twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -26,26 +27,25 @@ from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
-from lab.runs.paths import agent_model_path
+from lab.rollouts.teams import agent_config_dict, role_connection, team_kinds, team_validate
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
 from lab.trajectories.redaction import redactor_configured
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, episode_steps_as_dicts, task_resolve
-from training.policies import harness_for, policy_from_config
+from training.policies import harness_for
+from training.policies.team import team_from_config
 
 log = logging.getLogger(__name__)
 
 _GPU_KINDS = (AgentKind.HF, AgentKind.VLLM)
 
 
+# What a team's runner adds to the header by the end (the team and its per-role accounting), kept with the episode.
+_TEAM_HEADER_KEYS = ("team", "roles", "harness_level")
+
+
 class RolloutCancelled(Exception):
     """Raised from the sink between steps when someone asked the rollout to stop."""
-
-
-def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
-    """What the policy factory gets; an hf/vllm model path is confined and resolved now, right before loading."""
-    return {"kind": agent.kind, "name": agent.name, "model": agent_model_path(agent=agent), "endpoint": agent.endpoint,
-            "sampling": agent.sampling or {}, "harness": agent.harness or {}}  # fmt: skip
 
 
 def anchor_agent_resolve(*, project: Project, name: str) -> AgentConfig:
@@ -78,9 +78,13 @@ def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | s
         raise DomainError("invalid_seed", f"seed must be an integer, got {seed!r}")
     options = episode_options_check(task_id=task.task_id, options=options)
     agent_connection(agent=agent)  # a disabled agent or a refused endpoint fails here, before any job exists
+    kinds = {agent.kind}
+    if agent.team:  # and each role's: found in the project, not a team, its endpoint allowed
+        team_validate(project=project, team=agent.team, agent_name=agent.name)
+        kinds |= team_kinds(project=project, team=agent.team)
     job = RolloutJob.objects.create(
         project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, options=options,
-        queue="gpu" if agent.kind in _GPU_KINDS else "cpu", created_by=job_user(user),
+        queue="gpu" if kinds & set(_GPU_KINDS) else "cpu", created_by=job_user(user),
     )  # fmt: skip
     if enqueue:
         transaction.on_commit(lambda: rollout_enqueue(job))
@@ -140,7 +144,8 @@ class EpisodeSink:
         reason = self.guard.stop_reason or header["termination_reason"]
         cause = header.get("termination_cause")
         episode_finish(episode=self.episode, reason=reason, score=header["score"], reward=header["reward"],
-                       cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None)  # fmt: skip
+                       cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None,
+                       header={key: header[key] for key in _TEAM_HEADER_KEYS if key in header})  # fmt: skip
 
 
 def _cause_without_secrets(kind: str, message: str) -> dict[str, str]:
@@ -160,8 +165,10 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         env = registry.make(job.task.task_id, job.seed, options=job.options or None)
         config = agent_config_dict(job.agent)
         harness = harness_for(config)
-        # Checked again here: the settings or the agent may have changed since the launch.
-        policy = policy_from_config(config, env, int(job.seed), connection=agent_connection(agent=job.agent))
+        # Checked again here: the settings or the agent (and its roles) may have changed since the launch.
+        actor_connection = agent_connection(agent=job.agent)
+        team = team_from_config(config, env, int(job.seed),
+                                connection_for=lambda role, cfg: actor_connection if role == "actor" else role_connection(role, cfg))  # fmt: skip
     except DomainError as exc:
         return _close(job, JobStatus.FAILED, error=exc.message)
     except (EnvError, ValueError, ImportError, RuntimeError) as exc:
@@ -179,13 +186,16 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     if episode.status != EpisodeStatus.RUNNING:  # finished before a crash hit the bookkeeping below
         return _close(job, _job_status(episode))
     history = episode_steps_as_dicts(episode)
+    policy = team.actor
     if history and job.agent.kind == AgentKind.SCRIPTED:
         policy = FastForwardPolicy(policy, env, history)
     guard = GuardedPolicy(policy, pace_ms=harness.pace_ms)
     sink = EpisodeSink(job, episode, guard, env)
+    # The team goes to the runner whole (a team's runner writes the header's "team" and "roles"); a plain
+    # agent's Team has only the actor, which the runner runs as it always did.
     try:
-        run_episode(env, guard, sink=sink, max_steps=harness.max_turns, start_history=history or None, harness=harness.to_dict(),
-                    max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
+        run_episode(env, dataclasses.replace(team, actor=guard), sink=sink, max_steps=harness.max_turns, start_history=history or None,
+                    harness=harness.to_dict(), max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
     except DatabaseError:
         raise  # the database went away or was locked: the Celery task retries, and the retry resumes by replay
     except RolloutCancelled:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +27,7 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
+from lab.trajectories.exports import dataset_export_lines
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
 from lab.trajectories.serializers import (
@@ -214,31 +213,27 @@ class DatasetExportView(APIView):
 
     An episode with no valid chat rendering (lab.ingest.export.conversation_problems) is left out of an OpenAI
     export, never written as an invalid conversation: the stream then ends with one line
-    `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why."""
+    `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why.
+
+    `view=role&role=critic` streams each role's own training data instead: one line per turn of that role, with
+    what it saw, what it did and the episode's outcome (lab.trajectories.exports)."""
 
     @extend_schema(
         operation_id="datasets_export",
-        parameters=[OpenApiParameter("format", str, enum=["openai", "native"])],
+        parameters=[
+            OpenApiParameter("format", str, enum=["openai", "native"]),
+            OpenApiParameter("view", str, enum=["episode", "role"], description="role: each turn of `role` with its outcome"),
+            OpenApiParameter("role", str, description="with view=role: critic, consultant, user, a workflow role..."),
+        ],
         responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         episodes = episode_list(projects=visible_projects(request), filters={k: request.query_params.get(k) for k in FILTER_FIELDS})
-        fmt = request.query_params.get("format", "openai")
-        if fmt not in ("openai", "native"):
-            raise DomainError("unknown_format", f"format={fmt!r}; use openai or native")
-
-        def lines() -> Iterator[bytes]:
-            skipped = []
-            for episode in episodes.order_by("id").iterator(chunk_size=200):
-                try:
-                    yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
-                except ingest.ConversationError as exc:
-                    skipped.append({"episode_id": episode.pk, "problems": exc.problems})
-            if skipped:
-                yield (json.dumps({"skipped": skipped}, separators=(",", ":")) + "\n").encode()
-
-        response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
-        response["Content-Disposition"] = 'attachment; filename="dataset.jsonl"'
+        params = request.query_params
+        view, role = params.get("view", "episode"), params.get("role", "")
+        lines = dataset_export_lines(episodes=episodes, view=view, fmt=params.get("format", "openai"), role=role)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'attachment; filename="{role if view == "role" else "dataset"}.jsonl"'
         return response
 
 

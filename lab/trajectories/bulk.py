@@ -30,6 +30,9 @@ STEP_COPY_COLUMNS = tuple(str(field.column) for field in Step._meta.concrete_fie
 # The record's step fields that have a column of their own; the rest of a step goes to `extra`.
 STEP_COLUMNS = tuple(column for column in STEP_COPY_COLUMNS if column not in ("episode_id", "extra"))
 STEP_COLUMN_SET = frozenset(STEP_COLUMNS)
+# Optional record fields with a column all the same (queried): "" stands for absent, and reads back as absent.
+STEP_OPTIONAL_COLUMNS = ("role",)
+STEP_DEFAULT_SET = STEP_COLUMN_SET - set(STEP_OPTIONAL_COLUMNS)  # the columns every normalized step has
 # NativeStep's fields without a column.
 _NATIVE_EXTRA_FIELDS = tuple(name for name in NativeStep.__struct_fields__ if name not in STEP_COLUMN_SET)
 _NO_EXTRA = "{}"
@@ -44,6 +47,7 @@ def step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
     row["tool_calls"] = row["tool_calls"] or []
     row["results"] = row["results"] or []
     row["events"] = row["events"] or []
+    row["role"] = row["role"] or ""
     row["extra"] = {k: v for k, v in step.items() if k not in STEP_COLUMN_SET}
     return row
 
@@ -56,7 +60,7 @@ def copy_row(episode_id: int, step: dict[str, Any], *, extra: dict[str, Any] | N
     message, token_ids, logprobs = get("message"), get("token_ids"), get("logprobs")
     if extra is not None:
         extra_json = dumps(extra)
-    elif len(step) == len(STEP_COLUMNS) and step.keys() <= STEP_COLUMN_SET:
+    elif len(step) <= len(STEP_COLUMNS) and step.keys() <= STEP_COLUMN_SET:
         extra_json = _NO_EXTRA  # a normalized step with nothing beyond the columns
     else:
         extra_json = dumps({k: v for k, v in step.items() if k not in STEP_COLUMN_SET})
@@ -64,7 +68,7 @@ def copy_row(episode_id: int, step: dict[str, Any], *, extra: dict[str, Any] | N
         episode_id, step["index"], step["source"], None if message is None else dumps(message), get("reasoning"),
         dumps(get("tool_calls") or []), dumps(get("results") or []), get("reward"), get("sim_time_start"), get("sim_time_end"),
         dumps(get("events") or []), get("state_hash"), None if token_ids is None else dumps(token_ids),
-        None if logprobs is None else dumps(logprobs), get("latency_ms"), extra_json,
+        None if logprobs is None else dumps(logprobs), get("latency_ms"), get("role") or "", extra_json,
     )  # fmt: skip
 
 
@@ -76,7 +80,8 @@ def native_copy_row(episode_id: int, step: NativeStep) -> tuple[Any, ...]:
         episode_id, step.index, step.source, None if message is None else _ENCODE(message).decode(), step.reasoning,
         _ENCODE(step.tool_calls).decode(), _ENCODE(step.results).decode(), step.reward, step.sim_time_start, step.sim_time_end,
         _ENCODE(step.events).decode(), step.state_hash, None if token_ids is None else _ENCODE(token_ids).decode(),
-        None if logprobs is None else _ENCODE(logprobs).decode(), step.latency_ms, _ENCODE(extra).decode() if extra else _NO_EXTRA,
+        None if logprobs is None else _ENCODE(logprobs).decode(), step.latency_ms, step.role if isinstance(step.role, str) else "",
+        _ENCODE(extra).decode() if extra else _NO_EXTRA,
     )  # fmt: skip
 
 

@@ -66,6 +66,11 @@ class AgentConfig(models.Model):
     sampling = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, ...")
     harness = models.JSONField(default=dict, blank=True, help_text="context window, turn limit, stop conditions, ...")
     checkpoint = models.ForeignKey("runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="agents")
+    team = models.JSONField(
+        default=dict, blank=True,
+        help_text='The roles around this agent (environments.roles): {"critic": {"agent": ..., "every": 5}, "consultant": {...}, '
+                  '"harness_level": ..., "slots": {...}}; a role\'s agent is a config or the name of another agent of the project.',
+    )  # fmt: skip
     disabled_reason = models.TextField(
         blank=True, help_text="Why the agent may not run (its endpoint is no longer allowed); empty when it may."
     )
@@ -181,11 +186,15 @@ class Step(models.Model):
     token_ids = models.JSONField(null=True, blank=True)
     logprobs = models.JSONField(null=True, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
+    # The party that took the turn (environments.roles); "" where the record has none (an actor's or the env's
+    # step), read back as absent so records round-trip exactly. Indexed with the episode: lanes, per-role queries.
+    role = models.CharField(max_length=32, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True, help_text="Record fields without a column (timestamp, prompt ids, meta).")
 
     class Meta:
         ordering = ["episode", "index"]
         constraints = [models.UniqueConstraint(fields=["episode", "index"], name="unique_step_index_per_episode")]
+        indexes = [models.Index(fields=["episode", "role"], name="step_episode_role")]
 
     def __str__(self) -> str:
         return f"step {self.index} of episode {self.episode_id}"

@@ -28,6 +28,7 @@ from django.utils.dateparse import parse_datetime
 
 from environments import registry
 from environments.core import EnvError
+from environments.roles import ROLE_NAME
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
 from lab.ingest.native_fast import NativeRecord
@@ -85,7 +86,11 @@ def _prepare(index: int, record: dict[str, Any], *, validated: bool, digest: str
         raise record_error(
             index, "steps", f"at most {settings.PRACTICUM_MAX_STEPS_PER_EPISODE} steps per episode, got {len(record['steps'])}"
         )
-    if validated and all(step.keys() >= bulk.STEP_COLUMN_SET for step in record["steps"]):
+    for step in record["steps"]:
+        role = step.get("role")
+        if role is not None and not (isinstance(role, str) and ROLE_NAME.fullmatch(role)):
+            raise record_error(index, f"steps[{step.get('index')}].role", f"{role!r} is not a role name (lowercase, {ROLE_NAME.pattern})")
+    if validated and all(step.keys() >= bulk.STEP_DEFAULT_SET for step in record["steps"]):
         # lab.ingest's steps carry every field already and nothing here changes them, so its hash stands.
         return record, digest or content_hash(record)
     normalized = normalize_record(record)
@@ -409,14 +414,21 @@ def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
 
 
 def episode_finish(
-    *, episode: Episode, reason: str, score: dict[str, Any] | None = None, reward: float | None = None, cause: dict[str, str] | None = None
+    *,
+    episode: Episode,
+    reason: str,
+    score: dict[str, Any] | None = None,
+    reward: float | None = None,
+    cause: dict[str, str] | None = None,
+    header: dict[str, Any] | None = None,
 ) -> Episode:
     """End the episode. `cause`: why it failed ({"type", "message"} of the exception), kept in the header and the
-    metrics so the episode's page and the API say what went wrong; the caller has removed any secrets from it."""
+    metrics so the episode's page and the API say what went wrong; the caller has removed any secrets from it.
+    `header`: fields the runner knows only at the end (a team's per-role accounting, "roles"), added to the header."""
     with transaction.atomic():
         episode.mark_finished(reason=reason, score=score, reward=reward)
-        header = dict(episode.meta.get("header", {}))
-        header.update(
+        stored = {**episode.meta.get("header", {}), **(header or {})}
+        stored.update(
             {
                 "termination_reason": reason,
                 "score": score,
@@ -425,9 +437,9 @@ def episode_finish(
             }
         )
         if cause is not None:
-            header["termination_cause"] = cause
+            stored["termination_cause"] = cause
             episode.metrics = {**(episode.metrics or {}), "termination_cause": cause}
-        episode.meta = {**episode.meta, "header": header}
+        episode.meta = {**episode.meta, "header": stored}
         episode.save(update_fields=["meta", "metrics"])
         live_publish(
             stream=f"episode:{episode.pk}",
@@ -442,6 +454,9 @@ def episode_finish(
 
 def _step_to_dict(step: Step) -> dict[str, Any]:
     data = {column: getattr(step, column) for column in bulk.STEP_COLUMNS}
+    for column in bulk.STEP_OPTIONAL_COLUMNS:
+        if not data[column]:
+            del data[column]  # absent in the record it came from
     data.update(step.extra or {})
     return data
 

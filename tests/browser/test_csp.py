@@ -17,7 +17,18 @@ document.addEventListener("securitypolicyviolation", (e) => {
   window.__violations.push(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`);
 });
 """
-PAGES = ["/", "/episodes/", "/leaderboard/", "/play/", "/runs/", "/evaluations/", "/diagnoses/", "/diagnoses/jobs/", "/api/docs/"]
+PAGES = [
+    "/",
+    "/episodes/",
+    "/leaderboard/",
+    "/play/",
+    "/agents/",
+    "/runs/",
+    "/evaluations/",
+    "/diagnoses/",
+    "/diagnoses/jobs/",
+    "/api/docs/",
+]
 
 
 def _counts(message: Any) -> bool:

@@ -133,8 +133,10 @@ class _ExplodingPolicy:
 
 
 def test_a_policy_that_raises_records_the_cause_on_the_episode_without_the_secret(project_a: Any, monkeypatch: Any) -> None:
-    real = services.policy_from_config
-    monkeypatch.setattr(services, "policy_from_config", lambda *a, **k: _ExplodingPolicy(real(*a, **k)))
+    import training.policies  # rollouts build every policy through it (training.policies.team.team_from_config)
+
+    real = training.policies.policy_from_config
+    monkeypatch.setattr(training.policies, "policy_from_config", lambda *a, **k: _ExplodingPolicy(real(*a, **k)))
     job = rollout_run(job_id=_job(project_a, "naive-restock").pk)
     episode = job.episode
     episode.refresh_from_db()

@@ -40,9 +40,10 @@ def _struct_fields(struct: type[msgspec.Struct]) -> dict[str, msgspec.structs.Fi
 
 
 def test_the_steps_table_has_a_column_per_standard_field_then_extra_for_the_rest() -> None:
-    assert ("episode_id", *STEP_SCHEMA["required"], *STEP_DEFAULTS, "extra") == bulk.STEP_COPY_COLUMNS
-    assert (*STEP_SCHEMA["required"], *STEP_DEFAULTS) == bulk.STEP_COLUMNS
-    assert set(_OPTIONAL) == {"prompt_token_ids", "timestamp", "meta"}  # in Step.extra
+    assert ("episode_id", *STEP_SCHEMA["required"], *STEP_DEFAULTS, *bulk.STEP_OPTIONAL_COLUMNS, "extra") == bulk.STEP_COPY_COLUMNS
+    assert (*STEP_SCHEMA["required"], *STEP_DEFAULTS, *bulk.STEP_OPTIONAL_COLUMNS) == bulk.STEP_COLUMNS
+    assert set(_OPTIONAL) == {"prompt_token_ids", "timestamp", "meta", "role"}  # in Step.extra, but the role has a column
+    assert bulk.STEP_OPTIONAL_COLUMNS == ("role",) and Step._meta.get_field("role").get_default() == ""  # "" for absent
     for name in bulk.STEP_COLUMNS:
         field = Step._meta.get_field(name)
         kinds = _kinds(_PROPERTIES[name])
@@ -124,6 +125,7 @@ def _step_with_every_field(index: int) -> dict[str, Any]:
         prompt_token_ids=[7, 8],
         timestamp="2026-01-01T00:00:00Z",
         meta={"note": "kept"},
+        role="critic",
     )
     assert step.keys() == _PROPERTIES.keys(), "give the new field a value here"
     return step
@@ -144,4 +146,4 @@ def test_a_step_with_every_field_is_stored_one_field_per_column_and_comes_back_a
         assert episode_to_record(outcome.episode)["steps"] == steps
         row = Step.objects.get(episode=outcome.episode, index=1)
         assert {name: getattr(row, name) for name in bulk.STEP_COLUMNS} == {name: steps[1][name] for name in bulk.STEP_COLUMNS}
-        assert row.extra == {name: steps[1][name] for name in _OPTIONAL}
+        assert row.extra == {name: steps[1][name] for name in _OPTIONAL if name not in bulk.STEP_OPTIONAL_COLUMNS}

@@ -1,0 +1,95 @@
+"""Agent configs in the console: the project's agents with their teams, and one form to add or edit an agent.
+
+The form goes through the API's serializer (lab.rollouts.agents_api.AgentConfigSerializer), so the console and
+the API check the same things: endpoint rules, weights paths, secrets, and the team (lab.rollouts.teams). JSON
+fields (sampling, harness, team) are text areas; a refused form is the page again with its values and the message
+beside the field (400). Only owners and researchers see the form and may post it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from lab.console.views.launch_forms import launch_project, refused_fields
+from lab.edge import json_loads_checked
+from lab.errors import DomainError
+from lab.pages import console_view, page, visible_projects, write_projects
+from lab.rollouts.agents_api import AgentConfigSerializer
+from lab.trajectories.models import AgentConfig, AgentKind
+
+AGENT_FIELDS = ("project", "name", "kind", "model", "endpoint", "sampling", "harness", "team")
+_JSON_FIELDS = ("sampling", "harness", "team")
+
+
+def _form_of(agent: AgentConfig) -> dict[str, str]:
+    values = {name: getattr(agent, name) for name in ("name", "kind", "model", "endpoint")}
+    json_values = {name: json.dumps(getattr(agent, name) or {}, indent=1) for name in _JSON_FIELDS}
+    return {"project": agent.project.slug, **values, **json_values}
+
+
+def team_summary(team: Any) -> str:
+    """ "critic (every 5), consultant · harness guided" for the list; "" for a plain agent."""
+    if not isinstance(team, dict) or not team:
+        return ""
+    roles = [role + (f" (every {team[role]['every']})" if isinstance(team[role], dict) and team[role].get("every") else "")
+             for role in ("critic", "consultant") if team.get(role)]  # fmt: skip
+    roles += [f"{slot} slot" for slot in team.get("slots") or {}]
+    level = f"harness {team['harness_level']}" if team.get("harness_level") else ""
+    return " · ".join(part for part in (", ".join(roles), level) if part)
+
+
+def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    agents = list(
+        AgentConfig.objects.filter(project__in=visible_projects(request)).select_related("project").order_by("project__slug", "name")
+    )
+    for agent in agents:
+        agent.team_summary = team_summary(agent.team)  # type: ignore[attr-defined]
+    return {"agents": agents, "launch_projects": write_projects(request), "kinds": AgentKind.values, **extra}
+
+
+@console_view
+def agent_list_page(request: HttpRequest) -> HttpResponse:
+    """GET: the agents; `?edit=<id>` fills the form with that agent. POST: add it, or edit the project's agent of that name."""
+    if request.method != "POST":
+        form: dict[str, str] = {"team": "{}", "sampling": "{}", "harness": "{}"}
+        edit = request.GET.get("edit", "")
+        if edit.isdigit():
+            agent = AgentConfig.objects.filter(project__in=visible_projects(request), pk=int(edit)).first()
+            form = _form_of(agent) if agent else form
+        return page(request, "console/agents.html", _context(request, form=form, errors={}))
+    try:
+        agent = _agent_save(request)
+    except DomainError as exc:
+        return page(
+            request, "console/agents.html", _context(request, form=request.POST, errors=refused_fields(exc, AGENT_FIELDS)), status=400
+        )
+    return redirect(f"/agents/?saved={agent.pk}")
+
+
+def _agent_save(request: HttpRequest) -> AgentConfig:
+    project = launch_project(request, "change agents")
+    post = request.POST
+    data: dict[str, Any] = {name: post.get(name, "").strip() for name in ("name", "kind", "model", "endpoint")}
+    for name in _JSON_FIELDS:
+        data[name] = json_loads_checked(post.get(name, "").strip() or "{}", path=name)
+    existing = AgentConfig.objects.filter(project=project, name=data["name"]).first()
+    serializer = AgentConfigSerializer(instance=existing, data=data)
+    if not serializer.is_valid():
+        field, messages = next(iter(serializer.errors.items()))
+        message = messages[0] if isinstance(messages, list) else messages
+        raise DomainError("invalid_agent", f"{field}: {message}", path=field if field in AGENT_FIELDS else "form")
+    try:
+        with transaction.atomic():
+            saved = serializer.save(project=project) if existing is None else serializer.save()
+    except DomainError as exc:  # team and weights-path checks, with their own field path (team.critic.every)
+        field = str(exc.details.get("path") or "form").split(".")[0]
+        raise DomainError(exc.code, exc.message, path=field if field in AGENT_FIELDS else "form") from None
+    except IntegrityError:
+        raise DomainError("duplicate", f"an agent {data['name']!r} already exists in {project.slug}", path="name") from None
+    assert isinstance(saved, AgentConfig)
+    return saved

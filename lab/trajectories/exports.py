@@ -1,0 +1,63 @@
+"""Dataset exports as JSONL lines, for the API (/api/v1/datasets/export) and the CLI (manage.py export_dataset).
+
+    for line in dataset_export_lines(episodes=qs, view="episode", fmt="openai"): ...   # one conversation per episode
+    for line in dataset_export_lines(episodes=qs, view="role", role="critic"): ...     # one example per critic turn
+
+`view=episode` (the default) writes each episode as an OpenAI-style `{"messages", "tools"}` record, or its
+canonical record with fmt="native"; an episode with no valid chat rendering is left out of an OpenAI export and
+named in a last `{"skipped": [...]}` line. `view=role` gives each role its own training data
+(lab.trajectories.roles.role_examples): one line per turn of `role`, with the episode id and provenance.
+Arguments are checked before any line is produced, so a bad one answers 400 rather than a broken stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import QuerySet
+
+from environments.roles import ROLE_NAME
+from lab import ingest
+from lab.errors import DomainError
+from lab.trajectories import imports
+from lab.trajectories.models import Episode
+from lab.trajectories.roles import episodes_with_role, role_examples
+from lab.trajectories.services import episode_to_record
+
+VIEWS = ("episode", "role")
+FORMATS = ("openai", "native")
+
+
+def dataset_export_lines(*, episodes: QuerySet[Episode], view: str = "episode", fmt: str = "openai", role: str = "") -> Iterator[bytes]:
+    if view == "role":
+        if not ROLE_NAME.fullmatch(role):
+            raise DomainError("invalid_role", f"role={role!r} is not a role name (e.g. critic, consultant, user)", path="role")
+        return _role_lines(episodes, role)
+    if view != "episode":
+        raise DomainError("unknown_view", f"view={view!r}; use {' or '.join(VIEWS)}", path="view")
+    if fmt not in FORMATS:
+        raise DomainError("unknown_format", f"format={fmt!r}; use openai or native", path="format")
+    return _episode_lines(episodes, fmt)
+
+
+def _line(value: Any) -> bytes:
+    return (json.dumps(value, separators=(",", ":"), default=str) + "\n").encode()
+
+
+def _episode_lines(episodes: QuerySet[Episode], fmt: str) -> Iterator[bytes]:
+    skipped = []
+    for episode in episodes.order_by("id").iterator(chunk_size=200):
+        try:
+            yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
+        except ingest.ConversationError as exc:
+            skipped.append({"episode_id": episode.pk, "problems": exc.problems})
+    if skipped:
+        yield _line({"skipped": skipped})
+
+
+def _role_lines(episodes: QuerySet[Episode], role: str) -> Iterator[bytes]:
+    for episode in episodes_with_role(episodes, role).order_by("id").iterator(chunk_size=200):
+        for example in role_examples(episode_to_record(episode), role=role):
+            yield _line({"episode_id": episode.pk, "provenance": episode.provenance, **example})

@@ -1,0 +1,57 @@
+"""The agents page: add and edit agents with their teams through the same checks as the API; writers only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from lab.trajectories.models import AgentConfig
+
+pytestmark = pytest.mark.django_db
+
+
+def _post(client: Any, **fields: str) -> Any:
+    form = {"project": "acme", "name": "triage-team", "kind": "scripted", "model": "smart-triage", "sampling": "{}", "harness": "{}",
+            "team": "{}", **fields}  # fmt: skip
+    return client.post("/agents/", form)
+
+
+def test_a_researcher_adds_a_team_then_edits_it(client: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    client.force_login(role_users["researcher"])
+    assert _post(client, name="critic", model="smart-triage").status_code == 302
+    team = {"critic": {"agent": "critic", "every": 3}, "harness_level": "light"}
+    assert _post(client, team=json.dumps(team)).status_code == 302
+    assert AgentConfig.objects.get(project=project_a, name="triage-team").team == team
+    page = client.get("/agents/").content.decode()
+    assert "critic (every 3) · harness light" in page and 'action="/agents/"' in page
+    agent = AgentConfig.objects.get(project=project_a, name="triage-team")
+    assert "&quot;every&quot;: 3" in client.get(f"/agents/?edit={agent.pk}").content.decode()  # the form holds its team
+    assert _post(client, team=json.dumps({"harness_level": "full"})).status_code == 302
+    assert AgentConfig.objects.get(pk=agent.pk).team == {"harness_level": "full"}
+
+
+@pytest.mark.parametrize(
+    ("team", "words"),
+    [
+        ('{"critic": {"agent": "critic", "every": -2}}', "team.critic.every: must be an integer &gt;= 0, got -2"),
+        ('{"critic": {"agent": "ghost"}}', "team.critic.agent: no agent &#x27;ghost&#x27; in project acme"),
+        ('{"critic": ', "team is not valid JSON"),
+        ('{"harness_level": "heavy"}', "team.harness_level: &#x27;heavy&#x27; is not one of"),
+    ],
+)
+def test_a_bad_team_is_refused_beside_the_field(client: Any, role_users: dict[str, Any], team: str, words: str) -> None:
+    client.force_login(role_users["owner"])
+    _post(client, name="critic")
+    response = _post(client, team=team)
+    assert response.status_code == 400
+    assert words in response.content.decode() and 'id="team-error"' in response.content.decode()
+    assert not AgentConfig.objects.filter(name="triage-team").exists()
+
+
+def test_a_viewer_sees_no_form_and_may_not_post(client: Any, role_users: dict[str, Any]) -> None:
+    client.force_login(role_users["viewer"])
+    assert 'action="/agents/"' not in client.get("/agents/").content.decode()
+    assert _post(client).status_code == 403
+    assert not AgentConfig.objects.exists()
