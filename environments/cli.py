@@ -2,6 +2,7 @@
                           [--critic NAME --critic-every K --critic-on-error --critic-on-request] [--consultant NAME --consult-cost C]
                           [--harness-level full|guided|light|tools-only]   (a team: `run` then also prints "roles" and "reward")
                           | replay FILE.jsonl | calibrate ENV [--heldout-seeds 1000-1009] [--tasks a,b] | contract [ENV] | mcp ENV/TASK --seed N [--out FILE.jsonl]
+                          | workflow ENV/TASK --plan PLAN.json --role NAME=POLICY ... [--seed N] [--out FILE.jsonl]
                           (run and mcp also take --option KEY=VALUE, repeatable, and --engine VERSION)
                           | attack-eval TASK_SET --anchors A,B --seeds 1000-1004 [--styles S,T]
 
@@ -47,6 +48,14 @@ def _parser() -> argparse.ArgumentParser:
     attack.add_argument("--anchors", default="smart-triage", help="comma-separated scripted policies")
     attack.add_argument("--seeds", type=_seeds, default=[1000, 1001, 1002], help="held-out seeds, e.g. 1000-1004 or 1000,1001")
     attack.add_argument("--styles", help="comma-separated attack styles (default: all the axis has)")
+    flow = sub.add_parser("workflow", help="play a workflow episode: a plan (environments.workflow format) carried out by role policies")
+    flow.add_argument("task")
+    flow.add_argument("--plan", required=True, help="the workflow JSON file the scripted generator emits")
+    flow.add_argument(
+        "--role", action="append", default=[], type=_option, metavar="NAME=POLICY", help="a role of the plan and its scripted policy"
+    )
+    flow.add_argument("--seed", type=_seed, default=0, help="a signed 64-bit integer")
+    flow.add_argument("--out", help="append the trajectory record to this JSONL file")
     replay = sub.add_parser("replay", help="replay every record of a JSONL file and verify the state-hash chain")
     replay.add_argument("file")
     calibrate = sub.add_parser("calibrate", help="run anchors x scenarios x seeds and write thresholds (and held-out pass rates)")
@@ -193,6 +202,31 @@ def command_run(
     }  # fmt: skip
 
 
+def command_workflow(task: str, seed: int, plan_path: str, roles: dict[str, Any], out: str | None) -> dict[str, Any]:
+    """One workflow episode with a scripted generator (the plan file) and scripted role policies."""
+    from environments.runner import make_policy
+    from environments.workflow import ScriptedGenerator, role_rewards, run_workflow
+
+    try:
+        with open(plan_path) as handle:
+            plan = json.load(handle)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise EnvError("bad_plan", f"--plan {plan_path}: {exc}") from None
+    env = make(task, seed=seed)
+    team = {name: make_policy(str(policy), env, seed) for name, policy in roles.items()}
+    record = run_workflow(env, ScriptedGenerator(plan), team)
+    if out:
+        with open(out, "a") as handle:
+            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+    header = record["header"]
+    workflow = header.get("workflow") or {}
+    return {
+        "task": task, "seed": seed, "composite": header["score"]["composite"], "termination_reason": header["termination_reason"],
+        "nodes": [{k: n.get(k) for k in ("id", "role", "status", "steps")} for n in workflow.get("nodes", [])],
+        "role_rewards": role_rewards(record), **({"error": header["termination_cause"]} if header.get("termination_cause") else {}),
+    }  # fmt: skip
+
+
 def command_replay(path: str) -> int:
     from environments.replay import replay_record
 
@@ -231,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             result = attack_eval(args.task_set, anchors=args.anchors.split(","), seeds=args.seeds, styles=styles)
             print(f"{args.task_set}, seeds {args.seeds[0]}-{args.seeds[-1]}, {result['episodes']} episodes")
             print(table_markdown(result))
+        elif args.command == "workflow":
+            print(json.dumps(command_workflow(args.task, args.seed, args.plan, dict(args.role), args.out)))
         elif args.command == "replay":
             return command_replay(args.file)
         elif args.command == "calibrate":

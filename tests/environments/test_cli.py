@@ -129,3 +129,28 @@ def test_run_refuses_critic_settings_without_a_critic(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["run", "storebench/launch-week", "--consult-cost", "2"])
     assert "'2' is not a cost within [0, 1]" in capsys.readouterr().err
+
+
+def test_workflow_plays_a_plan_with_scripted_roles_and_the_record_replays(tmp_path, capsys) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "format": "practicum.workflow/1",
+                "nodes": [
+                    {"id": "explore", "role": "builder", "instruction": "try proposals", "depends_on": [], "max_steps": 4},
+                    {"id": "commit", "role": "executor", "instruction": "adopt and finish", "depends_on": ["explore"], "max_steps": 4},
+                ],
+            }
+        )
+    )
+    out = tmp_path / "wf.jsonl"
+    args = ["workflow", "improve/sparse", "--plan", str(plan), "--role", "builder=greedy", "--role", "executor=greedy", "--seed", "3"]
+    assert main([*args, "--out", str(out)]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert [(n["id"], n["role"]) for n in line["nodes"]] == [("explore", "builder"), ("commit", "executor")]
+    assert set(line["role_rewards"]) == {"generator", "builder", "executor"}
+    assert main(["replay", str(out)]) == 0 and json.loads(capsys.readouterr().out)["ok"]
+    assert main(args[:-4]) == 0  # the executor role missing: the plan is refused, recorded as agent_error
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["termination_reason"] == "agent_error" and "'executor' is not a role of the team" in refused["error"]["message"]
