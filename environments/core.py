@@ -232,6 +232,13 @@ class Env(ABC):
         The default, "horizon_reached", fits an environment whose only end is running its full length."""
         return "horizon_reached" if self.done else None
 
+    def hear(self, role: str, text: str) -> None:
+        """A message spoken in the episode reaches the environment: the actor's message to the user, or a role
+        slot's reply (environments.replay.heard_by decides which). Conversational environments keep it in their
+        state (to judge required statements, confirmations); the default ignores it, so nothing changes for the
+        others. Called before the step's state is hashed, by the runner and by replay alike."""
+        return None
+
     def summary(self) -> str:
         """A short recap an LLM harness keeps in context when it trims old turns.
 

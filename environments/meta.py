@@ -165,6 +165,9 @@ class RoleSlot:
     name: str
     default: PolicyFactory
     description: str = ""
+    # What a model or a human filling the slot is told beyond the trajectory (a simulated user's goal card: the
+    # goal, the persona, the facts they know); the environment's own default reads the world instead.
+    brief: Callable[[Env], str] | None = None
 
     def __post_init__(self) -> None:
         assert ROLE_NAME.fullmatch(self.name), f"role slot {self.name!r} is not a role name like 'user'"

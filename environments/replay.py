@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from environments.core import Env, EnvError, ToolCall, chain_hash
-from environments.registry import make
-from environments.roles import is_runner_call
+from environments.registry import env_meta, make
+from environments.roles import ACTOR, is_runner_call, step_role
 
 
 class ReplayDivergence(Exception):
@@ -38,10 +38,20 @@ def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
                     if is_runner_call(call):  # ask_critic / consult: the runner answered it, the env never saw it
                         continue
                     env.step(ToolCall(name=call["name"], arguments=call["arguments"], id=call.get("id", "")))
+                if heard_by(env, step_role(step), step.get("message")):
+                    env.hear(step_role(step), step["message"])
             chain = chain_hash(chain, env.state_hash())
         if step.get("state_hash") is not None and step["state_hash"] != chain:
             raise ReplayDivergence(step["index"], step["state_hash"], chain)
     return chain
+
+
+def heard_by(env: Env, role: str, message: Any) -> bool:
+    """Whether a step's message is spoken to the environment (Env.hear): the actor's and its role slots' own
+    non-empty text messages; a critic's advice, a consultant's answer or a harness note are not."""
+    if not isinstance(message, str) or not message:
+        return False
+    return role == ACTOR or any(slot.name == role for slot in env_meta(env.name).roles)
 
 
 def env_for_header(header: dict[str, Any]) -> Env:

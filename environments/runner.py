@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from environments.core import Action, Env, Policy, ToolCall, chain_hash, tool_schema_hash
 from environments.policies import make_policy, register_policy
-from environments.replay import replay_prefix
+from environments.replay import heard_by, replay_prefix
 from environments.roles import ACTOR, Team, is_runner_call, step_role
 from environments.team import Crew
 from environments.trajectory import make_step, new_record
@@ -196,6 +196,8 @@ def apply_action(
                 {"call_id": "invalid", "content": {"error": "the action had neither tool calls nor a message"}, "is_error": True}
             )
             failed = True
+    if action.error is None and heard_by(env, role or ACTOR, action.message):
+        env.hear(role or ACTOR, str(action.message))
     chain = chain_hash(chain, env.state_hash())
     step = make_step(
         index=index, source=source, message=action.message, reasoning=action.reasoning, tool_calls=tool_calls, results=results,

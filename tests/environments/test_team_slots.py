@@ -25,7 +25,7 @@ from environments.core import (
 )
 from environments.meta import EnvMeta, RoleSlot
 from environments.replay import replay_record
-from environments.roles import Team, step_role
+from environments.roles import RoleSpec, Team, step_role
 from environments.runner import run_episode
 
 WORDS = ("amber", "basil", "cedar", "dune")
@@ -177,3 +177,38 @@ def test_the_contract_check_builds_each_slot_default(desk: str) -> None:
     assert broken.problems(registry.make(desk, seed=2)) == ["role slot 'user': its default builds str, not a Policy"]
     with pytest.raises(AssertionError, match="that role belongs to the team"):
         RoleSlot("critic", default=META.roles[0].default)
+
+
+class ListeningDesk(SecretDesk):
+    """SecretDesk that keeps the conversation it hears (Env.hear) in its state, as a service desk would."""
+
+    def reset(self) -> Observation:
+        self.heard: list[tuple[str, str]] = []
+        return super().reset()
+
+    def hear(self, role: str, text: str) -> None:
+        self.heard.append((role, text))
+
+    def state_hash(self) -> str:
+        return hashlib.sha256(repr((self.told, self.said, self.heard)).encode()).hexdigest()[:16]
+
+
+class Critic(Policy):
+    name = "critic"
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        return Action(message="Advice the environment must not hear.")
+
+
+def test_the_actor_and_the_slots_are_heard_by_the_environment_and_replay_hears_them_again(
+    desk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry._TASKS, TASK.id, (TASK, ListeningDesk))
+    env = registry.make(desk, seed=2)
+    record = run_episode(env, Team(actor=Asker(), critic=RoleSpec(policy=Critic(), every=1)))
+    assert isinstance(env, ListeningDesk)
+    assert env.heard == [("actor", "What is the secret?"), ("user", "It is cedar.")]  # the critic's advice is not heard
+    assert "critic" in [step_role(s) for s in record["steps"]]
+    assert replay_record(record)["ok"]
+    silent = {**record, "steps": [{**s, "message": None} if step_role(s) == "user" else s for s in record["steps"]]}
+    assert replay_record(silent)["divergence"]["step"] == 2  # what the user said is part of the chain
