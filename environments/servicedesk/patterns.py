@@ -161,15 +161,16 @@ def _several_requests(p: dict[str, Any], plan: list[Say], state: UserState, rng:
 
 def _vague(p: dict[str, Any], plan: list[Say], state: UserState, rng: random.Random) -> list[Say]:
     mem = _memory(state, "vague")
-    held: list[str] = mem.setdefault("held", [])
-    if held:  # the precise request, a turn after the vague one
-        out = [Say("request", text=t) for t in held] + plan
+    held: list[dict[str, str]] = mem.setdefault("held", [])
+    if held:  # the precise request and its facts, a turn after the vague one
+        given = {(s.kind, s.key, s.value, s.text) for s in plan}
+        out = [Say(**h) for h in held if (h["kind"], h["key"], h["value"], h["text"]) not in given] + plan
         held.clear()
         return out
     if mem.get("used") or not any(s.kind == "request" for s in plan):
         return plan
     mem["used"] = True
-    held.extend(s.text for s in plan if s.kind == "request")
+    held.extend({"kind": s.kind, "key": s.key, "value": s.value, "text": s.text} for s in plan if s.kind in ("request", "fact"))
     return [Say("request", text=VAGUE_REQUEST)] + [s for s in plan if s.kind not in ("request", "fact")]
 
 
