@@ -3,16 +3,17 @@
 Each pattern is a pure function of (its parameters, the plan or the text, the UserState, the simulator's RNG): it
 draws from the RNG only when it has a choice to make, so a conversation replays exactly. Patterns are applied once
 per user turn, in PATTERN_ORDER (profiles.py sorts a profile's patterns into it): the ones that choose what is said
-first, then the ones that add complaints and asides, then terse last so it can trim what the others added. Plan
+first, then terse (it trims the answer, not the complaints added after it), then the ones that add complaints and
+asides; typos last, on the final wording. Plan
 patterns may update state.mood, state.pending_requests and their own state.memory[name]; text patterns only read.
 
     name                what it does                                                 parameters (defaults)
-    terse               drops asides, keeps the first items; strips pleasantries     max_items 2, max_words 12
+    terse               drops asides and extra volunteered facts; bare values        max_items 2, values_only True
     reveal_when_asked   gives a fact only once the agent asked for it                slip 0.0 (chance to volunteer)
     wrong_then_correct  first gives a wrong value, a correction some turns later     keys () = any, prob 1.0, delay 1, max_wrong 1
     change_mind         says no to the first confirmation, then yes a turn later     after_turn 0
     several_requests    states its pending requests together in one message          max_requests 3
-    vague               a vague request first, the precise one a turn later; hedges  hedge_prob 0.5
+    vague               a vague request first, the precise one a turn later; hedges  hedge_prob 0.3
     impatience          after some turns: mood rises, complains about the time       patience_turns 3, mood_step 0.15
     frustration         mood rises when asked again for what it gave; angry wording  mood_step 0.25, complain_at 0.5,
                                                                                      complain_turn 6, shout_at 0.75
@@ -38,12 +39,12 @@ PATTERN_ORDER = (
     "vague",
     "change_mind",
     "several_requests",
+    "terse",
     "impatience",
     "frustration",
     "ask_human",
     "challenge",
     "chatter",
-    "terse",
     "typos",
 )
 
@@ -58,7 +59,7 @@ CHATTER_LINES = (
 )
 CHALLENGE_LINES = ("Are you sure? {claim}? That's not what I was told.", "That's not right, I don't think {claim}.")
 VAGUE_REQUEST = "I have a problem with my account, something like that. Can you help?"
-HEDGES = ("I think", "maybe", "sort of")
+HEDGES = ("I think", "or something like that", "maybe", "not sure")
 PLEASANTRIES = (r"\bhi\b,?", r"\bhello\b,?", r"\bplease\b", r"\bthanks?( you)?\b[.!]?", r"\bkindly\b", r"\bi was wondering if\b")
 INFORMAL = {"you": "u", "please": "pls", "thanks": "thx", "because": "cuz", "i am": "im", "don't": "dont", "okay": "ok"}
 
@@ -175,9 +176,11 @@ def _vague(p: dict[str, Any], plan: list[Say], state: UserState, rng: random.Ran
 
 
 def _vague_text(p: dict[str, Any], text: str, state: UserState, rng: random.Random) -> str:
-    if not text or rng.random() >= p["hedge_prob"]:
+    """A hedge at the end of the first sentence: "My account id is A-1042, I think." """
+    match = re.search(r"[.!?]", text)
+    if match is None or rng.random() >= p["hedge_prob"]:
         return text
-    return f"{rng.choice(HEDGES).capitalize()} {text[:1].lower()}{text[1:]}"
+    return f"{text[: match.start()]}, {rng.choice(HEDGES)}{text[match.start() :]}"
 
 
 # --- patterns that add to the turn -------------------------------------------------------------------------------
@@ -241,17 +244,24 @@ def _chatter(p: dict[str, Any], plan: list[Say], state: UserState, rng: random.R
 
 
 def _terse(p: dict[str, Any], plan: list[Say], state: UserState, rng: random.Random) -> list[Say]:
+    """Asides go; volunteered facts past max_items go (they come back when asked); what the task needs stays."""
     kept = [s for s in plan if s.kind not in ("chatter", "question")] or plan[:1]
-    return kept[: p["max_items"]]
+    out: list[Say] = []
+    for s in kept:
+        if s.kind == "fact" and s.key not in state.asked and len(out) >= p["max_items"]:
+            continue
+        out.append(s)
+    return out
 
 
 def _terse_text(p: dict[str, Any], text: str, state: UserState, rng: random.Random) -> str:
     for pleasantry in PLEASANTRIES:
         text = re.sub(pleasantry, "", text, flags=re.IGNORECASE)
-    words = text.split()
-    if len(words) > p["max_words"]:  # keep the words that carry values (ids, dates, amounts) past the cut
-        words = words[: p["max_words"]] + [w for w in words[p["max_words"] :] if any(c.isdigit() for c in w)]
-    return " ".join(words).strip(" ,")
+    if p["values_only"]:  # "My account id is A-1042." -> "A-1042." (the agent asked for it, it knows what it is)
+        text = re.sub(r"\b[Mm]y [\w' -]{1,30}? (is|was) ", "", text)
+    text = re.sub(r"\s+([,.!?])", r"\1", " ".join(text.split()))  # no space left before punctuation
+    text = re.sub(r",+([,.!?])", r"\1", text)  # nor a comma whose words went
+    return re.sub(r"\b[Yy]es, go ahead\b", "yes", text).strip(" ,")
 
 
 def _typo(word: str, rng: random.Random) -> str:
@@ -279,8 +289,8 @@ def _typos(p: dict[str, Any], text: str, state: UserState, rng: random.Random) -
 
 
 for _p in (
-    Pattern("terse", "short answers: asides dropped, at most max_items items, pleasantries stripped, at most max_words words (values kept)",
-            {"max_items": 2, "max_words": 12}, plan=_terse, text=_terse_text),
+    Pattern("terse", "short answers: asides dropped, volunteered facts only up to max_items items, no pleasantries, bare values (values_only)",
+            {"max_items": 2, "values_only": True}, plan=_terse, text=_terse_text),
     Pattern("reveal_when_asked", "gives a fact only when the agent asked for it (slip: chance to volunteer it anyway)",
             {"slip": 0.0}, plan=_reveal_when_asked),
     Pattern("wrong_then_correct", "gives a wrong value for a fact first (one digit or two letters off) and a correction `delay` turns later",
@@ -290,7 +300,7 @@ for _p in (
     Pattern("several_requests", "with its first request, states its pending requests too (at most max_requests in one message)",
             {"max_requests": 3}, plan=_several_requests),
     Pattern("vague", "opens with a vague request and gives the precise one (and its facts) a turn later; hedges its wording",
-            {"hedge_prob": 0.5}, plan=_vague, text=_vague_text),
+            {"hedge_prob": 0.3}, plan=_vague, text=_vague_text),
     Pattern("impatience", "from turn patience_turns on, each turn raises mood by mood_step and complains about the time",
             {"patience_turns": 3, "mood_step": 0.15}, plan=_impatience),
     Pattern("frustration", "each fact asked again raises mood by mood_step; complains above complain_at; shouts above shout_at",
