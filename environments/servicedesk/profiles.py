@@ -2,12 +2,14 @@
 
     profile      patterns (parameters that differ from the defaults)
     cooperative  none: answers what is asked, volunteers what it knows, confirms
-    terse        terse, reveal_when_asked
+    terse        reveal_when_asked, terse
     guarded      reveal_when_asked, refuse (times 1), challenge (prob 0.7)
-    confused     vague, wrong_then_correct, change_mind, typos (typo_rate 0.03, informal False)
-    impatient    several_requests, impatience (patience_turns 2), ask_human (mood_at 0.45), terse
+    confused     wrong_then_correct, vague, change_mind, typos (typo_rate 0.03, informal False)
+    impatient    several_requests, terse, impatience (patience_turns 2), ask_human (mood_at 0.45)
     difficult    refuse (times 2), change_mind, frustration (mood_step 0.3), ask_human, challenge (prob 0.8, max 3)
-    chatty       several_requests, chatter (prob 0.7), typos (informal True)
+    chatty       several_requests, chatter (prob 0.7), typos
+
+The same table, with every pattern's parameters, is in PATTERNS.md.
 
 A profile lists its patterns in PATTERN_ORDER, the order apply_patterns and style_text run them in.
 """
