@@ -117,7 +117,11 @@ def _wrong_then_correct(p: dict[str, Any], plan: list[Say], state: UserState, rn
     for s in plan:
         slip = slips.get(s.key)
         if s.kind == "fact" and slip is not None and not slip["corrected"]:
-            out.append(Say("fact", key=s.key, value=slip["wrong"]))  # stays consistent until it notices
+            if state.turn >= slip["turn"] + p["delay"]:  # asked again once it noticed: the correction, in place
+                slip["corrected"] = True
+                out.append(Say("correction", key=s.key, value=slip["right"], text=slip["wrong"]))
+            else:
+                out.append(Say("fact", key=s.key, value=slip["wrong"]))  # stays consistent until it notices
         elif (
             s.kind == "fact"
             and slip is None
@@ -132,7 +136,7 @@ def _wrong_then_correct(p: dict[str, Any], plan: list[Say], state: UserState, rn
         else:
             out.append(s)
     for key, slip in slips.items():
-        if not slip["corrected"] and state.turn >= slip["turn"] + p["delay"] and not any(s.kind == "fact" and s.key == key for s in plan):
+        if not slip["corrected"] and state.turn >= slip["turn"] + p["delay"]:
             slip["corrected"] = True
             out.append(Say("correction", key=key, value=slip["right"], text=slip["wrong"]))
     return out

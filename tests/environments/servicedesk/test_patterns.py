@@ -80,21 +80,28 @@ def test_wrong_value_changes_one_digit_or_swaps_two_letters() -> None:
             assert sorted(wrong) == sorted(value)
 
 
-def test_wrong_then_correct_gives_a_wrong_value_then_corrects_it_a_turn_later() -> None:
+def test_wrong_then_correct_gives_a_wrong_value_then_corrects_it_delay_turns_later() -> None:
     state = UserState(turn=0)
-    first = plan_of("wrong_then_correct", [ALICE_FACTS[0]], state)
+    first = plan_of("wrong_then_correct", [ALICE_FACTS[0]], state, delay=2)
     assert first[0].key == "account_id" and first[0].value != "A-1042"
     wrong = first[0].value
     assert state.memory["wrong_then_correct"]["slips"]["account_id"] == {"wrong": wrong, "right": "A-1042", "turn": 0, "corrected": False}
     state.turn = 1
-    again = plan_of("wrong_then_correct", [ALICE_FACTS[0], ALICE_FACTS[1]], state)
+    again = plan_of("wrong_then_correct", [ALICE_FACTS[0], ALICE_FACTS[1]], state, delay=2)
     assert [(s.key, s.value) for s in again] == [("account_id", wrong), ("postcode", "SW1A 2AA")]  # consistent, max_wrong 1
     state.turn = 2
-    assert plan_of("wrong_then_correct", [Say("confirm", value="yes")], state)[1] == Say(
+    assert plan_of("wrong_then_correct", [Say("confirm", value="yes")], state, delay=2)[1] == Say(
         "correction", key="account_id", value="A-1042", text=wrong
     )
     state.turn = 3
-    assert plan_of("wrong_then_correct", [ALICE_FACTS[0]], state) == [ALICE_FACTS[0]]  # corrected: the right value from now on
+    assert plan_of("wrong_then_correct", [ALICE_FACTS[0]], state, delay=2) == [ALICE_FACTS[0]]  # corrected: the right value from now on
+
+
+def test_wrong_then_correct_corrects_in_place_when_asked_again() -> None:
+    state = UserState(turn=0)
+    wrong = plan_of("wrong_then_correct", [ALICE_FACTS[0]], state)[0].value
+    state.turn = 1
+    assert plan_of("wrong_then_correct", [ALICE_FACTS[0]], state) == [Say("correction", key="account_id", value="A-1042", text=wrong)]
 
 
 def test_wrong_then_correct_respects_keys_prob_and_delay() -> None:
