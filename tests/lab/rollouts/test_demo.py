@@ -84,11 +84,13 @@ def test_two_clicks_at_once_start_one_demo(project_a: Any, alice: Any) -> None:
 
 
 @pytest.mark.slow
-def test_every_demo_episode_finishes_within_a_minute_in_the_embedded_worker(celery_worker: Any, project_a: Any, alice: Any) -> None:
+def test_every_demo_episode_finishes_in_the_embedded_worker(celery_worker: Any, project_a: Any, alice: Any) -> None:
+    # A bound, not the goal: the figure (15-25 s on an idle 2-core machine) is the browser test's and the README's;
+    # here the suite may share the machine with other work, so only a runaway demo fails.
     started = time.monotonic()
     evaluations = demo_launch(project=project_a, user=alice)
     while Evaluation.objects.filter(pk__in=[e.pk for e in evaluations], status=JobStatus.RUNNING).exists():
-        assert time.monotonic() - started < 60, "the demo did not finish within a minute"
+        assert time.monotonic() - started < 240, "the demo did not finish within four minutes"
         time.sleep(0.2)
     elapsed = time.monotonic() - started
     episodes = Episode.objects.filter(project=project_a)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from environments.core import Action, Policy
-from environments.policies import register_policy
+from environments.policies import register_role_policy
 from lab.errors import DomainError
 from lab.rollouts.services import rollout_launch, rollout_run
 from lab.rollouts.teams import agent_config_dict, team_validate
@@ -32,7 +32,7 @@ class _RuleCritic(Policy):
         return Action(message=f"{failed} failed calls so far; check stock before ordering", token_ids=[1, 2, 3])
 
 
-register_policy("*", "lab-test-critic", lambda env, seed: _RuleCritic())
+register_role_policy("lab-test-critic", lambda env, seed: _RuleCritic())  # a role policy: never listed among anchors
 
 _CRITIC = {"agent": {"kind": "scripted", "model": "lab-test-critic"}, "every": 5}
 

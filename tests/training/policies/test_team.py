@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from environments.core import Action, Policy
-from environments.policies import register_policy
+from environments.policies import register_role_policy
 from environments.registry import make
 from training.policies.team import TeamConfigError, team_check, team_from_config
 
@@ -19,7 +19,7 @@ class _Critic(Policy):
         return Action(message=f"advice after {len(history)} steps")
 
 
-register_policy("*", "team-test-critic", lambda env, seed: _Critic())
+register_role_policy("team-test-critic", lambda env, seed: _Critic())  # a role policy: never listed among anchors
 
 _ACTOR = {"kind": "scripted", "name": "smart-triage", "model": "smart-triage"}
 
