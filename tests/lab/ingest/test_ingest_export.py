@@ -98,8 +98,6 @@ def test_openai_import_then_export_gives_back_the_conversation():
 
 
 def test_a_user_slot_turn_exports_as_the_user_without_its_private_note() -> None:
-    from environments.trajectory import make_step, new_record
-
     steps = [
         make_step(index=0, source="env", message="Help the customer."),
         make_step(index=1, source="agent", message="How can I help?"),
