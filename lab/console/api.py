@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +21,7 @@ class FidelityReportView(APIView):
     @extend_schema(
         operation_id="fidelity_report",
         tags=["reports"],
+        responses=OpenApiTypes.OBJECT,
         parameters=[OpenApiParameter(name, str, required=name == "project") for name in fidelity_params()],
     )
     def get(self, request: Request) -> Response:
