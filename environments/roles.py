@@ -56,6 +56,14 @@ def step_role(step: dict[str, Any]) -> str:
     return "env" if step.get("source") == "env" else ACTOR
 
 
+def without_private_notes(steps: list[dict[str, Any]], viewer: str) -> list[dict[str, Any]]:
+    """The steps as `viewer` may see them: a user's private reasoning (the note a model user writes before it
+    speaks) is kept only in the user's own view; every other role gets those steps without it."""
+    if viewer == USER:
+        return steps
+    return [{**step, "reasoning": None} if step_role(step) == USER and step.get("reasoning") else step for step in steps]
+
+
 def is_runner_call(call: dict[str, Any]) -> bool:
     return call.get("name") in RUNNER_TOOLS
 

@@ -3,6 +3,7 @@
 from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
+from lab.console.api import FidelityReportView
 from lab.diagnoses.api import DiagnosisViewSet
 from lab.rollouts.agents_api import AgentConfigViewSet
 from lab.rollouts.api import CheckpointEvaluateView, ComparisonViewSet, EvaluationViewSet, RolloutViewSet
@@ -32,6 +33,7 @@ urlpatterns = [
     path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
     path("datasets/export/", DatasetExportSlashView.as_view()),
+    re_path(r"^fidelity/?$", FidelityReportView.as_view(), name="fidelity-report"),
     re_path(r"^runs/(?P<pk>[^/.]+)/evaluate-checkpoint/?$", CheckpointEvaluateView.as_view(), name="run-evaluate-checkpoint"),
     *router.urls,
 ]

@@ -203,6 +203,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 PRACTICUM_MAX_EXPANDED_BYTES = env_int("PRACTICUM_MAX_EXPANDED_BYTES", 4 * PRACTICUM_MAX_UPLOAD_BYTES, minimum=1024)
 # Seeds in one evaluation (console forms, API, `manage.py evaluate`); a longer list or range is refused unexpanded.
 PRACTICUM_MAX_SEEDS = env_int("PRACTICUM_MAX_SEEDS", 1000, minimum=1)
+# The fidelity report (lab/console/fidelity.py) reads at most this many episodes per set, so it computes inline.
+PRACTICUM_FIDELITY_MAX_EPISODES = env_int("PRACTICUM_FIDELITY_MAX_EPISODES", 200, minimum=1)
 PRACTICUM_MAX_RECORDS_PER_UPLOAD = env_int("PRACTICUM_MAX_RECORDS_PER_UPLOAD", 10_000, minimum=1)
 PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100_000, minimum=1)
 # Extra secret patterns (regular expressions, separated by newlines) redacted at ingest beside the defaults.

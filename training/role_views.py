@@ -13,6 +13,9 @@
   trained only on whether the actor then succeeds: each critic turn's reward is the episode's outcome
   (data.record_reward), or with `horizon=k` the share of the actor's next k steps that ran without an error
   (a denser, more local signal; the outcome when no actor step follows).
+- **user** (a model user, policies/roles.py): its turns as above, prompted with its goal card and the conversation
+  from its side; its trained turn is what it wrote, private note included ("NOTE: ...\nSAY: ..."), which no
+  other role's view shows. A re-rendered prompt needs the goal card as `system_prompt` (records do not carry it).
 - **consultant**: its turns as above (prompted like the actor, answering the action it suggests), rewarded by
   the outcome; `consult_decisions` gives the actor's choice to consult or not at each step with the outcome and
   the cost, the data for learning when a consultation pays.
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, step_role
+from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, USER, step_role
 from training.data import (
     AGENT_SOURCES,
     PromptStyle,
@@ -39,7 +42,7 @@ from training.data import (
     step_trainable,
     tokenize_record,
 )
-from training.policies.roles import CONSULTANT_INSTRUCTION, critic_messages, is_actor_turn
+from training.policies.roles import CONSULTANT_INSTRUCTION, critic_messages, is_actor_turn, user_messages, user_turn_text
 
 
 def role_steps(record: dict[str, Any], role: str) -> list[dict[str, Any]]:
@@ -91,6 +94,8 @@ def _prompt_messages(
     before = [s for s in record["steps"] if s["index"] < step["index"]]
     if step_role(step) == CRITIC:
         return critic_messages(before, system_prompt=system_prompt, window_turns=window_turns, max_result_chars=style.max_result_chars)
+    if step_role(step) == USER:
+        return user_messages(before, system_prompt=system_prompt, window_turns=window_turns, max_result_chars=style.max_result_chars)
     system = f"{system_prompt}\n\n{CONSULTANT_INSTRUCTION}" if step_role(step) == CONSULTANT else system_prompt
     prefix = {**record, "steps": before}
     return [{k: v for k, v in m.items() if not k.startswith("_")} for m in record_messages(prefix, system_prompt=system, style=style)]
@@ -101,6 +106,8 @@ def _turn_message(step: dict[str, Any]) -> dict[str, Any]:
     text = message if isinstance(message, str) else ("" if message is None else str(message))
     if step_role(step) == CRITIC:
         return {"role": "assistant", "content": text}
+    if step_role(step) == USER:  # the user's own view keeps its private note: it is what the model wrote
+        return {"role": "assistant", "content": user_turn_text(step)}
     calls = [{"type": "function", "id": c.get("id", ""), "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
              for c in step.get("tool_calls") or []]  # fmt: skip
     return {"role": "assistant", "content": text, "tool_calls": calls}
@@ -117,7 +124,7 @@ def _example(record: dict[str, Any], step: dict[str, Any], tokenizer: Any, *, sy
         episode.append(list(sampled), trained=trained, env=False, step=step["index"], logprobs=logprobs)
         return episode
     prompt = _prompt_messages(record, step, system_prompt, style, window_turns)
-    tools = None if step_role(step) == CRITIC else style.template_tools(
+    tools = None if step_role(step) in (CRITIC, USER) else style.template_tools(
         [t for t in (record.get("header") or {}).get("tools") or [] if (t.get("function") or t).get("name") not in RUNNER_TOOLS]
     )  # fmt: skip
     head = render_chat(tokenizer, prompt, tools, generation_prompt=True)

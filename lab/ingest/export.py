@@ -43,7 +43,7 @@ def conversation_problems(steps: list[dict[str, Any]]) -> list[str]:
     for position, step in enumerate(steps):
         path = f"steps[{position}]"
         calls = step.get("tool_calls") or []
-        assistant = step["source"] in ASSISTANT_SOURCES
+        assistant = step["source"] in ASSISTANT_SOURCES and step.get("role") != "user"
         if calls and not assistant:
             problems.append(f"{path}.tool_calls: a {step['source']} step makes tool calls; only assistant turns can")
         ids = [call["id"] for call in calls] if assistant else []
@@ -82,7 +82,9 @@ def export_openai(record: dict[str, Any]) -> dict[str, Any]:
         raise ConversationError(problems)
     messages: list[dict[str, Any]] = []
     for step in record["steps"]:
-        role = ROLES[step["source"]]
+        # A user slot's turn is the user's whoever played it (a human user is not the assistant); its reasoning,
+        # a model user's private note, is never exported as anyone's.
+        role = "user" if step.get("role") == "user" else ROLES[step["source"]]
         calls = step.get("tool_calls") or []
         if step.get("message") is not None or calls or (role != "user" and not step.get("results")):
             message: dict[str, Any] = {"role": role, "content": step.get("message")}

@@ -13,6 +13,7 @@ rollouts) are counted from their steps: turns and sampled tokens, no cost. The r
 - consultant: the actor's `question` (its consult call) and `actor_step`, the `suggestion` (the runner's
   meta.suggested_calls), whether the actor `followed` it (its next environment call is the first suggested one,
   same name and arguments) and the consultation's `cost` (meta.cost, else the team's setting).
+A model user's private notes (the reasoning of its steps) appear only in the user's own view.
 Both read the runner's step meta (trigger, advises_step, asked_at, question, suggested_calls, cost) and fall back
 on the steps themselves for records that lack it.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, step_role
+from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, step_role, without_private_notes
 from lab.trajectories.models import Episode, Step
 
 _SUMMED = ("turns", "tokens", "cost")
@@ -92,7 +93,7 @@ def role_examples(record: dict[str, Any], *, role: str) -> list[dict[str, Any]]:
         seen = meta.get("asked_at") if role == CONSULTANT else meta.get("advises_step") if meta.get("trigger") == "request" else None
         seen = seen if isinstance(seen, int) and 0 <= seen <= position else position
         example: dict[str, Any] = {
-            "role": role, "step_index": step["index"], "history": steps[:seen], "message": step.get("message"),
+            "role": role, "step_index": step["index"], "history": without_private_notes(steps[:seen], role), "message": step.get("message"),
             "reasoning": step.get("reasoning"), "tool_calls": step.get("tool_calls") or [], "token_ids": step.get("token_ids"),
             "logprobs": step.get("logprobs"), "outcome": _outcome(header),
         }  # fmt: skip

@@ -5,7 +5,8 @@
 Kinds: `scripted` (an environment's anchor, named by `model` or `name`), `hf` (local transformers), `openai`
 (any OpenAI-compatible endpoint), `vllm` (in-process engine on a GPU worker; imported only when used).
 `harness_for(config)` gives the validated harness settings the runner needs (turn cap, error limit, pace).
-`config["role"]` (actor by default; critic, consultant) puts an LLM policy in that role's mode (policies/roles.py);
+`config["role"]` (actor by default; critic, consultant, user) puts an LLM policy in that role's mode (policies/roles.py;
+a user is the model that plays the environment's user slot from the slot's goal card);
 a scripted policy is the anchor it names whatever the role (an anchor consultant answers with its own action).
 """
 

@@ -23,8 +23,17 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
-from environments.roles import ACTOR, CONSULTANT, CRITIC, RUNNER_TOOLS
-from training.policies.roles import CONSULTANT_INSTRUCTION, LLM_ROLES, context_messages, critic_messages, is_actor_turn
+from environments.registry import env_meta
+from environments.roles import ACTOR, CONSULTANT, CRITIC, RUNNER_TOOLS, USER
+from training.policies.roles import (
+    CONSULTANT_INSTRUCTION,
+    LLM_ROLES,
+    context_messages,
+    critic_messages,
+    is_actor_turn,
+    parse_user_turn,
+    user_messages,
+)
 from training.toolcall_parse import parse_tool_calls
 
 
@@ -98,6 +107,14 @@ def default_system_prompt(env: Env) -> str:
         f"Task: {env.task.description}\n"
         "Act only through tool calls, one or more per turn. Tool results come back as tool messages."
     )
+
+
+def user_brief(env: Env) -> str:
+    """The goal card of the environment's user slot (RoleSlot.brief), else its description; ValueError without a slot."""
+    slot = next((slot for slot in env_meta(env.name).roles if slot.name == USER), None)
+    if slot is None:
+        raise ValueError(f"role: {env.name} declares no {USER!r} role slot, so a model cannot play its user")
+    return slot.brief(env) if slot.brief is not None else slot.description
 
 
 def step_seed(seed: int, index: int) -> int:
@@ -195,7 +212,10 @@ class LLMPolicy(Policy):
 
     `role` (policies/roles.py) chooses what the model is asked: "actor" acts through the tools; "critic" reads
     the trajectory so far and answers Action(message=advice) with its token ids and logprobs, no tool calls;
-    "consultant" is prompted like the actor (less the runner's own tools) and answers the action it suggests.
+    "consultant" is prompted like the actor (less the runner's own tools) and answers the action it suggests;
+    "user" plays the environment's user slot: its system prompt is the slot's goal card (RoleSlot.brief), it
+    sees the conversation from the user's side, and writes "NOTE: ...\nSAY: ..." of which the note is kept as
+    the step's reasoning (never shown to the agent: policies/roles.py) and only what it says is its message.
     """
 
     def __init__(self, *, env: Env, seed: int, name: str, model: str, sampling: dict[str, Any] | None = None,
@@ -209,7 +229,10 @@ class LLMPolicy(Policy):
         self.role = role
         self.sampling = dict(sampling or {})
         self.harness = harness or HarnessConfig()
-        self.system_prompt = self.harness.system_prompt or default_system_prompt(env)
+        if role == USER:
+            self.system_prompt = self.harness.system_prompt or user_brief(env)
+        else:
+            self.system_prompt = self.harness.system_prompt or default_system_prompt(env)
         if role == CONSULTANT:
             self.system_prompt = f"{self.system_prompt}\n\n{CONSULTANT_INSTRUCTION}"
 
@@ -229,6 +252,9 @@ class LLMPolicy(Policy):
         if self.role == CRITIC:
             return critic_messages(history, system_prompt=self.system_prompt, window_turns=window_turns,
                                    max_result_chars=self.harness.max_result_chars, summary=summary)  # fmt: skip
+        if self.role == USER:
+            return user_messages(history, system_prompt=self.system_prompt, window_turns=window_turns,
+                                 max_result_chars=self.harness.max_result_chars)  # fmt: skip
         return build_messages(history, system_prompt=self.system_prompt, window_turns=window_turns, summary=summary,
                               max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
 
@@ -247,8 +273,9 @@ class LLMPolicy(Policy):
             window = max(1, window // 2)
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
-        # The critic writes advice, so it sees no tools; a consultant suggests an environment action, never a runner tool.
-        offered = [] if self.role == CRITIC else [t for t in tools if self.role == ACTOR or t.name not in RUNNER_TOOLS]
+        # The critic writes advice and a user speaks, so they see no tools; a consultant suggests an environment
+        # action, never a runner tool.
+        offered = [] if self.role in (CRITIC, USER) else [t for t in tools if self.role == ACTOR or t.name not in RUNNER_TOOLS]
         schemas = [t.openai_schema() for t in offered]
         index = len(history)
         messages = self.fit_messages(history, schemas)
@@ -262,6 +289,9 @@ class LLMPolicy(Policy):
         meta = dict(completion.meta)
         if self.role == CRITIC:  # advice is free text: nothing to parse, nothing is an invalid action
             return Action(message=completion.text.strip() or None, reasoning=completion.reasoning, meta=meta, **tokens)
+        if self.role == USER:  # the note is private (Action.reasoning); what the user says is its message
+            note, said = parse_user_turn(completion.text)
+            return Action(message=said, reasoning=note, meta=meta, **tokens)
         if completion.tool_calls is None:
             parsed = parse_tool_calls(completion.text, id_prefix=f"call_{index}_")
             calls, message, error = parsed.tool_calls, parsed.message, parsed.error

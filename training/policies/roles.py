@@ -22,8 +22,9 @@ from typing import Any
 
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, USER, step_role
 
-LLM_ROLES = (ACTOR, CRITIC, CONSULTANT)
-"""Roles an LLM policy can take: critic mode writes advice, the actor and consultant modes answer tool calls."""
+LLM_ROLES = (ACTOR, CRITIC, CONSULTANT, USER)
+"""Roles an LLM policy can take: critic mode writes advice, the actor and consultant modes answer tool calls,
+user mode plays the environment's user slot (a private note, then what it says)."""
 
 # The runner tool whose result already carries a role's turn, when the actor asked for it.
 _ANSWERED_BY = {CRITIC: ASK_CRITIC, CONSULTANT: CONSULT}
@@ -37,6 +38,14 @@ CONSULTANT_INSTRUCTION = (
     "You are the consultant. The actor asked for your help: answer with the single next action you suggest, as tool "
     "calls, and your reasoning in a sentence. Your calls are not executed; the actor sees them and decides."
 )
+
+
+USER_INSTRUCTION = (
+    "You are the user in this conversation; the other party is the service agent. Stay in your persona and follow "
+    "your goal card. Before each reply write a private note (what you want now, what you will reveal, how you "
+    "behave); the agent never sees it. Answer in exactly this form:\nNOTE: <your private note>\nSAY: <what you say>"
+)
+_NOTE, _SAY = "NOTE:", "SAY:"
 
 
 def _text(content: Any, limit: int = 0) -> str:
@@ -58,9 +67,10 @@ def _answered(previous_actor: dict[str, Any] | None, role: str) -> bool:
 
 
 def step_text(step: dict[str, Any], limit: int = 0) -> str:
-    """A role step's visible content: its message, else its suggested calls (a consultant), else its reasoning."""
-    if step.get("message"):
-        return _text(step["message"], limit)
+    """A role step's visible content: its message, else its suggested calls (a consultant), else its reasoning.
+    A user step shows its message only: a model user's reasoning is its private note."""
+    if step.get("message") or step_role(step) == USER:
+        return _text(step.get("message") or "", limit)
     calls = step.get("tool_calls") or []
     if calls:
         shown = "; ".join(f"{c['name']}({_text(c.get('arguments') or {})})" for c in calls)
@@ -133,3 +143,38 @@ def critic_messages(history: list[dict[str, Any]], *, system_prompt: str, window
         {"role": "system", "content": f"{system_prompt}\n\n{CRITIC_INSTRUCTION}" if system_prompt else CRITIC_INSTRUCTION},
         {"role": "user", "content": f"The trajectory so far:\n{transcript}\n\n{CRITIC_REQUEST}"},
     ]
+
+
+def parse_user_turn(text: str) -> tuple[str | None, str]:
+    """(private note, what the user says) from a model user's "NOTE: ...\nSAY: ..." output. Without a SAY marker
+    a text that opens with NOTE is all note (the user says nothing rather than leak it); other text is all said."""
+    body = text.strip()
+    if _SAY in body:
+        head, _, said = body.partition(_SAY)
+        note = head.strip().removeprefix(_NOTE).strip()
+        return note or None, said.strip()
+    if body.startswith(_NOTE):
+        return body.removeprefix(_NOTE).strip() or None, ""
+    return None, body
+
+
+def user_turn_text(step: dict[str, Any]) -> str:
+    """A user's own turn as it wrote it (its note and what it said): its assistant turn in its own view."""
+    said = _text(step.get("message") or "")
+    return f"{_NOTE} {step['reasoning']}\n{_SAY} {said}" if step.get("reasoning") else said
+
+
+def user_messages(history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0,
+                  role: str = USER) -> list[dict[str, Any]]:  # fmt: skip
+    """The user's prompt: its goal card and instruction, then the conversation from its side, the actor's messages
+    as the other party's turns and its own earlier turns (notes included) as its assistant turns. It sees neither
+    the environment's observations, nor the actor's tool calls and results, nor the other roles' turns."""
+    turns: list[dict[str, Any]] = []
+    for step in history:
+        speaker = step_role(step)
+        if speaker == ACTOR and step.get("message"):
+            turns.append({"role": "user", "content": _text(step["message"], max_result_chars)})
+        elif speaker == role:
+            turns.append({"role": "assistant", "content": user_turn_text(step)})
+    system = f"{system_prompt}\n\n{USER_INSTRUCTION}" if system_prompt else USER_INSTRUCTION
+    return [{"role": "system", "content": system}, *turns[max(0, len(turns) - 2 * window_turns) :]]

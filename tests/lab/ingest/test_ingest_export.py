@@ -95,3 +95,14 @@ def test_openai_import_then_export_gives_back_the_conversation():
     assert [m["role"] for m in chat["messages"]] == [m["role"] for m in line["messages"]]
     assert chat["messages"][2]["tool_calls"][0]["function"] == {"name": "get_order_details", "arguments": '{"order_id": "#W2378156"}'}
     assert chat["messages"][3] == line["messages"][3]
+
+
+def test_a_user_slot_turn_exports_as_the_user_without_its_private_note() -> None:
+    steps = [
+        make_step(index=0, source="env", message="Help the customer."),
+        make_step(index=1, source="agent", message="How can I help?"),
+        make_step(index=2, source="human", role="user", message="My booking.", reasoning="I will not say the date yet"),
+        make_step(index=3, source="user", role="user", message="BK-1.", reasoning="model note"),
+    ]
+    messages = export_openai(new_record(header={"env": "x", "task": "t", "source": "rollout"}, steps=steps))["messages"]
+    assert messages[2:] == [{"role": "user", "content": "My booking."}, {"role": "user", "content": "BK-1."}]
