@@ -12,6 +12,7 @@ Importing the env package (the registry does it) declares its anchors.
 
 from __future__ import annotations
 
+from environments.coaching import RuleCoach
 from environments.core import Env, EnvError, Policy
 from environments.meta import PolicyFactory
 from environments.registry import env_meta, list_tasks
@@ -56,3 +57,4 @@ def role_policy_names() -> list[str]:
 
 # Generic role stand-ins, for every environment: a team can be run and tested without a model.
 register_role_policy("rule-critic", lambda env, seed: RuleCritic())
+register_role_policy("rule-coach", lambda env, seed: RuleCoach())  # environments.coaching

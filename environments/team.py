@@ -5,6 +5,9 @@
     content, is_error = crew.answer(call, steps)  # a runner tool call, answered without the environment
     chain, reason = crew.after_actor_step(steps, chain, action=a, failed=f, reason=r, limit=n)
 
+    slots = slot_policies(env)                    # the declared slots, each with its default unless overridden
+    chain, reason = slot_turns(env, slots, steps, chain, emit=append)   # other front ends (the play page) alike
+
 Every turn is a step of its own with `role` set, appended right after the actor step it belongs to, in this
 order: the answers to the actor's runner calls (consultant, critic on request), the slots' turns, the critic
 on a trigger, the harness decisions. Only the actor's env calls and the slots' calls reach the environment;
@@ -30,7 +33,7 @@ When each role acts (deterministic; a role's own policy may be anything):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, chain_hash, validate_arguments
@@ -63,8 +66,9 @@ def _source(policy: Policy, default: str) -> str:
     return "human" if policy.kind == "human" else default
 
 
-def _safe_act(policy: Policy, history: list[dict[str, Any]], tools: list[ToolSpec]) -> tuple[Action, float]:
-    """A role's turn; its exception becomes an empty turn with the cause in meta (only the actor's ends the episode)."""
+def safe_act(policy: Policy, history: list[dict[str, Any]], tools: list[ToolSpec]) -> tuple[Action, float]:
+    """A role's turn and its latency in ms; its exception becomes an empty turn with the cause in
+    meta["policy_exception"] (the runner ends the episode on the actor's; other front ends may read it too)."""
     started = time.perf_counter()
     try:
         action = policy.act(history, tools)
@@ -73,16 +77,45 @@ def _safe_act(policy: Policy, history: list[dict[str, Any]], tools: list[ToolSpe
     return action, round((time.perf_counter() - started) * 1000, 3)
 
 
+def slot_policies(env: Env, overrides: Mapping[str, Policy] | None = None) -> dict[str, Policy]:
+    """The environment's role slots in declaration order, each filled with `overrides[name]` or its default.
+    An override for a slot the environment does not declare is an EnvError naming it."""
+    declared = {slot.name: slot for slot in env_meta(env.name).roles}
+    unknown = sorted(set(overrides or {}) - set(declared))
+    if unknown:
+        raise EnvError("unknown_slot", f"{env.name} declares no role slot {unknown[0]!r}; its slots: {sorted(declared) or 'none'}")
+    return {name: (overrides or {}).get(name) or slot.default(env, env.seed) for name, slot in declared.items()}
+
+
+def slot_turns(
+    env: Env, slots: Mapping[str, Policy], steps: list[dict[str, Any]], chain: str, *, emit: Callable[[dict[str, Any]], None]
+) -> tuple[str, str | None]:
+    """The slots' turns after an actor step that spoke: each slot in order acts once on `steps`, its step is
+    appended (and emitted) with role = the slot's name, and its calls reach the environment. Returns the chain
+    and the end reason when a slot's turn ended the episode (None while it runs). The runner's crew and the
+    play page both call this, so a slot acts the same whoever plays the actor."""
+    from environments.runner import apply_action
+
+    tools = env.tools()
+    for name, policy in slots.items():
+        action, latency = safe_act(policy, steps, tools)
+        if not action.tool_calls and action.message is None and action.error is None:
+            action.message = ""  # a slot that has nothing to say still took its turn; not an invalid action
+        step, chain, _ = apply_action(env, action, index=len(steps), chain=chain, source=_source(policy, "user"), role=name)
+        step["latency_ms"] = latency
+        steps.append(step)
+        emit(step)
+        if env.done:
+            return chain, env.termination_reason or "horizon_reached"
+    return chain, None
+
+
 class Crew:
     """The roles around the actor for one episode; `active` is False for a plain agent (its record stays as it was)."""
 
     def __init__(self, env: Env, team: Team, *, emit: Callable[[dict[str, Any]], None]) -> None:
         self.env, self.team, self.emit = env, team, emit
-        declared = {slot.name: slot for slot in env_meta(env.name).roles}
-        unknown = sorted(set(team.slots) - set(declared))
-        if unknown:
-            raise EnvError("unknown_slot", f"{env.name} declares no role slot {unknown[0]!r}; its slots: {sorted(declared) or 'none'}")
-        self.slots: dict[str, Policy] = {name: team.slots.get(name) or slot.default(env, env.seed) for name, slot in declared.items()}
+        self.slots = slot_policies(env, team.slots)
         self.active = bool(team.critic or team.consultant or team.harness_level != "tools-only" or self.slots)
         self.env_tools = env.tools()
         self.pending: list[tuple[str, Policy, Action, float, dict[str, Any]]] = []  # role turns answering the step being built
@@ -115,12 +148,12 @@ class Crew:
         asked = {"answers_call": call.id, **({"question": question} if question else {})}
         if call.name == ASK_CRITIC:
             assert self.team.critic is not None
-            action, latency = _safe_act(self.team.critic.policy, history, self.env_tools)
+            action, latency = safe_act(self.team.critic.policy, history, self.env_tools)
             meta = {"trigger": "request", "advises_step": len(history), **asked}
             self.pending.append((CRITIC, self.team.critic.policy, action, latency, meta))
             return {"advice": action.message or ""}, action.message is None
         assert self.team.consultant is not None
-        action, latency = _safe_act(self.team.consultant.policy, history, self.env_tools)
+        action, latency = safe_act(self.team.consultant.policy, history, self.env_tools)
         suggested = [{"name": c.name, "arguments": c.arguments} for c in action.tool_calls]
         reasoning = action.reasoning or action.message or ""
         meta = {"suggested_calls": suggested, "cost": self.team.consultant.cost, "asked_at": len(history), **asked}
@@ -139,17 +172,13 @@ class Crew:
             chain = self._role_step(steps, chain, role, policy, act, latency, meta)
         self.pending = []
         if reason is None and action.message:
-            for name, policy in self.slots.items():
-                chain = self._slot_turn(steps, chain, name, policy)
-                if self.env.done:
-                    reason = self.env.termination_reason or "horizon_reached"
-                    break
+            chain, reason = slot_turns(self.env, self.slots, steps, chain, emit=self.emit)
         critic = self.team.critic
         count = len(actor_steps(steps))
         if critic and reason is None and not requested:
             trigger = "error" if critic.on_error and failed else "schedule" if critic.every and count % critic.every == 0 else None
             if trigger:
-                act, latency = _safe_act(critic.policy, steps, self.env_tools)
+                act, latency = safe_act(critic.policy, steps, self.env_tools)
                 meta = {"trigger": trigger, "advises_step": actor_index}
                 chain = self._role_step(steps, chain, CRITIC, critic.policy, act, latency, meta)
         return self._harness(steps, chain, reason=reason, count=count, limit=limit)
@@ -213,17 +242,6 @@ class Crew:
             state_hash=chain, token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids,
             latency_ms=latency, meta={**action.meta, **meta}, role=role,
         )  # fmt: skip
-        self._append(steps, step)
-        return chain
-
-    def _slot_turn(self, steps: list[dict[str, Any]], chain: str, name: str, policy: Policy) -> str:
-        from environments.runner import apply_action
-
-        action, latency = _safe_act(policy, steps, self.env_tools)
-        if not action.tool_calls and action.message is None and action.error is None:
-            action.message = ""  # a slot that has nothing to say still took its turn; not an invalid action
-        step, chain, _ = apply_action(self.env, action, index=len(steps), chain=chain, source=_source(policy, "user"), role=name)
-        step["latency_ms"] = latency
         self._append(steps, step)
         return chain
 

@@ -1,11 +1,15 @@
-"""A human expert's play session: an Episode of source=human plus who plays it and how far they are."""
+"""A person's play session: an Episode of source=human plus who plays it, in which seat, and how far they are.
+
+The seat (`role`) is "actor" when an expert plays the agent's side (the play page), or an environment's role
+slot ("user") when a person plays the user against `agent`, a model or scripted agent of the project (the chat page).
+"""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
-from lab.trajectories.models import Episode, Task
+from lab.trajectories.models import AgentConfig, Episode, Task
 
 
 class HumanSession(models.Model):
@@ -20,6 +24,11 @@ class HumanSession(models.Model):
     seed = models.BigIntegerField()
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     budget_used = models.PositiveIntegerField(default=0, help_text="Operations spent so far.")
+    role = models.CharField(max_length=32, default="actor", help_text='The seat the person plays: "actor", or a role slot such as "user".')
+    agent = models.ForeignKey(
+        AgentConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="chat_sessions",
+        help_text="The agent a person in a role slot talks to (empty when the person plays the actor).",
+    )  # fmt: skip
     last_active_at = models.DateTimeField(auto_now=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

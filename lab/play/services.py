@@ -10,6 +10,11 @@ publishes it to spectators after commit. The live environment is kept in a per-p
 used only if its chain hash equals the last stored step's, otherwise the environment is rebuilt by replaying
 the stored steps, so a reload, a second worker or a restarted server continue in exactly the same state.
 
+In an environment with role slots (a simulated user, environments.meta.RoleSlot), a submit that carries a
+message to the user is followed, within the same submit, by each slot's turn (environments.team.slot_turns, the
+runner's own slot machinery: the env's default user, or a model filling the slot), stored as steps of the slot's
+role. The budget counts the player's own steps only, as the runner counts a model's.
+
 Two tabs cannot fork a session: the form carries the step index it was rendered for, and a submit whose index
 is already taken is refused with a Conflict (the episode row is locked for the whole submit).
 """
@@ -18,15 +23,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
 from environments import registry
-from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, tool_schema_hash
+from environments.core import Action, Env, EnvError, Policy, TaskSpec, ToolCall, ToolSpec, tool_schema_hash
 from environments.replay import env_for_header, replay_prefix
 from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, env_end_reason, opening_step
+from environments.team import slot_policies, slot_turns
 from lab.errors import Conflict, DomainError, Forbidden
 from lab.play.models import HumanSession
 from lab.projects.models import ANNOTATE_ROLES, Project
@@ -55,6 +61,7 @@ class _Warm:
     env: Env
     chain: str
     step_count: int
+    agent: Policy | None = None  # the model or scripted agent a person in a role slot talks to (lab.play.chat)
 
 
 class _EnvCache:
@@ -94,6 +101,7 @@ class SubmitOutcome:
     step: dict[str, Any]
     finished: bool
     replayed: bool  # True when the environment had to be rebuilt from the stored steps
+    replies: list[dict[str, Any]] = field(default_factory=list)  # the role slots' turns that answered the step
 
 
 def _task_id(session: HumanSession) -> str:
@@ -118,17 +126,27 @@ def play_require_player(*, session: HumanSession, user: Any) -> None:
         raise Forbidden("forbidden", "Your role in this project does not allow playing.")
 
 
-def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) -> HumanSession:
-    """A new session: an episode of source=human holding the environment's opening step."""
+def _require_actor_seat(session: HumanSession) -> None:
+    if session.role != "actor":
+        raise DomainError("wrong_seat", f"in session {session.pk} you play the {session.role}; use its chat page", status=409)
+
+
+def play_start_check(*, user: Any, project: Project, task_id: str, seed: int) -> TaskSpec:
+    """The checks every session start makes (either seat): the role, the seed, the task."""
     role = role_in(user=user, project=project)
     if role not in ANNOTATE_ROLES:
         raise Forbidden("forbidden", f"A {role or 'non-member'} may not play; experts, researchers and owners may.")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31:
         raise DomainError("invalid_seed", f"seed must be a whole number from 0 to 2147483647, got {seed!r}", path="seed")
     try:
-        spec = registry.get_task(task_id)
+        return registry.get_task(task_id)
     except EnvError as exc:
         raise DomainError("unknown_task", exc.message, path="task") from None
+
+
+def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) -> HumanSession:
+    """A new session: an episode of source=human holding the environment's opening step."""
+    spec = play_start_check(user=user, project=project, task_id=task_id, seed=seed)
     if not registry.env_meta(spec.env).playable:
         playable = ", ".join(m.env for m in registry.list_envs() if m.playable)
         raise DomainError("not_playable", f"{task_id} cannot be played in the browser; playable: {playable}", path="task")
@@ -182,11 +200,31 @@ def _errors_in_a_row(episode: Episode, limit: int) -> int:
     return count
 
 
+MAX_MESSAGE_CHARS = 4000
+
+
+def play_message_check(message: Any) -> str:
+    """A message typed by a person (to the user, or as the user): non-empty text of at most MAX_MESSAGE_CHARS."""
+    if not isinstance(message, str) or not message.strip():
+        raise DomainError("invalid_message", "message: write something first (it is empty)", path="message")
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise DomainError("invalid_message", f"message: at most {MAX_MESSAGE_CHARS} characters, got {len(message)}", path="message")
+    return message.strip()
+
+
 def play_submit(
-    *, session: HumanSession, user: Any, expected_index: int, name: str, arguments: Any, message: str | None = None
+    *, session: HumanSession, user: Any, expected_index: int, name: str | None, arguments: Any = None, message: str | None = None
 ) -> SubmitOutcome:
-    """Apply one tool call as step `expected_index`. Refuses (Conflict) if that step is already taken."""
+    """Apply one action as step `expected_index`: a tool call (`name`, `arguments`), a message to the user, or
+    both. Refuses (Conflict) if that step is already taken."""
     play_require_player(session=session, user=user)
+    _require_actor_seat(session)
+    if message is not None:
+        message = play_message_check(message)
+    if not name and message is None:
+        raise DomainError("empty_action", "choose a tool or write a message", path="tool")
+    calls = [ToolCall(name=name, arguments=arguments if arguments is not None else {})] if name else []
+    replies: list[dict[str, Any]] = []
     with ENV_CACHE.episode_lock(session.episode_id):
         warm: _Warm | None = None
         finished = False
@@ -205,11 +243,11 @@ def play_submit(
                         index=expected_index,
                     )
                 warm, replayed = _warm_env(session, episode)
-                action = HumanPolicy(user.username, Action(tool_calls=[ToolCall(name=name, arguments=arguments)], message=message)).act(
-                    [], warm.env.tools()
-                )
+                action = HumanPolicy(user.username, Action(tool_calls=calls, message=message)).act([], warm.env.tools())
                 step, chain, _failed = apply_action(warm.env, action, index=episode.step_count, chain=warm.chain)
                 episode_append_step(episode=episode, step=step)
+                if message is not None and not warm.env.done:
+                    chain, replies = _slot_replies(episode, warm.env, chain)
                 warm.chain, warm.step_count = chain, episode.step_count
                 finished = _finish_if_over(session, episode, warm.env)
                 HumanSession.objects.filter(pk=session.pk).update(budget_used=session.budget_used + 1)
@@ -221,7 +259,28 @@ def play_submit(
             if warm is not None and not finished:
                 ENV_CACHE.put(session.episode_id, warm)
     session.episode = episode
-    return SubmitOutcome(step=step, finished=finished, replayed=replayed)
+    return SubmitOutcome(step=step, finished=finished, replayed=replayed, replies=replies)
+
+
+def _slot_replies(episode: Episode, env: Env, chain: str, skip: str = "") -> tuple[str, list[dict[str, Any]]]:
+    """The environment's role slots answer the step just stored (each with its default policy, as in a rollout
+    with no slot override); their steps are stored in order. `skip`: the slot a person fills (they answer later)."""
+    slots = {name: policy for name, policy in slot_policies(env).items() if name != skip}
+    if not slots:
+        return chain, []
+    from lab.trajectories.services import episode_steps_as_dicts
+
+    steps = episode_steps_as_dicts(episode)
+    added: list[dict[str, Any]] = []
+    chain, _ = slot_turns(env, slots, steps, chain, emit=added.append)
+    for step in added:
+        episode_append_step(episode=episode, step=step)
+    return chain, added
+
+
+def actor_step_count(episode: Episode) -> int:
+    """The player's (the actor's) steps so far: what the step budget counts, as the runner counts a model's."""
+    return Step.objects.filter(episode=episode, source="agent", role__in=("", "actor")).count()
 
 
 def _finish_if_over(session: HumanSession, episode: Episode, env: Env) -> bool:
@@ -229,7 +288,7 @@ def _finish_if_over(session: HumanSession, episode: Episode, env: Env) -> bool:
     reason: str | None = None
     if env.done:
         reason = env_end_reason(env)
-    elif episode.step_count - 1 >= env.max_steps:
+    elif actor_step_count(episode) >= env.max_steps:
         reason = "max_steps"
     elif _errors_in_a_row(episode, DEFAULT_MAX_CONSECUTIVE_ERRORS) >= DEFAULT_MAX_CONSECUTIVE_ERRORS:
         reason = "too_many_errors"
@@ -250,6 +309,7 @@ def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> E
     """End the session now: `agent_stop` (scored by the environment, which may score an unfinished run 0) or
     `abandoned`. The score is the same `env.score()` every rollout gets."""
     play_require_player(session=session, user=user)
+    _require_actor_seat(session)
     with ENV_CACHE.episode_lock(session.episode_id), transaction.atomic():
         episode = Episode.objects.select_for_update().get(pk=session.episode_id)
         if episode.status != EpisodeStatus.RUNNING:

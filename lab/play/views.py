@@ -16,11 +16,13 @@ from django.views.decorators.http import require_POST
 
 from environments import registry
 from lab.edge import form_check
-from lab.errors import DomainError, NotFound
+from lab.errors import DomainError
 from lab.pages import console_view, is_htmx, page, visible_projects, write_projects
+from lab.play.chat import chat_session_start
+from lab.play.chat_views import chat_offer, chat_page
 from lab.play.models import HumanSession
-from lab.play.operator import operator_view, play_panel
-from lab.play.selectors import playable_tasks
+from lab.play.operator import operator_view, panel_data, play_panel
+from lab.play.selectors import conversation, play_session_visible, playable_tasks
 from lab.play.services import play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
 from lab.rollouts.demo import demo_offer
@@ -35,7 +37,7 @@ def play_index(request: HttpRequest) -> HttpResponse:
     assert user_id is not None, "console_view lets only logged-in users in"
     projects = visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=ANNOTATE_ROLES)
     context: dict[str, Any] = {"projects": projects, "tasks": playable_tasks(), "errors": {}, "form": request.POST,
-                               **demo_offer(projects=write_projects(request))}  # fmt: skip
+                               **chat_offer(projects), **demo_offer(projects=write_projects(request))}  # fmt: skip
     if request.method == "POST":
         try:
             project = projects.filter(slug=request.POST.get("project", "")).first()
@@ -44,25 +46,23 @@ def play_index(request: HttpRequest) -> HttpResponse:
             raw_seed = request.POST.get("seed", "").strip()
             if not raw_seed.lstrip("-").isdigit():
                 raise DomainError("invalid_seed", f"seed must be a whole number, got {raw_seed!r}", path="seed")
-            session = play_session_start(user=request.user, project=project, task_id=request.POST.get("task", ""), seed=int(raw_seed))
+            task_id, seed = request.POST.get("task", ""), int(raw_seed)
+            if request.POST.get("seat") == "user":  # the "Play the user" form: a chat against an agent of the project
+                session = chat_session_start(
+                    user=request.user, project=project, task_id=task_id, seed=seed, agent=request.POST.get("agent", "")
+                )
+            else:
+                session = play_session_start(user=request.user, project=project, task_id=task_id, seed=seed)
             return redirect("play-session", pk=session.pk)
         except DomainError as exc:
             if exc.status == 403:
                 raise
-            context["errors"] = {exc.details.get("path", "form"): exc.message}
+            errors = "chat_errors" if request.POST.get("seat") == "user" else "errors"
+            context[errors] = {exc.details.get("path", "form"): exc.message}
             return page(request, "play/index.html", context, status=400)
-    sessions = HumanSession.objects.filter(user_id=user_id).select_related("task", "episode").order_by("-last_active_at")[:30]
+    sessions = HumanSession.objects.filter(user_id=user_id).select_related("task", "episode", "agent").order_by("-last_active_at")[:30]
     context["sessions"] = sessions
     return page(request, "play/index.html", context)
-
-
-def _session(request: HttpRequest, pk: int) -> HumanSession:
-    session = (
-        HumanSession.objects.filter(pk=pk, episode__project__in=visible_projects(request)).select_related("task", "episode", "user").first()
-    )
-    if session is None:
-        raise NotFound("not_found", f"No play session {pk} that you can see.")
-    return session
 
 
 def _area_context(session: HumanSession, *, submitted: str = "", values: dict[str, str] | None = None, errors: dict[str, str] | None = None,
@@ -76,17 +76,21 @@ def _area_context(session: HumanSession, *, submitted: str = "", values: dict[st
         forms.append({"spec": spec, "fields": tool_fields(spec, values if mine else None, errors if mine else None),
                       "open": mine, "error": (errors or {}).get("form", "") if mine else "", "key": keys.get(spec.name, "")})  # fmt: skip
     recent = list(Step.objects.filter(episode=episode).order_by("-index")[:8])
+    slots = registry.env_meta(env.name).roles
     return {
         "session": session, "episode": episode, "view": operator_view(env, episode), "forms": forms, "result": result, "notice": notice,
         "next_index": episode.step_count, "recent": recent, "running": episode.status == "running",
+        "chat": panel_data("chat", conversation(episode)) if slots else None, "slot_names": ", ".join(s.name for s in slots),
     }  # fmt: skip
 
 
 @console_view
 def play_session_page(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _session(request, pk)
+    session = play_session_visible(request, pk)
     if session.user_id != request.user.pk:
         return redirect(reverse("episode", args=[session.episode_id]))  # others spectate in the viewer
+    if session.role != "actor":
+        return chat_page(request, session)
     return page(request, "play/session.html", _area_context(session), fragment="play/_area.html")
 
 
@@ -94,17 +98,20 @@ def play_session_page(request: HttpRequest, pk: int) -> HttpResponse:
 @console_view(check_form=False)
 def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
     # Who is playing comes first: a stranger's submission is refused unread, however malformed it is.
-    session = _session(request, pk)
+    session = play_session_visible(request, pk)
     play_require_player(session=session, user=request.user)
     form_check(request.POST)
     try:
         expected_index = int(request.POST.get("expected_index", ""))
     except ValueError:
         raise DomainError("invalid_step", "the form lost its step index; reload the page") from None
+    message: str | None = None
+    values: dict[str, str] = {}
+    errors: dict[str, str] = {}
     if "panel" in request.POST:  # opening a panel is its declared call, or the renderer's action on it
         name, arguments = _panel_call(session, request.POST)
-        values: dict[str, str] = {}
-        errors: dict[str, str] = {}
+    elif "say" in request.POST:  # a message to the environment's user (its role slot answers in the same submit)
+        name, arguments, message = None, None, str(request.POST.get("message", ""))
     else:
         name = request.POST.get("tool", "")
         spec = episode_tools(session.episode).get(name)
@@ -113,11 +120,17 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
         arguments, errors = tool_arguments_parse(spec, request.POST)
         values = tool_values(request.POST, spec)
     if errors:
-        context = _area_context(session, submitted=name, values=values, errors=errors, notice="Nothing was spent: fix the marked fields.")
+        context = _area_context(
+            session, submitted=name or "", values=values, errors=errors, notice="Nothing was spent: fix the marked fields."
+        )
         return page(request, "play/session.html", context, fragment="play/_area.html", status=422)
     try:
-        outcome = play_submit(session=session, user=request.user, expected_index=expected_index, name=name, arguments=arguments)
+        outcome = play_submit(session=session, user=request.user, expected_index=expected_index, name=name, arguments=arguments,
+                              message=message)  # fmt: skip
     except DomainError as exc:
+        if exc.code == "invalid_message":
+            context = _area_context(session, notice=exc.message)
+            return page(request, "play/session.html", context, fragment="play/_area.html", status=422)
         if exc.status != 409:
             raise
         session.episode.refresh_from_db()
@@ -131,7 +144,7 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
     if not is_htmx(request):
         return redirect("play-session", pk=session.pk)
     # A tool form stays open for the next call of its tool; a panel's call opens no form.
-    submitted = "" if "panel" in request.POST else name
+    submitted = "" if "panel" in request.POST else name or ""
     return page(request, "play/_area.html", _area_context(session, submitted=submitted, values=values, result=outcome.step))
 
 
@@ -152,6 +165,6 @@ def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:
 @require_POST
 @console_view
 def play_finish_view(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _session(request, pk)
+    session = play_session_visible(request, pk)
     play_finish(session=session, user=request.user, abandon=request.POST.get("abandon") == "1")
     return redirect("episode", pk=session.episode_id)

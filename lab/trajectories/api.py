@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from environments.coaching import without_coach_notes
 from lab import ingest
 from lab.api_params import query_int
 from lab.edge import int_param
@@ -27,6 +28,7 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
+from lab.trajectories.coaching import episode_coach
 from lab.trajectories.exports import dataset_export_lines
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
@@ -143,12 +145,21 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         following = offset + limit if offset + limit < episode.step_count else None
         return Response({"count": episode.step_count, "offset": offset, "next_offset": following, "steps": steps})
 
+    @extend_schema(request={"application/json": OpenApiTypes.OBJECT}, responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["post"])
+    def coach(self, request: Request, pk: str) -> Response:
+        """Write coaching notes on the episode's user turns: {"coach": "rule-coach" | an agent of the project}.
+        Answers {"notes": [{"step", "anticipates_step", "note", "coach"}]}; researchers and owners only."""
+        episode = self.get_object()
+        body = request.data if isinstance(request.data, dict) else {}
+        return Response({"notes": episode_coach(episode=episode, coach=body.get("coach", ""), user=request.user)})
+
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])], responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str) -> Response:
         episode = self.get_object()
         fmt = request.query_params.get("format", "native")
-        record = episode_to_record(episode)
+        record = without_coach_notes(episode_to_record(episode))  # coaching notes are privileged: datasets view=coach
         if fmt == "native":
             return Response(record)
         if fmt == "openai":
@@ -222,7 +233,12 @@ class DatasetExportView(APIView):
         operation_id="datasets_export",
         parameters=[
             OpenApiParameter("format", str, enum=["openai", "native"]),
-            OpenApiParameter("view", str, enum=["episode", "role"], description="role: each turn of `role` with its outcome"),
+            OpenApiParameter(
+                "view",
+                str,
+                enum=["episode", "role", "coach"],
+                description="role: each turn of `role` with its outcome; coach: each coaching note with the actor's turn",
+            ),
             OpenApiParameter("role", str, description="with view=role: critic, consultant, user, a workflow role..."),
         ],
         responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="One JSON record per line.")},

@@ -7,6 +7,8 @@
 canonical record with fmt="native"; an episode with no valid chat rendering is left out of an OpenAI export and
 named in a last `{"skipped": [...]}` line. `view=role` gives each role its own training data
 (lab.trajectories.roles.role_examples): one line per turn of `role`, with the episode id and provenance.
+Coaching notes (meta.coach_note) are privileged: view=episode leaves them out, `view=coach` gives one line per note
+with the actor's turn it is about (lab.trajectories.coaching).
 Arguments are checked before any line is produced, so a bad one answers 400 rather than a broken stream.
 """
 
@@ -18,15 +20,17 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from environments.coaching import without_coach_notes
 from environments.roles import ROLE_NAME
 from lab import ingest
 from lab.errors import DomainError
 from lab.trajectories import imports
+from lab.trajectories.coaching import coach_export_lines
 from lab.trajectories.models import Episode
 from lab.trajectories.roles import episodes_with_role, role_examples
 from lab.trajectories.services import episode_to_record
 
-VIEWS = ("episode", "role")
+VIEWS = ("episode", "role", "coach")
 FORMATS = ("openai", "native")
 
 
@@ -35,8 +39,10 @@ def dataset_export_lines(*, episodes: QuerySet[Episode], view: str = "episode", 
         if not ROLE_NAME.fullmatch(role):
             raise DomainError("invalid_role", f"role={role!r} is not a role name (e.g. critic, consultant, user)", path="role")
         return _role_lines(episodes, role)
+    if view == "coach":
+        return coach_export_lines(episodes=episodes)
     if view != "episode":
-        raise DomainError("unknown_view", f"view={view!r}; use {' or '.join(VIEWS)}", path="view")
+        raise DomainError("unknown_view", f"view={view!r}; use {', '.join(VIEWS)}", path="view")
     if fmt not in FORMATS:
         raise DomainError("unknown_format", f"format={fmt!r}; use openai or native", path="format")
     return _episode_lines(episodes, fmt)
@@ -50,7 +56,8 @@ def _episode_lines(episodes: QuerySet[Episode], fmt: str) -> Iterator[bytes]:
     skipped = []
     for episode in episodes.order_by("id").iterator(chunk_size=200):
         try:
-            yield imports.export_line(episode_to_record(episode), fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
+            record = without_coach_notes(episode_to_record(episode))
+            yield imports.export_line(record, fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
         except ingest.ConversationError as exc:
             skipped.append({"episode_id": episode.pk, "problems": exc.problems})
     if skipped:

@@ -44,7 +44,8 @@ def _free_port() -> int:
 class ConsoleServer:
     """`manage.py serve` on a private database; `restart()` is a real process restart on the same port."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, preload: tuple[str, ...] = ()) -> None:
+        self.preload = preload  # test-only environment modules the server registers first (tests/browser/preload.py)
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}", "PRACTICUM_VAR_DIR": str(workdir / "var"),
@@ -70,7 +71,8 @@ class ConsoleServer:
         return done.stdout
 
     def start(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "manage.py", "serve", "--port", str(self.port)], cwd=ROOT, env=self.env,
+        launcher = ["tests/browser/preload.py", ",".join(self.preload)] if self.preload else ["manage.py"]
+        self.process = subprocess.Popen([sys.executable, *launcher, "serve", "--port", str(self.port)], cwd=ROOT, env=self.env,
                                         stdout=self.log, stderr=subprocess.STDOUT)  # fmt: skip
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

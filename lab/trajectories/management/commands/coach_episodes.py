@@ -1,0 +1,50 @@
+"""manage.py coach_episodes: write coaching notes on stored episodes' user turns (lab.trajectories.coaching).
+
+manage.py coach_episodes --project acme --coach rule-coach                    # every finished episode with a user
+manage.py coach_episodes --project acme --coach qwen-coach --episodes 12,13   # an agent config (an LLM, role coach)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from lab.errors import DomainError
+from lab.projects.models import Project
+from lab.trajectories.coaching import episode_coach
+from lab.trajectories.models import Episode
+
+
+class Command(BaseCommand):
+    help = "Write coaching notes on the user turns of stored episodes with a scripted coach or an agent of the project."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--coach", required=True, help="rule-coach, or the name of an agent config of the project")
+        parser.add_argument("--episodes", help="comma-separated episode ids (default: every finished episode with a user turn)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"--project: no project {options['project']!r}")
+        episodes = Episode.objects.filter(project=project).exclude(status="running")
+        if options["episodes"]:
+            try:
+                ids = [int(x) for x in options["episodes"].split(",") if x.strip()]
+            except ValueError:
+                raise CommandError(f"--episodes must be comma-separated ids, got {options['episodes']!r}") from None
+            episodes = episodes.filter(pk__in=ids)
+        else:
+            episodes = episodes.filter(steps__role="user").distinct()
+        total = 0
+        chosen = list(episodes.order_by("id"))
+        if not chosen:
+            raise CommandError("no finished episodes match")
+        for episode in tqdm(chosen, desc="coaching", disable=None):
+            try:
+                total += len(episode_coach(episode=episode, coach=options["coach"]))
+            except DomainError as exc:
+                raise CommandError(exc.message) from None
+        self.stdout.write(f"{total} notes on {len(chosen)} episodes")
