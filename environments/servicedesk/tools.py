@@ -1,4 +1,4 @@
-"""The service desk's 22 tools: their specs and bodies over the Desk (the database plus the conversation).
+"""The service desk's 24 tools: their specs and bodies over the Desk (the database plus the conversation).
 
 Tools
     read_policy, search_kb                                       the policy document and knowledge-base articles
@@ -6,6 +6,7 @@ Tools
     get_customer, list_lines, list_plans, list_bills, get_bill, list_orders, get_order     lookups
     change_plan, set_roaming, pay_bill, credit_charge, cancel_order, return_order, cancel_line, suspend_line,
     issue_pac, update_email                                      changes (each takes an optional `reference`)
+    get_conversation, get_verified_account                       what the play page's panels show
     transfer_to_human                                            hands the caller over; ends the episode
 
 Tools enforce only what the systems themselves cannot do (cancel a shipped order, pay a paid bill). What the
@@ -100,6 +101,8 @@ SPECS: tuple[ToolSpec, ...] = (
     _spec("update_email", "Change a customer's contact email.",
           {"customer_id": _id("C-1001", "customer"), "email": {"type": "string", "maxLength": 80, "pattern": r"[^@\s]+@[^@\s]+\.[a-z]{2,}"}},
           ("customer_id", "email"), write=True),
+    _spec("get_conversation", "The conversation so far, as messages.", {}),
+    _spec("get_verified_account", "The verified caller's account at a glance: profile, lines, bills and orders.", {}),
     _spec("transfer_to_human", "Transfer the caller to a human agent with a one-line summary. Ends the conversation.",
           {"summary": {"type": "string", "maxLength": 300}}, ("summary",)),
 )  # fmt: skip
@@ -332,6 +335,20 @@ def t_update_email(desk: Desk, a: dict[str, Any]) -> Result:
     if customer is None:
         return _missing("customers", "customer_id", a["customer_id"])
     return {"ok": True, "email": a["email"]}, False, [_set(customer, "customer", "email", a["email"])]
+
+
+def t_get_conversation(desk: Desk, a: dict[str, Any]) -> Result:
+    return {"messages": [{"role": "agent" if role == "actor" else role, "content": text} for role, text in desk.heard]}, False, []
+
+
+def t_get_verified_account(desk: Desk, a: dict[str, Any]) -> Result:
+    if not desk.verified:
+        return _err("no caller is verified yet: verify_identity first")
+    cid = desk.verified[-1]
+    account = {"customer": t_get_customer(desk, {"customer_id": cid})[0]}
+    for table, body in (("lines", t_list_lines), ("bills", t_list_bills), ("orders", t_list_orders)):
+        account[table] = body(desk, {"customer_id": cid})[0][table]
+    return account, False, []
 
 
 def t_transfer_to_human(desk: Desk, a: dict[str, Any]) -> Result:
