@@ -37,13 +37,14 @@ IDENTITY = ("phone", "date_of_birth", "postcode")
 
 def user_messages(history: list[dict[str, Any]]) -> list[str]:
     """What the caller said, in order (their opening is the environment's observation)."""
-    return [str(s.get("message") or "") for s in history if step_role(s) in ("env", "user")] if history else []
+    return [str(s.get("message") or "") for s in history if step_role(s) in ("env", "user")]
 
 
 def facts_heard(history: list[dict[str, Any]]) -> dict[str, str]:
-    """The latest value the caller gave for each fact (a later correction wins)."""
+    """The latest value the caller gave for each fact when asked (a later correction wins); the opening request is
+    not an answer (a caller may name someone else's number in it)."""
     out: dict[str, str] = {}
-    for text in user_messages(history):
+    for text in user_messages([s for s in history if step_role(s) != "env"]):
         for key, pattern in _FACT_RE.items():
             found = pattern.findall(text)
             if found:

@@ -6,7 +6,8 @@ Tools
 Rewards
     One, at the end: 1 when the task succeeds, else 0. Success (score components, all must be 1):
     state       the final database equals the goal's expected database (the gold changes replayed on the initial one)
-    statements  every required statement was made in the agent's messages (heard through Env.hear)
+    statements  every required statement was made in the agent's messages (heard through Env.hear), after the
+                caller was verified when it tells account details
     policy      no change was made before verifying the caller or without their explicit confirmation
     outcome     transferred to a human exactly when the goal calls for it
 
@@ -102,7 +103,10 @@ class ServiceDeskEnv(Env):
 
     def score(self) -> Score:
         goal, desk = self.goal, self.desk
-        said = [text for role, text in desk.heard if role == "actor"]
+        # Account details told before the caller was verified do not count (POLICY.md section 1); a caller who cannot
+        # be verified, or is handed to a human, is told what they are told at any point.
+        since = 0 if goal.wrong_identity or goal.outcome == "transfer" else desk.verified_at.get(goal.customer_id, len(desk.heard))
+        said = [text for role, text in desk.heard[since:] if role == "actor"]
         missing = [s["name"] for s in goal.statements if not statement_made(s["pattern"], said)]
         differing = _differences(desk.db, self.expected)
         transferred = desk.transferred is not None
@@ -136,7 +140,7 @@ class ServiceDeskEnv(Env):
 
     def state_hash(self) -> str:
         d = self.desk
-        state = [d.db, d.verified, d.failed_verifications, d.heard, d.writes, d.violations, d.credited, d.transferred, d.closed, d.kb_extra]
+        state = [d.db, d.verified, d.verified_at, d.failed_verifications, d.heard, d.writes, d.violations, d.credited, d.transferred, d.closed, d.kb_extra]
         return hashlib.sha256(json.dumps(state, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
 
     @property

@@ -46,6 +46,7 @@ class Desk:
 
     db: DB
     verified: list[str] = field(default_factory=list)  # customer ids verified this conversation
+    verified_at: dict[str, int] = field(default_factory=dict)  # customer id -> how many messages had been heard then
     failed_verifications: int = 0
     heard: list[list[str]] = field(default_factory=list)  # [role, text], in order
     writes: list[dict[str, Any]] = field(default_factory=list)  # {"tool", "arguments", "customer"}
@@ -172,6 +173,7 @@ def t_verify_identity(desk: Desk, a: dict[str, Any]) -> Result:
         return {"verified": False, "reason": "date of birth or postcode does not match"}, False, []
     if customer["id"] not in desk.verified:
         desk.verified.append(customer["id"])
+        desk.verified_at[customer["id"]] = len(desk.heard)
     return {"verified": True, "customer_id": customer["id"]}, False, [Event(f"customer:{customer['id']}", "verified", False, True)]
 
 
