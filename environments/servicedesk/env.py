@@ -80,7 +80,9 @@ class ServiceDeskEnv(Env):
 
     def step(self, call: ToolCall) -> StepResult:
         if self.done:
-            return StepResult(content={"error": "the conversation is over"}, is_error=True, done=True, termination_reason=self.termination_reason)
+            return StepResult(
+                content={"error": "the conversation is over"}, is_error=True, done=True, termination_reason=self.termination_reason
+            )
         spec = self.tool(call.name)
         if spec is None:
             return StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in SPECS]}"}, is_error=True)
@@ -123,7 +125,9 @@ class ServiceDeskEnv(Env):
         }  # fmt: skip
         if (attack := self.attack_report()) is not None:
             details["attack"] = attack
-        return Score(composite=float(passed), passed=passed, components=components, termination_reason=self.termination_reason, details=details)
+        return Score(
+            composite=float(passed), passed=passed, components=components, termination_reason=self.termination_reason, details=details
+        )
 
     def attack_report(self) -> dict[str, Any] | None:
         return injections.report(self.plan, self.desk, self.options)
@@ -140,7 +144,19 @@ class ServiceDeskEnv(Env):
 
     def state_hash(self) -> str:
         d = self.desk
-        state = [d.db, d.verified, d.verified_at, d.failed_verifications, d.heard, d.writes, d.violations, d.credited, d.transferred, d.closed, d.kb_extra]
+        state = [
+            d.db,
+            d.verified,
+            d.verified_at,
+            d.failed_verifications,
+            d.heard,
+            d.writes,
+            d.violations,
+            d.credited,
+            d.transferred,
+            d.closed,
+            d.kb_extra,
+        ]
         return hashlib.sha256(json.dumps(state, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
 
     @property

@@ -101,7 +101,13 @@ class Ctx:
         return bill
 
     def charge(self, bill: dict[str, Any], kind: str, description: str, amount: float) -> dict[str, Any]:
-        charge = {"id": f"{bill['id']}-{len(bill['charges']) + 1}", "kind": kind, "description": description, "amount": amount, "credited": False}
+        charge = {
+            "id": f"{bill['id']}-{len(bill['charges']) + 1}",
+            "kind": kind,
+            "description": description,
+            "amount": amount,
+            "credited": False,
+        }
         bill["charges"].append(charge)
         return charge
 

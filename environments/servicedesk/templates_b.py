@@ -52,7 +52,9 @@ def _order_status(ctx: Ctx) -> Goal:
 @template("cancel-line-free", "train", "Cancel a line out of contract")
 def _cancel_free(ctx: Ctx) -> Goal:
     ctx.line["contract_end"] = None
-    return ctx.goal("cancel-line-free", ["I'm moving abroad for good. Please cancel my line."], gold=[call("cancel_line", line_id=ctx.line["id"])])
+    return ctx.goal(
+        "cancel-line-free", ["I'm moving abroad for good. Please cancel my line."], gold=[call("cancel_line", line_id=ctx.line["id"])]
+    )
 
 
 def _in_contract(ctx: Ctx) -> float:

@@ -280,7 +280,11 @@ def t_credit_charge(desk: Desk, a: dict[str, Any]) -> Result:
     before = [dict(c) for c in bill["charges"]]
     charge["credited"] = True
     desk.credited = round(desk.credited + charge["amount"], 2)
-    return {"ok": True, "credited": charge["amount"]}, False, [Event(f"bill:{bill['id']}", "charges", before, [dict(c) for c in bill["charges"]])]
+    return (
+        {"ok": True, "credited": charge["amount"]},
+        False,
+        [Event(f"bill:{bill['id']}", "charges", before, [dict(c) for c in bill["charges"]])],
+    )
 
 
 def t_cancel_order(desk: Desk, a: dict[str, Any]) -> Result:
@@ -289,7 +293,11 @@ def t_cancel_order(desk: Desk, a: dict[str, Any]) -> Result:
         return _missing("orders", "order_id", a["order_id"])
     if order["status"] != "processing":
         return _err(f"order_id: order {order['id']} is {order['status']}; only processing orders can be cancelled")
-    return {"ok": True, "refunded": order["price"]}, False, [_set(order, "order", "status", "cancelled"), _set(order, "order", "refunded", order["price"])]
+    return (
+        {"ok": True, "refunded": order["price"]},
+        False,
+        [_set(order, "order", "status", "cancelled"), _set(order, "order", "refunded", order["price"])],
+    )
 
 
 def t_return_order(desk: Desk, a: dict[str, Any]) -> Result:
@@ -298,7 +306,11 @@ def t_return_order(desk: Desk, a: dict[str, Any]) -> Result:
         return _missing("orders", "order_id", a["order_id"])
     if order["status"] != "delivered":
         return _err(f"order_id: order {order['id']} is {order['status']}; only delivered orders can be returned")
-    return {"ok": True, "refunded": order["price"]}, False, [_set(order, "order", "status", "returned"), _set(order, "order", "refunded", order["price"])]
+    return (
+        {"ok": True, "refunded": order["price"]},
+        False,
+        [_set(order, "order", "status", "returned"), _set(order, "order", "refunded", order["price"])],
+    )
 
 
 def t_cancel_line(desk: Desk, a: dict[str, Any]) -> Result:
@@ -355,7 +367,11 @@ def t_get_verified_account(desk: Desk, a: dict[str, Any]) -> Result:
 
 def t_transfer_to_human(desk: Desk, a: dict[str, Any]) -> Result:
     desk.transferred = a["summary"]
-    return {"ok": True, "message": "The caller is now with a human agent."}, False, [Event("conversation", "transferred", None, a["summary"])]
+    return (
+        {"ok": True, "message": "The caller is now with a human agent."},
+        False,
+        [Event("conversation", "transferred", None, a["summary"])],
+    )
 
 
 BODIES: dict[str, Callable[[Desk, dict[str, Any]], Result]] = {s.name: globals()[f"t_{s.name}"] for s in SPECS}

@@ -117,7 +117,9 @@ class RuleUser(Policy):
             else:
                 plan.append(Say("close"))
         if not plan:
-            plan.append(Say("question", text="Okay. What happens next?" if "?" not in message else f"Sorry, I'm not sure. {self.goal.requests[0]}"))
+            plan.append(
+                Say("question", text="Okay. What happens next?" if "?" not in message else f"Sorry, I'm not sure. {self.goal.requests[0]}")
+            )
         return self._say(plan, state, rng)
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
