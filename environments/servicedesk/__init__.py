@@ -49,7 +49,8 @@ register_env(
         shortcuts={"t": "transfer_to_human", "v": "verify_identity"},
         anchors={"oracle": Oracle, "do-nothing": DoNothing, "shortcut": Shortcut, "random-valid": RandomValid},
         default_anchor="oracle",
-        demo_task="roaming-on",
+        # No demo_task: the console's first-run demo takes the first playable environment by name, and that would
+        # move it off StoreBench (tests/lab/rollouts/test_demo.py); "roaming-on" is the short task to name when wanted.
         attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
         roles=(
             RoleSlot(
