@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from environments.core import StepResult, ToolCall
+from environments.policies import make_policy
 from environments.registry import make
 from environments.runner import run_episode
-from environments.policies import make_policy
 from environments.servicedesk.env import ServiceDeskEnv
 
 
@@ -24,7 +24,9 @@ def do(env: ServiceDeskEnv, name: str, **arguments: Any) -> StepResult:
 def verify(env: ServiceDeskEnv) -> None:
     facts = env.goal.facts
     found = do(env, "find_customer", phone=facts["phone"]).content
-    assert do(env, "verify_identity", customer_id=found["customer_id"], date_of_birth=facts["date_of_birth"], postcode=facts["postcode"]).content["verified"]
+    assert do(
+        env, "verify_identity", customer_id=found["customer_id"], date_of_birth=facts["date_of_birth"], postcode=facts["postcode"]
+    ).content["verified"]
 
 
 def play(task: str, anchor: str, seed: int = 1, **options: Any) -> dict[str, Any]:

@@ -9,16 +9,23 @@ import pytest
 
 from environments.core import Action, EnvError, Policy, ToolSpec
 from environments.gym import ToolEnvGym
+from environments.policies import make_policy
 from environments.registry import env_meta
 from environments.replay import replay_record
 from environments.roles import Team, step_role
 from environments.runner import run_episode
-from environments.policies import make_policy
 from environments.servicedesk.dialogue import STOP_MARK
 
 from .conftest import new_desk, play
 
-SAMPLE = ("downgrade-in-contract", "pay-then-roaming", "cancel-shipped-order", "pac-not-holder", "fraud-transfer", "cancel-line-declines-fee")
+SAMPLE = (
+    "downgrade-in-contract",
+    "pay-then-roaming",
+    "cancel-shipped-order",
+    "pac-not-holder",
+    "fraud-transfer",
+    "cancel-line-declines-fee",
+)
 
 
 @pytest.mark.parametrize("task", SAMPLE)

@@ -15,7 +15,7 @@ def test_it_answers_bad_input_with_an_error_naming_the_field_and_value() -> None
     assert do(env, "get_bill", bill_id="B-9").content == {"error": "bill_id: no bill 'B-9'"}
     assert do(env, "find_customer", phone="01234 000000").content == {"error": "phone: no line with number '01234 000000'"}
     result = do(env, "change_plan", line_id=env.goal.gold[0]["arguments"]["line_id"], plan_id="gold-plan")
-    assert result.is_error and "arguments.plan_id: \"gold-plan\" is not one of" in result.content["error"]
+    assert result.is_error and 'arguments.plan_id: "gold-plan" is not one of' in result.content["error"]
     assert do(env, "update_email", customer_id="C-1001", email="not an email").content["error"].startswith("arguments.email:")
 
 
@@ -62,10 +62,14 @@ def test_a_downgrade_in_contract_adds_the_25_pound_fee_and_cancelling_charges_10
 def test_a_shipped_order_cannot_be_cancelled_and_a_paid_bill_cannot_be_paid_again() -> None:
     env = new_desk("cancel-shipped-order")
     order = env.goal.facts["order_id"]
-    assert do(env, "cancel_order", order_id=order).content == {"error": f"order_id: order {order} is shipped; only processing orders can be cancelled"}
+    assert do(env, "cancel_order", order_id=order).content == {
+        "error": f"order_id: order {order} is shipped; only processing orders can be cancelled"
+    }
     env = new_desk("pay-bill")
     args = env.goal.gold[0]["arguments"]
-    assert do(env, "pay_bill", **args).content["ok"] and do(env, "pay_bill", **args).content == {"error": f"bill_id: bill {args['bill_id']} is already paid"}
+    assert do(env, "pay_bill", **args).content["ok"] and do(env, "pay_bill", **args).content == {
+        "error": f"bill_id: bill {args['bill_id']} is already paid"
+    }
 
 
 def test_the_verified_account_panel_needs_a_verified_caller() -> None:

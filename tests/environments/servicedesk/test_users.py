@@ -30,7 +30,9 @@ def test_it_opens_with_its_first_request_and_gives_the_facts_it_is_asked_for() -
     facts = user.goal.facts
     assert user.opening() == user.goal.requests[0]
     reply = user.act(_history("Could you give me your phone number, date of birth and postcode, please?"), []).message
-    assert reply == f"My phone number is {facts['phone']}. My date of birth is {facts['date_of_birth']}. My postcode is {facts['postcode']}."
+    assert (
+        reply == f"My phone number is {facts['phone']}. My date of birth is {facts['date_of_birth']}. My postcode is {facts['postcode']}."
+    )
     assert user.act(_history("What is the new email address?"), []).message == f"The new email is {facts['new_email']}."
     assert user.act(_history("And your order number?"), []).message == "I don't know my order number, sorry. Do you need it?"
 
@@ -59,7 +61,10 @@ def test_it_keeps_no_state_between_calls_so_a_fresh_user_says_the_same() -> None
 
 def test_render_writes_every_kind_of_item() -> None:
     plan = [Say("correction", key="postcode", value="KT1 2AB", text="KT1 2AD"), Say("human"), Say("refuse", key="date_of_birth")]
-    assert render(plan, UserState()) == "Sorry, I got that wrong: my postcode is KT1 2AB, not KT1 2AD. Can I speak to a human, please? I'd rather not give my date of birth."
+    assert (
+        render(plan, UserState())
+        == "Sorry, I got that wrong: my postcode is KT1 2AB, not KT1 2AD. Can I speak to a human, please? I'd rather not give my date of birth."
+    )
 
 
 def test_a_profile_s_patterns_rewrite_the_plan_and_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
