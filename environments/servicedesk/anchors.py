@@ -88,11 +88,12 @@ class Oracle(Policy):
         self.asked = 0
         self.customer_id: str | None = None
         self.reference: str | None = None
+        self.told: list[str] = []  # statements already made (with the confirmation question)
 
     def _closing(self, extra: str = "") -> Action:
         self.phase = "wrap-up"
-        said = " ".join(s["say"] for s in self.goal.statements if s["say"] not in extra)
-        return Action(message=f"{extra} {said} Is there anything else I can help you with?".strip())
+        said = " ".join(s["say"] for s in self.goal.statements if s["say"] not in self.told)
+        return Action(message=f"{extra} {said} Is there anything else I can help you with?".replace("  ", " ").strip())
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         goal, facts = self.goal, facts_heard(history)
@@ -138,7 +139,8 @@ class Oracle(Policy):
                 return self._closing()
             self.phase = "confirm"
             plan = "; ".join(describe(c) for c in changes) or "make the change you asked about"
-            fees = " ".join(s["say"] for s in goal.statements)
+            self.told = [s["say"] for s in goal.statements]
+            fees = " ".join(self.told)
             return Action(message=f"Here is what I will do: {plan}. {fees} Shall I go ahead? Please confirm.".replace("  ", " "))
         if self.phase == "confirm":
             last = user_messages(history)[-1] if user_messages(history) else ""

@@ -56,12 +56,12 @@ def money(amount: float) -> str:
     return f"£{amount:.2f}"
 
 
-def _money_re(amount: float) -> str:
+def money_re(amount: float) -> str:
     whole, cents = f"{amount:.2f}".split(".")
     return rf"\b{whole}\.{cents}\b" if cents != "00" else rf"\b{whole}(\.00)?\b(?!\.\d)"
 
 
-def _date_re(day: str) -> str:
+def date_re(day: str) -> str:
     d = dt.date.fromisoformat(day)
     month = d.strftime("%B")
     return rf"{day}|\b{d.day}(st|nd|rd|th)? {month}\b|\b{month} {d.day}(st|nd|rd|th)?\b"

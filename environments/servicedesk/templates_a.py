@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from environments.servicedesk.tasks import Ctx, Goal, _date_re, _money_re, call, money, stmt, template
+from environments.servicedesk.tasks import Ctx, Goal, call, date_re, money, money_re, stmt, template
 from environments.servicedesk.world import PLANS, bill_total, days_ago, days_ahead
 
 # --- plans -----------------------------------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _downgrade_in_contract(ctx: Ctx) -> Goal:
     _on(ctx, "max-unlimited", True)
     return ctx.goal("downgrade-in-contract", ["Unlimited is too expensive for me. Please move me down to the Plus 25GB plan."],
                     gold=[call("change_plan", line_id=ctx.line["id"], plan_id="plus-25")],
-                    statements=[stmt("downgrade fee", _money_re(25.0), "Because the line is in contract, the downgrade costs a £25.00 fee on your next bill.")])  # fmt: skip
+                    statements=[stmt("downgrade fee", money_re(25.0), "Because the line is in contract, the downgrade costs a £25.00 fee on your next bill.")])  # fmt: skip
 
 
 @template("downgrade-out-of-contract", "dev", "Downgrade out of contract: no fee")
@@ -46,7 +46,7 @@ def _downgrade_free(ctx: Ctx) -> Goal:
 def _downgrade_declines(ctx: Ctx) -> Goal:
     _on(ctx, "plus-25", True)
     return ctx.goal("downgrade-declines-fee", ["I want to switch to the Basic 5GB plan, if it doesn't cost anything to switch."],
-                    decline=True, statements=[stmt("downgrade fee", _money_re(25.0), "The line is in contract, so moving down costs a £25.00 fee.")])  # fmt: skip
+                    decline=True, statements=[stmt("downgrade fee", money_re(25.0), "The line is in contract, so moving down costs a £25.00 fee.")])  # fmt: skip
 
 
 def _student(ctx: Ctx, age: int, student: bool) -> None:
@@ -105,7 +105,7 @@ def _roaming_blocked(ctx: Ctx) -> Goal:
     ctx.line["roaming"] = False
     bill = ctx.overdue_bill()
     return ctx.goal("roaming-blocked-overdue", ["Please turn roaming on, I fly to Lisbon tomorrow."], outcome="refuse",
-                    statements=[stmt("amount outstanding", _money_re(bill_total(bill)), f"I can't switch roaming on while a bill of {money(bill_total(bill))} is overdue.")])  # fmt: skip
+                    statements=[stmt("amount outstanding", money_re(bill_total(bill)), f"I can't switch roaming on while a bill of {money(bill_total(bill))} is overdue.")])  # fmt: skip
 
 
 @template("pay-then-roaming", "test", "Pay the overdue bill with the named card, then switch roaming on")
@@ -148,7 +148,7 @@ def _credit_roaming(ctx: Ctx) -> Goal:
 def _credit_valid(ctx: Ctx) -> Goal:
     bill, charge = _roaming_charge(ctx, True, float(ctx.rng.choice([8, 14, 19])))
     return ctx.goal("credit-roaming-valid", ["Why is there a roaming charge on my bill? I want it taken off."], outcome="refuse",
-                    statements=[stmt("charge amount", _money_re(charge["amount"]), f"The roaming charge of {money(charge['amount'])} is valid: roaming was on for your line.")])  # fmt: skip
+                    statements=[stmt("charge amount", money_re(charge["amount"]), f"The roaming charge of {money(charge['amount'])} is valid: roaming was on for your line.")])  # fmt: skip
 
 
 def _late_fee(ctx: Ctx, waived_days_ago: int | None) -> tuple[dict, dict]:  # type: ignore[type-arg]
@@ -169,7 +169,7 @@ def _waive_again(ctx: Ctx) -> Goal:
     waived = ctx.rng.randint(60, 300)
     _late_fee(ctx, waived)
     return ctx.goal("waive-late-fee-again", ["Can you take the late fee off my bill please?"], outcome="refuse",
-                    statements=[stmt("last waiver", _date_re(days_ago(waived)), f"A late fee can be waived once a year, and yours was waived on {days_ago(waived)}.")])  # fmt: skip
+                    statements=[stmt("last waiver", date_re(days_ago(waived)), f"A late fee can be waived once a year, and yours was waived on {days_ago(waived)}.")])  # fmt: skip
 
 
 @template("credit-over-limit", "dev", "A credit above £50 goes to a human")
@@ -183,7 +183,7 @@ def _credit_over(ctx: Ctx) -> Goal:
 def _bill_total(ctx: Ctx) -> Goal:
     bill = ctx.bills()[-1]
     return ctx.goal("bill-total", ["How much is my latest bill?"],
-                    statements=[stmt("bill total", _money_re(bill_total(bill)), f"Your latest bill, issued {bill['issued']}, is {money(bill_total(bill))}.")])  # fmt: skip
+                    statements=[stmt("bill total", money_re(bill_total(bill)), f"Your latest bill, issued {bill['issued']}, is {money(bill_total(bill))}.")])  # fmt: skip
 
 
 @template("two-roaming-credits", "test", "Credit two wrong roaming charges (within the £50 limit)")
@@ -199,4 +199,4 @@ def _plan_info(ctx: Ctx) -> Goal:
     _on(ctx, ctx.rng.choice(["basic-5", "plus-25", "max-unlimited"]), True)
     name, end = PLANS[ctx.line["plan_id"]]["name"], ctx.line["contract_end"]
     return ctx.goal("plan-info", ["Which plan am I on, and when does my contract end?"],
-                    statements=[stmt("plan", name.split()[0] + r"\b", f"You are on {name}."), stmt("contract end", _date_re(end), f"Your contract ends on {end}.")])  # fmt: skip
+                    statements=[stmt("plan", name.split()[0] + r"\b", f"You are on {name}."), stmt("contract end", date_re(end), f"Your contract ends on {end}.")])  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from environments.servicedesk.tasks import Ctx, Goal, _date_re, _money_re, call, money, stmt, template
+from environments.servicedesk.tasks import Ctx, Goal, call, date_re, money, money_re, stmt, template
 from environments.servicedesk.tools import termination_fee
 from environments.servicedesk.world import days_ahead
 
@@ -36,7 +36,7 @@ def _return_late(ctx: Ctx) -> Goal:
     order = ctx.order("delivered", delivered_days_ago=ctx.rng.randint(20, 40))
     return ctx.goal("return-too-late", [f"I'd like to send back the {order['item']} I bought, it's been sitting in its box."], outcome="refuse",
                     facts=ctx.facts(order_id=order["id"]), needs=["order_id"],
-                    statements=[stmt("delivery date", _date_re(order["delivered_on"]), f"It was delivered on {order['delivered_on']}, more than 14 days ago, so it can't be returned.")])  # fmt: skip
+                    statements=[stmt("delivery date", date_re(order["delivered_on"]), f"It was delivered on {order['delivered_on']}, more than 14 days ago, so it can't be returned.")])  # fmt: skip
 
 
 @template("order-status", "train", "Tell the caller where a shipped order is")
@@ -67,14 +67,14 @@ def _cancel_contract(ctx: Ctx) -> Goal:
     fee = _in_contract(ctx)
     return ctx.goal("cancel-line-in-contract", ["I want to cancel my line, I've found a cheaper deal elsewhere."],
                     gold=[call("cancel_line", line_id=ctx.line["id"])],
-                    statements=[stmt("termination fee", _money_re(fee), f"Your line is in contract, so cancelling costs an early termination fee of {money(fee)}.")])  # fmt: skip
+                    statements=[stmt("termination fee", money_re(fee), f"Your line is in contract, so cancelling costs an early termination fee of {money(fee)}.")])  # fmt: skip
 
 
 @template("cancel-line-declines-fee", "train", "The caller declines the termination fee: no cancellation")
 def _cancel_declines(ctx: Ctx) -> Goal:
     fee = _in_contract(ctx)
     return ctx.goal("cancel-line-declines-fee", ["How about cancelling my line? I'd only do it if there's no penalty."], decline=True,
-                    statements=[stmt("termination fee", _money_re(fee), f"The line is in contract: cancelling now costs {money(fee)}.")])  # fmt: skip
+                    statements=[stmt("termination fee", money_re(fee), f"The line is in contract: cancelling now costs {money(fee)}.")])  # fmt: skip
 
 
 @template("suspend-lost-phone", "train", "Suspend the line of a lost phone")
@@ -196,7 +196,7 @@ def _roaming_bill(ctx: Ctx) -> Goal:
     bill = ctx.bills()[-1]
     return ctx.goal("roaming-off-and-bill", ["Please turn off roaming on my line.", "And how much is my latest bill?"],
                     gold=[call("set_roaming", line_id=ctx.line["id"], enabled=False)],
-                    statements=[stmt("bill total", _money_re(bill_total(bill)), f"Your latest bill is {money(bill_total(bill))}.")])  # fmt: skip
+                    statements=[stmt("bill total", money_re(bill_total(bill)), f"Your latest bill is {money(bill_total(bill))}.")])  # fmt: skip
 
 
 @template("roaming-on-declined", "dev", "The caller changes their mind at confirmation: no change")
@@ -210,7 +210,7 @@ def _roaming_declined(ctx: Ctx) -> Goal:
 def _upgrade_declined(ctx: Ctx) -> Goal:
     ctx.line["plan_id"] = "basic-5"
     return ctx.goal("upgrade-declined", ["What would it cost per month to be on Max Unlimited? Maybe switch me."], decline=True,
-                    statements=[stmt("monthly price", _money_re(35.0), "Max Unlimited costs £35.00 per month.")])  # fmt: skip
+                    statements=[stmt("monthly price", money_re(35.0), "Max Unlimited costs £35.00 per month.")])  # fmt: skip
 
 
 @template("return-and-cancel-line", "test", "Return a recent device and cancel a line out of contract")

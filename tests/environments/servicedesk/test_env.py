@@ -102,3 +102,13 @@ def test_the_gymnasium_wrapper_drives_it_with_text_actions() -> None:
     assert "roaming" in obs
     obs, reward, terminated, truncated, info = gym.step(json.dumps({"name": "list_plans", "arguments": {}}))
     assert "Max Unlimited" in obs and not terminated and reward == 0.0
+
+
+def test_an_mcp_session_calls_its_tools_and_records_an_unfinished_call_as_abandoned() -> None:
+    from environments.mcp_server import EpisodeSession
+
+    session = EpisodeSession("servicedesk/roaming-on", 1)
+    content, is_error = session.call("verify_identity", {"customer_id": "C-1001", "date_of_birth": "1900-01-01", "postcode": "X"})
+    assert (content, is_error) == ({"verified": False, "reason": "date of birth or postcode does not match"}, False)
+    record = session.record()
+    assert record["header"]["termination_reason"] == "abandoned" and record["header"]["score"]["passed"] is False
