@@ -20,7 +20,13 @@ from environments.meta import EnvMeta
 
 EnvFactory = Callable[..., Env]  # (task, seed) -> Env, also taking options= and version= when it has them
 
-ENV_PACKAGES: list[str] = ["environments.storebench", "environments.phantom", "environments.toolgym", "environments.improve"]
+ENV_PACKAGES: list[str] = [
+    "environments.storebench",
+    "environments.phantom",
+    "environments.toolgym",
+    "environments.improve",
+    "environments.servicedesk",
+]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
 _ENVS: dict[str, EnvMeta] = {}

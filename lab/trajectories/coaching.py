@@ -23,7 +23,6 @@ from environments.core import EnvError, Policy
 from environments.policies import make_policy
 from environments.replay import env_for_header
 from lab import ingest
-from lab.diagnoses.policies import policy_factory_for_agent
 from lab.errors import Conflict, DomainError, Forbidden
 from lab.projects.models import WRITE_ROLES
 from lab.projects.selectors import role_in
@@ -41,6 +40,9 @@ def _coach_policy(episode: Episode, coach: str) -> Policy:
         raise DomainError("env_unavailable", f"episode {episode.pk}: {exc}", status=409) from None
     config = AgentConfig.objects.filter(project_id=episode.project_id, name=coach).first()
     if config is not None:
+        # Imported here: the diagnoses app builds policies from agent configs and itself imports this app.
+        from lab.diagnoses.policies import policy_factory_for_agent
+
         return policy_factory_for_agent(config)(env, episode.seed or 0)
     try:
         return make_policy(coach, env, episode.seed or 0)

@@ -1,10 +1,40 @@
-"""Service desk test helpers: a tiny renderer of Say items (a stand-in for users.render) and a user's turn end to end."""
+"""Service-desk test helpers: a fresh desk for a task and seed and helpers that act in it; a tiny renderer of Say
+items (the patterns' tests run without users.py) and a user's turn end to end."""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
+from environments.core import StepResult, ToolCall
+from environments.policies import make_policy
+from environments.registry import make
+from environments.runner import run_episode
+from environments.servicedesk.env import ServiceDeskEnv
 from environments.servicedesk.speech import Profile, Say, UserState, apply_patterns, style_text
+
+
+def new_desk(task: str = "roaming-on", seed: int = 1, **options: Any) -> ServiceDeskEnv:
+    env = make(f"servicedesk/{task}", seed=seed, options=options or None)
+    assert isinstance(env, ServiceDeskEnv)
+    return env
+
+
+def do(env: ServiceDeskEnv, name: str, **arguments: Any) -> StepResult:
+    return env.step(ToolCall(name, arguments))
+
+
+def verify(env: ServiceDeskEnv) -> None:
+    facts = env.goal.facts
+    found = do(env, "find_customer", phone=facts["phone"]).content
+    assert do(
+        env, "verify_identity", customer_id=found["customer_id"], date_of_birth=facts["date_of_birth"], postcode=facts["postcode"]
+    ).content["verified"]
+
+
+def play(task: str, anchor: str, seed: int = 1, **options: Any) -> dict[str, Any]:
+    env = new_desk(task, seed, **options)
+    return run_episode(env, make_policy(anchor, env, seed))
 
 
 def render(plan: list[Say]) -> str:
