@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from abc import abstractmethod
 from typing import Any
 
 from environments.core import Action, Policy, ToolCall, ToolSpec
@@ -63,8 +64,9 @@ class _Sequential(Policy):
         self.adopted_features = list(env.world.adopted.features)
         self.rng = random.Random(f"improve/anchor/{self.name}/{seed}")
 
+    @abstractmethod
     def next_change(self) -> dict[str, Any] | None:
-        raise NotImplementedError
+        """The next change to propose, or None when this anchor has nothing left to try."""
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         for content in _last_content(history):

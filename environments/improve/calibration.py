@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from environments.core import EnvError
 from environments.improve import CALIBRATION_PATH, anchors
 from environments.registry import list_tasks, make
 from environments.seeds import SeedError, seeds_parse
+from environments.stats import ci95
 
 ANCHORS = ("do-nothing", "random-valid", "greedy", "oracle", "critic-guided", "random-select")
 DEFAULT_HELDOUT_SEEDS = tuple(range(1000, 1020))
@@ -34,31 +34,6 @@ TABLES = {
     "calibration": ("<!-- calibration:start -->", "<!-- calibration:end -->"),
     "critic": ("<!-- critic:start -->", "<!-- critic:end -->"),
 }
-_T975 = {
-    1: 12.706,
-    2: 4.303,
-    3: 3.182,
-    4: 2.776,
-    5: 2.571,
-    6: 2.447,
-    7: 2.365,
-    8: 2.306,
-    9: 2.262,
-    14: 2.145,
-    19: 2.093,
-    29: 2.045,
-    39: 2.023,
-    79: 1.99,
-}
-
-
-def ci95(values: Sequence[float]) -> float:
-    """Half-width of the 95% confidence interval of the mean (Student's t; the nearest tabulated df below)."""
-    if len(values) < 2:
-        return 0.0
-    df = len(values) - 1
-    t = _T975[max(k for k in _T975 if k <= df)]
-    return t * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def composite(task_id: str, seed: int, anchor: str) -> float:

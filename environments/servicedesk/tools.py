@@ -287,30 +287,26 @@ def t_credit_charge(desk: Desk, a: dict[str, Any]) -> Result:
     )
 
 
-def t_cancel_order(desk: Desk, a: dict[str, Any]) -> Result:
-    order = desk.db["orders"].get(a["order_id"])
+def _refund_order(desk: Desk, order_id: str, *, when: str, becomes: str, verb: str) -> Result:
+    """An order in status `when` becomes `becomes` and its price is refunded (a cancellation, a return)."""
+    order = desk.db["orders"].get(order_id)
     if order is None:
-        return _missing("orders", "order_id", a["order_id"])
-    if order["status"] != "processing":
-        return _err(f"order_id: order {order['id']} is {order['status']}; only processing orders can be cancelled")
+        return _missing("orders", "order_id", order_id)
+    if order["status"] != when:
+        return _err(f"order_id: order {order['id']} is {order['status']}; only {when} orders can be {verb}")
     return (
         {"ok": True, "refunded": order["price"]},
         False,
-        [_set(order, "order", "status", "cancelled"), _set(order, "order", "refunded", order["price"])],
+        [_set(order, "order", "status", becomes), _set(order, "order", "refunded", order["price"])],
     )
+
+
+def t_cancel_order(desk: Desk, a: dict[str, Any]) -> Result:
+    return _refund_order(desk, a["order_id"], when="processing", becomes="cancelled", verb="cancelled")
 
 
 def t_return_order(desk: Desk, a: dict[str, Any]) -> Result:
-    order = desk.db["orders"].get(a["order_id"])
-    if order is None:
-        return _missing("orders", "order_id", a["order_id"])
-    if order["status"] != "delivered":
-        return _err(f"order_id: order {order['id']} is {order['status']}; only delivered orders can be returned")
-    return (
-        {"ok": True, "refunded": order["price"]},
-        False,
-        [_set(order, "order", "status", "returned"), _set(order, "order", "refunded", order["price"])],
-    )
+    return _refund_order(desk, a["order_id"], when="delivered", becomes="returned", verb="returned")
 
 
 def t_cancel_line(desk: Desk, a: dict[str, Any]) -> Result:

@@ -23,7 +23,6 @@ tables are regenerated from that file.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import sys
 import time
@@ -35,6 +34,7 @@ from typing import Any
 from environments.core import EnvError, TaskSpec
 from environments.registry import get_task, list_tasks, make
 from environments.seeds import SeedError, seeds_parse
+from environments.stats import ci95
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scoring import CALIBRATION_PATH, composite_from, profit_component
 
@@ -44,22 +44,6 @@ COMMAND = "python -m environments calibrate storebench"
 README_PATH = Path(__file__).with_name("README.md")
 TABLE_START, TABLE_END = "<!-- calibration:start -->", "<!-- calibration:end -->"
 HELDOUT_START, HELDOUT_END = "<!-- heldout:start -->", "<!-- heldout:end -->"
-# Student's t 97.5% quantiles by degrees of freedom: ten seeds are too few for the normal 1.96.
-_T975 = {
-    1: 12.706,
-    2: 4.303,
-    3: 3.182,
-    4: 2.776,
-    5: 2.571,
-    6: 2.447,
-    7: 2.365,
-    8: 2.306,
-    9: 2.262,
-    10: 2.228,
-    14: 2.145,
-    19: 2.093,
-    29: 2.045,
-}
 
 
 def run_cell(task_id: str, seed: int, anchor: str) -> dict[str, Any]:
@@ -125,15 +109,6 @@ def heldout_from(entry: dict[str, Any], cells: Sequence[dict[str, Any]]) -> dict
         "passes": {a: sum(s >= threshold for s in composites[a]) for a in ANCHORS},
         "ci95": {a: round(ci95(composites[a]), 4) for a in ANCHORS},
     }
-
-
-def ci95(values: Sequence[float]) -> float:
-    """Half-width of the 95% confidence interval of the mean (Student's t)."""
-    if len(values) < 2:
-        return 0.0
-    # The tabled quantile at or below the degrees of freedom: never narrower than the exact interval.
-    t = _T975[max(k for k in _T975 if k <= len(values) - 1)]
-    return t * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def _progress(done: int, total: int, started: float) -> None:

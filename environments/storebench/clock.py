@@ -45,6 +45,7 @@ from environments.storebench.simulation import (
     archive,
     book_costs,
     cancel_order,
+    chargeback,
     check_solvency,
     deliver_purchase_order,
     marketing_multiplier,
@@ -404,16 +405,8 @@ def _on_return(world: World, oid: int, day: int, minute: int, rng: random.Random
 
 def _on_chargeback(world: World, oid: int, day: int, minute: int, rng: random.Random, brief: dict[str, Any]) -> None:
     o = world.orders.get(oid)
-    if o is None or o.return_status != "requested":
-        return
-    # The payment provider sides with the customer: a chargeback with a fee.
-    world.touch_orders((o.id,))
-    refund_amount = o.unit_price * o.qty - o.refunded
-    world.post("refunds", refund_amount)
-    world.post("late_fees", 15.0)
-    o.refunded += refund_amount
-    o.return_status = "accepted"
-    o.satisfaction = 0.3
+    if o is not None and o.return_status == "requested":
+        chargeback(world, o)
 
 
 def _on_po(world: World, po_id: str, day: int, minute: int, rng: random.Random, brief: dict[str, Any]) -> None:

@@ -212,14 +212,7 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
             if o.faulty:
                 _new_ticket(world, o.id, "faulty", f"The item from order {o.id} arrived faulty. I want my money back.", brief)
         elif o.return_status == "requested" and d - o.return_day >= 7:
-            # The payment provider sides with the customer: a chargeback with a fee.
-            world.touch_orders((o.id,))
-            refund_amount = o.unit_price * o.qty - o.refunded
-            world.post("refunds", refund_amount)
-            world.post("late_fees", 15.0)
-            o.refunded += refund_amount
-            o.return_status = "accepted"
-            o.satisfaction = 0.3
+            chargeback(world, o)
     if settled:
         world.reputation = round(0.9 * world.reputation + 0.1 * (sum(settled) / len(settled)), 4)
     n_questions = sum(1 for _ in range(4) if trng.random() < world.question_rate)
@@ -231,6 +224,17 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
             trng.choice(("Does this run true to size?", "Do you ship abroad?", "Can I change my delivery address?")),
             brief,
         )
+
+
+def chargeback(world: World, o: Order) -> None:
+    """A return request left unanswered for a week: the payment provider sides with the customer, with a fee."""
+    world.touch_orders((o.id,))
+    refund_amount = o.unit_price * o.qty - o.refunded
+    world.post("refunds", refund_amount)
+    world.post("late_fees", 15.0)
+    o.refunded += refund_amount
+    o.return_status = "accepted"
+    o.satisfaction = 0.3
 
 
 def order_fee(o: Order) -> float:

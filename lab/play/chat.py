@@ -27,7 +27,7 @@ from typing import Any
 from django.db import transaction
 
 from environments import registry
-from environments.core import Action, Env, tool_schema_hash
+from environments.core import Action, Env
 from environments.roles import USER
 from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, env_end_reason, opening_step
 from environments.team import safe_act, slot_policies, slot_turns
@@ -45,6 +45,7 @@ from lab.play.services import (
     play_message_check,
     play_require_player,
     play_start_check,
+    session_header,
 )
 from lab.projects.models import WRITE_ROLES, Project
 from lab.projects.selectors import role_in
@@ -82,20 +83,12 @@ def chat_session_start(*, user: Any, project: Project, task_id: str, seed: int, 
         raise Forbidden("forbidden", f"{config.name} runs a model; only researchers and owners may start it. Pick a scripted agent.")
     env = registry.make(task_id, seed=seed)
     actor = policy_factory_for_agent(config)(env, seed)
-    tools = env.tools()
     person = HumanPolicy(user.username)
-    header = {
-        **env.header(),
-        "policy": actor.describe(),
-        "harness": {"max_steps": env.max_steps, "max_consecutive_errors": DEFAULT_MAX_CONSECUTIVE_ERRORS},
-        "source": "human",
-        "parent": None,
-        "tools": [t.openai_schema() for t in tools],
-        "tool_schema_hash": tool_schema_hash(tools),
-        "team": {"actor": actor.describe(), "harness_level": "tools-only",
-                 "slots": {name: {"policy": person.describe() if name == slot else p.describe(), "default": name != slot}
-                           for name, p in slot_policies(env).items()}},
-    }  # fmt: skip
+    header = session_header(env, actor, team={
+        "actor": actor.describe(), "harness_level": "tools-only",
+        "slots": {name: {"policy": person.describe() if name == slot else p.describe(), "default": name != slot}
+                  for name, p in slot_policies(env).items()},
+    })  # fmt: skip
     task = task_resolve(project=project, env=spec.env, key=spec.key, env_version=env.version)
     first = opening_step(env)
     with transaction.atomic():

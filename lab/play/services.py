@@ -144,16 +144,10 @@ def play_start_check(*, user: Any, project: Project, task_id: str, seed: int) ->
         raise DomainError("unknown_task", exc.message, path="task") from None
 
 
-def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) -> HumanSession:
-    """A new session: an episode of source=human holding the environment's opening step."""
-    spec = play_start_check(user=user, project=project, task_id=task_id, seed=seed)
-    if not registry.env_meta(spec.env).playable:
-        playable = ", ".join(m.env for m in registry.list_envs() if m.playable)
-        raise DomainError("not_playable", f"{task_id} cannot be played in the browser; playable: {playable}", path="task")
-    env = registry.make(task_id, seed=seed)
+def session_header(env: Env, policy: Policy, **extra: Any) -> dict[str, Any]:
+    """The record header of a session with a person in it (as the runner writes one, with the play page's limits)."""
     tools = env.tools()
-    policy = HumanPolicy(user.username)
-    header = {
+    return {
         **env.header(),
         "policy": policy.describe(),
         "harness": {"max_steps": env.max_steps, "max_consecutive_errors": DEFAULT_MAX_CONSECUTIVE_ERRORS},
@@ -161,7 +155,19 @@ def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) 
         "parent": None,
         "tools": [t.openai_schema() for t in tools],
         "tool_schema_hash": tool_schema_hash(tools),
+        **extra,
     }
+
+
+def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) -> HumanSession:
+    """A new session: an episode of source=human holding the environment's opening step."""
+    spec = play_start_check(user=user, project=project, task_id=task_id, seed=seed)
+    if not registry.env_meta(spec.env).playable:
+        playable = ", ".join(m.env for m in registry.list_envs() if m.playable)
+        raise DomainError("not_playable", f"{task_id} cannot be played in the browser; playable: {playable}", path="task")
+    env = registry.make(task_id, seed=seed)
+    policy = HumanPolicy(user.username)
+    header = session_header(env, policy)
     task = task_resolve(project=project, env=spec.env, key=spec.key, env_version=env.version)
     agent, _ = AgentConfig.objects.get_or_create(project=project, name=policy.name, defaults={"kind": AgentKind.HUMAN})
     first = opening_step(env)
