@@ -162,6 +162,38 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "post", "/api/v1/episodes/?project=acme", _record(policy={"name": "p" + SURROGATE}), 400, 400),
     ("api", "post", "/api/v1/episodes/?project=acme", _record(started_at="2024-02-30T00:00:00Z"), 400, 400),
     ("api", "post", "/api/v1/episodes/?project=acme", DEEP, 400, 400),
+    # Issues 14-16: episode options, comparisons, the fidelity report, coaching.
+    (
+        "api",
+        "post",
+        "/api/v1/evaluations/",
+        {"agent": "smart-triage", "task_set": "storebench/dev", "seeds": [0], "options": {"attack": "shouting"}},
+        400,
+        400,
+    ),  # fmt: skip
+    ("api", "post", "/api/v1/evaluations/", _deep_in("options", agent="smart-triage", task_set="storebench/dev", seeds=[0]), 400, 400),
+    (
+        "api",
+        "post",
+        "/api/v1/comparisons/?project=acme",
+        {"base": NUL, "variants": ["x"], "task_set": "storebench/dev", "seeds": [0]},
+        400,
+        404,
+    ),
+    (
+        "api",
+        "post",
+        "/api/v1/comparisons/?project=acme",
+        {"base": "smart-triage", "variants": [LONG], "task_set": "storebench/dev", "seeds": [2**63]},
+        400,
+        400,
+    ),  # fmt: skip
+    ("api", "get", f"/api/v1/comparisons/{BIG}/", None, 404, 404),
+    ("api", "get", f"/api/v1/fidelity?project=acme&max_episodes={BIG}", None, 400, 400),
+    ("api", "get", "/api/v1/fidelity?project=acme&human_after=2024-02-30T00:00:00", None, 400, 400),
+    ("api", "get", "/api/v1/fidelity?project=%00", None, 400, 404),
+    ("api", "post", "/api/v1/episodes/{episode}/coach/", {"coach": LONG}, 400, 409),
+    ("api", "post", f"/api/v1/episodes/{BIG}/coach/", {"coach": "rule-coach"}, 404, 404),
 ]
 
 CONSOLE: list[tuple[str, str, str, Any, int, int]] = [
@@ -206,6 +238,17 @@ CONSOLE: list[tuple[str, str, str, Any, int, int]] = [
     ("console", "post", "/diagnoses/{diagnosis}/edit", {"step_index": "0", "category": LONG, "explanation": "x"}, 400, 422),
     ("console", "post", "/diagnoses/{diagnosis}/edit", {"step_index": "0", "category": "other", "explanation": NUL}, 400, 422),
     ("console", "post", f"/runs/{{run}}/checkpoints/{BIG}/evaluate", {"task_set": "toyenv/eval", "seeds": "0"}, 404, 404),
+    ("console", "post", "/evaluations/demo", {"project": NUL}, 400, 404),
+    ("console", "get", f"/fidelity/?project=acme&max_episodes={BIG}", None, 400, 400),
+    ("console", "get", f"/evaluations/comparisons/{BIG}/", None, 404, 404),
+    (
+        "console",
+        "post",
+        "/evaluations/comparisons/new",
+        {"project": "acme", "base": NUL, "variants": LONG, "task_set": "x", "seeds": BIG},
+        400,
+        422,
+    ),
 ]
 
 PLAY: list[tuple[str, str, str, Any, int, int]] = [
@@ -218,6 +261,10 @@ PLAY: list[tuple[str, str, str, Any, int, int]] = [
     ("play", "post", "/play/{session}/submit", {"tool": "set_price", "expected_index": "1", "sku": NUL, "price": "1e400"}, 400, 422),
     ("play", "post", "/play/{session}/submit", {"tool": "create_purchase_order", "expected_index": "1", "lines": DEEP}, 400, 422),
     ("play", "get", f"/play/{BIG}/", None, 404, 404),
+    ("play", "post", f"/play/{BIG}/reply", {"message": "hi", "expected_index": "1"}, 404, 404),
+    ("play", "post", "/play/{session}/reply", {"message": NUL, "expected_index": BIG}, 400, 409),
+    ("play", "post", "/play/{session}/submit", {"message": LONG, "expected_index": "1"}, 400, 422),
+    ("play", "post", "/play/", {"project": "acme", "task": "storebench/cash-crunch", "seed": "0", "seat": "user", "agent": NUL}, 400, 400),
 ]
 
 WEBSOCKET: list[tuple[str, str]] = [
