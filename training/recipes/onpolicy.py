@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from training.config import TrainConfig
-from training.data import TokenizedEpisode, collate, tokenize_record
+from training.data import PromptStyle, TokenizedEpisode, collate, tokenize_record
 from training.engine import Trainer, step_generator
 from training.sampling import episode_stats, rollout_episodes
 
@@ -41,12 +41,23 @@ class OnPolicyConfig(TrainConfig):
     """Token limit of one agent turn."""
     temperature: float = 1.0
     """Sampling temperature of training rollouts."""
+    compact_tools: bool = False
+    """Prompt style: tools as one `name(args)` line each in the system prompt (as the model was trained; a zoo
+    model's zoo.json says which style it expects)."""
+    max_result_chars: int = 0
+    """Prompt style: tool results cut to this many characters (0: whole)."""
+    max_prompt_tokens: int = 4096
+    """An episode whose prompt grows past this many tokens ends (context_window_exceeded)."""
 
     def problems(self) -> list[str]:
         out = super().problems()
         for name in ("tasks_per_step", "group_size", "train_seeds", "eval_episodes", "max_turns", "max_new_tokens"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
+        if self.max_result_chars < 0:
+            out.append(f"max_result_chars={self.max_result_chars!r}: must not be negative")
+        if self.max_prompt_tokens < 16:
+            out.append(f"max_prompt_tokens={self.max_prompt_tokens!r}: must be at least 16")
         if self.eval_every < 0:
             out.append(f"eval_every={self.eval_every!r}: must not be negative")
         if not self.temperature > 0:
@@ -57,6 +68,10 @@ class OnPolicyConfig(TrainConfig):
                 f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})"
             )
         return out
+
+    @property
+    def prompt_style(self) -> PromptStyle:
+        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
 
 
 def pick_jobs(config: OnPolicyConfig, step: int) -> list[tuple[str, int]]:
@@ -75,6 +90,8 @@ def rollouts(trainer: Trainer, config: OnPolicyConfig) -> list[dict[str, Any]]:
         max_turns=config.max_turns,
         max_new_tokens=config.max_new_tokens,
         temperature=config.temperature,
+        style=config.prompt_style,
+        max_prompt_tokens=config.max_prompt_tokens,
     )
     trainer.model.train()
     return records
@@ -84,7 +101,16 @@ def evaluate(model: Any, tokenizer: Any, config: OnPolicyConfig) -> dict[str, fl
     """Greedy play on the held-out seeds: reward_mean, pass_rate, valid_call_rate, turns_mean."""
     model.eval()
     jobs = [(config.task, config.eval_seed_start + i) for i in range(config.eval_episodes)]
-    records = rollout_episodes(model, tokenizer, jobs, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens, temperature=0.0)
+    records = rollout_episodes(
+        model,
+        tokenizer,
+        jobs,
+        max_turns=config.max_turns,
+        max_new_tokens=config.max_new_tokens,
+        temperature=0.0,
+        style=config.prompt_style,
+        max_prompt_tokens=config.max_prompt_tokens,
+    )
     model.train()
     return {f"eval_{k}": v for k, v in episode_stats(records).items()}
 

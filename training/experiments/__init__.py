@@ -1,0 +1,117 @@
+"""Experiments: a method against its baselines, from the same checkpoint, under one standard.
+
+    python -m training.experiments list
+    python -m training.experiments graphopd --smoke                      # <= 30 s; one per experiment in make test
+    python -m training.experiments graphopd --base PATH --teacher PATH   # the full comparison -> training/README.md
+
+An `Experiment` names its arms (each a recipe and the config fields that differ), the config every arm shares,
+the grid every arm is tuned over on dev seeds (the same grid and so the same tuning budget for every arm), the
+held-out evaluation and the training seeds. The runner (runner.py) enforces the standard (standard.py): same
+start checkpoint, same compute, tuning on dev seeds only, >= 3 training seeds, mean +- 95% CI per arm, paired
+differences against the method on the same evaluation seeds, and the smallest effect a null could have missed.
+Experiments register themselves in `EXPERIMENTS` when their module is imported (`MODULES` lists them).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from training.config import ConfigError
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    """Short name used in tables and folders (`graphopd`, `random`, `opd`)."""
+    recipe: str
+    """The training recipe (a key of training.RECIPES)."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Config fields that differ from the experiment's shared config (for example selection="random")."""
+    description: str = ""
+    """One line for the table's legend."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    task: str
+    """The task evaluated (greedy play), for example "toolgym/chain"."""
+    dev_seeds: tuple[int, int]
+    """[start, stop) of the dev seeds: hyper-parameters are chosen on these, never on test seeds."""
+    test_seeds: tuple[int, int]
+    """[start, stop) of the held-out test seeds reported in the table (answers differ by seed)."""
+    max_turns: int = 6
+    """Agent turns per evaluation episode."""
+    max_new_tokens: int = 64
+    """Token limit of one agent turn."""
+
+
+@dataclass(frozen=True)
+class GpuConfig:
+    """The same experiment at a real model's size, checked with a randomly initialised model of that architecture
+    (benchmarks/gpu_check.sh): no weights can be downloaded here."""
+
+    architecture: dict[str, Any]
+    """transformers Qwen3Config fields (for example Qwen3-1.7B: hidden_size=2048, num_hidden_layers=28, ...)."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Config fields for the GPU run (bf16 is automatic on CUDA; batch sizes, lora_r, generation backend)."""
+    steps: int = 3
+    """Optimizer steps the check runs per arm."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    """The CLI name (`python -m training.experiments NAME`)."""
+    question: str
+    """What the comparison asks, in one sentence (the table's caption)."""
+    method: str
+    """The arm the paired differences are taken against (every other arm is a baseline)."""
+    arms: tuple[Arm, ...]
+    """The method and its baselines."""
+    shared: dict[str, Any]
+    """Config fields every arm shares in the full run (task, steps, rollouts per step, ...)."""
+    evaluation: Evaluation
+    """What is measured after training, on dev seeds (tuning) and test seeds (the table)."""
+    tuning: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Grid over config fields, searched on dev seeds with the first training seed, identically for every arm."""
+    train_seeds: tuple[int, ...] = (0, 1, 2)
+    """Training seeds of the full run (>= 3)."""
+    smoke: dict[str, Any] = field(default_factory=dict)
+    """Overrides of `shared` for --smoke (<= 30 s in all; tiny model, one seed, a few steps)."""
+    needs_teacher: bool = True
+    """Whether the arms read a teacher (`--teacher`)."""
+    gpu: GpuConfig | None = None
+    """The real-architecture configuration benchmarks/gpu_check.sh runs when a GPU is available."""
+
+    def __post_init__(self) -> None:
+        names = [arm.name for arm in self.arms]
+        assert len(set(names)) == len(names), f"{self.name}: arm names repeat: {names}"
+        assert self.method in names, f"{self.name}: method {self.method!r} is not one of the arms {names}"
+
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+MODULES: tuple[str, ...] = ("training.experiments.graphopd", "training.experiments.pivotopd")
+
+
+def register(experiment: Experiment) -> Experiment:
+    assert experiment.name not in EXPERIMENTS, f"experiment {experiment.name!r} registered twice"
+    EXPERIMENTS[experiment.name] = experiment
+    return experiment
+
+
+def load_all() -> dict[str, Experiment]:
+    for module in MODULES:
+        importlib.import_module(module)
+    return EXPERIMENTS
+
+
+def get(name: str) -> Experiment:
+    experiments = load_all()
+    if name not in experiments:
+        raise ConfigError(f"unknown experiment {name!r}; choose one of {', '.join(sorted(experiments))}", ["experiment"])
+    return experiments[name]
