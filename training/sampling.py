@@ -128,6 +128,7 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     index = len(live.record["steps"])
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in parsed.tool_calls]
     results: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
     reward = 0.0
     if parsed.error or not parsed.tool_calls:
         live.invalid_calls += 1
@@ -136,12 +137,13 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     for call in parsed.tool_calls if not parsed.error else []:
         outcome: StepResult = live.env.step(call)
         results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
+        events.extend(e.as_json() for e in outcome.events)  # the state changes graph credit reads
         live.valid_calls += 0 if outcome.is_error else 1
         live.invalid_calls += 1 if outcome.is_error else 0
         reward += outcome.reward
         if live.env.done:
             break
-    step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results)
+    step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, events=events)
     step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
     live.record["steps"].append(step)
     live.turns += 1
