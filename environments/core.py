@@ -94,6 +94,10 @@ class Event:
     after: JSON = None
     op: str = "write"
 
+    def as_json(self) -> dict[str, Any]:
+        """The form a trajectory step stores (its `events` list)."""
+        return {"entity": self.entity, "field": self.field, "before": self.before, "after": self.after, "op": self.op}
+
 
 @dataclass
 class Observation:

@@ -186,7 +186,7 @@ def apply_action(
                 continue
             result = env.step(call)
             results.append({"call_id": call.id, "content": result.content, "is_error": result.is_error})
-            events.extend({"entity": e.entity, "field": e.field, "before": e.before, "after": e.after, "op": e.op} for e in result.events)
+            events.extend(e.as_json() for e in result.events)
             reward += result.reward
             sim_start = result.sim_time_start if sim_start is None else sim_start
             sim_end = result.sim_time_end

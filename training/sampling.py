@@ -134,6 +134,7 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     index = len(live.record["steps"])
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in parsed.tool_calls]
     results: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
     reward = 0.0
     meta: dict[str, Any] = {}
     if parsed.error or not parsed.tool_calls:
@@ -144,12 +145,15 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     for call in parsed.tool_calls if not parsed.error else []:
         outcome: StepResult = live.env.step(call)
         results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
+        events.extend(e.as_json() for e in outcome.events)  # the state changes graph credit reads
         live.valid_calls += 0 if outcome.is_error else 1
         live.invalid_calls += 1 if outcome.is_error else 0
         reward += outcome.reward
         if live.env.done:
             break
-    step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, **({"meta": meta} if meta else {}))
+    step = make_step(
+        index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, events=events, **({"meta": meta} if meta else {})
+    )
     step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
     live.record["steps"].append(step)
     live.turns += 1

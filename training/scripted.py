@@ -33,13 +33,16 @@ def scripted_episode(policy: Policy, task_id: str, seed: int, *, max_turns: int 
     turns = 0
     while not env.done and turns < max_turns:
         action = policy.act(record["steps"], tools)
-        results, reward = [], 0.0
+        results, events, reward = [], [], 0.0
         for call in action.tool_calls:
             outcome = env.step(call)
             results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
+            events.extend(e.as_json() for e in outcome.events)
             reward += outcome.reward
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in action.tool_calls]
-        step = make_step(index=len(record["steps"]), source="agent", message=action.message or "", tool_calls=calls, results=results)
+        step = make_step(
+            index=len(record["steps"]), source="agent", message=action.message or "", tool_calls=calls, results=results, events=events
+        )
         step["reward"] = reward
         record["steps"].append(step)
         turns += 1

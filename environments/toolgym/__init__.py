@@ -3,6 +3,7 @@
     env = make("toolgym/lookup", seed=3)   # ask a color, look it up, answer
     env = make("toolgym/echo", seed=3)     # say a word
     env = make("toolgym/guess", seed=3)    # find the secret word from the reward alone
+    env = make("toolgym/chain", seed=3)    # owner -> lookup -> answer, each step built on the last
 
 See world.py for tasks, rewards and episode end. The recipes train on one range of seeds and report on
 another (held-out) range; every seed is a different set of facts.
@@ -42,6 +43,15 @@ TASKS: tuple[TaskSpec, ...] = (
         horizon="1 call",
         pass_threshold=1.0,
         spec={"max_calls": 2},
+    ),
+    TaskSpec(
+        env="toolgym",
+        key="chain",
+        split="train",
+        description="Find the asked person's thing with owner, look up its color, then answer with it.",
+        horizon="3 calls",
+        pass_threshold=1.0,
+        spec={"max_calls": 5},
     ),
 )
 

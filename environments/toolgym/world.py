@@ -6,9 +6,19 @@ Tasks
     echo: "Say the word <word>." The agent calls `say(word)`. One turn.
     guess: "Guess the secret word." The secret is the same for every seed and never shown: only the reward
         reveals it (a bandit in tool form: what RL can learn and imitation of random play cannot). One turn.
+    chain: "Which color is the thing <person> owns?" The agent calls `owner(person)` for the person's item,
+        `lookup(item)` for its color, then `answer(color)`. Three turns, each built on the one before; the
+        steps record that dependency as events (below), so a step dependency graph has real edges.
+
+Events (chain)
+    owner(person) writes `note:<person>` (the item it revealed); lookup(item) writes `note:<item>` (its color)
+    and reads `note:<person>` for each asked person owning that item; answer reads `note:<item>` of the owned
+    item when it was looked up, and writes `episode.answer`. The notes are what the tools revealed to the agent.
 
 Rewards
     lookup: 0.3 for having looked up the asked item, plus 0.7 for the right answer (composite in [0, 1]).
+    chain: 0.15 for asking the owner of the asked person, 0.15 for looking up that person's item, 0.7 for the
+        right answer.
     echo, guess: 1 for the right word. Rewards arrive at the end, on the step that finishes the episode.
 
 Episode End
@@ -19,7 +29,7 @@ Arguments
     seed: picks the facts (item -> color) and the question; everything else is fixed.
 
 Version History
-    1: first version (lookup, echo; guess added without changing them).
+    1: first version (lookup, echo; guess and chain added without changing them).
 """
 
 from __future__ import annotations
@@ -33,14 +43,18 @@ from typing import Any
 ITEMS: tuple[str, ...] = ("lamp", "apple", "box", "stone", "river", "cloud", "tiger", "table", "chair", "glass", "shoe", "paper")
 COLORS: tuple[str, ...] = ("red", "green", "blue", "yellow", "black", "orange", "purple", "white")
 WORDS: tuple[str, ...] = ("apple", "river", "cloud", "tiger", "stone", "paper", "glass", "table")
+PEOPLE: tuple[str, ...] = ("ada", "ben", "cora", "dan", "eve", "finn", "gus", "hana")
 SECRET = "tiger"  # the guess task's answer, for every seed
 
 
 @dataclass
 class World:
-    task: str  # "lookup" | "echo" | "guess"
-    target: str  # the asked item (lookup) or word (echo)
+    task: str  # "lookup" | "echo" | "guess" | "chain"
+    target: str  # the asked item (lookup, chain: the item the asked person owns) or word (echo)
     colors: dict[str, str] = field(default_factory=dict)
+    person: str = ""  # chain: the asked person
+    owners: dict[str, str] = field(default_factory=dict)  # chain: person -> the item they own
+    asked: list[str] = field(default_factory=list)  # chain: persons whose owner() was called
     calls: int = 0
     looked_up: list[str] = field(default_factory=list)
     answer: str | None = None
@@ -48,7 +62,7 @@ class World:
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        state = {
             "task": self.task,
             "target": self.target,
             "colors": self.colors,
@@ -58,6 +72,9 @@ class World:
             "finished": self.finished,
             "reason": self.reason,
         }
+        if self.task == "chain":  # only here, so the other tasks' state hashes stay what version 1 recorded
+            state.update(person=self.person, owners=self.owners, asked=self.asked)
+        return state
 
     def state_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:32]
@@ -70,6 +87,10 @@ def new_world(task: str, seed: int) -> World:
     if task == "guess":
         return World(task=task, target=SECRET)
     colors = {item: rng.choice(COLORS) for item in ITEMS}
+    if task == "chain":
+        owners = dict(zip(PEOPLE, rng.sample(ITEMS, len(PEOPLE)), strict=True))
+        person = rng.choice(PEOPLE)
+        return World(task=task, target=owners[person], colors=colors, person=person, owners=owners)
     return World(task=task, target=rng.choice(ITEMS), colors=colors)
 
 
@@ -78,12 +99,16 @@ def question(world: World) -> str:
         return f"Say the word {world.target}."
     if world.task == "guess":
         return "Guess the secret word: say one word."
+    if world.task == "chain":
+        return f"Which color is the thing {world.person} owns? Ask owner, look the thing up, then answer."
     return f"What is the color of the {world.target}? Look it up, then answer."
 
 
 def composite(world: World) -> float:
     if world.task in ("echo", "guess"):
         return 1.0 if world.answer == world.target else 0.0
-    found = 0.3 if world.target in world.looked_up else 0.0
     right = 0.7 if world.answer is not None and world.answer == world.colors[world.target] else 0.0
+    if world.task == "chain":
+        return (0.15 if world.person in world.asked else 0.0) + (0.15 if world.target in world.looked_up else 0.0) + right
+    found = 0.3 if world.target in world.looked_up else 0.0
     return found + right

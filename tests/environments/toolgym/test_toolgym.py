@@ -70,3 +70,38 @@ def test_asking_for_a_policy_of_an_environment_without_anchors_says_it_has_none(
     env = make("toolgym/lookup", 3)
     with pytest.raises(EnvError, match="no policy 'oracle' for toolgym; toolgym declares no scripted policies"):
         make_policy("oracle", env, 3)
+
+
+def test_the_expert_solves_chain_in_three_dependent_steps():
+    from environments.diagnosis.credit_graph import dependency_graph
+
+    record = scripted_episode(ExpertPolicy(), "toolgym/chain", 7)
+    assert [c["name"] for s in record["steps"] for c in s["tool_calls"]] == ["owner", "lookup", "answer"]
+    assert record["header"]["score"]["composite"] == 1.0 and record["header"]["score"]["passed"]
+    owner_step, lookup_step, answer_step = (s["index"] for s in record["steps"] if s["tool_calls"])
+    assert set(dependency_graph(record["steps"], env="toolgym").edges) == {(owner_step, lookup_step), (lookup_step, answer_step)}
+
+
+def test_chain_partial_credit_and_a_wasted_lookup_has_no_dependants():
+    from environments.diagnosis.credit_graph import dependency_graph
+    from environments.toolgym.world import ITEMS
+
+    env = make("toolgym/chain", 3)
+    person, item = env.world.person, env.world.target
+    assert env.reset().text.startswith(f"Which color is the thing {person} owns?")
+    assert env.step(ToolCall("owner", {"person": person})).content == {"person": person, "item": item}
+    other = next(i for i in ITEMS if i != item)
+    wasted = env.step(ToolCall("lookup", {"item": other}))
+    assert [e.op for e in wasted.events] == ["write"]  # nobody asked owns it: it built on nothing
+    assert env.step(ToolCall("owner", {"person": "zed"})).is_error
+    wrong = next(c for c in ("red", "blue") if c != env.world.colors[item])
+    final = env.step(ToolCall("answer", {"color": wrong}))
+    assert final.done and final.reward == 0.15 and not env.score().passed
+    steps = [{"index": i, "source": "agent", "events": [vars(e) for e in ev]} for i, ev in enumerate([[], wasted.events, final.events])]
+    assert dependency_graph(steps, env="toolgym").edges == {}
+
+
+def test_chain_answers_differ_by_seed_and_other_tasks_keep_their_state():
+    answers = {make("toolgym/chain", s).world.colors[make("toolgym/chain", s).world.target] for s in range(40)}
+    assert len(answers) >= 5
+    assert "owners" not in make("toolgym/lookup", 1).world.to_json()
