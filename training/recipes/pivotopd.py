@@ -126,9 +126,7 @@ def recovery_loss(
     return kl_full(student_logits[:, :-1], teacher_logits[:, :-1], mask[:, 1:], direction="forward", top_k=top_k or None)
 
 
-def pivot_loss(
-    student_logits: torch.Tensor, batch: dict[str, Any], config: PivotOPDConfig
-) -> tuple[torch.Tensor, dict[str, float]]:
+def pivot_loss(student_logits: torch.Tensor, batch: dict[str, Any], config: PivotOPDConfig) -> tuple[torch.Tensor, dict[str, float]]:
     """prevention_weight · reverse KL on the pivot tokens + recovery_weight · forward KL on the teacher's tokens.
 
     `batch["*_share"]` rescales each part so that the micro-batch means the Trainer averages add up to one token
@@ -182,7 +180,9 @@ def training_records(
     return branches, terminal
 
 
-def _batches(sequences: list[PivotSequence], config: PivotOPDConfig, teacher: Any, pad_id: int, device: torch.device) -> list[dict[str, Any]]:
+def _batches(
+    sequences: list[PivotSequence], config: PivotOPDConfig, teacher: Any, pad_id: int, device: torch.device
+) -> list[dict[str, Any]]:
     chunks = micro_batches(sequences, config.grad_accum)
     totals = {kind: sum(sum(getattr(s, f"{kind}_mask")) for s in sequences) for kind in ("prevention", "recovery")}
     prepared = []
@@ -222,7 +222,9 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
         used = (counts["prevention_tokens"] if config.prevents else 0) + (counts["recovery_tokens"] if config.recovers else 0)
         if used:
             batches = _batches(sequences, config, teacher, pad_id, trainer.device)
-            metrics = trainer.optimize(batches, lambda batch: pivot_loss(forward_logits(model, batch["input_ids"], batch["attention_mask"]), batch, config))
+            metrics = trainer.optimize(
+                batches, lambda batch: pivot_loss(forward_logits(model, batch["input_ids"], batch["attention_mask"]), batch, config)
+            )
         else:
             metrics = {**trainer.skip_step(), "loss": 0.0}
         metrics.setdefault("prevention_reverse_kl", 0.0)
