@@ -40,19 +40,21 @@ EXPERIMENT = register(
         "on-policy distillation on every token, at equal steps and rollouts?",
         method="pivotopd",
         arms=(
-            Arm("pivotopd", "pivotopd", {**PIVOT, "mode": "both"}, "reverse KL on the pivot step + forward KL on the teacher's next 2 turns"),
+            Arm(
+                "pivotopd", "pivotopd", {**PIVOT, "mode": "both"}, "reverse KL on the pivot step + forward KL on the teacher's next 2 turns"
+            ),
             Arm("opd", "opd", {}, "on-policy distillation: reverse KL on every agent token of every episode"),
             Arm("prevention", "pivotopd", {**PIVOT, "mode": "prevention"}, "PivotOPD without recovery: the pivot step only"),
             Arm("recovery", "pivotopd", {**PIVOT, "mode": "recovery"}, "PivotOPD without prevention: the teacher's recovery only"),
         ),
         shared={
             "task": "toolgym/chain",
-            "max_steps": 24,
+            "max_steps": 20,
             "tasks_per_step": 8,
             "group_size": 2,
             "max_turns": 5,
-            "max_new_tokens": 48,
-            "temperature": 1.0,
+            "max_new_tokens": 32,
+            "temperature": 0.7,
             "train_seed_start": 0,
             "train_seeds": 1000,
             "eval_seed_start": 50_000,
@@ -60,10 +62,12 @@ EXPERIMENT = register(
             "eval_every": 0,
             "loss": "sampled",
         },
-        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=5, max_new_tokens=48),
+        evaluation=Evaluation(
+            task="toolgym/chain", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=5, max_new_tokens=32
+        ),
         tuning={"learning_rate": (1e-4, 3e-4)},
         train_seeds=(0, 1, 2),
-        smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 16, "eval_episodes": 4},
+        smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 16, "eval_episodes": 2},
         needs_teacher=True,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,

@@ -168,15 +168,15 @@ def training_records(
     found: list[tuple[dict[str, Any], int]], config: PivotOPDConfig, teacher: Any, tokenizer: Any
 ) -> tuple[list[dict[str, Any]], int]:
     """Per pivot, the record to train on (student prefix through the pivot, then the teacher's recovery turns when
-    recovering) and the number of pivots whose action ended the episode (nothing to recover from)."""
+    recovering) and the number of pivots after which the episode was over (its last step: nothing to recover from)."""
     prefixes = [(record, pivot + 1) for record, pivot in found]
+    terminal = sum(1 for record, length in prefixes if length == len(record["steps"]))
     if not config.recovers or not found:
-        return [{**record, "steps": record["steps"][:length]} for record, length in prefixes], 0
+        return [{**record, "steps": record["steps"][:length]} for record, length in prefixes], terminal
     branches = continue_episodes(
         teacher, tokenizer, prefixes, turns=config.recovery_turns, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
         temperature=config.recovery_temperature, max_prompt_tokens=config.max_prompt_tokens,
     )  # fmt: skip
-    terminal = sum(1 for branch, (_, length) in zip(branches, prefixes, strict=True) if len(branch["steps"]) == length)
     return branches, terminal
 
 
