@@ -9,8 +9,9 @@ distillation over every token of every episode, at the same number of optimizer 
 halves alone are the ablations. toolgym/chain needs three dependent calls within five, so a pivot can leave the
 episode running (two wasted calls leave no room) and recovery has turns to learn from.
 
-Sizing (measured on the 2 shared CPU cores, training/README.md "PivotOPD"): one full run of 24 steps of 8 tasks × 2
-rollouts with a ~5M-parameter base is about a minute, so 4 arms × (2 tuning + 3 seeds) = 20 runs fit ~25 minutes.
+Sizing (measured on the 2 shared CPU cores, training/README.md "PivotOPD"): one run of 20 steps of 8 tasks × 2
+rollouts takes ~80 s with the tiny 64-wide model (20 runs ≈ 26-30 minutes), but ~3.5 minutes with a 3.8M-parameter
+model; with a ~5M base, 25 minutes for the 20 runs means max_steps ≈ 8.
 """
 
 from __future__ import annotations
