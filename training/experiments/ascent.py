@@ -32,7 +32,12 @@ ASCENT = register(
         question="Does distilling each verified attempt of a task stream into LoRA weights raise success along the stream and on held-out tasks, beyond online SFT on the same attempts?",
         method="ascent",
         arms=(
-            Arm("ascent", "ascent", {"update": "distill"}, "forward KL to the frozen base shown the verified trajectory, after each verified task"),
+            Arm(
+                "ascent",
+                "ascent",
+                {"update": "distill"},
+                "forward KL to the frozen base shown the verified trajectory, after each verified task",
+            ),
             Arm("sft", "ascent", {"update": "sft"}, "naive online SFT: cross-entropy on the same cleaned verified attempts"),
             Arm("none", "ascent", {"update": "none"}, "no adaptation: the same stream, played by the start checkpoint"),
         ),
@@ -48,10 +53,20 @@ ASCENT = register(
             "max_turns": 6,
             "max_new_tokens": 64,
         },
-        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=6, max_new_tokens=64),
+        evaluation=Evaluation(
+            task="toolgym/chain", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=6, max_new_tokens=64
+        ),
         tuning={"learning_rate": (1e-4, 3e-4)},
         train_seeds=(0, 1, 2),  # each seed draws its own stream order from the training seeds
-        smoke={"max_steps": 3, "train_seeds": 8, "steps_per_task": 1, "lora_r": 4, "max_turns": 2, "max_new_tokens": 16, "eval_episodes": 1},
+        smoke={
+            "max_steps": 3,
+            "train_seeds": 8,
+            "steps_per_task": 1,
+            "lora_r": 4,
+            "max_turns": 2,
+            "max_new_tokens": 16,
+            "eval_episodes": 1,
+        },
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,
