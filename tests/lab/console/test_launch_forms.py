@@ -67,6 +67,21 @@ def test_run_form_takes_a_json_config_for_a_recipe_without_dataset(role_users: d
     assert run.name == "grpo on tiny"
 
 
+def test_run_form_offers_the_ascent_recipe_with_its_fields_and_refuses_it_without_lora(role_users: dict[str, Any]) -> None:
+    html = as_user(role_users["owner"]).get("/runs/").content.decode()
+    assert "<option >ascent</option>" in html and "<code>steps_per_task</code>" in html and "<code>privileged_template</code>" in html
+    client = as_user(role_users["owner"])
+    response = client.post(
+        "/runs/new", {"project": "acme", "recipe": "ascent", "base_model": "org/tiny", "config": 'update = "sft"\nmax_steps = 8'}
+    )
+    run = TrainingRun.objects.get()
+    assert (
+        response.status_code == 302 and (run.recipe, run.config) == ("ascent", {"update": "sft", "max_steps": 8}) and run.episode_ids == []
+    )
+    refused = client.post("/runs/new", {"project": "acme", "recipe": "ascent", "base_model": "org/tiny", "config": "lora_r = 0"})
+    assert "lora_r=0: ascent adapts LoRA weights" in refused.content.decode() and TrainingRun.objects.count() == 1
+
+
 @pytest.mark.parametrize(
     ("fields", "field", "message"),
     [
