@@ -57,10 +57,8 @@ class RaisedConfig(TrainConfig):
     """frozen (a copy of the starting model) | live (the weights being trained, without gradient)."""
     clean_coef: float = 1.0
     """Weight of the student's clean-variant KL (anchors it to the teacher where nothing was injected)."""
-    loss: str = "full"
-    """full (full-vocabulary reverse KL per position) | sampled (on the anchor's tokens)."""
     top_k: int = 0
-    """With loss=full: top-k plus tail bucket (0: whole vocabulary)."""
+    """The full-vocabulary KL on the student's top-k tokens plus a tail bucket (0: the whole vocabulary)."""
     max_tokens: int = 4096
     """Sequences are cut to this many tokens (turns cut away carry no loss)."""
     compact_tools: bool = True
@@ -86,8 +84,6 @@ class RaisedConfig(TrainConfig):
             out.append(f"variant={self.variant!r}: must be raised or advsft")
         if self.teacher_weights not in ("frozen", "live"):
             out.append(f"teacher_weights={self.teacher_weights!r}: must be frozen or live")
-        if self.loss not in ("full", "sampled"):
-            out.append(f"loss={self.loss!r}: must be full or sampled")
         if bad := [s for s in self.styles if s not in STYLES] or ([] if self.styles else ["(none)"]):
             out.append(f"styles={self.styles!r}: {bad} not attack styles; choose from {list(STYLES)}")
         if not 0.0 <= self.guidance_share <= 1.0:
@@ -100,7 +96,9 @@ class RaisedConfig(TrainConfig):
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         train_end = self.train_seed_start + self.train_seeds
         if self.train_seed_start < self.eval_seed_start + self.eval_episodes and self.eval_seed_start < train_end:
-            out.append(f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})")
+            out.append(
+                f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})"
+            )
         return out
 
     @property
@@ -160,15 +158,19 @@ def gather_teacher(teacher_logits: torch.Tensor, rows: torch.Tensor, index: torc
     return picked.gather(1, index.unsqueeze(-1).expand(-1, -1, picked.shape[-1]))
 
 
-def raised_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor, batch: dict[str, Any], config: RaisedConfig):
+def raised_loss(
+    student_logits: torch.Tensor, teacher_logits: torch.Tensor, batch: dict[str, Any], config: RaisedConfig
+) -> tuple[torch.Tensor, dict[str, float]]:
     """KL on the injected rows + clean_coef x KL on the clean rows; both reverse KL(student ‖ clean-context teacher)."""
     injected = batch["injected_rows"].unsqueeze(1)  # (S, 1)
-    loss_i, metrics_i = distill_loss(student_logits, teacher_logits, {**batch, "mask": batch["mask"] * injected}, loss=config.loss, top_k=config.top_k)
+    loss_i, metrics_i = distill_loss(
+        student_logits, teacher_logits, {**batch, "mask": batch["mask"] * injected}, loss="full", top_k=config.top_k
+    )
     metrics = {f"{k}_injected": v for k, v in metrics_i.items() if k != "loss"}
     loss = loss_i
     if (1 - injected).sum() > 0:
         clean_batch = {**batch, "mask": batch["mask"] * (1 - injected)}
-        loss_c, metrics_c = distill_loss(student_logits, teacher_logits, clean_batch, loss=config.loss, top_k=config.top_k)
+        loss_c, metrics_c = distill_loss(student_logits, teacher_logits, clean_batch, loss="full", top_k=config.top_k)
         metrics.update({f"{k}_clean": v for k, v in metrics_c.items() if k != "loss"})
         loss = loss + config.clean_coef * loss_c
     metrics["loss"] = float(loss.detach())
@@ -188,7 +190,12 @@ def run(config: RaisedConfig, hooks: Hooks | None = None) -> RunResult:
         tokenized = [tokenized_pair(p, tokenizer, style=config.prompt_style, max_tokens=config.max_tokens) for p in pairs]
         prepared = []
         for chunk in micro_batches(tokenized, config.grad_accum):
-            batch = {k: v.to(device) for k, v in pair_batch(chunk, tokenizer.pad_token_id, with_clean=config.variant == "raised" and config.clean_coef > 0).items()}
+            batch = {
+                k: v.to(device)
+                for k, v in pair_batch(
+                    chunk, tokenizer.pad_token_id, with_clean=config.variant == "raised" and config.clean_coef > 0
+                ).items()
+            }
             if config.variant == "raised":
                 with torch.no_grad():
                     teacher = start_model if config.teacher_weights == "frozen" else model

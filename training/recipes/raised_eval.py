@@ -29,7 +29,7 @@ from training.losses import kl_full
 from training.modeling import forward_logits
 from training.policies.harness import Completion, HarnessConfig
 from training.policies.hf import TemplatePolicy
-from training.recipes.raised_pairs import play_anchor, tokenized_pair, Pair
+from training.recipes.raised_pairs import Pair, play_anchor, tokenized_pair
 
 
 class ModelPolicy(TemplatePolicy):
@@ -54,7 +54,9 @@ class ModelPolicy(TemplatePolicy):
     def generate_ids(self, prompt_ids: list[int], *, seed: int) -> tuple[list[int], list[float]]:
         from training.sampling import generate
 
-        [(ids, logprobs)] = generate(self.model_obj, self.tokenizer, [prompt_ids], max_new_tokens=self.harness.max_new_tokens, temperature=0.0)
+        [(ids, logprobs)] = generate(
+            self.model_obj, self.tokenizer, [prompt_ids], max_new_tokens=self.harness.max_new_tokens, temperature=0.0
+        )
         return list(ids), [float(x) for x in logprobs]
 
     def to_action(self, completion: Completion, index: int) -> Action:
