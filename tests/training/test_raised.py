@@ -148,7 +148,7 @@ def test_both_variants_train_end_to_end_and_report_the_attack_figures(tiny_path,
     rows = _rows(tmp_path / "raised" / "metrics.jsonl")
     first, last = rows[1], rows[-1]
     assert first["reverse_kl_clean"] == pytest.approx(0.0, abs=1e-6)  # the student starts as the frozen teacher
-    assert first["tokens_injected"] == first["tokens_clean"] > 0 and first["pairs"] == 2
+    assert first["tokens_injected"] == first["tokens_clean"] > 0 and first["pairs"] == 2 and first["injection_visible"] == 1.0
     assert rows[0]["eval_output_drift"] == pytest.approx(0.0, abs=1e-6) and last["eval_output_drift"] > 0
     assert (last["eval_benign_episodes"], last["eval_attacked_episodes"]) == (1.0, 3.0)  # one seed: clean + three styles
     for figure in ("eval_benign_utility", "eval_utility_under_attack", "eval_attack_success_rate"):

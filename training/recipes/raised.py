@@ -30,9 +30,10 @@ from training.modeling import forward_logits, load_model
 from training.recipes.onpolicy import micro_batches
 from training.recipes.opd import distill_loss
 from training.recipes.raised_eval import evaluate_attacks
-from training.recipes.raised_pairs import Pair, align_turns, anchor_pair, tokenized_pair
+from training.recipes.raised_pairs import Pair, align_turns, anchor_pair, injection_seen, tokenized_pair
 
 STYLES = ("direct", "authority", "tool_aware")
+MAX_DRAWS_PER_PAIR = 10  # about half of the service desk's draws plant where the oracle reads
 
 
 @dataclass
@@ -49,6 +50,8 @@ class RaisedConfig(TrainConfig):
     """Share of pairs with benign guidance on (in both variants)."""
     pairs_per_step: int = 4
     """(clean, injected) pairs per optimizer step."""
+    require_seen: bool = True
+    """Keep only pairs whose planted text reaches the context (the others teach nothing about injections)."""
     train_seed_start: int = 0
     """First training seed."""
     train_seeds: int = 1000
@@ -106,23 +109,30 @@ class RaisedConfig(TrainConfig):
         return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
 
 
-def step_pairs(config: RaisedConfig, step: int) -> tuple[list[Pair], int]:
-    """The step's pairs (a pure function of seed and step, so a resume replays it) and how many failed to pair."""
+def step_pairs(config: RaisedConfig, step: int) -> tuple[list[Pair], dict[str, float]]:
+    """The step's pairs (a pure function of seed and step, so a resume replays it) and how many draws were dropped:
+    `unpaired` (the anchor acted differently under attack) and `unseen` (with require_seen: the planted text never
+    reached the context, as when the anchor never opens the knowledge base)."""
     specs = task_set(config.task_set)
     rng = step_generator(config.seed, step)
-    pairs, unpaired = [], 0
-    for _ in range(config.pairs_per_step):
+    pairs: list[Pair] = []
+    dropped = {"unpaired": 0.0, "unseen": 0.0}
+    for _ in range(MAX_DRAWS_PER_PAIR * config.pairs_per_step):
+        if len(pairs) == config.pairs_per_step:
+            break
         template = int(torch.randint(len(specs), (1,), generator=rng))
         seed = config.train_seed_start + int(torch.randint(config.train_seeds, (1,), generator=rng))
         style = config.styles[int(torch.randint(len(config.styles), (1,), generator=rng))]
         guidance = bool(torch.rand((), generator=rng) < config.guidance_share)
         pair = anchor_pair(specs[template].id, seed, style=style, guidance=guidance, anchor=config.anchor)
         if pair is None:
-            unpaired += 1
+            dropped["unpaired"] += 1
+        elif config.require_seen and not injection_seen(pair):
+            dropped["unseen"] += 1
         else:
             pairs.append(pair)
-    assert pairs, f"step {step}: the anchor {config.anchor!r} acted differently under attack in every drawn seed"
-    return pairs, unpaired
+    assert pairs, f"step {step}: no usable pair in {MAX_DRAWS_PER_PAIR * config.pairs_per_step} draws of {config.task_set}"
+    return pairs, dropped
 
 
 def pair_batch(pairs: list[tuple[TokenizedEpisode, TokenizedEpisode]], pad_id: int, *, with_clean: bool) -> dict[str, torch.Tensor]:
@@ -186,7 +196,7 @@ def run(config: RaisedConfig, hooks: Hooks | None = None) -> RunResult:
         trainer.log({f"eval_{k}": v for k, v in evaluate_attacks(model, tokenizer, config, eval_seeds, reference=start_model).items()})
 
     while trainer.step < config.max_steps and not trainer.stopping():
-        pairs, unpaired = step_pairs(config, trainer.step)
+        pairs, dropped = step_pairs(config, trainer.step)
         tokenized = [tokenized_pair(p, tokenizer, style=config.prompt_style, max_tokens=config.max_tokens) for p in pairs]
         prepared = []
         for chunk in micro_batches(tokenized, config.grad_accum):
@@ -212,7 +222,7 @@ def run(config: RaisedConfig, hooks: Hooks | None = None) -> RunResult:
 
         metrics = trainer.optimize(prepared, loss_fn)
         visible = sum(clean.input_ids != injected.input_ids for clean, injected in tokenized)
-        metrics.update(pairs=float(len(pairs)), unpaired=float(unpaired), injection_visible=visible / max(len(tokenized), 1))
+        metrics.update(pairs=float(len(pairs)), injection_visible=visible / max(len(tokenized), 1), **dropped)
         last = trainer.step == config.max_steps
         if config.eval_episodes and (last or (config.eval_every and trainer.step % config.eval_every == 0)):
             figures = evaluate_attacks(model, tokenizer, config, eval_seeds, reference=start_model)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.registry import make
-from training.data import PromptStyle, TokenizedEpisode, tokenize_record
+from training.data import PromptStyle, TokenizedEpisode, record_messages, tokenize_record
 from training.policies.harness import default_system_prompt
 from training.policies.roles import is_actor_turn
 
@@ -59,6 +59,12 @@ def anchor_pair(task: str, seed: int, *, style: str, guidance: bool, anchor: str
     if agent_actions(clean) != agent_actions(injected):
         return None
     return Pair(task=task, seed=seed, style=style, guidance=guidance, clean=clean, injected=injected)
+
+
+def injection_seen(pair: Pair) -> bool:
+    """Whether the planted text reached the agent's context at all (the anchor may never open the note's slot)."""
+    contents = [[m["content"] for m in record_messages(r)] for r in (pair.clean, pair.injected)]
+    return contents[0] != contents[1]
 
 
 def tokenized_pair(pair: Pair, tokenizer: Any, *, style: PromptStyle, max_tokens: int) -> tuple[TokenizedEpisode, TokenizedEpisode]:
