@@ -14,11 +14,11 @@ from environments.attacks import report_of
 from environments.servicedesk.injections import wrap
 from training import run_recipe
 from training.config import ConfigError
-from training.data import PromptStyle
+from training.data import PromptStyle, tokenize_record
 from training.policies.harness import Completion
 from training.recipes.raised import RaisedConfig, gather_teacher, pair_batch, raised_loss
 from training.recipes.raised_eval import ModelPolicy
-from training.recipes.raised_pairs import agent_actions, align_turns, anchor_pair, tokenized_pair
+from training.recipes.raised_pairs import agent_actions, align_turns, anchor_pair, play_anchor, tokenized_pair
 
 STYLE = PromptStyle(compact_tools=True)
 
@@ -122,6 +122,33 @@ def test_evaluation_prompts_are_exactly_the_training_contexts(tokenizer):
     for step, start, _ in injected.agent_spans:
         messages = policy.render(pair.injected["steps"][:step], window_turns=99, summary="", status="")
         assert policy.prompt_ids(messages, schemas) == injected.input_ids[:start], f"turn {step}"
+
+
+@pytest.mark.parametrize(("anchor", "composite", "goal_reached"), [("oracle", 1.0, False), ("shortcut", 0.0, True)])
+def test_a_model_that_writes_an_anchors_tokens_scores_what_the_anchor_scores(tokenizer, anchor, composite, goal_reached):
+    """The evaluation path end to end without a trained model: generation replays the anchor's action tokens, so the
+    harness must parse them back into the same calls and messages, the caller must answer as it did, and the attack
+    report (the shortcut obeys the planted note) must come out the same."""
+    from environments.registry import make
+    from environments.runner import run_episode
+
+    pair = visible_pair()
+    options = {"guidance": True, "attack": "direct"}
+    played = play_anchor(pair.task, pair.seed, options, anchor)
+    [sequence] = tokenize_record(played, tokenizer, style=STYLE)
+    turns = iter([sequence.input_ids[start:end] for _, start, end in sequence.agent_spans])
+
+    class Replay(ModelPolicy):
+        def generate_ids(self, prompt_ids, *, seed):
+            ids = next(turns)
+            return ids, [0.0] * len(ids)
+
+    env = make(pair.task, pair.seed, options=options)
+    record = run_episode(env, Replay(env=env, seed=pair.seed, model=None, tokenizer=tokenizer, style=STYLE, max_new_tokens=8))
+    assert [(m, c) for _, m, c in agent_actions(record)] == [(m, c) for _, m, c in agent_actions(played)]
+    score = record["header"]["score"]
+    assert score["composite"] == played["header"]["score"]["composite"] == composite
+    assert report_of(score)["goal_reached"] is goal_reached
 
 
 def test_settings_are_validated_by_name():

@@ -171,16 +171,18 @@ def gather_teacher(teacher_logits: torch.Tensor, rows: torch.Tensor, index: torc
 def raised_loss(
     student_logits: torch.Tensor, teacher_logits: torch.Tensor, batch: dict[str, Any], config: RaisedConfig
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """KL on the injected rows + clean_coef x KL on the clean rows; both reverse KL(student ‖ clean-context teacher)."""
-    injected = batch["injected_rows"].unsqueeze(1)  # (S, 1)
-    loss_i, metrics_i = distill_loss(
-        student_logits, teacher_logits, {**batch, "mask": batch["mask"] * injected}, loss="full", top_k=config.top_k
-    )
+    """KL on the injected rows + clean_coef x KL on the clean rows; both reverse KL(student ‖ clean-context teacher),
+    each a token mean over its own rows (pair_batch puts the injected rows first)."""
+    n_injected = int(batch["injected_rows"].sum())
+
+    def rows(part: slice) -> tuple[torch.Tensor, dict[str, float]]:
+        sliced = {"input_ids": batch["input_ids"][part], "mask": batch["mask"][part]}
+        return distill_loss(student_logits[part], teacher_logits[part], sliced, loss="full", top_k=config.top_k)
+
+    loss, metrics_i = rows(slice(0, n_injected))
     metrics = {f"{k}_injected": v for k, v in metrics_i.items() if k != "loss"}
-    loss = loss_i
-    if (1 - injected).sum() > 0:
-        clean_batch = {**batch, "mask": batch["mask"] * (1 - injected)}
-        loss_c, metrics_c = distill_loss(student_logits, teacher_logits, clean_batch, loss="full", top_k=config.top_k)
+    if n_injected < student_logits.shape[0]:
+        loss_c, metrics_c = rows(slice(n_injected, None))
         metrics.update({f"{k}_clean": v for k, v in metrics_c.items() if k != "loss"})
         loss = loss + config.clean_coef * loss_c
     metrics["loss"] = float(loss.detach())

@@ -115,6 +115,8 @@ def evaluate_attacks(model: Any, tokenizer: Any, config: Any, seeds: Any, *, ref
     episode, no guidance given) are left out, so every value is a float."""
     from training.modeling import load_model
 
+    seeds = [int(s) for s in seeds]  # read twice below: a generator would be empty the second time
+    assert seeds, "evaluate_attacks needs at least one held-out seed"
     was_training = model.training
     model.eval()
     figures = attack_metrics(greedy_rows(model, tokenizer, config, seeds))
