@@ -208,3 +208,18 @@ def test_the_experiment_configures_every_training_arm_validly_and_keeps_held_out
     train = range(shared.train_seed_start, shared.train_seed_start + shared.train_seeds)
     dev, test = (range(*EXPERIMENT.evaluation.dev_seeds), range(*EXPERIMENT.evaluation.test_seeds))
     assert not set(train) & (set(dev) | set(test)) and not set(dev) & set(test)
+
+
+def test_a_resumed_run_draws_the_same_pairs_and_ends_with_the_same_weights(tiny_path, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    common = {"model": str(tiny_path), "max_steps": 2, "pairs_per_step": 1, "eval_episodes": 0, "learning_rate": 1e-3, "save_every": 1}
+    straight = run_recipe("raised", {**common, "output_dir": str(tmp_path / "straight")})
+    resumed = run_recipe(
+        "raised", {**common, "output_dir": str(tmp_path / "resumed"), "resume_from": str(tmp_path / "straight" / "step-000001")}
+    )
+    a = AutoModelForCausalLM.from_pretrained(straight.final_checkpoint)
+    b = AutoModelForCausalLM.from_pretrained(resumed.final_checkpoint)
+    assert all(torch.allclose(x, y, atol=1e-6) for x, y in zip(a.parameters(), b.parameters(), strict=True))
+    last = [_rows(tmp_path / name / "metrics.jsonl")[-1] for name in ("straight", "resumed")]
+    assert last[0]["reverse_kl_injected"] == pytest.approx(last[1]["reverse_kl_injected"], rel=1e-5)

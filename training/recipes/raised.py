@@ -201,13 +201,9 @@ def run(config: RaisedConfig, hooks: Hooks | None = None) -> RunResult:
         pairs, dropped = step_pairs(config, trainer.step)
         tokenized = [tokenized_pair(p, tokenizer, style=config.prompt_style, max_tokens=config.max_tokens) for p in pairs]
         prepared = []
+        with_clean = config.variant == "raised" and config.clean_coef > 0
         for chunk in micro_batches(tokenized, config.grad_accum):
-            batch = {
-                k: v.to(device)
-                for k, v in pair_batch(
-                    chunk, tokenizer.pad_token_id, with_clean=config.variant == "raised" and config.clean_coef > 0
-                ).items()
-            }
+            batch = {k: v.to(device) for k, v in pair_batch(chunk, tokenizer.pad_token_id, with_clean=with_clean).items()}
             if config.variant == "raised":
                 with torch.no_grad():
                     teacher = start_model if config.teacher_weights == "frozen" else model
