@@ -23,6 +23,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "opd": ("training.recipes.opd", "OPDConfig"),
     "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
     "ascent": ("training.recipes.ascent", "AscentConfig"),
+    "raised": ("training.recipes.raised", "RaisedConfig"),
 }
 
 

@@ -95,7 +95,12 @@ class Experiment:
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
-MODULES: tuple[str, ...] = ("training.experiments.graphopd", "training.experiments.pivotopd", "training.experiments.ascent")
+MODULES: tuple[str, ...] = (
+    "training.experiments.graphopd",
+    "training.experiments.pivotopd",
+    "training.experiments.ascent",
+    "training.experiments.raised",
+)
 
 
 def register(experiment: Experiment) -> Experiment:

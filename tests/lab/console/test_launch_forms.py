@@ -119,6 +119,16 @@ def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: 
         assert 'action="/runs/new"' not in as_user(role_users[role]).get("/runs/").content.decode()
 
 
+def test_run_form_offers_the_raised_recipe_with_its_fields_and_queues_it(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<caption>raised</caption>" in html and "<code>guidance_share</code>" in html and "<code>teacher_weights</code>" in html
+    response = client.post("/runs/new", {"project": "acme", "recipe": "raised", "base_model": "org/tiny",
+                                         "config": 'variant = "advsft"\npairs_per_step = 2'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and run.recipe == "raised" and run.config == {"variant": "advsft", "pairs_per_step": 2}
+
+
 def test_launch_forms_refuse_posts_without_a_csrf_token(role_users: dict[str, Any]) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(role_users["owner"])
