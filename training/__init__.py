@@ -22,6 +22,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "grpo": ("training.recipes.grpo", "GRPOConfig"),
     "opd": ("training.recipes.opd", "OPDConfig"),
     "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
+    "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
 }
 
 
