@@ -183,3 +183,18 @@ def test_end_to_end_the_sd_term_trains_where_grpo_alone_has_no_signal(tiny_path,
         assert row["reward_std"] == 0.0 and row["step_value_mean"] == 0.0 and row["steps_gated_in"] == 1.0
         assert row["sd_gate_mean"] == 1.0 and not math.isnan(row["sd_reverse_kl"])
         assert "eval_reward_mean" in _rows(tmp_path / name / "metrics.jsonl")[-1]
+
+
+def test_the_experiment_compares_joint_with_grpo_alone_at_the_same_config(tiny_path):
+    from training.experiments.gated_sd import GATED_SD
+
+    assert GATED_SD.method == "joint" and {a.name: a.overrides for a in GATED_SD.arms} == {
+        "joint": {"sd_coef": 0.5},
+        "grpo": {"sd_coef": 0.0},
+    }
+    assert {a.recipe for a in GATED_SD.arms} == {"gated_sd"} and GATED_SD.train_seeds == (0, 1, 2)
+    dev, test = GATED_SD.evaluation.dev_seeds, GATED_SD.evaluation.test_seeds
+    assert dev[1] <= test[0] and GATED_SD.shared["train_seed_start"] + GATED_SD.shared["train_seeds"] <= dev[0]
+    for arm in GATED_SD.arms:
+        for extra in ({}, GATED_SD.smoke, GATED_SD.gpu.overrides if GATED_SD.gpu else {}):
+            make_config("gated_sd", {**GATED_SD.shared, **extra, **arm.overrides, "model": str(tiny_path)})  # raises on a bad field
