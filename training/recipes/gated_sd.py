@@ -132,6 +132,7 @@ def teacher_targets(
     """For the student batch (B, T): `gate` (B, T-1), the step weight at each prediction position, and the
     teacher's `teacher_logits` (B, T-1, V) (full) or `teacher_logp` of the student's tokens (B, T-1) (sampled),
     each position taken from the guided teacher row of the step it belongs to. Teacher rows run in slices of B."""
+    assert rows, "every student sequence has at least one agent step (tokenized() drops the others)"
     input_ids = batch["input_ids"]
     size, width = input_ids.shape[0], input_ids.shape[1] - 1
     gate = torch.zeros(size, width, device=input_ids.device)
