@@ -24,6 +24,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
     "ascent": ("training.recipes.ascent", "AscentConfig"),
     "raised": ("training.recipes.raised", "RaisedConfig"),
+    "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
 }
 
 

@@ -100,6 +100,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.pivotopd",
     "training.experiments.ascent",
     "training.experiments.raised",
+    "training.experiments.gated_sd",
 )
 
 

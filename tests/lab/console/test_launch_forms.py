@@ -110,6 +110,16 @@ def test_run_form_shows_the_error_beside_its_field_and_creates_nothing(role_user
     assert not TrainingRun.objects.exists()
 
 
+def test_run_form_offers_the_gated_self_distillation_recipe_with_its_fields(role_users: dict[str, Any]) -> None:
+    html = as_user(role_users["owner"]).get("/runs/").content.decode()
+    assert "<option >gated_sd</option>" in html and "<caption>gated_sd</caption>" in html
+    assert "<code>gate_threshold</code>" in html and "weight 1 - value" in html  # the field and its docstring
+    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "gated_sd", "base_model": "org/tiny",
+                                                               "config": 'sd_coef = 0.25\ngate = "linear"'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and (run.recipe, run.config) == ("gated_sd", {"sd_coef": 0.25, "gate": "linear"})
+
+
 def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: dict[str, Any]) -> None:
     for role in ("owner", "researcher"):
         html = as_user(role_users[role]).get("/runs/").content.decode()
