@@ -18,8 +18,10 @@ The teacher is the student network shown what the student could not know when it
   The marked user message is how advice from another role enters an actor's context everywhere else
   (training/policies/roles.py: "Critic: ...").
 
-After the (possibly longer) first prompt, the teacher reads exactly the student's tokens, with the notes'
-tokens spliced in, so every trained student token has an identical teacher token at positions[t].
+After its own first prompt (outcome, feedback) the teacher reads exactly the student's tokens, with the notes'
+tokens spliced in (coach, whose first prompt is the student's), so every student token t after the first prompt
+is the teacher's token positions[t], and the teacher's token after positions[t] is the student's token t + 1
+wherever that is an agent token: the logits the reverse KL compares predict the same token.
 """
 
 from __future__ import annotations
@@ -116,18 +118,18 @@ def note_insertions(record: dict[str, Any], student: TokenizedEpisode, tokenizer
 
 def teacher_sequence(record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any, *, context: str) -> tuple[list[int], list[int]]:
     """(teacher ids, positions): positions[t] is the teacher index of student token t (see the module docstring).
-    Positions inside the first prompt, which the teacher replaces, map to the same distance from its end (floored
-    at 0); only the last one, which predicts the first agent token, is ever compared."""
+    For outcome and feedback, positions inside the first prompt, which the teacher replaces, map to the same
+    distance from its end (floored at 0); only the last one, which predicts the first agent token, is compared."""
     assert context in TEACHER_CONTEXTS, f"context={context!r}: one of {TEACHER_CONTEXTS}"
     first_prompt = next(s for s in record["steps"] if s.get("prompt_token_ids"))["prompt_token_ids"]
     assert student.input_ids[: len(first_prompt)] == first_prompt, "self-distillation needs untrimmed episodes (one sequence each)"
-    if context == "coach":
-        prefix, inserts = list(first_prompt), note_insertions(record, student, tokenizer)
+    if context == "coach":  # the student's own prompt; notes go in wherever they belong, the first turn's too
+        ids, positions, start, inserts = [], [], 0, note_insertions(record, student, tokenizer)
     else:
-        prefix, inserts = teacher_prompt_ids(record, tokenizer, hindsight_text(record, outcome=context == "outcome")), {}
-    shift = len(prefix) - len(first_prompt)
-    ids, positions = prefix, [max(0, t + shift) for t in range(len(first_prompt))]
-    for t in range(len(first_prompt), len(student)):
+        ids = teacher_prompt_ids(record, tokenizer, hindsight_text(record, outcome=context == "outcome"))
+        shift = len(ids) - len(first_prompt)
+        positions, start, inserts = [max(0, t + shift) for t in range(len(first_prompt))], len(first_prompt), {}
+    for t in range(start, len(student)):
         ids.extend(inserts.get(t, ()))
         positions.append(len(ids))
         ids.append(student.input_ids[t])
