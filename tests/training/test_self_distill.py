@@ -185,3 +185,28 @@ def test_teacher_context_errors_name_the_field_and_the_task(tiny_path):
         run_recipe("self_distill", {"model": str(tiny_path), "teacher_context": "oracle"})
     with pytest.raises(ConfigError, match=r"task 'toolgym/lookup' has no user to coach on"):
         run_recipe("self_distill", {"model": str(tiny_path), "task": "toolgym/lookup", "teacher_context": "coach"})
+
+
+def test_the_experiments_give_every_arm_a_valid_config_in_full_smoke_and_gpu_form(tiny_path):
+    from training import make_config
+    from training.experiments import EXPERIMENTS
+    from training.experiments import selfdistill  # noqa: F401  (registers the three experiments)
+
+    arms = {name: [(a.name, a.recipe) for a in EXPERIMENTS[name].arms] for name in ("self-lookup", "self-servicedesk", "coached")}
+    assert arms["self-lookup"] == arms["self-servicedesk"] == [("self", "self_distill"), ("sdpo", "self_distill"), ("grpo", "grpo")]
+    assert arms["coached"] == [("coached", "self_distill"), ("outcome", "self_distill"), ("none", "none")]
+    for name in arms:
+        experiment = EXPERIMENTS[name]
+        smoke = {k: v for k, v in experiment.smoke.items() if k != "eval_episodes"}
+        assert experiment.gpu is not None and experiment.train_seeds == (0, 1, 2) and not experiment.needs_teacher
+        dev, test = experiment.evaluation.dev_seeds, experiment.evaluation.test_seeds
+        assert dev[1] <= test[0] and experiment.shared["train_seed_start"] + experiment.shared["train_seeds"] <= dev[0]
+        for arm in experiment.arms:
+            if arm.recipe == "none":
+                continue
+            for variant in ({}, smoke, experiment.gpu.overrides):
+                values = {**experiment.shared, **arm.overrides, **variant, "learning_rate": experiment.tuning["learning_rate"][0]}
+                config = make_config(arm.recipe, {**values, "model": str(tiny_path), "eval_seed_start": dev[0]})
+                assert config.task == experiment.evaluation.task
+    self_arm, sdpo = (EXPERIMENTS["self-servicedesk"].arm(n).overrides for n in ("self", "sdpo"))
+    assert {k: v for k, v in self_arm.items() if not k.startswith("feedback")} == {k: v for k, v in sdpo.items() if not k.startswith("feedback")}

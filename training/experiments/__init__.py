@@ -95,7 +95,7 @@ class Experiment:
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
-MODULES: tuple[str, ...] = ("training.experiments.graphopd", "training.experiments.pivotopd")
+MODULES: tuple[str, ...] = ("training.experiments.graphopd", "training.experiments.pivotopd", "training.experiments.selfdistill")
 
 
 def register(experiment: Experiment) -> Experiment:
