@@ -80,7 +80,10 @@ def teacher_prompt_ids(record: dict[str, Any], tokenizer: Any, hindsight: str) -
     header, style = record["header"], record_style(record)
     system = f"{(header.get('harness') or {}).get('system_prompt', '')}\n\n{hindsight}"
     tools = header.get("tools") or None
-    messages = [{"role": "system", "content": style.system(system, tools)}, {"role": "user", "content": str(record["steps"][0].get("message") or "")}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": style.system(system, tools)},
+        {"role": "user", "content": str(record["steps"][0].get("message") or "")},
+    ]
     return _encode(tokenizer, _render(tokenizer, messages, style.template_tools(tools), True))
 
 
@@ -95,7 +98,9 @@ def note_ids(tokenizer: Any, note: str) -> list[int]:
     """One user message `Coach: <note>` as template tokens (the difference of two renders)."""
     base = [{"role": "user", "content": "x"}]
     closed = _render(tokenizer, base, None, False)
-    return _encode(tokenizer, _render(tokenizer, [*base, {"role": "user", "content": f"{COACH_LABEL}: {note}"}], None, False)[len(closed) :])
+    return _encode(
+        tokenizer, _render(tokenizer, [*base, {"role": "user", "content": f"{COACH_LABEL}: {note}"}], None, False)[len(closed) :]
+    )
 
 
 def note_insertions(record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any) -> dict[int, list[int]]:

@@ -94,7 +94,9 @@ def test_outcome_and_feedback_teachers_differ_only_by_the_score(tiny, desk_recor
     assert "scored 0.00 (not passed)" in outcome and "scored" not in feedback and "passed" not in feedback
     replies = [s["message"] for s in desk_record["steps"] if s.get("role") == "user"]
     for text in (outcome, feedback):
-        assert [line.split("the user said ")[1] for line in text.splitlines() if "the user said" in line] == [json.dumps(r) for r in replies]
+        assert [line.split("the user said ")[1] for line in text.splitlines() if "the user said" in line] == [
+            json.dumps(r) for r in replies
+        ]
     first = desk_record["steps"][1]["prompt_token_ids"]
     ids, positions = teacher_sequence(desk_record, _student(desk_record, tokenizer), tokenizer, context="feedback")
     prompt = tokenizer.decode(ids[: positions[len(first) - 1] + 1])
@@ -161,7 +163,14 @@ DESK_RUN = {
 def test_self_trains_on_feedback_and_distillation_together(tiny_path, tmp_path):
     result = run_recipe(
         "self_distill",
-        {**DESK_RUN, "model": str(tiny_path), "teacher_context": "feedback", "feedback_modeling": True, "feedback_coef": 0.5, "output_dir": str(tmp_path)},
+        {
+            **DESK_RUN,
+            "model": str(tiny_path),
+            "teacher_context": "feedback",
+            "feedback_modeling": True,
+            "feedback_coef": 0.5,
+            "output_dir": str(tmp_path),
+        },
     )
     row = _rows(tmp_path / "metrics.jsonl")[-1]
     assert row["feedback_tokens"] > 0 and row["feedback_nll"] > 0 and row["teacher_extra_tokens"] > 0
@@ -188,9 +197,9 @@ def test_teacher_context_errors_name_the_field_and_the_task(tiny_path):
 
 
 def test_the_experiments_give_every_arm_a_valid_config_in_full_smoke_and_gpu_form(tiny_path):
+    import training.experiments.selfdistill  # noqa: F401  (registers the three experiments)
     from training import make_config
     from training.experiments import EXPERIMENTS
-    from training.experiments import selfdistill  # noqa: F401  (registers the three experiments)
 
     arms = {name: [(a.name, a.recipe) for a in EXPERIMENTS[name].arms] for name in ("self-lookup", "self-servicedesk", "coached")}
     assert arms["self-lookup"] == arms["self-servicedesk"] == [("self", "self_distill"), ("sdpo", "self_distill"), ("grpo", "grpo")]
@@ -209,4 +218,6 @@ def test_the_experiments_give_every_arm_a_valid_config_in_full_smoke_and_gpu_for
                 config = make_config(arm.recipe, {**values, "model": str(tiny_path), "eval_seed_start": dev[0]})
                 assert config.task == experiment.evaluation.task
     self_arm, sdpo = (EXPERIMENTS["self-servicedesk"].arm(n).overrides for n in ("self", "sdpo"))
-    assert {k: v for k, v in self_arm.items() if not k.startswith("feedback")} == {k: v for k, v in sdpo.items() if not k.startswith("feedback")}
+    assert {k: v for k, v in self_arm.items() if not k.startswith("feedback")} == {
+        k: v for k, v in sdpo.items() if not k.startswith("feedback")
+    }

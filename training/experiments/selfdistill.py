@@ -67,8 +67,18 @@ register(
         "feedback-conditioned self-teacher, and do both beat GRPO, on toolgym/lookup at equal rollouts and steps?",
         method="self",
         arms=self_arms(),
-        shared={"task": "toolgym/lookup", "max_steps": 24, "tasks_per_step": 8, "group_size": 2, "max_turns": 4, "max_new_tokens": 48, **ROLLOUTS},
-        evaluation=Evaluation(task="toolgym/lookup", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=4, max_new_tokens=48),
+        shared={
+            "task": "toolgym/lookup",
+            "max_steps": 24,
+            "tasks_per_step": 8,
+            "group_size": 2,
+            "max_turns": 4,
+            "max_new_tokens": 48,
+            **ROLLOUTS,
+        },
+        evaluation=Evaluation(
+            task="toolgym/lookup", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=4, max_new_tokens=48
+        ),
         tuning=TUNING,
         smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 16, "eval_episodes": 4},
         needs_teacher=False,
@@ -91,7 +101,9 @@ DESK_SHARED = {
 }
 DESK_EVAL = Evaluation(task=DESK, dev_seeds=(50_000, 50_032), test_seeds=(100_000, 100_064), max_turns=10, max_new_tokens=96)
 DESK_SMOKE = {"max_steps": 1, "tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_new_tokens": 8, "eval_episodes": 2}
-DESK_GPU = GpuConfig(architecture=QWEN3_1_7B, overrides={**GPU_OVERRIDES, "tasks_per_step": 8, "grad_accum": 8, "max_new_tokens": 192}, steps=3)
+DESK_GPU = GpuConfig(
+    architecture=QWEN3_1_7B, overrides={**GPU_OVERRIDES, "tasks_per_step": 8, "grad_accum": 8, "max_new_tokens": 192}, steps=3
+)
 
 register(
     Experiment(
@@ -116,7 +128,12 @@ register(
         "teach more than one conditioned on the outcome, and more than no training?",
         method="coached",
         arms=(
-            Arm("coached", "self_distill", {"teacher_context": "coach", "coach": "rule-coach"}, "self-teacher given the coach's notes, each before the turn it anticipates"),
+            Arm(
+                "coached",
+                "self_distill",
+                {"teacher_context": "coach", "coach": "rule-coach"},
+                "self-teacher given the coach's notes, each before the turn it anticipates",
+            ),
             Arm("outcome", "self_distill", {"teacher_context": "outcome"}, "self-teacher given the outcome and every response (hindsight)"),
             Arm("none", "none", {}, "no training: the start checkpoint"),
         ),
