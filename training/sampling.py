@@ -221,7 +221,8 @@ def rollout_episodes(
 
 
 def episode_stats(records: list[dict[str, Any]]) -> dict[str, float]:
-    """Mean reward, pass rate and the share of agent turns that made a valid tool call (parsed and accepted)."""
+    """Mean reward, pass rate and the share of agent turns that made a valid tool call (parsed and accepted) or, where
+    the environment has a user, spoke to it."""
     n = max(len(records), 1)
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
     attempts = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
