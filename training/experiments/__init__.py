@@ -101,6 +101,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.ascent",
     "training.experiments.raised",
     "training.experiments.gated_sd",
+    "training.experiments.selfdistill",
 )
 
 

@@ -139,6 +139,20 @@ def test_run_form_offers_the_raised_recipe_with_its_fields_and_queues_it(role_us
     assert response.status_code == 302 and run.recipe == "raised" and run.config == {"variant": "advsft", "pairs_per_step": 2}
 
 
+def test_run_form_offers_self_distillation_teacher_contexts_and_checks_the_coachs_task(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<code>teacher_context</code>" in html and "SELF&#x27;s feedback-conditioned teacher" in html and "<code>coach</code>" in html
+    refused = client.post(
+        "/runs/new", {"project": "acme", "recipe": "self_distill", "base_model": "org/tiny", "config": 'teacher_context = "coach"'}
+    )
+    assert refused.status_code == 400 and "task 'toolgym/lookup' has no user to coach on" in refused.context["errors"]["config"]
+    config = 'teacher_context = "coach"\ntask = "servicedesk/roaming-on"'
+    response = client.post("/runs/new", {"project": "acme", "recipe": "self_distill", "base_model": "org/tiny", "config": config})
+    assert response.status_code == 302
+    assert TrainingRun.objects.get().config == {"teacher_context": "coach", "task": "servicedesk/roaming-on"}
+
+
 def test_launch_forms_refuse_posts_without_a_csrf_token(role_users: dict[str, Any]) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(role_users["owner"])
