@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
             assert experiment.gpu is not None, f"{experiment.name} has no GpuConfig"
             student = build_random_model(work / f"{experiment.name}-student", experiment.gpu.architecture, seed=0)
             teacher = build_random_model(work / f"{experiment.name}-teacher", experiment.gpu.architecture, seed=1)
-            print(f"{experiment.name}: {torch.cuda.get_device_name(0)}, {experiment.gpu.architecture.get('num_hidden_layers')} layers, bf16")
+            print(
+                f"{experiment.name}: {torch.cuda.get_device_name(0)}, {experiment.gpu.architecture.get('num_hidden_layers')} layers, bf16"
+            )
             for arm in experiment.arms:
                 print(run_arm(experiment, arm, student, teacher, work), flush=True)
     finally:

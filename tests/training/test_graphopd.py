@@ -18,7 +18,9 @@ from training.recipes.graphopd import (
 
 
 def _select(divergence, credit, selection, fusion="rank", seed=0):
-    return select_steps(divergence, credit, selection=selection, keep_fraction=0.5, fusion=fusion, generator=torch.Generator().manual_seed(seed))
+    return select_steps(
+        divergence, credit, selection=selection, keep_fraction=0.5, fusion=fusion, generator=torch.Generator().manual_seed(seed)
+    )
 
 
 def _step(index, source="agent", events=()):
@@ -118,3 +120,14 @@ def test_a_graphopd_step_masks_out_the_dropped_steps_and_opd_keeps_all(tiny_path
     assert full["kept_share"] == 1.0 and full["tokens"] == full["agent_tokens"]
     assert 0.5 <= kept["kept_share"] < 1.0 and kept["tokens"] < kept["agent_tokens"]
     assert kept["agent_tokens"] == full["agent_tokens"]  # same rollouts (same seed and step): only the mask differs
+
+
+def test_on_chain_the_owner_step_carries_the_most_credit():
+    from environments.toolgym.anchors import ExpertPolicy
+    from training.scripted import scripted_episodes
+
+    (record,) = scripted_episodes(ExpertPolicy(), "toolgym/chain", [0])
+    credit, writers = rollout_credit(record, damping=0.85)
+    assert credit is not None and writers == {1, 2}  # owner() and lookup() wrote what the next step read
+    assert credit[1] > credit[2] > credit[3]
+    assert _select({1: 0.0, 2: 0.0, 3: 0.0}, credit, "graph") == {1, 2}

@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     arms = [a for a in args.arms.split(",") if a] or None
     unknown = sorted(set(arms or []) - {a.name for a in experiment.arms})
     if unknown:
-        return _fail(f"--arms: unknown arm(s) {', '.join(unknown)} of {experiment.name}; choose from {', '.join(a.name for a in experiment.arms)}")
+        return _fail(
+            f"--arms: unknown arm(s) {', '.join(unknown)} of {experiment.name}; choose from {', '.join(a.name for a in experiment.arms)}"
+        )
     if args.smoke:
         from training.tiny import tiny_model_path
 
@@ -81,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(str(exc))
     out = Path(args.out or f"var/experiments/{experiment.name}{'-smoke' if args.smoke else ''}")
     result = run_experiment(experiment, base=base, teacher=teacher, out=out, smoke=args.smoke, seeds=seeds, arms=arms)
-    text = experiment_markdown(experiment, result, command="python -m training.experiments " + shlex.join(sys.argv[1:] if argv is None else argv))
+    text = experiment_markdown(
+        experiment, result, command="python -m training.experiments " + shlex.join(sys.argv[1:] if argv is None else argv)
+    )
     print(text)
     (out / "report.md").write_text(text)
     if not args.smoke and not args.no_readme:

@@ -35,7 +35,7 @@ GRAPHOPD = register(
             Arm("opd", "graphopd", {"selection": "all"}, "every step (plain OPD, same compute)"),
         ),
         shared={
-            "task": "toolgym/lookup",
+            "task": "toolgym/chain",
             "max_steps": 24,
             "tasks_per_step": 8,
             "group_size": 2,
@@ -47,7 +47,9 @@ GRAPHOPD = register(
             "train_seed_start": 0,
             "train_seeds": 1000,
         },
-        evaluation=Evaluation(task="toolgym/lookup", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=4, max_new_tokens=48),
+        evaluation=Evaluation(
+            task="toolgym/chain", dev_seeds=(50_000, 50_064), test_seeds=(100_000, 100_128), max_turns=4, max_new_tokens=48
+        ),
         tuning={"learning_rate": (1e-4, 3e-4)},
         train_seeds=(0, 1, 2),
         smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 24, "max_turns": 3, "eval_episodes": 4},

@@ -209,6 +209,15 @@ def run_experiment(
         results[name] = arm
         trained += runs.trained
     return ExperimentResult(
-        experiment.name, str(base), str(teacher), smoke, str(out), test_seeds, values, results, started, time.perf_counter() - clock, trained
+        experiment.name,
+        str(base),
+        str(teacher),
+        smoke,
+        str(out),
+        test_seeds,
+        values,
+        results,
+        started,
+        time.perf_counter() - clock,
+        trained,
     )
-

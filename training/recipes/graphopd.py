@@ -189,8 +189,8 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
                 targets = batch["input_ids"][:, 1:]
                 student = gather_logprobs(forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1], targets)
                 kl = student - gather_logprobs(batch["teacher_logits"][:, :-1], targets)  # (B, T-1)
-                for (index, _), row in zip(chunk, step_divergence_sums(kl, [e.agent_spans for _, e in chunk]), strict=True):
-                    for step, (total, count) in row.items():
+                for (index, _), per_step in zip(chunk, step_divergence_sums(kl, [e.agent_spans for _, e in chunk]), strict=True):
+                    for step, (total, count) in per_step.items():
                         sums[index][step][0] += total
                         sums[index][step][1] += count
                 prepared.append(batch)
@@ -204,7 +204,12 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
             divergence = {step: total / max(count, 1) for step, (total, count) in sums[index].items()}
             credit, writers = rollout_credit(records[index], config.damping)
             kept[index] = select_steps(
-                divergence, credit, selection=config.selection, keep_fraction=config.keep_fraction, fusion=config.fusion, generator=generator
+                divergence,
+                credit,
+                selection=config.selection,
+                keep_fraction=config.keep_fraction,
+                fusion=config.fusion,
+                generator=generator,
             )
             kept_div += [divergence[s] for s in kept[index]]
             dropped_div += [divergence[s] for s in divergence if s not in kept[index]]
@@ -215,13 +220,13 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
                 for step, start, end in episode.agent_spans:
                     if step in kept[index]:
                         select[row, start:end] = 1.0
-            batch["all_tokens"] = float(batch["mask"].sum())
+            batch["all_tokens"] = batch["mask"].sum()
             batch["mask"] = batch["mask"] * select
 
         def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
             logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
             loss, metrics = distill_loss(logits, batch["teacher_logits"], batch, loss=config.loss, top_k=config.top_k)
-            metrics["agent_tokens"] = batch["all_tokens"]
+            metrics["agent_tokens"] = float(batch["all_tokens"])
             return loss, metrics
 
         metrics = trainer.optimize(prepared, loss_fn)
