@@ -126,3 +126,26 @@ def test_gpu_config_is_a_qwen3_1_7b_architecture():
     params = sum(p.numel() for p in model.parameters())
     assert 1.6e9 < params < 1.8e9, params  # Qwen3-1.7B: 1.72B with tied embeddings
     assert GRAPHOPD.gpu.steps >= 1
+
+
+def test_the_table_reports_means_paired_differences_and_the_chosen_point():
+    from training.experiments.runner import ArmResult, ExperimentResult
+
+    def arm(name, rewards, wall_s):
+        passed = {s: [1.0 if r == 1.0 else 0.0 for r in v] for s, v in rewards.items()}
+        return ArmResult(name, {"learning_rate": 3e-4}, rewards=rewards, passed=passed, wall_s=wall_s)
+
+    arms = {
+        "graphopd": arm("graphopd", {0: [1.0, 1.0], 1: [1.0, 0.0], 2: [0.5, 0.5]}, 120.0),
+        "opd": arm("opd", {0: [0.0, 1.0], 1: [1.0, 0.0], 2: [0.5, 0.5]}, 60.0),
+    }
+    result = ExperimentResult(
+        "graphopd", "/m/base", "/m/teacher", False, "/out", [100_000, 100_001], {"max_steps": 20}, arms, "today", 180.0, 6
+    )
+    text = experiment_markdown(GRAPHOPD, result, command="python -m training.experiments graphopd")
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| graphopd |") or line.startswith("| opd |")}
+    # reward seed means: graphopd 1.0, 0.5, 0.5; opd 0.5, 0.5, 0.5. pass seed means: graphopd 1, 0.5, 0 (t x 0.5 / sqrt 3)
+    assert "| 0.667 ± 0.717 | 0.500 ± 1.242 | (method) | learning_rate=0.0003 | 2.0 min |" in rows["graphopd"]
+    assert "| 0.500 ± 0.000 | 0.333 ± 0.717 |" in rows["opd"] and "| +0.167 [" in rows["opd"]
+    assert "tuned on dev seeds [50000, 50064)" in text and "training seeds [0, 1, 2]" in text
+    assert "Minimum detectable effect" in text and "opd 0." in text and "not from the zoo" in text

@@ -36,7 +36,7 @@ GRAPHOPD = register(
         ),
         shared={
             "task": "toolgym/chain",
-            "max_steps": 24,
+            "max_steps": 20,
             "tasks_per_step": 8,
             "group_size": 2,
             "temperature": 1.0,

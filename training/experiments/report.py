@@ -9,7 +9,6 @@ without those markers gets them appended under an "## Experiments" heading (crea
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -19,15 +18,11 @@ from training.experiments.standard import paired_difference, summarise
 
 
 def _zoo_hash(path: str) -> str:
-    """The zoo's recorded hash of a model folder (zoo.json "hash"), else a hash of its config.json, else "-"."""
-    folder = Path(path)
-    zoo = folder / "zoo.json"
-    if zoo.exists():
-        recorded = json.loads(zoo.read_text()).get("hash")
-        if recorded:
-            return str(recorded)
-    config = folder / "config.json"
-    return "config " + hashlib.sha256(config.read_bytes()).hexdigest()[:10] if config.exists() else "-"
+    """ "zoo <hash>" from the model folder's zoo.json (the zoo records one per model), else "not from the zoo"."""
+    zoo = Path(path) / "zoo.json"
+    recorded = json.loads(zoo.read_text()) if zoo.exists() else {}
+    value = recorded.get("hash") or recorded.get("sha256")
+    return f"zoo {value}" if value else "not from the zoo"
 
 
 def _point(point: dict[str, object]) -> str:
@@ -36,11 +31,13 @@ def _point(point: dict[str, object]) -> str:
 
 def experiment_markdown(experiment: Experiment, result: ExperimentResult, *, command: str) -> str:
     """The table (module docstring of training/experiments/standard.py for the statistics), the MDE, the setup."""
+    dev = experiment.evaluation.dev_seeds
+    tuned = "smoke: the first grid point, untuned" if result.smoke else f"tuned on dev seeds [{dev[0]}, {dev[1]})"
     lines = [
         f"### {experiment.name}: {experiment.question}",
         "",
         f"Task `{experiment.evaluation.task}`, greedy, {len(result.test_seeds)} test seeds "
-        f"[{result.test_seeds[0]}, {result.test_seeds[-1] + 1}); tuned on dev seeds {list(experiment.evaluation.dev_seeds)}; "
+        f"[{result.test_seeds[0]}, {result.test_seeds[-1] + 1}); {tuned}; "
         f"training seeds {sorted(next(iter(result.arms.values())).rewards)}.",
         "",
         f"| arm | what | test reward | pass rate | {experiment.method} − arm (95% CI) | chosen | wall time |",
