@@ -52,7 +52,7 @@ GRAPHOPD = register(
         ),
         tuning={"learning_rate": (1e-4, 3e-4)},
         train_seeds=(0, 1, 2),
-        smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 24, "max_turns": 3, "eval_episodes": 4},
+        smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 16, "max_turns": 3, "eval_episodes": 4},
         needs_teacher=True,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,

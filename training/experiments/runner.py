@@ -79,8 +79,10 @@ def _say(progress: bool, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def evaluate_checkpoint(folder: str, base: str, seeds: list[int], config: dict[str, Any], experiment: Experiment) -> list[dict[str, Any]]:
-    """Greedy play of the checkpoint on `seeds`: [{"seed", "reward", "passed"}] in seed order."""
+def evaluate_checkpoint(
+    folder: str, base: str, seeds: list[int], config: dict[str, Any], experiment: Experiment, limits: tuple[int, int]
+) -> list[dict[str, Any]]:
+    """Greedy play of the checkpoint on `seeds` with (max turns, max new tokens): [{"seed", "reward", "passed"}]."""
     import torch
 
     from training.modeling import load_model
@@ -97,7 +99,7 @@ def evaluate_checkpoint(folder: str, base: str, seeds: list[int], config: dict[s
     style = PromptStyle(compact_tools=config["compact_tools"], max_result_chars=config["max_result_chars"])
     with torch.no_grad():
         records = rollout_episodes(
-            model, tokenizer, [(ev.task, s) for s in seeds], max_turns=ev.max_turns, max_new_tokens=ev.max_new_tokens,
+            model, tokenizer, [(ev.task, s) for s in seeds], max_turns=limits[0], max_new_tokens=limits[1],
             temperature=0.0, style=style, max_prompt_tokens=config.get("max_prompt_tokens", 4096),
         )  # fmt: skip
     return [
@@ -114,8 +116,26 @@ def _trained_tokens(folder: Path, grad_accum: int) -> int:
 class _Runs:
     """One arm's training runs and their evaluations, with resume."""
 
-    def __init__(self, experiment: Experiment, arm: str, *, base: str, teacher: str, values: dict[str, Any], out: Path, progress: bool):
+    def __init__(
+        self,
+        experiment: Experiment,
+        arm: str,
+        *,
+        base: str,
+        teacher: str,
+        values: dict[str, Any],
+        out: Path,
+        progress: bool,
+        smoke: bool = False,
+    ):
         self.experiment, self.arm, self.base, self.values = experiment, experiment.arm(arm), base, values
+        ev = experiment.evaluation  # a smoke run plays its evaluation within the smoke's (smaller) turn and token limits
+        self.limits = (ev.max_turns, ev.max_new_tokens)
+        if smoke:
+            self.limits = (
+                min(ev.max_turns, values.get("max_turns", ev.max_turns)),
+                min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens)),
+            )
         self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
 
@@ -135,7 +155,7 @@ class _Runs:
 
         config = self.config(point, seed)
         ev = self.experiment.evaluation
-        digest = config_hash({"recipe": self.arm.recipe, "config": config, "eval": [ev.task, ev.max_turns, ev.max_new_tokens]})
+        digest = config_hash({"recipe": self.arm.recipe, "config": config, "eval": [ev.task, *self.limits]})
         label = ",".join(f"{k}={v}" for k, v in point.items()) or "default"
         folder = self.out / self.arm.name / f"{label}-seed{seed}-{digest}"
         path = folder / "result.json"
@@ -156,7 +176,7 @@ class _Runs:
         if done is None or [e["seed"] for e in done["episodes"]] != seeds:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: evaluating on {len(seeds)} {split} seeds")
             start = time.perf_counter()
-            episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, config, self.experiment)
+            episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, config, self.experiment, self.limits)
             result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
             path.write_text(json.dumps(result, indent=1))
         self.used[digest] = result
@@ -191,7 +211,7 @@ def run_experiment(
     results: dict[str, ArmResult] = {}
     trained = 0
     for name in arms or [a.name for a in experiment.arms]:
-        runs = _Runs(experiment, name, base=str(base), teacher=str(teacher), values=values, out=out, progress=progress)
+        runs = _Runs(experiment, name, base=str(base), teacher=str(teacher), values=values, out=out, progress=progress, smoke=smoke)
         arm = ArmResult(name, chosen=points[0])
         if len(points) > 1:  # a one-point grid has nothing to choose: no dev evaluation is spent on it
             for point in points:
