@@ -111,15 +111,17 @@ def test_a_graphopd_step_masks_out_the_dropped_steps_and_opd_keeps_all(tiny_path
     from training.tiny import tiny_model_path
 
     common = {"model": str(tiny_path), "teacher": str(tiny_model_path(1)), "max_steps": 1, "tasks_per_step": 2, "group_size": 2,
-              "max_turns": 3, "max_new_tokens": 16, "eval_episodes": 1, "eval_seed_start": 50_000}  # fmt: skip
+              "max_turns": 3, "max_new_tokens": 16, "eval_episodes": 1, "eval_seed_start": 50_000, "task": "toolgym/chain"}  # fmt: skip
     rows = {}
-    for selection in ("graphopd", "all"):
+    for selection in ("graphopd", "divergence", "all"):
         run_recipe("graphopd", {**common, "selection": selection, "output_dir": str(tmp_path / selection)})
         rows[selection] = [json.loads(line) for line in (tmp_path / selection / "metrics.jsonl").read_text().splitlines()][-1]
     kept, full = rows["graphopd"], rows["all"]
     assert full["kept_share"] == 1.0 and full["tokens"] == full["agent_tokens"]
     assert 0.5 <= kept["kept_share"] < 1.0 and kept["tokens"] < kept["agent_tokens"]
     assert kept["agent_tokens"] == full["agent_tokens"]  # same rollouts (same seed and step): only the mask differs
+    # every rollout runs its 3 turns (a random model never answers), keeps 2 and drops 1: pooled means compare
+    assert rows["divergence"]["divergence_kept"] > rows["divergence"]["divergence_dropped"] > 0
 
 
 def test_on_chain_the_owner_step_carries_the_most_credit():

@@ -6,8 +6,9 @@ Every step the student plays its rollouts and the teacher scores the student's o
 - structural credit: the stationary credit of the step in the rollout's dependency graph
   (environments.diagnosis.credit_graph: an edge i -> j when step j read state that step i wrote, from the
   environment's own events), a measure of how much of the rest of the episode was built on the step;
-- divergence: the mean over the step's tokens of the sampled reverse-KL estimate logp_student - logp_teacher
-  on the student's ids (the quantity OPD minimises), i.e. how far the teacher disagrees with that step.
+- divergence: the mean over the step's tokens of the full-vocabulary reverse KL(student || teacher) at each
+  position, teacher logits on the student's ids (exact and >= 0, unlike the noisy sampled estimate
+  logp_student - logp_teacher of a single token), i.e. how far the teacher disagrees with that step.
 
 Within each rollout, ceil(keep_fraction x agent steps) steps with the highest selection score keep their
 tokens in the loss mask; the others are masked out. Every arm runs the same forwards and backwards (student
@@ -31,7 +32,8 @@ import torch
 
 from environments.diagnosis.credit_graph import dependency_graph, stationary_credit
 from training.engine import Hooks, RunResult, Trainer, step_generator
-from training.modeling import check_same_vocabulary, forward_logits, gather_logprobs, load_model
+from training.losses import kl_per_position
+from training.modeling import check_same_vocabulary, forward_logits, load_model
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import OPDConfig, distill_loss
 from training.sampling import episode_stats
@@ -50,7 +52,7 @@ class GraphOPDConfig(OPDConfig):
     1/3 would leave a single step and make the arms differ mostly in how much they train."""
     fusion: str = "rank"
     """How graphopd fuses the two scores: rank (mean of the within-rollout normalised ranks; the default: it
-    needs no common scale between a probability-like credit and an unbounded, noisy KL estimate) | product
+    needs no common scale between a probability-like credit and an unbounded KL) | product
     (credit / max credit x clamped divergence / its max) | mix:<alpha> (alpha x min-max credit + (1 - alpha)
     x min-max divergence)."""
     damping: float = 0.85
@@ -186,9 +188,9 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
             for chunk in micro_batches(pairs, config.grad_accum):
                 batch = to_device([e for _, e in chunk], pad_id, trainer.device)
                 batch["teacher_logits"] = forward_logits(teacher, batch["input_ids"], batch["attention_mask"])
-                targets = batch["input_ids"][:, 1:]
-                student = gather_logprobs(forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1], targets)
-                kl = student - gather_logprobs(batch["teacher_logits"][:, :-1], targets)  # (B, T-1)
+                student = forward_logits(model, batch["input_ids"], batch["attention_mask"])
+                kl = kl_per_position(student[:, :-1], batch["teacher_logits"][:, :-1], batch["mask"][:, 1:])  # (B, T-1)
+                del student
                 for (index, _), per_step in zip(chunk, step_divergence_sums(kl, [e.agent_spans for _, e in chunk]), strict=True):
                     for step, (total, count) in per_step.items():
                         sums[index][step][0] += total
