@@ -170,6 +170,34 @@ def step_divergence_sums(kl: torch.Tensor, spans: list[list[tuple[int, int, int]
     return out
 
 
+def choose_steps(
+    records: list[dict[str, Any]], sums: dict[int, dict[int, list[float]]], config: GraphOPDConfig, generator: torch.Generator
+) -> tuple[dict[int, set[int]], dict[str, float]]:
+    """The kept steps of each rollout ({record index: steps}) from its per-step divergence sums, and what to log:
+    kept share of steps, mean divergence of kept and dropped steps, share of kept steps whose writes were read."""
+    kept: dict[int, set[int]] = {}
+    kept_div: list[float] = []
+    dropped_div: list[float] = []
+    credited = 0
+    for index in sorted(sums):  # record order: the random generator is consumed identically by every arm
+        divergence = {step: total / max(count, 1) for step, (total, count) in sums[index].items()}
+        credit, writers = rollout_credit(records[index], config.damping)
+        chosen = select_steps(
+            divergence, credit, selection=config.selection, keep_fraction=config.keep_fraction, fusion=config.fusion, generator=generator
+        )
+        kept[index] = chosen
+        kept_div += [divergence[s] for s in chosen]
+        dropped_div += [divergence[s] for s in divergence if s not in chosen]
+        credited += len(chosen & writers)
+    count = len(kept_div)
+    return kept, {
+        "kept_share": count / max(count + len(dropped_div), 1),
+        "divergence_kept": sum(kept_div) / max(count, 1),
+        "divergence_dropped": sum(dropped_div) / max(len(dropped_div), 1),
+        "kept_graph_credited_share": credited / max(count, 1),
+    }
+
+
 def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="graphopd", hooks=hooks)
     model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
@@ -199,29 +227,13 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
                 owners.append(chunk)
             model.train()
 
-        generator = step_generator(config.seed, trainer.step)
-        kept: dict[int, set[int]] = {}
-        kept_div, dropped_div, credited = [], [], 0
-        for index in sorted(sums):
-            divergence = {step: total / max(count, 1) for step, (total, count) in sums[index].items()}
-            credit, writers = rollout_credit(records[index], config.damping)
-            kept[index] = select_steps(
-                divergence,
-                credit,
-                selection=config.selection,
-                keep_fraction=config.keep_fraction,
-                fusion=config.fusion,
-                generator=generator,
-            )
-            kept_div += [divergence[s] for s in kept[index]]
-            dropped_div += [divergence[s] for s in divergence if s not in kept[index]]
-            credited += len(kept[index] & writers)
+        kept, selection_metrics = choose_steps(records, sums, config, step_generator(config.seed, trainer.step))
         for batch, chunk in zip(prepared, owners, strict=True):
             select = torch.zeros_like(batch["mask"])  # (B, T)
             for row, (index, episode) in enumerate(chunk):
-                for step, start, end in episode.agent_spans:
+                for step, begin, stop in episode.agent_spans:
                     if step in kept[index]:
-                        select[row, start:end] = 1.0
+                        select[row, begin:stop] = 1.0
             batch["all_tokens"] = batch["mask"].sum()
             batch["mask"] = batch["mask"] * select
 
@@ -232,13 +244,7 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
             return loss, metrics
 
         metrics = trainer.optimize(prepared, loss_fn)
-        kept_steps = sum(len(v) for v in kept.values())
-        metrics.update(
-            kept_share=kept_steps / max(kept_steps + len(dropped_div), 1),
-            divergence_kept=sum(kept_div) / max(len(kept_div), 1),
-            divergence_dropped=sum(dropped_div) / max(len(dropped_div), 1),
-            kept_graph_credited_share=credited / max(kept_steps, 1),
-        )
+        metrics.update(selection_metrics)
         metrics.update(episode_stats(records))
         if should_evaluate(config, trainer.step):
             metrics.update(evaluate(model, tokenizer, config))
