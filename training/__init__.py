@@ -23,6 +23,9 @@ RECIPES: dict[str, tuple[str, str]] = {
     "opd": ("training.recipes.opd", "OPDConfig"),
     "graphopd": ("training.recipes.graphopd", "GraphOPDConfig"),
     "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
+    "ascent": ("training.recipes.ascent", "AscentConfig"),
+    "raised": ("training.recipes.raised", "RaisedConfig"),
+    "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
 }
 
 

@@ -95,7 +95,13 @@ class Experiment:
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
-MODULES: tuple[str, ...] = ("training.experiments.graphopd", "training.experiments.pivotopd")
+MODULES: tuple[str, ...] = (
+    "training.experiments.graphopd",
+    "training.experiments.pivotopd",
+    "training.experiments.ascent",
+    "training.experiments.raised",
+    "training.experiments.gated_sd",
+)
 
 
 def register(experiment: Experiment) -> Experiment:
