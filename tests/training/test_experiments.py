@@ -149,3 +149,29 @@ def test_the_table_reports_means_paired_differences_and_the_chosen_point():
     assert "| 0.500 ± 0.000 | 0.333 ± 0.717 |" in rows["opd"] and "| +0.167 [" in rows["opd"]
     assert "tuned on dev seeds [50000, 50064)" in text and "training seeds [0, 1, 2]" in text
     assert "Minimum detectable effect" in text and "opd 0." in text and "not from the zoo" in text
+
+
+def test_a_none_arm_is_the_start_checkpoint_evaluated_like_the_others(tmp_path):
+    from training.experiments import Arm, Evaluation, Experiment
+    from training.tiny import tiny_model_path
+
+    probe = Experiment(
+        name="probe", question="What does the start checkpoint score?", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
+        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
+        smoke={"eval_episodes": 2}, needs_teacher=False,
+    )  # fmt: skip
+    result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False)
+    (run,) = result.arms["start"].runs
+    assert result.trained == 0 and run["checkpoint"] == str(tiny_model_path(0)) and run["trained_tokens"] == 0
+    assert run["config"] == {"model": str(tiny_model_path(0)), "seed": 0}  # a recipe's fields mean nothing here
+    assert result.arms["start"].rewards == {0: [0.0, 0.0]}
+
+
+def test_evaluation_jobs_cycle_through_a_task_set():
+    from environments import registry
+    from training.experiments.runner import evaluation_jobs
+
+    assert evaluation_jobs("toolgym/chain", [7, 8]) == [("toolgym/chain", 7), ("toolgym/chain", 8)]
+    tasks = [t.id for t in registry.task_set("toolgym/train")]
+    jobs = evaluation_jobs("toolgym/train", list(range(len(tasks) + 1)))
+    assert [task for task, _ in jobs] == [*tasks, tasks[0]] and [seed for _, seed in jobs] == list(range(len(tasks) + 1))

@@ -13,6 +13,7 @@ rather than trained twice.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -27,6 +28,15 @@ from training.data import PromptStyle
 from training.experiments import Experiment
 
 DEFAULT_SMOKE_EVAL_EPISODES = 4
+NO_TRAINING = "none"  # an arm with recipe "none" is the start checkpoint itself, evaluated like the others
+
+
+def recipe_fields(recipe: str) -> set[str]:
+    from training import recipe_config_class
+
+    if recipe == NO_TRAINING:
+        return {"model", "seed"}
+    return {f.name for f in dataclasses.fields(recipe_config_class(recipe))}
 
 
 @dataclass
@@ -79,6 +89,19 @@ def _say(progress: bool, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
+def evaluation_jobs(task: str, seeds: list[int]) -> list[tuple[str, int]]:
+    """(task id, seed) per seed: the task itself, or for a task set ("servicedesk/eval") its tasks in turn."""
+    from environments import registry
+    from environments.core import EnvError
+
+    try:
+        registry.get_task(task)
+        return [(task, s) for s in seeds]
+    except EnvError:  # not a single task: a task set (whose own error names the bad name if it is neither)
+        tasks = registry.task_set(task)
+        return [(tasks[i % len(tasks)].id, s) for i, s in enumerate(seeds)]
+
+
 def evaluate_checkpoint(
     folder: str, base: str, seeds: list[int], config: dict[str, Any], experiment: Experiment, limits: tuple[int, int]
 ) -> list[dict[str, Any]]:
@@ -96,10 +119,10 @@ def evaluate_checkpoint(
     else:
         model, tokenizer = load_model(folder, trainable=False)
     ev = experiment.evaluation
-    style = PromptStyle(compact_tools=config["compact_tools"], max_result_chars=config["max_result_chars"])
+    style = prompt_style_of(base)  # the base's style, also for recipes whose config does not carry it
     with torch.no_grad():
         records = rollout_episodes(
-            model, tokenizer, [(ev.task, s) for s in seeds], max_turns=limits[0], max_new_tokens=limits[1],
+            model, tokenizer, evaluation_jobs(ev.task, seeds), max_turns=limits[0], max_new_tokens=limits[1],
             temperature=0.0, style=style, max_prompt_tokens=config.get("max_prompt_tokens", 4096),
         )  # fmt: skip
     return [
@@ -140,14 +163,22 @@ class _Runs:
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
 
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
+        """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
+        episode: the runner's evaluation is the one reported) are set only where the recipe's config has them."""
         style = prompt_style_of(self.base)
         config = {**self.values, **self.arm.overrides, **point, "model": self.base, "seed": seed, "save_every": 0}
-        config.update(compact_tools=style.compact_tools, max_result_chars=style.max_result_chars, task=self.experiment.evaluation.task)
-        # the recipe's own monitoring evaluation is cut to one episode; the runner's evaluation is the one reported
-        config.update(eval_every=0, eval_episodes=1, eval_seed_start=self.experiment.evaluation.dev_seeds[0])
+        harness: dict[str, Any] = {
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+            "eval_every": 0,
+            "eval_episodes": 1,
+        }
+        harness["eval_seed_start"] = self.experiment.evaluation.dev_seeds[0]
         if self.experiment.needs_teacher:
-            config["teacher"] = self.teacher
-        return config
+            harness["teacher"] = self.teacher
+        known = recipe_fields(self.arm.recipe)
+        config.update({k: v for k, v in harness.items() if k in known})
+        return {k: v for k, v in config.items() if k in known} if self.arm.recipe == NO_TRAINING else config
 
     def evaluate(self, point: dict[str, Any], seed: int, split: str, seeds: list[int]) -> dict[str, Any]:
         """result.json of the run (trained now or resumed) with an evaluation on `split` over `seeds`."""
@@ -159,18 +190,20 @@ class _Runs:
         label = ",".join(f"{k}={v}" for k, v in point.items()) or "default"
         folder = self.out / self.arm.name / f"{label}-seed{seed}-{digest}"
         path = folder / "result.json"
-        result = json.loads(path.read_text()) if path.exists() else None
+        result: dict[str, Any] | None = json.loads(path.read_text()) if path.exists() else None
         if result is None or result.get("config_hash") != digest:
             shutil.rmtree(folder, ignore_errors=True)  # a run interrupted mid-way starts again from scratch
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: training")
             start = time.perf_counter()
-            run = run_recipe(self.arm.recipe, {**config, "output_dir": str(folder)})
-            self.trained += 1
-            result = {
-                "arm": self.arm.name, "recipe": self.arm.recipe, "point": point, "seed": seed, "config": config,
-                "config_hash": digest, "checkpoint": run.final_checkpoint, "steps": run.steps, "train_s": time.perf_counter() - start,
-                "trained_tokens": _trained_tokens(folder, config.get("grad_accum", 1)), "last_metrics": run.last_metrics, "evaluations": {},
-            }  # fmt: skip
+            result = {"arm": self.arm.name, "recipe": self.arm.recipe, "point": point, "seed": seed, "config": config, "config_hash": digest,
+                      "checkpoint": self.base, "steps": 0, "trained_tokens": 0, "last_metrics": {}, "evaluations": {}}  # fmt: skip
+            if self.arm.recipe != NO_TRAINING:
+                run = run_recipe(self.arm.recipe, {**config, "output_dir": str(folder)})
+                self.trained += 1
+                result.update(checkpoint=run.final_checkpoint, steps=run.steps, last_metrics=run.last_metrics)
+                result["trained_tokens"] = _trained_tokens(folder, config.get("grad_accum", 1))
+            folder.mkdir(parents=True, exist_ok=True)
+            result["train_s"] = time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
         done = result["evaluations"].get(split)
         if done is None or [e["seed"] for e in done["episodes"]] != seeds:
