@@ -8,6 +8,8 @@ A full run writes its table into training/README.md (between the experiment's ma
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(text)
     (out / "report.md").write_text(text)
+    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))  # everything the table came from
     if not args.smoke and not args.no_readme:
         write_readme_section(README, experiment.name, text)
         print(f"wrote the {experiment.name} section of {README}", file=sys.stderr)
