@@ -21,6 +21,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "sft": ("training.recipes.sft", "SFTConfig"),
     "grpo": ("training.recipes.grpo", "GRPOConfig"),
     "opd": ("training.recipes.opd", "OPDConfig"),
+    "graphopd": ("training.recipes.graphopd", "GraphOPDConfig"),
     "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
     "ascent": ("training.recipes.ascent", "AscentConfig"),
     "raised": ("training.recipes.raised", "RaisedConfig"),
