@@ -170,3 +170,23 @@ def test_evaluation_runs_on_the_smoke_model(var_root: Path) -> None:
     assert 0.0 <= evaluation["storebench/train"]["valid_call_rate"]["mean"] <= 1.0
     table = results_table({"smoke": evaluation})
     assert "| toolgym/lookup held-out correct (greedy) |" in table and "keyword anchor" in table
+
+
+def test_the_cli_lists_builds_and_writes_the_readme_table(
+    var_root: Path, tmp_path: Path, quick_eval: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.zoo import __main__ as cli
+
+    assert cli.main(["path", "smoke"]) == 2 and "python -m training.zoo build smoke" in capsys.readouterr().err
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{cli.BEGIN}\nold\n{cli.END}\noutro\n")
+    build(SMOKE, control=quiet())
+    final = build_folder(SMOKE) / "final"
+    assert cli.main(["list"]) == 0 and re.search(rf"smoke\s+{config_hash(SMOKE)}\s+built\s+{final}", capsys.readouterr().out)
+    assert cli.main(["eval", "smoke"]) == 0 and "| toolgym/lookup held-out correct (greedy) | 0.500 ± 0.100 |" in capsys.readouterr().out
+    cli.update_readme(readme, names=("smoke", "teacher-small"))  # the teacher is not built: no column
+    text = readme.read_text()
+    assert text.startswith(f"intro\n<!-- zoo:begin -->\n| measure | smoke ({config_hash(SMOKE)}) |\n") and text.endswith(
+        "<!-- zoo:end -->\noutro\n"
+    )
+    assert "old" not in text and "targets: toolgym/lookup >= 0.80 correct: NO" in text

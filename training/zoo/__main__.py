@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 from training.config import ConfigError
-from training.zoo import manifest, resolve
+from training.zoo import manifest, prompt_style_for, resolve
 from training.zoo.build import REPO_ROOT, build, build_folder
-from training.zoo.evaluate import results_table
+from training.zoo.evaluate import evaluate_model, results_table, targets_reached
 from training.zoo.specs import SPECS, ZooSpec, config_hash, get_spec
 
 BEGIN, END = "<!-- zoo:begin -->", "<!-- zoo:end -->"
+README_SPECS = ("base-small", "teacher-small")  # the models whose tables training/README.md shows
 
 
 def _spec(name: str, seed: int | None) -> ZooSpec:
@@ -26,13 +27,13 @@ def _spec(name: str, seed: int | None) -> ZooSpec:
     return spec if seed is None else dataclasses.replace(spec, seed=seed)
 
 
-def readme_section() -> str:
-    """The evaluation table of every built spec (the smoke spec aside), with its targets and build times."""
+def readme_section(names: tuple[str, ...] = README_SPECS) -> str:
+    """The evaluation table of the built specs among `names`, with their targets and build times."""
     built = {}
     notes = []
-    for name, spec in SPECS.items():
-        final = build_folder(spec) / "final"
-        if name == "smoke" or not (final / "zoo.json").exists():
+    for name in names:
+        final = build_folder(get_spec(name)) / "final"
+        if not (final / "zoo.json").exists():
             continue
         info = manifest(final)
         built[f"{name} ({info['hash']})"] = info["evaluation"]
@@ -44,13 +45,13 @@ def readme_section() -> str:
     return results_table(built) + "\n\n" + "\n".join(notes)
 
 
-def update_readme(path: Path = REPO_ROOT / "training" / "README.md") -> None:
+def update_readme(path: Path = REPO_ROOT / "training" / "README.md", names: tuple[str, ...] = README_SPECS) -> None:
     text = path.read_text()
     if BEGIN not in text or END not in text:
         return
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    path.write_text(f"{head}{BEGIN}\n{readme_section()}\n{END}{tail}")
+    path.write_text(f"{head}{BEGIN}\n{readme_section(names)}\n{END}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     build_cmd.add_argument("--seed", type=int, help="override the spec's seed (a different hash, so a different folder)")
     eval_cmd = commands.add_parser("eval", help="print a built model's evaluation (from zoo.json)")
     eval_cmd.add_argument("model", help="a spec name or a model folder")
+    eval_cmd.add_argument("--rerun", action="store_true", help="play the evaluation again instead of reading zoo.json")
     path_cmd = commands.add_parser("path", help="the final folder of a built spec")
     path_cmd.add_argument("name")
     args = parser.parse_args(argv)
@@ -76,11 +78,17 @@ def main(argv: list[str] | None = None) -> int:
             build(_spec(args.name, args.seed), out=args.out)
             update_readme()
         elif args.command == "eval":
-            info = manifest(resolve(args.model))
-            if not info:
-                raise ConfigError(f"{args.model!r} has no zoo.json; only zoo models carry an evaluation", ["model"])
-            print(results_table({info["name"]: info["evaluation"]}))
-            print(json.dumps(info["targets_reached"], indent=2))
+            path = resolve(args.model)
+            info = manifest(path)
+            if info and not args.rerun:
+                results = info["evaluation"]
+            else:  # another model: the base spec's evaluation, in the prompt style its zoo.json names (or the default)
+                style = prompt_style_for(path)
+                spec = SPECS.get(info.get("name", ""), SPECS["base-small"])
+                spec = dataclasses.replace(spec, compact_tools=style.compact_tools, max_result_chars=style.max_result_chars)
+                results = evaluate_model(str(path), spec)
+            print(results_table({info.get("name", str(path)): results}))
+            print(json.dumps(targets_reached(results), indent=2))
         else:
             print(resolve(args.name))
     except ConfigError as exc:

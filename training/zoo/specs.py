@@ -52,13 +52,13 @@ class ZooSpec:
     """Peak pretraining learning rate (cosine decay after a short warmup)."""
     sft_episodes: int = 200
     """Scripted training episodes per toolgym task and Phantom train level (StoreBench scenarios get an eighth of it)."""
-    sft_steps: int = 300
+    sft_steps: int = 200
     """SFT optimizer steps."""
     sft_batch: int = 4
     """Episodes per SFT step."""
     sft_lr: float = 1e-3
     """Peak SFT learning rate (cosine decay)."""
-    sft_max_tokens: int = 1280
+    sft_max_tokens: int = 1024
     """Supervision horizon: each SFT episode is cut to its first N tokens."""
     phantom_levels: tuple[str, ...] = ("lookup", "bridge")
     """Phantom levels whose train split the oracle demonstrates (lookup = 1 hop, bridge = 2 hops)."""
@@ -156,7 +156,7 @@ _BASE = ZooSpec(name="base-small")
 SPECS: dict[str, ZooSpec] = {
     "base-small": _BASE,
     # The teacher: the base's pretrained stage, then twice the demonstrations and twice the SFT steps.
-    "teacher-small": dataclasses.replace(_BASE, name="teacher-small", parent="base-small", sft_episodes=400, sft_steps=600),
+    "teacher-small": dataclasses.replace(_BASE, name="teacher-small", parent="base-small", sft_episodes=400, sft_steps=400),
     # Tests only: 32 wide, one layer, a few steps.
     "smoke": ZooSpec(
         name="smoke",
