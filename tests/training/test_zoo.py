@@ -141,6 +141,15 @@ def test_an_interrupted_build_resumes_to_the_straight_builds_weights(
     assert steps == list(range(1, SMOKE.pretrain_steps + 1))
 
 
+def test_a_run_killed_before_its_first_checkpoint_starts_its_metrics_over(var_root: Path, quick_eval: list[str]) -> None:
+    run = build_folder(SMOKE) / "pretrain" / "run"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text('{"step": 1, "loss": 9.0}\n{"step": 2, "loss": 8.0}\n')  # a killed run's lines
+    build(SMOKE, control=quiet())
+    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == list(range(1, SMOKE.pretrain_steps + 1)) and lines[0]["loss"] != 9.0
+
+
 def test_a_teacher_continues_from_its_parents_pretrained_stage(
     var_root: Path, monkeypatch: pytest.MonkeyPatch, quick_eval: list[str]
 ) -> None:

@@ -88,9 +88,10 @@ def _train(recipe: str, values: dict[str, Any], control: BuildControl, label: st
     """Run (or resume) one engine run to its end; returns its final checkpoint."""
     run_dir = Path(values["output_dir"])
     resume = last_checkpoint(run_dir)
+    # A run killed before its first checkpoint starts over: its metric lines go (step 0), as those past a checkpoint do.
+    step = json.loads((resume / "trainer_state.json").read_text())["step"] if resume is not None else 0
+    _trim_metrics(run_dir, step)
     if resume is not None:
-        step = json.loads((resume / "trainer_state.json").read_text())["step"]
-        _trim_metrics(run_dir, step)
         control.say(f"[{label}] resuming from {resume.name}")
         values = {**values, "resume_from": str(resume)}
     saved: list[int] = []
