@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from training.config import ConfigError
+from training.zoo import resolve
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -22,17 +23,6 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
-
-
-def _resolve(name_or_path: str) -> Path:
-    try:
-        from training.zoo import resolve  # type: ignore[import-not-found]
-    except ImportError:  # the zoo lands separately; the lead removes this fallback at merge
-        path = Path(name_or_path)
-        if not (path / "config.json").exists():
-            raise FileNotFoundError(f"no model at {name_or_path!r} (the model zoo is not installed to resolve names)") from None
-        return path
-    return Path(resolve(name_or_path))
 
 
 def _list() -> int:
@@ -79,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         base, teacher = tiny_model_path(0), tiny_model_path(1)
     else:
         try:
-            base = _resolve(args.base)
-            teacher = _resolve(args.teacher) if experiment.needs_teacher else base
+            base = resolve(args.base)
+            teacher = resolve(args.teacher) if experiment.needs_teacher else base
         except (FileNotFoundError, KeyError, ValueError) as exc:
             return _fail(str(exc))
     out = Path(args.out or f"var/experiments/{experiment.name}{'-smoke' if args.smoke else ''}")

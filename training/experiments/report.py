@@ -15,13 +15,12 @@ from pathlib import Path
 from training.experiments import Experiment
 from training.experiments.runner import ExperimentResult
 from training.experiments.standard import paired_difference, summarise
+from training.zoo import manifest
 
 
 def _zoo_hash(path: str) -> str:
     """ "zoo <hash>" from the model folder's zoo.json (the zoo records one per model), else "not from the zoo"."""
-    zoo = Path(path) / "zoo.json"
-    recorded = json.loads(zoo.read_text()) if zoo.exists() else {}
-    value = recorded.get("hash") or recorded.get("sha256")
+    value = manifest(path).get("hash")
     return f"zoo {value}" if value else "not from the zoo"
 
 

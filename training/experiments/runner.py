@@ -26,6 +26,7 @@ from typing import Any
 
 from training.data import PromptStyle
 from training.experiments import Experiment
+from training.zoo import manifest, prompt_style_for
 
 DEFAULT_SMOKE_EVAL_EPISODES = 4
 NO_TRAINING = "none"  # an arm with recipe "none" is the start checkpoint itself, evaluated like the others
@@ -65,14 +66,11 @@ class ExperimentResult:
     trained: int  # runs trained by this call (0 when everything was resumed)
 
 
-def prompt_style_of(path: str) -> PromptStyle:
-    try:
-        from training.zoo import prompt_style_for  # type: ignore[import-not-found]
-    except ImportError:  # the zoo lands separately; the lead removes this fallback at merge
-        zoo = Path(path) / "zoo.json"
-        style = json.loads(zoo.read_text())["prompt_style"] if zoo.exists() else {}
-        return PromptStyle(compact_tools=bool(style.get("compact_tools", False)), max_result_chars=int(style.get("max_result_chars", 0)))
-    return prompt_style_for(Path(path))
+def prompt_style_of(base: str, config: dict[str, Any]) -> PromptStyle:
+    """The style the base was trained with (its zoo.json); a model from elsewhere keeps the experiment's own fields."""
+    if manifest(base).get("prompt_style"):
+        return prompt_style_for(base)
+    return PromptStyle(compact_tools=bool(config.get("compact_tools", False)), max_result_chars=int(config.get("max_result_chars", 0)))
 
 
 def grid_points(tuning: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -119,7 +117,7 @@ def evaluate_checkpoint(
     else:
         model, tokenizer = load_model(folder, trainable=False)
     ev = experiment.evaluation
-    style = prompt_style_of(base)  # the base's style, also for recipes whose config does not carry it
+    style = prompt_style_of(base, config)  # the base's style, also for recipes whose config does not carry it
     with torch.no_grad():
         records = rollout_episodes(
             model, tokenizer, evaluation_jobs(ev.task, seeds), max_turns=limits[0], max_new_tokens=limits[1],
@@ -165,8 +163,8 @@ class _Runs:
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
         episode: the runner's evaluation is the one reported) are set only where the recipe's config has them."""
-        style = prompt_style_of(self.base)
         config = {**self.values, **self.arm.overrides, **point, "model": self.base, "seed": seed, "save_every": 0}
+        style = prompt_style_of(self.base, config)
         harness: dict[str, Any] = {
             "compact_tools": style.compact_tools,
             "max_result_chars": style.max_result_chars,
