@@ -11,20 +11,7 @@ stream curve (`stream_passed`, `stream_pass_rate`, `stream_turns` per position) 
 
 from __future__ import annotations
 
-from training.experiments import Arm, Evaluation, Experiment, GpuConfig, register
-
-QWEN3_1_7B = {
-    "hidden_size": 2048,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "intermediate_size": 6144,
-    "vocab_size": 151936,
-    "tie_word_embeddings": True,
-    "max_position_embeddings": 40960,
-    "rope_theta": 1_000_000.0,
-}
+from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 ASCENT = register(
     Experiment(

@@ -13,13 +13,8 @@ dev + test templates, unattacked and under each style with guidance on, plus out
 
 from __future__ import annotations
 
-from training.experiments import Arm, Evaluation, Experiment, GpuConfig, register
+from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 from training.tiny import tiny_model_path
-
-QWEN3_1_7B = {
-    "hidden_size": 2048, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
-    "intermediate_size": 6144, "vocab_size": 151936, "tie_word_embeddings": True,
-}  # fmt: skip
 
 EXPERIMENT = register(
     Experiment(
