@@ -14,7 +14,6 @@ dev + test templates, unattacked and under each style with guidance on, plus out
 from __future__ import annotations
 
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
-from training.tiny import tiny_model_path
 
 EXPERIMENT = register(
     Experiment(
@@ -59,7 +58,6 @@ EXPERIMENT = register(
         tuning={"learning_rate": (1e-5, 3e-5)},
         train_seeds=(0, 1, 2),
         smoke={
-            "model": str(tiny_model_path(0)),
             "max_steps": 2,
             "pairs_per_step": 2,
             "train_seeds": 50,
