@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a CUDA machine: a few bf16 SFT and GRPO steps of a small random-init Qwen3 model, printing tokens/s and
-# peak GPU memory; and vLLM rollouts when the `gpu` extra (vllm) is installed.
+# peak GPU memory; each experiment's arms at Qwen3-1.7B size; and vLLM rollouts when the `gpu` extra (vllm) is installed.
 #   bash benchmarks/gpu_check.sh            (from the repository root; PYTHON defaults to .venv/bin/python)
 set -euo pipefail
 PY=${PYTHON:-.venv/bin/python}
@@ -38,6 +38,8 @@ timed("sft", {"model": model, "data": demos, "max_steps": 20, "batch_size": 32, 
 timed("grpo", {"model": model, "task": "toolgym/lookup", "max_steps": 3, "tasks_per_step": 8, "group_size": 8, "max_new_tokens": 48, "eval_episodes": 8, "eval_every": 0, "output_dir": str(work / "grpo")}, "tokens")
 PYEOF
 "$PY" benchmarks/train_overhead.py --device cuda --steps 20 --batch 16 --seq 1024
+# every experiment's arms at Qwen3-1.7B size (random weights): tokens/s, step time, peak memory per arm
+"$PY" benchmarks/gpu_experiments.py
 if "$PY" -c "import vllm" 2>/dev/null; then
   "$PY" - <<'PYEOF'
 import tempfile, time

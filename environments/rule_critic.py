@@ -44,18 +44,25 @@ class RuleCritic(Policy):
         return Action(message=advice(history, tools), stop=True)
 
 
+def failure_advice(step: dict[str, Any]) -> str | None:
+    """Advice on the step's first failing call (its error), or None when no call failed."""
+    failed = [r for r in step.get("results") or [] if r.get("is_error")]
+    if not failed:
+        return None
+    call = next((c for c in step.get("tool_calls") or [] if c.get("id") == failed[0].get("call_id")), None)
+    what = f"Your call {call['name']}({json.dumps(call.get('arguments'), default=str)[:120]})" if call else "Your last action"
+    error = failed[0].get("content")
+    error = error.get("error", error) if isinstance(error, dict) else error
+    return f"{what} failed: {str(error)[:200]}. Check the arguments against the tool's schema before retrying."
+
+
 def advice(history: list[dict[str, Any]], tools: list[ToolSpec]) -> str:
     steps = actor_steps(history)
     if not steps:
         return "Start by reading the state you are responsible for before changing anything."
-    last = steps[-1]
-    failed = [r for r in last.get("results") or [] if r.get("is_error")]
+    failed = failure_advice(steps[-1])
     if failed:
-        call = next((c for c in last.get("tool_calls") or [] if c.get("id") == failed[0].get("call_id")), None)
-        what = f"Your call {call['name']}({json.dumps(call.get('arguments'), default=str)[:120]})" if call else "Your last action"
-        error = failed[0].get("content")
-        error = error.get("error", error) if isinstance(error, dict) else error
-        return f"{what} failed: {str(error)[:200]}. Check the arguments against the tool's schema before retrying."
+        return failed
     recent = [";".join(call_key(c) for c in env_calls(s)) for s in steps[-REPEATS:]]
     if len(recent) == REPEATS and len(set(recent)) == 1 and recent[0]:
         return f"You made the same call {REPEATS} times in a row ({recent[0][:120]}); it is not changing anything, try another approach."

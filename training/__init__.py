@@ -21,7 +21,11 @@ RECIPES: dict[str, tuple[str, str]] = {
     "sft": ("training.recipes.sft", "SFTConfig"),
     "grpo": ("training.recipes.grpo", "GRPOConfig"),
     "opd": ("training.recipes.opd", "OPDConfig"),
+    "graphopd": ("training.recipes.graphopd", "GraphOPDConfig"),
     "self_distill": ("training.recipes.self_distill", "SelfDistillConfig"),
+    "ascent": ("training.recipes.ascent", "AscentConfig"),
+    "raised": ("training.recipes.raised", "RaisedConfig"),
+    "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
     "pivotopd": ("training.recipes.pivotopd", "PivotOPDConfig"),
 }
 

@@ -159,3 +159,18 @@ def kl_full(
         f"{direction}_kl": ((per_token.detach() * mask).sum() / _active(mask)).item(),
         "tokens": mask.sum().item(),
     }
+
+
+@torch.no_grad()
+def kl_per_position(
+    student_logits: torch.Tensor, teacher_logits: torch.Tensor, mask: torch.Tensor, direction: str = "reverse", chunk_size: int = 256
+) -> torch.Tensor:
+    """Full-vocabulary KL at each active position of aligned (B, T, V) logits, as a (B, T) tensor with 0 where
+    `mask` is 0. No gradient; only `chunk_size` active positions' fp32 softmax is alive at a time."""
+    assert student_logits.shape == teacher_logits.shape, f"student {tuple(student_logits.shape)} vs teacher {tuple(teacher_logits.shape)}"
+    out = torch.zeros(mask.shape, dtype=torch.float32, device=student_logits.device)
+    rows, cols = mask.bool().nonzero(as_tuple=True)
+    for start in range(0, rows.numel(), chunk_size):
+        r, c = rows[start : start + chunk_size], cols[start : start + chunk_size]
+        out[r, c] = _kl_rows(student_logits[r, c], teacher_logits[r, c], direction, None)
+    return out

@@ -11,6 +11,12 @@ action: its error goes back to the model as the tool result (the step's `meta.in
 its calls), and the episode goes on until `max_turns`. `continue_episodes` rebuilds an episode from a record's
 prefix by re-applying its sampled ids, and lets another model play on with the very prompt ids the sampler would
 have built.
+
+Conversational environments (the service desk) declare role slots (EnvMeta.roles): there a message without a
+call is a valid turn, spoken to the user. As in the runner (environments.team.slot_turns), every non-empty actor
+message is heard by the environment and, after a turn that spoke, each slot's default policy (the service desk's
+seeded RuleUser) answers once; its step is recorded with role "user" and its message enters the next prompt as a
+user turn, rendered as training.data renders it (training.policies.roles.context_messages).
 """
 
 from __future__ import annotations
@@ -21,10 +27,14 @@ from typing import Any
 
 import torch
 
-from environments.core import Env, StepResult
+from environments.core import Env, Policy, StepResult
 from environments.registry import make
+from environments.replay import heard_by
+from environments.roles import ACTOR, step_role
+from environments.team import slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
+from training.policies.roles import context_messages
 from training.toolcall_parse import parse_tool_calls
 
 
@@ -45,6 +55,7 @@ class _Live:
     invalid_calls: int = 0
     finished: bool = False
     style: PromptStyle = PromptStyle()
+    slots: dict[str, Policy] = field(default_factory=dict)  # the environment's role slots (the user), each with its default policy
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -113,7 +124,16 @@ def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, s
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
     tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
-    return _Live(env=env, messages=messages, tools=tools, prompt_ids=prompt_ids, record=record, style=style, max_turns=max_turns)
+    return _Live(
+        env=env,
+        messages=messages,
+        tools=tools,
+        prompt_ids=prompt_ids,
+        record=record,
+        style=style,
+        slots=slot_policies(env),
+        max_turns=max_turns,
+    )
 
 
 def _continue_ids(tokenizer: Any, live: _Live, assistant: dict[str, Any], tool_messages: list[dict[str, Any]]) -> list[int]:
@@ -137,7 +157,8 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     events: list[dict[str, Any]] = []
     reward = 0.0
     meta: dict[str, Any] = {}
-    if parsed.error or not parsed.tool_calls:
+    speaks = bool(parsed.message) and not parsed.error
+    if parsed.error or not (parsed.tool_calls or (speaks and live.slots)):
         live.invalid_calls += 1
         error = parsed.error or "no tool call found; call a tool as <tool_call>{...}</tool_call>"
         results.append({"call_id": calls[0]["id"] if calls else "invalid", "content": {"error": error}, "is_error": True})
@@ -163,13 +184,30 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
     live.record["steps"].append(step)
     live.turns += 1
+    live.valid_calls += 1 if speaks and live.slots and not parsed.tool_calls else 0  # a turn spoken to the user is a valid action
     assistant = {"role": "assistant", "content": text}
     tool_messages = [{"role": "tool", "content": cut_text(_text(r["content"]), live.style.max_result_chars)} for r in results]
+    tool_messages += _user_turns(live, parsed.message) if speaks else []
     closing = [] if completion and completion[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]
     live.prompt_ids = live.prompt_ids + list(completion) + closing + _continue_ids(tokenizer, live, assistant, tool_messages)
     live.messages += [assistant, *tool_messages]
     if live.env.done or live.turns >= live.max_turns:
         live.finished = True
+
+
+def _user_turns(live: _Live, message: str) -> list[dict[str, Any]]:
+    """The actor's message reaches the environment; each role slot answers once (steps appended to the record).
+    Returns the slots' turns as the chat messages the actor sees next."""
+    if live.env.done or not heard_by(live.env, ACTOR, message):
+        return []
+    live.env.hear(ACTOR, message)
+    steps = live.record["steps"]
+    first = len(steps)
+    if live.slots and not live.env.done:
+        slot_turns(live.env, live.slots, steps, "", emit=lambda step: None)
+    for step in steps[first:]:
+        step["state_hash"] = None  # sampled records keep no state-hash chain (see the agent steps)
+    return [m for m in context_messages(steps[first:], live.style.max_result_chars) if m is not None]
 
 
 def rollout_episodes(
@@ -231,6 +269,8 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
     live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns)
     for step in record["steps"][1:prefix_length]:
+        if step_role(step) != ACTOR:
+            continue  # a role slot's answer (the user): re-applying the actor's turn before it played it again
         assert step.get("source") == "agent" and step.get("token_ids"), (
             f"step {step.get('index')} carries no sampled token ids: only this sampler's records can be continued"
         )
@@ -270,7 +310,8 @@ def _close(live: _Live, max_turns: int) -> dict[str, Any]:
 
 
 def episode_stats(records: list[dict[str, Any]]) -> dict[str, float]:
-    """Mean reward, pass rate and the share of agent turns that made a valid tool call (parsed and accepted)."""
+    """Mean reward, pass rate and the share of agent turns that made a valid tool call (parsed and accepted) or, where
+    the environment has a user, spoke to it."""
     n = max(len(records), 1)
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
     attempts = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)

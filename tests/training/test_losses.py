@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from training.losses import grpo_loss, kl_full, reverse_kl_sampled, sft_loss
+from training.losses import grpo_loss, kl_full, kl_per_position, reverse_kl_sampled, sft_loss
 
 
 def test_sft_loss_is_the_weighted_token_mean_of_the_masked_nll():
@@ -100,3 +100,15 @@ def test_kl_full_chunking_does_not_change_value_or_gradient():
     b, _ = kl_full(student, teacher, mask, chunk_size=100)
     (grad_b,) = torch.autograd.grad(b, student)
     assert a.item() == pytest.approx(b.item(), abs=1e-6) and torch.allclose(grad_a, grad_b, atol=1e-6)
+
+
+def test_kl_per_position_is_kl_full_before_aggregation_and_zero_off_the_mask():
+    torch.manual_seed(0)
+    student, teacher = torch.randn(2, 5, 7), torch.randn(2, 5, 7)
+    mask = torch.tensor([[1.0, 1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0, 1.0]])
+    per_position = kl_per_position(student, teacher, mask, chunk_size=2)
+    _, metrics = kl_full(student, teacher, mask)
+    assert float(per_position.sum() / mask.sum()) == pytest.approx(metrics["reverse_kl"], rel=1e-5)
+    assert (per_position[mask == 0] == 0).all() and (per_position[mask == 1] > 0).all()
+    p = torch.softmax(student[1, 2], -1)
+    assert float(per_position[1, 2]) == pytest.approx(float((p * (p.log() - torch.log_softmax(teacher[1, 2], -1))).sum()), rel=1e-5)

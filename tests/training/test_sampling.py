@@ -45,3 +45,29 @@ def test_a_compact_prompt_style_lists_tools_by_name_and_cuts_results_in_samples_
     assert rendered.startswith(prompt)
     tool_texts = [m["content"] for m in record_messages(record, style=style) if m["role"] == "tool"]
     assert all(len(t) <= 10 + len("...[cut 999 chars]") for t in tool_texts)
+
+
+def test_on_the_service_desk_a_spoken_turn_is_valid_and_the_rule_user_answers_it(tiny_path):
+    from training.data import PromptStyle, record_messages
+
+    model, tokenizer = load_model(str(tiny_path), trainable=False)
+    style = PromptStyle(compact_tools=True, max_result_chars=300)
+    (record,) = rollout_episodes(model, tokenizer, [("servicedesk/roaming-on", 3)], max_turns=2, max_new_tokens=8, style=style)
+    assert validate_record(record) == []
+    roles = [(s["source"], s.get("role")) for s in record["steps"]]
+    # a random model's text has no tool call: on the service desk that is a message to the caller, who answers it
+    assert roles == [("env", None), ("agent", None), ("user", "user"), ("agent", None), ("user", "user")]
+    user = [s for s in record["steps"] if s.get("role") == "user"]
+    assert [s["message"] for s in user] == ["Okay. What happens next?"] * 2  # RuleUser to a message that asks nothing
+    assert record["header"]["metrics"] == {"turns": 2, "valid_calls": 2, "invalid_calls": 0}
+    agent = [s for s in record["steps"] if s["source"] == "agent"]
+    assert len(agent[0]["prompt_token_ids"]) < 600  # the compact style keeps the 24 tools' first prompt small
+    second = tokenizer.decode(agent[1]["prompt_token_ids"][len(agent[0]["prompt_token_ids"]) :])
+    assert second.endswith("<|im_start|>user\nOkay. What happens next?<|im_end|>\n<|im_start|>assistant\n")
+    (episode,) = tokenize_record(record, tokenizer)
+    between = [t for t, e in zip(episode.input_ids, episode.env_mask, strict=True) if e]
+    assert "Okay. What happens next?" in tokenizer.decode(between)  # the user's reply is a feedback-modeling target
+    prompt = tokenizer.decode(agent[1].pop("prompt_token_ids"))  # the re-rendered path shows the user's turn as the sampler did
+    (rendered,) = tokenize_record(record, tokenizer, style=style)
+    assert tokenizer.decode(rendered.input_ids).startswith(prompt)
+    assert [m["role"] for m in record_messages(record, style=style)][1:] == ["user", "assistant", "user", "assistant", "user"]

@@ -94,8 +94,30 @@ class Experiment:
         return next(a for a in self.arms if a.name == name)
 
 
+QWEN3_1_7B: dict[str, Any] = {
+    "hidden_size": 2048,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "intermediate_size": 6144,
+    "vocab_size": 151936,
+    "tie_word_embeddings": True,
+    "max_position_embeddings": 40960,
+    "rope_theta": 1_000_000.0,
+}
+"""Qwen3-1.7B's architecture (transformers Qwen3Config fields): every experiment's GpuConfig, random-initialised."""
+
+
 EXPERIMENTS: dict[str, Experiment] = {}
-MODULES: tuple[str, ...] = ("training.experiments.graphopd", "training.experiments.pivotopd")
+MODULES: tuple[str, ...] = (
+    "training.experiments.graphopd",
+    "training.experiments.pivotopd",
+    "training.experiments.ascent",
+    "training.experiments.raised",
+    "training.experiments.gated_sd",
+    "training.experiments.selfdistill",
+)
 
 
 def register(experiment: Experiment) -> Experiment:

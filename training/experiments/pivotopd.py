@@ -16,20 +16,7 @@ model; with a ~5M base, 25 minutes for the 20 runs means max_steps ≈ 8.
 
 from __future__ import annotations
 
-from training.experiments import Arm, Evaluation, Experiment, GpuConfig, register
-
-QWEN3_1_7B = {
-    "hidden_size": 2048,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "intermediate_size": 6144,
-    "vocab_size": 151936,
-    "tie_word_embeddings": True,
-    "max_position_embeddings": 40960,
-    "rope_theta": 1000000.0,
-}
+from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 # PivotOPD's own fields (the opd arm has none of them): the expert anchor (toolgym's default) finds the pivots.
 PIVOT = {"pivot_finder": "anchor", "recovery_turns": 2, "max_pivots": 8, "pivot_seeds": [0]}
@@ -72,6 +59,8 @@ EXPERIMENT = register(
         needs_teacher=True,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,
+            # full fine-tuning in bf16 (~20 GB with AdamW states) + the teacher (3.4 GB); the teacher's recovery turns
+            # and logits over 151k tokens (top-k 64 with a tail for the full-vocabulary losses) fit one H200.
             overrides={
                 "tasks_per_step": 16,
                 "group_size": 4,

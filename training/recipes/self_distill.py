@@ -1,35 +1,48 @@
-"""Self-distillation with hindsight (SDPO-style), optionally with feedback modeling (SELF).
+"""Self-distillation from a self-teacher (SDPO-style), optionally with feedback modeling (SELF).
 
-The student plays episodes as usual. The teacher is the same network given hindsight: its system prompt
-gains the episode's outcome and everything the environment answered along the way. The teacher runs over
-the hindsight prompt followed by exactly the student's tokens, and the student minimises the reverse KL to it
-on its own agent tokens (the two sequences differ only in the prompt, so positions are offset per row).
+The student plays episodes as usual. The teacher is the same network given privileged context: the episode's
+outcome and every environment response (`teacher_context="outcome"`, hindsight), the responses alone
+("feedback", the feedback-conditioned teacher of SELF) or a coach's notes at the turns they anticipate ("coach",
+coached self-distillation); training/self_teacher.py builds its sequence and documents each. The teacher runs
+over that context followed by exactly the student's tokens, and the student minimises the reverse KL to it on
+its own agent tokens (positions are mapped per token, since the contexts differ in length).
 `teacher_weights`: "live" (the current weights, no gradient) or "frozen" (a copy of the starting model).
 With `feedback_modeling=True` the student is also trained to predict the environment's responses (the
-tool-result tokens of its own episodes), weighted by `feedback_coef`, jointly with the distillation.
+`env_mask` tokens of its own episodes: tool results, the user's replies, the template glue between turns),
+weighted by `feedback_coef`, jointly with the distillation: loss = KL + feedback_coef * NLL(env tokens).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from training.data import TokenizedEpisode
+from environments.coaching import coach_episode, notes_by_actor_step
+from environments.core import EnvError, Policy
+from environments.policies import make_policy
+from environments.registry import env_meta, get_task, make
+from environments.roles import USER
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import sft_loss
 from training.modeling import forward_logits, load_model
 from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import distill_loss
 from training.sampling import episode_stats
+from training.self_teacher import TEACHER_CONTEXTS, teacher_sequence
 
 
 @dataclass
 class SelfDistillConfig(OnPolicyConfig):
     teacher_weights: str = "live"
     """live (the model being trained, without gradient) | frozen (a copy of the starting model)."""
+    teacher_context: str = "outcome"
+    """What the self-teacher is shown: outcome (score + every environment response: hindsight) | feedback (the
+    environment's responses only, no score: SELF's feedback-conditioned teacher) | coach (the coach's notes, each
+    just before the actor turn it anticipates; needs an environment with a user, e.g. servicedesk/...)."""
+    coach: str = "rule-coach"
+    """With teacher_context=coach: the coach policy (an environments.policies name) that writes the notes."""
     loss: str = "full"
     """full (full-vocabulary reverse KL per position) | sampled (on the student's sampled tokens)."""
     top_k: int = 0
@@ -45,93 +58,93 @@ class SelfDistillConfig(OnPolicyConfig):
         out = super().problems()
         if self.teacher_weights not in ("live", "frozen"):
             out.append(f"teacher_weights={self.teacher_weights!r}: must be live or frozen")
+        if self.teacher_context not in TEACHER_CONTEXTS:
+            out.append(f"teacher_context={self.teacher_context!r}: must be one of {', '.join(TEACHER_CONTEXTS)}")
+        elif self.teacher_context == "coach" and not _has_user(self.task):
+            out.append(f"teacher_context='coach': task {self.task!r} has no user to coach on (use a servicedesk/... task)")
         if self.loss not in ("sampled", "full"):
             out.append(f"loss={self.loss!r}: must be sampled or full")
+        if self.top_k < 0:
+            out.append(f"top_k={self.top_k!r}: must not be negative")
         if self.feedback_coef < 0:
             out.append(f"feedback_coef={self.feedback_coef!r}: must not be negative")
         return out
 
 
-def hindsight_text(record: dict[str, Any]) -> str:
-    """The privileged context: the outcome and every environment response of the episode."""
-    score = record["header"].get("score") or {}
-    lines = [f"Hindsight: this episode scored {score.get('composite', 0.0):.2f} ({'passed' if score.get('passed') else 'not passed'})."]
-    for step in record["steps"]:
-        for result in step.get("results") or []:
-            lines.append(
-                f"Turn {step['index']}: {'error ' if result.get('is_error') else ''}{json.dumps(result.get('content'), ensure_ascii=False)}"
-            )
-    return "\n".join(lines)
+def _has_user(task: str) -> bool:
+    try:
+        return any(slot.name == USER for slot in env_meta(get_task(task).env).roles)
+    except EnvError:  # an unknown task is reported where the task is made, with the registry's own message
+        return True
 
 
-def teacher_prompt_ids(record: dict[str, Any], tokenizer: Any) -> list[int]:
-    """The first prompt with the hindsight appended to the system prompt."""
-    header = record["header"]
-    system = f"{(header.get('harness') or {}).get('system_prompt', '')}\n\n{hindsight_text(record)}"
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": str(record["steps"][0].get("message") or "")}]
-    text = tokenizer.apply_chat_template(messages, tools=header.get("tools") or None, tokenize=False, add_generation_prompt=True)
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+def feedback_loss(logits: torch.Tensor, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
+    """Mean next-token NLL on the env_mask tokens (the environment's responses): logits (B, T, V) of input_ids."""
+    return sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["env_mask"][:, 1:])
 
 
-def teacher_episode(record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any) -> tuple[TokenizedEpisode, int]:
-    """The teacher's sequence (hindsight prompt + the student's tokens after its first prompt) and the offset."""
-    first_prompt = record["steps"][1]["prompt_token_ids"]
-    assert student.input_ids[: len(first_prompt)] == first_prompt, "self-distillation needs untrimmed episodes (one sequence each)"
-    prefix = teacher_prompt_ids(record, tokenizer)
-    rest = slice(len(first_prompt), None)
-    episode = TokenizedEpisode(
-        prefix + student.input_ids[rest],
-        [0] * len(prefix) + student.mask[rest],
-        [0] * len(prefix) + student.env_mask[rest],
-        [0.0] * len(prefix) + student.weights[rest],
-        [-1] * len(prefix) + student.turn_of_token[rest],
-        [],
-        [float("nan")] * len(prefix) + student.sampled_logprobs[rest],
-    )
-    return episode, len(prefix) - len(first_prompt)
+def aligned_teacher_logits(teacher_logits: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Row b of the result holds teacher_logits[b, positions[b, t]] at position t: (B, Tt, V), (B, T) -> (B, T, V)."""
+    index = positions.clamp(0, teacher_logits.shape[1] - 1).unsqueeze(-1).expand(-1, -1, teacher_logits.shape[-1])
+    return teacher_logits.gather(1, index)
 
 
-def aligned_teacher_logits(teacher_logits: torch.Tensor, offsets: torch.Tensor, width: int) -> torch.Tensor:
-    """Row b of the result holds teacher_logits[b, t + offsets[b]] at position t (B, width, V)."""
-    positions = (torch.arange(width, device=teacher_logits.device).unsqueeze(0) + offsets.unsqueeze(1)).clamp(
-        0, teacher_logits.shape[1] - 1
-    )
-    return teacher_logits.gather(1, positions.unsqueeze(-1).expand(-1, -1, teacher_logits.shape[-1]))
+def teacher_batch(
+    pairs: list[tuple[dict[str, Any], Any]], tokenizer: Any, context: str, width: int, device: torch.device
+) -> dict[str, torch.Tensor]:
+    """input_ids/attention_mask (B, Tt) of the teachers' sequences and positions (B, width) into them (0 on padding)."""
+    sequences = [teacher_sequence(record, student, tokenizer, context=context) for record, student in pairs]
+    teacher_width = max(len(ids) for ids, _ in sequences)
+    pad = tokenizer.pad_token_id
+    return {
+        "input_ids": torch.tensor([ids + [pad] * (teacher_width - len(ids)) for ids, _ in sequences], device=device),
+        "attention_mask": torch.tensor([[1] * len(ids) + [0] * (teacher_width - len(ids)) for ids, _ in sequences], device=device),
+        "positions": torch.tensor([pos + [0] * (width - len(pos)) for _, pos in sequences], device=device),
+        "extra_tokens": torch.tensor([len(ids) - len(pos) for ids, pos in sequences], dtype=torch.float32),
+    }
+
+
+def coached(records: list[dict[str, Any]], coach: Policy | None) -> list[dict[str, Any]]:
+    """The records with the coach's notes on each user turn (unchanged without a coach)."""
+    return records if coach is None else [coach_episode(r, coach) for r in records]
 
 
 def run(config: SelfDistillConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="self_distill", hooks=hooks)
     model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
     frozen = load_model(config.model, device=trainer.device, trainable=False)[0] if config.teacher_weights == "frozen" else None
+    coach = make_policy(config.coach, make(config.task, config.train_seed_start), 0) if config.teacher_context == "coach" else None
     if trainer.step == 0:
         trainer.log(evaluate(model, tokenizer, config))
 
     while trainer.step < config.max_steps and not trainer.stopping():
-        records = rollouts(trainer, config)
+        records = coached(rollouts(trainer, config), coach)
         pairs = [(records[i], e) for i, e in tokenized(records, tokenizer)]
-        prepared = []
+        prepared, extra_tokens = [], []
         with torch.no_grad():
             teacher = frozen if frozen is not None else model
             for chunk in micro_batches(pairs, config.grad_accum):
                 batch = to_device([e for _, e in chunk], pad_id, trainer.device)
-                teacher_side = [teacher_episode(r, e, tokenizer) for r, e in chunk]
-                teacher_batch = to_device([t for t, _ in teacher_side], pad_id, trainer.device)
-                offsets = torch.tensor([o for _, o in teacher_side], device=trainer.device)
-                logits = forward_logits(teacher, teacher_batch["input_ids"], teacher_batch["attention_mask"])
-                batch["teacher_logits"] = aligned_teacher_logits(logits, offsets, batch["input_ids"].shape[1])
+                side = teacher_batch(chunk, tokenizer, config.teacher_context, batch["input_ids"].shape[1], trainer.device)
+                logits = forward_logits(teacher, side["input_ids"], side["attention_mask"])
+                batch["teacher_logits"] = aligned_teacher_logits(logits, side["positions"])
+                extra_tokens.extend(side["extra_tokens"].tolist())
                 prepared.append(batch)
 
         def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
             logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
             loss, metrics = distill_loss(logits, batch["teacher_logits"], batch, loss=config.loss, top_k=config.top_k)
             if config.feedback_modeling:
-                feedback, fb = sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["env_mask"][:, 1:])
+                feedback, fb = feedback_loss(logits, batch)
                 loss = loss + config.feedback_coef * feedback
-                metrics["feedback_nll"] = fb["nll"]
+                metrics.update(feedback_nll=fb["nll"], feedback_tokens=fb["tokens"], loss=float(loss.detach()))
             return loss, metrics
 
         metrics = trainer.optimize(prepared, loss_fn)
         metrics.update(episode_stats(records))
+        metrics["teacher_extra_tokens"] = sum(extra_tokens) / max(len(extra_tokens), 1)  # context the teacher saw beyond the student
+        if coach is not None:
+            metrics["coach_notes_per_episode"] = sum(len(notes_by_actor_step(r)) for r in records) / max(len(records), 1)
         if should_evaluate(config, trainer.step):
             metrics.update(evaluate(model, tokenizer, config))
         trainer.log(metrics)

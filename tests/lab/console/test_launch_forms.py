@@ -67,6 +67,21 @@ def test_run_form_takes_a_json_config_for_a_recipe_without_dataset(role_users: d
     assert run.name == "grpo on tiny"
 
 
+def test_run_form_offers_the_ascent_recipe_with_its_fields_and_refuses_it_without_lora(role_users: dict[str, Any]) -> None:
+    html = as_user(role_users["owner"]).get("/runs/").content.decode()
+    assert "<option >ascent</option>" in html and "<code>steps_per_task</code>" in html and "<code>privileged_template</code>" in html
+    client = as_user(role_users["owner"])
+    response = client.post(
+        "/runs/new", {"project": "acme", "recipe": "ascent", "base_model": "org/tiny", "config": 'update = "sft"\nmax_steps = 8'}
+    )
+    run = TrainingRun.objects.get()
+    assert (
+        response.status_code == 302 and (run.recipe, run.config) == ("ascent", {"update": "sft", "max_steps": 8}) and run.episode_ids == []
+    )
+    refused = client.post("/runs/new", {"project": "acme", "recipe": "ascent", "base_model": "org/tiny", "config": "lora_r = 0"})
+    assert "lora_r=0: ascent adapts LoRA weights" in refused.content.decode() and TrainingRun.objects.count() == 1
+
+
 @pytest.mark.parametrize(
     ("fields", "field", "message"),
     [
@@ -95,6 +110,16 @@ def test_run_form_shows_the_error_beside_its_field_and_creates_nothing(role_user
     assert not TrainingRun.objects.exists()
 
 
+def test_run_form_offers_the_gated_self_distillation_recipe_with_its_fields(role_users: dict[str, Any]) -> None:
+    html = as_user(role_users["owner"]).get("/runs/").content.decode()
+    assert "<option >gated_sd</option>" in html and "<caption>gated_sd</caption>" in html
+    assert "<code>gate_threshold</code>" in html and "weight 1 - value" in html  # the field and its docstring
+    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "gated_sd", "base_model": "org/tiny",
+                                                               "config": 'sd_coef = 0.25\ngate = "linear"'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and (run.recipe, run.config) == ("gated_sd", {"sd_coef": 0.25, "gate": "linear"})
+
+
 def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: dict[str, Any]) -> None:
     for role in ("owner", "researcher"):
         html = as_user(role_users[role]).get("/runs/").content.decode()
@@ -102,6 +127,30 @@ def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: 
         assert "<code>group_size</code>" in html  # the recipes' fields with their docs
     for role in ("expert", "viewer"):
         assert 'action="/runs/new"' not in as_user(role_users[role]).get("/runs/").content.decode()
+
+
+def test_run_form_offers_the_raised_recipe_with_its_fields_and_queues_it(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<caption>raised</caption>" in html and "<code>guidance_share</code>" in html and "<code>teacher_weights</code>" in html
+    response = client.post("/runs/new", {"project": "acme", "recipe": "raised", "base_model": "org/tiny",
+                                         "config": 'variant = "advsft"\npairs_per_step = 2'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and run.recipe == "raised" and run.config == {"variant": "advsft", "pairs_per_step": 2}
+
+
+def test_run_form_offers_self_distillation_teacher_contexts_and_checks_the_coachs_task(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<code>teacher_context</code>" in html and "SELF&#x27;s feedback-conditioned teacher" in html and "<code>coach</code>" in html
+    refused = client.post(
+        "/runs/new", {"project": "acme", "recipe": "self_distill", "base_model": "org/tiny", "config": 'teacher_context = "coach"'}
+    )
+    assert refused.status_code == 400 and "task 'toolgym/lookup' has no user to coach on" in refused.context["errors"]["config"]
+    config = 'teacher_context = "coach"\ntask = "servicedesk/roaming-on"'
+    response = client.post("/runs/new", {"project": "acme", "recipe": "self_distill", "base_model": "org/tiny", "config": config})
+    assert response.status_code == 302
+    assert TrainingRun.objects.get().config == {"teacher_context": "coach", "task": "servicedesk/roaming-on"}
 
 
 def test_launch_forms_refuse_posts_without_a_csrf_token(role_users: dict[str, Any]) -> None:

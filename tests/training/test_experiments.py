@@ -1,0 +1,177 @@
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import training.experiments as experiments
+from training.experiments.__main__ import main as experiments_cli
+from training.experiments.graphopd import GRAPHOPD
+from training.experiments.report import experiment_markdown, write_readme_section
+from training.experiments.runner import run_experiment
+from training.experiments.standard import minimum_detectable_effect, paired_difference, summarise
+
+
+@pytest.fixture
+def only_graphopd(monkeypatch):
+    """The registry as this branch has it: pivotopd's module lands separately."""
+    monkeypatch.setattr(experiments, "MODULES", ("training.experiments.graphopd",))
+
+
+# --- the standard ------------------------------------------------------------------------------------------
+def test_summary_is_the_mean_of_seed_means_with_a_t_interval_over_seeds():
+    summary = summarise({0: [1.0, 0.0], 1: [0.5, 0.5], 2: [1.0, 1.0]})  # seed means 0.5, 0.5, 1.0
+    assert summary.mean == pytest.approx(2 / 3) and summary.seeds == 3
+    assert summary.ci == pytest.approx(4.303 * math.sqrt(1 / 12) / math.sqrt(3))  # t(2 df) x stdev / sqrt(3)
+    assert summarise({4: [0.25, 0.75]}).ci == 0.0
+
+
+def test_a_constant_paired_difference_has_a_point_interval_and_no_detectable_effect_width():
+    paired = paired_difference({0: [1.0, 0.5], 1: [0.7, 0.2]}, {0: [0.8, 0.3], 1: [0.5, 0.0]})
+    assert paired.mean == pytest.approx(0.2)
+    assert paired.low == pytest.approx(0.2) and paired.high == pytest.approx(0.2)
+    assert paired.se == pytest.approx(0.0, abs=1e-12) and paired.mde == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_bootstrap_sees_training_seed_variance():
+    # within each seed the difference is constant (1 or 0): resampling two seeds gives 0, 0.5 or 1 with
+    # probabilities 1/4, 1/2, 1/4, so SE = sqrt(1/8) and the interval spans [0, 1]
+    paired = paired_difference({0: [1.0, 1.0], 1: [0.0, 0.0]}, {0: [0.0, 0.0], 1: [0.0, 0.0]}, resamples=4000, seed=3)
+    assert paired.mean == 0.5
+    assert paired.se == pytest.approx(math.sqrt(1 / 8), abs=0.01)
+    assert (paired.low, paired.high) == (0.0, 1.0)
+    assert paired.mde == pytest.approx(2.8 * paired.se)
+    assert paired == paired_difference({0: [1.0, 1.0], 1: [0.0, 0.0]}, {0: [0.0, 0.0], 1: [0.0, 0.0]}, resamples=4000, seed=3)
+
+
+def test_mde_and_mismatched_cells():
+    assert minimum_detectable_effect(0.1) == pytest.approx(0.28)
+    with pytest.raises(AssertionError, match="different seeds"):
+        paired_difference({0: [1.0]}, {1: [1.0]})
+    with pytest.raises(AssertionError, match="evaluation episodes"):
+        paired_difference({0: [1.0, 0.0]}, {0: [1.0]})
+
+
+# --- the README section ------------------------------------------------------------------------------------
+def test_readme_sections_are_added_under_experiments_and_replaced_in_place(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Training\n\n## Experiments\n\nThe standard.\n\n## Limits\n\nNone.\n")
+    write_readme_section(readme, "alpha", "table A1")
+    write_readme_section(readme, "beta", "table B1")
+    write_readme_section(readme, "alpha", "table A2")
+    text = readme.read_text()
+    assert "table A1" not in text and text.count("<!-- experiment:alpha:begin -->") == 1
+    assert text.index("The standard.") < text.index("table A2") < text.index("table B1") < text.index("## Limits")
+    assert text.endswith("## Limits\n\nNone.\n")
+
+    bare = tmp_path / "BARE.md"
+    bare.write_text("# Notes\n")
+    write_readme_section(bare, "alpha", "table")
+    assert bare.read_text() == "# Notes\n\n## Experiments\n\n<!-- experiment:alpha:begin -->\ntable\n<!-- experiment:alpha:end -->\n"
+
+
+# --- the CLI -------------------------------------------------------------------------------------------------
+def test_cli_lists_experiments_and_rejects_bad_names(only_graphopd, capsys, tmp_path):
+    assert experiments_cli(["list"]) == 0
+    listing = capsys.readouterr().out
+    assert "graphopd: Does distilling" in listing and "graphopd (method), divergence, graph, random, opd" in listing
+    assert "needs teacher: yes" in listing
+    assert experiments_cli(["nosuch", "--smoke"]) == 2
+    assert "unknown experiment 'nosuch'" in capsys.readouterr().err
+    assert experiments_cli(["graphopd", "--smoke", "--arms", "graphopd,best"]) == 2
+    assert "unknown arm(s) best" in capsys.readouterr().err
+    assert experiments_cli(["graphopd", "--base", str(tmp_path / "missing"), "--teacher", str(tmp_path)]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+# --- the runner ----------------------------------------------------------------------------------------------
+def test_smoke_run_gives_every_arm_test_rewards_on_the_same_seeds_and_resumes(tmp_path):
+    from training.tiny import tiny_model_path
+
+    base, teacher = tiny_model_path(0), tiny_model_path(1)
+    result = run_experiment(GRAPHOPD, base=base, teacher=teacher, out=tmp_path, smoke=True, progress=False)
+    assert list(result.arms) == ["graphopd", "divergence", "graph", "random", "opd"] and result.trained == 5
+    assert result.test_seeds == [100_000, 100_001, 100_002, 100_003]
+    for arm in result.arms.values():
+        assert list(arm.rewards) == [0] and len(arm.rewards[0]) == len(arm.passed[0]) == 4
+        (run,) = arm.runs
+        assert [e["seed"] for e in run["evaluations"]["test"]["episodes"]] == result.test_seeds
+        assert run["config"]["model"] == str(base) and run["config"]["teacher"] == str(teacher)
+        assert run["config"]["max_steps"] == 2 and run["config"]["learning_rate"] == 1e-4 and run["trained_tokens"] > 0
+        assert arm.chosen == {"learning_rate": 1e-4} and arm.wall_s > 0
+    graphopd, opd = result.arms["graphopd"].runs[0], result.arms["opd"].runs[0]
+    assert graphopd["trained_tokens"] < opd["trained_tokens"]  # only the mask differs between arms
+
+    folder = tmp_path / "graphopd"
+    stamps = {p: p.stat().st_mtime_ns for p in folder.glob("*/result.json")}
+    again = run_experiment(GRAPHOPD, base=base, teacher=teacher, out=tmp_path, smoke=True, progress=False)
+    assert again.trained == 0 and {p: p.stat().st_mtime_ns for p in folder.glob("*/result.json")} == stamps
+    assert {n: a.rewards for n, a in again.arms.items()} == {n: a.rewards for n, a in result.arms.items()}
+
+    text = experiment_markdown(GRAPHOPD, again, command="python -m training.experiments graphopd --smoke")
+    assert text.count("\n| ") == 7 and "| graphopd | " in text and "(method)" in text and "Minimum detectable effect" in text
+    assert json.loads(text.split("Shared config: `")[1].split("`")[0])["max_steps"] == 2
+
+
+# --- the GPU configuration ------------------------------------------------------------------------------------
+def test_gpu_config_is_a_qwen3_1_7b_architecture():
+    import torch
+    from transformers import AutoModelForCausalLM, Qwen3Config
+
+    assert GRAPHOPD.gpu is not None
+    config = Qwen3Config(**GRAPHOPD.gpu.architecture)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    params = sum(p.numel() for p in model.parameters())
+    assert 1.6e9 < params < 1.8e9, params  # Qwen3-1.7B: 1.72B with tied embeddings
+    assert GRAPHOPD.gpu.steps >= 1
+
+
+def test_the_table_reports_means_paired_differences_and_the_chosen_point():
+    from training.experiments.runner import ArmResult, ExperimentResult
+
+    def arm(name, rewards, wall_s):
+        passed = {s: [1.0 if r == 1.0 else 0.0 for r in v] for s, v in rewards.items()}
+        return ArmResult(name, {"learning_rate": 3e-4}, rewards=rewards, passed=passed, wall_s=wall_s)
+
+    arms = {
+        "graphopd": arm("graphopd", {0: [1.0, 1.0], 1: [1.0, 0.0], 2: [0.5, 0.5]}, 120.0),
+        "opd": arm("opd", {0: [0.0, 1.0], 1: [1.0, 0.0], 2: [0.5, 0.5]}, 60.0),
+    }
+    result = ExperimentResult(
+        "graphopd", "/m/base", "/m/teacher", False, "/out", [100_000, 100_001], {"max_steps": 20}, arms, "today", 180.0, 6
+    )
+    text = experiment_markdown(GRAPHOPD, result, command="python -m training.experiments graphopd")
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| graphopd |") or line.startswith("| opd |")}
+    # reward seed means: graphopd 1.0, 0.5, 0.5; opd 0.5, 0.5, 0.5. pass seed means: graphopd 1, 0.5, 0 (t x 0.5 / sqrt 3)
+    assert "| 0.667 ± 0.717 | 0.500 ± 1.242 | (method) | learning_rate=0.0003 | 2.0 min |" in rows["graphopd"]
+    assert "| 0.500 ± 0.000 | 0.333 ± 0.717 |" in rows["opd"] and "| +0.167 [" in rows["opd"]
+    assert "tuned on dev seeds [50000, 50064)" in text and "training seeds [0, 1, 2]" in text
+    assert "Minimum detectable effect" in text and "opd 0." in text and "not from the zoo" in text
+
+
+def test_a_none_arm_is_the_start_checkpoint_evaluated_like_the_others(tmp_path):
+    from training.experiments import Arm, Evaluation, Experiment
+    from training.tiny import tiny_model_path
+
+    probe = Experiment(
+        name="probe", question="What does the start checkpoint score?", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
+        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
+        smoke={"eval_episodes": 2}, needs_teacher=False,
+    )  # fmt: skip
+    result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False)
+    (run,) = result.arms["start"].runs
+    assert result.trained == 0 and run["checkpoint"] == str(tiny_model_path(0)) and run["trained_tokens"] == 0
+    assert run["config"] == {"model": str(tiny_model_path(0)), "seed": 0}  # a recipe's fields mean nothing here
+    assert result.arms["start"].rewards == {0: [0.0, 0.0]}
+
+
+def test_evaluation_jobs_cycle_through_a_task_set():
+    from environments import registry
+    from training.experiments.runner import evaluation_jobs
+
+    assert evaluation_jobs("toolgym/chain", [7, 8]) == [("toolgym/chain", 7), ("toolgym/chain", 8)]
+    tasks = [t.id for t in registry.task_set("toolgym/train")]
+    jobs = evaluation_jobs("toolgym/train", list(range(len(tasks) + 1)))
+    assert [task for task, _ in jobs] == [*tasks, tasks[0]] and [seed for _, seed in jobs] == list(range(len(tasks) + 1))

@@ -1,0 +1,201 @@
+"""The model zoo on the `smoke` spec (32 wide, a few steps) in a temporary var root."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from safetensors.torch import load_file
+
+from environments.registry import get_task
+from training.config import ConfigError
+from training.data import PromptStyle
+from training.zoo import build as zoo_build
+from training.zoo import manifest, prompt_style_for, resolve
+from training.zoo.build import BuildControl, Interrupted, build, build_folder
+from training.zoo.corpus import HELD_OUT_SEED, build_corpus
+from training.zoo.evaluate import results_table
+from training.zoo.specs import SPECS, ZooSpec, config_hash
+
+SMOKE = SPECS["smoke"]
+STUB_RESULTS = {
+    "toolgym/lookup": {"correct": {"mean": 0.5, "ci95": 0.1, "n": 2.0}},
+    "phantom/lookup-dev": {k: {"mean": 0.0, "ci95": 0.0, "n": 2.0} for k in ("accuracy", "composite", "keyword_accuracy",
+                                                                               "keyword_composite", "paired_composite_diff")},
+    "storebench/train": {"valid_call_rate": {"mean": 1.0, "ci95": 0.0, "n": 1.0}},
+}  # fmt: skip
+
+
+@pytest.fixture
+def var_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path / "var"))
+    return tmp_path / "var"
+
+
+@pytest.fixture
+def quick_eval(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Evaluation replaced by fixed results (test_evaluation_runs_on_the_smoke_model plays for real)."""
+    calls: list[str] = []
+
+    def fake(path: str, spec: ZooSpec) -> dict[str, Any]:
+        calls.append(path)
+        return STUB_RESULTS
+
+    monkeypatch.setattr(zoo_build, "evaluate_model", fake)
+    return calls
+
+
+def quiet() -> BuildControl:
+    lines: list[str] = []
+    return BuildControl(say=lines.append)
+
+
+def test_spec_validation_names_the_field() -> None:
+    with pytest.raises(ConfigError) as bad_heads:
+        ZooSpec(name="x", hidden_size=30, num_heads=4)
+    assert "num_heads" in bad_heads.value.fields and "hidden_size=30" in str(bad_heads.value)
+    with pytest.raises(ConfigError) as bad_lr:
+        ZooSpec(name="x", sft_lr=0.0, phantom_levels=("lookup", "nowhere"))
+    assert set(bad_lr.value.fields) == {"sft_lr", "phantom_levels"} and "nowhere" in str(bad_lr.value)
+
+
+def test_hash_is_stable_and_follows_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert re.fullmatch(r"[0-9a-f]{12}", config_hash(SMOKE))
+    assert config_hash(SMOKE) == config_hash(dataclasses.replace(SMOKE))
+    assert config_hash(dataclasses.replace(SMOKE, seed=1)) != config_hash(SMOKE)
+    assert config_hash(dataclasses.replace(SMOKE, max_result_chars=300)) != config_hash(SMOKE)
+    child = dataclasses.replace(SMOKE, name="smoke-child", parent="smoke", sft_steps=3)
+    monkeypatch.setitem(SPECS, "smoke-child", child)
+    before = config_hash(child)
+    monkeypatch.setitem(SPECS, "smoke", dataclasses.replace(SMOKE, sft_lr=0.5))  # the parent changed: so does the child
+    assert config_hash(child) != before
+
+
+def test_a_child_must_share_the_parents_pretraining(monkeypatch: pytest.MonkeyPatch) -> None:
+    child = dataclasses.replace(SMOKE, name="smoke-child", parent="smoke", vocab_size=512)
+    with pytest.raises(ConfigError) as error:
+        config_hash(child)
+    assert error.value.fields == ["vocab_size"]
+
+
+def test_corpus_reads_training_splits_and_seeds_only() -> None:
+    corpus = build_corpus(SMOKE)
+    assert corpus.documents and corpus.chars == sum(len(d) for d in corpus.documents)
+    seen_tasks = {t for source in corpus.sources.values() for t in source.get("tasks", [])}
+    assert {"toolgym/lookup", "phantom/lookup-train", "storebench/cold-snap"} <= seen_tasks
+    assert all(get_task(t).split == "train" for t in seen_tasks), seen_tasks
+    seeds = [s for source in corpus.sources.values() for s in source.get("seeds", [])]
+    assert seeds and max(seeds) < HELD_OUT_SEED
+    assert "toolgym/guess" not in corpus.sources["toolgym"]["tasks"]  # a constant answer teaches nothing
+    assert any("<tool_call>" in d for d in corpus.documents) and any("<|im_start|>system" in d for d in corpus.documents)
+    assert build_corpus(SMOKE).documents == corpus.documents  # deterministic
+    assert build_corpus(dataclasses.replace(SMOKE, seed=1)).documents != corpus.documents  # the seed orders it
+
+
+def test_build_writes_a_loadable_model_and_a_second_build_is_a_cache_hit(var_root: Path, quick_eval: list[str]) -> None:
+    from transformers import AutoModelForCausalLM
+
+    with pytest.raises(ConfigError, match="python -m training.zoo build smoke"):
+        resolve("smoke")
+    final = build(SMOKE, control=quiet())
+    assert final == build_folder(SMOKE) / "final" and final.is_relative_to(var_root)
+    info = manifest(final)
+    assert info["hash"] == config_hash(SMOKE) and info["evaluation"] == STUB_RESULTS
+    assert set(info["wall_s"]) == {"tokenizer", "pretrain", "sft", "eval"}
+    assert AutoModelForCausalLM.from_pretrained(final).config.hidden_size == 32
+    stamp = (final / "zoo.json").stat().st_mtime_ns
+    control = quiet()
+    lines: list[str] = []
+    control.say = lines.append
+    assert build(SMOKE, control=control) == final
+    assert lines == [f"smoke is built: {final}"] and len(quick_eval) == 1
+    assert (final / "zoo.json").stat().st_mtime_ns == stamp
+    assert resolve("smoke") == final and resolve(str(final)) == final
+    assert prompt_style_for(final) == PromptStyle(compact_tools=True, max_result_chars=SMOKE.max_result_chars)
+    assert prompt_style_for(var_root) == PromptStyle()  # no zoo.json: the default style
+    with pytest.raises(ConfigError, match="neither a zoo spec"):
+        resolve(str(var_root / "nowhere"))
+
+
+def test_an_interrupted_build_resumes_to_the_straight_builds_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_eval: list[str]
+) -> None:
+    monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path / "straight"))
+    straight = load_file(build(SMOKE, control=quiet()) / "model.safetensors")
+    monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path / "resumed"))
+    control = quiet()
+    control.stop_after_checkpoints = 1
+    with pytest.raises(Interrupted):
+        build(SMOKE, control=control)
+    run = build_folder(SMOKE) / "pretrain" / "run"
+    assert [p.name for p in run.glob("step-*")] == [f"step-{SMOKE.save_every:06d}"]
+    assert not (build_folder(SMOKE) / "pretrain" / "done.json").exists()
+    resumed = load_file(build(SMOKE, control=quiet()) / "model.safetensors")
+    assert straight.keys() == resumed.keys()
+    assert all((straight[k] == resumed[k]).all() for k in straight)
+    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, SMOKE.pretrain_steps + 1))
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_its_metrics_over(var_root: Path, quick_eval: list[str]) -> None:
+    run = build_folder(SMOKE) / "pretrain" / "run"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text('{"step": 1, "loss": 9.0}\n{"step": 2, "loss": 8.0}\n')  # a killed run's lines
+    build(SMOKE, control=quiet())
+    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == list(range(1, SMOKE.pretrain_steps + 1)) and lines[0]["loss"] != 9.0
+
+
+def test_a_teacher_continues_from_its_parents_pretrained_stage(
+    var_root: Path, monkeypatch: pytest.MonkeyPatch, quick_eval: list[str]
+) -> None:
+    from transformers import AutoTokenizer
+
+    from training.modeling import check_same_vocabulary
+
+    teacher = dataclasses.replace(SMOKE, name="smoke-teacher", parent="smoke", sft_steps=3)
+    monkeypatch.setitem(SPECS, "smoke-teacher", teacher)
+    final = build(teacher, control=quiet())
+    assert not (build_folder(teacher) / "pretrain").exists()  # the parent's stage, not a copy
+    assert (build_folder(SMOKE) / "pretrain" / "done.json").exists()
+    start = json.loads((final / "training_config.json").read_text())["config"]["model"]
+    assert start == json.loads((build_folder(SMOKE) / "pretrain" / "done.json").read_text())["final"]
+    parent_tokenizer = AutoTokenizer.from_pretrained(build_folder(SMOKE) / "tokenizer")
+    check_same_vocabulary(AutoTokenizer.from_pretrained(final), parent_tokenizer)
+    assert manifest(final)["parent"] == {"name": "smoke", "hash": config_hash(SMOKE)}
+
+
+def test_evaluation_runs_on_the_smoke_model(var_root: Path) -> None:
+    final = build(SMOKE, control=quiet())
+    evaluation = manifest(final)["evaluation"]
+    assert evaluation["toolgym/lookup"]["correct"]["n"] == SMOKE.eval_episodes
+    assert evaluation["toolgym/lookup"]["seeds"].startswith(str(HELD_OUT_SEED))
+    phantom = evaluation["phantom/lookup-dev"]
+    assert phantom["keyword_composite"]["n"] == SMOKE.eval_episodes and 0.0 <= phantom["accuracy"]["mean"] <= 1.0
+    assert 0.0 <= evaluation["storebench/train"]["valid_call_rate"]["mean"] <= 1.0
+    table = results_table({"smoke": evaluation})
+    assert "| toolgym/lookup held-out correct (greedy) |" in table and "keyword anchor" in table
+
+
+def test_the_cli_lists_builds_and_writes_the_readme_table(
+    var_root: Path, tmp_path: Path, quick_eval: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.zoo import __main__ as cli
+
+    assert cli.main(["path", "smoke"]) == 2 and "python -m training.zoo build smoke" in capsys.readouterr().err
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{cli.BEGIN}\nold\n{cli.END}\noutro\n")
+    build(SMOKE, control=quiet())
+    final = build_folder(SMOKE) / "final"
+    assert cli.main(["list"]) == 0 and re.search(rf"smoke\s+{config_hash(SMOKE)}\s+built\s+{final}", capsys.readouterr().out)
+    assert cli.main(["eval", "smoke"]) == 0 and "| toolgym/lookup held-out correct (greedy) | 0.500 ± 0.100 |" in capsys.readouterr().out
+    cli.update_readme(readme, names=("smoke", "teacher-small"))  # the teacher is not built: no column
+    text = readme.read_text()
+    assert text.startswith(f"intro\n<!-- zoo:begin -->\n| measure | smoke ({config_hash(SMOKE)}) |\n") and text.endswith(
+        "<!-- zoo:end -->\noutro\n"
+    )
+    assert "old" not in text and "targets: toolgym/lookup >= 0.80 correct: NO" in text

@@ -1,0 +1,91 @@
+"""python -m training.experiments list | NAME [--smoke] [--base P] [--teacher P] [--out DIR] [--seeds 0,1,2]
+[--arms a,b] [--no-readme]
+
+A full run writes its table into training/README.md (between the experiment's markers) unless --no-readme;
+--smoke runs the tiny models for a few steps and never writes the README. Exit 2 on a bad name or a missing model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from training.config import ConfigError
+from training.zoo import resolve
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _list() -> int:
+    from training.experiments import load_all
+
+    for experiment in load_all().values():
+        arms = ", ".join(a.name + (" (method)" if a.name == experiment.method else "") for a in experiment.arms)
+        print(f"{experiment.name}: {experiment.question}\n  arms: {arms}\n  needs teacher: {'yes' if experiment.needs_teacher else 'no'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.experiments", description=__doc__.split("\n\n")[0])
+    parser.add_argument("name", help="an experiment name, or `list`")
+    parser.add_argument("--smoke", action="store_true", help="tiny models, one seed, a few steps (<= 30 s); never writes the README")
+    parser.add_argument("--base", default="base-small", help="zoo name or folder of the start checkpoint")
+    parser.add_argument("--teacher", default="teacher-small", help="zoo name or folder of the teacher")
+    parser.add_argument("--out", default="", help="run folder (default var/experiments/NAME, or NAME-smoke)")
+    parser.add_argument("--seeds", default="", help="training seeds, comma-separated (default: the experiment's)")
+    parser.add_argument("--arms", default="", help="arms to run, comma-separated (default: all)")
+    parser.add_argument("--no-readme", action="store_true", help="do not write the table into training/README.md")
+    args = parser.parse_args(argv)
+    if args.name == "list":
+        return _list()
+
+    from training.experiments import get
+    from training.experiments.report import experiment_markdown, write_readme_section
+    from training.experiments.runner import run_experiment
+
+    try:
+        experiment = get(args.name)
+        seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    except (ConfigError, ValueError) as exc:
+        return _fail(str(exc) if isinstance(exc, ConfigError) else f"--seeds={args.seeds!r}: give integers separated by commas")
+    arms = [a for a in args.arms.split(",") if a] or None
+    unknown = sorted(set(arms or []) - {a.name for a in experiment.arms})
+    if unknown:
+        return _fail(
+            f"--arms: unknown arm(s) {', '.join(unknown)} of {experiment.name}; choose from {', '.join(a.name for a in experiment.arms)}"
+        )
+    if args.smoke:
+        from training.tiny import tiny_model_path
+
+        base, teacher = tiny_model_path(0), tiny_model_path(1)
+    else:
+        try:
+            base = resolve(args.base)
+            teacher = resolve(args.teacher) if experiment.needs_teacher else base
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            return _fail(str(exc))
+    out = Path(args.out or f"var/experiments/{experiment.name}{'-smoke' if args.smoke else ''}")
+    result = run_experiment(experiment, base=base, teacher=teacher, out=out, smoke=args.smoke, seeds=seeds, arms=arms)
+    text = experiment_markdown(
+        experiment, result, command="python -m training.experiments " + shlex.join(sys.argv[1:] if argv is None else argv)
+    )
+    print(text)
+    (out / "report.md").write_text(text)
+    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))  # everything the table came from
+    if not args.smoke and not args.no_readme:
+        write_readme_section(README, experiment.name, text)
+        print(f"wrote the {experiment.name} section of {README}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

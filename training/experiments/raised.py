@@ -1,0 +1,87 @@
+"""RAISED against adversarial SFT and no defence, on the service desk's attack axis (issue 18, part C).
+
+    python -m training.experiments raised --smoke
+    python -m training.experiments raised --base PATH          # a service-desk SFT checkpoint; no teacher needed
+
+Why the service desk and not StoreBench: a service-desk call is 7-25 short steps (1-2k tokens with the compact tool
+listing), an anchor plays it in ~40 ms, and its attack report is judged on the database; a StoreBench run is a
+multi-week business simulation whose prompts run to thousands of tokens per turn, too long for CPU training and for
+the pairs' two forward passes per step. Every arm starts from the same checkpoint and is evaluated the same way:
+`evaluate_attacks` (training/recipes/raised.py), the experiment's extra metrics: greedy play of held-out seeds of the
+dev + test templates, unattacked and under each style with guidance on, plus output drift to the start model.
+"""
+
+from __future__ import annotations
+
+from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
+
+EXPERIMENT = register(
+    Experiment(
+        name="raised",
+        question=(
+            "Does distilling the clean-context model into the injected context lower the attack success rate while keeping "
+            "benign utility, guidance compliance and the model's benign outputs, compared with adversarial SFT and no defence?"
+        ),
+        method="raised",
+        arms=(
+            Arm(
+                "raised",
+                "raised",
+                {"variant": "raised"},
+                "KL to the frozen start model given the clean context, on clean and injected variants",
+            ),
+            Arm("advsft", "raised", {"variant": "advsft"}, "cross-entropy on the anchor's actions in injected contexts"),
+            Arm("none", "none", {}, "no defence: the start checkpoint"),
+        ),
+        shared={
+            "task_set": "servicedesk/train",
+            "eval_task_set": "servicedesk/eval",
+            "anchor": "oracle",
+            "guidance_share": 0.5,
+            "pairs_per_step": 8,
+            "max_steps": 150,
+            "learning_rate": 1e-5,
+            "lr_schedule": "cosine",
+            "warmup_steps": 10,
+            "train_seeds": 1000,
+            "teacher_weights": "frozen",
+            "clean_coef": 1.0,
+            "max_tokens": 4096,
+            "eval_seed_start": 100_000,
+            "eval_episodes": 8,
+            "eval_max_turns": 30,
+            "max_new_tokens": 96,
+        },
+        evaluation=Evaluation(
+            task="servicedesk/eval", dev_seeds=(100_000, 100_021), test_seeds=(200_000, 200_063), max_turns=30, max_new_tokens=96
+        ),
+        tuning={"learning_rate": (1e-5, 3e-5)},
+        train_seeds=(0, 1, 2),
+        smoke={
+            "max_steps": 2,
+            "pairs_per_step": 2,
+            "train_seeds": 50,
+            "learning_rate": 1e-3,
+            "lr_schedule": "constant",
+            "warmup_steps": 0,
+            "max_tokens": 2048,
+            "eval_episodes": 1,
+            "eval_max_turns": 2,
+            "max_new_tokens": 8,
+        },
+        needs_teacher=False,
+        gpu=GpuConfig(
+            architecture=QWEN3_1_7B,
+            overrides={
+                "pairs_per_step": 4,
+                "grad_accum": 2,
+                "gradient_checkpointing": True,
+                "max_tokens": 4096,
+                "eval_episodes": 1,
+                "eval_max_turns": 4,
+                "max_new_tokens": 64,
+            },  # fmt: skip
+            steps=3,
+        ),
+    )
+)

@@ -1,0 +1,274 @@
+"""Run an Experiment under the standard: tune every arm on dev seeds with the same grid, train every arm on every
+training seed with its chosen point, evaluate greedily on the same test seeds, resume what was finished.
+
+    result = run_experiment(get("graphopd"), base=path, teacher=path, out=Path("var/experiments/graphopd"))
+
+Folders: `out/<arm>/<point>-seed<S>-<hash>/` is one training run (the recipe's output_dir: metrics.jsonl, the
+final checkpoint only) with `result.json`: the config hash, wall times, trained tokens, and one evaluation per
+split played (dev: tuning, test: the table). The hash covers the recipe config and the evaluation, so a finished
+run is reused only when nothing that defines it changed. The tuning run of the first training seed with the
+chosen point IS that seed's training run (same config, same hash): it is evaluated again on the test seeds
+rather than trained twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from training.data import PromptStyle
+from training.experiments import Experiment
+from training.zoo import manifest, prompt_style_for
+
+DEFAULT_SMOKE_EVAL_EPISODES = 4
+NO_TRAINING = "none"  # an arm with recipe "none" is the start checkpoint itself, evaluated like the others
+
+
+def recipe_fields(recipe: str) -> set[str]:
+    from training import recipe_config_class
+
+    if recipe == NO_TRAINING:
+        return {"model", "seed"}
+    return {f.name for f in dataclasses.fields(recipe_config_class(recipe))}
+
+
+@dataclass
+class ArmResult:
+    name: str
+    chosen: dict[str, Any]
+    dev: list[dict[str, Any]] = field(default_factory=list)  # [{"point": ..., "reward_mean": ...}] per grid point
+    rewards: dict[int, list[float]] = field(default_factory=dict)  # training seed -> reward per test seed
+    passed: dict[int, list[float]] = field(default_factory=dict)  # training seed -> 1.0/0.0 per test seed
+    runs: list[dict[str, Any]] = field(default_factory=list)  # the result.json of every run this arm used
+    wall_s: float = 0.0  # training + evaluation seconds of the arm's runs (as first measured, also when reused)
+
+
+@dataclass
+class ExperimentResult:
+    experiment: str
+    base: str
+    teacher: str
+    smoke: bool
+    out: str
+    test_seeds: list[int]
+    shared: dict[str, Any]
+    arms: dict[str, ArmResult]
+    started: str
+    wall_s: float
+    trained: int  # runs trained by this call (0 when everything was resumed)
+
+
+def prompt_style_of(base: str, config: dict[str, Any]) -> PromptStyle:
+    """The style the base was trained with (its zoo.json); a model from elsewhere keeps the experiment's own fields."""
+    if manifest(base).get("prompt_style"):
+        return prompt_style_for(base)
+    return PromptStyle(compact_tools=bool(config.get("compact_tools", False)), max_result_chars=int(config.get("max_result_chars", 0)))
+
+
+def grid_points(tuning: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
+    names = list(tuning)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*(tuning[n] for n in names))] or [{}]
+
+
+def config_hash(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def _say(progress: bool, text: str) -> None:
+    if progress:
+        print(text, file=sys.stderr, flush=True)
+
+
+def evaluation_jobs(task: str, seeds: list[int]) -> list[tuple[str, int]]:
+    """(task id, seed) per seed: the task itself, or for a task set ("servicedesk/eval") its tasks in turn."""
+    from environments import registry
+    from environments.core import EnvError
+
+    try:
+        registry.get_task(task)
+        return [(task, s) for s in seeds]
+    except EnvError:  # not a single task: a task set (whose own error names the bad name if it is neither)
+        tasks = registry.task_set(task)
+        return [(tasks[i % len(tasks)].id, s) for i, s in enumerate(seeds)]
+
+
+def evaluate_checkpoint(
+    folder: str, base: str, seeds: list[int], config: dict[str, Any], experiment: Experiment, limits: tuple[int, int]
+) -> list[dict[str, Any]]:
+    """Greedy play of the checkpoint on `seeds` with (max turns, max new tokens): [{"seed", "reward", "passed"}]."""
+    import torch
+
+    from training.modeling import load_model
+    from training.sampling import rollout_episodes
+
+    if (Path(folder) / "adapter_config.json").exists():
+        from peft import PeftModel
+
+        model, tokenizer = load_model(base, trainable=False)
+        model = PeftModel.from_pretrained(model, folder).eval()
+    else:
+        model, tokenizer = load_model(folder, trainable=False)
+    ev = experiment.evaluation
+    style = prompt_style_of(base, config)  # the base's style, also for recipes whose config does not carry it
+    with torch.no_grad():
+        records = rollout_episodes(
+            model, tokenizer, evaluation_jobs(ev.task, seeds), max_turns=limits[0], max_new_tokens=limits[1],
+            temperature=0.0, style=style, max_prompt_tokens=config.get("max_prompt_tokens", 4096),
+        )  # fmt: skip
+    return [
+        {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"])}
+        for s, r in zip(seeds, records, strict=True)
+    ]
+
+
+def _trained_tokens(folder: Path, grad_accum: int) -> int:
+    rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    return int(round(sum(row.get("tokens", 0.0) for row in rows) * grad_accum))  # logged as a micro-batch mean
+
+
+class _Runs:
+    """One arm's training runs and their evaluations, with resume."""
+
+    def __init__(
+        self,
+        experiment: Experiment,
+        arm: str,
+        *,
+        base: str,
+        teacher: str,
+        values: dict[str, Any],
+        out: Path,
+        progress: bool,
+        smoke: bool = False,
+    ):
+        self.experiment, self.arm, self.base, self.values = experiment, experiment.arm(arm), base, values
+        ev = experiment.evaluation  # a smoke run plays its evaluation within the smoke's (smaller) turn and token limits
+        self.limits = (ev.max_turns, ev.max_new_tokens)
+        if smoke:
+            self.limits = (
+                min(ev.max_turns, values.get("max_turns", ev.max_turns)),
+                min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens)),
+            )
+        self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
+        self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
+
+    def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
+        """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
+        episode: the runner's evaluation is the one reported) are set only where the recipe's config has them."""
+        config = {**self.values, **self.arm.overrides, **point, "model": self.base, "seed": seed, "save_every": 0}
+        style = prompt_style_of(self.base, config)
+        harness: dict[str, Any] = {
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+            "eval_every": 0,
+            "eval_episodes": 1,
+        }
+        harness["eval_seed_start"] = self.experiment.evaluation.dev_seeds[0]
+        if self.experiment.needs_teacher:
+            harness["teacher"] = self.teacher
+        known = recipe_fields(self.arm.recipe)
+        config.update({k: v for k, v in harness.items() if k in known})
+        return {k: v for k, v in config.items() if k in known} if self.arm.recipe == NO_TRAINING else config
+
+    def evaluate(self, point: dict[str, Any], seed: int, split: str, seeds: list[int]) -> dict[str, Any]:
+        """result.json of the run (trained now or resumed) with an evaluation on `split` over `seeds`."""
+        from training import run_recipe
+
+        config = self.config(point, seed)
+        ev = self.experiment.evaluation
+        digest = config_hash({"recipe": self.arm.recipe, "config": config, "eval": [ev.task, *self.limits]})
+        label = ",".join(f"{k}={v}" for k, v in point.items()) or "default"
+        folder = self.out / self.arm.name / f"{label}-seed{seed}-{digest}"
+        path = folder / "result.json"
+        result: dict[str, Any] | None = json.loads(path.read_text()) if path.exists() else None
+        if result is None or result.get("config_hash") != digest:
+            shutil.rmtree(folder, ignore_errors=True)  # a run interrupted mid-way starts again from scratch
+            _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: training")
+            start = time.perf_counter()
+            result = {"arm": self.arm.name, "recipe": self.arm.recipe, "point": point, "seed": seed, "config": config, "config_hash": digest,
+                      "checkpoint": self.base, "steps": 0, "trained_tokens": 0, "last_metrics": {}, "evaluations": {}}  # fmt: skip
+            if self.arm.recipe != NO_TRAINING:
+                run = run_recipe(self.arm.recipe, {**config, "output_dir": str(folder)})
+                self.trained += 1
+                result.update(checkpoint=run.final_checkpoint, steps=run.steps, last_metrics=run.last_metrics)
+                result["trained_tokens"] = _trained_tokens(folder, config.get("grad_accum", 1))
+            folder.mkdir(parents=True, exist_ok=True)
+            result["train_s"] = time.perf_counter() - start
+            path.write_text(json.dumps(result, indent=1))
+        done = result["evaluations"].get(split)
+        if done is None or [e["seed"] for e in done["episodes"]] != seeds:
+            _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: evaluating on {len(seeds)} {split} seeds")
+            start = time.perf_counter()
+            episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, config, self.experiment, self.limits)
+            result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
+            path.write_text(json.dumps(result, indent=1))
+        self.used[digest] = result
+        return result
+
+
+def run_experiment(
+    experiment: Experiment,
+    *,
+    base: str | Path,
+    teacher: str | Path,
+    out: str | Path,
+    smoke: bool = False,
+    seeds: list[int] | None = None,
+    arms: list[str] | None = None,
+    progress: bool = True,
+) -> ExperimentResult:
+    """Tune, train and evaluate every arm (module docstring); see ExperimentResult for what comes back."""
+    started, clock = time.strftime("%Y-%m-%d %H:%M"), time.perf_counter()
+    out = Path(out)
+    values = dict(experiment.shared)
+    smoke_eval = DEFAULT_SMOKE_EVAL_EPISODES
+    if smoke:
+        smoke_values = dict(experiment.smoke)
+        smoke_eval = int(smoke_values.pop("eval_episodes", DEFAULT_SMOKE_EVAL_EPISODES))
+        values.update(smoke_values)
+    train_seeds = list(seeds) if seeds else list(experiment.train_seeds[:1] if smoke else experiment.train_seeds)
+    points = grid_points(experiment.tuning)[:1] if smoke else grid_points(experiment.tuning)
+    test_start, test_stop = experiment.evaluation.test_seeds
+    test_seeds = list(range(test_start, test_stop))[: smoke_eval if smoke else None]
+    dev_seeds = list(range(*experiment.evaluation.dev_seeds))
+    results: dict[str, ArmResult] = {}
+    trained = 0
+    for name in arms or [a.name for a in experiment.arms]:
+        runs = _Runs(experiment, name, base=str(base), teacher=str(teacher), values=values, out=out, progress=progress, smoke=smoke)
+        arm = ArmResult(name, chosen=points[0])
+        if len(points) > 1:  # a one-point grid has nothing to choose: no dev evaluation is spent on it
+            for point in points:
+                result = runs.evaluate(point, train_seeds[0], "dev", dev_seeds)
+                episodes = result["evaluations"]["dev"]["episodes"]
+                arm.dev.append({"point": point, "reward_mean": sum(e["reward"] for e in episodes) / len(episodes)})
+            arm.chosen = max(arm.dev, key=lambda d: d["reward_mean"])["point"]  # max keeps the first of equals
+        for seed in train_seeds:
+            result = runs.evaluate(arm.chosen, seed, "test", test_seeds)
+            episodes = result["evaluations"]["test"]["episodes"]
+            arm.rewards[seed] = [e["reward"] for e in episodes]
+            arm.passed[seed] = [1.0 if e["passed"] else 0.0 for e in episodes]
+        arm.runs = list(runs.used.values())
+        arm.wall_s = sum(r["train_s"] + sum(e["eval_s"] for e in r["evaluations"].values()) for r in arm.runs)
+        results[name] = arm
+        trained += runs.trained
+    return ExperimentResult(
+        experiment.name,
+        str(base),
+        str(teacher),
+        smoke,
+        str(out),
+        test_seeds,
+        values,
+        results,
+        started,
+        time.perf_counter() - clock,
+        trained,
+    )

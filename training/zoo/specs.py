@@ -1,0 +1,189 @@
+"""What a zoo model is: its shape, tokenizer, pretraining, SFT and prompt style, as one frozen spec per name.
+
+    spec = SPECS["base-small"]; config_hash(spec)      # '3f9c0a1b2c4d': the cache key of var/zoo/<name>-<hash>/
+
+A spec with a `parent` continues from the parent's pretrained stage (its tokenizer and weights), so a teacher
+and its student share one vocabulary, as distillation needs (training.modeling.check_same_vocabulary).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from training.config import ConfigError
+from training.data import PromptStyle
+
+SHAPE_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size", "max_positions", "vocab_size")
+
+
+@dataclass(frozen=True)
+class ZooSpec:
+    name: str
+    """The spec's name (the cache folder is var/zoo/<name>-<hash>)."""
+    seed: int = 0
+    """Seeds the corpus order, the initial weights and every data order; a build is a function of its spec."""
+    hidden_size: int = 256
+    """Qwen3 hidden width."""
+    num_layers: int = 4
+    """Transformer blocks."""
+    num_heads: int = 4
+    """Attention heads (head_dim = hidden_size / num_heads)."""
+    num_kv_heads: int = 2
+    """Key/value heads (grouped-query attention); divides num_heads."""
+    intermediate_size: int = 768
+    """MLP width."""
+    max_positions: int = 4096
+    """Longest sequence the rotary embedding is configured for."""
+    vocab_size: int = 8192
+    """BPE vocabulary trained on the environments' own text (with the chat special tokens)."""
+    corpus_chars: int = 800_000
+    """Pretraining text budget per corpus source, in characters (keeps corpus generation under a minute)."""
+    pretrain_steps: int = 480
+    """Optimizer steps of causal-LM pretraining on packed corpus windows (0: none)."""
+    pretrain_seq_len: int = 512
+    """Tokens per packed pretraining window."""
+    pretrain_batch: int = 8
+    """Windows per pretraining step."""
+    pretrain_lr: float = 2e-3
+    """Peak pretraining learning rate (cosine decay after a short warmup)."""
+    sft_episodes: int = 200
+    """Scripted training episodes per toolgym task and Phantom train level (StoreBench scenarios get an eighth of it)."""
+    sft_steps: int = 200
+    """SFT optimizer steps."""
+    sft_batch: int = 4
+    """Episodes per SFT step."""
+    sft_lr: float = 1e-3
+    """Peak SFT learning rate (cosine decay)."""
+    sft_max_tokens: int = 1024
+    """Supervision horizon: each SFT episode is cut to its first N tokens."""
+    phantom_levels: tuple[str, ...] = ("lookup", "bridge")
+    """Phantom levels whose train split the oracle demonstrates (lookup = 1 hop, bridge = 2 hops)."""
+    storebench_turns: int = 6
+    """StoreBench demonstrations are the smart-triage anchor's first N turns (as training/evidence/sft_valid_calls)."""
+    compact_tools: bool = True
+    """Tools listed as one name(args) line each in the system prompt (training.data.PromptStyle)."""
+    max_result_chars: int = 400
+    """Tool results cut to this many characters in training and sampling (PromptStyle)."""
+    eval_episodes: int = 100
+    """Episodes per evaluated task (toolgym held-out seeds, Phantom dev); StoreBench uses a fifth of it."""
+    save_every: int = 100
+    """Checkpoint every N steps in pretraining and SFT (what an interrupted build resumes from)."""
+    parent: str | None = None
+    """A spec name whose pretrained stage (tokenizer and weights) this one continues from; None: its own."""
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ConfigError(f"ZooSpec {self.name!r}: " + "; ".join(problems), [p.split("=", 1)[0] for p in problems])
+
+    def problems(self) -> list[str]:
+        out: list[str] = []
+        if not self.name or "/" in self.name:
+            out.append(f"name={self.name!r}: must be a non-empty name without '/'")
+        positive = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size", "max_positions", "pretrain_seq_len",
+                    "pretrain_batch", "sft_batch", "sft_max_tokens", "eval_episodes", "corpus_chars", "sft_episodes", "sft_steps")  # fmt: skip
+        out += [f"{name}={getattr(self, name)!r}: must be at least 1" for name in positive if getattr(self, name) < 1]
+        out += [f"{name}={getattr(self, name)!r}: must not be negative" for name in ("pretrain_steps", "save_every", "seed",
+                                                                                    "max_result_chars") if getattr(self, name) < 0]  # fmt: skip
+        if self.hidden_size % self.num_heads:
+            out.append(f"num_heads={self.num_heads!r}: must divide hidden_size={self.hidden_size}")
+        if self.num_heads % max(self.num_kv_heads, 1):
+            out.append(f"num_kv_heads={self.num_kv_heads!r}: must divide num_heads={self.num_heads}")
+        if self.vocab_size < 300:
+            out.append(f"vocab_size={self.vocab_size!r}: must be at least 300 (256 bytes plus the special tokens)")
+        for name in ("pretrain_lr", "sft_lr"):
+            if not getattr(self, name) > 0:
+                out.append(f"{name}={getattr(self, name)!r}: must be positive")
+        if self.pretrain_seq_len > self.max_positions or self.sft_max_tokens > self.max_positions:
+            out.append(f"max_positions={self.max_positions!r}: must cover pretrain_seq_len and sft_max_tokens")
+        unknown = [lv for lv in self.phantom_levels if lv not in ("lookup", "bridge", "chain", "deep", "mixed", "wide")]
+        if unknown:
+            out.append(f"phantom_levels={self.phantom_levels!r}: unknown level(s) {', '.join(unknown)}")
+        if self.parent == self.name:
+            out.append(f"parent={self.parent!r}: a spec cannot be its own parent")
+        return out
+
+    @property
+    def prompt_style(self) -> PromptStyle:
+        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
+
+    def shape(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in SHAPE_FIELDS}
+
+
+def pretrain_fields(spec: ZooSpec) -> dict[str, Any]:
+    """What the tokenizer and pretrained stage depend on: a child reuses its parent's stage when these match."""
+    keys = ("seed", "corpus_chars", "pretrain_steps", "pretrain_seq_len", "pretrain_batch", "pretrain_lr", "max_result_chars",
+            "compact_tools", "phantom_levels", "storebench_turns", *SHAPE_FIELDS)  # fmt: skip
+    return {k: getattr(spec, k) for k in keys}
+
+
+def canonical(spec: ZooSpec) -> dict[str, Any]:
+    """The spec as plain JSON values, with the parent's own canonical form inlined (its change changes the child)."""
+    values = dataclasses.asdict(spec)
+    values["phantom_levels"] = list(spec.phantom_levels)
+    parent = parent_spec(spec)
+    if parent is not None:
+        values["parent"] = canonical(parent)
+    return values
+
+
+def parent_spec(spec: ZooSpec) -> ZooSpec | None:
+    """The spec whose pretrained stage `spec` continues from (with `spec`'s seed: a --seed override moves both), or
+    None. Raises ConfigError when the two disagree on anything the pretrained stage depends on."""
+    if spec.parent is None:
+        return None
+    parent = dataclasses.replace(get_spec(spec.parent), seed=spec.seed)
+    mine, theirs = pretrain_fields(spec), pretrain_fields(parent)
+    differ = [k for k in mine if mine[k] != theirs[k]]
+    if differ:
+        raise ConfigError(f"ZooSpec {spec.name!r}: parent={spec.parent!r} differs in {', '.join(differ)}; a child shares the parent's "
+                          "tokenizer and pretrained weights, so these must match", differ)  # fmt: skip
+    return parent
+
+
+def config_hash(spec: ZooSpec) -> str:
+    """sha256 of the canonical JSON of the spec, 12 hex characters: the cache key."""
+    text = json.dumps(canonical(spec), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+_BASE = ZooSpec(name="base-small")
+SPECS: dict[str, ZooSpec] = {
+    "base-small": _BASE,
+    # The teacher: the base's pretrained stage, then twice the demonstrations and twice the SFT steps.
+    "teacher-small": dataclasses.replace(_BASE, name="teacher-small", parent="base-small", sft_episodes=400, sft_steps=400),
+    # Tests only: 32 wide, one layer, a few steps.
+    "smoke": ZooSpec(
+        name="smoke",
+        hidden_size=32,
+        num_layers=1,
+        num_heads=2,
+        num_kv_heads=1,
+        intermediate_size=64,
+        max_positions=512,
+        vocab_size=400,
+        corpus_chars=3000,
+        pretrain_steps=4,
+        pretrain_seq_len=64,
+        pretrain_batch=2,
+        sft_episodes=2,
+        sft_steps=2,
+        sft_batch=2,
+        sft_max_tokens=256,
+        phantom_levels=("lookup",),
+        storebench_turns=2,
+        eval_episodes=2,
+        save_every=2,
+    ),  # fmt: skip
+}
+
+
+def get_spec(name: str) -> ZooSpec:
+    if name not in SPECS:
+        raise ConfigError(f"unknown zoo spec {name!r}; choose one of {', '.join(SPECS)}", ["name"])
+    return SPECS[name]
