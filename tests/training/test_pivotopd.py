@@ -170,3 +170,36 @@ def test_two_steps_train_on_pivots_and_a_step_without_pivots_does_not_update(tmp
     assert row["prevention_reverse_kl"] == 0.0 and row["recovery_tokens"] == 0.0
     after = load_file(Path(result.final_checkpoint) / "model.safetensors")
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_a_teacher_taking_over_finds_the_same_pivot_as_the_anchor(student):
+    """The 'teacher' plays the expert's chain moves read off its prompt (generate patched): owner, lookup, answer."""
+    import re
+
+    from training.pivot_search import teacher_pivots
+
+    record = chain_mistake(student)
+    tokenizer = student[1]
+
+    def expert_generate(model: Any, tokenizer: Any, prompts: list[list[int]], **_: Any) -> list[tuple[list[int], list[float]]]:
+        out = []
+        for prompt in prompts:
+            text = tokenizer.decode(prompt)
+            person = re.search(r"the thing (\w+) owns", text).group(1)
+            owned = re.search(rf'"person": "{person}", "item": "(\w+)"', text)
+            color = owned and re.search(rf'"item": "{owned.group(1)}", "color": "(\w+)"', text)
+            call = (
+                ("answer", {"color": color.group(1)})
+                if color
+                else ("lookup", {"item": owned.group(1)})
+                if owned
+                else ("owner", {"person": person})
+            )
+            ids = [*tokenizer(render_tool_call(*call), add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
+            out.append((ids, [0.0] * len(ids)))
+        return out
+
+    with mock.patch.object(sampling, "generate", expert_generate):
+        (result,) = teacher_pivots(None, tokenizer, [record], max_turns=5, max_new_tokens=32, max_prompt_tokens=4096)
+    assert (result.step, result.reason, result.anchor) == (3, "found", "teacher")
+    assert [result.checks[cut]["passed"] for cut in (1, 2, 3, 4, 5)] == [True, True, True, False, False]
