@@ -26,6 +26,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "ascent": ("training.recipes.ascent", "AscentConfig"),
     "raised": ("training.recipes.raised", "RaisedConfig"),
     "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
+    "pivotopd": ("training.recipes.pivotopd", "PivotOPDConfig"),
 }
 
 

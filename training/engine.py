@@ -20,6 +20,7 @@ import json
 import math
 import pickle
 import random
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,16 @@ class Trainer:
         self.scheduler.step()
         self.step += 1
         return totals
+
+    def skip_step(self) -> dict[str, float]:
+        """Count a step that had nothing to train on: no optimizer update, but the step and the schedule advance
+        (so max_steps still ends the run and the learning rate stays a function of the step)."""
+        lr = float(self.scheduler.get_last_lr()[0])
+        with warnings.catch_warnings():  # torch warns when the schedule moves before any optimizer step: intended here
+            warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step\\(\\)` before")
+            self.scheduler.step()
+        self.step += 1
+        return {"lr": lr}
 
     # --- metrics, stopping, checkpoints ------------------------------------------------------------------
     def log(self, metrics: dict[str, float]) -> None:

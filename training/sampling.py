@@ -1,12 +1,16 @@
 """Local sampling and multi-turn episodes for the on-policy recipes (HF generate; CPU or one GPU).
 
     records = rollout_episodes(model, tokenizer, [("toolgym/lookup", 3)] * 8, max_turns=4, temperature=1.0)
+    branches = continue_episodes(teacher, tokenizer, [(records[0], 3)], turns=2, max_turns=4)  # from steps [0, 3)
 
 Episodes run side by side: each turn, every unfinished episode's prompt ids go through one batched
 `generate`; the output is parsed (training.toolcall_parse), each call goes to the environment's `step`, and the
 next prompt is built by concatenating ids (prompt + completion + the tokenized tool-result turn), so the ids a
 record carries are exactly the ids the model saw and sampled. Output without a valid call is an invalid
-action: its error goes back to the model as the tool result, and the episode goes on until `max_turns`.
+action: its error goes back to the model as the tool result (the step's `meta.invalid_action`, so replay skips
+its calls), and the episode goes on until `max_turns`. `continue_episodes` rebuilds an episode from a record's
+prefix by re-applying its sampled ids, and lets another model play on with the very prompt ids the sampler would
+have built.
 
 Conversational environments (the service desk) declare role slots (EnvMeta.roles): there a message without a
 call is a valid turn, spoken to the user. As in the runner (environments.team.slot_turns), every non-empty actor
@@ -26,7 +30,7 @@ import torch
 from environments.core import Env, Policy, StepResult
 from environments.registry import make
 from environments.replay import heard_by
-from environments.roles import ACTOR
+from environments.roles import ACTOR, step_role
 from environments.team import slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
@@ -45,6 +49,7 @@ class _Live:
     tools: list[dict[str, Any]]
     prompt_ids: list[int]
     record: dict[str, Any]
+    max_turns: int = 4  # the turn at which this episode stops (a continuation may stop early)
     turns: int = 0
     valid_calls: int = 0
     invalid_calls: int = 0
@@ -99,7 +104,7 @@ def generate(
     return results
 
 
-def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle) -> _Live:
+def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int) -> _Live:
     env = make(task_id, seed)
     observation = env.reset()
     schemas = [t.openai_schema() for t in env.tools()]
@@ -113,12 +118,22 @@ def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, s
         "kind": "training.sampling",
         "compact_tools": style.compact_tools,
         "max_result_chars": style.max_result_chars,
+        "max_steps": max_turns,  # the turn cap: a takeover from a prefix of this record gets the turns left
     }
     header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
     tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
-    return _Live(env=env, messages=messages, tools=tools, prompt_ids=prompt_ids, record=record, style=style, slots=slot_policies(env))
+    return _Live(
+        env=env,
+        messages=messages,
+        tools=tools,
+        prompt_ids=prompt_ids,
+        record=record,
+        style=style,
+        slots=slot_policies(env),
+        max_turns=max_turns,
+    )
 
 
 def _continue_ids(tokenizer: Any, live: _Live, assistant: dict[str, Any], tool_messages: list[dict[str, Any]]) -> list[int]:
@@ -133,7 +148,7 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float], max_turns: int) -> None:
+def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float]) -> None:
     text = tokenizer.decode(completion, skip_special_tokens=False).removesuffix(tokenizer.eos_token)
     parsed = parse_tool_calls(text)
     index = len(live.record["steps"])
@@ -141,11 +156,13 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     results: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     reward = 0.0
+    meta: dict[str, Any] = {}
     speaks = bool(parsed.message) and not parsed.error
     if parsed.error or not (parsed.tool_calls or (speaks and live.slots)):
         live.invalid_calls += 1
         error = parsed.error or "no tool call found; call a tool as <tool_call>{...}</tool_call>"
         results.append({"call_id": calls[0]["id"] if calls else "invalid", "content": {"error": error}, "is_error": True})
+        meta["invalid_action"] = error  # nothing reached the environment: replay must not run the calls that did parse
     for call in parsed.tool_calls if not parsed.error else []:
         outcome: StepResult = live.env.step(call)
         results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
@@ -155,7 +172,15 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
         reward += outcome.reward
         if live.env.done:
             break
-    step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, events=events)
+    step = make_step(
+        index=index,
+        source="agent",
+        message=parsed.message,
+        tool_calls=calls,
+        results=results,
+        events=events,
+        **({"meta": meta} if meta else {}),
+    )
     step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
     live.record["steps"].append(step)
     live.turns += 1
@@ -166,7 +191,7 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     closing = [] if completion and completion[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]
     live.prompt_ids = live.prompt_ids + list(completion) + closing + _continue_ids(tokenizer, live, assistant, tool_messages)
     live.messages += [assistant, *tool_messages]
-    if live.env.done or live.turns >= max_turns:
+    if live.env.done or live.turns >= live.max_turns:
         live.finished = True
 
 
@@ -200,24 +225,88 @@ def rollout_episodes(
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results)."""
-    lives = [_start(task, seed, tokenizer, system_prompt, style) for task, seed in jobs]
+    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns) for task, seed in jobs]
+    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens)
+    return [_close(live, max_turns) for live in lives]
+
+
+def continue_episodes(
+    model: Any,
+    tokenizer: Any,
+    prefixes: list[tuple[dict[str, Any], int]],
+    *,
+    turns: int | None = None,
+    max_turns: int = 4,
+    max_new_tokens: int = 64,
+    temperature: float = 1.0,
+    max_prompt_tokens: int = 4096,
+) -> list[dict[str, Any]]:
+    """For each (record, prefix_length), rebuild the episode after the record's steps [0, prefix_length) and let
+    `model` play up to `turns` more agent turns (None: to the end), never past `max_turns` in all.
+
+    The record must come from this sampler (its agent steps carry `token_ids`): each prefix step's ids are
+    re-applied as if just sampled, so the environment, the messages and the prompt ids are exactly those
+    `rollout_episodes` had at that point, and the new steps' `prompt_token_ids` extend the prefix's ids. The
+    system prompt and prompt style come from the record's harness header. A returned record holds the prefix
+    steps and the new ones; its header says `source="branch"` and `parent.branch_step = prefix_length`. An
+    episode already over after the prefix comes back with no new steps."""
+    lives = [_resume(record, prefix_length, tokenizer, max_turns) for record, prefix_length in prefixes]
+    for live in lives:
+        live.max_turns = min(max_turns, live.turns + turns) if turns is not None else max_turns
+        live.finished = live.finished or live.turns >= live.max_turns
+    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens)
+    out = []
+    for live, (_, prefix_length) in zip(lives, prefixes, strict=True):
+        record = _close(live, max_turns)
+        record["header"].update(source="branch", parent={"episode_id": None, "branch_step": prefix_length})
+        out.append(record)
+    return out
+
+
+def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turns: int) -> _Live:
+    header = record["header"]
+    harness = header.get("harness") or {}
+    style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
+    live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns)
+    for step in record["steps"][1:prefix_length]:
+        if step_role(step) != ACTOR:
+            continue  # a role slot's answer (the user): re-applying the actor's turn before it played it again
+        assert step.get("source") == "agent" and step.get("token_ids"), (
+            f"step {step.get('index')} carries no sampled token ids: only this sampler's records can be continued"
+        )
+        recorded = step.get("prompt_token_ids")
+        assert recorded is None or recorded == live.prompt_ids, (
+            f"step {step['index']}: the rebuilt prompt differs from the recorded one (another tokenizer or prompt style?)"
+        )
+        _apply(live, tokenizer, list(step["token_ids"]), list(step.get("logprobs") or [0.0] * len(step["token_ids"])))
+    return live
+
+
+def _play(model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int) -> None:
+    """Turn by turn, one batched generate over the unfinished episodes, until each ends or outgrows the prompt budget."""
     while True:
         active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
         if not active:
-            break
+            return
         outputs = generate(model, tokenizer, [live.prompt_ids for live in active], max_new_tokens=max_new_tokens, temperature=temperature)
         for live, (completion, logprobs) in zip(active, outputs, strict=True):
-            _apply(live, tokenizer, completion, logprobs, max_turns)
-    for live in lives:
-        env = live.env
-        reason = env.score().termination_reason or ("max_steps" if live.turns >= max_turns else "context_window_exceeded")
-        score = env.score()
-        live.record["header"].update(
-            termination_reason=reason,
-            score={"composite": score.composite, "passed": score.passed, "components": score.components},
-            metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
-        )
-    return [live.record for live in lives]
+            _apply(live, tokenizer, completion, logprobs)
+
+
+def _close(live: _Live, max_turns: int) -> dict[str, Any]:
+    score = live.env.score()
+    if score.termination_reason:
+        reason = score.termination_reason
+    elif live.turns >= min(max_turns, live.max_turns):
+        reason = "max_steps"  # the harness's cap, or a continuation's own turn cap
+    else:
+        reason = "context_window_exceeded"
+    live.record["header"].update(
+        termination_reason=reason,
+        score={"composite": score.composite, "passed": score.passed, "components": score.components},
+        metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
+    )
+    return live.record
 
 
 def episode_stats(records: list[dict[str, Any]]) -> dict[str, float]:

@@ -44,9 +44,11 @@ class PivotalResult:
 
 
 def takeover(record: dict[str, Any], prefix_length: int, anchor_factory: AnchorFactory, seed: int) -> dict[str, Any]:
-    """The anchor plays on after steps [0, prefix_length) are replayed; the resulting record."""
+    """The anchor plays on after steps [0, prefix_length) are replayed; the resulting record. The record's harness
+    step cap (`harness.max_steps`, as branch_run reads it) binds the anchor too: the turns the agent spent are spent."""
     env = env_for_record(record)
-    return run_episode(env, anchor_factory(env, seed), start_history=record["steps"][:prefix_length], source="branch")
+    limit = (record["header"].get("harness") or {}).get("max_steps")
+    return run_episode(env, anchor_factory(env, seed), start_history=record["steps"][:prefix_length], source="branch", max_steps=limit)
 
 
 def find_pivotal_step(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from environments.core import TaskSpec
 from environments.meta import EnvMeta
 from environments.registry import register, register_env
+from environments.toolgym.anchors import ExpertPolicy
 from environments.toolgym.env import ToolGymEnv
 
 TASKS: tuple[TaskSpec, ...] = (
@@ -57,5 +58,6 @@ TASKS: tuple[TaskSpec, ...] = (
 
 for _task in TASKS:
     register(_task, ToolGymEnv)
-# Batch-only: its anchors (environments.toolgym.anchors) are the training recipes' experts, not lab anchors.
-register_env(EnvMeta(env="toolgym"))
+# Batch-only for the lab (no demo, no human play); the expert is its anchor, and the default of pivotal search
+# (environments.diagnosis.pivotal, PivotOPD's pivot finder).
+register_env(EnvMeta(env="toolgym", anchors={"expert": lambda env, seed: ExpertPolicy()}, default_anchor="expert"))

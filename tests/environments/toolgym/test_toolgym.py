@@ -66,10 +66,11 @@ def test_the_guess_task_rewards_only_the_hidden_secret_the_same_for_every_seed()
     assert result.done and result.reward == 0.0 and wrong.score().composite == 0.0
 
 
-def test_asking_for_a_policy_of_an_environment_without_anchors_says_it_has_none() -> None:
+def test_asking_for_an_unknown_policy_names_the_expert_its_only_anchor() -> None:
     env = make("toolgym/lookup", 3)
-    with pytest.raises(EnvError, match="no policy 'oracle' for toolgym; toolgym declares no scripted policies"):
+    with pytest.raises(EnvError, match="no policy 'oracle' for toolgym; choose one of expert"):
         make_policy("oracle", env, 3)
+    assert make_policy("expert", env, 3).name == "toolgym-expert"
 
 
 def test_the_expert_solves_chain_in_three_dependent_steps():
