@@ -179,3 +179,15 @@ def test_evaluation_jobs_cycle_through_a_task_set():
     tasks = [t.id for t in registry.task_set("toolgym/train")]
     jobs = evaluation_jobs("toolgym/train", list(range(len(tasks) + 1)))
     assert [task for task, _ in jobs] == [*tasks, tasks[0]] and [seed for _, seed in jobs] == list(range(len(tasks) + 1))
+
+
+@pytest.mark.parametrize("name", sorted(set(experiments.load_all()) - {"graphopd"}))  # graphopd's smoke is checked in detail above
+def test_every_experiments_smoke_config_runs_every_arm_on_the_same_test_seeds(name, tmp_path):
+    from training.tiny import tiny_model_path
+
+    experiment = experiments.load_all()[name]
+    result = run_experiment(experiment, base=tiny_model_path(0), teacher=tiny_model_path(1), out=tmp_path, smoke=True, progress=False)
+    assert list(result.arms) == [arm.name for arm in experiment.arms]
+    for arm in result.arms.values():
+        assert list(arm.rewards) == [0] and len(arm.rewards[0]) == len(result.test_seeds) > 0
+        assert all(0.0 <= r <= 1.0 for r in arm.rewards[0])
