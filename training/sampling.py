@@ -172,15 +172,8 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
         reward += outcome.reward
         if live.env.done:
             break
-    step = make_step(
-        index=index,
-        source="agent",
-        message=parsed.message,
-        tool_calls=calls,
-        results=results,
-        events=events,
-        **({"meta": meta} if meta else {}),
-    )
+    extra: dict[str, Any] = {"meta": meta} if meta else {}
+    step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, events=events, **extra)
     step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
     live.record["steps"].append(step)
     live.turns += 1

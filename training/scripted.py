@@ -33,7 +33,9 @@ def scripted_episode(policy: Policy, task_id: str, seed: int, *, max_turns: int 
     turns = 0
     while not env.done and turns < max_turns:
         action = policy.act(record["steps"], tools)
-        results, events, reward = [], [], 0.0
+        results: list[dict[str, Any]] = []
+        events: list[dict[str, Any]] = []
+        reward = 0.0
         for call in action.tool_calls:
             outcome = env.step(call)
             results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
