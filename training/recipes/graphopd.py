@@ -31,11 +31,11 @@ from typing import Any
 import torch
 
 from environments.diagnosis.credit_graph import dependency_graph, stationary_credit
-from training.engine import Hooks, RunResult, Trainer, step_generator
+from training.engine import Hooks, RunResult, step_generator
 from training.losses import kl_per_position
-from training.modeling import check_same_vocabulary, forward_logits, load_model
+from training.modeling import forward_logits
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
-from training.recipes.opd import OPDConfig, distill_loss
+from training.recipes.opd import OPDConfig, distill_loss, start_distillation
 from training.sampling import episode_stats
 
 SELECTIONS = ("graphopd", "divergence", "graph", "random", "all")
@@ -199,12 +199,8 @@ def choose_steps(
 
 
 def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
-    trainer = Trainer(config, recipe="graphopd", hooks=hooks)
+    trainer, teacher = start_distillation(config, "graphopd", hooks)
     model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
-    teacher, teacher_tokenizer = load_model(config.teacher, device=trainer.device, trainable=False)
-    check_same_vocabulary(tokenizer, teacher_tokenizer)
-    if trainer.step == 0:
-        trainer.log(evaluate(model, tokenizer, config))
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)

@@ -59,13 +59,19 @@ def distill_loss(
     return value, metrics
 
 
-def run(config: OPDConfig, hooks: Hooks | None = None) -> RunResult:
-    trainer = Trainer(config, recipe="opd", hooks=hooks)
-    model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
+def start_distillation(config: OPDConfig, recipe: str, hooks: Hooks | None) -> tuple[Trainer, Any]:
+    """The trainer and the frozen teacher (same vocabulary, checked); a fresh run logs its starting evaluation."""
+    trainer = Trainer(config, recipe=recipe, hooks=hooks)
     teacher, teacher_tokenizer = load_model(config.teacher, device=trainer.device, trainable=False)
-    check_same_vocabulary(tokenizer, teacher_tokenizer)
+    check_same_vocabulary(trainer.tokenizer, teacher_tokenizer)
     if trainer.step == 0:
-        trainer.log(evaluate(model, tokenizer, config))
+        trainer.log(evaluate(trainer.model, trainer.tokenizer, config))
+    return trainer, teacher
+
+
+def run(config: OPDConfig, hooks: Hooks | None = None) -> RunResult:
+    trainer, teacher = start_distillation(config, "opd", hooks)
+    model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)

@@ -28,12 +28,12 @@ import torch
 
 from environments.diagnosis.pivotal import PivotalResult
 from training.data import TokenizedEpisode, tokenize_record
-from training.engine import Hooks, RunResult, Trainer
+from training.engine import Hooks, RunResult
 from training.losses import kl_full
-from training.modeling import check_same_vocabulary, forward_logits, load_model
+from training.modeling import forward_logits
 from training.pivot_search import anchor_pivots, resolve_anchor, runs_of, teacher_pivots
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device
-from training.recipes.opd import OPDConfig, distill_loss
+from training.recipes.opd import OPDConfig, distill_loss, start_distillation
 from training.sampling import continue_episodes, episode_stats
 
 MODES = ("both", "prevention", "recovery")
@@ -201,12 +201,8 @@ def _batches(
 
 
 def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
-    trainer = Trainer(config, recipe="pivotopd", hooks=hooks)
+    trainer, teacher = start_distillation(config, "pivotopd", hooks)
     model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
-    teacher, teacher_tokenizer = load_model(config.teacher, device=trainer.device, trainable=False)
-    check_same_vocabulary(tokenizer, teacher_tokenizer)
-    if trainer.step == 0:
-        trainer.log(evaluate(model, tokenizer, config))
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
