@@ -182,7 +182,8 @@ def adapt(trainer: Trainer, config: AscentConfig, record: dict[str, Any]) -> dic
         model.eval()
         with torch.no_grad(), model.disable_adapter():  # the frozen initial model: the base without the LoRA weights
             logits = forward_logits(model, teacher_batch["input_ids"], teacher_batch["attention_mask"])
-        batch["teacher_logits"] = aligned_teacher_logits(logits, torch.tensor([offset], device=device), batch["input_ids"].shape[1])
+        positions = torch.arange(batch["input_ids"].shape[1], device=device).unsqueeze(0) + offset  # (1, T): one offset
+        batch["teacher_logits"] = aligned_teacher_logits(logits, positions)
 
     def loss_fn(micro: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         return ascent_loss(forward_logits(model, micro["input_ids"], micro["attention_mask"]), micro, update=config.update)
