@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from environments.analyzers import NO_PROBLEM, StepAnalysis, is_actor_step, repeated_call
-from environments.rule_critic import REPEATS, env_calls, failure_advice
+from environments.analyzers import NO_PROBLEM, GenericAnalyzer, StepAnalysis, is_actor_step
+from environments.rule_critic import env_calls
 
 
 def result_objects(step: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,12 +87,9 @@ def orders_left_unshipped(history: list[dict[str, Any]]) -> int:
 
 class StoreBenchAnalyzer:
     def analyze(self, history: list[dict[str, Any]], step: dict[str, Any]) -> StepAnalysis:
-        failed = failure_advice(step)
-        if failed:
-            return StepAnalysis(failed, 0.0)
-        repeated = repeated_call(history, step)
-        if repeated:
-            return StepAnalysis(f"You made the same call {REPEATS} times in a row ({repeated[:120]}); it changes nothing.", 0.2)
+        generic = GenericAnalyzer().analyze(history, step)  # a failed or repeated call says all there is to say
+        if generic.value < 1.0:
+            return generic
         findings: list[tuple[str, float]] = []
         for call in env_calls(step):
             if call.get("name") == "set_price":
