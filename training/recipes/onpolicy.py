@@ -12,13 +12,13 @@ from typing import Any
 import torch
 
 from training.config import TrainConfig
-from training.data import PromptStyle, TokenizedEpisode, collate, tokenize_record
+from training.data import PromptStyleFields, TokenizedEpisode, collate, tokenize_record
 from training.engine import Trainer, step_generator
 from training.sampling import episode_stats, rollout_episodes
 
 
 @dataclass
-class OnPolicyConfig(TrainConfig):
+class OnPolicyConfig(TrainConfig, PromptStyleFields):
     task: str = "toolgym/lookup"
     """Environment task id the policy plays (environments.registry)."""
     tasks_per_step: int = 4
@@ -41,21 +41,14 @@ class OnPolicyConfig(TrainConfig):
     """Token limit of one agent turn."""
     temperature: float = 1.0
     """Sampling temperature of training rollouts."""
-    compact_tools: bool = False
-    """Prompt style: tools as one `name(args)` line each in the system prompt (as the model was trained; a zoo
-    model's zoo.json says which style it expects)."""
-    max_result_chars: int = 0
-    """Prompt style: tool results cut to this many characters (0: whole)."""
     max_prompt_tokens: int = 4096
     """An episode whose prompt grows past this many tokens ends (context_window_exceeded)."""
 
     def problems(self) -> list[str]:
-        out = super().problems()
+        out = super().problems() + self.style_problems()
         for name in ("tasks_per_step", "group_size", "train_seeds", "eval_episodes", "max_turns", "max_new_tokens"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        if self.max_result_chars < 0:
-            out.append(f"max_result_chars={self.max_result_chars!r}: must not be negative")
         if self.max_prompt_tokens < 16:
             out.append(f"max_prompt_tokens={self.max_prompt_tokens!r}: must be at least 16")
         if self.eval_every < 0:
@@ -68,10 +61,6 @@ class OnPolicyConfig(TrainConfig):
                 f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})"
             )
         return out
-
-    @property
-    def prompt_style(self) -> PromptStyle:
-        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
 
 
 def pick_jobs(config: OnPolicyConfig, step: int) -> list[tuple[str, int]]:

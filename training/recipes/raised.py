@@ -23,7 +23,7 @@ import torch
 
 from environments.registry import task_set
 from training.config import TrainConfig
-from training.data import PromptStyle, TokenizedEpisode, collate
+from training.data import PromptStyleFields, TokenizedEpisode, collate
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.losses import sft_loss
 from training.modeling import forward_logits, load_model
@@ -37,7 +37,7 @@ MAX_DRAWS_PER_PAIR = 10  # about half of the service desk's draws plant where th
 
 
 @dataclass
-class RaisedConfig(TrainConfig):
+class RaisedConfig(TrainConfig, PromptStyleFields):
     variant: str = "raised"
     """raised (KL to the clean-context teacher on clean and injected variants) | advsft (cross-entropy on injected)."""
     task_set: str = "servicedesk/train"
@@ -65,9 +65,8 @@ class RaisedConfig(TrainConfig):
     max_tokens: int = 4096
     """Sequences are cut to this many tokens (turns cut away carry no loss)."""
     compact_tools: bool = True
-    """Prompt style: tools as one `name(args)` line each in the system prompt."""
-    max_result_chars: int = 0
-    """Prompt style: tool results cut to this many characters (0: whole)."""
+    """Prompt style: tools as one `name(args)` line each in the system prompt (on by default here: the service
+    desk's JSON schemas alone would fill a small model's context)."""
     eval_task_set: str = "servicedesk/dev"
     """Task set of the held-out attack evaluation (dev for tuning; the experiment's test runs use servicedesk/test)."""
     eval_seed_start: int = 100_000
@@ -94,7 +93,7 @@ class RaisedConfig(TrainConfig):
         for name in ("pairs_per_step", "train_seeds", "eval_max_turns", "max_new_tokens", "max_tokens"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        for name in ("clean_coef", "top_k", "eval_episodes", "eval_every", "max_result_chars"):
+        for name in ("clean_coef", "top_k", "eval_episodes", "eval_every"):
             if getattr(self, name) < 0:
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         train_end = self.train_seed_start + self.train_seeds
@@ -102,11 +101,7 @@ class RaisedConfig(TrainConfig):
             out.append(
                 f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})"
             )
-        return out
-
-    @property
-    def prompt_style(self) -> PromptStyle:
-        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
+        return out + self.style_problems()
 
 
 def step_pairs(config: RaisedConfig, step: int) -> tuple[list[Pair], dict[str, float]]:

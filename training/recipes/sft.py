@@ -21,7 +21,7 @@ from typing import Any
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.credit import continuation_logprob, horizon, select_by_likelihood
-from training.data import PromptStyle, TokenizedEpisode, collate, read_records
+from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import sft_loss
 from training.modeling import forward_logits
@@ -29,7 +29,7 @@ from training.role_views import tokenize_role
 
 
 @dataclass
-class SFTConfig(TrainConfig):
+class SFTConfig(TrainConfig, PromptStyleFields):
     data: str = ""
     """JSONL (or JSON list) of canonical trajectory records to train on."""
     batch_size: int = 8
@@ -48,25 +48,19 @@ class SFTConfig(TrainConfig):
     """Like refine_fraction, as a count of episodes (use one of the two)."""
     warm_start_steps: int = 0
     """Steps on horizon prefixes before the refinement selection."""
-    compact_tools: bool = False
-    """Show tools as one `name(args)` line each in the system prompt instead of JSON schemas (small contexts)."""
-    max_result_chars: int = 0
-    """Cut each tool result to this many characters, as the harness does (0: whole results)."""
     role: str = "actor"
     """Whose turns to train: actor (other roles' turns are context only), critic, consultant, or any role of the records."""
     turn_horizon: int = 0
     """Roles other than the actor: a turn's reward is the actor's success over its next N steps (0: the episode's outcome)."""
 
     def problems(self) -> list[str]:
-        out = super().problems()
+        out = super().problems() + self.style_problems()
         if not self.data:
             out.append("data='': give a JSONL file of trajectory records")
         if self.batch_size < 1:
             out.append(f"batch_size={self.batch_size!r}: must be at least 1")
         if self.max_tokens < 2:
             out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
-        if self.max_result_chars < 0:
-            out.append(f"max_result_chars={self.max_result_chars!r}: must not be negative")
         if not ROLE_NAME.fullmatch(self.role):
             out.append(f"role={self.role!r}: must be a role name such as actor, critic or consultant")
         if self.turn_horizon < 0:
@@ -87,10 +81,6 @@ class SFTConfig(TrainConfig):
                 f"warm_start_steps={self.warm_start_steps!r}: must be between 1 and max_steps-1 ({self.max_steps - 1}) when refining"
             )
         return out
-
-    @property
-    def prompt_style(self) -> PromptStyle:
-        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
 
     @property
     def refining(self) -> bool:
