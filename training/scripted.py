@@ -58,3 +58,12 @@ def scripted_episode(policy: Policy, task_id: str, seed: int, *, max_turns: int 
 
 def scripted_episodes(policy: Policy, task_id: str, seeds: Iterable[int], *, max_turns: int = 8) -> list[dict[str, Any]]:
     return [scripted_episode(policy, task_id, seed, max_turns=max_turns) for seed in seeds]
+
+
+def anchor_episode(anchor: str, task_id: str, seed: int, *, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An environment anchor's episode through environments.runner, so the environment's user (a service-desk
+    caller) speaks its turns; the header carries the sampler's system prompt, as scripted_episode's does."""
+    from environments.runner import make_policy, run_episode
+
+    env = make(task_id, seed, options=options)
+    return run_episode(env, make_policy(anchor, env, seed), harness={"system_prompt": system_prompt_for(env)})

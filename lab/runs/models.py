@@ -11,7 +11,7 @@ from lab.projects.models import Project
 class TrainingRun(Job):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
-    recipe = models.CharField(max_length=32, help_text="sft | grpo | opd | self_distill")
+    recipe = models.CharField(max_length=32, help_text="A key of training.RECIPES (sft, grpo, opd, self_distill, raised, ...).")
     config = models.JSONField(default=dict)
     base_model = models.CharField(max_length=500)
     dataset_spec = models.JSONField(default=dict, blank=True, help_text="The filters that selected the episodes.")

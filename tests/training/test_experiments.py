@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import types
 
 import pytest
 
@@ -169,6 +171,32 @@ def test_a_none_arm_is_the_start_checkpoint_evaluated_like_the_others(tmp_path):
     assert result.trained == 0 and run["checkpoint"] == str(tiny_model_path(0)) and run["trained_tokens"] == 0
     assert run["config"] == {"model": str(tiny_model_path(0)), "seed": 0}  # a recipe's fields mean nothing here
     assert result.arms["start"].rewards == {0: [0.0, 0.0]}
+
+
+def probe_measures(checkpoint, base, values, seeds):
+    """An Experiment.measures function for the test below: what it was given, as numbers."""
+    return {"seeds": float(len(seeds)), "trained": float(checkpoint != base), "steps": float(values["max_steps"])}
+
+
+def test_extra_measures_are_taken_once_per_run_and_reported_over_training_seeds(tmp_path, monkeypatch):
+    from training.experiments import Arm, Evaluation, Experiment
+    from training.tiny import tiny_model_path
+
+    monkeypatch.setitem(sys.modules, "probe_module", types.SimpleNamespace(probe_measures=probe_measures))
+    probe = Experiment(
+        name="probe", question="q", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
+        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
+        smoke={"eval_episodes": 3}, needs_teacher=False, measures="probe_module:probe_measures",
+    )  # fmt: skip
+    result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False, seeds=[0, 1])
+    assert result.arms["start"].measures == {
+        0: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
+        1: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
+    }
+    text = experiment_markdown(probe, result, command="c")
+    assert "| measure | start |" in text and "| seeds | 3.000 ± 0.000 |" in text and "| steps | 5.000 ± 0.000 |" in text
+    stored = next(tmp_path.glob("start/*seed0*/result.json")).read_text()
+    assert '"measures"' in stored  # kept with the run: a rerun reads it instead of measuring again
 
 
 def test_evaluation_jobs_cycle_through_a_task_set():

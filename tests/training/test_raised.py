@@ -18,7 +18,8 @@ from training.data import PromptStyle, tokenize_record
 from training.policies.harness import Completion
 from training.recipes.raised import RaisedConfig, gather_teacher, pair_batch, raised_loss
 from training.recipes.raised_eval import ModelPolicy
-from training.recipes.raised_pairs import agent_actions, align_turns, anchor_pair, play_anchor, tokenized_pair
+from training.recipes.raised_pairs import agent_actions, align_turns, anchor_pair, tokenized_pair
+from training.scripted import anchor_episode
 
 STYLE = PromptStyle(compact_tools=True)
 
@@ -134,7 +135,7 @@ def test_a_model_that_writes_an_anchors_tokens_scores_what_the_anchor_scores(tok
 
     pair = visible_pair()
     options = {"guidance": True, "attack": "direct"}
-    played = play_anchor(pair.task, pair.seed, options, anchor)
+    played = anchor_episode(anchor, pair.task, pair.seed, options=options)
     [sequence] = tokenize_record(played, tokenizer, style=STYLE)
     turns = iter([sequence.input_ids[start:end] for _, start, end in sequence.agent_spans])
 

@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 from safetensors.torch import load_file
 
-from environments.registry import get_task
+from environments.registry import get_task, make
 from training.config import ConfigError
 from training.data import PromptStyle
+from training.sampling import system_prompt_for
 from training.zoo import build as zoo_build
+from training.zoo import evaluate as zoo_evaluate
 from training.zoo import manifest, prompt_style_for, resolve
-from training.zoo.build import BuildControl, Interrupted, build, build_folder
+from training.zoo.build import BuildControl, Interrupted, build, build_folder, demonstrations
 from training.zoo.corpus import HELD_OUT_SEED, build_corpus
 from training.zoo.evaluate import results_table
 from training.zoo.specs import SPECS, ZooSpec, config_hash
@@ -73,6 +75,24 @@ def test_hash_is_stable_and_follows_every_field(monkeypatch: pytest.MonkeyPatch)
     before = config_hash(child)
     monkeypatch.setitem(SPECS, "smoke", dataclasses.replace(SMOKE, sft_lr=0.5))  # the parent changed: so does the child
     assert config_hash(child) != before
+
+
+def test_fields_added_later_keep_the_existing_cache_keys_until_set() -> None:
+    assert config_hash(SPECS["base-small"]) == "49291507844b"  # the key of the base built before sft_sources existed
+    assert config_hash(dataclasses.replace(SMOKE, sft_sources=("servicedesk",))) != config_hash(SMOKE)
+    with pytest.raises(ConfigError) as error:
+        ZooSpec(name="x", sft_sources=("toolgym", "chess"))
+    assert error.value.fields == ["sft_sources"] and "servicedesk" in str(error.value)
+
+
+def test_service_desk_demonstrations_are_the_oracles_passed_calls_with_the_caller_speaking() -> None:
+    records = demonstrations(dataclasses.replace(SMOKE, sft_sources=("servicedesk",), sft_episodes=1))
+    tasks = {f"{r['header']['env']}/{r['header']['task']}" for r in records}
+    assert len(tasks) > 20 and all(t.startswith("servicedesk/") and get_task(t).split == "train" for t in tasks)
+    assert all(r["header"]["score"]["passed"] for r in records)
+    assert all("user" in {s["source"] for s in r["steps"]} for r in records)
+    first = records[0]
+    assert first["header"]["harness"]["system_prompt"] == system_prompt_for(make(f"servicedesk/{first['header']['task']}", 0))
 
 
 def test_a_child_must_share_the_parents_pretraining(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,6 +199,20 @@ def test_evaluation_runs_on_the_smoke_model(var_root: Path) -> None:
     assert 0.0 <= evaluation["storebench/train"]["valid_call_rate"]["mean"] <= 1.0
     table = results_table({"smoke": evaluation})
     assert "| toolgym/lookup held-out correct (greedy) |" in table and "keyword anchor" in table
+
+
+def test_a_service_desk_model_is_evaluated_on_held_out_calls_only(var_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its own pretrained stage: a call's first turns need more positions than the smoke's 512 (a 400-token vocabulary).
+    desk = dataclasses.replace(SMOKE, name="smoke-desk", sft_sources=("servicedesk",), sft_episodes=1, max_positions=1536,
+                               sft_max_tokens=1536, eval_episodes=1)  # fmt: skip
+    monkeypatch.setitem(SPECS, "smoke-desk", desk)
+    monkeypatch.setattr(zoo_evaluate, "DESK_TURNS", 2)  # a random model's 16 turns of 96 tokens are the slow part
+    evaluation = manifest(build(desk, control=quiet()))["evaluation"]
+    assert set(evaluation) == {"servicedesk/roaming-on", "servicedesk/train"}
+    assert evaluation["servicedesk/train"]["passed"]["n"] == desk.eval_episodes
+    assert evaluation["servicedesk/roaming-on"]["seeds"].startswith(str(HELD_OUT_SEED))
+    table = results_table({"smoke-desk": evaluation})
+    assert "servicedesk/train templates held-out passed" in table and "toolgym" not in table
 
 
 def test_the_cli_lists_builds_and_writes_the_readme_table(

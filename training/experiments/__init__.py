@@ -84,6 +84,10 @@ class Experiment:
     """Whether the arms read a teacher (`--teacher`)."""
     gpu: GpuConfig | None = None
     """The real-architecture configuration benchmarks/gpu_check.sh runs when a GPU is available."""
+    measures: str = ""
+    """Extra measures of each trained checkpoint on the test seeds, beside reward and pass rate: "module:function",
+    called as function(checkpoint, base, values, seeds) -> {name: float} (values: the shared config with the arm's
+    overrides). The report gives each as mean +- 95% CI over training seeds (RAISED's attack figures)."""
 
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]

@@ -7,8 +7,9 @@ Why the service desk and not StoreBench: a service-desk call is 7-25 short steps
 listing), an anchor plays it in ~40 ms, and its attack report is judged on the database; a StoreBench run is a
 multi-week business simulation whose prompts run to thousands of tokens per turn, too long for CPU training and for
 the pairs' two forward passes per step. Every arm starts from the same checkpoint and is evaluated the same way:
-`evaluate_attacks` (training/recipes/raised.py), the experiment's extra metrics: greedy play of held-out seeds of the
-dev + test templates, unattacked and under each style with guidance on, plus output drift to the start model.
+`evaluate_attacks` (training/recipes/raised_eval.py) as the experiment's measures: greedy play of the test seeds on
+the held-out templates (servicedesk/eval), unattacked and under each style with guidance on, plus output drift from
+the start model; the table's reward and pass rate are the unattacked calls played by the sampler.
 """
 
 from __future__ import annotations
@@ -38,30 +39,29 @@ EXPERIMENT = register(
             "eval_task_set": "servicedesk/eval",
             "anchor": "oracle",
             "guidance_share": 0.5,
-            "pairs_per_step": 8,
-            "max_steps": 150,
-            "learning_rate": 1e-5,
+            "pairs_per_step": 4,
+            "max_steps": 16,  # sized to this session's CPU (2 shared cores); a few minutes per run
             "lr_schedule": "cosine",
-            "warmup_steps": 10,
+            "warmup_steps": 2,
             "train_seeds": 1000,
             "teacher_weights": "frozen",
             "clean_coef": 1.0,
-            "max_tokens": 4096,
+            "max_tokens": 2048,
             "eval_seed_start": 100_000,
-            "eval_episodes": 8,
-            "eval_max_turns": 30,
+            "eval_episodes": 0,  # the recipe's own evaluation is off: the runner measures every checkpoint (measures below)
+            "eval_max_turns": 12,
             "max_new_tokens": 96,
         },
         evaluation=Evaluation(
-            task="servicedesk/eval", dev_seeds=(100_000, 100_021), test_seeds=(200_000, 200_063), max_turns=30, max_new_tokens=96
+            task="servicedesk/eval", dev_seeds=(100_000, 100_012), test_seeds=(200_000, 200_012), max_turns=12, max_new_tokens=96
         ),
-        tuning={"learning_rate": (1e-5, 3e-5)},
+        tuning={"learning_rate": (1e-4,)},  # one point, the same for every arm
+        measures="training.recipes.raised_eval:experiment_measures",
         train_seeds=(0, 1, 2),
         smoke={
             "max_steps": 2,
             "pairs_per_step": 2,
             "train_seeds": 50,
-            "learning_rate": 1e-3,
             "lr_schedule": "constant",
             "warmup_steps": 0,
             "max_tokens": 2048,

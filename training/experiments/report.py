@@ -57,6 +57,7 @@ def experiment_markdown(experiment: Experiment, result: ExperimentResult, *, com
             f"| {name} | {what} | {reward.mean:.3f} ± {reward.ci:.3f} | {passed.mean:.3f} ± {passed.ci:.3f} | {diff} "
             f"| {_point(arm.chosen)} | {arm.wall_s / 60:.1f} min |"
         )
+    lines += _measures_table(result)
     lines += [
         "",
         "Mean ± 95% t-interval over training seeds of the per-seed mean; paired differences on the same (training seed, "
@@ -70,6 +71,22 @@ def experiment_markdown(experiment: Experiment, result: ExperimentResult, *, com
         f"{' (smoke)' if result.smoke else ''}.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _measures_table(result: ExperimentResult) -> list[str]:
+    """The experiment's extra measures (Experiment.measures), one row each, mean ± 95% CI over training seeds."""
+    arms = {name: arm for name, arm in result.arms.items() if arm.measures}
+    names = sorted({m for arm in arms.values() for per_seed in arm.measures.values() for m in per_seed})
+    if not names:
+        return []
+    lines = ["", "| measure | " + " | ".join(arms) + " |", "| --- |" + " --- |" * len(arms)]
+    for measure in names:
+        cells = []
+        for arm in arms.values():
+            per_seed = {seed: [values[measure]] for seed, values in arm.measures.items() if measure in values}
+            cells.append(f"{summarise(per_seed).mean:.3f} ± {summarise(per_seed).ci:.3f}" if per_seed else "-")
+        lines.append(f"| {measure} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def write_readme_section(path: Path, name: str, text: str) -> None:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import itertools
 import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ class ArmResult:
     dev: list[dict[str, Any]] = field(default_factory=list)  # [{"point": ..., "reward_mean": ...}] per grid point
     rewards: dict[int, list[float]] = field(default_factory=dict)  # training seed -> reward per test seed
     passed: dict[int, list[float]] = field(default_factory=dict)  # training seed -> 1.0/0.0 per test seed
+    measures: dict[int, dict[str, float]] = field(default_factory=dict)  # training seed -> the experiment's extra measures
     runs: list[dict[str, Any]] = field(default_factory=list)  # the result.json of every run this arm used
     wall_s: float = 0.0  # training + evaluation seconds of the arm's runs (as first measured, also when reused)
 
@@ -80,6 +83,12 @@ def grid_points(tuning: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
 
 def config_hash(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def _function(dotted: str) -> Callable[..., dict[str, float]]:
+    """The callable named "package.module:function"."""
+    module, _, name = dotted.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
 def _say(progress: bool, text: str) -> None:
@@ -169,7 +178,7 @@ class _Runs:
             "compact_tools": style.compact_tools,
             "max_result_chars": style.max_result_chars,
             "eval_every": 0,
-            "eval_episodes": 1,
+            "eval_episodes": min(1, int(config.get("eval_episodes", 1))),  # an experiment may turn it off altogether
         }
         harness["eval_seed_start"] = self.experiment.evaluation.dev_seeds[0]
         if self.experiment.needs_teacher:
@@ -209,6 +218,14 @@ class _Runs:
             start = time.perf_counter()
             episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, config, self.experiment, self.limits)
             result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
+            path.write_text(json.dumps(result, indent=1))
+        if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
+            _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
+            start = time.perf_counter()
+            measure = _function(self.experiment.measures)
+            values = {**self.values, **self.arm.overrides, **point}
+            result["evaluations"][split]["measures"] = measure(result["checkpoint"], self.base, values, seeds)
+            result["evaluations"][split]["eval_s"] += time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
         self.used[digest] = result
         return result
@@ -255,6 +272,8 @@ def run_experiment(
             episodes = result["evaluations"]["test"]["episodes"]
             arm.rewards[seed] = [e["reward"] for e in episodes]
             arm.passed[seed] = [1.0 if e["passed"] else 0.0 for e in episodes]
+            if "measures" in result["evaluations"]["test"]:
+                arm.measures[seed] = result["evaluations"]["test"]["measures"]
         arm.runs = list(runs.used.values())
         arm.wall_s = sum(r["train_s"] + sum(e["eval_s"] for e in r["evaluations"].values()) for r in arm.runs)
         results[name] = arm

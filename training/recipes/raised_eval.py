@@ -16,6 +16,7 @@ call is a message to the caller (the service desk's agent speaks as often as it 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -29,7 +30,9 @@ from training.losses import kl_full
 from training.modeling import forward_logits
 from training.policies.harness import Completion, HarnessConfig
 from training.policies.hf import TemplatePolicy
-from training.recipes.raised_pairs import Pair, play_anchor, tokenized_pair
+from training.recipes.raised_pairs import Pair, tokenized_pair
+from training.sampling import system_prompt_for
+from training.scripted import anchor_episode
 
 
 class ModelPolicy(TemplatePolicy):
@@ -38,7 +41,8 @@ class ModelPolicy(TemplatePolicy):
     kind = "hf"
 
     def __init__(self, *, env: Env, seed: int, model: Any, tokenizer: Any, style: PromptStyle, max_new_tokens: int) -> None:
-        harness = HarnessConfig(max_new_tokens=max_new_tokens, max_context_tokens=1 << 20)
+        # the sampler's system prompt, as in the training pairs and the zoo's service-desk demonstrations
+        harness = HarnessConfig(max_new_tokens=max_new_tokens, max_context_tokens=1 << 20, system_prompt=system_prompt_for(env))
         super().__init__(env=env, seed=seed, name="raised-eval", model="in-memory", harness=harness)
         self.model_obj, self.tokenizer, self.style = model, tokenizer, style
 
@@ -96,7 +100,7 @@ def output_drift(model: Any, reference: Any, tokenizer: Any, config: Any, seeds:
     device = next(model.parameters()).device
     total, tokens = 0.0, 0.0
     for task, seed in eval_jobs(config, seeds):
-        record = play_anchor(task, seed, {"guidance": True}, config.anchor)
+        record = anchor_episode(config.anchor, task, seed, options={"guidance": True})
         clean, _ = tokenized_pair(Pair(task, seed, "none", True, record, record), tokenizer, style=config.prompt_style,
                                   max_tokens=config.max_tokens)  # fmt: skip
         batch = {k: v.to(device) for k, v in collate([clean], pad_id=tokenizer.pad_token_id).items()}
@@ -125,3 +129,20 @@ def evaluate_attacks(model: Any, tokenizer: Any, config: Any, seeds: Any, *, ref
     figures["output_drift"] = output_drift(model, reference, tokenizer, config, seeds)
     model.train(was_training)
     return {k: float(v) for k, v in figures.items() if v is not None}
+
+
+def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
+    """The raised experiment's extra measures (training.experiments.Experiment.measures): `evaluate_attacks` of the
+    checkpoint on the test `seeds`, in the base's prompt style, with drift measured against the base."""
+    from training import make_config
+    from training.experiments.runner import prompt_style_of
+    from training.modeling import load_model
+    from training.recipes.raised import RaisedConfig
+
+    style = prompt_style_of(base, values)
+    known = {f.name for f in dataclasses.fields(RaisedConfig)}
+    config = make_config("raised", {**{k: v for k, v in values.items() if k in known}, "model": base,
+                                    "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    model, tokenizer = load_model(checkpoint, trainable=False)
+    reference = model if checkpoint == base else load_model(base, trainable=False)[0]
+    return evaluate_attacks(model, tokenizer, config, seeds, reference=reference)

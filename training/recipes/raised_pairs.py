@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from environments.registry import make
 from training.data import PromptStyle, TokenizedEpisode, record_messages, tokenize_record
-from training.policies.harness import default_system_prompt
 from training.policies.roles import is_actor_turn
+from training.scripted import anchor_episode
 
 
 @dataclass
@@ -42,20 +41,10 @@ def agent_actions(record: dict[str, Any]) -> list[tuple[int, str, list[tuple[str
     ]
 
 
-def play_anchor(task: str, seed: int, options: dict[str, Any], anchor: str) -> dict[str, Any]:
-    """One anchor episode, its header carrying the system prompt an LLM policy would be given (the harness default)."""
-    from environments.runner import make_policy, run_episode
-
-    env = make(task, seed, options=options)
-    record = run_episode(env, make_policy(anchor, env, seed))
-    record["header"]["harness"] = {**(record["header"].get("harness") or {}), "system_prompt": default_system_prompt(env)}
-    return record
-
-
 def anchor_pair(task: str, seed: int, *, style: str, guidance: bool, anchor: str = "oracle") -> Pair | None:
     """The clean and injected plays of one seed; None when the anchor acted differently under attack (no pairing)."""
-    clean = play_anchor(task, seed, {"guidance": guidance}, anchor)
-    injected = play_anchor(task, seed, {"guidance": guidance, "attack": style}, anchor)
+    clean = anchor_episode(anchor, task, seed, options={"guidance": guidance})
+    injected = anchor_episode(anchor, task, seed, options={"guidance": guidance, "attack": style})
     if agent_actions(clean) != agent_actions(injected):
         return None
     return Pair(task=task, seed=seed, style=style, guidance=guidance, clean=clean, injected=injected)

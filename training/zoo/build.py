@@ -27,7 +27,7 @@ import torch
 
 from training import run_recipe
 from training.engine import Hooks, RunResult
-from training.scripted import scripted_episodes
+from training.scripted import anchor_episode, scripted_episodes
 from training.zoo import pretrain
 from training.zoo.corpus import build_corpus, demo_policy, toolgym_sft_tasks, training_task_ids
 from training.zoo.evaluate import evaluate_model, targets_reached
@@ -171,17 +171,24 @@ def _pretrain_stage(spec: ZooSpec, folder: Path, control: BuildControl) -> dict[
 
 
 def demonstrations(spec: ZooSpec) -> list[dict[str, Any]]:
-    """Scripted episodes of the training splits (seeds from 0): toolgym's expert (all tasks but guess) and Phantom's
-    oracle, kept where they passed; StoreBench's smart triage cut to its first turns (an eighth as many per scenario:
-    its episodes are long and alike)."""
+    """Scripted episodes of the training splits of `spec.sft_sources` (seeds from 0), kept where they passed:
+    toolgym's expert (all tasks but guess), Phantom's oracle, the service desk's oracle with the rule user as the
+    caller; and StoreBench's smart triage cut to its first turns (an eighth as many per scenario: its episodes are
+    long and alike)."""
     records: list[dict[str, Any]] = []
     seeds = range(spec.sft_episodes)
-    for task in toolgym_sft_tasks() + [f"phantom/{level}-train" for level in spec.phantom_levels]:
+    tasks = {"toolgym": toolgym_sft_tasks(), "phantom": [f"phantom/{level}-train" for level in spec.phantom_levels]}
+    for task in [t for source in spec.sft_sources for t in tasks.get(source, [])]:
         episodes = [scripted_episodes(demo_policy(task, s), task, [s], max_turns=24)[0] for s in seeds]
         records += [r for r in episodes if r["header"]["score"]["passed"]]
-    for task in training_task_ids("storebench"):
-        few = range(max(1, spec.sft_episodes // 8))
-        records += [scripted_episodes(demo_policy(task, s), task, [s], max_turns=spec.storebench_turns)[0] for s in few]
+    if "servicedesk" in spec.sft_sources:
+        for task in training_task_ids("servicedesk"):
+            episodes = [anchor_episode("oracle", task, s) for s in seeds]
+            records += [r for r in episodes if r["header"]["score"]["passed"]]
+    if "storebench" in spec.sft_sources:
+        for task in training_task_ids("storebench"):
+            few = range(max(1, spec.sft_episodes // 8))
+            records += [scripted_episodes(demo_policy(task, s), task, [s], max_turns=spec.storebench_turns)[0] for s in few]
     return records
 
 

@@ -1,4 +1,5 @@
-"""A zoo model's evaluation table: held-out toolgym, Phantom 1-hop dev against the keyword anchor, StoreBench calls.
+"""A zoo model's evaluation table, for the environments it was trained on: held-out toolgym, Phantom 1-hop dev
+against the keyword anchor, StoreBench calls, held-out service-desk calls.
 
     results = evaluate_model(path, spec)       # {"toolgym/lookup": {...}, "phantom/lookup-dev": {...}, "storebench": {...}}
     print(results_table(results))              # markdown
@@ -23,6 +24,8 @@ from training.zoo.specs import ZooSpec
 
 EVAL_TOOLGYM = ("lookup", "chain")  # toolgym tasks evaluated when registered
 PHANTOM_DEV = "phantom/lookup-dev"
+DESK_TASK = "servicedesk/roaming-on"  # the service-desk experiments' template (training/experiments/selfdistill.py)
+DESK_TURNS = 16  # agent turns per evaluated call: the longest training calls take ~12
 
 
 def _rate(values: list[float]) -> dict[str, float]:
@@ -49,10 +52,7 @@ def _valid_rate(record: dict[str, Any]) -> float:
     return metrics["valid_calls"] / max(metrics["valid_calls"] + metrics["invalid_calls"], 1)
 
 
-def evaluate_model(path: str, spec: ZooSpec) -> dict[str, dict[str, Any]]:
-    """The table's rows (see the module docstring) for the model at `path`."""
-    model, tokenizer = load_model(path, trainable=False)
-    n = spec.eval_episodes
+def _toolgym(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
     registered = {t.id for t in list_tasks("toolgym")}
     for key in EVAL_TOOLGYM:
@@ -61,25 +61,59 @@ def evaluate_model(path: str, spec: ZooSpec) -> dict[str, dict[str, Any]]:
             records = _play(model, tokenizer, [(task, HELD_OUT_SEED + i) for i in range(n)], spec, 4, 48)
             results[task] = {"correct": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
                              "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}"}  # fmt: skip
+    return results
+
+
+def _phantom(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dict[str, Any]]:
     records = _play(model, tokenizer, [(PHANTOM_DEV, i) for i in range(n)], spec, 6, 48)
     keyword = [scripted_episode(make_policy("keyword", make(PHANTOM_DEV, i), i), PHANTOM_DEV, i, max_turns=10) for i in range(n)]
     model_composite = [r["header"]["score"]["composite"] for r in records]
     keyword_composite = [r["header"]["score"]["composite"] for r in keyword]
-    results[PHANTOM_DEV] = {
-        "accuracy": _rate([_component(r, "exact_match") for r in records]),
-        "composite": _rate(model_composite),
-        "keyword_accuracy": _rate([_component(r, "exact_match") for r in keyword]),
-        "keyword_composite": _rate(keyword_composite),
-        "paired_composite_diff": _rate([a - b for a, b in zip(model_composite, keyword_composite, strict=True)]),
-        "seeds": f"0-{n - 1}",
+    return {
+        PHANTOM_DEV: {
+            "accuracy": _rate([_component(r, "exact_match") for r in records]),
+            "composite": _rate(model_composite),
+            "keyword_accuracy": _rate([_component(r, "exact_match") for r in keyword]),
+            "keyword_composite": _rate(keyword_composite),
+            "paired_composite_diff": _rate([a - b for a, b in zip(model_composite, keyword_composite, strict=True)]),
+            "seeds": f"0-{n - 1}",
+        }
     }
+
+
+def _storebench(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dict[str, Any]]:
     scenarios = training_task_ids("storebench")
     jobs = [(scenarios[i % len(scenarios)], HELD_OUT_SEED + i) for i in range(max(1, n // 5))]
     records = _play(model, tokenizer, jobs, spec, spec.storebench_turns, 96)
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
     attempts = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
-    results["storebench/train"] = {"valid_call_rate": {**_rate([_valid_rate(r) for r in records]), "mean": valid / max(attempts, 1)},
-                                   "turns": spec.storebench_turns, "episodes": len(jobs)}  # fmt: skip
+    return {"storebench/train": {"valid_call_rate": {**_rate([_valid_rate(r) for r in records]), "mean": valid / max(attempts, 1)},
+                                 "turns": spec.storebench_turns, "episodes": len(jobs)}}  # fmt: skip
+
+
+def _servicedesk(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dict[str, Any]]:
+    """Held-out seeds (other callers and records) of the experiments' template and of every training template."""
+    templates = training_task_ids("servicedesk")
+    suites = {DESK_TASK: [(DESK_TASK, HELD_OUT_SEED + i) for i in range(n)],
+              "servicedesk/train": [(templates[i % len(templates)], HELD_OUT_SEED + i) for i in range(n)]}  # fmt: skip
+    results: dict[str, dict[str, Any]] = {}
+    for name, jobs in suites.items():
+        records = _play(model, tokenizer, jobs, spec, DESK_TURNS, 96)
+        results[name] = {"passed": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
+                         "composite": _rate([r["header"]["score"]["composite"] for r in records]),
+                         "valid_call_rate": _rate([_valid_rate(r) for r in records]), "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}"}  # fmt: skip
+    return results
+
+
+SOURCES = {"toolgym": _toolgym, "phantom": _phantom, "storebench": _storebench, "servicedesk": _servicedesk}
+
+
+def evaluate_model(path: str, spec: ZooSpec) -> dict[str, dict[str, Any]]:
+    """The table's rows (see the module docstring) for the model at `path`: the environments it was trained on."""
+    model, tokenizer = load_model(path, trainable=False)
+    results: dict[str, dict[str, Any]] = {}
+    for source in spec.sft_sources:
+        results.update(SOURCES[source](model, tokenizer, spec, spec.eval_episodes))
     return results
 
 
@@ -88,9 +122,11 @@ def targets_reached(results: dict[str, dict[str, Any]]) -> dict[str, bool]:
     out = {}
     if "toolgym/lookup" in results:
         out["toolgym/lookup >= 0.80 correct"] = results["toolgym/lookup"]["correct"]["mean"] >= 0.80
-    phantom = results[PHANTOM_DEV]
-    out["phantom/lookup-dev composite > keyword"] = phantom["composite"]["mean"] > phantom["keyword_composite"]["mean"]
-    out["storebench/train valid calls >= 0.95"] = results["storebench/train"]["valid_call_rate"]["mean"] >= 0.95
+    if PHANTOM_DEV in results:
+        phantom = results[PHANTOM_DEV]
+        out["phantom/lookup-dev composite > keyword"] = phantom["composite"]["mean"] > phantom["keyword_composite"]["mean"]
+    if "storebench/train" in results:
+        out["storebench/train valid calls >= 0.95"] = results["storebench/train"]["valid_call_rate"]["mean"] >= 0.95
     return out
 
 
@@ -105,10 +141,13 @@ def results_table(rows: dict[str, dict[str, dict[str, Any]]]) -> str:
     for task in EVAL_TOOLGYM:
         measures.append((f"toolgym/{task} held-out correct (greedy)", lambda r, t=f"toolgym/{task}": r.get(t, {}).get("correct")))
     measures += [
-        ("phantom/lookup-dev accuracy", lambda r: r[PHANTOM_DEV]["accuracy"]),
-        ("phantom/lookup-dev composite", lambda r: r[PHANTOM_DEV]["composite"]),
-        ("phantom/lookup-dev keyword anchor composite", lambda r: r[PHANTOM_DEV]["keyword_composite"]),
-        ("storebench/train valid call rate", lambda r: r["storebench/train"]["valid_call_rate"]),
+        ("phantom/lookup-dev accuracy", lambda r: r.get(PHANTOM_DEV, {}).get("accuracy")),
+        ("phantom/lookup-dev composite", lambda r: r.get(PHANTOM_DEV, {}).get("composite")),
+        ("phantom/lookup-dev keyword anchor composite", lambda r: r.get(PHANTOM_DEV, {}).get("keyword_composite")),
+        ("storebench/train valid call rate", lambda r: r.get("storebench/train", {}).get("valid_call_rate")),
+        (f"{DESK_TASK} held-out passed", lambda r: r.get(DESK_TASK, {}).get("passed")),
+        ("servicedesk/train templates held-out passed", lambda r: r.get("servicedesk/train", {}).get("passed")),
+        ("servicedesk/train templates valid call rate", lambda r: r.get("servicedesk/train", {}).get("valid_call_rate")),
     ]
     lines = ["| measure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for label, pick in measures:

@@ -17,6 +17,7 @@ from typing import Any
 from training.config import ConfigError
 from training.data import PromptStyle
 
+SFT_SOURCES = ("toolgym", "phantom", "storebench", "servicedesk")
 SHAPE_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size", "max_positions", "vocab_size")
 
 
@@ -50,8 +51,12 @@ class ZooSpec:
     """Windows per pretraining step."""
     pretrain_lr: float = 2e-3
     """Peak pretraining learning rate (cosine decay after a short warmup)."""
+    sft_sources: tuple[str, ...] = ("toolgym", "phantom", "storebench")
+    """Environments whose training split SFT demonstrates (and the evaluation reports): toolgym, phantom, storebench,
+    servicedesk (the oracle through the runner, the rule user speaking the caller's turns)."""
     sft_episodes: int = 200
-    """Scripted training episodes per toolgym task and Phantom train level (StoreBench scenarios get an eighth of it)."""
+    """Scripted training episodes per toolgym task, Phantom train level and service-desk template (StoreBench scenarios
+    get an eighth of it)."""
     sft_steps: int = 200
     """SFT optimizer steps."""
     sft_batch: int = 4
@@ -103,6 +108,9 @@ class ZooSpec:
         unknown = [lv for lv in self.phantom_levels if lv not in ("lookup", "bridge", "chain", "deep", "mixed", "wide")]
         if unknown:
             out.append(f"phantom_levels={self.phantom_levels!r}: unknown level(s) {', '.join(unknown)}")
+        unknown_sources = [src for src in self.sft_sources if src not in SFT_SOURCES]
+        if unknown_sources or not self.sft_sources:
+            out.append(f"sft_sources={self.sft_sources!r}: choose one or more of {', '.join(SFT_SOURCES)}")
         if self.parent == self.name:
             out.append(f"parent={self.parent!r}: a spec cannot be its own parent")
         return out
@@ -126,6 +134,12 @@ def canonical(spec: ZooSpec) -> dict[str, Any]:
     """The spec as plain JSON values, with the parent's own canonical form inlined (its change changes the child)."""
     values = dataclasses.asdict(spec)
     values["phantom_levels"] = list(spec.phantom_levels)
+    # Fields added after the first builds hash only when set, so a spec that leaves them alone keeps its cache key.
+    for name, default in LATER_FIELDS.items():
+        if values[name] == default:
+            del values[name]
+        else:
+            values[name] = list(values[name]) if isinstance(values[name], tuple) else values[name]
     parent = parent_spec(spec)
     if parent is not None:
         values["parent"] = canonical(parent)
@@ -152,11 +166,24 @@ def config_hash(spec: ZooSpec) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+LATER_FIELDS: dict[str, Any] = {"sft_sources": ("toolgym", "phantom", "storebench")}
 _BASE = ZooSpec(name="base-small")
 SPECS: dict[str, ZooSpec] = {
     "base-small": _BASE,
     # The teacher: the base's pretrained stage, then twice the demonstrations and twice the SFT steps.
     "teacher-small": dataclasses.replace(_BASE, name="teacher-small", parent="base-small", sft_episodes=400, sft_steps=400),
+    # The service desk's agent: the base's pretrained stage, then SFT on the oracle's calls of the 26 training
+    # templates (a whole call is 1-3k tokens, hence the longer horizon). The base never sees a call in SFT.
+    "desk-small": dataclasses.replace(
+        _BASE,
+        name="desk-small",
+        parent="base-small",
+        sft_sources=("servicedesk",),
+        sft_episodes=24,
+        sft_steps=480,
+        sft_max_tokens=2048,
+        eval_episodes=32,
+    ),  # fmt: skip
     # Tests only: 32 wide, one layer, a few steps.
     "smoke": ZooSpec(
         name="smoke",
