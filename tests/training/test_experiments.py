@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -193,6 +194,12 @@ def test_extra_measures_are_taken_once_per_run_and_reported_over_training_seeds(
         0: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
         1: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
     }
+    with_components = dataclasses.replace(probe, evaluation=dataclasses.replace(probe.evaluation, components=True))
+    again = run_experiment(with_components, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False, seeds=[0])
+    (episodes,) = [r["evaluations"]["test"]["episodes"] for r in again.arms["start"].runs]
+    rate = sum(e["valid_call_rate"] for e in episodes) / len(episodes)
+    assert again.arms["start"].measures[0]["valid call rate"] == pytest.approx(rate) and 0.0 <= rate <= 1.0
+    assert {f"component {k}" for k in episodes[0]["components"]} <= set(again.arms["start"].measures[0])
     text = experiment_markdown(probe, result, command="c")
     assert "| measure | start |" in text and "| seeds | 3.000 ± 0.000 |" in text and "| steps | 5.000 ± 0.000 |" in text
     stored = next(tmp_path.glob("start/*seed0*/result.json")).read_text()

@@ -133,9 +133,24 @@ def evaluate_checkpoint(
             temperature=0.0, style=style, max_prompt_tokens=config.get("max_prompt_tokens", 4096),
         )  # fmt: skip
     return [
-        {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"])}
+        {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"]),
+         "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
+         "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {})}
         for s, r in zip(seeds, records, strict=True)
-    ]
+    ]  # fmt: skip
+
+
+def _valid_call_rate(metrics: dict[str, Any]) -> float:
+    valid, invalid = metrics.get("valid_calls", 0), metrics.get("invalid_calls", 0)
+    return float(valid / (valid + invalid)) if valid + invalid else 1.0
+
+
+def episode_measures(episodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Means over the test episodes of each score component and of the valid-call rate (Evaluation.components)."""
+    names = sorted({name for e in episodes for name in e.get("components", {})})
+    out = {f"component {name}": sum(e["components"].get(name, 0.0) for e in episodes) / len(episodes) for name in names}
+    out["valid call rate"] = sum(e.get("valid_call_rate", 1.0) for e in episodes) / len(episodes)
+    return out
 
 
 def _trained_tokens(folder: Path, grad_accum: int) -> int:
@@ -272,8 +287,10 @@ def run_experiment(
             episodes = result["evaluations"]["test"]["episodes"]
             arm.rewards[seed] = [e["reward"] for e in episodes]
             arm.passed[seed] = [1.0 if e["passed"] else 0.0 for e in episodes]
+            if experiment.evaluation.components:
+                arm.measures[seed] = episode_measures(episodes)
             if "measures" in result["evaluations"]["test"]:
-                arm.measures[seed] = result["evaluations"]["test"]["measures"]
+                arm.measures[seed] = {**arm.measures.get(seed, {}), **result["evaluations"]["test"]["measures"]}
         arm.runs = list(runs.used.values())
         arm.wall_s = sum(r["train_s"] + sum(e["eval_s"] for e in r["evaluations"].values()) for r in arm.runs)
         results[name] = arm

@@ -86,7 +86,9 @@ DESK_SHARED = {
     "max_result_chars": 300,
     **ROLLOUTS,
 }
-DESK_EVAL = Evaluation(task=DESK, dev_seeds=(50_000, 50_016), test_seeds=(100_000, 100_032), max_turns=10, max_new_tokens=96)
+DESK_EVAL = Evaluation(
+    task=DESK, dev_seeds=(50_000, 50_016), test_seeds=(100_000, 100_032), max_turns=10, max_new_tokens=96, components=True
+)
 DESK_SMOKE = {"max_steps": 1, "tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_new_tokens": 8, "eval_episodes": 2}
 DESK_GPU = GpuConfig(
     architecture=QWEN3_1_7B, overrides={**GPU_OVERRIDES, "tasks_per_step": 8, "grad_accum": 8, "max_new_tokens": 192}, steps=3
