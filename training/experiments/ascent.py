@@ -30,18 +30,18 @@ ASCENT = register(
         ),
         shared={
             "task": "toolgym/chain",
-            "max_steps": 32,  # the stream: 32 tasks, one attempt each (sized to this session's CPU)
+            "max_steps": 128,  # the stream: 128 tasks, one attempt each
             "train_seed_start": 0,
             "train_seeds": 1000,
             "temperature": 0.0,
-            "steps_per_task": 2,
+            "steps_per_task": 4,
             "lora_r": 16,
             "lora_alpha": 32,
             "max_turns": 6,
             "max_new_tokens": 64,
         },
         evaluation=Evaluation(
-            task="toolgym/chain", dev_seeds=(50_000, 50_032), test_seeds=(100_000, 100_064), max_turns=6, max_new_tokens=64
+            task="toolgym/chain", dev_seeds=(50_000, 50_032), test_seeds=(100_000, 100_128), max_turns=6, max_new_tokens=64
         ),
         tuning={"learning_rate": (1e-3,)},  # one point, the same for every arm (LoRA, few updates: a high rate)
         train_seeds=(0, 1, 2),  # each seed draws its own stream order from the training seeds
