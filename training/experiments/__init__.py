@@ -125,6 +125,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.raised",
     "training.experiments.gated_sd",
     "training.experiments.selfdistill",
+    "training.experiments.tjpo",
 )
 
 

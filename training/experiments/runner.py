@@ -109,22 +109,27 @@ def evaluation_jobs(task: str, seeds: list[int]) -> list[tuple[str, int]]:
         return [(tasks[i % len(tasks)].id, s) for i, s in enumerate(seeds)]
 
 
+def load_checkpoint(folder: str, base: str) -> tuple[Any, Any]:
+    """A trained run's final checkpoint (full weights, or a LoRA adapter over `base`) and its tokenizer, frozen."""
+    from training.modeling import load_model
+
+    if (Path(folder) / "adapter_config.json").exists():
+        from peft import PeftModel
+
+        model, tokenizer = load_model(base, trainable=False)
+        return PeftModel.from_pretrained(model, folder).eval(), tokenizer
+    return load_model(folder, trainable=False)
+
+
 def evaluate_checkpoint(
     folder: str, base: str, seeds: list[int], config: dict[str, Any], experiment: Experiment, limits: tuple[int, int]
 ) -> list[dict[str, Any]]:
     """Greedy play of the checkpoint on `seeds` with (max turns, max new tokens): [{"seed", "reward", "passed"}]."""
     import torch
 
-    from training.modeling import load_model
     from training.sampling import rollout_episodes
 
-    if (Path(folder) / "adapter_config.json").exists():
-        from peft import PeftModel
-
-        model, tokenizer = load_model(base, trainable=False)
-        model = PeftModel.from_pretrained(model, folder).eval()
-    else:
-        model, tokenizer = load_model(folder, trainable=False)
+    model, tokenizer = load_checkpoint(folder, base)
     ev = experiment.evaluation
     style = prompt_style_of(base, config)  # the base's style, also for recipes whose config does not carry it
     with torch.no_grad():
