@@ -18,6 +18,7 @@ GATED_SD = register(
         arms=(
             Arm("joint", "gated_sd", {"sd_coef": 0.5}, "GRPO + 0.5 x reverse KL to the guided self on steps valued below 0.5"),
             Arm("grpo", "gated_sd", {"sd_coef": 0.0}, "GRPO alone (sd_coef = 0: same rollouts and teacher forward)"),
+            Arm("none", "none", {}, "no training: the start checkpoint"),
         ),
         shared={
             "task": "toolgym/chain",

@@ -140,7 +140,8 @@ def evaluate_checkpoint(
     return [
         {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"]),
          "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
-         "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {})}
+         "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {}),
+         "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent")}
         for s, r in zip(seeds, records, strict=True)
     ]  # fmt: skip
 
@@ -151,10 +152,13 @@ def _valid_call_rate(metrics: dict[str, Any]) -> float:
 
 
 def episode_measures(episodes: list[dict[str, Any]]) -> dict[str, float]:
-    """Means over the test episodes of each score component and of the valid-call rate (Evaluation.components)."""
+    """Means over the test episodes of each score component, the valid-call rate and the agent's turns per episode
+    (Evaluation.components)."""
     names = sorted({name for e in episodes for name in e.get("components", {})})
     out = {f"component {name}": sum(e["components"].get(name, 0.0) for e in episodes) / len(episodes) for name in names}
     out["valid call rate"] = sum(e.get("valid_call_rate", 1.0) for e in episodes) / len(episodes)
+    if all("agent_turns" in e for e in episodes):  # evaluations stored before it was recorded lack it
+        out["agent turns"] = sum(e["agent_turns"] for e in episodes) / len(episodes)
     return out
 
 

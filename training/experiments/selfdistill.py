@@ -44,6 +44,7 @@ def self_arms() -> tuple[Arm, ...]:
         Arm("self", "self_distill", SELF, "feedback-conditioned self-teacher (reverse KL) + 0.1 x NLL of the environment's responses"),
         Arm("sdpo", "self_distill", SDPO, "the same self-teacher alone: reverse KL to the policy given the environment's responses"),
         Arm("grpo", "grpo", GRPO, "GRPO on the environment's score, groups of the same rollouts"),
+        Arm("none", "none", {}, "no training: the start checkpoint (what every arm moved from)"),
     )
 
 
