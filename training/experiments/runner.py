@@ -192,6 +192,7 @@ class _Runs:
             )
         self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
+        self.measured: dict[str, dict[str, float]] = {}  # (checkpoint, seeds, values) -> its extra measures
 
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
@@ -246,9 +247,11 @@ class _Runs:
         if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
             start = time.perf_counter()
-            measure = _function(self.experiment.measures)
             values = {**self.values, **self.arm.overrides, **point}
-            result["evaluations"][split]["measures"] = measure(result["checkpoint"], self.base, values, seeds)
+            key = json.dumps([result["checkpoint"], seeds, values], sort_keys=True, default=str)
+            if key not in self.measured:  # the start checkpoint of a `none` arm is the same for every training seed
+                self.measured[key] = _function(self.experiment.measures)(result["checkpoint"], self.base, values, seeds)
+            result["evaluations"][split]["measures"] = self.measured[key]
             result["evaluations"][split]["eval_s"] += time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
         self.used[digest] = result
