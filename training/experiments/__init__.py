@@ -121,6 +121,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.raised",
     "training.experiments.gated_sd",
     "training.experiments.selfdistill",
+    "training.experiments.evoke",
 )
 
 

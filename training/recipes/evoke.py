@@ -51,7 +51,7 @@ class EvokeConfig(TrainConfig, PromptStyleFields):
     """First seed of the generated demonstrations."""
     train_seeds: int = 64
     """Generated demonstrations per task (seeds train_seed_start, +1, ...); failed ones are dropped."""
-    max_turns: int = 12
+    demo_turns: int = 12
     """Agent turns of a generated demonstration."""
     alternatives: int = 2
     """K: alternative goals per state (each state is scored as a (K+1) x (K+1) table of goals x candidate actions)."""
@@ -73,7 +73,7 @@ class EvokeConfig(TrainConfig, PromptStyleFields):
         bad = {t: why for t in self.tasks if (why := swappable(t))}
         if bad:
             out.append(f"tasks={self.tasks!r}: cannot swap goals in " + "; ".join(f"{t} ({why})" for t, why in bad.items()))
-        for name in ("train_seeds", "max_turns", "alternatives", "batch_size"):
+        for name in ("train_seeds", "demo_turns", "alternatives", "batch_size"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
         if self.max_tokens < 2:
@@ -173,7 +173,7 @@ def demonstrations(config: EvokeConfig) -> list[dict[str, Any]]:
     from training.zoo.corpus import demo_policy
 
     seeds = range(config.train_seed_start, config.train_seed_start + config.train_seeds)
-    records = [scripted_episode(demo_policy(t, s), t, s, max_turns=config.max_turns) for t in config.tasks for s in seeds]
+    records = [scripted_episode(demo_policy(t, s), t, s, max_turns=config.demo_turns) for t in config.tasks for s in seeds]
     return [r for r in records if (r["header"].get("score") or {}).get("passed")]
 
 
