@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -228,3 +229,20 @@ def test_swaps_for_covers_every_agent_turn():
     swaps = swaps_for(records, alternatives=2)
     assert [(s.seed, s.step) for s in swaps] == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
     assert len(swaps_for(records, alternatives=2, limit=4)) == 4
+
+
+def test_a_data_file_of_records_trains_and_one_of_an_unswappable_task_is_refused_by_name(tiny_path, tmp_path):
+    data = tmp_path / "records.jsonl"
+    data.write_text("".join(json.dumps(expert_record("toolgym/echo", s)) + "\n" for s in (1, 2)))
+    values = {
+        "model": str(tiny_path),
+        "data": str(data),
+        "max_steps": 1,
+        "batch_size": 2,
+        "output_dir": str(tmp_path / "run"),
+        "device": "cpu",
+    }
+    assert run_recipe("evoke", values).last_metrics["rank_states"] == 2.0
+    data.write_text(json.dumps(expert_record("toolgym/guess", 1)) + "\n")
+    with pytest.raises(ConfigError, match=r"data=.*toolgym/guess \(its goal is the same for every seed\)"):
+        run_recipe("evoke", values)
