@@ -27,6 +27,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "raised": ("training.recipes.raised", "RaisedConfig"),
     "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
     "pivotopd": ("training.recipes.pivotopd", "PivotOPDConfig"),
+    "evoke": ("training.recipes.evoke", "EvokeConfig"),
 }
 
 

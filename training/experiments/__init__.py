@@ -126,6 +126,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.gated_sd",
     "training.experiments.selfdistill",
     "training.experiments.tjpo",
+    "training.experiments.evoke",
 )
 
 
