@@ -11,8 +11,8 @@ ones, or a seeded random draw) and refines on those in full.
 Equal compute: with `token_budget` the run ends when its compute tokens would pass the budget. Compute tokens are
 the tokens every optimizer step reads (forward and backward, padding not counted) plus a third of the tokens the
 refinement selection scores (forward only: ~2N FLOPs a token against ~6N for a training token). The last step
-keeps as many of its episodes, in order, as fit, so runs with one budget end within one episode of each other
-and never above it. Logged per step: input_tokens, compute_tokens, refining (0/1), refine_selected_share.
+keeps as many of its episodes, in order, as fit, so runs with one budget end less than one episode below it
+(above it only if the selection's scoring alone passes it). Logged per step: input_tokens, compute_tokens, refining (0/1), refine_selected_share.
 
 With `role` set to another role than the actor (`python -m training sft --role critic`), the examples are
 that role's own turns from team records (training/role_views.py): one per turn, its prompt what the role saw,
