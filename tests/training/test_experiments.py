@@ -5,6 +5,7 @@ import json
 import math
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -244,3 +245,42 @@ def test_ascent_stream_table_averages_each_part_of_every_seeds_stream(tmp_path):
     table = stream_table(tmp_path, parts=2)
     # first halves: 0 and 0.5 -> 0.25; second halves: 1 and 1 -> 1.0 (no spread)
     assert "| ascent | 0.25 ± " in table and "| 1.00 ± 0.00, 1.00 ± 0.00, 3.00 ± 0.00 |" in table
+
+
+def probe_prepare(experiment, values):
+    """An Experiment.prepare function for the test below: overrides made from what it was given."""
+    return {"data": f"/data/{experiment.name}-seed{values['seed']}.jsonl", "max_steps": values["max_steps"] + 1}
+
+
+def test_prepare_overrides_join_each_run_config_and_so_its_hash(tmp_path, monkeypatch):
+    from training.experiments import Arm, Evaluation, Experiment
+    from training.experiments.runner import _Runs
+    from training.tiny import tiny_model_path
+
+    monkeypatch.setitem(sys.modules, "probe_prepare_module", types.SimpleNamespace(probe_prepare=probe_prepare))
+    probe = Experiment(
+        name="probe", question="q", method="sft", arms=(Arm("sft", "sft"),), shared={"max_steps": 5},
+        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004)),
+        needs_teacher=False, prepare="probe_prepare_module:probe_prepare",
+    )  # fmt: skip
+    runs = _Runs(probe, "sft", base=str(tiny_model_path(0)), teacher="", values={"max_steps": 5}, out=tmp_path, progress=False)
+    assert runs.config({}, 3)["data"] == "/data/probe-seed3.jsonl" and runs.config({}, 4)["data"] == "/data/probe-seed4.jsonl"
+    assert runs.config({}, 3)["max_steps"] == 6  # it saw the run's config, seed included
+    plain = _Runs(dataclasses.replace(probe, prepare=""), "sft", base=str(tiny_model_path(0)), teacher="", values={"max_steps": 5},
+                  out=tmp_path, progress=False)  # fmt: skip
+    assert "data" not in plain.config({}, 3) and plain.config({}, 3)["max_steps"] == 5
+
+
+def test_horizon_demonstrations_are_written_once_under_var_and_shared_by_both_experiments(tmp_path, monkeypatch):
+    from training.experiments.horizon import DEMO_SEEDS, HORIZON, REFINE, demonstrations
+
+    monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path))
+    path = Path(demonstrations(HORIZON, {"seed": 0})["data"])
+    assert path.parent == tmp_path / "experiments" / "data" and path.exists()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["header"]["seed"] for r in records] == list(range(*DEMO_SEEDS))  # the expert passes every one
+    assert all(r["header"]["score"]["passed"] and r["header"]["task"].endswith("chain") for r in records)
+    stamp = path.stat().st_mtime_ns
+    assert demonstrations(REFINE, {"seed": 1}) == {"data": str(path)} and path.stat().st_mtime_ns == stamp
+    assert HORIZON.prepare == REFINE.prepare == "training.experiments.horizon:demonstrations"
+    assert all(set(arm.overrides) <= {"horizon_turns", "refine_fraction", "refine_select"} for arm in HORIZON.arms + REFINE.arms)

@@ -1,16 +1,20 @@
 from __future__ import annotations
 
+import itertools
 import json
+import math
 from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoModelForCausalLM
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from environments.toolgym.anchors import ExpertPolicy
 from training import ConfigError, run_recipe
 from training.__main__ import main as cli_main
+from training.data import TokenizedEpisode, read_records
 from training.evidence.common import write_records
+from training.recipes.sft import SFTConfig, training_episodes, within_budget
 from training.scripted import scripted_episodes
 
 
@@ -186,3 +190,61 @@ def test_role_settings_are_validated_by_name(tiny_path, demos, tmp_path):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, turn_horizon=2))
     with pytest.raises(AssertionError, match="no critic turns to train on"):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, role="critic", max_steps=1))
+
+
+def _episode(length):
+    return TokenizedEpisode([1] * length, [1] * length, [0] * length, [1.0] * length, [1] * length, [(1, 0, length)], [math.nan] * length)
+
+
+def test_within_budget_keeps_the_episodes_that_fit_in_order_and_never_more():
+    a, b, c, d = _episode(3), _episode(4), _episode(5), _episode(1)
+    assert within_budget([[a, b], [c, d]], 100) == [[a, b], [c, d]]
+    assert within_budget([[a, b], [c, d]], 12) == [[a, b], [c]]  # 3 + 4 + 5; d would fit but follows one that does not
+    assert within_budget([[a, b], [c, d]], 6) == [[a]]
+    assert within_budget([[a, b], [c, d]], 2.9) == []  # the budget is spent
+
+
+def test_a_token_budget_ends_the_run_within_one_episode_below_it(tiny_path, demos, tmp_path):
+    budget = 2_500
+    result = run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=20, token_budget=budget))
+    rows = _rows(tmp_path / "metrics.jsonl")
+    longest = max(len(e) for e in training_episodes(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(
+        model=str(tiny_path), data=demos, max_tokens=600)))  # fmt: skip
+    assert result.steps == len(rows) < 20
+    assert [r["compute_tokens"] for r in rows] == list(itertools.accumulate(r["input_tokens"] for r in rows))
+    assert budget - longest < rows[-1]["compute_tokens"] <= budget
+
+
+def test_refinement_picks_by_the_rule_logs_the_share_and_counts_the_scoring(tiny_path, demos, tmp_path, monkeypatch):
+    import training.recipes.sft as sft
+
+    scores = [-1.0, -3.0, -0.5, -2.0, float("-inf"), -4.0]  # one per demo (6), as the warm model would score them
+    picked = {}
+    for rule, expected in (("unlikely", [1, 5]), ("likely", [0, 2])):
+        monkeypatch.setattr(sft, "continuation_logprob", lambda model, episodes, prefixes, pad_id: scores)
+        config = _sft(
+            tiny_path, demos, tmp_path / rule, max_steps=3, horizon_turns=1, refine_count=2, warm_start_steps=2, refine_select=rule
+        )
+        result = run_recipe("sft", config)
+        rows = _rows(tmp_path / rule / "metrics.jsonl")
+        picked[rule] = json.loads(Path(f"{result.final_checkpoint}/trainer_state.json").read_text())["recipe_state"]["refine_selection"]
+        assert picked[rule] == expected
+        assert [r["refine_selected_share"] for r in rows] == [0.0, 0.0, pytest.approx(2 / 6)]
+        assert [r["refining"] for r in rows] == [0.0, 0.0, 1.0]
+        assert [r["episodes_in_pool"] for r in rows] == [6.0, 6.0, 2.0]
+        lengths = [len(e) for e in training_episodes(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(**config))]
+        scored = sum(lengths) / 3  # forward only: a third of a trained token
+        assert rows[2]["compute_tokens"] == pytest.approx(rows[1]["compute_tokens"] + scored + rows[2]["input_tokens"])
+        assert rows[2]["input_tokens"] == sum(lengths[i] for i in expected)  # batch 2 = both selected episodes, whole
+        assert rows[0]["input_tokens"] < sum(sorted(lengths)[-2:])  # warm start on first turns only
+
+
+def test_horizon_options_are_checked(tiny_path, demos, tmp_path):
+    with pytest.raises(ConfigError, match=r"horizon_tokens=100 and horizon_turns=1: give only one"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, horizon_tokens=100, horizon_turns=1))
+    with pytest.raises(ConfigError, match=r"refine_select='hardest': must be one of likely, unlikely, random"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, refine_select="hardest"))
+    with pytest.raises(ConfigError, match=r"needs a horizon \(horizon_tokens or horizon_turns\)"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=3, refine_count=2, warm_start_steps=1))
+    with pytest.raises(ConfigError, match=r"token_budget=-1: must not be negative"):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, token_budget=-1))

@@ -92,6 +92,11 @@ class Experiment:
     """Extra measures of each trained checkpoint on the test seeds, beside reward and pass rate: "module:function",
     called as function(checkpoint, base, values, seeds) -> {name: float} (values: the shared config with the arm's
     overrides). The report gives each as mean +- 95% CI over training seeds (RAISED's attack figures)."""
+    prepare: str = ""
+    """What a run needs made before it trains: "module:function", called as function(experiment, values) -> {field:
+    value} once per run config before training (values: the run's recipe config); the overrides join that config (and
+    so its hash). A resumed or re-evaluated run calls it again: make it idempotent, for example scripted
+    demonstrations written once to a cached file under var/, returning {"data": path}."""
 
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]
@@ -127,6 +132,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.selfdistill",
     "training.experiments.tjpo",
     "training.experiments.evoke",
+    "training.experiments.horizon",
 )
 
 

@@ -85,7 +85,7 @@ def config_hash(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
-def _function(dotted: str) -> Callable[..., dict[str, float]]:
+def _function(dotted: str) -> Callable[..., dict[str, Any]]:
     """The callable named "package.module:function"."""
     module, _, name = dotted.partition(":")
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
@@ -198,6 +198,8 @@ class _Runs:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
         episode: the runner's evaluation is the one reported) are set only where the recipe's config has them."""
         config = {**self.values, **self.arm.overrides, **point, "model": self.base, "seed": seed, "save_every": 0}
+        if self.experiment.prepare:
+            config.update(_function(self.experiment.prepare)(self.experiment, config))
         style = prompt_style_of(self.base, config)
         harness: dict[str, Any] = {
             "compact_tools": style.compact_tools,

@@ -2,9 +2,17 @@
 
 Reads canonical records (JSONL), keeps the selected ones (score threshold, passed only), tokenizes them with
 exact agent masks, and trains cross-entropy on the agent's own tokens. With `horizon_tokens` set, every
-episode is cut to its first N tokens. With `refine_fraction` (or `refine_count`) as well, the run has two
-phases: up to `warm_start_steps` it trains on the short prefixes; then it scores each episode's continuation
-past the prefix under the warm-started model, keeps the most likely ones, and refines on those in full.
+episode is cut to its first N tokens; with `horizon_turns`, to the end of its first N agent turns (the same cut
+whatever the tokenizer). With `refine_fraction` (or `refine_count`) as well, the run has two phases: up to
+`warm_start_steps` it trains on the short prefixes; then it scores each episode's continuation past its prefix
+under the warm-started model, picks episodes by `refine_select` (the most likely continuations, the least likely
+ones, or a seeded random draw) and refines on those in full.
+
+Equal compute: with `token_budget` the run ends when its compute tokens would pass the budget. Compute tokens are
+the tokens every optimizer step reads (forward and backward, padding not counted) plus a third of the tokens the
+refinement selection scores (forward only: ~2N FLOPs a token against ~6N for a training token). The last step
+keeps as many of its episodes, in order, as fit, so runs with one budget end less than one episode below it
+(above it only if the selection's scoring alone passes it). Logged per step: input_tokens, compute_tokens, refining (0/1), refine_selected_share.
 
 With `role` set to another role than the actor (`python -m training sft --role critic`), the examples are
 that role's own turns from team records (training/role_views.py): one per turn, its prompt what the role saw,
@@ -20,12 +28,14 @@ from typing import Any
 
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
-from training.credit import continuation_logprob, horizon, select_by_likelihood
+from training.credit import REFINE_RULES, continuation_logprob, horizon, select_for_refinement, turns_end
 from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import sft_loss
 from training.modeling import forward_logits
 from training.role_views import tokenize_role
+
+SCORING_COST = 1 / 3  # compute of a forward-only token relative to a trained one (forward + backward)
 
 
 @dataclass
@@ -42,12 +52,21 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     """Keep only episodes whose score says passed."""
     horizon_tokens: int = 0
     """Supervision horizon: train on the first N tokens of each episode (0: whole episodes)."""
+    horizon_turns: int = 0
+    """Supervision horizon in agent turns: train on each episode up to the end of its N-th agent turn (0: off; one of
+    horizon_tokens and horizon_turns). Not turn_horizon, which sets other roles' turn rewards."""
     refine_fraction: float = 0.0
-    """Selective refinement: after warm_start_steps, refine on this fraction of episodes whose continuations the model finds most likely."""
+    """Selective refinement: after warm_start_steps, refine in full on this fraction of the episodes, picked by refine_select."""
+    refine_select: str = "likely"
+    """Which episodes refinement picks, by the warm-started model's mean log-likelihood of each one's continuation past
+    its horizon: likely (highest), unlikely (lowest: the later turns it gets most wrong), random (seeded control)."""
     refine_count: int = 0
     """Like refine_fraction, as a count of episodes (use one of the two)."""
     warm_start_steps: int = 0
     """Steps on horizon prefixes before the refinement selection."""
+    token_budget: int = 0
+    """Equal compute: end the run before its compute tokens (tokens read by training steps + a third of those the
+    refinement scores) pass this; 0: max_steps alone ends it."""
     role: str = "actor"
     """Whose turns to train: actor (other roles' turns are context only), critic, consultant, or any role of the records."""
     turn_horizon: int = 0
@@ -73,9 +92,17 @@ class SFTConfig(TrainConfig, PromptStyleFields):
             out.append(f"refine_fraction={self.refine_fraction!r}: must be in [0, 1]")
         if self.refine_fraction and self.refine_count:
             out.append(f"refine_fraction={self.refine_fraction!r} and refine_count={self.refine_count!r}: give only one")
+        if self.horizon_turns < 0:
+            out.append(f"horizon_turns={self.horizon_turns!r}: must not be negative")
+        if self.horizon_tokens and self.horizon_turns:
+            out.append(f"horizon_tokens={self.horizon_tokens!r} and horizon_turns={self.horizon_turns!r}: give only one")
+        if self.refine_select not in REFINE_RULES:
+            out.append(f"refine_select={self.refine_select!r}: must be one of {', '.join(REFINE_RULES)}")
+        if self.token_budget < 0:
+            out.append(f"token_budget={self.token_budget!r}: must not be negative")
         refining = bool(self.refine_fraction or self.refine_count)
-        if refining and not self.horizon_tokens:
-            out.append("horizon_tokens=0: selective refinement needs a horizon to warm-start on")
+        if refining and not (self.horizon_tokens or self.horizon_turns):
+            out.append("horizon_tokens=0: selective refinement needs a horizon (horizon_tokens or horizon_turns) to warm-start on")
         if refining and not 0 < self.warm_start_steps < self.max_steps:
             out.append(
                 f"warm_start_steps={self.warm_start_steps!r}: must be between 1 and max_steps-1 ({self.max_steps - 1}) when refining"
@@ -85,6 +112,12 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     @property
     def refining(self) -> bool:
         return bool(self.refine_fraction or self.refine_count)
+
+    def prefix_length(self, episode: TokenizedEpisode) -> int:
+        """Where the supervision horizon cuts this episode (its whole length without one)."""
+        if self.horizon_turns:
+            return turns_end(episode, self.horizon_turns)
+        return min(self.horizon_tokens, len(episode)) if self.horizon_tokens else len(episode)
 
 
 def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dict[str, Any]]:
@@ -111,6 +144,20 @@ def training_episodes(records: list[dict[str, Any]], tokenizer: Any, config: SFT
     return episodes
 
 
+def within_budget(micro: list[list[TokenizedEpisode]], tokens_left: float) -> list[list[TokenizedEpisode]]:
+    """The step's micro-batches cut to the episodes, in order, whose tokens fit in `tokens_left` ([] when none does)."""
+    kept: list[list[TokenizedEpisode]] = []
+    for batch in micro:
+        fitting: list[TokenizedEpisode] = []
+        for episode in batch:
+            if len(episode) > tokens_left:
+                return kept + ([fitting] if fitting else [])
+            fitting.append(episode)
+            tokens_left -= len(episode)
+        kept.append(fitting)
+    return kept
+
+
 def sft_step_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, dict[str, float]]:
     """Next-token cross-entropy on the batch's trained tokens (the loss the SFT recipe optimizes)."""
     logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
@@ -124,18 +171,23 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
     assert records, f"no episodes left in {config.data} after selection (min_score={config.min_score}, passed_only={config.passed_only})"
     episodes = training_episodes(records, tokenizer, config)
     assert episodes, f"no {config.role} turns to train on in {config.data} (min_score={config.min_score})"
-    short = [horizon(e, config.horizon_tokens) for e in episodes] if config.horizon_tokens else episodes
+    prefixes = [config.prefix_length(e) for e in episodes]
+    short = [horizon(e, n) for e, n in zip(episodes, prefixes, strict=True)]
+    state = trainer.state  # kept in checkpoints: a resumed run keeps its selection and its compute so far
+    state.setdefault("compute_tokens", 0.0)
 
     def training_set() -> list[TokenizedEpisode]:
-        if not config.refining:
+        if not config.refining or trainer.step < config.warm_start_steps:
             return short
-        if trainer.step < config.warm_start_steps:
-            return short
-        if "refine_selection" not in trainer.state:  # computed once at the switch, then kept in checkpoints
-            scores = continuation_logprob(trainer.model, episodes, config.horizon_tokens, pad_id=pad_id)
-            chosen = select_by_likelihood(scores, fraction=config.refine_fraction or None, count=config.refine_count or None)
-            trainer.state["refine_selection"] = chosen
-        return [episodes[i] for i in trainer.state["refine_selection"]]
+        if "refine_selection" not in state:  # computed once at the switch
+            scores = continuation_logprob(trainer.model, episodes, prefixes, pad_id=pad_id)
+            state["refine_selection"] = select_for_refinement(
+                scores, rule=config.refine_select, fraction=config.refine_fraction or None, count=config.refine_count or None,
+                seed=config.seed,
+            )  # fmt: skip
+            state["compute_tokens"] += SCORING_COST * sum(len(e) for e in episodes)
+            assert state["refine_selection"], f"no episode continues past its horizon in {config.data}: nothing to refine on"
+        return [episodes[i] for i in state["refine_selection"]]
 
     def loss_fn(items: list[TokenizedEpisode]) -> tuple[Any, dict[str, float]]:
         batch = {k: v.to(trainer.device) for k, v in collate(items, pad_id=pad_id).items()}
@@ -147,8 +199,18 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
         for accum in range(config.grad_accum):
             indices = batch_indices(len(pool), config.batch_size, config.seed, trainer.step * config.grad_accum + accum)
             micro.append([pool[i] for i in indices])
+        if config.token_budget:
+            micro = within_budget(micro, config.token_budget - state["compute_tokens"])
+            if not micro:
+                break  # the budget is spent: not one more episode fits
+        read = sum(len(e) for batch in micro for e in batch)
         metrics = trainer.optimize(micro, loss_fn)
-        metrics["episodes_in_pool"] = float(len(pool))
+        state["compute_tokens"] += read
+        selected = len(state.get("refine_selection", []))
+        metrics.update(
+            episodes_in_pool=float(len(pool)), input_tokens=float(read), compute_tokens=state["compute_tokens"],
+            refining=float(config.refining and trainer.step > config.warm_start_steps), refine_selected_share=selected / len(episodes),
+        )  # fmt: skip
         trainer.log(metrics)
         trainer.maybe_save()
     return trainer.finish()
