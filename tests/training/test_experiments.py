@@ -220,8 +220,10 @@ def test_evaluation_jobs_cycle_through_a_task_set():
 
 
 @pytest.mark.parametrize("name", sorted(set(experiments.load_all()) - {"graphopd"}))  # graphopd's smoke is checked in detail above
-def test_every_experiments_smoke_config_runs_every_arm_on_the_same_test_seeds(name, tmp_path):
+def test_every_experiments_smoke_config_runs_every_arm_on_the_same_test_seeds(name, tmp_path, monkeypatch):
     from training.tiny import tiny_model_path
+
+    monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path / "var"))  # data an experiment prepares stays in the test's folder
 
     experiment = experiments.load_all()[name]
     result = run_experiment(experiment, base=tiny_model_path(0), teacher=tiny_model_path(1), out=tmp_path, smoke=True, progress=False)
