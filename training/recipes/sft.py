@@ -22,10 +22,13 @@ from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.credit import continuation_logprob, horizon, select_by_likelihood
 from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
+from training.diagnosis_view import DIAGNOSIS_VIEW, as_diagnoser_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import sft_loss
 from training.modeling import forward_logits
 from training.role_views import tokenize_role
+
+SFT_VIEWS = ("as_is", DIAGNOSIS_VIEW)
 
 
 @dataclass
@@ -52,6 +55,9 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     """Whose turns to train: actor (other roles' turns are context only), critic, consultant, or any role of the records."""
     turn_horizon: int = 0
     """Roles other than the actor: a turn's reward is the actor's success over its next N steps (0: the episode's outcome)."""
+    view: str = "as_is"
+    """as_is: records as written (a recovery view trains from its `train_from_step` mark either way); diagnosis: keep
+    only diagnosis-view records and train a diagnoser on the compact answer (training/diagnosis_view.py)."""
 
     def problems(self) -> list[str]:
         out = super().problems() + self.style_problems()
@@ -67,6 +73,10 @@ class SFTConfig(TrainConfig, PromptStyleFields):
             out.append(f"turn_horizon={self.turn_horizon!r}: must not be negative")
         if self.turn_horizon and self.role == ACTOR:
             out.append(f"turn_horizon={self.turn_horizon!r}: rewards turns of other roles; the actor is trained on whole episodes")
+        if self.view not in SFT_VIEWS:
+            out.append(f"view={self.view!r}: must be one of {', '.join(SFT_VIEWS)}")
+        if self.view == DIAGNOSIS_VIEW and self.role != ACTOR:
+            out.append(f"role={self.role!r}: a diagnoser is trained on its own answer turn; leave role=actor with view=diagnosis")
         if self.horizon_tokens < 0:
             out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
         if not 0.0 <= self.refine_fraction <= 1.0:
@@ -88,6 +98,8 @@ class SFTConfig(TrainConfig, PromptStyleFields):
 
 
 def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dict[str, Any]]:
+    if config.view == DIAGNOSIS_VIEW:  # a diagnosis record's score is the failed episode's: no score selection
+        return [as_diagnoser_record(r) for r in records if ((r.get("header") or {}).get("meta") or {}).get("view") == DIAGNOSIS_VIEW]
     kept = []
     for record in records:
         score = record.get("header", {}).get("score") or {}
