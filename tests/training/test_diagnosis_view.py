@@ -6,9 +6,9 @@ import pytest
 
 from environments.diagnosis.exports import diagnosis_example
 from environments.registry import make
+from training.config import ConfigError
 from training.diagnoser_eval import weak_episode
 from training.diagnosis_view import as_diagnoser_record, diagnoser_record, diagnosis_answer, parse_diagnosis_answer
-from training.config import ConfigError
 from training.recipes.sft import SFTConfig, select_records, training_episodes
 
 DIAGNOSIS = {
@@ -29,7 +29,9 @@ def test_a_diagnoser_record_shows_the_whole_trajectory_and_supervises_only_the_c
     assert agent["message"] == ANSWER == diagnosis_answer(DIAGNOSIS)
     assert "[3] agent: calls answer(" in user["message"] and "[1] agent: calls owner(" in user["message"]
     assert record["header"]["meta"]["view"] == "diagnosis" and record["header"]["meta"]["diagnosis"] == DIAGNOSIS
-    (episode,) = training_episodes(select_records([record], SFTConfig(model="m", data="x", view="diagnosis")), tokenizer, SFTConfig(model="m", data="x"))
+    (episode,) = training_episodes(
+        select_records([record], SFTConfig(model="m", data="x", view="diagnosis")), tokenizer, SFTConfig(model="m", data="x")
+    )
     trained = [t for t, m in zip(episode.input_ids, episode.mask, strict=True) if m]
     assert tokenizer.decode(trained, skip_special_tokens=True) == ANSWER
 

@@ -11,6 +11,10 @@ that role's own turns from team records (training/role_views.py): one per turn, 
 its trained tokens its own; `min_score` then keeps the turns whose reward (the outcome the actor reached, or
 with `turn_horizon` the actor's next steps' success) is high enough, so a critic learns only from advice that
 was followed by success.
+
+A recovery view (the diagnosis export's corrected branch) is trained from its `train_from_step` mark only
+(training/data.py). With `view="diagnosis"` the recipe trains a diagnoser: it keeps the diagnosis-view records and
+supervises only their compact answer, the pivotal step and the correction (training/diagnosis_view.py).
 """
 
 from __future__ import annotations
