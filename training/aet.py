@@ -13,8 +13,8 @@ Tables, each mean +- 95% CI over training seeds (the rule diagnoser and the untr
 "seed" each: no interval):
 - diagnoser: rule diagnoser, untrained base, fine-tuned (sft view=diagnosis): exact-step agreement with the labels,
   replay pass rate of the first proposal's correction, share of answers that parse;
-- actor: untrained base, repair (sft on recovery views: loss from the mark only), success-only (sft on the weak
-  policy's passing episodes): success on held-out seeds, and repair - success-only paired over the same seeds.
+- actor: untrained base, repair (sft on the recovery views whose corrected branch passed: loss from the mark only),
+  success-only (sft on the weak policy's passing episodes): success on held-out seeds, and repair - success-only paired over the same seeds.
 """
 
 from __future__ import annotations
@@ -104,13 +104,14 @@ def _actor_passes(folder: str, base: str, settings: AETSettings) -> list[float]:
     import torch
 
     from training.sampling import rollout_episodes
-    from training.zoo import prompt_style_for
+    from training.zoo import manifest, prompt_style_for
 
     model, tokenizer = _load(folder)
+    limit = int((manifest(base).get("prompt_style") or {}).get("max_prompt_tokens") or 4096)
     jobs = [(TASK, s) for s in range(*settings.actor_test_seeds)]
     with torch.no_grad():
         records = rollout_episodes(model, tokenizer, jobs, max_turns=settings.max_turns, max_new_tokens=settings.max_new_tokens,
-                                   temperature=0.0, style=prompt_style_for(base))  # fmt: skip
+                                   temperature=0.0, style=prompt_style_for(base), max_prompt_tokens=limit)  # fmt: skip
     return [float(bool(r["header"]["score"]["passed"])) for r in records]
 
 
@@ -144,7 +145,7 @@ def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = Tru
         say(f"training seed {seed}")
         folder = _sft(base, files["diagnosis"], out / f"diagnoser-seed{seed}", seed, settings, view="diagnosis")
         diagnoser["fine-tuned"][seed] = _diagnoser_cells(folder, held.labelled, settings)
-        folder = _sft(base, files["recovery"], out / f"repair-seed{seed}", seed, settings)
+        folder = _sft(base, files["recovery"], out / f"repair-seed{seed}", seed, settings, passed_only=True)
         actor["repair"][seed] = _actor_passes(folder, base, settings)
         folder = _sft(base, files["episodes"], out / f"success-seed{seed}", seed, settings, passed_only=True)
         actor["success-only"][seed] = _actor_passes(folder, base, settings)
