@@ -156,6 +156,21 @@ def test_agent_turns_before_a_recovery_mark_carry_no_loss(alice_record, tokenize
     assert float(batch["mask"].sum()) == sum(1 for step, m in zip(whole.turn_of_token, whole.mask, strict=True) if m and step == 2)
 
 
+def test_the_sft_loss_has_no_gradient_on_tokens_before_the_mark(alice_record, tokenizer):
+    from training.losses import sft_loss
+
+    episode = tokenize_record(_marked(alice_record, 2), tokenizer)[0]
+    batch = collate([episode], pad_id=tokenizer.pad_token_id)
+    logits = torch.zeros(1, len(episode), len(tokenizer), requires_grad=True)  # (B, T, V)
+    loss, _ = sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["mask"][:, 1:], batch["weights"][:, 1:])
+    loss.backward()
+    assert loss.item() == pytest.approx(math.log(len(tokenizer)))  # uniform logits: log V per trained token
+    touched = logits.grad.abs().sum(-1)[0]  # (T,): position t predicts token t + 1
+    steps_predicted = episode.turn_of_token[1:]
+    assert all(touched[t] == 0 for t, step in enumerate(steps_predicted) if step == 1)
+    assert any(touched[t] > 0 for t, step in enumerate(steps_predicted) if step == 2)
+
+
 def test_the_mark_is_honoured_on_sampled_ids_too(alice_record):
     record = _marked(alice_record, 2)
     record["steps"][1].update(prompt_token_ids=[1, 2], token_ids=[3, 4])
