@@ -174,3 +174,26 @@ def kl_per_position(
         r, c = rows[start : start + chunk_size], cols[start : start + chunk_size]
         out[r, c] = _kl_rows(student_logits[r, c], teacher_logits[r, c], direction, None)
     return out
+
+
+def _entropy_rows(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of softmax(logits) over the last axis, in fp32: logsumexp(z) − Σ p·z."""
+    z = logits.float()
+    return torch.logsumexp(z, dim=-1) - (F.softmax(z, dim=-1) * z).sum(-1)
+
+
+def entropy_bonus(
+    logits: torch.Tensor, mask: torch.Tensor, aggregation: str = "token-mean", chunk_size: int = 256
+) -> tuple[torch.Tensor, Metrics]:
+    """−H, the entropy of the policy's next-token distribution at the masked (action) positions, aggregated as in
+    `grpo_loss` (add coef·this to a loss to reward entropy). logits (B, T, V) aligned with mask (B, T).
+
+    Chunked over T with activation checkpointing, so only one chunk's fp32 softmax is alive at a time."""
+    mask = mask.float()
+    pieces = []
+    for start in range(0, logits.shape[1], chunk_size):
+        chunk = logits[:, start : start + chunk_size]
+        pieces.append(checkpoint(_entropy_rows, chunk, use_reentrant=False) if chunk.requires_grad else _entropy_rows(chunk))
+    entropy = torch.cat(pieces, dim=1)  # (B, T)
+    loss = -_aggregate(entropy, mask, aggregation)
+    return loss, {"entropy": ((entropy.detach() * mask).sum() / _active(mask)).item()}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -193,6 +194,14 @@ def test_extra_measures_are_taken_once_per_run_and_reported_over_training_seeds(
         0: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
         1: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
     }
+    with_components = dataclasses.replace(probe, evaluation=dataclasses.replace(probe.evaluation, components=True))
+    again = run_experiment(with_components, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False, seeds=[0])
+    (episodes,) = [r["evaluations"]["test"]["episodes"] for r in again.arms["start"].runs]
+    rate = sum(e["valid_call_rate"] for e in episodes) / len(episodes)
+    assert again.arms["start"].measures[0]["valid call rate"] == pytest.approx(rate) and 0.0 <= rate <= 1.0
+    assert {f"component {k}" for k in episodes[0]["components"]} <= set(again.arms["start"].measures[0])
+    turns = sum(e["agent_turns"] for e in episodes) / len(episodes)
+    assert again.arms["start"].measures[0]["agent turns"] == pytest.approx(turns) and turns >= 1
     text = experiment_markdown(probe, result, command="c")
     assert "| measure | start |" in text and "| seeds | 3.000 ± 0.000 |" in text and "| steps | 5.000 ± 0.000 |" in text
     stored = next(tmp_path.glob("start/*seed0*/result.json")).read_text()
@@ -219,3 +228,19 @@ def test_every_experiments_smoke_config_runs_every_arm_on_the_same_test_seeds(na
     for arm in result.arms.values():
         assert list(arm.rewards) == [0] and len(arm.rewards[0]) == len(result.test_seeds) > 0
         assert all(0.0 <= r <= 1.0 for r in arm.rewards[0])
+
+
+def test_ascent_stream_table_averages_each_part_of_every_seeds_stream(tmp_path):
+    from training.experiments.ascent import stream_table
+
+    runs = []
+    for seed, passes in enumerate(([0, 0, 1, 1], [0, 1, 1, 1])):
+        folder = tmp_path / f"seed{seed}"
+        folder.mkdir()
+        rows = [{"step": i + 1, "stream_passed": float(p), "stream_reward": float(p), "stream_turns": 3.0} for i, p in enumerate(passes)]
+        (folder / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in [{"step": 0}, *rows]))
+        runs.append({"checkpoint": str(folder / "final")})
+    (tmp_path / "experiment.json").write_text(json.dumps({"arms": {"ascent": {"runs": runs}}}))
+    table = stream_table(tmp_path, parts=2)
+    # first halves: 0 and 0.5 -> 0.25; second halves: 1 and 1 -> 1.0 (no spread)
+    assert "| ascent | 0.25 ± " in table and "| 1.00 ± 0.00, 1.00 ± 0.00, 3.00 ± 0.00 |" in table

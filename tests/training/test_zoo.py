@@ -227,7 +227,9 @@ def test_the_cli_lists_builds_and_writes_the_readme_table(
     final = build_folder(SMOKE) / "final"
     assert cli.main(["list"]) == 0 and re.search(rf"smoke\s+{config_hash(SMOKE)}\s+built\s+{final}", capsys.readouterr().out)
     assert cli.main(["eval", "smoke"]) == 0 and "| toolgym/lookup held-out correct (greedy) | 0.500 ± 0.100 |" in capsys.readouterr().out
-    cli.update_readme(readme, names=("smoke", "teacher-small"))  # the teacher is not built: no column
+    assert cli.update_readme(readme, names=("smoke", "teacher-small")) == ["teacher-small"]  # not built: the table stays
+    assert "old" in readme.read_text()
+    assert cli.update_readme(readme, names=("smoke",)) == []
     text = readme.read_text()
     assert text.startswith(f"intro\n<!-- zoo:begin -->\n| measure | smoke ({config_hash(SMOKE)}) |\n") and text.endswith(
         "<!-- zoo:end -->\noutro\n"

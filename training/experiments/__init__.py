@@ -45,6 +45,10 @@ class Evaluation:
     """Agent turns per evaluation episode."""
     max_new_tokens: int = 64
     """Token limit of one agent turn."""
+    components: bool = False
+    """Also report the score's components and the valid-call rate of the test episodes (mean +- CI over training
+    seeds, beside the table): what moves when reward and pass rate sit on a floor (the service desk's composite is
+    zero until the account state is right)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.raised",
     "training.experiments.gated_sd",
     "training.experiments.selfdistill",
+    "training.experiments.tjpo",
 )
 
 

@@ -18,6 +18,7 @@ GATED_SD = register(
         arms=(
             Arm("joint", "gated_sd", {"sd_coef": 0.5}, "GRPO + 0.5 x reverse KL to the guided self on steps valued below 0.5"),
             Arm("grpo", "gated_sd", {"sd_coef": 0.0}, "GRPO alone (sd_coef = 0: same rollouts and teacher forward)"),
+            Arm("none", "none", {}, "no training: the start checkpoint"),
         ),
         shared={
             "task": "toolgym/chain",
@@ -37,7 +38,7 @@ GATED_SD = register(
         evaluation=Evaluation(
             task="toolgym/chain", dev_seeds=(50_000, 50_032), test_seeds=(100_000, 100_064), max_turns=4, max_new_tokens=48
         ),
-        tuning={"learning_rate": (2e-4,)},  # one point, the same for every arm
+        tuning={"learning_rate": (2e-5, 2e-4)},  # the same two points for every arm, chosen on dev seeds
         train_seeds=(0, 1, 2),
         smoke={"max_steps": 2, "tasks_per_step": 2, "group_size": 2, "max_new_tokens": 24, "max_turns": 3, "eval_episodes": 4},
         needs_teacher=False,

@@ -53,7 +53,12 @@ EXPERIMENT = register(
             "max_new_tokens": 96,
         },
         evaluation=Evaluation(
-            task="servicedesk/eval", dev_seeds=(100_000, 100_012), test_seeds=(200_000, 200_012), max_turns=12, max_new_tokens=96
+            task="servicedesk/eval",
+            dev_seeds=(100_000, 100_012),
+            test_seeds=(200_000, 200_012),
+            max_turns=12,
+            max_new_tokens=96,
+            components=True,
         ),
         tuning={"learning_rate": (1e-4,)},  # one point, the same for every arm
         measures="training.recipes.raised_eval:experiment_measures",

@@ -109,22 +109,27 @@ def evaluation_jobs(task: str, seeds: list[int]) -> list[tuple[str, int]]:
         return [(tasks[i % len(tasks)].id, s) for i, s in enumerate(seeds)]
 
 
+def load_checkpoint(folder: str, base: str) -> tuple[Any, Any]:
+    """A trained run's final checkpoint (full weights, or a LoRA adapter over `base`) and its tokenizer, frozen."""
+    from training.modeling import load_model
+
+    if (Path(folder) / "adapter_config.json").exists():
+        from peft import PeftModel
+
+        model, tokenizer = load_model(base, trainable=False)
+        return PeftModel.from_pretrained(model, folder).eval(), tokenizer
+    return load_model(folder, trainable=False)
+
+
 def evaluate_checkpoint(
     folder: str, base: str, seeds: list[int], config: dict[str, Any], experiment: Experiment, limits: tuple[int, int]
 ) -> list[dict[str, Any]]:
     """Greedy play of the checkpoint on `seeds` with (max turns, max new tokens): [{"seed", "reward", "passed"}]."""
     import torch
 
-    from training.modeling import load_model
     from training.sampling import rollout_episodes
 
-    if (Path(folder) / "adapter_config.json").exists():
-        from peft import PeftModel
-
-        model, tokenizer = load_model(base, trainable=False)
-        model = PeftModel.from_pretrained(model, folder).eval()
-    else:
-        model, tokenizer = load_model(folder, trainable=False)
+    model, tokenizer = load_checkpoint(folder, base)
     ev = experiment.evaluation
     style = prompt_style_of(base, config)  # the base's style, also for recipes whose config does not carry it
     with torch.no_grad():
@@ -133,9 +138,28 @@ def evaluate_checkpoint(
             temperature=0.0, style=style, max_prompt_tokens=config.get("max_prompt_tokens", 4096),
         )  # fmt: skip
     return [
-        {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"])}
+        {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"]),
+         "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
+         "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {}),
+         "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent")}
         for s, r in zip(seeds, records, strict=True)
-    ]
+    ]  # fmt: skip
+
+
+def _valid_call_rate(metrics: dict[str, Any]) -> float:
+    valid, invalid = metrics.get("valid_calls", 0), metrics.get("invalid_calls", 0)
+    return float(valid / (valid + invalid)) if valid + invalid else 1.0
+
+
+def episode_measures(episodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Means over the test episodes of each score component, the valid-call rate and the agent's turns per episode
+    (Evaluation.components)."""
+    names = sorted({name for e in episodes for name in e.get("components", {})})
+    out = {f"component {name}": sum(e["components"].get(name, 0.0) for e in episodes) / len(episodes) for name in names}
+    out["valid call rate"] = sum(e.get("valid_call_rate", 1.0) for e in episodes) / len(episodes)
+    if all("agent_turns" in e for e in episodes):  # evaluations stored before it was recorded lack it
+        out["agent turns"] = sum(e["agent_turns"] for e in episodes) / len(episodes)
+    return out
 
 
 def _trained_tokens(folder: Path, grad_accum: int) -> int:
@@ -168,6 +192,7 @@ class _Runs:
             )
         self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
+        self.measured: dict[str, dict[str, float]] = {}  # (checkpoint, seeds, values) -> its extra measures
 
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
@@ -222,9 +247,11 @@ class _Runs:
         if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
             start = time.perf_counter()
-            measure = _function(self.experiment.measures)
             values = {**self.values, **self.arm.overrides, **point}
-            result["evaluations"][split]["measures"] = measure(result["checkpoint"], self.base, values, seeds)
+            key = json.dumps([result["checkpoint"], seeds, values], sort_keys=True, default=str)
+            if key not in self.measured:  # the start checkpoint of a `none` arm is the same for every training seed
+                self.measured[key] = _function(self.experiment.measures)(result["checkpoint"], self.base, values, seeds)
+            result["evaluations"][split]["measures"] = self.measured[key]
             result["evaluations"][split]["eval_s"] += time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
         self.used[digest] = result
@@ -272,8 +299,10 @@ def run_experiment(
             episodes = result["evaluations"]["test"]["episodes"]
             arm.rewards[seed] = [e["reward"] for e in episodes]
             arm.passed[seed] = [1.0 if e["passed"] else 0.0 for e in episodes]
+            if experiment.evaluation.components:
+                arm.measures[seed] = episode_measures(episodes)
             if "measures" in result["evaluations"]["test"]:
-                arm.measures[seed] = result["evaluations"]["test"]["measures"]
+                arm.measures[seed] = {**arm.measures.get(seed, {}), **result["evaluations"]["test"]["measures"]}
         arm.runs = list(runs.used.values())
         arm.wall_s = sum(r["train_s"] + sum(e["eval_s"] for e in r["evaluations"].values()) for r in arm.runs)
         results[name] = arm

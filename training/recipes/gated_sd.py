@@ -14,7 +14,8 @@ The step's value gates its distillation (`gate`):
     linear:    weight 1 - value (the worse the step, the stronger the pull toward the guided teacher)
     none:      weight 1 on every step (ungated self-distillation with per-step guidance)
 The weight scales each token's KL; the mean is over all agent tokens (losses.py's convention), so a batch whose
-steps are mostly fine gets a small distillation term. Loss = GRPO + sd_coef * gated SD. With sd_coef = 0 the
+steps are mostly fine gets a small distillation term. Loss = GRPO + sd_coef * gated SD
+(with GRPO's own options: the TJPO diversity bonus, the entropy bonus). With sd_coef = 0 the
 recipe is GRPO alone at the same compute (the teacher still runs and its KL is logged).
 """
 
@@ -26,12 +27,11 @@ from typing import Any
 import torch
 
 from environments.analyzers import StepAnalysis, analyze_record
-from training.credit import group_advantages
 from training.data import PromptStyle, TokenizedEpisode, encode_text, record_reward, render_chat
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import grpo_loss, kl_full, reverse_kl_sampled
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.grpo import GRPOConfig
+from training.recipes.grpo import GRPOConfig, grpo_advantages, with_entropy
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
@@ -186,7 +186,7 @@ def joint_loss(logits: torch.Tensor, batch: dict[str, Any], config: GatedSDConfi
     metrics["sd_gate_mean"] = float((batch["gate"] * mask).sum() / active)  # the average token weight of the SD term
     loss = rl + config.sd_coef * sd
     metrics["loss"] = float(loss.detach())
-    return loss, metrics
+    return with_entropy(loss, metrics, logits[:, :-1], mask, config)
 
 
 def run(config: GatedSDConfig, hooks: Hooks | None = None) -> RunResult:
@@ -200,7 +200,7 @@ def run(config: GatedSDConfig, hooks: Hooks | None = None) -> RunResult:
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
         rewards = torch.tensor([record_reward(r) for r in records])
-        advantages = group_advantages(rewards, [i // config.group_size for i in range(len(records))])
+        advantages, diversity_metrics = grpo_advantages(records, rewards, config)
         analyses = [dict(analyze_record(r)) for r in records]
         items = [(i, e) for i, e in tokenized(records, tokenizer)]
         prepared = []
@@ -217,6 +217,7 @@ def run(config: GatedSDConfig, hooks: Hooks | None = None) -> RunResult:
 
         metrics = trainer.optimize(prepared, lambda b: joint_loss(forward_logits(model, b["input_ids"], b["attention_mask"]), b, config))
         metrics.update(episode_stats(records))
+        metrics.update(diversity_metrics)
         metrics["reward_std"] = float(rewards.std())
         values = [a.value for per_record in analyses for a in per_record.values()]
         metrics["step_value_mean"] = sum(values) / max(len(values), 1)

@@ -6,6 +6,15 @@ the environment, turn scores into group-relative advantages, and take one clippe
 sequence's advantage on each of its agent tokens. `old_logp` is the policy's own log-probability before the
 update (recomputed, so the ratio starts at exactly 1); the gap to the sampler's logprobs is logged as a check.
 With kl_coef > 0 a frozen copy of the starting model is the k3 reference.
+
+TJPO (diversity_coef > 0): after the group normalisation, each rollout that PASSED (the environment's own
+`score.passed`) gets diversity_coef × its mean descriptor distance to the other members of its group
+(training/descriptors.py) added to its advantage; failed rollouts get nothing, so a different way to fail is
+never rewarded. Added after normalisation so the bonus keeps its stated scale (coef × a distance in [0, 1] beside
+unit-scale advantages) and still acts in an all-pass group, whose normalised advantages are all 0; added before,
+it would be divided by the group's reward std (~eps when every member passed with the same reward) and blown up.
+entropy_coef > 0 adds −entropy_coef × the policy's next-token entropy at the agent's tokens to the loss (the
+entropy is logged either way). Both default to 0, which is plain GRPO.
 """
 
 from __future__ import annotations
@@ -18,9 +27,10 @@ import torch
 
 from training.credit import group_advantages
 from training.data import record_reward
+from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import AGGREGATIONS, grpo_loss
-from training.modeling import load_model, token_logprobs
+from training.losses import AGGREGATIONS, entropy_bonus, grpo_loss
+from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
 from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
@@ -35,6 +45,10 @@ class GRPOConfig(OnPolicyConfig):
     """Weight of the k3 KL to the starting model (0: no reference model is loaded)."""
     aggregation: str = "token-mean"
     """token-mean | seq-mean | seq-sum-norm: how per-token losses become one number."""
+    diversity_coef: float = 0.0
+    """TJPO: a passed rollout's advantage gains this × its mean descriptor distance to its group (0: GRPO)."""
+    entropy_coef: float = 0.0
+    """Weight of the entropy bonus on the agent tokens' next-token distribution (0: none; entropy is logged)."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -46,6 +60,9 @@ class GRPOConfig(OnPolicyConfig):
             out.append(f"kl_coef={self.kl_coef!r}: must not be negative")
         if self.aggregation not in AGGREGATIONS:
             out.append(f"aggregation={self.aggregation!r}: must be one of {', '.join(AGGREGATIONS)}")
+        for name in ("diversity_coef", "entropy_coef"):
+            if getattr(self, name) < 0:
+                out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         if self.group_size < 2:
             out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 rollouts per group")
         return out
@@ -61,7 +78,7 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
         rewards = torch.tensor([record_reward(r) for r in records])  # composite, less consultation costs in a team
-        advantages = group_advantages(rewards, [i // config.group_size for i in range(len(records))])
+        advantages, diversity_metrics = grpo_advantages(records, rewards, config)
         items = []
         for index, episode in tokenized(records, tokenizer):
             items.append((episode, float(advantages[index])))
@@ -76,21 +93,24 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
                 prepared.append(batch)
 
         def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-            logp = token_logprobs(model, batch["input_ids"], batch["attention_mask"])
-            return grpo_loss(
-                logp,
+            logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
+            mask = batch["mask"][:, 1:]
+            loss, metrics = grpo_loss(
+                gather_logprobs(logits, batch["input_ids"][:, 1:]),
                 batch["old_logp"],
                 batch["advantages"],
-                batch["mask"][:, 1:],
+                mask,
                 clip_low=config.clip_low,
                 clip_high=config.clip_high,
                 ref_logp=batch.get("ref_logp"),
                 kl_coef=config.kl_coef,
                 aggregation=config.aggregation,
             )
+            return with_entropy(loss, metrics, logits, mask, config)
 
         metrics = trainer.optimize(prepared, loss_fn)
         metrics.update(episode_stats(records))
+        metrics.update(diversity_metrics)
         metrics["reward_std"] = float(rewards.std())
         metrics["sampler_logp_gap"] = _sampler_gap(prepared)
         if should_evaluate(config, trainer.step):
@@ -98,6 +118,37 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
         trainer.log(metrics)
         trainer.maybe_save()
     return trainer.finish()
+
+
+def grpo_advantages(records: list[dict[str, Any]], rewards: torch.Tensor, config: GRPOConfig) -> tuple[torch.Tensor, dict[str, float]]:
+    """Group-relative advantages (N,) plus, with diversity_coef > 0, the TJPO bonus of passed rollouts (module
+    docstring); metrics descriptor_diversity (mean within-group pairwise distance) and diversity_bonus_mean (the
+    mean term added, over all rollouts)."""
+    groups = [i // config.group_size for i in range(len(records))]
+    advantages = group_advantages(rewards, groups)
+    descriptors = [describe(r) for r in records]
+    metrics = {"descriptor_diversity": grouped_diversity(descriptors, groups), "diversity_bonus_mean": 0.0}
+    if config.diversity_coef > 0:
+        passed = [bool((r["header"].get("score") or {}).get("passed")) for r in records]
+        bonus = config.diversity_coef * diversity_bonus(descriptors, passed, groups)
+        advantages = advantages + bonus
+        metrics["diversity_bonus_mean"] = float(bonus.mean())
+    return advantages, metrics
+
+
+def with_entropy(
+    loss: torch.Tensor, metrics: dict[str, float], logits: torch.Tensor, mask: torch.Tensor, config: GRPOConfig
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """loss + entropy_coef × (−entropy) at the masked positions of logits (B, T, V); the entropy is logged either way
+    (without a graph when the coefficient is 0, so the loss and its gradient are exactly GRPO's)."""
+    if config.entropy_coef > 0:
+        bonus, entropy_metrics = entropy_bonus(logits, mask, config.aggregation)
+        loss = loss + config.entropy_coef * bonus
+        metrics = {**metrics, **entropy_metrics, "loss": float(loss.detach())}
+    else:
+        with torch.no_grad():
+            metrics = {**metrics, **entropy_bonus(logits.detach(), mask, config.aggregation)[1]}
+    return loss, metrics
 
 
 def _sampler_gap(batches: list[dict[str, Any]]) -> float:

@@ -19,7 +19,7 @@ from training.zoo.evaluate import evaluate_model, results_table, targets_reached
 from training.zoo.specs import SPECS, ZooSpec, config_hash, get_spec
 
 BEGIN, END = "<!-- zoo:begin -->", "<!-- zoo:end -->"
-README_SPECS = ("base-small", "teacher-small")  # the models whose tables training/README.md shows
+README_SPECS = ("base-small", "teacher-small", "desk-small")  # the models whose tables training/README.md shows
 
 
 def _spec(name: str, seed: int | None) -> ZooSpec:
@@ -45,13 +45,17 @@ def readme_section(names: tuple[str, ...] = README_SPECS) -> str:
     return results_table(built) + "\n\n" + "\n".join(notes)
 
 
-def update_readme(path: Path = REPO_ROOT / "training" / "README.md", names: tuple[str, ...] = README_SPECS) -> None:
+def update_readme(path: Path = REPO_ROOT / "training" / "README.md", names: tuple[str, ...] = README_SPECS) -> list[str]:
+    """Rewrite the README's zoo table when every spec in `names` is built here; otherwise leave it (a machine with only
+    some builds must not erase the others' columns) and return the names not built."""
+    missing = [name for name in names if not (build_folder(get_spec(name)) / "final" / "zoo.json").exists()]
     text = path.read_text()
-    if BEGIN not in text or END not in text:
-        return
+    if missing or BEGIN not in text or END not in text:
+        return missing
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     path.write_text(f"{head}{BEGIN}\n{readme_section(names)}\n{END}{tail}")
+    return []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:16} {config_hash(spec)}  {state:9}  {final}")
         elif args.command == "build":
             build(_spec(args.name, args.seed), out=args.out)
-            update_readme()
+            if missing := update_readme():
+                print(f"training/README.md's zoo table left as it is: {', '.join(missing)} not built here", file=sys.stderr)
         elif args.command == "eval":
             path = resolve(args.model)
             info = manifest(path)
