@@ -204,7 +204,8 @@ def tokenize_record(
 ) -> list[TokenizedEpisode]:
     """Token ids and masks for one record (see the module docstring). `step_weight(step)` weights its tokens;
     `graph_credit=f` weights them by step-dependency credit, training only the record's top fraction f of steps
-    (training/graph_credit.py). `style` (compact tool listing, cut results) applies to re-rendered records only."""
+    (training/graph_credit.py). `style` (compact tool listing, cut results) applies to re-rendered records only.
+    A recovery view's agent turns before its mark (`train_from_step`) stay in the sequence untrained."""
     if graph_credit is not None:
         assert step_weight is None, "give step_weight or graph_credit, not both"
         from training.graph_credit import graph_step_weight  # imported here: it pulls in environments.diagnosis
@@ -212,15 +213,29 @@ def tokenize_record(
         step_weight = graph_step_weight(record, top_fraction=graph_credit)
     agent_steps = [s for s in record["steps"] if is_actor_turn(s, AGENT_SOURCES)]
     weight_of = {s["index"]: (step_weight(s) if step_weight else 1.0) for s in agent_steps}
+    mark = train_from_step(record)
+    untrained = {s["index"] for s in agent_steps if s["index"] < mark or not step_trainable(s)}  # context only
     sampled = bool(agent_steps) and all(s.get("token_ids") and s.get("prompt_token_ids") for s in agent_steps)
     episodes = (
-        _from_sampled_ids(record, agent_steps, weight_of)
+        _from_sampled_ids(record, agent_steps, weight_of, untrained)
         if sampled
-        else [_from_rendered(record, tokenizer, weight_of, system_prompt, style, max_tokens)]
+        else [_from_rendered(record, tokenizer, weight_of, untrained, system_prompt, style, max_tokens)]
     )
     if max_tokens is not None:
         episodes = [e.truncate(max_tokens) for e in episodes]
     return episodes
+
+
+def train_from_step(record: dict[str, Any]) -> int:
+    """The first step index whose agent turns are trained: a recovery view's mark (header.meta.recovery.train_from_step,
+    written by environments.diagnosis.exports.recovery_example: the corrected step), else 0 (every turn). The steps
+    before the mark are the failing episode's prefix: context, never demonstrations."""
+    recovery = ((record.get("header") or {}).get("meta") or {}).get("recovery")
+    mark = recovery.get("train_from_step") if isinstance(recovery, dict) else None
+    assert mark is None or (isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0), (
+        f"header.meta.recovery.train_from_step must be a step index, got {mark!r}"
+    )
+    return mark or 0
 
 
 def step_trainable(step: dict[str, Any]) -> bool:
@@ -231,7 +246,9 @@ def step_trainable(step: dict[str, Any]) -> bool:
     return not (isinstance(meta, dict) and meta.get("training_unusable"))
 
 
-def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]], weight_of: dict[int, float]) -> list[TokenizedEpisode]:
+def _from_sampled_ids(
+    record: dict[str, Any], agent_steps: list[dict[str, Any]], weight_of: dict[int, float], untrained: set[int]
+) -> list[TokenizedEpisode]:
     episodes: list[TokenizedEpisode] = []
     current: TokenizedEpisode | None = None
     for step in agent_steps:
@@ -246,7 +263,12 @@ def _from_sampled_ids(record: dict[str, Any], agent_steps: list[dict[str, Any]],
             episodes.append(current)
             current.append(prompt, trained=False, env=False, step=-1)
         current.append(
-            completion, trained=step_trainable(step), env=False, step=step["index"], weight=weight_of[step["index"]], logprobs=logprobs
+            completion,
+            trained=step["index"] not in untrained,
+            env=False,
+            step=step["index"],
+            weight=weight_of[step["index"]],
+            logprobs=logprobs,
         )
     return episodes
 
@@ -264,6 +286,7 @@ def _from_rendered(
     record: dict[str, Any],
     tokenizer: Any,
     weight_of: dict[int, float],
+    untrained: set[int],
     system_prompt: str | None,
     style: PromptStyle,
     max_tokens: int | None = None,
@@ -292,7 +315,7 @@ def _from_rendered(
         trained_text, tail_text = (body[: cut + len(eos_text)], body[cut + len(eos_text) :]) if cut >= 0 else (body, "")
         episode.append(encode_text(tokenizer, header), trained=False, env=False, step=step_index)
         sampled = steps[step_index].get("token_ids")
-        trained = step_trainable(steps[step_index])
+        trained = step_index not in untrained
         if sampled:
             tail = ([] if sampled[-1] == eos_id else [eos_id]) + encode_text(tokenizer, tail_text)
             logprobs = steps[step_index].get("logprobs")

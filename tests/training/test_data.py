@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 import math
 
+import pytest
 import torch
 
 from training.data import collate, record_messages, tokenize_record
@@ -133,3 +134,68 @@ def test_a_marked_step_with_sampled_ids_is_not_trained_either(alice_record, toke
     (episode,) = tokenize_record(record, tokenizer)
     assert episode.input_ids == [1, 2, 3, 4, 5, eos, 6, 7, 8, eos]
     assert episode.mask == [0, 0, 0, 1, 1, 1, 0, 0, 0, 0]
+
+
+# --- the recovery view's mark ---------------------------------------------------------------------------------------
+def _marked(record, mark):
+    record = copy.deepcopy(record)
+    record["header"]["meta"] = {"view": "recovery", "recovery": {"train_from_step": mark}}
+    return record
+
+
+def test_agent_turns_before_a_recovery_mark_carry_no_loss(alice_record, tokenizer):
+    whole = tokenize_record(alice_record, tokenizer)[0]
+    marked = tokenize_record(_marked(alice_record, 2), tokenizer)[0]
+    assert marked.input_ids == whole.input_ids  # the prefix stays in the sequence as context
+    trained_steps = {step for step, m in zip(marked.turn_of_token, marked.mask, strict=True) if m}
+    assert {step for step, m in zip(whole.turn_of_token, whole.mask, strict=True) if m} == {1, 2}
+    assert trained_steps == {2}
+    assert all(w == 0.0 for step, w in zip(marked.turn_of_token, marked.weights, strict=True) if step == 1)
+    assert [span[0] for span in marked.agent_spans] == [2]
+    batch = collate([marked], pad_id=tokenizer.pad_token_id)
+    assert float(batch["mask"].sum()) == sum(1 for step, m in zip(whole.turn_of_token, whole.mask, strict=True) if m and step == 2)
+
+
+def test_the_sft_loss_has_no_gradient_on_tokens_before_the_mark(alice_record, tokenizer):
+    from training.losses import sft_loss
+
+    episode = tokenize_record(_marked(alice_record, 2), tokenizer)[0]
+    batch = collate([episode], pad_id=tokenizer.pad_token_id)
+    logits = torch.zeros(1, len(episode), len(tokenizer), requires_grad=True)  # (B, T, V)
+    loss, _ = sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["mask"][:, 1:], batch["weights"][:, 1:])
+    loss.backward()
+    assert loss.item() == pytest.approx(math.log(len(tokenizer)))  # uniform logits: log V per trained token
+    touched = logits.grad.abs().sum(-1)[0]  # (T,): position t predicts token t + 1
+    steps_predicted = episode.turn_of_token[1:]
+    assert all(touched[t] == 0 for t, step in enumerate(steps_predicted) if step == 1)
+    assert any(touched[t] > 0 for t, step in enumerate(steps_predicted) if step == 2)
+
+
+def test_the_mark_is_honoured_on_sampled_ids_too(alice_record):
+    record = _marked(alice_record, 2)
+    record["steps"][1].update(prompt_token_ids=[1, 2], token_ids=[3, 4])
+    record["steps"][2].update(prompt_token_ids=[1, 2, 3, 4, 5], token_ids=[6, 7])
+    episode = tokenize_record(record, tokenizer=None)[0]
+    assert episode.input_ids == [1, 2, 3, 4, 5, 6, 7]
+    assert episode.mask == [0, 0, 0, 0, 0, 1, 1]
+
+
+def test_a_mark_that_is_not_a_step_index_is_refused(alice_record, tokenizer):
+    with pytest.raises(AssertionError, match="train_from_step"):
+        tokenize_record(_marked(alice_record, "2"), tokenizer)
+
+
+def test_sft_trains_a_recovery_export_from_its_corrected_step(tokenizer):
+    from environments.diagnosis.branching import verify_correction
+    from environments.diagnosis.exports import recovery_example
+    from training.diagnoser_eval import weak_episode, weak_factory
+
+    record = weak_episode("toolgym/chain", 2)  # wrong_color: owner, lookup, answer a wrong colour at step 3
+    outcome = verify_correction(record, step_index=3, correction={"name": "lookup", "arguments": {"item": "x"}},
+                                policy_factory=weak_factory, continuation_seed=0)  # fmt: skip
+    diagnosis = {"step_index": 3, "category": "wrong_arguments", "explanation": "e", "correction": {"name": "lookup", "arguments": {}}}
+    example = recovery_example(outcome.corrected.record, diagnosis)
+    episode = tokenize_record(example, tokenizer)[0]
+    assert {step for step, m in zip(episode.turn_of_token, episode.mask, strict=True) if m} == {
+        s["index"] for s in example["steps"] if s["source"] == "agent" and s["index"] >= 3
+    }

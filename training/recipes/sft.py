@@ -19,6 +19,10 @@ that role's own turns from team records (training/role_views.py): one per turn, 
 its trained tokens its own; `min_score` then keeps the turns whose reward (the outcome the actor reached, or
 with `turn_horizon` the actor's next steps' success) is high enough, so a critic learns only from advice that
 was followed by success.
+
+A recovery view (the diagnosis export's corrected branch) is trained from its `train_from_step` mark only
+(training/data.py). With `view="diagnosis"` the recipe trains a diagnoser: it keeps the diagnosis-view records and
+supervises only their compact answer, the pivotal step and the correction (training/diagnosis_view.py).
 """
 
 from __future__ import annotations
@@ -30,12 +34,14 @@ from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.credit import REFINE_RULES, continuation_logprob, horizon, select_for_refinement, turns_end
 from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
+from training.diagnosis_view import DIAGNOSIS_VIEW, as_diagnoser_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import sft_loss
 from training.modeling import forward_logits
 from training.role_views import tokenize_role
 
 SCORING_COST = 1 / 3  # compute of a forward-only token relative to a trained one (forward + backward)
+SFT_VIEWS = ("as_is", DIAGNOSIS_VIEW)
 
 
 @dataclass
@@ -71,6 +77,9 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     """Whose turns to train: actor (other roles' turns are context only), critic, consultant, or any role of the records."""
     turn_horizon: int = 0
     """Roles other than the actor: a turn's reward is the actor's success over its next N steps (0: the episode's outcome)."""
+    view: str = "as_is"
+    """as_is: records as written (a recovery view trains from its `train_from_step` mark either way); diagnosis: keep
+    only diagnosis-view records and train a diagnoser on the compact answer (training/diagnosis_view.py)."""
 
     def problems(self) -> list[str]:
         out = super().problems() + self.style_problems()
@@ -86,6 +95,10 @@ class SFTConfig(TrainConfig, PromptStyleFields):
             out.append(f"turn_horizon={self.turn_horizon!r}: must not be negative")
         if self.turn_horizon and self.role == ACTOR:
             out.append(f"turn_horizon={self.turn_horizon!r}: rewards turns of other roles; the actor is trained on whole episodes")
+        if self.view not in SFT_VIEWS:
+            out.append(f"view={self.view!r}: must be one of {', '.join(SFT_VIEWS)}")
+        if self.view == DIAGNOSIS_VIEW and self.role != ACTOR:
+            out.append(f"role={self.role!r}: a diagnoser is trained on its own answer turn; leave role=actor with view=diagnosis")
         if self.horizon_tokens < 0:
             out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
         if not 0.0 <= self.refine_fraction <= 1.0:
@@ -121,6 +134,8 @@ class SFTConfig(TrainConfig, PromptStyleFields):
 
 
 def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dict[str, Any]]:
+    if config.view == DIAGNOSIS_VIEW:  # a diagnosis record's score is the failed episode's: no score selection
+        return [as_diagnoser_record(r) for r in records if ((r.get("header") or {}).get("meta") or {}).get("view") == DIAGNOSIS_VIEW]
     kept = []
     for record in records:
         score = record.get("header", {}).get("score") or {}
