@@ -88,6 +88,10 @@ class Experiment:
     """Extra measures of each trained checkpoint on the test seeds, beside reward and pass rate: "module:function",
     called as function(checkpoint, base, values, seeds) -> {name: float} (values: the shared config with the arm's
     overrides). The report gives each as mean +- 95% CI over training seeds (RAISED's attack figures)."""
+    prepare: str = ""
+    """Data an experiment makes before training (demonstrations for SFT arms): "module:function", called once per run
+    config as function(experiment, values) -> {field: value} of config overrides (for example {"data": path}),
+    merged into the shared values every arm starts from."""
 
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]
@@ -121,6 +125,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.raised",
     "training.experiments.gated_sd",
     "training.experiments.selfdistill",
+    "training.experiments.pgsft",
 )
 
 

@@ -251,6 +251,8 @@ def run_experiment(
         smoke_values = dict(experiment.smoke)
         smoke_eval = int(smoke_values.pop("eval_episodes", DEFAULT_SMOKE_EVAL_EPISODES))
         values.update(smoke_values)
+    if experiment.prepare:
+        values.update(_function(experiment.prepare)(experiment, values))
     train_seeds = list(seeds) if seeds else list(experiment.train_seeds[:1] if smoke else experiment.train_seeds)
     points = grid_points(experiment.tuning)[:1] if smoke else grid_points(experiment.tuning)
     test_start, test_stop = experiment.evaluation.test_seeds
