@@ -67,3 +67,25 @@ def anchor_episode(anchor: str, task_id: str, seed: int, *, options: dict[str, A
 
     env = make(task_id, seed, options=options)
     return run_episode(env, make_policy(anchor, env, seed), harness={"system_prompt": system_prompt_for(env)})
+
+
+def demonstrations_file(task_id: str, seeds: range, *, max_turns: int) -> str:
+    """The task's scripted demonstrator (training.zoo.corpus.demo_policy) on `seeds`, its passed episodes written once
+    as JSONL under var/experiments/data/ (deterministic, so the file's name is its content); returns the path."""
+    import json
+    from pathlib import Path
+
+    from training.zoo.build import var_root
+    from training.zoo.corpus import demo_policy
+
+    name = f"{task_id.replace('/', '-')}-demos-{seeds.start}-{seeds.stop}-turns{max_turns}.jsonl"
+    path = var_root() / "experiments" / "data" / name
+    if not path.exists():
+        records = [scripted_episode(demo_policy(task_id, s), task_id, s, max_turns=max_turns) for s in seeds]
+        passed = [r for r in records if r["header"]["score"]["passed"]]
+        assert passed, f"the {task_id} demonstrator passed none of seeds {seeds.start}-{seeds.stop - 1}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(f"{path}.tmp")
+        partial.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in passed))
+        partial.rename(path)  # a file under this name is always complete
+    return str(path)

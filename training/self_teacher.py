@@ -75,9 +75,9 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
 
-def teacher_prompt_ids(record: dict[str, Any], tokenizer: Any, hindsight: str) -> list[int]:
-    """The record's first prompt, rendered in its own prompt style, with `hindsight` appended to the system prompt."""
-    header, style = record["header"], record_style(record)
+def teacher_prompt_ids(record: dict[str, Any], tokenizer: Any, hindsight: str, style: PromptStyle | None = None) -> list[int]:
+    """The record's first prompt, rendered in `style` (default: its own), with `hindsight` appended to the system prompt."""
+    header, style = record["header"], style or record_style(record)
     system = f"{(header.get('harness') or {}).get('system_prompt', '')}\n\n{hindsight}"
     tools = header.get("tools") or None
     messages: list[dict[str, Any]] = [
@@ -121,17 +121,32 @@ def note_insertions(record: dict[str, Any], student: TokenizedEpisode, tokenizer
     return out
 
 
-def teacher_sequence(record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any, *, context: str) -> tuple[list[int], list[int]]:
+def first_prompt_ids(record: dict[str, Any], student: TokenizedEpisode) -> list[int]:
+    """The student's first prompt: the first agent step's sampled prompt ids, or, for a record without them (a
+    scripted demonstration, rendered by training.data), the episode up to its first trained token: the system
+    prompt, the first user message and the generation prompt."""
+    sampled = next((s["prompt_token_ids"] for s in record["steps"] if s.get("prompt_token_ids")), None)
+    if sampled is not None:
+        return list(sampled)
+    assert student.agent_spans, "a rendered episode without trained tokens has no first prompt to replace"
+    return student.input_ids[: student.agent_spans[0][1]]
+
+
+def teacher_sequence(
+    record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any, *, context: str, style: PromptStyle | None = None
+) -> tuple[list[int], list[int]]:
     """(teacher ids, positions): positions[t] is the teacher index of student token t (see the module docstring).
     For outcome and feedback, positions inside the first prompt, which the teacher replaces, map to the same
-    distance from its end (floored at 0); only the last one, which predicts the first agent token, is compared."""
+    distance from its end (floored at 0); only the last one, which predicts the first agent token, is compared.
+    `style` renders the teacher's first prompt (default: the record's own; a rendered record: the style it was
+    tokenized in)."""
     assert context in TEACHER_CONTEXTS, f"context={context!r}: one of {TEACHER_CONTEXTS}"
-    first_prompt = next(s for s in record["steps"] if s.get("prompt_token_ids"))["prompt_token_ids"]
+    first_prompt = first_prompt_ids(record, student)
     assert student.input_ids[: len(first_prompt)] == first_prompt, "self-distillation needs untrimmed episodes (one sequence each)"
     if context == "coach":  # the student's own prompt; notes go in wherever they belong, the first turn's too
         ids, positions, start, inserts = [], [], 0, note_insertions(record, student, tokenizer)
     else:
-        ids = teacher_prompt_ids(record, tokenizer, hindsight_text(record, outcome=context == "outcome"))
+        ids = teacher_prompt_ids(record, tokenizer, hindsight_text(record, outcome=context == "outcome"), style)
         shift = len(ids) - len(first_prompt)
         positions, start, inserts = [max(0, t + shift) for t in range(len(first_prompt))], len(first_prompt), {}
     for t in range(start, len(student)):

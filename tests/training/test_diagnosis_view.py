@@ -9,7 +9,7 @@ from environments.registry import make
 from training.config import ConfigError
 from training.diagnoser_eval import weak_episode
 from training.diagnosis_view import as_diagnoser_record, diagnoser_record, diagnosis_answer, parse_diagnosis_answer
-from training.recipes.sft import SFTConfig, select_records, training_episodes
+from training.recipes.sft import SFTConfig, select_records, training_pairs
 
 DIAGNOSIS = {
     "step_index": 3,
@@ -29,7 +29,7 @@ def test_a_diagnoser_record_shows_the_whole_trajectory_and_supervises_only_the_c
     assert agent["message"] == ANSWER == diagnosis_answer(DIAGNOSIS)
     assert "[3] agent: calls answer(" in user["message"] and "[1] agent: calls owner(" in user["message"]
     assert record["header"]["meta"]["view"] == "diagnosis" and record["header"]["meta"]["diagnosis"] == DIAGNOSIS
-    (episode,) = training_episodes(
+    ((_, episode),) = training_pairs(
         select_records([record], SFTConfig(model="m", data="x", view="diagnosis")), tokenizer, SFTConfig(model="m", data="x")
     )
     trained = [t for t, m in zip(episode.input_ids, episode.mask, strict=True) if m]

@@ -14,7 +14,7 @@ from training import ConfigError, run_recipe
 from training.__main__ import main as cli_main
 from training.data import TokenizedEpisode, read_records
 from training.evidence.common import write_records
-from training.recipes.sft import SFTConfig, training_episodes, within_budget
+from training.recipes.sft import SFTConfig, training_pairs, within_budget
 from training.scripted import scripted_episodes
 
 
@@ -208,7 +208,7 @@ def test_a_token_budget_ends_the_run_within_one_episode_below_it(tiny_path, demo
     budget = 2_500
     result = run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=20, token_budget=budget))
     rows = _rows(tmp_path / "metrics.jsonl")
-    longest = max(len(e) for e in training_episodes(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(
+    longest = max(len(e) for _, e in training_pairs(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(
         model=str(tiny_path), data=demos, max_tokens=600)))  # fmt: skip
     assert result.steps == len(rows) < 20
     assert [r["compute_tokens"] for r in rows] == list(itertools.accumulate(r["input_tokens"] for r in rows))
@@ -232,7 +232,7 @@ def test_refinement_picks_by_the_rule_logs_the_share_and_counts_the_scoring(tiny
         assert [r["refine_selected_share"] for r in rows] == [0.0, 0.0, pytest.approx(2 / 6)]
         assert [r["refining"] for r in rows] == [0.0, 0.0, 1.0]
         assert [r["episodes_in_pool"] for r in rows] == [6.0, 6.0, 2.0]
-        lengths = [len(e) for e in training_episodes(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(**config))]
+        lengths = [len(e) for _, e in training_pairs(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(**config))]
         scored = sum(lengths) / 3  # forward only: a third of a trained token
         assert rows[2]["compute_tokens"] == pytest.approx(rows[1]["compute_tokens"] + scored + rows[2]["input_tokens"])
         assert rows[2]["input_tokens"] == sum(lengths[i] for i in expected)  # batch 2 = both selected episodes, whole

@@ -133,6 +133,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.tjpo",
     "training.experiments.evoke",
     "training.experiments.horizon",
+    "training.experiments.pgsft",
 )
 
 

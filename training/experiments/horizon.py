@@ -20,8 +20,6 @@ plus a third of the tokens the selection scores (training/recipes/sft.py); `full
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from training.experiments import Arm, Evaluation, Experiment, register
@@ -32,23 +30,11 @@ DEMO_TURNS = 8  # the expert needs 3
 
 
 def demonstrations(experiment: Experiment, values: dict[str, Any]) -> dict[str, Any]:
-    """Experiment.prepare: the task's scripted, passed demonstrations, generated once (deterministic) into a file
-    under var/experiments/data/; returns {"data": its path}."""
-    from training.scripted import scripted_episode
-    from training.zoo.build import var_root
-    from training.zoo.corpus import demo_policy
+    """Experiment.prepare: the task's scripted, passed demonstrations, generated once into a file under
+    var/experiments/data/ (training.scripted.demonstrations_file); returns {"data": its path}."""
+    from training.scripted import demonstrations_file
 
-    task, (start, stop) = experiment.evaluation.task, DEMO_SEEDS
-    path = var_root() / "experiments" / "data" / f"{task.replace('/', '-')}-demos-{start}-{stop}.jsonl"
-    if not path.exists():
-        records = [scripted_episode(demo_policy(task, s), task, s, max_turns=DEMO_TURNS) for s in range(start, stop)]
-        passed = [r for r in records if r["header"]["score"]["passed"]]
-        assert passed, f"the {task} demonstrator passed none of seeds {start}-{stop - 1}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = Path(f"{path}.tmp")
-        partial.write_text("".join(json.dumps(r) + "\n" for r in passed))
-        partial.rename(path)  # a file under this name is always complete
-    return {"data": str(path)}
+    return {"data": demonstrations_file(experiment.evaluation.task, range(*DEMO_SEEDS), max_turns=DEMO_TURNS)}
 
 
 EVALUATION = Evaluation(task=TASK, dev_seeds=(50_000, 50_032), test_seeds=(100_000, 100_064), max_turns=4, max_new_tokens=48)

@@ -23,6 +23,11 @@ was followed by success.
 A recovery view (the diagnosis export's corrected branch) is trained from its `train_from_step` mark only
 (training/data.py). With `view="diagnosis"` the recipe trains a diagnoser: it keeps the diagnosis-view records and
 supervises only their compact answer, the pivotal step and the correction (training/diagnosis_view.py).
+PG-SFT (`turn_weighting="info_gain"`): each actor turn's token loss is weighted by the turn's information gain,
+how much the privileged context (the outcome self-teacher's hindsight note: score and every environment
+response) raises the START model's likelihood of the demonstrated turn, computed once before training and
+normalised so each episode's total weight is SFT's (training/info_gain.py documents the choices). `kl_coef` adds
+kl_coef x KL(model || start model), full vocabulary, on the trained tokens, logged as `kl_to_start`.
 """
 
 from __future__ import annotations
@@ -30,14 +35,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.credit import REFINE_RULES, continuation_logprob, horizon, select_for_refinement, turns_end
 from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
 from training.diagnosis_view import DIAGNOSIS_VIEW, as_diagnoser_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
-from training.losses import sft_loss
-from training.modeling import forward_logits
+from training.info_gain import weigh_by_info_gain
+from training.losses import kl_full, sft_loss
+from training.modeling import forward_logits, load_model
 from training.role_views import tokenize_role
 
 SCORING_COST = 1 / 3  # compute of a forward-only token relative to a trained one (forward + backward)
@@ -80,6 +88,15 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     view: str = "as_is"
     """as_is: records as written (a recovery view trains from its `train_from_step` mark either way); diagnosis: keep
     only diagnosis-view records and train a diagnoser on the compact answer (training/diagnosis_view.py)."""
+    turn_weighting: str = "uniform"
+    """uniform (every trained token alike) | info_gain (PG-SFT: each actor turn weighted by how much the outcome note
+    raises the start model's likelihood of it; computed once before training; training/info_gain.py)."""
+    info_gain_temperature: float = 0.5
+    """info_gain: temperature of the softmax over an episode's turns, in nats of mean per-token gain (higher: flatter)."""
+    info_gain_floor: float = 0.2
+    """info_gain: share of the weight every turn keeps (w = floor + (1 - floor) x softmax part; 1 gives uniform)."""
+    kl_coef: float = 0.0
+    """Weight of KL(model || start model) per trained token (full vocabulary, reverse direction), added to the loss."""
 
     def problems(self) -> list[str]:
         out = super().problems() + self.style_problems()
@@ -99,6 +116,16 @@ class SFTConfig(TrainConfig, PromptStyleFields):
             out.append(f"view={self.view!r}: must be one of {', '.join(SFT_VIEWS)}")
         if self.view == DIAGNOSIS_VIEW and self.role != ACTOR:
             out.append(f"role={self.role!r}: a diagnoser is trained on its own answer turn; leave role=actor with view=diagnosis")
+        if self.turn_weighting not in ("uniform", "info_gain"):
+            out.append(f"turn_weighting={self.turn_weighting!r}: must be uniform or info_gain")
+        if self.turn_weighting == "info_gain" and self.role != ACTOR:
+            out.append(f"turn_weighting='info_gain': weighs the actor's turns; role={self.role!r} is not the actor")
+        if not self.info_gain_temperature > 0:
+            out.append(f"info_gain_temperature={self.info_gain_temperature!r}: must be positive")
+        if not 0.0 <= self.info_gain_floor <= 1.0:
+            out.append(f"info_gain_floor={self.info_gain_floor!r}: must be in [0, 1]")
+        if self.kl_coef < 0:
+            out.append(f"kl_coef={self.kl_coef!r}: must not be negative")
         if self.horizon_tokens < 0:
             out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
         if not 0.0 <= self.refine_fraction <= 1.0:
@@ -147,16 +174,17 @@ def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dic
     return kept
 
 
-def training_episodes(records: list[dict[str, Any]], tokenizer: Any, config: SFTConfig) -> list[TokenizedEpisode]:
-    """The selected role's examples with at least one trained token (turns filtered by min_score for other roles)."""
-    episodes = []
+def training_pairs(records: list[dict[str, Any]], tokenizer: Any, config: SFTConfig) -> list[tuple[dict[str, Any], TokenizedEpisode]]:
+    """(record, example) for the selected role's examples with at least one trained token (turns filtered by
+    min_score for other roles)."""
+    pairs = []
     for record in records:
         for episode in tokenize_role(record, tokenizer, role=config.role, max_tokens=config.max_tokens, horizon=config.turn_horizon,
                                      style=config.prompt_style):  # fmt: skip
             low = config.role != ACTOR and config.min_score is not None and (episode.reward is None or episode.reward < config.min_score)
             if sum(episode.mask) and not low:
-                episodes.append(episode)
-    return episodes
+                pairs.append((record, episode))
+    return pairs
 
 
 def within_budget(micro: list[list[TokenizedEpisode]], tokens_left: float) -> list[list[TokenizedEpisode]]:
@@ -173,10 +201,19 @@ def within_budget(micro: list[list[TokenizedEpisode]], tokens_left: float) -> li
     return kept
 
 
-def sft_step_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, dict[str, float]]:
-    """Next-token cross-entropy on the batch's trained tokens (the loss the SFT recipe optimizes)."""
+def sft_step_loss(model: Any, batch: dict[str, Any], reference: Any = None, kl_coef: float = 0.0) -> tuple[Any, dict[str, float]]:
+    """Next-token cross-entropy on the batch's trained tokens (weighted), plus kl_coef x KL(model || reference) per
+    trained token (unweighted) when a reference model is given: the loss the SFT recipe optimizes."""
     logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
-    return sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["mask"][:, 1:], batch["weights"][:, 1:])
+    loss, metrics = sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["mask"][:, 1:], batch["weights"][:, 1:])
+    if reference is None:
+        return loss, metrics
+    with torch.no_grad():
+        start = forward_logits(reference, batch["input_ids"], batch["attention_mask"])
+    kl, kl_metrics = kl_full(logits[:, :-1], start[:, :-1], batch["mask"][:, 1:], direction="reverse")
+    loss = loss + kl_coef * kl
+    metrics.update(loss=float(loss.detach()), kl_to_start=kl_metrics["reverse_kl"])
+    return loss, metrics
 
 
 def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
@@ -184,8 +221,16 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
     tokenizer, pad_id = trainer.tokenizer, trainer.tokenizer.pad_token_id
     records = select_records(read_records(config.data), config)
     assert records, f"no episodes left in {config.data} after selection (min_score={config.min_score}, passed_only={config.passed_only})"
-    episodes = training_episodes(records, tokenizer, config)
-    assert episodes, f"no {config.role} turns to train on in {config.data} (min_score={config.min_score})"
+    pairs = training_pairs(records, tokenizer, config)
+    assert pairs, f"no {config.role} turns to train on in {config.data} (min_score={config.min_score})"
+    episodes, weighting = [episode for _, episode in pairs], {}
+    # the start model: the reference of the KL, and where the information gains are taken (a resumed run reloads it)
+    resumed_info_gain = config.turn_weighting == "info_gain" and trainer.step > 0
+    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef or resumed_info_gain else None
+    if config.turn_weighting == "info_gain":
+        start = reference if reference is not None else trainer.model
+        episodes, weighting = weigh_by_info_gain(start, tokenizer, pairs, style=config.prompt_style, temperature=config.info_gain_temperature,
+                                                 floor=config.info_gain_floor, batch_size=max(8, config.batch_size))  # fmt: skip
     prefixes = [config.prefix_length(e) for e in episodes]
     short = [horizon(e, n) for e, n in zip(episodes, prefixes, strict=True)]
     state = trainer.state  # kept in checkpoints: a resumed run keeps its selection and its compute so far
@@ -206,7 +251,7 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
 
     def loss_fn(items: list[TokenizedEpisode]) -> tuple[Any, dict[str, float]]:
         batch = {k: v.to(trainer.device) for k, v in collate(items, pad_id=pad_id).items()}
-        return sft_step_loss(trainer.model, batch)
+        return sft_step_loss(trainer.model, batch, reference if config.kl_coef else None, config.kl_coef)
 
     while trainer.step < config.max_steps and not trainer.stopping():
         pool = training_set()
@@ -226,6 +271,7 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
             episodes_in_pool=float(len(pool)), input_tokens=float(read), compute_tokens=state["compute_tokens"],
             refining=float(config.refining and trainer.step > config.warm_start_steps), refine_selected_share=selected / len(episodes),
         )  # fmt: skip
+        metrics.update(weighting)  # the turn weights' distribution, the same every step (taken once, before training)
         trainer.log(metrics)
         trainer.maybe_save()
     return trainer.finish()
