@@ -191,10 +191,11 @@ def test_the_experiment_compares_joint_with_grpo_alone_at_the_same_config(tiny_p
     assert GATED_SD.method == "joint" and {a.name: a.overrides for a in GATED_SD.arms} == {
         "joint": {"sd_coef": 0.5},
         "grpo": {"sd_coef": 0.0},
+        "none": {},  # the start checkpoint, evaluated like the others
     }
-    assert {a.recipe for a in GATED_SD.arms} == {"gated_sd"} and GATED_SD.train_seeds == (0, 1, 2)
+    assert [a.recipe for a in GATED_SD.arms] == ["gated_sd", "gated_sd", "none"] and GATED_SD.train_seeds == (0, 1, 2)
     dev, test = GATED_SD.evaluation.dev_seeds, GATED_SD.evaluation.test_seeds
     assert dev[1] <= test[0] and GATED_SD.shared["train_seed_start"] + GATED_SD.shared["train_seeds"] <= dev[0]
-    for arm in GATED_SD.arms:
+    for arm in [a for a in GATED_SD.arms if a.recipe != "none"]:
         for extra in ({}, GATED_SD.smoke, GATED_SD.gpu.overrides if GATED_SD.gpu else {}):
             make_config("gated_sd", {**GATED_SD.shared, **extra, **arm.overrides, "model": str(tiny_path)})  # raises on a bad field

@@ -202,7 +202,11 @@ def test_the_experiments_give_every_arm_a_valid_config_in_full_smoke_and_gpu_for
     from training.experiments import EXPERIMENTS
 
     arms = {name: [(a.name, a.recipe) for a in EXPERIMENTS[name].arms] for name in ("self-lookup", "self-servicedesk", "coached")}
-    assert arms["self-lookup"] == arms["self-servicedesk"] == [("self", "self_distill"), ("sdpo", "self_distill"), ("grpo", "grpo")]
+    assert (
+        arms["self-lookup"]
+        == arms["self-servicedesk"]
+        == [("self", "self_distill"), ("sdpo", "self_distill"), ("grpo", "grpo"), ("none", "none")]
+    )
     assert arms["coached"] == [("coached", "self_distill"), ("outcome", "self_distill"), ("none", "none")]
     for name in arms:
         experiment = EXPERIMENTS[name]
