@@ -72,15 +72,14 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     """Rank accuracy of the checkpoint on held-out states of each MEASURED task (module docstring), in the base's
     prompt style; `{name}_rank_accuracy` over every (state, goal) row and `{name}_rank_accuracy_true` over the
     recorded goal's rows."""
-    from training.experiments.runner import prompt_style_of
+    from training.experiments.runner import load_checkpoint, prompt_style_of
     from training.goal_swap import swaps_for
-    from training.modeling import load_model
     from training.recipes.evoke import rank_accuracy
     from training.scripted import scripted_episode
     from training.zoo.corpus import demo_policy
 
     style = prompt_style_of(base, values)
-    model, tokenizer = load_model(checkpoint, trainable=False)
+    model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
     out: dict[str, float] = {}
     for name, task in MEASURED.items():
         records = [scripted_episode(demo_policy(task, s), task, s, max_turns=12) for s in seeds[:MEASURE_SEEDS]]

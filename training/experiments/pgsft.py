@@ -78,12 +78,12 @@ def pgsft_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: li
     """Experiment.measures: retention on RETENTION_TASK (greedy, `seeds`), held-out text NLL and drift from `base`."""
     import torch
 
-    from training.experiments.runner import prompt_style_of
+    from training.experiments.runner import load_checkpoint, prompt_style_of
     from training.modeling import load_model
     from training.sampling import rollout_episodes
 
     style = prompt_style_of(base, values)
-    model, tokenizer = load_model(checkpoint, trainable=False)
+    model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
     start = model if checkpoint == base else load_model(base, trainable=False)[0]
     ev = EXPERIMENT.evaluation
     with torch.no_grad():

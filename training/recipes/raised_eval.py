@@ -135,7 +135,7 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     """The raised experiment's extra measures (training.experiments.Experiment.measures): `evaluate_attacks` of the
     checkpoint on the test `seeds`, in the base's prompt style, with drift measured against the base."""
     from training import make_config
-    from training.experiments.runner import prompt_style_of
+    from training.experiments.runner import load_checkpoint, prompt_style_of
     from training.modeling import load_model
     from training.recipes.raised import RaisedConfig
 
@@ -143,6 +143,6 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     known = {f.name for f in dataclasses.fields(RaisedConfig)}
     config = make_config("raised", {**{k: v for k, v in values.items() if k in known}, "model": base,
                                     "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
-    model, tokenizer = load_model(checkpoint, trainable=False)
+    model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
     reference = model if checkpoint == base else load_model(base, trainable=False)[0]
     return evaluate_attacks(model, tokenizer, config, seeds, reference=reference)
