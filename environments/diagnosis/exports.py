@@ -1,7 +1,9 @@
 """Diagnosis datasets, in two views, each line a canonical trajectory record that training/data.py reads as is.
 
-    diagnosis view:  the trajectory prefix (through the error step) rendered as the diagnosing prompt, and the
-                     diagnosis as the agent's `submit_diagnosis` call: trains a diagnoser.
+    diagnosis view:  the whole failed trajectory rendered as the diagnosing prompt, and the diagnosis as the
+                     agent's `submit_diagnosis` call: trains a diagnoser. The whole trajectory, not the prefix
+                     through the error step: a prefix would give the answer away (the pivotal step would always
+                     be the last one shown) and differ from what a diagnoser is asked at use.
     recovery view:   the corrected child episode (prefix + correction + continuation); header.meta.recovery
                      says where the prefix ends (`train_from_step`), so a trainer can weight only the recovery.
 
@@ -22,13 +24,12 @@ def diagnosis_example(
 ) -> dict[str, Any]:
     """`diagnosis` holds step_index, category, explanation, correction, evidence_steps, confidence (and optional ids)."""
     k = int(diagnosis["step_index"])
-    prefix = {"header": record["header"], "steps": record["steps"][: k + 1]}
     arguments = {
         "step_index": k,
         "category": diagnosis["category"],
         "explanation": diagnosis["explanation"],
         "correction": diagnosis.get("correction"),
-        "evidence_steps": [e for e in diagnosis.get("evidence_steps") or [] if e <= k],
+        "evidence_steps": list(diagnosis.get("evidence_steps") or []),
     }
     if diagnosis.get("confidence") is not None:
         arguments["confidence"] = diagnosis["confidence"]
@@ -39,10 +40,10 @@ def diagnosis_example(
         "source": "upload",
         "policy": {"name": "diagnoser", "kind": "external"},
         "tools": [SUBMIT_DIAGNOSIS.openai_schema()],
-        "meta": {"view": "diagnosis", "diagnosis": diagnosis, "prefix_steps": k + 1},
+        "meta": {"view": "diagnosis", "diagnosis": diagnosis, "episode_steps": len(record["steps"])},
     }
     steps = [
-        make_step(index=0, source="user", message=diagnosis_prompt(prefix, env_tools=env_tools, max_chars=max_chars)),
+        make_step(index=0, source="user", message=diagnosis_prompt(record, env_tools=env_tools, max_chars=max_chars)),
         make_step(index=1, source="agent", tool_calls=[{"id": "diagnosis", "name": SUBMIT_DIAGNOSIS.name, "arguments": arguments}]),
     ]
     return new_record(header=header, steps=steps)

@@ -47,6 +47,16 @@ def test_the_exports_diagnosis_view_trains_the_compact_answer_after_its_own_prom
     assert as_diagnoser_record(converted) is converted
 
 
+def test_the_exports_diagnosis_view_shows_the_whole_trajectory_not_a_prefix_ending_at_the_answer():
+    failed = weak_episode("toolgym/chain", 2)
+    early = {**DIAGNOSIS, "step_index": 1}
+    assert early["step_index"] < len(failed["steps"]) - 1
+    example = diagnosis_example(failed, early, env_tools=make("toolgym/chain", 2).tools())
+    assert example["header"]["meta"]["episode_steps"] == len(failed["steps"])
+    last = failed["steps"][-1]
+    assert f"[{last['index']}]" in example["steps"][0]["message"]
+
+
 def test_sft_with_view_diagnosis_keeps_only_diagnosis_records():
     failed = weak_episode("toolgym/chain", 2)
     kept = select_records([failed, diagnoser_record(failed, DIAGNOSIS)], SFTConfig(model="m", data="x", view="diagnosis"))
