@@ -14,7 +14,8 @@ Tables, each mean +- 95% CI over training seeds (the rule diagnoser and the untr
 - diagnoser: rule diagnoser, untrained base, fine-tuned (sft view=diagnosis): exact-step agreement with the labels,
   replay pass rate of the first proposal's correction, share of answers that parse;
 - actor: untrained base, repair (sft on the recovery views whose corrected branch passed: loss from the mark only),
-  success-only (sft on the weak policy's passing episodes): success on held-out seeds, and repair - success-only paired over the same seeds.
+  success-only (sft on the weak policy's passing episodes), success + repair (both sets in one file, each record
+  trained as its kind is): success on held-out seeds, and each against success-only paired over the same seeds.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = Tru
         "diagnosis": _write(out / "diagnosis.jsonl", train.diagnosis_records),
         "recovery": _write(out / "recovery.jsonl", train.recovery_records),
         "episodes": _write(out / "episodes.jsonl", train.episodes),
+        "both": _write(out / "success_and_repair.jsonl", train.episodes + train.recovery_records),
     }
     say(f"data: {len(train.episodes)} episodes, {len(train.success_records)} passed, {len(train.labelled)} verified diagnoses; "
         f"held out: {len(held.labelled)} verified failing episodes")  # fmt: skip
@@ -140,7 +142,9 @@ def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = Tru
         "base": {0: _diagnoser_cells(base, held.labelled, settings)},
         "fine-tuned": {},
     }
-    actor: dict[str, dict[int, list[float]]] = {"base": {0: _actor_passes(base, base, settings)}, "repair": {}, "success-only": {}}
+    actor: dict[str, dict[int, list[float]]] = {
+        "base": {0: _actor_passes(base, base, settings)}, "repair": {}, "success-only": {}, "success + repair": {},
+    }  # fmt: skip
     for seed in settings.training_seeds:
         say(f"training seed {seed}")
         folder = _sft(base, files["diagnosis"], out / f"diagnoser-seed{seed}", seed, settings, view="diagnosis")
@@ -149,6 +153,8 @@ def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = Tru
         actor["repair"][seed] = _actor_passes(folder, base, settings)
         folder = _sft(base, files["episodes"], out / f"success-seed{seed}", seed, settings, passed_only=True)
         actor["success-only"][seed] = _actor_passes(folder, base, settings)
+        folder = _sft(base, files["both"], out / f"both-seed{seed}", seed, settings, passed_only=True)
+        actor["success + repair"][seed] = _actor_passes(folder, base, settings)
     result = {
         "base": base, "settings": asdict(settings), "wall_s": round(time.time() - started, 1),
         "data": {"episodes": len(train.episodes), "passed": len(train.success_records), "verified": len(train.labelled),
@@ -186,8 +192,13 @@ def tables(result: dict[str, Any]) -> str:
     actor = {arm: {int(s): v for s, v in cells.items()} for arm, cells in result["actor"].items()}
     for arm, cells in actor.items():
         lines.append(f"| {arm} | {_cell(cells)} | {len(cells)} |")
-    diff = paired_difference(actor["repair"], actor["success-only"])
-    lines += ["", f"repair − success-only, paired over seeds and held-out episodes: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}]."]
+    lines.append("")
+    for arm in [a for a in actor if a not in ("base", "success-only")]:
+        diff = paired_difference(actor[arm], actor["success-only"])
+        lines.append(
+            f"{arm} − success-only, paired over seeds and held-out episodes: {diff.mean:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}].  "
+        )
+    lines[-1] = lines[-1].rstrip()
     return "\n".join(lines)
 
 
