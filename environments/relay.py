@@ -119,7 +119,10 @@ class RelayEnv(Env):
     def termination_reason(self) -> str | None:
         if not self.done:
             return None
-        return self.stages[self.current].termination_reason if self.failed else "agent_stop"
+        if not self.failed:
+            return "agent_stop"
+        stage = self.stages[self.current]  # the score names the stage's own reason (toolgym's property keeps the default)
+        return stage.score().termination_reason or stage.termination_reason
 
     @property
     def max_steps(self) -> int:
