@@ -27,6 +27,7 @@ import torch
 from environments.core import EnvError, Policy
 from environments.registry import get_task
 from environments.relay import MAX_STAGES, RELAY_ROLES, relay_env
+from environments.roles import step_role
 from environments.workflow import GENERATOR
 from training.config import TrainConfig
 from training.credit import group_advantages
@@ -160,14 +161,21 @@ def role_advantages(rewards: list[dict[str, float | None]], groups: list[int], r
 def role_items(
     records: list[dict[str, Any]], advantages: dict[str, list[float | None]], tokenizer: Any
 ) -> list[tuple[TokenizedEpisode, float]]:
-    """(one role turn's sequence, its advantage) for every turn of every trained role with an advantage."""
+    """(one role turn's sequence, its advantage) for every sampled turn of every trained role with an advantage. The
+    plan's instruction steps carry the role of their node but are not its turns, and a turn without sampled ids
+    (a scripted player) is not on-policy: neither is trained."""
     items = []
     for role, column in advantages.items():
         for record, advantage in zip(records, column, strict=True):
             if advantage is None:
                 continue
-            items += [(e, advantage) for e in tokenize_role(record, tokenizer, role=role) if sum(e.mask)]
+            turns = {**record, "steps": [s for s in record["steps"] if step_role(s) != role or _sampled_turn(s)]}
+            items += [(e, advantage) for e in tokenize_role(turns, tokenizer, role=role) if sum(e.mask)]
     return items
+
+
+def _sampled_turn(step: dict[str, Any]) -> bool:
+    return step["source"] == "agent" and bool(step.get("token_ids")) and bool(step.get("prompt_token_ids"))
 
 
 def relay_players(
