@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -156,6 +157,33 @@ def test_invalid_output_fails_the_node_and_skips_its_dependents(monkeypatch, tok
     (turn,) = [s for s in record["steps"] if s.get("role") == FINDER and s["source"] == "agent"]
     assert turn["meta"]["invalid_action"].startswith("no tool call found") and turn["meta"]["raw_output"] == "I think it is red."
     assert flowright_rewards(record) == {GENERATOR: pytest.approx((0 + 0.5 + 0) / 3), FINDER: 0.0, REPORTER: None}
+
+
+def test_a_model_generator_is_trained_on_its_plan_with_the_plan_credit(monkeypatch, tokenizer):
+    plan = {"format": WORKFLOW_FORMAT, "nodes": [{"id": "s1", "role": REPORTER, "instruction": "say it", "depends_on": [], "max_steps": 1}]}
+    plans = iter([json.dumps(plan), "a plan, roughly"])
+
+    def answers(prompt: str) -> str:
+        return next(plans) if "You are the generator" in prompt else echo_answers([True])(prompt)
+
+    monkeypatch.setattr("training.workflow_play.generate", scripted_generate(answers))
+    style = PromptStyle(compact_tools=True)
+    reporter, generator = (ModelRole(None, tokenizer, role=r, env_name="relay", description="d", style=style, max_new_tokens=64, temperature=1.0)
+                           for r in (REPORTER, GENERATOR))  # fmt: skip
+    valid, invalid = play_relays(
+        [5, 5], players={REPORTER: reporter, FINDER: reporter}, generator=generator, tasks=["toolgym/echo"], stages=1
+    )
+    assert valid["header"]["score"]["passed"] and invalid["header"]["termination_reason"] == "agent_error"
+    rewards = [flowright_rewards(valid), flowright_rewards(invalid)]
+    assert rewards == [{GENERATOR: 1.0, REPORTER: 1.0}, {GENERATOR: 0.0}]  # O, feasibility and done share all 1; an invalid plan 0
+    advantages = role_advantages(rewards, [0, 0], [GENERATOR, REPORTER])
+    assert advantages[GENERATOR] == pytest.approx([2**-0.5, -(2**-0.5)], abs=1e-5) and advantages[REPORTER] == [0.0, None]
+    items = role_items([valid, invalid], {GENERATOR: advantages[GENERATOR]}, tokenizer)
+    assert [round(a, 4) for _, a in items] == [0.7071, -0.7071]
+    assert (
+        tokenizer.decode([t for t, m in zip(items[0][0].input_ids, items[0][0].mask, strict=True) if m])
+        == json.dumps(plan) + tokenizer.eos_token
+    )
 
 
 # --- the recipe --------------------------------------------------------------------------------------------------------
