@@ -120,6 +120,22 @@ def test_run_form_offers_the_gated_self_distillation_recipe_with_its_fields(role
     assert response.status_code == 302 and (run.recipe, run.config) == ("gated_sd", {"sd_coef": 0.25, "gate": "linear"})
 
 
+def test_run_form_offers_the_flowright_recipe_with_its_list_fields_and_refuses_a_scripted_generator_in_training(
+    role_users: dict[str, Any],
+) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<option >flowright</option>" in html and "<code>train_roles</code>" in html and "<code>graph_weight</code>" in html
+    refused = client.post(
+        "/runs/new", {"project": "acme", "recipe": "flowright", "base_model": "org/tiny", "config": 'train_roles = ["generator"]'}
+    )
+    assert "training the generator needs generator=&#x27;model&#x27;" in refused.content.decode() and not TrainingRun.objects.exists()
+    response = client.post("/runs/new", {"project": "acme", "recipe": "flowright", "base_model": "org/tiny",
+                                         "config": 'train_roles = ["finder"]\nstages = 3'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and (run.recipe, run.config) == ("flowright", {"train_roles": ["finder"], "stages": 3})
+
+
 def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: dict[str, Any]) -> None:
     for role in ("owner", "researcher"):
         html = as_user(role_users[role]).get("/runs/").content.decode()
