@@ -40,10 +40,12 @@ def build_random_model(folder: Path, architecture: dict[str, Any], seed: int) ->
     return folder
 
 
-def run_arm(experiment: Any, arm: Any, student: Path, teacher: Path, work: Path) -> str:
-    import torch
+def arm_config(experiment: Any, arm: Any, student: Path, teacher: Path, work: Path) -> dict[str, Any]:
+    """The arm's recipe config for the GPU run: shared + arm + first grid point + GPU overrides, restricted to the
+    fields the arm's recipe has (an SFT-family recipe has no `task` or `eval_seed_start`)."""
+    import dataclasses
 
-    from training import run_recipe
+    from training import recipe_config_class
     from training.experiments.runner import grid_points
 
     gpu = experiment.gpu
@@ -52,6 +54,16 @@ def run_arm(experiment: Any, arm: Any, student: Path, teacher: Path, work: Path)
     config.update(eval_seed_start=experiment.evaluation.dev_seeds[0], task=experiment.evaluation.task)
     if experiment.needs_teacher:
         config["teacher"] = str(teacher)
+    known = {f.name for f in dataclasses.fields(recipe_config_class(arm.recipe))}
+    return {name: value for name, value in config.items() if name in known}
+
+
+def run_arm(experiment: Any, arm: Any, student: Path, teacher: Path, work: Path) -> str:
+    import torch
+
+    from training import run_recipe
+
+    config = arm_config(experiment, arm, student, teacher, work)
     step_started: dict[int, float] = {}
     tokens: list[float] = []
 
@@ -97,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{experiment.name}: {torch.cuda.get_device_name(0)}, {experiment.gpu.architecture.get('num_hidden_layers')} layers, bf16"
             )
             for arm in experiment.arms:
+                if arm.recipe == "none":  # evaluates the start checkpoint: nothing to train or measure
+                    continue
                 print(run_arm(experiment, arm, student, teacher, work), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
