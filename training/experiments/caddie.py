@@ -18,7 +18,8 @@ are the measures (`caddie_measures`), on the same test seeds, greedy actor and g
 
 "Without critic" is the same number in both arms (the actor does not change); "untrained critic" is the
 `untrained` arm's with-critic figure, "trained critic" the `caddie` arm's. Measures are cached in each run's
-result.json: a different `--teacher` needs a fresh --out folder.
+result.json: a different `--teacher` needs a fresh --out folder. No GpuConfig yet: benchmarks/gpu_experiments.py
+runs every arm through run_recipe (a `none` arm has no recipe) and gives every config a `teacher` field.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import dataclasses
 from functools import lru_cache
 from typing import Any
 
-from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
+from training.experiments import Arm, Evaluation, Experiment, register
 
 TASK = "toolgym/chain"
 
@@ -122,19 +123,5 @@ EXPERIMENT = register(
             "eval_episodes": 2,
         },  # fmt: skip
         needs_teacher=True,  # the second actor
-        gpu=GpuConfig(
-            architecture=QWEN3_1_7B,
-            # the critic trained in bf16 with AdamW (~20 GB) plus the frozen actor (3.4 GB); critic examples are one
-            # turn each (a transcript prompt + <= 64 advice tokens). Not measured on a GPU yet.
-            overrides={
-                "tasks_per_step": 16,
-                "group_size": 4,
-                "grad_accum": 4,
-                "max_new_tokens": 128,
-                "critic_max_new_tokens": 64,
-                "gradient_checkpointing": True,
-            },  # fmt: skip
-            steps=3,
-        ),
     )
 )
