@@ -61,9 +61,10 @@ def caddie_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: l
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(CaddieConfig)}
     ev = EXPERIMENT.evaluation
-    config = make_config("caddie", {**{k: v for k, v in values.items() if k in known}, "model": base, "compact_tools": style.compact_tools,
-                                    "max_result_chars": style.max_result_chars, "max_turns": min(ev.max_turns, values.get("max_turns", ev.max_turns)),
-                                    "max_new_tokens": min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens))})  # fmt: skip
+    limits = {"max_turns": min(ev.max_turns, values.get("max_turns", ev.max_turns)),  # a smoke's limits are smaller
+              "max_new_tokens": min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens))}  # fmt: skip
+    shown = {"compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars}
+    config = make_config("caddie", {**{k: v for k, v in values.items() if k in known}, "model": base, **shown, **limits})
     assert isinstance(config, CaddieConfig)
     critic, tokenizer = load_checkpoint(checkpoint, base)
     jobs = evaluation_jobs(ev.task, seeds)
