@@ -14,7 +14,7 @@ from environments.trajectory import make_step, new_record
 from training import make_config, run_recipe
 from training.config import ConfigError
 from training.credit import group_advantages
-from training.data import collate
+from training.data import collate, tokenize_record
 from training.losses import grpo_loss
 from training.sampling import CriticTurns, critic_trigger
 
@@ -144,6 +144,9 @@ def test_a_tiny_run_trains_the_critic_leaves_the_actor_frozen_and_saves_its_conf
     advice, after = record["steps"][2], tokenizer.decode(record["steps"][3]["prompt_token_ids"])
     assert advice["meta"] == {"trigger": "schedule", "advises_step": 1} and advice["prompt_token_ids"]
     assert after.endswith(f"<|im_start|>user\nCritic: {advice['message']}<|im_end|>\n<|im_start|>assistant\n")
+    (actor_view,) = tokenize_record(record, tokenizer)  # the actor's sequence: the advice is context, never trained
+    trained = [i for i, m in zip(actor_view.input_ids, actor_view.mask, strict=True) if m]
+    assert trained == record["steps"][1]["token_ids"] + record["steps"][3]["token_ids"]
     assert metrics["critic_turns"] >= 1 and 0.0 <= metrics["groups_with_signal"] <= 1.0 and metrics["tokens"] > 0
 
     # only the critic moved: its checkpoint differs from the base, the frozen actor's weights do not
