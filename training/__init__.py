@@ -29,6 +29,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "pivotopd": ("training.recipes.pivotopd", "PivotOPDConfig"),
     "evoke": ("training.recipes.evoke", "EvokeConfig"),
     "flowright": ("training.recipes.flowright", "FlowrightConfig"),
+    "caddie": ("training.recipes.caddie", "CaddieConfig"),
 }
 
 

@@ -17,6 +17,13 @@ call is a valid turn, spoken to the user. As in the runner (environments.team.sl
 message is heard by the environment and, after a turn that spoke, each slot's default policy (the service desk's
 seeded RuleUser) answers once; its step is recorded with role "user" and its message enters the next prompt as a
 user turn, rendered as training.data renders it (training.policies.roles.context_messages).
+
+A model critic (`critic=CriticTurns(model, every=1)`) takes its turns inside the same batched loop, as the runner's
+Crew does (environments/team.py): after an actor turn that failed (`on_error`) or after every `every`-th actor turn,
+while the episode goes on, it reads the transcript (training.policies.roles.critic_messages), one batched generate
+writes every due critic's advice, each is recorded as a step of role "critic" with its own prompt and sampled ids,
+and the advice enters the actor's next prompt ids as a "Critic: ..." user turn, exactly as record_messages shows it.
+`continue_episodes` rebuilds actor turns only, so records with critic turns cannot be continued.
 """
 
 from __future__ import annotations
@@ -30,11 +37,11 @@ import torch
 from environments.core import Env, Policy, StepResult
 from environments.registry import make
 from environments.replay import heard_by
-from environments.roles import ACTOR, step_role
+from environments.roles import ACTOR, CRITIC, step_role
 from environments.team import slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
-from training.policies.roles import context_messages
+from training.policies.roles import context_messages, critic_messages
 from training.toolcall_parse import parse_tool_calls
 
 
@@ -214,12 +221,18 @@ def rollout_episodes(
     system_prompt: str | None = None,
     max_prompt_tokens: int = 4096,
     style: PromptStyle = PromptStyle(),
+    critic: CriticTurns | None = None,
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
-    `style` must match the one the model was trained with (compact tool listing, cut tool results)."""
+    `style` must match the one the model was trained with (compact tool listing, cut tool results). With `critic`,
+    a model critic advises the actor (module docstring); it must share the actor's tokenizer."""
     lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns) for task, seed in jobs]
-    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens)
+    if critic is not None:
+        for live in lives:
+            live.record["header"]["team"] = {CRITIC: {"every": critic.every, "on_request": False, "on_error": critic.on_error}}
+    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens,
+          critic=critic)  # fmt: skip
     return [_close(live, max_turns) for live in lives]
 
 
@@ -275,8 +288,10 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     return live
 
 
-def _play(model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int) -> None:
-    """Turn by turn, one batched generate over the unfinished episodes, until each ends or outgrows the prompt budget."""
+def _play(model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int,
+          critic: CriticTurns | None = None) -> None:  # fmt: skip
+    """Turn by turn, one batched generate over the unfinished episodes, until each ends or outgrows the prompt budget;
+    with a critic, its due turns after each actor turn (one more batched generate)."""
     while True:
         active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
         if not active:
@@ -284,6 +299,82 @@ def _play(model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int
         outputs = generate(model, tokenizer, [live.prompt_ids for live in active], max_new_tokens=max_new_tokens, temperature=temperature)
         for live, (completion, logprobs) in zip(active, outputs, strict=True):
             _apply(live, tokenizer, completion, logprobs)
+        if critic is not None:
+            _critic_turns(critic, tokenizer, active, max_prompt_tokens)
+
+
+@dataclass(frozen=True)
+class CriticTurns:
+    """A model critic inside sampled episodes (module docstring): when it speaks and how it samples."""
+
+    model: Any
+    every: int = 1  # advise after every `every`-th actor turn (0: never on a schedule)
+    on_error: bool = False  # advise after an actor turn that was an invalid action or whose call failed
+    max_new_tokens: int = 48
+    temperature: float = 1.0  # 0: greedy
+    window_turns: int = 12  # steps of the transcript the critic reads verbatim (critic_messages)
+
+    def __post_init__(self) -> None:
+        assert self.every >= 0 and (self.every or self.on_error), (
+            f"a critic that never speaks: every={self.every}, on_error={self.on_error}"
+        )
+        assert self.max_new_tokens >= 1 and self.temperature >= 0 and self.window_turns >= 1, (
+            f"critic sampling: max_new_tokens={self.max_new_tokens}, temperature={self.temperature}, window_turns={self.window_turns}"
+        )
+
+
+def critic_trigger(critic: CriticTurns, steps: list[dict[str, Any]]) -> str | None:
+    """Why the critic speaks after the last actor turn of `steps` ("error" before "schedule", as the runner's Crew
+    decides), or None."""
+    actor = [s for s in steps if s.get("source") == "agent" and step_role(s) == ACTOR]
+    if not actor:
+        return None
+    last = actor[-1]
+    failed = bool((last.get("meta") or {}).get("invalid_action")) or any(r.get("is_error") for r in last.get("results") or [])
+    if critic.on_error and failed:
+        return "error"
+    return "schedule" if critic.every and len(actor) % critic.every == 0 else None
+
+
+def _critic_turns(critic: CriticTurns, tokenizer: Any, lives: list[_Live], max_prompt_tokens: int) -> None:
+    """The due critics of `lives` (episodes still running), one batched generate; each advice is recorded and shown."""
+    due = []
+    for live in lives:
+        trigger = None if live.finished else critic_trigger(critic, live.record["steps"])
+        if trigger is None:
+            continue
+        system = str(live.record["header"]["harness"]["system_prompt"])
+        messages = critic_messages(live.record["steps"], system_prompt=system, window_turns=critic.window_turns,
+                                   max_result_chars=live.style.max_result_chars)  # fmt: skip
+        prompt = _encode(tokenizer, _render(tokenizer, messages, [], True))
+        if len(prompt) < max_prompt_tokens:  # a critic whose transcript outgrew the budget stays silent
+            due.append((live, trigger, prompt))
+    if not due:
+        return
+    outputs = generate(
+        critic.model, tokenizer, [p for _, _, p in due], max_new_tokens=critic.max_new_tokens, temperature=critic.temperature
+    )
+    for (live, trigger, prompt), (completion, logprobs) in zip(due, outputs, strict=True):
+        advice = tokenizer.decode(completion, skip_special_tokens=False).removesuffix(tokenizer.eos_token).strip()
+        steps = live.record["steps"]
+        advised = [s["index"] for s in steps if s.get("source") == "agent" and step_role(s) == ACTOR][-1]
+        step = make_step(index=len(steps), source="agent", message=advice, role=CRITIC, meta={"trigger": trigger, "advises_step": advised})
+        step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=prompt, state_hash=None)
+        steps.append(step)
+        [shown] = context_messages([step], live.style.max_result_chars)  # as record_messages will show it
+        if shown is not None:  # an empty advice is recorded (and trained) but not shown
+            _insert_turn(live, tokenizer, shown)
+
+
+def _insert_turn(live: _Live, tokenizer: Any, message: dict[str, Any]) -> None:
+    """Put a context turn between the last turn and the actor's next generation prompt (ids concatenated, so the
+    actor's prompt ids stay a prefix-extension of its earlier ones)."""
+    closed = _render(tokenizer, live.messages, live.tools, False)
+    generation = _encode(tokenizer, _render(tokenizer, live.messages, live.tools, True)[len(closed) :])
+    assert live.prompt_ids[len(live.prompt_ids) - len(generation) :] == generation, "the prompt ids do not end with the generation prompt"
+    turn = _render(tokenizer, live.messages + [message], live.tools, False)[len(closed) :]
+    live.prompt_ids = live.prompt_ids[: len(live.prompt_ids) - len(generation)] + _encode(tokenizer, turn) + generation
+    live.messages.append(message)
 
 
 def _close(live: _Live, max_turns: int) -> dict[str, Any]:

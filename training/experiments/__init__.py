@@ -91,7 +91,8 @@ class Experiment:
     measures: str = ""
     """Extra measures of each trained checkpoint on the test seeds, beside reward and pass rate: "module:function",
     called as function(checkpoint, base, values, seeds) -> {name: float} (values: the shared config with the arm's
-    overrides). The report gives each as mean +- 95% CI over training seeds (RAISED's attack figures)."""
+    overrides; an experiment that needs a teacher also finds its path there as "teacher"). The report gives each as
+    mean +- 95% CI over training seeds (RAISED's attack figures)."""
     prepare: str = ""
     """What a run needs made before it trains: "module:function", called as function(experiment, values) -> {field:
     value} once per run config before training (values: the run's recipe config); the overrides join that config (and
@@ -135,6 +136,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.horizon",
     "training.experiments.pgsft",
     "training.experiments.flowright",
+    "training.experiments.caddie",
 )
 
 

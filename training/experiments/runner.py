@@ -250,6 +250,8 @@ class _Runs:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
             start = time.perf_counter()
             values = {**self.values, **self.arm.overrides, **point}
+            if self.experiment.needs_teacher:
+                values["teacher"] = self.teacher  # a measure may play the teacher too (caddie: a second actor)
             key = json.dumps([result["checkpoint"], seeds, values], sort_keys=True, default=str)
             if key not in self.measured:  # the start checkpoint of a `none` arm is the same for every training seed
                 self.measured[key] = _function(self.experiment.measures)(result["checkpoint"], self.base, values, seeds)

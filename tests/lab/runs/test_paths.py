@@ -131,6 +131,7 @@ def test_new_runs_write_per_project_and_an_old_run_keeps_its_flat_folder(project
         ({"recipe": "grpo", "base_model": "/etc"}, "base_model", "outside the model store"),
         ({"recipe": "grpo", "base_model": "gpt2", "config": {"resume_from": "evil"}}, "config.resume_from", "follows a symlink out"),
         ({"recipe": "opd", "base_model": "gpt2", "config": {"teacher": "../outside"}}, "config.teacher", "'..' is not allowed"),
+        ({"recipe": "caddie", "base_model": "gpt2", "config": {"actor": "../outside"}}, "config.actor", "'..' is not allowed"),
         ({"recipe": "grpo", "base_model": "~/gpt2"}, "base_model", "'~' is not expanded"),
     ],
 )
