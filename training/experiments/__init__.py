@@ -137,6 +137,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.pgsft",
     "training.experiments.flowright",
     "training.experiments.caddie",
+    "training.experiments.phantom_transfer",
 )
 
 

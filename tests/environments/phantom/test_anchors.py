@@ -1,4 +1,4 @@
-"""The anchor ladder: oracle > keyword > random on average, each a deterministic function of (seed, history)."""
+"""The anchor ladder: oracle >= multisearch > keyword > random on average, each a deterministic function of (seed, history)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from environments.phantom.anchors import KeywordPolicy, expected_answer_type, phantom_anchor, spans_of_type
+from environments.phantom.anchors import KeywordPolicy, MultiSearchPolicy, expected_answer_type, phantom_anchor, spans_of_type
 from environments.phantom.env import PhantomEnv
 from tests.environments.phantom.conftest import play, small_task
 
@@ -29,6 +29,32 @@ def test_oracle_beats_keyword_beats_random(knobs: dict[str, object]) -> None:
     assert oracle == (1.0, 1.0)
     assert oracle[0] > keyword[0] > random_[0]
     assert keyword[1] > random_[1]  # the search baseline at least finds the evidence more often
+    multisearch = mean_scores(knobs, "multisearch")
+    assert multisearch[0] >= 0.95 and multisearch[1] >= 0.95  # reading and following links, without the gold chain
+
+
+def test_multisearch_checks_a_constrained_anchor_against_the_occupation_before_opening() -> None:
+    task = small_task(hops=[1], comparison_rate=0.0, constraint_rate=1.0)
+    for seed in range(10):
+        env = PhantomEnv(task, seed)
+        assert env.question.constrained
+        score, history = play(env, phantom_anchor("multisearch", env, seed))
+        opened = [c["arguments"]["article_id"] for s in history[1:] for c in s["tool_calls"] if c["name"] == "open_article"]
+        assert opened == [env.question.support[0]] and score.composite == 1.0  # the right namesake, and only that one
+
+
+def test_multisearch_answers_both_sides_of_a_comparison_after_reading_both() -> None:
+    env = PhantomEnv(small_task(hops=[2], comparison_rate=1.0), 3)
+    score, history = play(env, phantom_anchor("multisearch", env, 3))
+    opened = [c["arguments"]["article_id"] for s in history[1:] for c in s["tool_calls"] if c["name"] == "open_article"]
+    assert env.question.kind == "comparison" and sorted(opened) == sorted(env.question.support) and score.composite == 1.0
+
+
+def test_multisearch_keeps_the_last_call_for_its_answer() -> None:
+    env = PhantomEnv(small_task(hops=[4], comparison_rate=0.0, max_steps=5), 2)
+    score, history = play(env, MultiSearchPolicy(env.question.text, max_steps=5))
+    assert len(history) - 1 == 5 and history[-1]["tool_calls"][0]["name"] == "answer"
+    assert score.termination_reason == "agent_stop"
 
 
 def test_oracle_fits_a_tight_budget_by_skipping_searches() -> None:
@@ -37,7 +63,7 @@ def test_oracle_fits_a_tight_budget_by_skipping_searches() -> None:
     assert score.composite == 1.0 and len(history) - 1 == len(env.question.support) + 1 <= 10
 
 
-@pytest.mark.parametrize("name", ["oracle", "keyword", "random"])
+@pytest.mark.parametrize("name", ["oracle", "multisearch", "keyword", "random"])
 def test_anchors_replay_identically(name: str) -> None:
     runs = []
     for _ in range(2):
@@ -54,7 +80,7 @@ def test_random_anchor_depends_on_its_seed() -> None:
 
 
 def test_unknown_anchor_names_the_choices() -> None:
-    with pytest.raises(KeyError, match="oracle, keyword, random"):
+    with pytest.raises(KeyError, match="oracle, multisearch, keyword, random"):
         phantom_anchor("genius", PhantomEnv(small_task(), 0), 0)
 
 
