@@ -22,7 +22,14 @@ expert (toolgym's ExpertPolicy, Phantom's oracle for that question) does at the 
 repeats one already drawn, or whose action repeats one already in the set, are redrawn, so every candidate
 serves exactly one goal. Deterministic: the draws are a function of (task, seed, step, salt).
 
-The service desk (a caller's goal spoken over several turns by the rule user) is not covered yet.
+- service desk: the opening request of another seed of the same template (another customer's database and
+  request of the same kind), which is the whole first observation. The desk's oracle is a phase machine (identify,
+  find, verify, ..., confirm, act) that keeps its phase in itself, so its action at a mid-episode state is found by
+  replaying it over the history first (`ReplayedExpert`: a fresh oracle acts on every earlier agent turn's prefix,
+  then on the state); replayed over its own record it reproduces every recorded action. The caller's later turns
+  stay the record's own, as Phantom's later results do, so the states that yield distinct actions are the
+  decisions (what to change, what to refuse), not the identity questions every goal shares; a record gives few
+  swaps (about one per two oracle episodes at 2 alternatives).
 """
 
 from __future__ import annotations
@@ -68,7 +75,32 @@ def _phantom() -> GoalSource:
                       block=lambda env: env.config.seeds_per_universe)  # type: ignore[attr-defined]  # fmt: skip
 
 
-GOAL_SOURCES: dict[str, Callable[[], GoalSource]] = {"toolgym": _toolgym, "phantom": _phantom}
+class ReplayedExpert(Policy):
+    """A stateful expert acting at any state: a fresh one from `factory` acts on the prefix before each earlier actor
+    turn of the history (its answers discarded, its phase advanced), then on the whole history. Quadratic in the
+    turns; desk episodes have a few dozen."""
+
+    name = "replayed-expert"
+
+    def __init__(self, factory: Callable[[], Policy]) -> None:
+        self.factory = factory
+
+    def act(self, history: list[dict[str, Any]], tools: list[Any]) -> Any:
+        expert = self.factory()
+        for position, step in enumerate(history):
+            if is_actor_turn(step, ("agent", "human")):
+                expert.act(history[:position], tools)
+        return expert.act(history, tools)
+
+
+def _servicedesk() -> GoalSource:
+    from environments.servicedesk.anchors import Oracle
+
+    return GoalSource(goal=lambda env: env.opening, expert=lambda env, seed: ReplayedExpert(lambda: Oracle(env, seed)),  # type: ignore[attr-defined]
+                      block=lambda env: TOOLGYM_BLOCK)  # fmt: skip
+
+
+GOAL_SOURCES: dict[str, Callable[[], GoalSource]] = {"toolgym": _toolgym, "phantom": _phantom, "servicedesk": _servicedesk}
 UNSWAPPABLE = ("toolgym/guess",)  # one goal for every seed
 
 

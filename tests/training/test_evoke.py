@@ -86,6 +86,43 @@ def test_goal_swaps_are_deterministic_by_salt_and_refuse_a_goal_that_never_chang
         goal_swap(expert_record("toolgym/guess", 0), step=1, alternatives=1)
 
 
+DESK_TASK = "servicedesk/cancel-shipped-order"
+
+
+def test_the_replayed_desk_oracle_reproduces_every_action_of_its_own_record():
+    from environments.servicedesk.anchors import Oracle
+    from training.goal_swap import ReplayedExpert
+    from training.scripted import anchor_episode
+
+    record = anchor_episode("oracle", DESK_TASK, 3)
+    env = make(DESK_TASK, 3)
+    for step in agent_step_indices(record):
+        position = next(i for i, s in enumerate(record["steps"]) if s["index"] == step)
+        action = ReplayedExpert(lambda: Oracle(env, 3)).act(record["steps"][:position], env.tools())
+        recorded = record["steps"][position]
+        assert (action.message or "") == (recorded.get("message") or "")
+        assert [(c.name, c.arguments) for c in action.tool_calls] == [(c["name"], c["arguments"]) for c in recorded.get("tool_calls") or []]
+
+
+def test_desk_goals_swap_the_callers_opening_and_rank_the_oracles_decision_under_each():
+    from environments.servicedesk.anchors import Oracle
+    from training.goal_swap import ReplayedExpert
+    from training.scripted import anchor_episode
+
+    record = anchor_episode("oracle", DESK_TASK, 3)
+    swaps = swaps_for([record], alternatives=2)
+    assert swaps, "the oracle's refusal (the order has shipped) differs by order, so at least that state swaps"
+    swap = swaps[0]
+    assert swap.goals[0] == make(DESK_TASK, 3).opening and len(set(swap.goals)) == 3
+    assert len({json.dumps(a, sort_keys=True) for a in swap.actions}) == 3
+    for goal, seed, state, action in zip(swap.goals, swap.goal_seeds, swap.states, swap.actions, strict=True):
+        env = make(DESK_TASK, seed)
+        assert state["steps"][0]["message"] == goal == env.opening
+        assert state["steps"][1:] == record["steps"][1 : len(state["steps"])]  # only the opening changed
+        expert = ReplayedExpert(lambda env=env, seed=seed: Oracle(env, seed)).act(state["steps"], env.tools())
+        assert action["message"] == (expert.message or "")
+
+
 # --- the ranking loss ------------------------------------------------------------------------------------------
 def test_hinge_is_zero_when_every_margin_holds_and_averages_the_violations():
     target = torch.tensor([0])

@@ -44,7 +44,8 @@ RANK_LOSSES = ("hinge", "listwise")
 @dataclass
 class EvokeConfig(TrainConfig, PromptStyleFields):
     data: str = ""
-    """JSONL (or JSON list) of expert records of swappable tasks (toolgym but guess, Phantom); or leave empty and give tasks."""
+    """JSONL (or JSON list) of expert records of swappable tasks (toolgym but guess, Phantom, service desk); or leave empty
+    and give tasks."""
     tasks: list[str] = field(default_factory=list)
     """Tasks whose expert demonstrations are generated (toolgym's expert, Phantom's oracle), when data is empty."""
     train_seed_start: int = 0
@@ -169,11 +170,16 @@ def demonstrations(config: EvokeConfig) -> list[dict[str, Any]]:
     """The records to train on: `data`, or the experts' passed episodes of `tasks` on the training seeds."""
     if config.data:
         return read_records(config.data)
-    from training.scripted import scripted_episode
+    from training.scripted import anchor_episode, scripted_episode
     from training.zoo.corpus import demo_policy
 
+    def demonstration(task: str, seed: int) -> dict[str, Any]:
+        if task.startswith("servicedesk/"):  # through the runner, so the rule caller speaks its turns
+            return anchor_episode("oracle", task, seed)
+        return scripted_episode(demo_policy(task, seed), task, seed, max_turns=config.demo_turns)
+
     seeds = range(config.train_seed_start, config.train_seed_start + config.train_seeds)
-    records = [scripted_episode(demo_policy(t, s), t, s, max_turns=config.demo_turns) for t in config.tasks for s in seeds]
+    records = [demonstration(t, s) for t in config.tasks for s in seeds]
     return [r for r in records if (r["header"].get("score") or {}).get("passed")]
 
 
