@@ -93,14 +93,14 @@ def _train(base: str, out: Path, seed: int, settings: IdeaCriticSettings) -> str
     return result.final_checkpoint
 
 
-def _critic_cells(folder: str, envs: dict[tuple[str, int], Any], settings: IdeaCriticSettings, pick_seed: int) -> dict[str, Any]:
+def _critic_cells(folder: str, base: str, envs: dict[tuple[str, int], Any], settings: IdeaCriticSettings, pick_seed: int) -> dict[str, Any]:
     """Screening composites per (task, budget), the classification metrics and the routing figures of one model critic."""
     from environments.registry import get_task
+    from training.experiments.runner import load_checkpoint
     from training.idea_screening import routed_rewards, screened_search, screening_changes
-    from training.modeling import load_model
     from training.recipes.ideacritic import ModelCritic, critic_metrics, verified_proposals
 
-    model, tokenizer = load_model(folder, trainable=False)
+    model, tokenizer = load_checkpoint(folder, base)  # a LoRA adapter over the base, too
     critics = {task: ModelCritic(model, tokenizer, n_features=int(get_task(task).spec["n_features"]), threshold=settings.label_threshold)
                for task in settings.eval_tasks}  # fmt: skip
     screening = {task: {str(k): [] for k in settings.budgets} for task in settings.eval_tasks}
@@ -158,14 +158,14 @@ def run_ideacritic(base: str, out: Path, settings: IdeaCriticSettings, *, progre
         "critic": {},
     }
     say("scoring the untrained base as a critic")
-    base_cells = _critic_cells(base, envs, settings, pick_seed=0)
+    base_cells = _critic_cells(base, base, envs, settings, pick_seed=0)
     screening["base"] = {0: base_cells["screening"]}
     classifier: dict[str, dict[int, Any]] = {"base": {0: base_cells["classifier"]}, "critic": {}}
     routing: dict[int, Any] = {}
     for seed in settings.training_seeds:
         say(f"training the critic, seed {seed}")
         folder = _train(base, out / f"critic-seed{seed}", seed, settings)
-        cells = _critic_cells(folder, envs, settings, pick_seed=seed)
+        cells = _critic_cells(folder, base, envs, settings, pick_seed=seed)
         screening["critic"][seed], classifier["critic"][seed], routing[seed] = cells["screening"], cells["classifier"], cells["routing"]
         screening["random"][seed] = _baseline_cells(envs, settings, "random", pick_seed=seed)
     result = {"base": base, "settings": asdict(settings), "wall_s": round(time.time() - started, 1),
@@ -221,6 +221,8 @@ def tables(result: dict[str, Any]) -> str:
     for band in settings["bands"]:
         figures = [_cell({s: [r[str(float(band))][m]] for s, r in routing.items()}) for m in ("verified", "agreement", "error")]
         lines.append(f"| {band:g} | " + " | ".join(figures) + " |")
+    if "base" in result:
+        lines += ["", f"Base `{result['base']}`; {result['wall_s'] / 60:.1f} min."]
     return "\n".join(lines)
 
 
