@@ -29,6 +29,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "pivotopd": ("training.recipes.pivotopd", "PivotOPDConfig"),
     "evoke": ("training.recipes.evoke", "EvokeConfig"),
     "ideacritic": ("training.recipes.ideacritic", "IdeaCriticConfig"),
+    "ideapropose": ("training.recipes.ideapropose", "IdeaProposeConfig"),
 }
 
 

@@ -73,6 +73,15 @@ def normalised_gain(score: float, baseline: float, reference: float) -> float:
     return 0.0 if span <= 1e-9 else min(1.0, max(0.0, (score - baseline) / span))
 
 
+def improve_task_problem(task: str) -> str | None:
+    """Why `task` cannot be used (unknown, or not an improve task), or None."""
+    try:
+        env = get_task(task).env
+    except EnvError as exc:
+        return str(exc)
+    return None if env == "improve" else f"{task} is not an improve task (the critic judges improve proposals)"
+
+
 def label_of(gain: float, threshold: float) -> int:
     return int(gain >= threshold)
 
@@ -233,12 +242,7 @@ class IdeaCriticConfig(TrainConfig):
         out = super().problems()
         if not self.tasks:
             out.append("tasks=[]: name at least one improve task")
-        for task in self.tasks:
-            try:
-                if get_task(task).env != "improve":
-                    out.append(f"tasks={self.tasks!r}: {task} is not an improve task (the critic judges improve proposals)")
-            except EnvError as exc:
-                out.append(f"tasks={self.tasks!r}: {exc}")
+        out += [f"tasks={self.tasks!r}: {why}" for t in self.tasks if (why := improve_task_problem(t))]
         for name in ("train_seeds", "proposals_per_seed", "batch_size", "proposals_per_step", "max_new_tokens", "eval_seeds"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
