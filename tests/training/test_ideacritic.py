@@ -213,6 +213,8 @@ def test_tables_give_each_arm_per_budget_and_the_paired_differences():
         "classifier": {"base": {"0": {"accuracy": 0.5, "auc": 0.5, "brier": 0.25, "positive_rate": 0.2}},
                        "critic": {str(s): {"accuracy": 0.7, "auc": 0.8, "brier": 0.2, "positive_rate": 0.2} for s in (0, 1, 2)}},
         "routing": {str(s): {"0.1": {"verified": 0.25, "agreement": 0.75, "error": 0.2}} for s in (0, 1, 2)},
+        "proposers": {"routed": {"0": {"verifications": 10.0, "gain": [0.5, 0.7], "parsed": [1.0, 1.0]}},
+                      "verified": {"0": {"verifications": 40.0, "gain": [0.6, 0.6], "parsed": [1.0, 0.0]}}},
     }  # fmt: skip
     text = tables(result)
     # critic per seed 0.5, 0.6, 0.7: mean 0.6, t(2 df) 4.303 x stdev 0.1 / sqrt(3) = 0.248
@@ -221,6 +223,8 @@ def test_tables_give_each_arm_per_budget_and_the_paired_differences():
     assert "| critic − in_order | +0.300 [+0.200, +0.400] |" in text  # 0.2, 0.3, 0.4 against the one in-order run
     assert "| critic | 0.700 ± 0.000 | 0.800 ± 0.000 | 0.200 ± 0.000 | 0.200 ± 0.000 |" in text
     assert "| 0.1 | 0.250 ± 0.000 | 0.750 ± 0.000 | 0.200 ± 0.000 |" in text
+    assert "| critic reward, band 0.1 | 10.000 | 0.600 | 1.000 |" in text and "| every proposal verified | 40.000 | 0.600 | 0.500 |" in text
+    assert "routed − verified gain, paired over training and held-out seeds: +0.000" in text
 
 
 @pytest.mark.slow
@@ -233,3 +237,6 @@ def test_the_smoke_run_prints_the_tables(tmp_path, capsys):
     result = json.loads((tmp_path / "result.json").read_text())
     assert list(result["screening"]["critic"]) == ["0"] and list(result["screening"]["critic"]["0"]["improve/costly"]) == ["1", "2"]
     assert len(result["screening"]["critic"]["0"]["improve/costly"]["1"]) == 2 and (tmp_path / "critic-seed0").exists()
+    assert "| critic reward, band 0.1 |" in text and "| every proposal verified |" in text
+    routed, verified = result["proposers"]["routed"]["0"], result["proposers"]["verified"]["0"]
+    assert len(routed["gain"]) == 2 and verified["verifications"] <= 2  # one step, one prompt, two answers: at most two verified
