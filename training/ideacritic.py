@@ -10,7 +10,7 @@ Training (per training seed): the ideacritic recipe (training/recipes/ideacritic
 on labelled proposals of improve/linear and improve/quadratic, training seeds 0-63.
 Evaluation, on held-out seeds (100000-100031) of improve/quadratic (a training task) and improve/costly (the test
 task, never trained on): each seed's twelve screening proposals (those of the environment's screened searches) and
-a verification budget of k verifications, k in BUDGETS (training/idea_screening.py):
+a verification budget of k verifications, k in `budgets` (training/idea_screening.py):
 
 - table 1, solution quality per budget: the environment's composite after verifying k proposals chosen by the
   trained critic, at random (a fresh random stream per training seed), or in proposal order (no screening); the
