@@ -30,6 +30,8 @@ RECIPES: dict[str, tuple[str, str]] = {
     "evoke": ("training.recipes.evoke", "EvokeConfig"),
     "flowright": ("training.recipes.flowright", "FlowrightConfig"),
     "caddie": ("training.recipes.caddie", "CaddieConfig"),
+    "ideacritic": ("training.recipes.ideacritic", "IdeaCriticConfig"),
+    "ideapropose": ("training.recipes.ideapropose", "IdeaProposeConfig"),
 }
 
 
