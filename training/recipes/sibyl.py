@@ -181,14 +181,20 @@ def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consu
 
 
 def _consult_then_follow(record: dict[str, Any]) -> str | None:
-    """Router of a stage-2 example: the first forced turn consults, the second does what the consultant suggested."""
-    routed = [s for s in record["steps"] if step_role(s) == ACTOR and s.get("source") == "agent" and (s.get("meta") or {}).get("routed")]
-    if not routed:
-        return CONSULT_TEXT
-    if len(routed) == 1:
-        suggested = _suggestion(routed[0])
+    """Router of a stage-2 example: consult, then (the turn after a consultation) do what the consultant suggested."""
+    actor = _actor_turns(record)
+    if actor and _consulted(actor[-1]):
+        suggested = _suggestion(actor[-1])
         return call_text(suggested) if suggested else None
-    return None
+    return CONSULT_TEXT
+
+
+def _actor_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in record["steps"] if step_role(s) == ACTOR and s.get("source") == "agent"]
+
+
+def _consulted(step: dict[str, Any]) -> bool:
+    return CONSULT in [c["name"] for c in step.get("tool_calls") or []]
 
 
 def _suggestion(step: dict[str, Any]) -> list[dict[str, Any]]:
@@ -203,17 +209,16 @@ def _suggestion(step: dict[str, Any]) -> list[dict[str, Any]]:
 def disagreement_examples(
     model: Any, tokenizer: Any, records: list[dict[str, Any]], consultation: Consultation, config: SibylConfig
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Stage-2 examples from the policy's greedy records: every actor turn that did not consult is a candidate
-    state; each is replayed up to that turn and continued with a forced consult and the forced suggested call
+    """Stage-2 examples from the policy's greedy records: every actor turn that neither consulted nor followed a
+    consultation is a candidate state; each is replayed up to that turn and continued with a forced consult and the forced suggested call
     (`_consult_then_follow`), and kept when `decisive`. Each kept record trains only those two turns (its
     `header.meta.recovery.train_from_step` marks the state). Returns the examples and states/disagreements counts."""
     candidates = [
         (record, step["index"])
         for record in records
-        for step in record["steps"]
-        if step_role(step) == ACTOR and step.get("source") == "agent" and step.get("token_ids")
-        and CONSULT not in [c["name"] for c in step.get("tool_calls") or []]
-    ]  # fmt: skip
+        for before, step in zip([None, *_actor_turns(record)], _actor_turns(record), strict=False)
+        if step.get("token_ids") and not _consulted(step) and not (before and _consulted(before))
+    ]  # a turn that consulted, or followed a consultation, already does what stage 2 teaches
     if not candidates:
         return [], {"states": 0.0, "disagreements": 0.0, "disagreement_rate": 0.0}
     continued = continue_episodes(
