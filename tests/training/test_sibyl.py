@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -142,7 +143,8 @@ def test_a_consulted_episode_is_answered_by_the_anchor_priced_and_never_reaches_
     assert header["metrics"]["consultations"] == 2 and header["team"][CONSULTANT]["cost"] == 0.1
     assert "consult" in json.dumps(header["tools"])  # the actor's prompt listed the tool
     stats = consult_stats([record, {**record, "steps": steps[:1] + [actor[1]], "header": {**header, "reward": 0.5}}])
-    assert stats == pytest.approx({"consultations_mean": 1.0, "consult_rate": 2 / 5, "reward_net_mean": (0.8 + 0.5) / 2})
+    # consult, lookup (the follow), consult, answer (the follow): 2 decisions; the second record: 1 decision
+    assert stats == pytest.approx({"consultations_mean": 1.0, "consult_rate": 2 / 3, "reward_net_mean": (0.8 + 0.5) / 2})
 
 
 def test_the_consult_call_is_trained_and_the_consultants_answer_is_masked(tokenizer):
@@ -248,3 +250,60 @@ def test_the_anchor_consultant_is_the_environments_default_anchor():
     assert isinstance(consultant, ExpertPolicy)
     action = consultant.act([{"index": 0, "source": "env", "message": env.reset().text}], env.tools())
     assert isinstance(action, Action) and action.tool_calls[0] == ToolCall("lookup", {"item": env.world.target}, action.tool_calls[0].id)
+
+
+# --- the experiment's routers and measures --------------------------------------------------------------------------
+def test_decisions_do_not_count_the_turn_that_follows_a_consultation(tokenizer):
+    from training.experiments.sibyl import call_rate
+    from training.recipes.sibyl import decisions
+
+    consultation = Consultation(consultant=lambda env, seed: ExpertPolicy(), cost=0.1)
+    (consulted,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation,
+                                    router=consult_then_follow_always)  # fmt: skip
+    (alone,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, router=lambda r: call_text(_expert_call(r)))
+    assert decisions(consulted) == (2, 2) and decisions(alone) == (0, 2)  # consult+lookup, consult+answer | lookup, answer
+    assert call_rate([consulted, alone]) == pytest.approx(2 / 4) and call_rate([]) == 0.0
+
+
+def test_the_deferral_router_consults_at_its_rate_and_then_follows():
+    from training.recipes.sibyl import deferral_router
+
+    opening = {"header": {"seed": 11}, "steps": [{"index": 0, "source": "env", "message": "q"}]}
+    after_consult = {"header": {"seed": 11}, "steps": [*opening["steps"], {"index": 1, "source": "agent", "tool_calls": [
+        {"id": "c", "name": CONSULT, "arguments": {}}], "results": [{"call_id": "c", "content": {"suggested_calls": LOOKUP_LAMP}}]}]}  # fmt: skip
+    assert deferral_router(0.0)(opening) is None and deferral_router(1.0)(opening) == CONSULT_TEXT
+    assert deferral_router(0.0)(after_consult) == deferral_router(1.0)(after_consult) == call_text(LOOKUP_LAMP)
+    import random
+
+    draw = random.Random("11:0:3").random()  # the episode's seed, its actor turns so far, the salt
+    assert (deferral_router(0.5, salt=3)(opening) == CONSULT_TEXT) == (draw < 0.5)
+    consults = sum(deferral_router(0.3)({"header": {"seed": s}, "steps": opening["steps"]}) is not None for s in range(2000))
+    assert 0.27 < consults / 2000 < 0.33
+
+
+def test_always_consulting_solves_chain_at_three_consultations(tiny_path):
+    from training.experiments.sibyl import EXPERIMENT, measures
+
+    got = measures(str(tiny_path), str(tiny_path), dict(EXPERIMENT.shared), [100_000, 100_001])
+    # consult, owner, consult, lookup, consult, answer: composite 0.15 + 0.15 + 0.7 = 1.0, less 3 x 0.05
+    assert got == pytest.approx({"success": 1.0, "consultations per episode": 3.0, "call rate": 1.0, "reward net of cost": 0.85})
+
+
+def test_the_random_arm_finds_the_sibyl_run_of_its_training_seed(tmp_path):
+    from training.experiments.sibyl import _sibyl_checkpoint
+
+    def run(arm: str, seed: int, checkpoint: str) -> Path:
+        folder = tmp_path / arm / f"learning_rate=0.0002-seed{seed}-{arm[:3]}{seed}"
+        folder.mkdir(parents=True)
+        (folder / "result.json").write_text(
+            json.dumps({"arm": arm, "seed": seed, "point": {"learning_rate": 2e-4}, "checkpoint": checkpoint})
+        )
+        return folder
+
+    run("sibyl", 0, "/ck/sibyl-0")
+    run("sibyl", 1, "/ck/sibyl-1")
+    mine = run("random", 1, "/ck/random-1")
+    assert _sibyl_checkpoint(mine, json.loads((mine / "result.json").read_text())) == "/ck/sibyl-1"
+    lonely = run("random", 2, "/ck/random-2")
+    with pytest.raises(FileNotFoundError, match="no sibyl run for training seed 2"):
+        _sibyl_checkpoint(lonely, json.loads((lonely / "result.json").read_text()))

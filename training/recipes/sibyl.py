@@ -18,7 +18,7 @@
 
 `consult=False` is the never-consult baseline: every step is stage 1 (equal compute, the tool never offered).
 Metrics per step: `stage`, GRPO's (stages 1 and 3) or SFT's (stage 2), `consultations_mean` (per episode),
-`consult_rate` (per actor turn), `reward_net_mean`, and in stage 2 `states`, `disagreements`, `disagreement_rate`.
+`consult_rate` (consultations per decision: turns that do not follow a consultation), `reward_net_mean`, and in stage 2 `states`, `disagreements`, `disagreement_rate`.
 Evaluation (greedy, held-out seeds) offers the consult tool once stage 1 is over and adds `eval_consultations_mean`
 and `eval_reward_net_mean`.
 """
@@ -26,6 +26,7 @@ and `eval_reward_net_mean`.
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -41,7 +42,7 @@ from training.modeling import forward_logits, gather_logprobs, load_model, token
 from training.recipes.grpo import GRPOConfig, grpo_advantages, with_entropy
 from training.recipes.onpolicy import micro_batches, pick_jobs, should_evaluate, to_device, tokenized
 from training.recipes.sft import sft_step_loss
-from training.sampling import Consultation, continue_episodes, episode_stats, rollout_episodes
+from training.sampling import Consultation, Router, continue_episodes, episode_stats, rollout_episodes
 
 CONSULTANTS = ("anchor", "teacher")
 
@@ -140,22 +141,57 @@ def mean_action_logprobs(model: Any, pad_id: int, prompts: list[list[int]], comp
     return out
 
 
-def consult_counts(record: dict[str, Any]) -> tuple[int, int]:
-    """(consultations answered, actor turns) of a record."""
-    consultations = sum(1 for s in record["steps"] if step_role(s) == CONSULTANT)
-    turns = sum(1 for s in record["steps"] if s.get("source") == "agent" and step_role(s) == ACTOR)
-    return consultations, turns
+def actor_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in record["steps"] if step_role(s) == ACTOR and s.get("source") == "agent"]
+
+
+def consulted(step: dict[str, Any]) -> bool:
+    return CONSULT in [c["name"] for c in step.get("tool_calls") or []]
+
+
+def suggestion(step: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls a consult result in this actor step suggested ([] when it holds none)."""
+    for result in step.get("results") or []:
+        content = result.get("content")
+        if isinstance(content, dict) and not result.get("is_error"):
+            return list(content.get("suggested_calls") or [])
+    return []
+
+
+def decisions(record: dict[str, Any]) -> tuple[int, int]:
+    """(consultations, decisions) of a record: a decision is an actor turn that does not follow a consultation (the
+    turn after one is the follow), so a rate per decision means the same whoever decides to consult."""
+    turns = actor_turns(record)
+    follows = sum(1 for before in turns[:-1] if consulted(before))
+    return sum(1 for t in turns if consulted(t)), len(turns) - follows
 
 
 def consult_stats(records: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
-    """consultations_mean (per episode), consult_rate (per actor turn) and reward_net_mean (reward less costs)."""
-    counts = [consult_counts(r) for r in records]
+    """consultations_mean (per episode), consult_rate (per decision) and reward_net_mean (reward less costs)."""
+    counts = [decisions(r) for r in records]
     n = max(len(records), 1)
     return {
         f"{prefix}consultations_mean": sum(c for c, _ in counts) / n,
-        f"{prefix}consult_rate": sum(c for c, _ in counts) / max(sum(t for _, t in counts), 1),
+        f"{prefix}consult_rate": sum(c for c, _ in counts) / max(sum(d for _, d in counts), 1),
         f"{prefix}reward_net_mean": sum(record_reward(r) or 0.0 for r in records) / n,
     }
+
+
+def deferral_router(rate: float, salt: int = 0) -> Router:
+    """Forced turns: at each decision consult with probability `rate` (a pure function of the episode's seed, its turn
+    and `salt`; rate 1 always), and on the turn after a consultation do what the consultant suggested (the model
+    acts when it suggested nothing). Stage 2 builds its examples with rate 1; the experiment's baselines use it too."""
+
+    def route(record: dict[str, Any]) -> str | None:
+        turns = actor_turns(record)
+        if turns and consulted(turns[-1]):
+            suggested = suggestion(turns[-1])
+            return call_text(suggested) if suggested else None
+        if rate >= 1.0 or random.Random(f"{record['header'].get('seed')}:{len(turns)}:{salt}").random() < rate:
+            return CONSULT_TEXT
+        return None
+
+    return route
 
 
 def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consultation:
@@ -180,56 +216,30 @@ def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consu
 # --- stage 2: decisive disagreements become consult-then-follow examples ---------------------------------------------
 
 
-def _consult_then_follow(record: dict[str, Any]) -> str | None:
-    """Router of a stage-2 example: consult, then (the turn after a consultation) do what the consultant suggested."""
-    actor = _actor_turns(record)
-    if actor and _consulted(actor[-1]):
-        suggested = _suggestion(actor[-1])
-        return call_text(suggested) if suggested else None
-    return CONSULT_TEXT
-
-
-def _actor_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
-    return [s for s in record["steps"] if step_role(s) == ACTOR and s.get("source") == "agent"]
-
-
-def _consulted(step: dict[str, Any]) -> bool:
-    return CONSULT in [c["name"] for c in step.get("tool_calls") or []]
-
-
-def _suggestion(step: dict[str, Any]) -> list[dict[str, Any]]:
-    """The calls a consult result in this actor step suggested ([] when it holds none)."""
-    for result in step.get("results") or []:
-        content = result.get("content")
-        if isinstance(content, dict) and not result.get("is_error"):
-            return list(content.get("suggested_calls") or [])
-    return []
-
-
 def disagreement_examples(
     model: Any, tokenizer: Any, records: list[dict[str, Any]], consultation: Consultation, config: SibylConfig
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Stage-2 examples from the policy's greedy records: every actor turn that neither consulted nor followed a
     consultation is a candidate state; each is replayed up to that turn and continued with a forced consult and the forced suggested call
-    (`_consult_then_follow`), and kept when `decisive`. Each kept record trains only those two turns (its
+    (`deferral_router(1.0)`), and kept when `decisive`. Each kept record trains only those two turns (its
     `header.meta.recovery.train_from_step` marks the state). Returns the examples and states/disagreements counts."""
     candidates = [
         (record, step["index"])
         for record in records
-        for before, step in zip([None, *_actor_turns(record)], _actor_turns(record), strict=False)
-        if step.get("token_ids") and not _consulted(step) and not (before and _consulted(before))
+        for before, step in zip([None, *actor_turns(record)], actor_turns(record), strict=False)
+        if step.get("token_ids") and not consulted(step) and not (before and consulted(before))
     ]  # a turn that consulted, or followed a consultation, already does what stage 2 teaches
     if not candidates:
         return [], {"states": 0.0, "disagreements": 0.0, "disagreement_rate": 0.0}
     continued = continue_episodes(
         model, tokenizer, candidates, turns=2, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
-        temperature=1.0, max_prompt_tokens=config.max_prompt_tokens, consultation=consultation, router=_consult_then_follow,
+        temperature=1.0, max_prompt_tokens=config.max_prompt_tokens, consultation=consultation, router=deferral_router(1.0),
     )  # fmt: skip
     built = []
     for (record, index), example in zip(candidates, continued, strict=True):
         steps = example["steps"]
         forced = [s for s in steps[index:] if step_role(s) == ACTOR and (s.get("meta") or {}).get("routed")]
-        suggested = _suggestion(forced[0]) if forced else []
+        suggested = suggestion(forced[0]) if forced else []
         if len(forced) == 2 and suggested:  # the episode had a turn left to follow the advice in
             policy_calls = [] if (record["steps"][index].get("meta") or {}).get("invalid_action") else record["steps"][index]["tool_calls"]
             built.append((record["steps"][index]["prompt_token_ids"], suggested, policy_calls, example, index))
