@@ -307,3 +307,13 @@ def test_the_random_arm_finds_the_sibyl_run_of_its_training_seed(tmp_path):
     lonely = run("random", 2, "/ck/random-2")
     with pytest.raises(FileNotFoundError, match="no sibyl run for training seed 2"):
         _sibyl_checkpoint(lonely, json.loads((lonely / "result.json").read_text()))
+
+
+def test_a_teacher_consultant_answers_in_its_role_within_the_turn_limit(tiny_path, tokenizer):
+    config = _config(consultant="teacher", teacher=str(tiny_path), max_new_tokens=12, consult_cost=0.2)
+    (record,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 1)], max_turns=1, consultation=consultation_for(config),
+                                 router=lambda r: CONSULT_TEXT)  # fmt: skip
+    (answer,) = [s for s in record["steps"] if s.get("role") == CONSULTANT]
+    assert answer["meta"]["asked_at"] == 1 and answer["meta"]["cost"] == 0.2 and answer["meta"]["completion_tokens"] <= 12
+    assert record["header"]["reward"] == pytest.approx(record["header"]["score"]["composite"] - 0.2)
+    assert record["header"]["team"][CONSULTANT]["policy"]["name"] == "teacher"

@@ -66,6 +66,8 @@ class SibylConfig(GRPOConfig):
     """Then steps of SFT on decisive-disagreement states (the rest, up to max_steps, is consultation-aware GRPO)."""
     stage2_episodes: int = 8
     """Greedy episodes per stage-2 step whose states are checked for disagreement (distinct training seeds)."""
+    stage2_batch: int = 16
+    """Stage-2 examples per micro-batch (all of a step's examples make one optimizer step, averaged over micro-batches)."""
     disagree_max_logp: float = -1.0
     """Stage 2: a state is a decisive disagreement when the greedy action differs from the consultant's and the
     policy's mean per-token log-probability of the consultant's action is below this (nats; -1.0: under ~0.37)."""
@@ -83,8 +85,9 @@ class SibylConfig(GRPOConfig):
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         if self.stage1_steps + self.stage2_steps > self.max_steps:
             out.append(f"stage1_steps + stage2_steps = {self.stage1_steps + self.stage2_steps}: more than max_steps={self.max_steps}")
-        if self.stage2_episodes < 1:
-            out.append(f"stage2_episodes={self.stage2_episodes!r}: must be at least 1")
+        for name in ("stage2_episodes", "stage2_batch"):
+            if getattr(self, name) < 1:
+                out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
         if not self.disagree_max_logp <= 0:
             out.append(f"disagree_max_logp={self.disagree_max_logp!r}: a log-probability threshold must be <= 0")
         if self.max_turns < 2 and self.consult:
@@ -199,7 +202,8 @@ def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consu
     if config.consultant == "teacher":
         from training.policies import policy_from_config
 
-        teacher = {"kind": "hf", "model": config.teacher, "name": "teacher", "role": CONSULTANT, "sampling": {"temperature": 0.0}}
+        teacher = {"kind": "hf", "model": config.teacher, "name": "teacher", "role": CONSULTANT, "sampling": {"temperature": 0.0},
+                   "harness": {"max_new_tokens": config.max_new_tokens}}  # fmt: skip  # an answer is one action, like the actor's turn
 
         def make(env: Env, seed: int) -> Policy:
             return policy_from_config(teacher, env, seed)
@@ -317,14 +321,17 @@ def grpo_update(trainer: Trainer, config: SibylConfig, records: list[dict[str, A
 
 
 def sft_update(trainer: Trainer, config: SibylConfig, episodes: list[TokenizedEpisode]) -> dict[str, float]:
-    """One SFT step on the stage-2 examples (all of them, split into grad_accum micro-batches)."""
+    """One SFT step on the stage-2 examples (all of them, in micro-batches of stage2_batch)."""
     pad_id = trainer.tokenizer.pad_token_id
 
     def loss_fn(items: list[TokenizedEpisode]) -> tuple[torch.Tensor, dict[str, float]]:
         batch = {k: v.to(trainer.device) for k, v in collate(items, pad_id=pad_id).items()}
         return sft_step_loss(trainer.model, batch)
 
-    return trainer.optimize(micro_batches(episodes, config.grad_accum), loss_fn)
+    chunks = [episodes[i : i + config.stage2_batch] for i in range(0, len(episodes), config.stage2_batch)]
+    metrics = trainer.optimize(chunks, loss_fn)
+    metrics["examples"] = float(len(episodes))
+    return metrics
 
 
 def run(config: SibylConfig, hooks: Hooks | None = None) -> RunResult:
