@@ -317,3 +317,19 @@ def test_a_teacher_consultant_answers_in_its_role_within_the_turn_limit(tiny_pat
     assert answer["meta"]["asked_at"] == 1 and answer["meta"]["cost"] == 0.2 and answer["meta"]["completion_tokens"] <= 12
     assert record["header"]["reward"] == pytest.approx(record["header"]["score"]["composite"] - 0.2)
     assert record["header"]["team"][CONSULTANT]["policy"]["name"] == "teacher"
+
+
+def test_candidate_states_skip_the_turns_that_consult_or_follow_a_consultation(tokenizer):
+    from training.recipes.sibyl import candidate_states
+
+    def lookup_then_consult(record: dict[str, Any]) -> str:
+        turns = _actor_steps(record)
+        return call_text(_expert_call(record)) if not turns else consult_then_follow_always(record)
+
+    consultation = Consultation(consultant=lambda env, seed: ExpertPolicy(), cost=0.1)
+    (record,) = rollout_episodes(
+        None, tokenizer, [("toolgym/lookup", 4)], max_turns=3, consultation=consultation, router=lookup_then_consult
+    )
+    lookup, consult, answer = _actor_steps(record)
+    assert [c["name"] for s in (lookup, consult, answer) for c in s["tool_calls"]] == ["lookup", CONSULT, "answer"]
+    assert candidate_states(record) == [lookup["index"]]

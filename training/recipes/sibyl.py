@@ -129,7 +129,8 @@ def decisive(policy_calls: list[dict[str, Any]], consultant_calls: list[dict[str
 
 @torch.no_grad()
 def mean_action_logprobs(model: Any, pad_id: int, prompts: list[list[int]], completions: list[list[int]]) -> list[float]:
-    """Per (prompt, completion): the model's mean log-probability of the completion's tokens after the prompt."""
+    """Per (prompt, completion): the model's mean log-probability of the completion's tokens after the prompt (the
+    completion as the actor would write it, its end-of-turn token included)."""
     device = next(model.parameters()).device
     out: list[float] = []
     for start in range(0, len(prompts), 16):  # bounded batches: prompts grow with the episode
@@ -220,19 +221,26 @@ def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consu
 # --- stage 2: decisive disagreements become consult-then-follow examples ---------------------------------------------
 
 
+def candidate_states(record: dict[str, Any]) -> list[int]:
+    """Step indices of the actor turns where stage 2 may teach consulting: sampled turns that neither consulted nor
+    followed a consultation (those already do what it teaches)."""
+    turns = actor_turns(record)
+    return [
+        step["index"]
+        for i, step in enumerate(turns)
+        if step.get("token_ids") and not consulted(step) and not (i > 0 and consulted(turns[i - 1]))
+    ]
+
+
 def disagreement_examples(
     model: Any, tokenizer: Any, records: list[dict[str, Any]], consultation: Consultation, config: SibylConfig
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Stage-2 examples from the policy's greedy records: every actor turn that neither consulted nor followed a
-    consultation is a candidate state; each is replayed up to that turn and continued with a forced consult and the forced suggested call
-    (`deferral_router(1.0)`), and kept when `decisive`. Each kept record trains only those two turns (its
-    `header.meta.recovery.train_from_step` marks the state). Returns the examples and states/disagreements counts."""
-    candidates = [
-        (record, step["index"])
-        for record in records
-        for before, step in zip([None, *actor_turns(record)], actor_turns(record), strict=False)
-        if step.get("token_ids") and not consulted(step) and not (before and consulted(before))
-    ]  # a turn that consulted, or followed a consultation, already does what stage 2 teaches
+    """Stage-2 examples from the policy's greedy records: each `candidate_states` state is replayed up to its turn and
+    continued with a forced consult and the forced suggested call (`deferral_router(1.0)`), and kept when `decisive`
+    (the policy's greedy action being the one the record took there). Each kept record trains only those two turns:
+    its `header.meta.recovery.train_from_step` marks the state, so the turns before are context (training.data).
+    Returns the examples and the states / disagreements counts."""
+    candidates = [(record, index) for record in records for index in candidate_states(record)]
     if not candidates:
         return [], {"states": 0.0, "disagreements": 0.0, "disagreement_rate": 0.0}
     continued = continue_episodes(
