@@ -275,7 +275,9 @@ def example_episodes(examples: list[dict[str, Any]], tokenizer: Any, max_tokens:
 # --- the run -----------------------------------------------------------------------------------------------------------
 
 
-def _play(trainer: Trainer, config: SibylConfig, jobs: list[tuple[str, int]], temperature: float, consultation: Consultation | None):
+def _play(
+    trainer: Trainer, config: SibylConfig, jobs: list[tuple[str, int]], temperature: float, consultation: Consultation | None
+) -> list[dict[str, Any]]:
     torch.manual_seed(config.seed * 1_000_003 + trainer.step)  # sampling depends only on (seed, step): resumes replay it
     trainer.model.eval()
     records = rollout_episodes(
