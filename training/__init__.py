@@ -32,6 +32,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "caddie": ("training.recipes.caddie", "CaddieConfig"),
     "ideacritic": ("training.recipes.ideacritic", "IdeaCriticConfig"),
     "ideapropose": ("training.recipes.ideapropose", "IdeaProposeConfig"),
+    "sibyl": ("training.recipes.sibyl", "SibylConfig"),
 }
 
 

@@ -24,25 +24,49 @@ while the episode goes on, it reads the transcript (training.policies.roles.crit
 writes every due critic's advice, each is recorded as a step of role "critic" with its own prompt and sampled ids,
 and the advice enters the actor's next prompt ids as a "Critic: ..." user turn, exactly as record_messages shows it.
 `continue_episodes` rebuilds actor turns only, so records with critic turns cannot be continued.
+
+Consultation (`consultation=Consultation(...)`): the actor may call the runner's `consult` tool, answered as the
+runner's crew answers it (environments.team): the episode's consultant suggests calls, they come back as the call's
+result (never sent to the environment), a consultant step follows the actor's, and the header's `reward` is the
+composite minus `cost` per consultation (its `team` names the consultant and the cost, as a runner record does).
+A `router` may force an actor turn's text instead of sampling it (a scripted consultation, or following the advice):
+such a step is applied exactly like a sampled one and marked `meta.routed`; its logprobs are nan.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from environments.core import Env, Policy, StepResult
+from environments.core import Env, Policy, StepResult, ToolCall, validate_arguments
 from environments.registry import make
 from environments.replay import heard_by
-from environments.roles import ACTOR, CRITIC, step_role
-from environments.team import slot_policies, slot_turns
+from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, step_role
+from environments.team import CONSULT_TOOL, slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
 from training.policies.roles import context_messages, critic_messages
 from training.toolcall_parse import parse_tool_calls
+
+Router = Callable[[dict[str, Any]], str | None]
+"""(the episode's record so far) -> the text forced as the actor's next turn, or None to sample it."""
+
+
+@dataclass(frozen=True)
+class Consultation:
+    """The actor's `consult` tool in sampled episodes: who answers, what a call costs, whether the actor sees it."""
+
+    consultant: Callable[[Env, int], Policy]
+    """The episode's consultant from its environment and seed (an anchor, or a teacher's LLM policy)."""
+    cost: float = 0.0
+    """What one consultation costs; the header's reward is the composite minus cost x consultations."""
+    offered: bool = True
+    """Whether the actor's prompt lists the consult tool (False: only a router's forced turns consult)."""
 
 
 def system_prompt_for(env: Env) -> str:
@@ -64,6 +88,9 @@ class _Live:
     style: PromptStyle = PromptStyle()
     slots: dict[str, Policy] = field(default_factory=dict)  # the environment's role slots (the user), each with its default policy
     extra: dict[str, Any] = field(default_factory=dict)
+    consultation: Consultation | None = None
+    consultant: Policy | None = None  # this episode's consultant (made from consultation.consultant)
+    consultations: int = 0
 
 
 def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], generation_prompt: bool) -> str:
@@ -111,10 +138,14 @@ def generate(
     return results
 
 
-def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int) -> _Live:
+def _start(
+    task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int,
+    consultation: Consultation | None = None,
+) -> _Live:  # fmt: skip
     env = make(task_id, seed)
     observation = env.reset()
-    schemas = [t.openai_schema() for t in env.tools()]
+    offered = [CONSULT_TOOL] if consultation is not None and consultation.offered else []
+    schemas = [t.openai_schema() for t in [*env.tools(), *offered]]
     system = system_prompt if system_prompt is not None else system_prompt_for(env)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": style.system(system, schemas)},
@@ -140,6 +171,8 @@ def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, s
         style=style,
         slots=slot_policies(env),
         max_turns=max_turns,
+        consultation=consultation,
+        consultant=consultation.consultant(env, seed) if consultation is not None else None,
     )
 
 
@@ -155,7 +188,23 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float]) -> None:
+def _consult(live: _Live, call: ToolCall) -> tuple[Any, bool, dict[str, Any] | None]:
+    """A consult call's result, whether it is an error, and the consultant's step to append after the actor's (None
+    when refused for bad arguments: no turn, no cost), as environments.team answers it."""
+    assert live.consultant is not None and live.consultation is not None, "a consult call is answered only with a consultation"
+    if problem := validate_arguments(CONSULT_TOOL.parameters, call.arguments):
+        return {"error": problem}, True, None
+    action = live.consultant.act(live.record["steps"], live.env.tools())
+    suggested = [{"name": c.name, "arguments": c.arguments} for c in action.tool_calls]
+    reasoning = action.reasoning or action.message or ""
+    asked_at = len(live.record["steps"])
+    meta = {**action.meta, "suggested_calls": suggested, "cost": live.consultation.cost, "asked_at": asked_at, "answers_call": call.id}
+    step = make_step(index=asked_at + 1, source="agent", message=action.message, reasoning=action.reasoning, meta=meta, role=CONSULTANT)
+    live.consultations += 1
+    return {"suggested_calls": suggested, "reasoning": reasoning}, False, step
+
+
+def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float], *, routed: bool = False) -> None:
     text = tokenizer.decode(completion, skip_special_tokens=False).removesuffix(tokenizer.eos_token)
     parsed = parse_tool_calls(text)
     index = len(live.record["steps"])
@@ -163,7 +212,8 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     results: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     reward = 0.0
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = {"routed": True} if routed else {}
+    consultant_steps: list[dict[str, Any]] = []
     speaks = bool(parsed.message) and not parsed.error
     if parsed.error or not (parsed.tool_calls or (speaks and live.slots)):
         live.invalid_calls += 1
@@ -171,6 +221,13 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
         results.append({"call_id": calls[0]["id"] if calls else "invalid", "content": {"error": error}, "is_error": True})
         meta["invalid_action"] = error  # nothing reached the environment: replay must not run the calls that did parse
     for call in parsed.tool_calls if not parsed.error else []:
+        if call.name == CONSULT and live.consultation is not None:  # the runner's tool: answered here, never sent to the env
+            content, is_error, answer = _consult(live, call)
+            results.append({"call_id": call.id, "content": content, "is_error": is_error})
+            live.valid_calls += 0 if is_error else 1
+            live.invalid_calls += 1 if is_error else 0
+            consultant_steps += [answer] if answer is not None else []
+            continue
         outcome: StepResult = live.env.step(call)
         results.append({"call_id": call.id, "content": outcome.content, "is_error": outcome.is_error})
         events.extend(e.as_json() for e in outcome.events)  # the state changes graph credit reads
@@ -183,6 +240,8 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, events=events, **extra)
     step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
     live.record["steps"].append(step)
+    for answer in consultant_steps:  # after the actor step that asked, as the runner's crew appends them
+        live.record["steps"].append({**answer, "index": len(live.record["steps"])})
     live.turns += 1
     live.valid_calls += 1 if speaks and live.slots and not parsed.tool_calls else 0  # a turn spoken to the user is a valid action
     assistant = {"role": "assistant", "content": text}
@@ -221,18 +280,21 @@ def rollout_episodes(
     system_prompt: str | None = None,
     max_prompt_tokens: int = 4096,
     style: PromptStyle = PromptStyle(),
+    consultation: Consultation | None = None,
+    router: Router | None = None,
     critic: CriticTurns | None = None,
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
-    `style` must match the one the model was trained with (compact tool listing, cut tool results). With `critic`,
-    a model critic advises the actor (module docstring); it must share the actor's tokenizer."""
-    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns) for task, seed in jobs]
+    `style` must match the one the model was trained with (compact tool listing, cut tool results). `consultation`
+    gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor
+    (module docstring; it must share the actor's tokenizer)."""
+    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns, consultation) for task, seed in jobs]
     if critic is not None:
         for live in lives:
             live.record["header"]["team"] = {CRITIC: {"every": critic.every, "on_request": False, "on_error": critic.on_error}}
     _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens,
-          critic=critic)  # fmt: skip
+          router=router, critic=critic)  # fmt: skip
     return [_close(live, max_turns) for live in lives]
 
 
@@ -246,6 +308,8 @@ def continue_episodes(
     max_new_tokens: int = 64,
     temperature: float = 1.0,
     max_prompt_tokens: int = 4096,
+    consultation: Consultation | None = None,
+    router: Router | None = None,
 ) -> list[dict[str, Any]]:
     """For each (record, prefix_length), rebuild the episode after the record's steps [0, prefix_length) and let
     `model` play up to `turns` more agent turns (None: to the end), never past `max_turns` in all.
@@ -256,11 +320,12 @@ def continue_episodes(
     system prompt and prompt style come from the record's harness header. A returned record holds the prefix
     steps and the new ones; its header says `source="branch"` and `parent.branch_step = prefix_length`. An
     episode already over after the prefix comes back with no new steps."""
-    lives = [_resume(record, prefix_length, tokenizer, max_turns) for record, prefix_length in prefixes]
+    lives = [_resume(record, prefix_length, tokenizer, max_turns, consultation) for record, prefix_length in prefixes]
     for live in lives:
         live.max_turns = min(max_turns, live.turns + turns) if turns is not None else max_turns
         live.finished = live.finished or live.turns >= live.max_turns
-    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens)
+    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens,
+          router=router)  # fmt: skip
     out = []
     for live, (_, prefix_length) in zip(lives, prefixes, strict=True):
         record = _close(live, max_turns)
@@ -269,11 +334,12 @@ def continue_episodes(
     return out
 
 
-def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turns: int) -> _Live:
+def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turns: int, consultation: Consultation | None = None) -> _Live:
     header = record["header"]
     harness = header.get("harness") or {}
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
-    live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns)
+    live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns,
+                  consultation)  # fmt: skip
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
             continue  # a role slot's answer (the user): re-applying the actor's turn before it played it again
@@ -284,21 +350,32 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
         assert recorded is None or recorded == live.prompt_ids, (
             f"step {step['index']}: the rebuilt prompt differs from the recorded one (another tokenizer or prompt style?)"
         )
-        _apply(live, tokenizer, list(step["token_ids"]), list(step.get("logprobs") or [0.0] * len(step["token_ids"])))
+        routed = bool((step.get("meta") or {}).get("routed"))
+        _apply(live, tokenizer, list(step["token_ids"]), list(step.get("logprobs") or [0.0] * len(step["token_ids"])), routed=routed)
     return live
 
 
-def _play(model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int,
-          critic: CriticTurns | None = None) -> None:  # fmt: skip
+def _play(
+    model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int,
+    router: Router | None = None, critic: CriticTurns | None = None,
+) -> None:  # fmt: skip
     """Turn by turn, one batched generate over the unfinished episodes, until each ends or outgrows the prompt budget;
+    a turn the router forces is applied from its text instead (the model is not called when every turn is forced);
     with a critic, its due turns after each actor turn (one more batched generate)."""
     while True:
         active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
         if not active:
             return
-        outputs = generate(model, tokenizer, [live.prompt_ids for live in active], max_new_tokens=max_new_tokens, temperature=temperature)
-        for live, (completion, logprobs) in zip(active, outputs, strict=True):
+        forced = [router(live.record) if router is not None else None for live in active]
+        sampled = [live for live, text in zip(active, forced, strict=True) if text is None]
+        prompts = [live.prompt_ids for live in sampled]
+        outputs = generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature) if sampled else []
+        for live, (completion, logprobs) in zip(sampled, outputs, strict=True):
             _apply(live, tokenizer, completion, logprobs)
+        for live, text in zip(active, forced, strict=True):
+            if text is not None:
+                ids = _encode(tokenizer, text) + [tokenizer.eos_token_id]
+                _apply(live, tokenizer, ids, [math.nan] * len(ids), routed=True)
         if critic is not None:
             _critic_turns(critic, tokenizer, active, max_prompt_tokens)
 
@@ -390,6 +467,11 @@ def _close(live: _Live, max_turns: int) -> dict[str, Any]:
         score={"composite": score.composite, "passed": score.passed, "components": score.components},
         metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
     )
+    if live.consultation is not None and live.consultant is not None:  # priced like a runner record (environments.runner)
+        cost = live.consultation.cost
+        live.record["header"].setdefault("team", {})[CONSULTANT] = {"policy": live.consultant.describe(), "cost": cost}
+        live.record["header"]["metrics"]["consultations"] = live.consultations
+        live.record["header"]["reward"] = round(score.composite - cost * live.consultations, 9)
     return live.record
 
 

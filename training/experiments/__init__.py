@@ -138,6 +138,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.flowright",
     "training.experiments.caddie",
     "training.experiments.phantom_transfer",
+    "training.experiments.sibyl",
 )
 
 

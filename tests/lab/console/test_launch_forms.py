@@ -134,6 +134,16 @@ def test_run_form_offers_the_flowright_recipe_with_its_list_fields_and_refuses_a
                                          "config": 'train_roles = ["finder"]\nstages = 3'})  # fmt: skip
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and (run.recipe, run.config) == ("flowright", {"train_roles": ["finder"], "stages": 3})
+def test_run_form_offers_the_sibyl_recipe_with_its_fields_and_refuses_a_bad_cost(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<caption>sibyl</caption>" in html and "<code>disagree_max_logp</code>" in html and "<code>consult_cost</code>" in html
+    bad = client.post("/runs/new", {"project": "acme", "recipe": "sibyl", "base_model": "org/tiny", "config": "consult_cost = 2.0"})
+    assert bad.status_code == 400 and "consult_cost=2.0" in bad.context["errors"]["config"] and not TrainingRun.objects.exists()
+    response = client.post("/runs/new", {"project": "acme", "recipe": "sibyl", "base_model": "org/tiny",
+                                         "config": "stage1_steps = 2\nstage2_steps = 1\nmax_steps = 6"})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and (run.recipe, run.config) == ("sibyl", {"stage1_steps": 2, "stage2_steps": 1, "max_steps": 6})
 
 
 def test_run_form_is_shown_to_writers_only_and_carries_a_csrf_token(role_users: dict[str, Any]) -> None:
