@@ -32,7 +32,7 @@ from environments.riskprobe.cara import Lottery, certainty_equivalent, check_lot
 
 A_BOUNDS = (-0.01, 0.02)  # per credit: from risk seeking to strongly averse at these probes' stakes (hundreds of credits)
 LOG_PRECISION_BOUNDS = (math.log(0.01), math.log(1000.0))  # a choice rule from near-random to near-deterministic
-GRID = 241  # points of the profile over A_BOUNDS; crossings and the maximum are refined between them
+GRID = 121  # points of the profile over A_BOUNDS; crossings and the maximum are refined between them
 
 
 @dataclass(frozen=True)

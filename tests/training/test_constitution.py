@@ -62,8 +62,8 @@ def test_the_config_names_what_is_wrong():
         ConstitutionConfig(model="m", loss="full")
     with pytest.raises(ConfigError, match="risk_aversion=0.5"):
         ConstitutionConfig(model="m", risk_aversion=0.5)
-    with pytest.raises(ConfigError, match="loss='choice'"):
-        ConstitutionConfig(model="m", teacher="prompted", loss="choice")
+    with pytest.raises(ConfigError, match="teacher_kind='oracle'"):
+        ConstitutionConfig(model="m", teacher_kind="oracle")
     assert "a = 0.002 per credit" in constitution_text(0.002)
 
 
@@ -115,3 +115,21 @@ def test_the_prompted_teacher_reads_the_constitution_then_exactly_the_students_t
     assert len(positions) == len(student)
     assert [ids[positions[t]] for t in range(first - 1, len(student))] == student.input_ids[first - 1 :]
     assert "constant absolute risk aversion" in tokenizer.decode(ids[: positions[first - 1]])
+
+
+@pytest.mark.slow
+def test_one_choice_step_moves_the_student_and_reports_live_metrics(tiny_path, tmp_path):
+    from training import run_recipe
+    from training.modeling import load_model
+
+    seen: list[tuple[int, str, float]] = []
+    config = {"model": str(tiny_path), "output_dir": str(tmp_path), "max_steps": 1, "tasks_per_step": 2, "max_turns": 1,
+              "max_new_tokens": 8, "eval_episodes": 1, "loss": "choice", "learning_rate": 1e-3}  # fmt: skip
+    result = run_recipe("constitution", config, on_metric=lambda step, name, value: seen.append((step, name, value)))
+    assert result.steps == 1
+    names = {name for step, name, _ in seen if step == 1}
+    assert {"choice_kl", "base_p_best", "teacher_p_best", "valid_call_rate"} <= names
+    metrics = {name: value for step, name, value in seen if step == 1}
+    assert metrics["choice_kl"] > 0 and metrics["teacher_p_best"] > metrics["base_p_best"]  # the teacher prefers the CE-best option
+    before, after = load_model(str(tiny_path))[0], load_model(result.final_checkpoint)[0]
+    assert any(not torch.equal(p, q) for p, q in zip(before.parameters(), after.parameters(), strict=True))

@@ -4,7 +4,7 @@ The constitution (CONSTITUTION, with its coefficient a) says the agent values a 
 u(x) = (1 - exp(-a x)) / a and picks the option with the highest certainty equivalent. The student plays the
 riskprobe training families prompted WITHOUT it, and minimises the reverse KL to a teacher that embodies it:
 
-- teacher="computed" (CPU; a small model cannot follow a written constitution): the frozen base's own distribution
+- teacher_kind="computed" (CPU; a small model cannot follow a written constitution): the frozen base's own distribution
   reweighted at the decision. With q_B(k) the base's probability of choosing option k at the decision prompt (its
   canonical turn `choose(k)`, teacher-forced, renormalised over the options), CE_a(k) the option's certainty
   equivalent and S the decision's stake scale (environments.riskprobe.cara):
@@ -15,14 +15,14 @@ riskprobe training families prompted WITHOUT it, and minimises the reverse KL to
   and moves it between options only: the logit choice rule of environments/riskprobe/fit.py at precision β, on
   top of the base's own preferences. The shift sits on the whole decision, not on one token, so the loss is the
   sequence-level estimator below rather than the per-token one.
-- teacher="prompted" (GPU): the frozen base with the constitution appended to its system prompt, scoring exactly
+- teacher_kind="prompted" (GPU): the frozen base with the constitution appended to its system prompt, scoring exactly
   the student's tokens (positions mapped as in training/self_teacher.py).
 
 loss="sequence": KL(student‖teacher) over each episode's agent tokens, sampled estimator: k = Σ_t (logp_s -
 logp_t) - Δ, gradient sg(k)·∇Σ_t logp_s, mean over episodes. loss="full" (prompted teacher only): the
-full-vocabulary reverse KL at each agent position (training/recipes/opd.py's distill_loss). loss="choice"
-(computed teacher only): the exact KL(q_S‖q_T) over the options at each decision prompt the student reached, q_S
-its own canonical-turn probabilities renormalised like q_B. The sequence loss learns only from episodes that made
+full-vocabulary reverse KL at each agent position (training/recipes/opd.py's distill_loss). loss="choice": the exact
+KL(q_S‖q_T) over the options at each first decision prompt the student reached, q_S its own canonical-turn
+probabilities renormalised like q_B (a prompted teacher's q_T: the same, read under the constitution's prompt). The sequence loss learns only from episodes that made
 a valid choice; a base that rarely calls `choose` (the tiny CPU models) gives it almost nothing, while the choice
 loss moves the preference between options whether or not the student samples a valid call.
 """
@@ -64,15 +64,16 @@ class ConstitutionConfig(OnPolicyConfig):
     """The training families' task (riskprobe/train-mix: lottery and insurance); evaluation families stay unseen."""
     risk_aversion: float = CONSTITUTION_A
     """The constitution's absolute risk aversion a, per credit (the written text and the computed teacher use it)."""
-    beta: float = 5.0
-    """Computed teacher: precision of the reweighting exp(β CE_a / S), S the decision's stake scale."""
-    teacher: str = "computed"
+    beta: float = 30.0
+    """Computed teacher: precision of the reweighting exp(β CE_a / S), S the decision's stake scale. CE gaps between
+    options are often a few percent of S, so β near 30 is what makes the constitution decisive (the fit's precision λ)."""
+    teacher_kind: str = "computed"
     """computed (the base reweighted by each option's certainty equivalent; CPU) | prompted (the base with the
     constitution in its system prompt; needs a model that can follow it)."""
     loss: str = "sequence"
     """sequence (episode-level reverse KL on the sampled episodes) | full (per-position full-vocabulary reverse KL;
     prompted only) | choice (the exact reverse KL between the student's and the teacher's distributions over the
-    offered options at the decision prompts the student reached, each renormalised over the options; computed only)."""
+    offered options at the first decision prompts the student reached, each renormalised over the options)."""
     group_size: int = 1
     """Rollouts per prompt (distillation needs no groups)."""
     max_turns: int = 2
@@ -84,14 +85,12 @@ class ConstitutionConfig(OnPolicyConfig):
             out.append(f"risk_aversion={self.risk_aversion!r}: must lie in {list(A_BOUNDS)} per credit, the range the fit measures")
         if not self.beta > 0:
             out.append(f"beta={self.beta!r}: must be positive")
-        if self.teacher not in ("computed", "prompted"):
-            out.append(f"teacher={self.teacher!r}: must be computed or prompted")
+        if self.teacher_kind not in ("computed", "prompted"):
+            out.append(f"teacher_kind={self.teacher_kind!r}: must be computed or prompted")
         if self.loss not in ("sequence", "full", "choice"):
             out.append(f"loss={self.loss!r}: must be sequence, full or choice")
-        elif self.loss == "full" and self.teacher == "computed":
+        elif self.loss == "full" and self.teacher_kind == "computed":
             out.append("loss='full': the computed teacher is defined on whole decisions; use loss=sequence or choice")
-        elif self.loss == "choice" and self.teacher == "prompted":
-            out.append("loss='choice': the prompted teacher gives token logits, not option weights; use loss=sequence or full")
         if not self.task.startswith("riskprobe/"):
             out.append(f"task={self.task!r}: the constitution is about riskprobe decisions (riskprobe/train-mix)")
         return out
@@ -154,13 +153,14 @@ def option_values(probe: Probe, a: float) -> tuple[list[float], float]:
 def computed_shifts(
     records: list[dict[str, Any]], base: Any, tokenizer: Any, config: ConstitutionConfig
 ) -> tuple[list[float], dict[str, float]]:
-    """Δ per record (0 where nothing was chosen) and metrics: how often the student chose the constitution's best
-    option, the base's and the teacher's probability of it at the decision prompts."""
+    """Δ per record (0 where nothing was chosen) and metrics: the share of decisions that took the constitution's best
+    option, and the base's and the teacher's probability of that option at every decision prompt (valid or not)."""
     shifts, agree, base_best, teacher_best = [], [], [], []
     cache: dict[tuple[int, ...], list[float]] = {}
     for record in records:
         probe, step, choice = decision(record)
-        if step is None or choice is None:
+        step = step or next((s for s in record["steps"] if s.get("source") == "agent" and s.get("prompt_token_ids")), None)
+        if step is None:
             shifts.append(0.0)
             continue
         key = tuple(step["prompt_token_ids"])
@@ -169,13 +169,19 @@ def computed_shifts(
                 cache[key] = choice_logprobs(base, tokenizer, list(key), probe.names).tolist()
         values, scale = option_values(probe, config.risk_aversion)
         best = values.index(max(values))
-        shifts.append(teacher_shift(cache[key], values, scale, config.beta)[probe.names.index(choice)])
-        agree.append(float(probe.names.index(choice) == best))
         base_best.append(math.exp(torch.log_softmax(torch.tensor(cache[key]), 0)[best].item()))
         teacher_best.append(teacher_choice(cache[key], values, scale, config.beta)[best])
-    n = max(len(agree), 1)
-    return shifts, {"chose_constitution_best": sum(agree) / n, "base_p_best": sum(base_best) / n, "teacher_p_best": sum(teacher_best) / n,
-                    "decisions": float(len(agree))}  # fmt: skip
+        if choice is None:
+            shifts.append(0.0)
+            continue
+        shifts.append(teacher_shift(cache[key], values, scale, config.beta)[probe.names.index(choice)])
+        agree.append(float(probe.names.index(choice) == best))
+    return shifts, {
+        "chose_constitution_best": sum(agree) / max(len(agree), 1),
+        "base_p_best": sum(base_best) / max(len(base_best), 1),
+        "teacher_p_best": sum(teacher_best) / max(len(teacher_best), 1),
+        "decisions": float(len(agree)),
+    }
 
 
 # --- the prompted teacher ----------------------------------------------------------------------------------
@@ -228,25 +234,28 @@ def choice_reverse_kl(student_logprobs: torch.Tensor, teacher_logq: torch.Tensor
     return loss, {"loss": loss.item(), "choice_kl": loss.item()}
 
 
-def first_decision_prompts(records: list[dict[str, Any]]) -> list[tuple[list[int], Probe]]:
-    """(prompt ids, probe) of each distinct first agent prompt: where the student decided, validly or not."""
-    seen: dict[tuple[int, ...], Probe] = {}
+def first_decision_prompts(records: list[dict[str, Any]]) -> list[tuple[list[int], Probe, dict[str, Any]]]:
+    """(prompt ids, probe, record) of each distinct first agent prompt: where the student decided, validly or not."""
+    seen: dict[tuple[int, ...], tuple[Probe, dict[str, Any]]] = {}
     for record in records:
         step = next((s for s in record["steps"] if s.get("source") == "agent" and s.get("prompt_token_ids")), None)
         if step is not None:
-            seen.setdefault(tuple(step["prompt_token_ids"]), decision(record)[0])
-    return [(list(ids), probe) for ids, probe in seen.items()]
+            seen.setdefault(tuple(step["prompt_token_ids"]), (decision(record)[0], record))
+    return [(list(ids), probe, record) for ids, (probe, record) in seen.items()]
 
 
 def choice_step(trainer: Trainer, base: Any, records: list[dict[str, Any]], config: ConstitutionConfig) -> dict[str, float]:
     """One optimizer step of the choice loss over the decision prompts of `records`."""
-    items = []
-    for prompt, probe in first_decision_prompts(records):
-        values, scale = option_values(probe, config.risk_aversion)
+    items, tokenizer, text = [], trainer.tokenizer, constitution_text(config.risk_aversion)
+    for prompt, probe, record in first_decision_prompts(records):
         with torch.no_grad():
-            base_logprobs = choice_logprobs(base, trainer.tokenizer, prompt, probe.names).tolist()
-        teacher = torch.tensor(teacher_choice(base_logprobs, values, scale, config.beta)).log()
-        items.append((prompt, probe.names, teacher))
+            if config.teacher_kind == "computed":
+                values, scale = option_values(probe, config.risk_aversion)
+                base_logprobs = choice_logprobs(base, tokenizer, prompt, probe.names).tolist()
+                teacher = torch.tensor(teacher_choice(base_logprobs, values, scale, config.beta)).log()
+            else:  # the base under the constitution's system prompt, over the same options
+                teacher = torch.log_softmax(choice_logprobs(base, tokenizer, teacher_prompt_ids(record, tokenizer, text), probe.names), 0)
+        items.append((prompt, probe.names, teacher.cpu()))
 
     def loss_fn(chunk: list[tuple[list[int], tuple[str, ...], torch.Tensor]]) -> tuple[torch.Tensor, dict[str, float]]:
         losses = [choice_reverse_kl(choice_logprobs(trainer.model, trainer.tokenizer, p, n), t)[0] for p, n, t in chunk]
@@ -259,14 +268,14 @@ def choice_step(trainer: Trainer, base: Any, records: list[dict[str, Any]], conf
 def token_step(
     trainer: Trainer, base: Any, records: list[dict[str, Any]], shifts: list[float], config: ConstitutionConfig
 ) -> dict[str, float]:
-    """One optimizer step of the sequence or full loss over the sampled episodes (teacher per config.teacher)."""
+    """One optimizer step of the sequence or full loss over the sampled episodes (teacher per config.teacher_kind)."""
     tokenizer, device, text = trainer.tokenizer, trainer.device, constitution_text(config.risk_aversion)
     pairs = [(records[i], e, shifts[i]) for i, e in tokenized(records, tokenizer)]
     prepared = []
     with torch.no_grad():
         for chunk in micro_batches(pairs, config.grad_accum):
             batch = to_device([e for _, e, _ in chunk], tokenizer.pad_token_id, device)
-            if config.teacher == "computed":
+            if config.teacher_kind == "computed":
                 batch["teacher_logp"] = token_logprobs(base, batch["input_ids"], batch["attention_mask"])
                 batch["shift"] = torch.tensor([s for _, _, s in chunk], device=device)
             else:
