@@ -133,3 +133,12 @@ def test_one_choice_step_moves_the_student_and_reports_live_metrics(tiny_path, t
     assert metrics["choice_kl"] > 0 and metrics["teacher_p_best"] > metrics["base_p_best"]  # the teacher prefers the CE-best option
     before, after = load_model(str(tiny_path))[0], load_model(result.final_checkpoint)[0]
     assert any(not torch.equal(p, q) for p, q in zip(before.parameters(), after.parameters(), strict=True))
+
+
+def test_the_experiment_measures_a_fitted_a_inside_its_interval_and_probabilities(tiny_path):
+    from environments.riskprobe.fit import A_BOUNDS
+    from training.experiments.constitution import constitution_measures
+
+    measures = constitution_measures(str(tiny_path), str(tiny_path), {}, [100_000, 100_001, 100_002, 100_003])
+    assert A_BOUNDS[0] <= measures["a 95% low"] <= measures["fitted a (per credit)"] <= measures["a 95% high"] <= A_BOUNDS[1]
+    assert 0.0 <= measures["P(constitution's choice)"] <= 1.0 and 0.5 <= measures["consistency"] <= 1.0
