@@ -35,6 +35,11 @@ def test_the_computed_teacher_reweights_the_base_by_the_certainty_equivalents():
     shift = teacher_shift([math.log(0.8), math.log(0.2)], [100.0, 0.0], 500.0, 5.0)
     assert shift[0] == pytest.approx(1 - math.log(0.8 * math.e + 0.2)) and shift[1] == pytest.approx(-math.log(0.8 * math.e + 0.2))
     assert 0.8 * math.exp(shift[0]) + 0.2 * math.exp(shift[1]) == pytest.approx(1.0)  # the base's mass on choosing is kept
+    # tau = 2 flattens the base first: sqrt(0.8) : sqrt(0.2) = 2/3 : 1/3, so q_T(0) = (2/3) e / ((2/3) e + 1/3) = 2e / (2e + 1)
+    flat = teacher_choice([math.log(0.8), math.log(0.2)], [100.0, 0.0], 500.0, 5.0, base_temperature=2.0)
+    assert flat[0] == pytest.approx(2 * math.e / (2 * math.e + 1))
+    shift = teacher_shift([math.log(0.8), math.log(0.2)], [100.0, 0.0], 500.0, 5.0, base_temperature=2.0)
+    assert shift[0] == pytest.approx(math.log(flat[0] / 0.8)) and 0.8 * math.exp(shift[0]) + 0.2 * math.exp(shift[1]) == pytest.approx(1.0)
 
 
 def test_sequence_reverse_kl_has_the_hand_computed_value_and_sequence_level_gradient():

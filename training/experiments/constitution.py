@@ -10,6 +10,8 @@ everything reported is measured on riskprobe/eval, the mixed-gamble and deal-or-
   decision), episode-level reverse KL on the student's own sampled episodes.
 - choice: the same teacher, the exact reverse KL over the offered options at the student's decision prompts (what
   a base that seldom makes a valid call still learns from).
+- choice_flat: the same with base_temperature 4: a base nearly certain of one option (the tiny models prefer the
+  option whose name tokenizes shortest) leaves the τ = 1 teacher almost where the base is, whatever β.
 - none: the base itself.
 
 The table's reward is the environment's composite, the share of held-out probes answered with a valid choice (a

@@ -13,7 +13,8 @@ riskprobe training families prompted WITHOUT it, and minimises the reverse KL to
       Δ(k) = β CE_a(k) / S - log Σ_j q_B(j) exp(β CE_a(j) / S),
   and p_T(y) = p_B(y) for an episode that chose nothing, so the teacher keeps the base's mass on choosing at all
   and moves it between options only: the logit choice rule of environments/riskprobe/fit.py at precision β, on
-  top of the base's own preferences. The shift sits on the whole decision, not on one token, so the loss is the
+  top of the base's own preferences (`base_temperature` τ flattens the base first: q_B^(1/τ); then
+  Δ(k) = log q_T(k) - log q_B(k) in general). The shift sits on the whole decision, not on one token, so the loss is the
   sequence-level estimator below rather than the per-token one.
 - teacher_kind="prompted" (GPU): the frozen base with the constitution appended to its system prompt, scoring exactly
   the student's tokens (positions mapped as in training/self_teacher.py).
@@ -67,6 +68,10 @@ class ConstitutionConfig(OnPolicyConfig):
     beta: float = 30.0
     """Computed teacher: precision of the reweighting exp(β CE_a / S), S the decision's stake scale. CE gaps between
     options are often a few percent of S, so β near 30 is what makes the constitution decisive (the fit's precision λ)."""
+    base_temperature: float = 1.0
+    """Computed teacher: τ in q_T ∝ q_B^(1/τ) exp(β CE_a / S). 1 reweights the base as it is; a base that is nearly
+    certain of one option (the tiny models, by the options' token lengths) is hardly moved by any β, and τ > 1
+    flattens it first."""
     teacher_kind: str = "computed"
     """computed (the base reweighted by each option's certainty equivalent; CPU) | prompted (the base with the
     constitution in its system prompt; needs a model that can follow it)."""
@@ -85,6 +90,8 @@ class ConstitutionConfig(OnPolicyConfig):
             out.append(f"risk_aversion={self.risk_aversion!r}: must lie in {list(A_BOUNDS)} per credit, the range the fit measures")
         if not self.beta > 0:
             out.append(f"beta={self.beta!r}: must be positive")
+        if not self.base_temperature > 0:
+            out.append(f"base_temperature={self.base_temperature!r}: must be positive")
         if self.teacher_kind not in ("computed", "prompted"):
             out.append(f"teacher_kind={self.teacher_kind!r}: must be computed or prompted")
         if self.loss not in ("sequence", "full", "choice"):
@@ -101,19 +108,25 @@ def constitution_text(a: float) -> str:
 
 
 # --- the computed teacher: pure functions of the base's choice probabilities ----------------------------------
-def teacher_shift(base_logprobs: list[float], certainty_equivalents: list[float], scale: float, beta: float) -> list[float]:
-    """Δ(k) per option: log q_T(k) - log q_B(k) = β CE(k) / S - log Σ_j q_B(j) exp(β CE(j) / S), with q_B the base's
-    logprobs renormalised over the options."""
-    q = torch.log_softmax(torch.tensor(base_logprobs, dtype=torch.float64), 0)
+def teacher_choice(
+    base_logprobs: list[float], certainty_equivalents: list[float], scale: float, beta: float, base_temperature: float = 1.0
+) -> list[float]:
+    """q_T(k) ∝ q_B(k)^(1/τ) exp(β CE(k) / S): the computed teacher's distribution over the options (τ = 1: the base as
+    it is; the logprobs may be unnormalised)."""
+    q = torch.log_softmax(torch.tensor(base_logprobs, dtype=torch.float64) / base_temperature, 0)
     gain = beta * torch.tensor(certainty_equivalents, dtype=torch.float64) / scale
-    return (gain - torch.logsumexp(q + gain, 0)).tolist()
+    return torch.softmax(q + gain, 0).tolist()
 
 
-def teacher_choice(base_logprobs: list[float], certainty_equivalents: list[float], scale: float, beta: float) -> list[float]:
-    """q_T(k) ∝ q_B(k) exp(β CE(k) / S): the computed teacher's distribution over the options."""
-    q = torch.log_softmax(torch.tensor(base_logprobs, dtype=torch.float64), 0)
-    shift = torch.tensor(teacher_shift(base_logprobs, certainty_equivalents, scale, beta), dtype=torch.float64)
-    return (q + shift).exp().tolist()
+def teacher_shift(
+    base_logprobs: list[float], certainty_equivalents: list[float], scale: float, beta: float, base_temperature: float = 1.0
+) -> list[float]:
+    """Δ(k) = log q_T(k) - log q_B(k) per option, q_B the base's logprobs renormalised over the options; at τ = 1 that is
+    β CE(k) / S - log Σ_j q_B(j) exp(β CE(j) / S). Σ_k q_B(k) exp(Δ(k)) = 1 for any τ: the teacher over episodes,
+    p_B(y) exp(Δ(c(y))), is normalised."""
+    q_base = torch.log_softmax(torch.tensor(base_logprobs, dtype=torch.float64), 0)
+    q_teacher = torch.tensor(teacher_choice(base_logprobs, certainty_equivalents, scale, beta, base_temperature), dtype=torch.float64)
+    return (q_teacher.log() - q_base).tolist()
 
 
 def choice_logprobs(model: Any, tokenizer: Any, prompt_ids: list[int], names: tuple[str, ...]) -> torch.Tensor:
@@ -170,11 +183,11 @@ def computed_shifts(
         values, scale = option_values(probe, config.risk_aversion)
         best = values.index(max(values))
         base_best.append(math.exp(torch.log_softmax(torch.tensor(cache[key]), 0)[best].item()))
-        teacher_best.append(teacher_choice(cache[key], values, scale, config.beta)[best])
+        teacher_best.append(teacher_choice(cache[key], values, scale, config.beta, config.base_temperature)[best])
         if choice is None:
             shifts.append(0.0)
             continue
-        shifts.append(teacher_shift(cache[key], values, scale, config.beta)[probe.names.index(choice)])
+        shifts.append(teacher_shift(cache[key], values, scale, config.beta, config.base_temperature)[probe.names.index(choice)])
         agree.append(float(probe.names.index(choice) == best))
     return shifts, {
         "chose_constitution_best": sum(agree) / max(len(agree), 1),
@@ -252,7 +265,7 @@ def choice_step(trainer: Trainer, base: Any, records: list[dict[str, Any]], conf
             if config.teacher_kind == "computed":
                 values, scale = option_values(probe, config.risk_aversion)
                 base_logprobs = choice_logprobs(base, tokenizer, prompt, probe.names).tolist()
-                teacher = torch.tensor(teacher_choice(base_logprobs, values, scale, config.beta)).log()
+                teacher = torch.tensor(teacher_choice(base_logprobs, values, scale, config.beta, config.base_temperature)).log()
             else:  # the base under the constitution's system prompt, over the same options
                 teacher = torch.log_softmax(choice_logprobs(base, tokenizer, teacher_prompt_ids(record, tokenizer, text), probe.names), 0)
         items.append((prompt, probe.names, teacher.cpu()))
