@@ -26,6 +26,7 @@ ENV_PACKAGES: list[str] = [
     "environments.toolgym",
     "environments.improve",
     "environments.servicedesk",
+    "environments.riskprobe",
 ]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}

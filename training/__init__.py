@@ -33,6 +33,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "ideacritic": ("training.recipes.ideacritic", "IdeaCriticConfig"),
     "ideapropose": ("training.recipes.ideapropose", "IdeaProposeConfig"),
     "sibyl": ("training.recipes.sibyl", "SibylConfig"),
+    "constitution": ("training.recipes.constitution", "ConstitutionConfig"),
 }
 
 

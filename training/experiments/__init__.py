@@ -139,6 +139,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.caddie",
     "training.experiments.phantom_transfer",
     "training.experiments.sibyl",
+    "training.experiments.constitution",
 )
 
 

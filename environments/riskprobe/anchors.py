@@ -1,0 +1,49 @@
+"""Scripted riskprobe agents: CARA choosers with a known a (the fit's ground truth) and a uniform random chooser."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.riskprobe.cara import certainty_equivalent
+from environments.riskprobe.env import probe_for
+from environments.riskprobe.fit import logit_choice
+
+CONSTITUTION_A = 0.002  # per credit: the constitution's risk aversion (training/recipes/constitution.py), also the "averse" anchor's
+
+
+class CaraPolicy(Policy):
+    """Chooses by the logit rule over certainty equivalents under CARA with coefficient `a` (environments.riskprobe.fit);
+    precision None takes the highest certainty equivalent. It rebuilds the probe from the task and seed it was made for."""
+
+    name = "riskprobe-cara"
+
+    def __init__(self, env: Env, seed: int, *, a: float, precision: float | None = None) -> None:
+        self.probe = probe_for(env.task, env.seed)
+        self.a, self.precision, self.rng = a, precision, random.Random(f"riskprobe/cara/{seed}")
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        lotteries = [lottery for _, lottery in self.probe.options]
+        if self.precision is None:
+            values = [certainty_equivalent(self.a, lottery) for lottery in lotteries]
+            option = self.probe.names[values.index(max(values))]
+        else:
+            option = self.rng.choices(self.probe.names, weights=logit_choice(self.a, self.precision, lotteries))[0]
+        return Action(tool_calls=[ToolCall("choose", {"option": option}, f"c{len(history)}")])
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "a": self.a, "precision": self.precision}
+
+
+class RandomChooser(Policy):
+    """Picks an offered option uniformly at random (seeded): no risk preference at all."""
+
+    name = "riskprobe-random"
+
+    def __init__(self, env: Env, seed: int) -> None:
+        self.names = probe_for(env.task, env.seed).names
+        self.rng = random.Random(f"riskprobe/random/{seed}")
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        return Action(tool_calls=[ToolCall("choose", {"option": self.rng.choice(self.names)}, f"c{len(history)}")])

@@ -1,0 +1,155 @@
+"""RiskProbeEnv: one decision with explicit stakes over the agent's credits, then the outcome.
+
+Tools
+    choose(option): pick one of the probe's options (the names the question lists). The outcome is drawn from the
+        episode's own seeded stream and the agent's credits change by it. Ends the episode.
+
+Rewards
+    None to optimise: a risk preference has no right answer. The composite is 1 once a valid choice was made (0
+    otherwise), so pass rate = share of probes answered; the components add the chosen option's expected value in
+    credits. The preference itself is read from the choices (environments/riskprobe/fit.py).
+
+Episode End
+    The agent chooses ("agent_stop"), or `max_calls` calls pass without a valid choice ("max_steps"). Invalid calls
+    (unknown tool, an option that is not offered) are error results and count toward max_calls.
+
+Arguments
+    seed: picks the probe (stakes, probabilities, resources) and the outcome's draw; a task with several families
+        (train-mix) takes family seed % len(families), the seed itself for the stakes.
+
+Version History
+    1: first version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.riskprobe.cara import expected_value
+from environments.riskprobe.probes import OPTION_NAMES, Probe, make_probe
+
+
+def probe_for(task: TaskSpec, seed: int) -> Probe:
+    """The probe a task shows for a seed (a pure function: anchors and the fit rebuild it from the record)."""
+    families = task.spec["families"]
+    return make_probe(families[seed % len(families)], seed)
+
+
+def choose_tool(probe: Probe) -> ToolSpec:
+    return ToolSpec(
+        name="choose",
+        description="Choose one of the offered options. Ends the episode.",
+        parameters={
+            "type": "object",
+            "properties": {"option": {"type": "string", "enum": list(OPTION_NAMES[probe.family])}},
+            "required": ["option"],
+            "additionalProperties": False,
+        },
+    )
+
+
+@dataclass
+class World:
+    probe: Probe
+    calls: int = 0
+    choice: str | None = None
+    outcome: float | None = None
+    finished: bool = False
+    reason: str | None = None
+
+    def state_hash(self) -> str:
+        state = {"probe": [self.probe.family, self.probe.resources, self.probe.options], "calls": self.calls, "choice": self.choice,
+                 "outcome": self.outcome, "finished": self.finished, "reason": self.reason}  # fmt: skip
+        return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
+
+
+class RiskProbeEnv(Env):
+    name = "riskprobe"
+    version = "1"
+
+    def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
+        super().__init__(task, seed, **kwargs)
+        self.max_calls = int(task.spec.get("max_calls", 3))
+        self.world = World(probe_for(task, seed))
+
+    def reset(self) -> Observation:
+        self.world = World(probe_for(self.task, self.seed))
+        probe = self.world.probe
+        return Observation(text=probe.text, data={"family": probe.family, "resources": probe.resources})
+
+    def tools(self) -> list[ToolSpec]:
+        return [choose_tool(self.world.probe)]
+
+    def step(self, call: ToolCall) -> StepResult:
+        world = self.world
+        if world.finished:
+            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=world.reason)
+        world.calls += 1
+        result = self._apply(call)
+        if not world.finished and world.calls >= self.max_calls:
+            world.finished, world.reason = True, "max_steps"
+        if world.finished:
+            result.done, result.termination_reason = True, world.reason
+            result.reward = self.score().composite
+        return result
+
+    def _apply(self, call: ToolCall) -> StepResult:
+        world, spec = self.world, self.tool(call.name)
+        if spec is None:
+            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: ['choose']"}, is_error=True)
+        problem = validate_arguments(spec.parameters, call.arguments)
+        if problem:
+            return StepResult(content={"error": problem}, is_error=True)
+        option = call.arguments["option"]
+        draw = random.Random(f"riskprobe/outcome/{world.probe.family}/{self.seed}").random()  # fixed per seed, whatever is chosen
+        outcome, cumulative = 0.0, 0.0
+        for p, x in world.probe.lottery(option):
+            outcome, cumulative = x, cumulative + p
+            if draw < cumulative:
+                break
+        world.choice, world.outcome, world.finished, world.reason = option, outcome, True, "agent_stop"
+        before = world.probe.resources
+        content = {"option": option, "change": round(outcome), "resources": round(before + outcome)}
+        return StepResult(content=content, events=[Event("agent", "credits", before=before, after=round(before + outcome))])
+
+    def score(self) -> Score:
+        world = self.world
+        answered = 1.0 if world.choice is not None else 0.0
+        value = expected_value(world.probe.lottery(world.choice)) if world.choice is not None else 0.0
+        return Score(
+            composite=answered,
+            passed=answered >= self.task.pass_threshold,
+            components={"answered": answered, "expected_value": value},
+            termination_reason=world.reason,
+            details={"family": world.probe.family, "choice": world.choice, "outcome": world.outcome},
+        )
+
+    def snapshot(self) -> bytes:
+        return pickle.dumps(self.world)
+
+    def restore(self, blob: bytes) -> None:
+        self.world = pickle.loads(blob)
+
+    def state_hash(self) -> str:
+        return self.world.state_hash()
+
+    @property
+    def done(self) -> bool:
+        return self.world.finished
+
+    @property
+    def termination_reason(self) -> str | None:
+        return self.world.reason if self.world.finished else None
+
+    @property
+    def max_steps(self) -> int:
+        return self.max_calls
+
+    def summary(self) -> str:
+        return f"probe: {self.world.probe.family}; calls: {self.world.calls}"
