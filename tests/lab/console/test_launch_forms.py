@@ -134,6 +134,8 @@ def test_run_form_offers_the_flowright_recipe_with_its_list_fields_and_refuses_a
                                          "config": 'train_roles = ["finder"]\nstages = 3'})  # fmt: skip
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and (run.recipe, run.config) == ("flowright", {"train_roles": ["finder"], "stages": 3})
+
+
 def test_run_form_offers_the_sibyl_recipe_with_its_fields_and_refuses_a_bad_cost(role_users: dict[str, Any]) -> None:
     client = as_user(role_users["owner"])
     html = client.get("/runs/").content.decode()
