@@ -28,6 +28,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "gated_sd": ("training.recipes.gated_sd", "GatedSDConfig"),
     "pivotopd": ("training.recipes.pivotopd", "PivotOPDConfig"),
     "evoke": ("training.recipes.evoke", "EvokeConfig"),
+    "hat": ("training.recipes.hat", "HATConfig"),
 }
 
 

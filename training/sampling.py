@@ -17,6 +17,11 @@ call is a valid turn, spoken to the user. As in the runner (environments.team.sl
 message is heard by the environment and, after a turn that spoke, each slot's default policy (the service desk's
 seeded RuleUser) answers once; its step is recorded with role "user" and its message enters the next prompt as a
 user turn, rendered as training.data renders it (training.policies.roles.context_messages).
+
+`harness_level` (environments.roles.HARNESS_LEVELS) plays every episode under that harness: after each agent turn
+the runner's own Crew (environments.team) takes its decisions (tracker, hint, verification, stop check), recorded
+as steps of role "harness" and shown in the next prompt as the runner's records render them ("Harness: ..."), and
+its end decisions end the episode as they would in the runner. Only for environments without role slots.
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ from typing import Any
 
 import torch
 
-from environments.core import Env, Policy, StepResult
+from environments.core import Action, Env, Policy, StepResult, ToolSpec
 from environments.registry import make
 from environments.replay import heard_by
-from environments.roles import ACTOR, step_role
-from environments.team import slot_policies, slot_turns
+from environments.roles import ACTOR, Team, step_role
+from environments.runner import env_end_reason
+from environments.team import Crew, slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
 from training.policies.roles import context_messages
@@ -57,6 +63,8 @@ class _Live:
     style: PromptStyle = PromptStyle()
     slots: dict[str, Policy] = field(default_factory=dict)  # the environment's role slots (the user), each with its default policy
     extra: dict[str, Any] = field(default_factory=dict)
+    crew: Crew | None = None  # the harness's decisions when a harness level other than tools-only is played
+    reason: str | None = None  # the harness's end decision (the stop check), when it ended the episode
 
 
 def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], generation_prompt: bool) -> str:
@@ -104,7 +112,17 @@ def generate(
     return results
 
 
-def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int) -> _Live:
+class _Sampled(Policy):
+    """The model the sampler plays, as the Crew's team names it (the sampler, not the Crew, asks it to act)."""
+
+    name = "sampled"
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        raise AssertionError("the sampler generates the actor's turns itself")
+
+
+def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int,
+           harness_level: str = "tools-only") -> _Live:  # fmt: skip
     env = make(task_id, seed)
     observation = env.reset()
     schemas = [t.openai_schema() for t in env.tools()]
@@ -121,6 +139,12 @@ def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, s
         "max_steps": max_turns,  # the turn cap: a takeover from a prefix of this record gets the turns left
     }
     header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
+    slots = slot_policies(env)
+    crew = None
+    if harness_level != "tools-only":
+        assert not slots, f"{env.name} has role slots ({', '.join(slots)}): the sampler plays harness levels only without them"
+        crew = Crew(env, Team(actor=_Sampled(), harness_level=harness_level), emit=lambda step: None)
+        header["team"] = {"harness_level": harness_level}  # where the runner's records say it (header.team.harness_level)
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
     tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
@@ -131,8 +155,9 @@ def _start(task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, s
         prompt_ids=prompt_ids,
         record=record,
         style=style,
-        slots=slot_policies(env),
+        slots=slots,
         max_turns=max_turns,
+        crew=crew,
     )
 
 
@@ -181,11 +206,28 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     assistant = {"role": "assistant", "content": text}
     tool_messages = [{"role": "tool", "content": cut_text(_text(r["content"]), live.style.max_result_chars)} for r in results]
     tool_messages += _user_turns(live, parsed.message) if speaks else []
+    tool_messages += _harness_turns(live, parsed.message, failed=any(r["is_error"] for r in results))
     closing = [] if completion and completion[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]
     live.prompt_ids = live.prompt_ids + list(completion) + closing + _continue_ids(tokenizer, live, assistant, tool_messages)
     live.messages += [assistant, *tool_messages]
-    if live.env.done or live.turns >= live.max_turns:
+    # under a harness its decision ends the episode, as in the runner (a verification may hold back the env's own end)
+    ended = live.reason is not None if live.crew is not None else live.env.done
+    if ended or live.turns >= live.max_turns:
         live.finished = True
+
+
+def _harness_turns(live: _Live, message: str | None, *, failed: bool) -> list[dict[str, Any]]:
+    """The harness's decisions after the actor step just recorded (appended to the record); returns them as the
+    chat messages the actor sees next. Sets `live.reason` when the episode ends (the env's end or a stop decision)."""
+    if live.crew is None:
+        return []
+    steps = live.record["steps"]
+    first = len(steps)
+    _, live.reason = live.crew.after_actor_step(steps, "", action=Action(message=message), failed=failed,
+                                                reason=env_end_reason(live.env), limit=live.max_turns)  # fmt: skip
+    for step in steps[first:]:
+        step["state_hash"] = None  # sampled records keep no state-hash chain (see the agent steps)
+    return [m for m in context_messages(steps[first:], live.style.max_result_chars) if m is not None]
 
 
 def _user_turns(live: _Live, message: str) -> list[dict[str, Any]]:
@@ -214,11 +256,13 @@ def rollout_episodes(
     system_prompt: str | None = None,
     max_prompt_tokens: int = 4096,
     style: PromptStyle = PromptStyle(),
+    harness_level: str = "tools-only",
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
-    `style` must match the one the model was trained with (compact tool listing, cut tool results)."""
-    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns) for task, seed in jobs]
+    `style` must match the one the model was trained with (compact tool listing, cut tool results); `harness_level`
+    plays the episodes under that harness (module docstring)."""
+    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns, harness_level) for task, seed in jobs]
     _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens)
     return [_close(live, max_turns) for live in lives]
 
@@ -260,7 +304,10 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     header = record["header"]
     harness = header.get("harness") or {}
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
-    live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns)
+    level = (header.get("team") or {}).get("harness_level", "tools-only")
+    live = _start(
+        f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns, level
+    )
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
             continue  # a role slot's answer (the user): re-applying the actor's turn before it played it again
@@ -288,7 +335,9 @@ def _play(model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int
 
 def _close(live: _Live, max_turns: int) -> dict[str, Any]:
     score = live.env.score()
-    if score.termination_reason:
+    if live.reason is not None:
+        reason = live.reason  # the harness ended it (its stop check), or the environment's end it let stand
+    elif score.termination_reason:
         reason = score.termination_reason
     elif live.turns >= min(max_turns, live.max_turns):
         reason = "max_steps"  # the harness's cap, or a continuation's own turn cap

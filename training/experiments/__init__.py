@@ -134,6 +134,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.evoke",
     "training.experiments.horizon",
     "training.experiments.pgsft",
+    "training.experiments.hat",
 )
 
 
