@@ -27,6 +27,7 @@ its end decisions end the episode as they would in the runner. Only for environm
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,13 +257,18 @@ def rollout_episodes(
     system_prompt: str | None = None,
     max_prompt_tokens: int = 4096,
     style: PromptStyle = PromptStyle(),
-    harness_level: str = "tools-only",
+    harness_level: str | Sequence[str] = "tools-only",
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results); `harness_level`
-    plays the episodes under that harness (module docstring)."""
-    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns, harness_level) for task, seed in jobs]
+    plays the episodes under that harness (module docstring): one level for every job, or one per job (so episodes
+    under several levels share each batched generate)."""
+    levels = [harness_level] * len(jobs) if isinstance(harness_level, str) else list(harness_level)
+    assert len(levels) == len(jobs), f"harness_level: {len(levels)} levels for {len(jobs)} jobs"
+    lives = [
+        _start(task, seed, tokenizer, system_prompt, style, max_turns, level) for (task, seed), level in zip(jobs, levels, strict=True)
+    ]
     _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens)
     return [_close(live, max_turns) for live in lives]
 

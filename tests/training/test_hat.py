@@ -112,12 +112,12 @@ def test_truncation_inside_a_decision_trains_what_is_left_of_it(chain_levels, to
     assert cut.meta["harness_mask"][start:] == [1, 1, 1] and sum(cut.meta["harness_mask"]) == 3
 
 
-def test_each_stage_trains_on_its_own_levels_records(chain_levels, tokenizer):
+def test_each_stage_trains_on_its_own_levels_records(chain_levels):
     records = list(chain_levels.values())
-    pools = stage_pools(records, tokenizer, _config(levels=["tools-only", "full"], max_steps=2))
-    assert [[sum(e.meta["harness_mask"]) > 0 for e in pool] for pool in pools] == [[False], [True]]
-    with pytest.raises(AssertionError, match="no guided records to train on in d.jsonl"):
-        stage_pools(records[:1], tokenizer, _config(levels=["guided"], max_steps=2))
+    pools = stage_pools(records, _config(levels=["tools-only", "full"], max_steps=2))
+    assert [[record_level(r) for r in pool] for pool in pools] == [["tools-only"], ["full"]]
+    with pytest.raises(AssertionError, match=r"no guided records to train on in d.jsonl \(levels found: full\)"):
+        stage_pools(records[:1], _config(levels=["guided"], max_steps=2))
 
 
 # --- the loss ------------------------------------------------------------------------------------------------
@@ -193,3 +193,12 @@ def test_a_tiny_hat_run_walks_the_stages_and_supervises_decisions_only_where_the
     before = AutoModelForCausalLM.from_pretrained(tiny_path).state_dict()
     after = AutoModelForCausalLM.from_pretrained(result.final_checkpoint).state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before)
+
+
+def test_the_sampler_plays_one_level_per_job_in_one_batch(monkeypatch, tokenizer):
+    monkeypatch.setattr(sampling, "generate", _scripted_generate(tokenizer, ["hm", "hm", "well", "well", "so", "so"]))
+    full, bare = sampling.rollout_episodes(None, tokenizer, [("toolgym/lookup", 0)] * 2, max_turns=3, harness_level=["full", "tools-only"])
+    assert [s.get("role") for s in full["steps"]] == [None, None, None, "harness", None]
+    assert [s.get("role") for s in bare["steps"]] == [None, None, None, None]
+    with pytest.raises(AssertionError, match="harness_level: 1 levels for 2 jobs"):
+        sampling.rollout_episodes(None, tokenizer, [("toolgym/lookup", 0)] * 2, harness_level=["full"])

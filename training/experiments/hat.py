@@ -42,32 +42,30 @@ def prepare_demonstrations(experiment: Experiment, values: dict[str, Any]) -> di
     return {"data": harness_demonstrations_file(TARGET, DEMO_SEEDS, max_turns=MAX_TURNS)}
 
 
-def level_rewards(checkpoint: str, base: str, values: dict[str, Any], seeds: tuple[int, ...]) -> dict[str, list[float]]:
-    """Greedy TARGET play of the checkpoint on `seeds` under each harness level: {level: [reward per seed]} and
-    {level + " passed": [1.0/0.0 per seed]}."""
+@cache
+def level_rewards(checkpoint: str, base: str, seeds: tuple[int, ...], style: tuple[bool, int]) -> dict[str, tuple[float, ...]]:
+    """Greedy TARGET play of the checkpoint on `seeds` under each harness level, every level's episodes in one batch:
+    {level: reward per seed} and {level + " passed": 1.0/0.0 per seed}. Played once per argument tuple in a process
+    (the start model's full-harness play serves every arm's gap)."""
     import torch
 
-    from training.experiments.runner import load_checkpoint, prompt_style_of
+    from training.data import PromptStyle
+    from training.experiments.runner import load_checkpoint
     from training.sampling import rollout_episodes
 
-    style = prompt_style_of(base, values)
     model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
     ev = EXPERIMENT.evaluation
-    out: dict[str, list[float]] = {}
+    jobs = [(TARGET, s) for _ in HARNESS_LEVELS for s in seeds]
+    levels = [level for level in HARNESS_LEVELS for _ in seeds]
     with torch.no_grad():
-        for level in HARNESS_LEVELS:
-            records = rollout_episodes(model, tokenizer, [(TARGET, s) for s in seeds], max_turns=ev.max_turns, max_new_tokens=ev.max_new_tokens,
-                                       temperature=0.0, style=style, harness_level=level)  # fmt: skip
-            out[level] = [float(r["header"]["score"]["composite"]) for r in records]
-            out[f"{level} passed"] = [float(bool(r["header"]["score"]["passed"])) for r in records]
+        records = rollout_episodes(model, tokenizer, jobs, max_turns=ev.max_turns, max_new_tokens=ev.max_new_tokens, temperature=0.0,
+                                   style=PromptStyle(compact_tools=style[0], max_result_chars=style[1]), harness_level=levels)  # fmt: skip
+    out: dict[str, tuple[float, ...]] = {}
+    for k, level in enumerate(HARNESS_LEVELS):
+        played = records[k * len(seeds) : (k + 1) * len(seeds)]
+        out[level] = tuple(float(r["header"]["score"]["composite"]) for r in played)
+        out[f"{level} passed"] = tuple(float(bool(r["header"]["score"]["passed"])) for r in played)
     return out
-
-
-@cache
-def _start_full(base: str, seeds: tuple[int, ...], style: tuple[bool, int]) -> list[float]:
-    """The start model's full-harness rewards, played once per (base, seeds, prompt style) in a process."""
-    values = {"compact_tools": style[0], "max_result_chars": style[1]}
-    return level_rewards(base, base, values, seeds)["full"]
 
 
 def hat_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
@@ -76,10 +74,10 @@ def hat_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list
     from training.experiments.runner import prompt_style_of
 
     style = prompt_style_of(base, values)
-    played = level_rewards(checkpoint, base, values, tuple(seeds))
-    start = _start_full(base, tuple(seeds), (style.compact_tools, style.max_result_chars))
+    key = (tuple(seeds), (style.compact_tools, style.max_result_chars))
+    played, start = level_rewards(checkpoint, base, *key), level_rewards(base, base, *key)
     out = {f"{name} reward" if name in HARNESS_LEVELS else name: sum(rewards) / len(rewards) for name, rewards in played.items()}
-    out["tools-only gap to start under full"] = (sum(start) - sum(played["tools-only"])) / len(seeds)
+    out["tools-only gap to start under full"] = (sum(start["full"]) - sum(played["tools-only"])) / len(seeds)
     return out
 
 

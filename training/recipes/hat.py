@@ -28,11 +28,12 @@ import torch
 
 from environments.roles import HARNESS_LEVELS
 from training.config import TrainConfig
-from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
+from training.data import AGENT_SOURCES, PromptStyleFields, TokenizedEpisode, collate, read_records
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.harness_data import record_level, tokenize_with_decisions
 from training.losses import sft_loss
 from training.modeling import forward_logits
+from training.policies.roles import is_actor_turn
 
 
 @dataclass
@@ -117,20 +118,12 @@ def hat_collate(items: list[TokenizedEpisode], *, pad_id: int) -> dict[str, torc
     return batch
 
 
-def stage_pools(records: list[dict[str, Any]], tokenizer: Any, config: HATConfig) -> list[list[TokenizedEpisode]]:
-    """Per stage, the episodes of the records played at its level (with at least one trained token)."""
-    pools = []
+def stage_pools(records: list[dict[str, Any]], config: HATConfig) -> list[list[dict[str, Any]]]:
+    """Per stage, the records played at its level that have an actor turn to train on."""
     found = sorted({record_level(r) for r in records})
+    pools = []
     for level in config.levels:
-        pool = [
-            episode
-            for record in records
-            if record_level(record) == level
-            for episode in tokenize_with_decisions(
-                record, tokenizer, weight=config.harness_weight, max_tokens=config.max_tokens, style=config.prompt_style
-            )  # fmt: skip
-            if sum(episode.mask)
-        ]
+        pool = [r for r in records if record_level(r) == level and any(is_actor_turn(s, AGENT_SOURCES) for s in r["steps"])]
         assert pool, f"no {level} records to train on in {config.data} (levels found: {', '.join(found) or 'none'})"
         pools.append(pool)
     return pools
@@ -141,7 +134,14 @@ def run(config: HATConfig, hooks: Hooks | None = None) -> RunResult:
     pad_id = trainer.tokenizer.pad_token_id
     records = [r for r in read_records(config.data) if not config.passed_only or (r["header"].get("score") or {}).get("passed")]
     assert records, f"no records left in {config.data} (passed_only={config.passed_only})"
-    pools = stage_pools(records, trainer.tokenizer, config)
+    pools = stage_pools(records, config)
+    tokenized: dict[int, TokenizedEpisode] = {}  # a record is tokenized when a batch first draws it: short runs read few
+
+    def episode(record: dict[str, Any]) -> TokenizedEpisode:
+        if id(record) not in tokenized:
+            (tokenized[id(record)],) = tokenize_with_decisions(record, trainer.tokenizer, weight=config.harness_weight,
+                                                               max_tokens=config.max_tokens, style=config.prompt_style)  # fmt: skip
+        return tokenized[id(record)]
 
     def loss_fn(items: list[TokenizedEpisode]) -> tuple[Any, dict[str, float]]:
         batch = {k: v.to(trainer.device) for k, v in hat_collate(items, pad_id=pad_id).items()}
@@ -154,7 +154,7 @@ def run(config: HATConfig, hooks: Hooks | None = None) -> RunResult:
         micro = []
         for accum in range(config.grad_accum):
             indices = batch_indices(len(pool), config.batch_size, config.seed, trainer.step * config.grad_accum + accum)
-            micro.append([pool[i] for i in indices])
+            micro.append([episode(pool[i]) for i in indices])
         metrics = trainer.optimize(micro, loss_fn)
         metrics.update(stage=float(stage), level=float(HARNESS_LEVELS.index(config.levels[stage])), episodes_in_pool=float(len(pool)))
         trainer.log(metrics)
