@@ -316,7 +316,7 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     )
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
-            continue  # a role slot's answer (the user): re-applying the actor's turn before it played it again
+            continue  # a slot's answer (the user) or a harness decision: re-applying the actor's turn before it makes it again
         assert step.get("source") == "agent" and step.get("token_ids"), (
             f"step {step.get('index')} carries no sampled token ids: only this sampler's records can be continued"
         )
