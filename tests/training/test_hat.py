@@ -16,7 +16,13 @@ import training.sampling as sampling
 from training import ConfigError, run_recipe
 from training.data import tokenize_record
 from training.evidence.common import write_records
-from training.harness_data import harness_episodes, record_level, tokenize_with_decisions
+from training.harness_data import (
+    harness_demonstrations_file,
+    harness_episodes,
+    record_level,
+    teacher_harness_episodes,
+    tokenize_with_decisions,
+)
 from training.recipes.hat import HATConfig, hat_loss, stage_pools
 
 VERIFY = "One step is left: verify your work now and use the last step for anything still open."
@@ -202,3 +208,23 @@ def test_the_sampler_plays_one_level_per_job_in_one_batch(monkeypatch, tokenizer
     assert [s.get("role") for s in bare["steps"]] == [None, None, None, None]
     with pytest.raises(AssertionError, match="harness_level: 1 levels for 2 jobs"):
         sampling.rollout_episodes(None, tokenizer, [("toolgym/lookup", 0)] * 2, harness_level=["full"])
+
+
+def test_a_model_teacher_plays_each_level_greedily_through_the_sampler(monkeypatch, tokenizer):
+    monkeypatch.setattr(sampling, "generate", _scripted_generate(tokenizer, ["hm", "well", "so"] * 2))
+    records = teacher_harness_episodes(None, tokenizer, "toolgym/lookup", [0], levels=["guided", "tools-only"], max_turns=3)
+    assert [record_level(r) for r in records] == ["guided", "tools-only"]
+    assert [sum(s.get("role") == "harness" for s in r["steps"]) for r in records] == [1, 0]
+
+
+def test_the_demonstrations_file_is_written_once_with_every_levels_passed_episodes(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path))
+    path = harness_demonstrations_file("toolgym/chain", range(20_000, 20_003), max_turns=3, levels=["full", "light"])
+    stamp = Path(path).stat().st_mtime_ns
+    assert harness_demonstrations_file("toolgym/chain", range(20_000, 20_003), max_turns=3, levels=["full", "light"]) == path
+    assert Path(path).stat().st_mtime_ns == stamp and Path(path).name == "toolgym-chain-harness-full+light-20000-20003-turns3.jsonl"
+    records = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    assert [(record_level(r), r["header"]["seed"]) for r in records] == [
+        (level, s) for level in ("full", "light") for s in range(20_000, 20_003)
+    ]
+    assert all(r["header"]["score"]["passed"] for r in records)
