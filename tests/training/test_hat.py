@@ -56,6 +56,8 @@ def test_explicit_stage_steps_set_each_stages_length():
         ({"levels": ["full", "scaffold"]}, "levels=['full', 'scaffold']: give one or more of full, guided, light, tools-only"),
         ({"levels": []}, "levels=[]"),
         ({"levels": ["full", "full"]}, "a level appears twice"),
+        ({"levels": [["full"]]}, "levels=[['full']]: give one or more of"),
+        ({"stage_steps": ["a", 2, 3, 4]}, "stage_steps=['a', 2, 3, 4]: must be whole numbers of steps"),
         ({"stage_steps": [1, 2]}, "stage_steps=[1, 2]: give one count per level (4)"),
         ({"stage_steps": [1, 1, 1, 1]}, "stage_steps=[1, 1, 1, 1]: each at least 1, summing to max_steps=100"),
         ({"max_steps": 3}, "max_steps=3: at least one step per level (4)"),

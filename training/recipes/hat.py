@@ -58,12 +58,14 @@ class HATConfig(TrainConfig, PromptStyleFields):
         out = super().problems() + self.style_problems()
         if not self.data:
             out.append("data='': give a JSONL file of trajectory records played under harness levels")
-        unknown = [level for level in self.levels if level not in HARNESS_LEVELS]
+        unknown = [level for level in self.levels if not isinstance(level, str) or level not in HARNESS_LEVELS]
         if not self.levels or unknown:
             out.append(f"levels={self.levels!r}: give one or more of {', '.join(HARNESS_LEVELS)}")
-        if len(set(self.levels)) != len(self.levels):
+        elif len(set(self.levels)) != len(self.levels):
             out.append(f"levels={self.levels!r}: a level appears twice")
-        if self.stage_steps and len(self.stage_steps) != len(self.levels):
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in self.stage_steps):
+            out.append(f"stage_steps={self.stage_steps!r}: must be whole numbers of steps")
+        elif self.stage_steps and len(self.stage_steps) != len(self.levels):
             out.append(f"stage_steps={self.stage_steps!r}: give one count per level ({len(self.levels)}), or none for an even split")
         elif self.stage_steps and (min(self.stage_steps) < 1 or sum(self.stage_steps) != self.max_steps):
             out.append(f"stage_steps={self.stage_steps!r}: each at least 1, summing to max_steps={self.max_steps}")
