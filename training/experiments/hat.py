@@ -18,7 +18,9 @@ The table's reward and pass rate are greedy toolgym/chain play without a harness
 trains for) on the test seeds. `hat_measures` plays every checkpoint again under each harness level (the sampler's
 harness_level, the runner's own decisions) and reports `{level} reward` and `{level} passed`, and `tools-only gap to
 start under full`: the start model's full-harness reward minus the checkpoint's tools-only reward on the same seeds
-(0 or below: the checkpoint without a harness does as well as the start model with one).
+(0 or below: the checkpoint without a harness does as well as the start model with one). Measured before any run:
+base-small scores 0 under full and guided (the verification note derails it) and 0.47 under light and tools-only on
+16 dev seeds, so here the gap is negative for any checkpoint that plays chain; compare the per-level rewards (README).
 """
 
 from __future__ import annotations
