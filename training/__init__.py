@@ -34,6 +34,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "ideapropose": ("training.recipes.ideapropose", "IdeaProposeConfig"),
     "sibyl": ("training.recipes.sibyl", "SibylConfig"),
     "constitution": ("training.recipes.constitution", "ConstitutionConfig"),
+    "hat": ("training.recipes.hat", "HATConfig"),
 }
 
 

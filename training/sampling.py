@@ -31,23 +31,29 @@ result (never sent to the environment), a consultant step follows the actor's, a
 composite minus `cost` per consultation (its `team` names the consultant and the cost, as a runner record does).
 A `router` may force an actor turn's text instead of sampling it (a scripted consultation, or following the advice):
 such a step is applied exactly like a sampled one and marked `meta.routed`; its logprobs are nan.
+
+`harness_level` (environments.roles.HARNESS_LEVELS) plays every episode under that harness: after each agent turn
+the runner's own Crew (environments.team) takes its decisions (tracker, hint, verification, stop check), recorded
+as steps of role "harness" and shown in the next prompt as the runner's records render them ("Harness: ..."), and
+its end decisions end the episode as they would in the runner. Only for environments without role slots.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from environments.core import Env, Policy, StepResult, ToolCall, validate_arguments
+from environments.core import Action, Env, Policy, StepResult, ToolCall, ToolSpec, validate_arguments
 from environments.registry import make
 from environments.replay import heard_by
-from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, step_role
-from environments.team import CONSULT_TOOL, slot_policies, slot_turns
+from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, Team, step_role
+from environments.runner import env_end_reason
+from environments.team import CONSULT_TOOL, Crew, slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
 from training.policies.roles import context_messages, critic_messages
@@ -91,6 +97,8 @@ class _Live:
     consultation: Consultation | None = None
     consultant: Policy | None = None  # this episode's consultant (made from consultation.consultant)
     consultations: int = 0
+    crew: Crew | None = None  # the harness's decisions when a harness level other than tools-only is played
+    reason: str | None = None  # the harness's end decision (the stop check), when it ended the episode
 
 
 def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], generation_prompt: bool) -> str:
@@ -138,9 +146,18 @@ def generate(
     return results
 
 
+class _Sampled(Policy):
+    """The model the sampler plays, as the Crew's team names it (the sampler, not the Crew, asks it to act)."""
+
+    name = "sampled"
+
+    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+        raise AssertionError("the sampler generates the actor's turns itself")
+
+
 def _start(
-    task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int,
-    consultation: Consultation | None = None,
+    task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int, *,
+    consultation: Consultation | None = None, harness_level: str = "tools-only",
 ) -> _Live:  # fmt: skip
     env = make(task_id, seed)
     observation = env.reset()
@@ -159,6 +176,12 @@ def _start(
         "max_steps": max_turns,  # the turn cap: a takeover from a prefix of this record gets the turns left
     }
     header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
+    slots = slot_policies(env)
+    crew = None
+    if harness_level != "tools-only":
+        assert not slots, f"{env.name} has role slots ({', '.join(slots)}): the sampler plays harness levels only without them"
+        crew = Crew(env, Team(actor=_Sampled(), harness_level=harness_level), emit=lambda step: None)
+        header["team"] = {"harness_level": harness_level}  # where the runner's records say it (header.team.harness_level)
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
     tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
@@ -169,10 +192,11 @@ def _start(
         prompt_ids=prompt_ids,
         record=record,
         style=style,
-        slots=slot_policies(env),
+        slots=slots,
         max_turns=max_turns,
         consultation=consultation,
         consultant=consultation.consultant(env, seed) if consultation is not None else None,
+        crew=crew,
     )
 
 
@@ -247,11 +271,28 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     assistant = {"role": "assistant", "content": text}
     tool_messages = [{"role": "tool", "content": cut_text(_text(r["content"]), live.style.max_result_chars)} for r in results]
     tool_messages += _user_turns(live, parsed.message) if speaks else []
+    tool_messages += _harness_turns(live, parsed.message, failed=any(r["is_error"] for r in results))
     closing = [] if completion and completion[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]
     live.prompt_ids = live.prompt_ids + list(completion) + closing + _continue_ids(tokenizer, live, assistant, tool_messages)
     live.messages += [assistant, *tool_messages]
-    if live.env.done or live.turns >= live.max_turns:
+    # under a harness its decision ends the episode, as in the runner (a verification may hold back the env's own end)
+    ended = live.reason is not None if live.crew is not None else live.env.done
+    if ended or live.turns >= live.max_turns:
         live.finished = True
+
+
+def _harness_turns(live: _Live, message: str | None, *, failed: bool) -> list[dict[str, Any]]:
+    """The harness's decisions after the actor step just recorded (appended to the record); returns them as the
+    chat messages the actor sees next. Sets `live.reason` when the episode ends (the env's end or a stop decision)."""
+    if live.crew is None:
+        return []
+    steps = live.record["steps"]
+    first = len(steps)
+    _, live.reason = live.crew.after_actor_step(steps, "", action=Action(message=message), failed=failed,
+                                                reason=env_end_reason(live.env), limit=live.max_turns)  # fmt: skip
+    for step in steps[first:]:
+        step["state_hash"] = None  # sampled records keep no state-hash chain (see the agent steps)
+    return [m for m in context_messages(steps[first:], live.style.max_result_chars) if m is not None]
 
 
 def _user_turns(live: _Live, message: str) -> list[dict[str, Any]]:
@@ -283,16 +324,24 @@ def rollout_episodes(
     consultation: Consultation | None = None,
     router: Router | None = None,
     critic: CriticTurns | None = None,
+    harness_level: str | Sequence[str] = "tools-only",
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results). `consultation`
-    gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor
-    (module docstring; it must share the actor's tokenizer)."""
-    lives = [_start(task, seed, tokenizer, system_prompt, style, max_turns, consultation) for task, seed in jobs]
+    gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor (it
+    must share the actor's tokenizer); `harness_level` plays the episodes under that harness: one level for every
+    job, or one per job (so episodes under several levels share each batched generate). See the module docstring."""
+    levels = [harness_level] * len(jobs) if isinstance(harness_level, str) else list(harness_level)
+    assert len(levels) == len(jobs), f"harness_level: {len(levels)} levels for {len(jobs)} jobs"
+    lives = [
+        _start(task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level)
+        for (task, seed), level in zip(jobs, levels, strict=True)
+    ]
     if critic is not None:
         for live in lives:
-            live.record["header"]["team"] = {CRITIC: {"every": critic.every, "on_request": False, "on_error": critic.on_error}}
+            team = live.record["header"].setdefault("team", {})
+            team[CRITIC] = {"every": critic.every, "on_request": False, "on_error": critic.on_error}
     _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens,
           router=router, critic=critic)  # fmt: skip
     return [_close(live, max_turns) for live in lives]
@@ -338,11 +387,12 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     header = record["header"]
     harness = header.get("harness") or {}
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
+    level = (header.get("team") or {}).get("harness_level", "tools-only")
     live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns,
-                  consultation)  # fmt: skip
+                  consultation=consultation, harness_level=level)  # fmt: skip
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
-            continue  # a role slot's answer (the user): re-applying the actor's turn before it played it again
+            continue  # a slot's answer (the user) or a harness decision: re-applying the actor's turn before it makes it again
         assert step.get("source") == "agent" and step.get("token_ids"), (
             f"step {step.get('index')} carries no sampled token ids: only this sampler's records can be continued"
         )
@@ -456,7 +506,9 @@ def _insert_turn(live: _Live, tokenizer: Any, message: dict[str, Any]) -> None:
 
 def _close(live: _Live, max_turns: int) -> dict[str, Any]:
     score = live.env.score()
-    if score.termination_reason:
+    if live.reason is not None:
+        reason = live.reason  # the harness ended it (its stop check), or the environment's end it let stand
+    elif score.termination_reason:
         reason = score.termination_reason
     elif live.turns >= min(max_turns, live.max_turns):
         reason = "max_steps"  # the harness's cap, or a continuation's own turn cap

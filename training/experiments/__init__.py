@@ -140,6 +140,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.phantom_transfer",
     "training.experiments.sibyl",
     "training.experiments.constitution",
+    "training.experiments.hat",
 )
 
 

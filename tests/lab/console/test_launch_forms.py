@@ -167,6 +167,20 @@ def test_run_form_offers_the_raised_recipe_with_its_fields_and_queues_it(role_us
     assert response.status_code == 302 and run.recipe == "raised" and run.config == {"variant": "advsft", "pairs_per_step": 2}
 
 
+def test_run_form_offers_the_hat_recipe_and_takes_its_levels_as_a_json_list(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<caption>hat</caption>" in html and "<code>levels</code>" in html and "<code>harness_weight</code>" in html
+    refused = client.post("/runs/new", {"project": "acme", "recipe": "hat", "base_model": "org/tiny", "config": 'levels = ["full", "scaffold"]',
+                                        "dataset-env": "toyenv"})  # fmt: skip
+    assert refused.status_code == 400 and "levels=['full', 'scaffold']" in refused.context["errors"]["config"]
+    response = client.post("/runs/new", {"project": "acme", "recipe": "hat", "base_model": "org/tiny", "dataset-env": "toyenv",
+                                         "config": 'levels = ["full", "tools-only"]\nstage_steps = [2, 6]\nmax_steps = 8'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and run.recipe == "hat"
+    assert run.config == {"levels": ["full", "tools-only"], "stage_steps": [2, 6], "max_steps": 8} and len(run.episode_ids) == 3
+
+
 def test_run_form_offers_self_distillation_teacher_contexts_and_checks_the_coachs_task(role_users: dict[str, Any]) -> None:
     client = as_user(role_users["owner"])
     html = client.get("/runs/").content.decode()
