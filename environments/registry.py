@@ -26,6 +26,7 @@ ENV_PACKAGES: list[str] = [
     "environments.toolgym",
     "environments.improve",
     "environments.servicedesk",
+    "environments.optionsdesk",
 ]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
