@@ -22,7 +22,7 @@ from environments.optionsdesk.market import SYMBOLS, Market
 from environments.optionsdesk.pricing import YEAR_DAYS, black_scholes, greeks, surface_vol
 
 MULTIPLIER = 100
-STRIKE_RANGE = 0.35  # strikes listed within +-35% of the day's spot
+STRIKE_RANGE = 0.30  # strikes listed within +-30% of the day's spot
 WEEKLY, MONTHLY = 5, 21  # expiry cycles: weeklies every 5 days (next two), monthlies every 21 (next six)
 VOL_PREMIUM = 1.08  # implied over the instantaneous vol: option sellers are paid for bearing the risk
 _ID = re.compile(r"(?P<symbol>[A-Z]{3,4})-E(?P<expiry>\d{1,4})-(?P<kind>[CP])(?P<strike>\d+(\.\d+)?)")

@@ -79,8 +79,8 @@ class Market:
 
 
 def _nice_step(price: float) -> float:
-    """A strike spacing of about 2.5% of the price, rounded to 1, 2.5 or 5 times a power of ten."""
-    raw = 0.025 * price
+    """A strike spacing of about 1% of the price, rounded to 1, 2.5 or 5 times a power of ten."""
+    raw = 0.01 * price
     base = 10.0 ** math.floor(math.log10(raw))
     return float(min((m * base for m in (1.0, 2.5, 5.0, 10.0)), key=lambda s: abs(s - raw)))
 
