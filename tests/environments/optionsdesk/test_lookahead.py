@@ -23,7 +23,12 @@ def test_perturbing_the_future_leaves_every_past_day_of_the_market_unchanged() -
 
 
 def _reads(env: Any) -> list[Any]:
-    out = [do(env, "market_snapshot").content, do(env, "portfolio").content, do(env, "read_news", days=20).content, do(env, "pnl_history").content]
+    out = [
+        do(env, "market_snapshot").content,
+        do(env, "portfolio").content,
+        do(env, "read_news", days=20).content,
+        do(env, "pnl_history").content,
+    ]
     for symbol in ("IDX", "ALPH", "DELT"):
         out.append(do(env, "option_chain", underlying=symbol, expiry="all", moneyness_min=0.7, moneyness_max=1.3, limit=120).content)
     return out

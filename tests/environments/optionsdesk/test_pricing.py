@@ -89,10 +89,15 @@ def test_it_agrees_with_quantlib() -> None:
         option = ql.VanillaOption(payoff, ql.EuropeanExercise(expiry))
         flat = ql.YieldTermStructureHandle(ql.FlatForward(today, 0.0, day_count))
         process = ql.BlackScholesMertonProcess(
-            ql.QuoteHandle(ql.SimpleQuote(100.0)), flat, flat, ql.BlackVolTermStructureHandle(ql.BlackConstantVol(today, ql.NullCalendar(), vol, day_count))
+            ql.QuoteHandle(ql.SimpleQuote(100.0)),
+            flat,
+            flat,
+            ql.BlackVolTermStructureHandle(ql.BlackConstantVol(today, ql.NullCalendar(), vol, day_count)),
         )
         option.setPricingEngine(ql.AnalyticEuropeanEngine(process))
         ours = black_scholes(spot=100.0, strike=strike, years=days / 365.0, vol=vol, call=call)
         assert float(ours) == pytest.approx(option.NPV(), abs=1e-9)
-        assert float(greeks(spot=100.0, strike=strike, years=days / 365.0, vol=vol, call=call)["delta"]) == pytest.approx(option.delta(), abs=1e-9)
+        assert float(greeks(spot=100.0, strike=strike, years=days / 365.0, vol=vol, call=call)["delta"]) == pytest.approx(
+            option.delta(), abs=1e-9
+        )
     assert np.isfinite(ours)

@@ -96,7 +96,10 @@ def test_every_strategy_resolves_and_is_deterministic() -> None:
             request = Request(underlying, strategy, risk_budget=0.1)
             first, second = resolve(MARKET, DAY, 1_000_000.0, request), resolve(MARKET, DAY, 1_000_000.0, request)
             assert first == second and first.units >= 1
-            assert all(leg.instrument == underlying or (parse_contract(leg.instrument) or Contract("", 0, True, 0)).symbol == underlying for leg in first.legs)
+            assert all(
+                leg.instrument == underlying or (parse_contract(leg.instrument) or Contract("", 0, True, 0)).symbol == underlying
+                for leg in first.legs
+            )
 
 
 def test_a_budget_below_one_unit_is_refused_with_the_numbers() -> None:
