@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from environments.optionsdesk.anchors import RegimeRule, hindsight_pnl
