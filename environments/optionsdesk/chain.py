@@ -24,7 +24,7 @@ from environments.optionsdesk.pricing import YEAR_DAYS, black_scholes, greeks, s
 MULTIPLIER = 100
 STRIKE_RANGE = 0.30  # strikes listed within +-30% of the day's spot
 WEEKLY, MONTHLY = 5, 21  # expiry cycles: weeklies every 5 days (next two), monthlies every 21 (next six)
-VOL_PREMIUM = 1.08  # implied over the instantaneous vol: option sellers are paid for bearing the risk
+VOL_PREMIUM = 1.12  # implied over the instantaneous vol: option sellers are paid for bearing the risk
 _ID = re.compile(r"(?P<symbol>[A-Z]{3,4})-E(?P<expiry>\d{1,4})-(?P<kind>[CP])(?P<strike>\d+(\.\d+)?)")
 
 
@@ -90,8 +90,8 @@ def implied_vols(market: Market, day: int, i: int, strike: Any, expiry: Any) -> 
 
 
 def half_spread(mid: Any, vol: Any) -> Any:
-    """Half the bid-ask: a tick floor, 3% of the mid, wider when the underlying is volatile."""
-    return np.maximum(0.01, 0.03 * mid * (1.0 + np.maximum(vol - 0.2, 0.0)))
+    """Half the bid-ask: a tick floor, 1.5% of the mid, wider when the underlying is volatile."""
+    return np.maximum(0.01, 0.015 * mid * (1.0 + np.maximum(vol - 0.2, 0.0)))
 
 
 def quotes(market: Market, day: int, contracts: list[Contract]) -> list[dict[str, Any]]:
