@@ -1,13 +1,13 @@
 """Scripted desks: the anchors every options-desk score is read against.
 
     no-trade          ends every day without trading: the composite's 0.5 baseline
-    always-straddle   every 5 days: close everything, buy an at-the-money month straddle on the index
+    always-straddle   every 5 days: close everything, buy an at-the-money weekly straddle on the index
     regime-rule       every 5 days: read the snapshot, guess the regime from index vol and trend, pick a strategy
     learned-selector  every 5 days: a scikit-learn classifier (learned.py) picks the strategy from the snapshot
     hindsight-oracle  every 5 days: tries a menu of strategies on the real future and keeps the best (cheats)
 
-All but the oracle act on tool results alone. Every trade uses the resolver with a 2% risk budget, so the
-anchors differ only in what they choose, not in how much they bet.
+All but the oracle act on tool results alone. Every trade is a weekly (EXPIRY) through the resolver with a 2%
+risk budget, so the anchors differ only in what they choose, not in how much they bet.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ from environments.optionsdesk.world import CAPITAL, desk_advance, desk_close, de
 
 HOLD = 5  # days between decisions
 BUDGET = 0.02
+# Weeklies: decided on every fifth day, they settle (free) just before the next decision, so the anchors pay the
+# spread once per trade instead of again on closing; rolling month options every 5 days lost to spreads alone.
+EXPIRY = "week"
 MENU: tuple[str, ...] = ("iron_condor", "bull_call_spread", "bear_put_spread", "long_straddle")  # learned and rule choices
 
 
@@ -110,7 +113,7 @@ class AlwaysStraddle(DeskPolicy):
     reads_snapshot = False
 
     def choose(self, snapshot: dict[str, Any]) -> Request | None:
-        return Request("IDX", "long_straddle", "month", "mid", BUDGET)
+        return Request("IDX", "long_straddle", EXPIRY, "mid", BUDGET)
 
 
 def index_row(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -136,7 +139,7 @@ class RegimeRule(DeskPolicy):
             strategy = "iron_condor"
         else:
             return None
-        return Request("IDX", strategy, "month", "mid", BUDGET)
+        return Request("IDX", strategy, EXPIRY, "mid", BUDGET)
 
 
 class HindsightOracle(DeskPolicy):
@@ -152,7 +155,7 @@ class HindsightOracle(DeskPolicy):
         best, best_pnl = None, 0.0
         for symbol in SYMBOLS:
             for strategy in self.strategies:
-                request = Request(symbol, strategy, "month", "mid", BUDGET)
+                request = Request(symbol, strategy, EXPIRY, "mid", BUDGET)
                 pnl = hindsight_pnl(market, day, request, end=end)
                 if pnl > best_pnl:
                     best, best_pnl = request, pnl

@@ -19,7 +19,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from environments.optionsdesk.anchors import BUDGET, MENU, DeskPolicy, hindsight_pnl, index_row
+from environments.optionsdesk.anchors import BUDGET, EXPIRY, MENU, DeskPolicy, hindsight_pnl, index_row
 from environments.optionsdesk.market import market_for
 from environments.optionsdesk.resolver import Request
 from environments.optionsdesk.tools import snapshot_view
@@ -54,7 +54,7 @@ def training_set(seeds: tuple[int, ...] = TRAIN_SEEDS) -> tuple[np.ndarray, np.n
         market = market_for(seed)
         for day in range(start, end - 1, LABEL_EVERY):
             outcomes = [
-                hindsight_pnl(market, day, None if c == "none" else Request("IDX", c, "month", "mid", BUDGET), end=end) for c in CHOICES
+                hindsight_pnl(market, day, None if c == "none" else Request("IDX", c, EXPIRY, "mid", BUDGET), end=end) for c in CHOICES
             ]
             rows.append(features(snapshot_view(market, day)))
             labels.append(int(np.argmax(outcomes)))
@@ -75,4 +75,4 @@ class LearnedSelector(DeskPolicy):
         if not index_row(snapshot):
             return None
         choice = CHOICES[int(selector().predict(np.array([features(snapshot)]))[0])]
-        return None if choice == "none" else Request("IDX", choice, "month", "mid", BUDGET)
+        return None if choice == "none" else Request("IDX", choice, EXPIRY, "mid", BUDGET)

@@ -40,6 +40,7 @@ def test_hindsight_pnl_is_what_the_desk_makes_opening_and_closing_the_same_trade
     assert made == pytest.approx(env.desk.cash - 1_000_000.0, abs=1e-6) and made != 0.0
 
 
+@pytest.mark.slow  # labelling the training seeds replays about 500 trades
 def test_the_learned_selector_trains_on_training_seeds_only_and_predicts_a_menu_choice() -> None:
     with pytest.raises(AssertionError, match="overlap the evaluation seeds"):
         training_set((1, EVAL_SEEDS_FROM))
