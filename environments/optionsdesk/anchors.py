@@ -121,8 +121,10 @@ def index_row(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 class RegimeRule(DeskPolicy):
-    """Volatile (realized vol over 25%): buy vol if it is cheap, else a put spread. Trending (20-day move over
-    4%): a spread in the trend's direction. Calm (vol under 16%, implied over realized): sell a condor."""
+    """Volatile (realized vol over 25%): buy a straddle only when implied vol is below realized, else stay out.
+    Trending (20-day move over 4%): a spread in the trend's direction. Otherwise, when implied vol is above
+    realized, sell a condor: the variance premium is the market's one steady edge (measured on training seeds
+    0-4: weekly index condors made money on average, weekly straddles lost)."""
 
     name = "regime-rule"
 
@@ -132,10 +134,12 @@ class RegimeRule(DeskPolicy):
             return None
         realized, implied, trend = row["realized_vol_20d"], row["implied_vol_1m"], row["ret_20d"]
         if realized > 0.25:
-            strategy = "long_straddle" if implied < realized * 1.1 else "bear_put_spread"
+            if implied >= realized:
+                return None
+            strategy = "long_straddle"
         elif abs(trend) > 0.04:
             strategy = "bull_call_spread" if trend > 0 else "bear_put_spread"
-        elif realized < 0.16 and implied > realized:
+        elif implied > realized:
             strategy = "iron_condor"
         else:
             return None

@@ -20,7 +20,7 @@ def _snapshot(realized: float, implied: float, trend: float) -> dict[str, object
 
 @pytest.mark.parametrize(
     ("realized", "implied", "trend", "strategy"),
-    [(0.30, 0.31, 0.0, "long_straddle"), (0.30, 0.40, 0.0, "bear_put_spread"), (0.18, 0.2, 0.05, "bull_call_spread"),
+    [(0.30, 0.25, 0.0, "long_straddle"), (0.30, 0.40, 0.0, None), (0.18, 0.2, 0.05, "bull_call_spread"),
      (0.18, 0.2, -0.05, "bear_put_spread"), (0.12, 0.14, 0.01, "iron_condor"), (0.20, 0.18, 0.0, None)],
 )  # fmt: skip
 def test_the_regime_rule_maps_vol_and_trend_to_a_strategy(realized: float, implied: float, trend: float, strategy: str | None) -> None:
