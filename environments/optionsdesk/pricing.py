@@ -87,11 +87,14 @@ def strike_for_delta(*, target: float, spot: float, years: float, vol_at: Any, c
 def surface_vol(*, atm: Num, long_run: Num, skew: Num, spot: Num, strike: Num, years: Num) -> Num:
     """The desk's implied-vol surface at one instant.
 
-    Term structure: the at-the-money vol decays from today's level `atm` towards `long_run` with a 0.25-year
-    time constant (inverted after a shock, upward sloping when calm). Skew: vol rises as the strike falls,
-    linearly in log-moneyness scaled by 1/sqrt(T) (the sticky-delta shape), plus a small smile curvature.
-    Clipped to [5%, 3x the level] so that far wings of a days-old option stay finite."""
+    Term structure: the variance a mean-reverting process is expected to accumulate, from today's `atm` level
+    toward `long_run` with a 0.25-year time constant: total variance w(T) = lr^2 T + (atm^2 - lr^2) tau (1 - e^(-T/tau)),
+    so w grows with T however inverted the curve is (no calendar arbitrage at the money), and the at-the-money
+    vol sqrt(w / T) slopes down after a shock and up when calm. Skew: vol rises as the strike falls, linearly
+    in log-moneyness scaled by 1/sqrt(T) (the sticky-delta shape), plus a small smile curvature. Clipped to
+    [5%, 3x the level] so that far wings of a days-old option stay finite."""
     t = np.maximum(years, 1.0 / YEAR_DAYS)
-    level = long_run + (atm - long_run) * np.exp(-t / 0.25)
+    tau = 0.25
+    level = np.sqrt(long_run**2 + (atm**2 - long_run**2) * tau * (1.0 - np.exp(-t / tau)) / t)
     k = np.log(strike / spot) / np.sqrt(t)
     return np.clip(level * (1.0 - skew * k + 0.15 * k * k), 0.05, 3.0 * level)

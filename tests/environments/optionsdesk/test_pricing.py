@@ -78,6 +78,16 @@ def test_the_surface_has_skew_and_a_term_structure() -> None:
     assert near > far > 0.2  # inverted after a shock, toward the long-run level
 
 
+def test_total_variance_grows_with_maturity_even_after_a_crash() -> None:
+    years = np.linspace(1 / 252, 2.0, 400)
+    for atm, long_run in ((0.9, 0.15), (0.1, 0.3)):  # steeply inverted, and upward sloping
+        vol = surface_vol(atm=atm, long_run=long_run, skew=0.2, spot=100.0, strike=100.0, years=years)
+        assert np.all(np.diff(vol**2 * years) > 0)
+    # at the money, w(T) = lr^2 T + (atm^2 - lr^2) tau (1 - exp(-T / tau)) by hand at T = 0.5, tau = 0.25
+    w = 0.2**2 * 0.5 + (0.6**2 - 0.2**2) * 0.25 * (1 - math.exp(-2.0))
+    assert float(surface_vol(atm=0.6, long_run=0.2, skew=0.2, spot=100.0, strike=100.0, years=0.5)) == pytest.approx(math.sqrt(w / 0.5))
+
+
 def test_it_agrees_with_quantlib() -> None:
     ql = pytest.importorskip("QuantLib")  # a dev-only dependency: the cross-check is skipped where it is absent
     today = ql.Date(1, 1, 2030)
