@@ -73,15 +73,19 @@ def implied_vol(*, price: float, spot: float, strike: float, years: float, call:
 def strike_for_delta(*, target: float, spot: float, years: float, vol_at: Any, call: bool) -> float:
     """The strike whose |delta| is `target` (0 < target < 1) on the surface `vol_at(strike)`, by brentq.
 
-    |delta| falls monotonically with the strike for a call and rises for a put, so the root is bracketed on
-    [spot/4, spot*4] for any sane surface."""
+    |delta| falls with the strike for a call and rises for a put, so the root is bracketed on [spot/4, spot*4]
+    for any sane surface; when it is not, the end of that range nearer the target is returned."""
     assert 0.0 < target < 1.0, f"delta target {target} outside (0, 1)"
 
     def gap(strike: float) -> float:
         d = greeks(spot=spot, strike=strike, years=years, vol=vol_at(strike), call=call)["delta"]
         return abs(float(d)) - target
 
-    return float(brentq(gap, spot / 4.0, spot * 4.0, xtol=1e-6))
+    low, high = spot / 4.0, spot * 4.0
+    at_low, at_high = gap(low), gap(high)
+    if at_low * at_high > 0:  # a wild surface (a crash's wings) never reaches the target: the nearer end
+        return low if abs(at_low) < abs(at_high) else high
+    return float(brentq(gap, low, high, xtol=1e-6))
 
 
 def surface_vol(*, atm: Num, long_run: Num, skew: Num, spot: Num, strike: Num, years: Num) -> Num:

@@ -71,6 +71,11 @@ def test_strike_for_delta_finds_the_quarter_delta_call() -> None:
     assert strike > 100.0
 
 
+def test_strike_for_delta_falls_back_to_the_nearer_end_when_the_surface_never_reaches_the_target() -> None:
+    # at 500% vol a one-year call keeps |delta| 0.99 even at four times the spot: the root is not bracketed
+    assert strike_for_delta(target=0.10, spot=100.0, years=1.0, vol_at=lambda k: 5.0, call=True) == 400.0
+
+
 def test_the_surface_has_skew_and_a_term_structure() -> None:
     at = {k: float(surface_vol(atm=0.3, long_run=0.2, skew=0.2, spot=100.0, strike=k, years=0.1)) for k in (90.0, 100.0, 110.0)}
     assert at[90.0] > at[100.0] > at[110.0]  # puts dearer than calls
