@@ -27,6 +27,7 @@ ENV_PACKAGES: list[str] = [
     "environments.improve",
     "environments.servicedesk",
     "environments.riskprobe",
+    "environments.optionsdesk",
 ]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}

@@ -1,0 +1,232 @@
+"""OptionsDeskEnv: trade options on a seeded market, one day at a time, through strategy-level actions.
+
+Tools
+    market_snapshot, option_chain, portfolio, read_news, pnl_history: free reads of the market and the book as of
+    today's close (nothing after it). open_strategy: a strategy with parameters, implemented by the
+    deterministic resolver (resolver.py). place_order: raw orders, only with the `expert` option.
+    close_position: a position or all. next_day: end the day; trading nothing is this call alone.
+
+Rewards
+    0 on every step but the last, which carries the composite (scoring.py): Sharpe, return and drawdown of
+    the end-of-day equity curve.
+
+Episode End
+    "horizon_reached" on the period's last close (the book is liquidated first), "bankrupt" when equity
+    reaches zero, or the harness' "max_steps" (12 calls per trading day).
+
+Arguments
+    The task picks the period of the seed's history (train / validation / out-of-sample). Options: `news`
+    (default true; false answers read_news with nothing, the ablation), `expert` (default false; adds
+    place_order), `window_start` and `window_days` (a sub-window of the period, for short training episodes).
+
+Version History
+    1: first version.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.optionsdesk.book import STOCK_HALF_SPREAD, Leg
+from environments.optionsdesk.chain import is_listed, parse_contract, quotes
+from environments.optionsdesk.market import SYMBOLS, Market, market_for
+from environments.optionsdesk.resolver import Request, ResolveError, resolve
+from environments.optionsdesk.scoring import composite, metrics
+from environments.optionsdesk.tools import (
+    CHAIN,
+    CLOSE,
+    HISTORY,
+    NEWS,
+    NEXT_DAY,
+    OPEN,
+    ORDER,
+    PORTFOLIO,
+    SNAPSHOT,
+    chain_view,
+    history_view,
+    news_view,
+    portfolio_view,
+    snapshot_view,
+)  # fmt: skip
+from environments.optionsdesk.world import CAPITAL, PERIODS, Desk, desk_advance, desk_close, desk_open, equity_now, new_desk
+
+CALLS_PER_DAY = 12
+
+
+class OptionsDeskEnv(Env):
+    name = "optionsdesk"
+    version = "1"
+    options_schema = {
+        "type": "object",
+        "properties": {
+            "news": {"type": "boolean"},
+            "expert": {"type": "boolean"},
+            "window_start": {"type": "integer", "minimum": 0, "maximum": 200},
+            "window_days": {"type": "integer", "minimum": 5, "maximum": 200},
+        },
+        "additionalProperties": False,
+    }
+
+    def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
+        super().__init__(task, seed, **kwargs)
+        first, last = PERIODS[str(task.spec["period"])]
+        self.start = first + int(self.options.get("window_start", 0))
+        self.end = min(last, self.start + int(self.options.get("window_days", last - first)))
+        if self.end - self.start < 5:
+            raise EnvError(
+                "bad_options",
+                f"options.window_start: {self.options.get('window_start')} leaves under 5 days of {task.key}'s {last - first}",
+            )
+        self.market: Market = market_for(seed)
+        self.desk: Desk = new_desk(start=self.start, end=self.end)
+        self._tools = [SNAPSHOT, CHAIN, PORTFOLIO, NEWS, HISTORY, OPEN, *([ORDER] if self.options.get("expert") else []), CLOSE, NEXT_DAY]
+
+    def reset(self) -> Observation:
+        self.desk = new_desk(start=self.start, end=self.end)
+        text = (
+            f"You run an options desk with ${CAPITAL:,.0f}. Underlyings: {', '.join(SYMBOLS)} (IDX is the index). "
+            f"Today is day {self.start}; the episode ends at the close of day {self.end}, when the book is liquidated. "
+            "Options are European, cash-settled, 100 shares per contract; rates are zero. Read the market, open "
+            "strategies sized by a risk budget (or trade nothing), and end each day with next_day."
+        )
+        return Observation(text=text, data={"period": self.task.key, "start": self.start, "end": self.end})
+
+    def tools(self) -> list[ToolSpec]:
+        return list(self._tools)
+
+    @property
+    def max_steps(self) -> int:
+        return CALLS_PER_DAY * (self.end - self.start)
+
+    def step(self, call: ToolCall) -> StepResult:
+        if self.desk.finished:
+            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=self.desk.reason)
+        spec = self.tool(call.name)
+        if spec is None:
+            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in self._tools]}"}, is_error=True)
+        if problem := validate_arguments(spec.parameters, call.arguments):
+            return StepResult(content={"error": problem}, is_error=True)
+        result = self._apply(call.name, call.arguments)
+        if self.desk.finished:
+            result.done, result.termination_reason = True, self.desk.reason
+            result.reward = self.score().composite
+        return result
+
+    def _apply(self, name: str, args: dict[str, Any]) -> StepResult:
+        market, desk = self.market, self.desk
+        if name == "market_snapshot":
+            return StepResult(content=snapshot_view(market, desk.day))
+        if name == "option_chain":
+            return StepResult(content=chain_view(market, desk.day, args))
+        if name == "portfolio":
+            return StepResult(content=portfolio_view(market, desk))
+        if name == "read_news":
+            if self.options.get("news") is False:
+                return StepResult(content={"headlines": [], "note": "news is switched off in this episode"})
+            return StepResult(content=news_view(market, desk.day, int(args.get("days", 5))))
+        if name == "pnl_history":
+            return StepResult(content=history_view(desk))
+        if name == "next_day":
+            event = desk_advance(market, desk)
+            return StepResult(content=event, events=[Event("desk", "day", before=desk.day - 1, after=desk.day)])
+        if name == "close_position":
+            return self._close(args["position"])
+        if name == "open_strategy":
+            return self._open(args)
+        return self._order(args)
+
+    def _open(self, args: dict[str, Any]) -> StepResult:
+        request = Request(
+            args["underlying"],
+            args["strategy"],
+            args.get("expiry", "month"),
+            args.get("moneyness", "mid"),
+            float(args.get("risk_budget", 0.02)),
+        )
+        try:
+            plan = resolve(self.market, self.desk.day, equity_now(self.market, self.desk), request)
+        except ResolveError as exc:
+            return StepResult(content={"error": str(exc)}, is_error=True)
+        legs = [{"instrument": leg.instrument, "quantity": leg.quantity, "price": leg.price} for leg in plan.legs]
+        summary = {
+            "strategy": request.strategy,
+            "units": plan.units,
+            "risk_per_unit": plan.risk_per_unit,
+            "budget": plan.budget,
+            "legs": legs,
+        }
+        if args.get("preview"):
+            return StepResult(content={"preview": True, **summary})
+        return self._book(request.strategy, request.underlying, list(plan.legs), summary)
+
+    def _order(self, args: dict[str, Any]) -> StepResult:
+        instrument, sign = args["instrument"], 1 if args["side"] == "buy" else -1
+        contract = parse_contract(instrument)
+        if contract is None and instrument not in SYMBOLS:
+            return StepResult(
+                content={"error": f"arguments.instrument: {instrument!r} is neither a contract id like IDX-E41-C410 nor a symbol"},
+                is_error=True,
+            )
+        if contract is not None and not is_listed(self.market, self.desk.day, contract):
+            return StepResult(
+                content={"error": f"arguments.instrument: {instrument!r} is not listed today (see option_chain)"}, is_error=True
+            )
+        if contract is None:
+            spot = float(self.market.close[self.desk.day, SYMBOLS.index(instrument)])
+            price = round(spot * (1 + sign * STOCK_HALF_SPREAD), 4)
+        else:
+            row = quotes(self.market, self.desk.day, [contract])[0]
+            price = row["ask"] if sign > 0 else row["bid"]
+        legs = [Leg(instrument, sign * int(args["quantity"]), price)]
+        symbol = contract.symbol if contract else instrument
+        return self._book(
+            "order", symbol, legs, {"strategy": "order", "legs": [{"instrument": instrument, "quantity": legs[0].quantity, "price": price}]}
+        )
+
+    def _book(self, strategy: str, underlying: str, legs: list[Leg], summary: dict[str, Any]) -> StepResult:
+        outcome = desk_open(self.market, self.desk, strategy=strategy, underlying=underlying, legs=legs)
+        if isinstance(outcome, str):
+            return StepResult(content={"error": outcome}, is_error=True)
+        return StepResult(content={"position": outcome.id, **summary, "cash": round(self.desk.cash, 2)},
+                          events=[Event(f"position:{outcome.id}", "opened", after=strategy)])  # fmt: skip
+
+    def _close(self, which: str) -> StepResult:
+        ids = list(self.desk.groups) if which == "all" else [which]
+        if which != "all" and which not in self.desk.groups:
+            return StepResult(
+                content={"error": f"arguments.position: no open position {which!r}; open: {list(self.desk.groups) or 'none'}"},
+                is_error=True,
+            )
+        proceeds = {g: round(desk_close(self.market, self.desk, g), 2) for g in ids}
+        return StepResult(
+            content={"closed": proceeds, "cash": round(self.desk.cash, 2)}, events=[Event(f"position:{g}", "closed") for g in ids]
+        )
+
+    def score(self) -> Score:
+        m = metrics(equity=self.desk.equity, traded=self.desk.traded)
+        value = composite(m) if self.desk.finished else 0.0
+        details = {"days": len(self.desk.equity) - 1, "fees": round(self.desk.fees_paid, 2), "margin_calls": self.desk.margin_calls}
+        return Score(composite=value, passed=self.desk.finished and value >= self.task.pass_threshold, components=m,
+                     termination_reason=self.desk.reason, details=details)  # fmt: skip
+
+    def snapshot(self) -> bytes:
+        return pickle.dumps(self.desk)
+
+    def restore(self, blob: bytes) -> None:
+        self.desk = pickle.loads(blob)
+
+    def state_hash(self) -> str:
+        return self.desk.state_hash()
+
+    @property
+    def done(self) -> bool:
+        return self.desk.finished
+
+    @property
+    def termination_reason(self) -> str | None:
+        return self.desk.reason if self.desk.finished else None
+
+    def status(self) -> dict[str, str]:
+        return {"day": f"day {self.desk.day} of {self.start}-{self.end}", "equity": f"equity at last close ${self.desk.equity[-1]:,.0f}"}
