@@ -187,7 +187,7 @@ class Crew:
         level = self.team.harness_level
         verified = any(s.get("meta", {}).get("decision") == "verify" for s in steps if step_role(s) == HARNESS)
         if level in ("full", "guided") and not verified:
-            if reason == "agent_stop":
+            if reason == "agent_stop" and not self.env.done:  # an env that already ended (an answer) cannot take another step
                 text = "Before you finish: check that every open item is handled and your last changes did what you meant. Stop again to finish."
                 return self._decide(steps, chain, "verify", text, {"on": "agent_stop"}), None
             if reason is None and count == limit - 1:

@@ -158,6 +158,15 @@ def test_guided_harness_verifies_once_before_the_actor_finishes() -> None:
     assert record["header"]["termination_reason"] == "agent_stop" and record["header"]["team"]["harness_level"] == "guided"
 
 
+@pytest.mark.parametrize("level", ["full", "guided"])
+def test_the_verify_check_never_holds_back_an_environment_that_already_ended(level: str) -> None:
+    env = make("phantom/lookup-dev", seed=3)  # the oracle's answer ends the episode inside the environment
+    record = run_episode(env, Team(actor=make_policy("oracle", env, 3), harness_level=level))
+    assert record["header"]["termination_reason"] == "agent_stop" and record["header"]["score"]["passed"]
+    assert not any(r.get("is_error") for s in record["steps"] for r in s.get("results") or [])
+    assert roles_of(record)[-1] == "actor"  # the answer is the last step: no verify prompt, no second answer
+
+
 def test_guided_harness_tracks_every_k_steps_and_full_adds_hints_and_the_stop_check() -> None:
     env = make("storebench/launch-week", seed=3)
     record = run_episode(env, Team(actor=make_policy("smart-triage", env, 3), harness_level="guided"), max_steps=HARNESS_EVERY * 2)
