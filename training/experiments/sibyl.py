@@ -92,6 +92,8 @@ EXPERIMENT = register(
                 "grad_accum": 4,
                 "max_new_tokens": 128,
                 "gradient_checkpointing": True,
+                "stage1_steps": 1,  # one step of each stage in the 3-step check
+                "stage2_steps": 1,
             },  # fmt: skip
             steps=3,
         ),
