@@ -40,9 +40,10 @@ def test_both_export_views_are_valid_canonical_records(tight_failure: dict[str, 
     example = diagnosis_example(tight_failure, diagnosis, env_tools=TOOLS)
     assert validate_record(example) == []
     prompt = example["steps"][0]["message"]
-    assert "[1] agent" in prompt and "[2] agent" not in prompt  # the prefix ends at the error step
+    last = tight_failure["steps"][-1]["index"]
+    assert last > 1 and "[1] agent" in prompt and f"[{last}] agent" in prompt  # the whole trajectory, past the error step
     call = example["steps"][1]["tool_calls"][0]
-    assert call["name"] == "submit_diagnosis" and call["arguments"]["step_index"] == 1 and call["arguments"]["evidence_steps"] == [1]
+    assert call["name"] == "submit_diagnosis" and call["arguments"]["step_index"] == 1 and call["arguments"]["evidence_steps"] == [1, 3]
 
     env_policy = factory("ledger-stubborn")
     env = env_for_record(tight_failure)
