@@ -87,7 +87,9 @@ def _records(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
     for i in range(28):
         department = DEPARTMENTS[i % len(DEPARTMENTS)]
         status = "rejected" if rng.random() < 0.15 else "approved"
-        ledger.append({"invoice_id": f"INV-{4100 + i}", "department": department, "amount_eur": round(rng.uniform(900, 9800), 2), "status": status})
+        ledger.append(
+            {"invoice_id": f"INV-{4100 + i}", "department": department, "amount_eur": round(rng.uniform(900, 9800), 2), "status": status}
+        )
     # Invoices exported twice (the ledger's duplicate rows): spend counts each invoice once.
     approved = [r["invoice_id"] for r in ledger if r["status"] == "approved"]
     duplicates = [{"invoice_id": i} for i in sorted(rng.sample(approved, 4))]
@@ -111,7 +113,15 @@ def _records(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
 def _derive(graph: Graph, rng: random.Random) -> None:
     rec = graph.records
     for row in rec["sales"]:
-        graph.add(Node(f"revenue/{row['region']}/{row['quarter']}", "figure", f"{row['quarter']} revenue {row['region']}", row["revenue_keur"], "kEUR"))
+        graph.add(
+            Node(
+                f"revenue/{row['region']}/{row['quarter']}",
+                "figure",
+                f"{row['quarter']} revenue {row['region']}",
+                row["revenue_keur"],
+                "kEUR",
+            )
+        )
     for quarter in QUARTERS:
         parts = tuple(f"revenue/{r}/{quarter}" for r in REGIONS)
         total = round(sum(graph.nodes[p].value for p in parts), 1)
@@ -152,7 +162,15 @@ def _derive(graph: Graph, rng: random.Random) -> None:
         active, left = sum(r["status"] == "active" for r in staff), sum(r["status"] == "left" for r in staff)
         graph.add(Node(f"headcount/{department}", "figure", f"{department} active headcount", float(active), "people"))
         graph.add(Node(f"attrition/{department}", "figure", f"{department} attrition", round(100 * left / max(1, active + left), 1), "%"))
-        stale = graph.add(Node(f"stale/headcount/{department}", "trap", f"{department} active headcount", float(active + left + rng.randint(1, 3)), "people"))
+        stale = graph.add(
+            Node(
+                f"stale/headcount/{department}",
+                "trap",
+                f"{department} active headcount",
+                float(active + left + rng.randint(1, 3)),
+                "people",
+            )
+        )
         graph.edges.append((f"headcount/{department}", "supersedes", stale.id))
     for warehouse in WAREHOUSES:
         times = [r["lead_time_days"] for r in rec["shipments"] if r["warehouse"] == warehouse]

@@ -7,7 +7,8 @@ a required section, a cited source, a forbidden value or claim absent, a stale f
 Gates zero the grade whatever the items say, because they are the cheap ways to pass a keyword rubric: a
 deliverable over MAX_CHARS, one that copies source lines wholesale (MAX_COPIED_LINES), one with a flood of
 numbers (listing every candidate figure also trips the forbidden items). The audit is the share of cited
-workspace files the agent actually read (read_file, a shown file, or a calc table over it).
+workspace files the agent actually read (read_file, a shown file, or a calc table over it). The score is
+the weighted rubric (WEIGHTS, PENALTY) times the audit.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Any
 MAX_CHARS = 4000
 MAX_COPIED_LINES = 2
 NUMBERS_PER_FIGURE = 4
+# Credit per item kind; a violated forbidden item takes PENALTY off instead of earning anything, so a skeleton
+# that only avoids the traps (or only has the sections) scores low.
+WEIGHTS = {"figure": 3.0, "answer": 3.0, "source": 1.0, "section": 0.5}
+PENALTY = 2.0
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![.,]?\w)")
-_PATH = re.compile(r"[a-z0-9_]+(?:/[a-z0-9_.]+)+")
 
 
 @dataclass(frozen=True)
@@ -113,8 +117,10 @@ def grade(items: tuple[Item, ...], text: str | None, sources: dict[str, str], re
     for item in items:
         ok, why = check_item(item, text)
         report.append({"id": item.id, "kind": item.kind, "ok": ok, "why": why, "evidence": list(item.evidence)})
-    rubric = sum(r["ok"] for r in report) / len(report)
-    cited = sorted({p for p in _PATH.findall(text) if p in sources})
+    earned = sum(WEIGHTS[i.kind] for r, i in zip(report, items, strict=True) if r["ok"] and i.kind in WEIGHTS)
+    lost = sum(PENALTY for r, i in zip(report, items, strict=True) if not r["ok"] and i.kind not in WEIGHTS)
+    rubric = max(0.0, earned - lost) / sum(WEIGHTS.get(i.kind, 0.0) for i in items)
+    cited = sorted(p for p in sources if p in text)
     unread = [p for p in cited if p not in reads]
     audit = (len(cited) - len(unread)) / len(cited) if cited else 0.0
     refused = gates(text, sources, sum(i.kind == "figure" for i in items))

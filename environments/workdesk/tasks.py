@@ -42,7 +42,9 @@ def _figure(graph: Graph, node: str, tolerance: float, *, digits: int = 2) -> It
 
 def _forbid(graph: Graph, node: str, tolerance: float) -> Item:
     n = graph.nodes[node]
-    return Item(f"forbid:{node}", "forbidden-value", f"the wrong {n.label} {n.value:g} is absent", (node,), value=n.value, tolerance=tolerance)
+    return Item(
+        f"forbid:{node}", "forbidden-value", f"the wrong {n.label} {n.value:g} is absent", (node,), value=n.value, tolerance=tolerance
+    )
 
 
 def _line(graph: Graph, node: str, how: str) -> str:
@@ -124,7 +126,7 @@ def compose(key: str, graph: Graph, rng: random.Random) -> WorkTask:
     asks = [template(graph, rng) for template in templates]
     sources = tuple(dict.fromkeys(s for a in asks for s in a.sources))
     items = [i for a in asks for i in a.items]
-    items += [Item(f"section:{s}", "section", f"a '## {s}' section", label=s) for s in ("Summary", "Figures", "Sources")]
+    items += [Item(f"section:{s}", "section", f"a '## {s}' section", label=s, critical=False) for s in ("Summary", "Figures", "Sources")]
     items += [Item(f"source:{p}", "source", f"{p} is cited", (p,), paths=(p,)) for p in sources]
     brief = (
         f"You are {who} at {graph.org}. The shared drive is in the workspace (list_files, read_file, search; calc for "

@@ -1,0 +1,234 @@
+"""WorkdeskEnv: a day's office task over a seeded organisation's shared drive, ending in a written deliverable.
+
+Tools
+    list_files (paths, kinds and sizes; `show_content` opens every listed file, the play panel's browser),
+    read_file (a line range; spreadsheets and slides rendered as text, `raw` for their JSON), search (lines
+    containing a text), write_file and edit_file (only under out/), calc (the calculation language of
+    calc.py over workspace tables), submit (ends the episode).
+
+Rewards
+    0 on every step but the last, which carries the grade (rubric.py): the rubric score times the execution
+    audit (the share of cited files the agent read), 0 when a gate refuses the deliverable. Passing needs
+    every critical item, a full audit and the task's threshold.
+
+Episode End
+    "agent_stop" on submit, or "max_steps" after MAX_CALLS calls (graded as it stands).
+
+Arguments
+    The task picks the occupation template; the seed the organisation, its files and the task's subject.
+    Nothing from the host is read: the workspace is a dict of rendered text.
+
+Version History
+    1: first version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from dataclasses import dataclass, field
+from typing import Any
+
+from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.workdesk.calc import CalcError, Table, evaluate
+from environments.workdesk.render import render_workspace, table_of, view
+from environments.workdesk.rubric import grade
+from environments.workdesk.tasks import WorkTask, synthesize
+
+MAX_CALLS = 60
+MAX_FILE_CHARS = 8000  # a written file
+MAX_OUT_FILES = 10
+READ_LINES = 80  # lines one read_file returns at most
+SEARCH_HITS = 30
+_PATH = r"[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*(\.[A-Za-z0-9_]+)+"  # no "..", no leading "/": paths are dict keys
+
+
+def _tool(name: str, description: str, properties: dict[str, Any], required: tuple[str, ...] = ()) -> ToolSpec:
+    return ToolSpec(
+        name, description, {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+    )
+
+
+_P = {"type": "string", "maxLength": 120, "pattern": _PATH}
+TOOLS = (
+    _tool("list_files", "List workspace files (path, kind, lines); show_content also opens each listed file.",
+          {"under": {"type": "string", "maxLength": 60, "pattern": r"[a-z0-9_/]*"}, "show_content": {"type": "boolean"}}),
+    _tool("read_file", f"Read a file's lines start..end (1-based, at most {READ_LINES}); sheets and slides come as text, raw=true for JSON.",
+          {"path": _P, "start": {"type": "integer", "minimum": 1, "maximum": 100000}, "end": {"type": "integer", "minimum": 1, "maximum": 100000},
+           "raw": {"type": "boolean"}}, ("path",)),
+    _tool("search", "Lines containing a text (case-insensitive), as path:line: text.", {"text": {"type": "string", "minLength": 2, "maxLength": 80}}, ("text",)),
+    _tool("write_file", f"Write a file under out/ (at most {MAX_FILE_CHARS} characters).",
+          {"path": _P, "content": {"type": "string", "maxLength": MAX_FILE_CHARS}}, ("path", "content")),
+    _tool("edit_file", "Replace the one occurrence of old with new in a file under out/.",
+          {"path": _P, "old": {"type": "string", "minLength": 1, "maxLength": 2000}, "new": {"type": "string", "maxLength": 2000}}, ("path", "old", "new")),
+    _tool("calc", "Evaluate a program of the calculation language: arithmetic, table('path'), col, where, unique, lookup, sum, avg, ...",
+          {"program": {"type": "string", "maxLength": 2000}}, ("program",)),
+    _tool("submit", "Hand in the deliverable and end the episode.", {}),
+)  # fmt: skip
+
+
+@dataclass
+class Desk:
+    files: dict[str, str]
+    task: WorkTask
+    reads: set[str] = field(default_factory=set)
+    calls: int = 0
+    finished: bool = False
+    reason: str | None = None
+
+
+class WorkdeskEnv(Env):
+    name = "workdesk"
+    version = "1"
+
+    def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
+        super().__init__(task, seed, **kwargs)
+        self.desk = self._new_desk()
+
+    def _new_desk(self) -> Desk:
+        from environments.workdesk.graph import build_graph
+
+        self.graph = build_graph(self.seed)
+        files = render_workspace(self.graph)
+        return Desk(files=files, task=synthesize(self.task.key, self.graph, files, self.seed))
+
+    def reset(self) -> Observation:
+        self.desk = self._new_desk()
+        return Observation(text=self.desk.task.brief, data={"deliverable": self.desk.task.deliverable, "files": len(self.desk.files)})
+
+    def tools(self) -> list[ToolSpec]:
+        return list(TOOLS)
+
+    @property
+    def max_steps(self) -> int:
+        return MAX_CALLS
+
+    def step(self, call: ToolCall) -> StepResult:
+        desk = self.desk
+        if desk.finished:
+            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=desk.reason)
+        desk.calls += 1
+        spec = self.tool(call.name)
+        if spec is None:
+            result = StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in TOOLS]}"}, is_error=True)
+        elif problem := validate_arguments(spec.parameters, call.arguments):
+            result = StepResult(content={"error": problem}, is_error=True)
+        else:
+            result = self._apply(call.name, call.arguments)
+        if not desk.finished and desk.calls >= MAX_CALLS:
+            desk.finished, desk.reason = True, "max_steps"
+        if desk.finished:
+            result.done, result.termination_reason, result.reward = True, desk.reason, self.score().composite
+        return result
+
+    def _error(self, message: str) -> StepResult:
+        return StepResult(content={"error": message}, is_error=True)
+
+    def _read(self, path: str) -> Event:
+        self.desk.reads.add(path)
+        return Event(f"file:{path}", "content", op="read")
+
+    def _apply(self, name: str, args: dict[str, Any]) -> StepResult:
+        desk = self.desk
+        if name == "submit":
+            desk.finished, desk.reason = True, "agent_stop"
+            return StepResult(content={"submitted": desk.task.deliverable in desk.files})
+        if name == "list_files":
+            under = args.get("under", "").strip("/")
+            chosen = [p for p in desk.files if not under or p == under or p.startswith(under + "/")]
+            rows = [{"path": p, "kind": p.rsplit(".", 1)[-1], "lines": desk.files[p].count("\n")} for p in chosen]
+            if args.get("show_content"):
+                rows = [dict(r, content=view(r["path"], desk.files[r["path"]])) for r in rows]
+                return StepResult(content={"files": rows}, events=[self._read(p) for p in chosen])
+            return StepResult(content={"files": rows})
+        if name == "calc":
+
+            def loader(path: str) -> Table:
+                if path not in desk.files:
+                    raise CalcError(f"table: no file {path!r}")
+                self._read(path)
+                return table_of(path, desk.files[path])
+
+            try:
+                value = evaluate(args["program"], loader)
+            except CalcError as exc:
+                return self._error(f"calc: {exc}")
+            if isinstance(value, Table):
+                value = {"columns": list(value.columns), "rows": [list(r) for r in value.rows[:50]], "total_rows": len(value.rows)}
+            return StepResult(content={"value": value})
+        if name == "search":
+            needle, hits = args["text"].lower(), []
+            for path, text in desk.files.items():
+                hits += [f"{path}:{i}: {line}" for i, line in enumerate(view(path, text).splitlines(), 1) if needle in line.lower()]
+            return StepResult(content={"hits": hits[:SEARCH_HITS], "total": len(hits)})
+        path = args["path"]
+        if name == "read_file":
+            if path not in desk.files:
+                return self._error(f"path: no file {path!r}; list_files shows them")
+            lines = (desk.files[path] if args.get("raw") else view(path, desk.files[path])).splitlines()
+            start = args.get("start", 1)
+            end = min(args.get("end", start + READ_LINES - 1), start + READ_LINES - 1, len(lines))
+            body = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, end + 1))
+            return StepResult(
+                content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body}, events=[self._read(path)]
+            )
+        if not path.startswith("out/"):
+            return self._error(f"path: {path!r} is read-only; write under out/")
+        if name == "write_file":
+            if path not in desk.files and sum(p.startswith("out/") for p in desk.files) >= MAX_OUT_FILES:
+                return self._error(f"path: at most {MAX_OUT_FILES} files under out/")
+            before, desk.files[path] = desk.files.get(path), args["content"]
+            return StepResult(
+                content={"path": path, "chars": len(args["content"])}, events=[Event(f"file:{path}", "content", before, args["content"])]
+            )
+        text = desk.files.get(path)
+        if text is None:
+            return self._error(f"path: no file {path!r}")
+        count = text.count(args["old"])
+        if count != 1:
+            return self._error(f"old: found {count} times in {path}; it must occur exactly once")
+        updated = text.replace(args["old"], args["new"])
+        if len(updated) > MAX_FILE_CHARS:
+            return self._error(f"new: the file would have {len(updated)} characters, at most {MAX_FILE_CHARS}")
+        desk.files[path] = updated
+        return StepResult(content={"path": path, "chars": len(updated)}, events=[Event(f"file:{path}", "content", text, updated)])
+
+    def report(self) -> dict[str, Any]:
+        """The grade with per-item evidence (rubric.grade) for the deliverable as it stands."""
+        desk = self.desk
+        sources = {p: t for p, t in desk.files.items() if not p.startswith("out/")}
+        return grade(desk.task.items, desk.files.get(desk.task.deliverable), sources, desk.reads, self.task.pass_threshold)
+
+    def score(self) -> Score:
+        if not self.desk.finished:
+            return Score(composite=0.0, passed=False, termination_reason=None)
+        report = self.report()
+        return Score(composite=report["score"], passed=report["passed"], termination_reason=self.desk.reason,
+                     components={"rubric": report["rubric"], "audit": report["audit"]}, details=report)  # fmt: skip
+
+    def snapshot(self) -> bytes:
+        return pickle.dumps(self.desk)
+
+    def restore(self, blob: bytes) -> None:
+        self.desk = pickle.loads(blob)
+
+    def state_hash(self) -> str:
+        d = self.desk
+        state = {"files": d.files, "reads": sorted(d.reads), "calls": d.calls, "finished": d.finished, "reason": d.reason}
+        return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
+
+    @property
+    def done(self) -> bool:
+        return self.desk.finished
+
+    @property
+    def termination_reason(self) -> str | None:
+        return self.desk.reason if self.desk.finished else None
+
+    def status(self) -> dict[str, str]:
+        d = self.desk
+        return {
+            "calls": f"{d.calls}/{MAX_CALLS} calls",
+            "deliverable": f"{d.task.deliverable}: {'written' if d.task.deliverable in d.files else 'not yet'}",
+        }
