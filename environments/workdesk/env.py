@@ -137,9 +137,9 @@ class WorkdeskEnv(Env):
         if name == "list_files":
             under = args.get("under", "").strip("/")
             chosen = [p for p in desk.files if not under or p == under or p.startswith(under + "/")]
-            rows = [{"path": p, "kind": p.rsplit(".", 1)[-1], "lines": desk.files[p].count("\n")} for p in chosen]
+            rows: list[dict[str, Any]] = [{"path": p, "kind": p.rsplit(".", 1)[-1], "lines": desk.files[p].count("\n")} for p in chosen]
             if args.get("show_content"):
-                rows = [dict(r, content=view(r["path"], desk.files[r["path"]])) for r in rows]
+                rows = [dict(r, content=view(p, desk.files[p])) for r, p in zip(rows, chosen, strict=True)]
                 return StepResult(content={"files": rows}, events=[self._read(p) for p in chosen])
             return StepResult(content={"files": rows})
         if name == "calc":
@@ -182,9 +182,9 @@ class WorkdeskEnv(Env):
             return StepResult(
                 content={"path": path, "chars": len(args["content"])}, events=[Event(f"file:{path}", "content", before, args["content"])]
             )
-        text = desk.files.get(path)
-        if text is None:
+        if path not in desk.files:
             return self._error(f"path: no file {path!r}")
+        text = desk.files[path]
         count = text.count(args["old"])
         if count != 1:
             return self._error(f"old: found {count} times in {path}; it must occur exactly once")

@@ -91,7 +91,7 @@ def _records(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
             {"invoice_id": f"INV-{4100 + i}", "department": department, "amount_eur": round(rng.uniform(900, 9800), 2), "status": status}
         )
     # Invoices exported twice (the ledger's duplicate rows): spend counts each invoice once.
-    approved = [r["invoice_id"] for r in ledger if r["status"] == "approved"]
+    approved = [str(r["invoice_id"]) for r in ledger if r["status"] == "approved"]
     duplicates = [{"invoice_id": i} for i in sorted(rng.sample(approved, 4))]
     roster = []
     for i in range(40):
