@@ -21,7 +21,7 @@ def test_read_file_returns_the_asked_line_range_numbered() -> None:
 def test_sheets_read_as_grids_unless_raw() -> None:
     env = new_desk("accountant", 1000)
     assert do(env, "read_file", path="finance/budget_2026.sheet.json").content["text"].startswith("1: [sheet] Budget 2026")
-    assert do(env, "read_file", path="finance/budget_2026.sheet.json", raw=True).content["text"].startswith('1: {')
+    assert do(env, "read_file", path="finance/budget_2026.sheet.json", raw=True).content["text"].startswith("1: {")
 
 
 def test_search_finds_lines_across_files_case_insensitively() -> None:
@@ -63,7 +63,10 @@ def test_the_file_browser_shows_contents_and_counts_them_read() -> None:
     listed = do(env, "list_files", under="hr").content["files"]
     assert [f["path"] for f in listed] == ["hr/org_chart_2025.slides.json", "hr/roster.csv"] and not env.desk.reads
     shown = do(env, "list_files", under="hr", show_content=True).content["files"]
-    assert shown[0]["content"].startswith("[deck] Organisation 2025") and env.desk.reads == {"hr/org_chart_2025.slides.json", "hr/roster.csv"}
+    assert shown[0]["content"].startswith("[deck] Organisation 2025") and env.desk.reads == {
+        "hr/org_chart_2025.slides.json",
+        "hr/roster.csv",
+    }
 
 
 def test_the_episode_ends_at_the_call_cap_and_is_graded_then() -> None:

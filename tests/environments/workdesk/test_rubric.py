@@ -33,7 +33,9 @@ def test_listing_every_candidate_figure_fails() -> None:
     env = new_desk("analyst", 1000)
     nodes = env.graph.nodes
     right, stale, draft = (nodes[n].value for n in ("revenue_total/Q4", "stale/revenue_total/Q4", "draft/revenue_total/Q4"))
-    hedged = _oracle("analyst", 1000).replace(f"- Q4 total revenue: {right:.2f}", f"- Q4 total revenue: {right} (v1: {stale}, draft: {draft})")
+    hedged = _oracle("analyst", 1000).replace(
+        f"- Q4 total revenue: {right:.2f}", f"- Q4 total revenue: {right} (v1: {stale}, draft: {draft})"
+    )
     report = _hand_in("analyst", 1000, hedged)
     failed = {i["id"] for i in report["items"] if not i["ok"]}
     assert failed == {"figure:revenue_total/Q4", "forbid:stale/revenue_total/Q4", "forbid:draft/revenue_total/Q4"}
