@@ -8,7 +8,8 @@ Tools
 
 Rewards
     0 on every step but the last, which carries the grade (rubric.py): the rubric score times the execution
-    audit (the share of cited files the agent read), 0 when a gate refuses the deliverable. Passing needs
+    audit (the share of cited files the agent read: shown by list_files, loaded by calc, or at least half of
+    its lines through read_file), 0 when a gate refuses the deliverable. Passing needs
     every critical item, a full audit and the task's threshold.
 
 Episode End
@@ -40,6 +41,7 @@ MAX_CALLS = 60
 MAX_FILE_CHARS = 8000  # a written file
 MAX_OUT_FILES = 10
 READ_LINES = 80  # lines one read_file returns at most
+READ_SHARE = 0.5  # a file counts as read for the audit once this share of its lines was seen (a 3-line peek does not)
 SEARCH_HITS = 30
 _PATH = r"[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*(\.[A-Za-z0-9_]+)+"  # no "..", no leading "/": paths are dict keys
 
@@ -72,7 +74,8 @@ TOOLS = (
 class Desk:
     files: dict[str, str]
     task: WorkTask
-    reads: set[str] = field(default_factory=set)
+    reads: set[str] = field(default_factory=set)  # files read whole: shown, loaded as a table, or READ_SHARE of their lines
+    lines_seen: dict[str, set[int]] = field(default_factory=dict)  # read_file's ranges, per file
     calls: int = 0
     finished: bool = False
     reason: str | None = None
@@ -170,8 +173,13 @@ class WorkdeskEnv(Env):
             start = args.get("start", 1)
             end = min(args.get("end", start + READ_LINES - 1), start + READ_LINES - 1, len(lines))
             body = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, end + 1))
+            seen = desk.lines_seen.setdefault(path, set())
+            seen.update(range(start, end + 1))
+            if len(seen) >= READ_SHARE * len(lines):
+                desk.reads.add(path)
             return StepResult(
-                content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body}, events=[self._read(path)]
+                content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body},
+                events=[Event(f"file:{path}", "content", op="read")],
             )
         if not path.startswith("out/"):
             return self._error(f"path: {path!r} is read-only; write under out/")
@@ -215,7 +223,8 @@ class WorkdeskEnv(Env):
 
     def state_hash(self) -> str:
         d = self.desk
-        state = {"files": d.files, "reads": sorted(d.reads), "calls": d.calls, "finished": d.finished, "reason": d.reason}
+        seen = {p: sorted(lines) for p, lines in d.lines_seen.items()}
+        state = {"files": d.files, "reads": sorted(d.reads), "seen": seen, "calls": d.calls, "finished": d.finished, "reason": d.reason}
         return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
 
     @property

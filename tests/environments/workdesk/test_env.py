@@ -15,7 +15,8 @@ def test_read_file_returns_the_asked_line_range_numbered() -> None:
     rows = env.desk.files["finance/sales_2026_final.csv"].splitlines()
     assert got["text"] == f"2: {rows[1]}\n3: {rows[2]}" and got["total_lines"] == 17
     assert do(env, "read_file", path="hr/roster.csv").content["end"] == min(READ_LINES, 41)
-    assert "finance/sales_2026_final.csv" in env.desk.reads and "hr/roster.csv" in env.desk.reads
+    assert env.desk.reads == {"hr/roster.csv"}  # read whole; 2 of the sales file's 17 lines are a peek, not a read
+    assert env.desk.lines_seen["finance/sales_2026_final.csv"] == {2, 3}
 
 
 def test_sheets_read_as_grids_unless_raw() -> None:

@@ -73,11 +73,14 @@ def test_citing_a_file_never_read_fails_the_audit() -> None:
     report = _hand_in("accountant", 1000, text, read=False)
     assert report["audit"] == 0.0 and report["score"] == 0.0 and not report["passed"]
     assert report["unread"] == ["finance/budget_2026.sheet.json", "finance/ledger_q4.csv"]
-    # Reading one of the two cited files halves the grade.
+    # A 3-line peek at the ledger is not reading it; the whole ledger (33 lines, in two ranges) is: the grade halves.
     env = new_desk("accountant", 1000)
     do(env, "read_file", path="finance/ledger_q4.csv", start=1, end=3)
+    assert env.desk.reads == set()
+    do(env, "read_file", path="finance/ledger_q4.csv", start=4, end=17)
     do(env, "write_file", path=env.desk.task.deliverable, content=text)
     do(env, "submit")
+    assert env.desk.reads == {"finance/ledger_q4.csv"}
     assert env.score().details["audit"] == 0.5 and env.score().composite == 0.5
 
 
