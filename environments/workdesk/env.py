@@ -235,6 +235,11 @@ class WorkdeskEnv(Env):
     def termination_reason(self) -> str | None:
         return self.desk.reason if self.desk.finished else None
 
+    def summary(self) -> str:
+        """Only what the agent was shown or did: the deliverable asked for, the files it read, its call count."""
+        d = self.desk
+        return f"deliverable: {d.task.deliverable}; files read: {', '.join(sorted(d.reads)) or 'none'}; calls: {d.calls}/{MAX_CALLS}"
+
     def status(self) -> dict[str, str]:
         d = self.desk
         return {
