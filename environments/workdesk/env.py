@@ -33,6 +33,7 @@ from typing import Any
 
 from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.workdesk.calc import CalcError, Table, evaluate
+from environments.workdesk.graph import build_graph
 from environments.workdesk.render import render_workspace, table_of, view
 from environments.workdesk.rubric import grade
 from environments.workdesk.tasks import WorkTask, synthesize
@@ -70,6 +71,15 @@ TOOLS = (
 )  # fmt: skip
 
 
+def _plain(value: Any) -> Any:
+    """A calc value as JSON: tables as their columns and first 50 rows, lists item by item."""
+    if isinstance(value, Table):
+        return {"columns": list(value.columns), "rows": [list(r) for r in value.rows[:50]], "total_rows": len(value.rows)}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 @dataclass
 class Desk:
     files: dict[str, str]
@@ -90,8 +100,7 @@ class WorkdeskEnv(Env):
         self.desk = self._new_desk()
 
     def _new_desk(self) -> Desk:
-        from environments.workdesk.graph import build_graph
-
+        # The graph is a pure function of the seed, so snapshots carry only the desk; restore keeps this graph.
         self.graph = build_graph(self.seed)
         files = render_workspace(self.graph)
         return Desk(files=files, task=synthesize(self.task.key, self.graph, files, self.seed))
@@ -133,73 +142,77 @@ class WorkdeskEnv(Env):
         return Event(f"file:{path}", "content", op="read")
 
     def _apply(self, name: str, args: dict[str, Any]) -> StepResult:
-        desk = self.desk
-        if name == "submit":
-            desk.finished, desk.reason = True, "agent_stop"
-            return StepResult(content={"submitted": desk.task.deliverable in desk.files})
-        if name == "list_files":
-            under = args.get("under", "").strip("/")
-            chosen = [p for p in desk.files if not under or p == under or p.startswith(under + "/")]
-            rows: list[dict[str, Any]] = [{"path": p, "kind": p.rsplit(".", 1)[-1], "lines": desk.files[p].count("\n")} for p in chosen]
-            if args.get("show_content"):
-                rows = [dict(r, content=view(p, desk.files[p])) for r, p in zip(rows, chosen, strict=True)]
-                return StepResult(content={"files": rows}, events=[self._read(p) for p in chosen])
+        if name in ("write_file", "edit_file") and not args["path"].startswith("out/"):
+            return self._error(f"path: {args['path']!r} is read-only; write under out/")
+        handler = {"submit": self._submit, "list_files": self._list_files, "calc": self._calc, "search": self._search,
+                   "read_file": self._read_file, "write_file": self._write_file, "edit_file": self._edit_file}[name]  # fmt: skip
+        return handler(args)
+
+    def _submit(self, args: dict[str, Any]) -> StepResult:
+        self.desk.finished, self.desk.reason = True, "agent_stop"
+        return StepResult(content={"submitted": self.desk.task.deliverable in self.desk.files})
+
+    def _list_files(self, args: dict[str, Any]) -> StepResult:
+        files, under = self.desk.files, args.get("under", "").strip("/")
+        chosen = [p for p in files if not under or p == under or p.startswith(under + "/")]
+        rows: list[dict[str, Any]] = [{"path": p, "kind": p.rsplit(".", 1)[-1], "lines": files[p].count("\n")} for p in chosen]
+        if not args.get("show_content"):
             return StepResult(content={"files": rows})
-        if name == "calc":
+        rows = [dict(r, content=view(p, files[p])) for r, p in zip(rows, chosen, strict=True)]
+        return StepResult(content={"files": rows}, events=[self._read(p) for p in chosen])
 
-            def loader(path: str) -> Table:
-                if path not in desk.files:
-                    raise CalcError(f"table: no file {path!r}")
-                self._read(path)
-                return table_of(path, desk.files[path])
+    def _calc(self, args: dict[str, Any]) -> StepResult:
+        def loader(path: str) -> Table:
+            if path not in self.desk.files:
+                raise CalcError(f"table: no file {path!r}")
+            self._read(path)  # a table computed over is a file read whole
+            return table_of(path, self.desk.files[path])
 
-            try:
-                value = evaluate(args["program"], loader)
-            except CalcError as exc:
-                return self._error(f"calc: {exc}")
-            if isinstance(value, Table):
-                value = {"columns": list(value.columns), "rows": [list(r) for r in value.rows[:50]], "total_rows": len(value.rows)}
-            return StepResult(content={"value": value})
-        if name == "search":
-            needle, hits = args["text"].lower(), []
-            for path, text in desk.files.items():
-                hits += [f"{path}:{i}: {line}" for i, line in enumerate(view(path, text).splitlines(), 1) if needle in line.lower()]
-            return StepResult(content={"hits": hits[:SEARCH_HITS], "total": len(hits)})
-        path = args["path"]
-        if name == "read_file":
-            if path not in desk.files:
-                return self._error(f"path: no file {path!r}; list_files shows them")
-            lines = (desk.files[path] if args.get("raw") else view(path, desk.files[path])).splitlines()
-            start = args.get("start", 1)
-            end = min(args.get("end", start + READ_LINES - 1), start + READ_LINES - 1, len(lines))
-            body = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, end + 1))
-            seen = desk.lines_seen.setdefault(path, set())
-            seen.update(range(start, end + 1))
-            if len(seen) >= READ_SHARE * len(lines):
-                desk.reads.add(path)
-            return StepResult(
-                content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body},
-                events=[Event(f"file:{path}", "content", op="read")],
-            )
-        if not path.startswith("out/"):
-            return self._error(f"path: {path!r} is read-only; write under out/")
-        if name == "write_file":
-            if path not in desk.files and sum(p.startswith("out/") for p in desk.files) >= MAX_OUT_FILES:
-                return self._error(f"path: at most {MAX_OUT_FILES} files under out/")
-            before, desk.files[path] = desk.files.get(path), args["content"]
-            return StepResult(
-                content={"path": path, "chars": len(args["content"])}, events=[Event(f"file:{path}", "content", before, args["content"])]
-            )
+        try:
+            return StepResult(content={"value": _plain(evaluate(args["program"], loader))})
+        except CalcError as exc:
+            return self._error(f"calc: {exc}")
+
+    def _search(self, args: dict[str, Any]) -> StepResult:
+        needle, hits = args["text"].lower(), []
+        for path, text in self.desk.files.items():
+            hits += [f"{path}:{i}: {line}" for i, line in enumerate(view(path, text).splitlines(), 1) if needle in line.lower()]
+        return StepResult(content={"hits": hits[:SEARCH_HITS], "total": len(hits)})
+
+    def _read_file(self, args: dict[str, Any]) -> StepResult:
+        desk, path = self.desk, args["path"]
         if path not in desk.files:
+            return self._error(f"path: no file {path!r}; list_files shows them")
+        lines = (desk.files[path] if args.get("raw") else view(path, desk.files[path])).splitlines()
+        start = args.get("start", 1)
+        end = min(args.get("end", start + READ_LINES - 1), start + READ_LINES - 1, len(lines))
+        seen = desk.lines_seen.setdefault(path, set())
+        seen.update(range(start, end + 1))
+        if len(seen) >= READ_SHARE * len(lines):
+            desk.reads.add(path)
+        body = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, end + 1))
+        return StepResult(content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body},
+                          events=[Event(f"file:{path}", "content", op="read")])  # fmt: skip
+
+    def _write_file(self, args: dict[str, Any]) -> StepResult:
+        files, path, content = self.desk.files, args["path"], args["content"]
+        if path not in files and sum(p.startswith("out/") for p in files) >= MAX_OUT_FILES:
+            return self._error(f"path: at most {MAX_OUT_FILES} files under out/")
+        before, files[path] = files.get(path), content
+        return StepResult(content={"path": path, "chars": len(content)}, events=[Event(f"file:{path}", "content", before, content)])
+
+    def _edit_file(self, args: dict[str, Any]) -> StepResult:
+        files, path = self.desk.files, args["path"]
+        if path not in files:
             return self._error(f"path: no file {path!r}")
-        text = desk.files[path]
+        text = files[path]
         count = text.count(args["old"])
         if count != 1:
             return self._error(f"old: found {count} times in {path}; it must occur exactly once")
         updated = text.replace(args["old"], args["new"])
         if len(updated) > MAX_FILE_CHARS:
             return self._error(f"new: the file would have {len(updated)} characters, at most {MAX_FILE_CHARS}")
-        desk.files[path] = updated
+        files[path] = updated
         return StepResult(content={"path": path, "chars": len(updated)}, events=[Event(f"file:{path}", "content", text, updated)])
 
     def report(self) -> dict[str, Any]:

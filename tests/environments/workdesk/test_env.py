@@ -57,6 +57,10 @@ def test_calc_errors_come_back_as_results_not_exceptions() -> None:
     assert result.is_error and result.content["error"] == "calc: program: nested deeper than 32 levels"
     table = do(env, "calc", program="where(table('finance/sales_2026_final.csv'), 'region', '==', 'North')").content["value"]
     assert table["columns"] == ["region", "quarter", "revenue_keur"] and table["total_rows"] == 4
+    listed = do(env, "calc", program="[table('README.md'), 1]")
+    assert listed.is_error and "neither a .csv nor a .sheet.json" in listed.content["error"]
+    nested = do(env, "calc", program="[rows(table('hr/roster.csv')), [where(table('hr/roster.csv'), 'status', '==', 'left')]]").content
+    assert nested["value"][0] == 40.0 and nested["value"][1][0]["columns"] == ["employee_id", "department", "status"]
 
 
 def test_the_file_browser_shows_contents_and_counts_them_read() -> None:
