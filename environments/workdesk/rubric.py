@@ -37,7 +37,7 @@ class Item:
     value: float = 0.0
     tolerance: float = 0.0
     answer: str = ""
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # answer: the names to tell apart; forbidden-claim: the cue words of the claim
     paths: tuple[str, ...] = ()
     critical: bool = True
 
@@ -89,8 +89,14 @@ def check_item(item: Item, text: str) -> tuple[bool, str]:
         hits = [x for x in numbers_in(text) if abs(x - item.value) <= item.tolerance]
         return not hits, f"shows {hits[0]:g}" if hits else "absent"
     assert item.kind == "forbidden-claim", f"unknown rubric item kind {item.kind!r}"
-    said = re.search(rf"\b{re.escape(item.answer)}\b", text, re.IGNORECASE)
-    return said is None, f"mentions {item.answer}" if said else "absent"
+    # The claim is the name together with one of its cue words on a line ("North led Q4"), so mentioning the
+    # name for another reason ("North grew slowest") is not the claim.
+    said = [line for line in text.splitlines() if _word(item.answer, line) and any(_word(cue, line) for cue in item.choices)]
+    return not said, f"claims it: {said[0].strip()[:60]!r}" if said else "absent"
+
+
+def _word(word: str, line: str) -> bool:
+    return re.search(rf"\b{re.escape(word)}\b", line, re.IGNORECASE) is not None
 
 
 def gates(text: str, sources: dict[str, str], figures: int) -> list[str]:

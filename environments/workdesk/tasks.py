@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from environments.workdesk.graph import DEPARTMENTS, REGIONS, TEAMS, WAREHOUSES, Graph
 from environments.workdesk.rubric import Item, grade
 
+CLAIM_CUES = ("led", "lead", "leading", "leader", "top", "highest", "largest", "best")  # words that make a region the leader
+
 
 @dataclass(frozen=True)
 class Ask:
@@ -61,7 +63,7 @@ def analyst(graph: Graph, rng: random.Random) -> Ask:
         _forbid(graph, "stale/revenue_total/Q4", 0.5),
         _forbid(graph, "draft/revenue_total/Q4", 0.5),
         Item("forbid:draft/top_region/Q4", "forbidden-claim", "the draft's leading region is not repeated", ("draft/top_region/Q4",),
-             answer=graph.nodes["draft/top_region/Q4"].text),
+             answer=graph.nodes["draft/top_region/Q4"].text, choices=CLAIM_CUES),
         Item("forbid-source:stale-sales", "forbidden-source", "the superseded sales file is not cited", ("stale/revenue_total/Q4",),
              paths=("finance/sales_2026_v1.csv", "drafts/q4_memo_draft.md")),
     )  # fmt: skip

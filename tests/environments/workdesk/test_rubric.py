@@ -108,3 +108,10 @@ def test_a_figure_line_must_hold_exactly_one_number() -> None:
     assert check_item(item, "- Lyon average lead time: 5.25 or 126")[0] is False
     assert check_item(item, "- Lyon average lead time: 5.3")[0] is False
     assert numbers_in("INV-4101 cost 1,234.50 EUR in Q4 from sales_2026_v1.csv") == [4101.0, 1234.5]
+
+
+def test_the_drafts_claim_is_the_name_with_a_leading_cue_not_any_mention() -> None:
+    claim = Item("forbid:c", "forbidden-claim", "c", answer="North", choices=("led", "top", "highest"))
+    assert check_item(claim, "North grew slowest this quarter.\nSouth led Q4.")[0] is True
+    assert check_item(claim, "Q4 was led by the North region.") == (False, "claims it: 'Q4 was led by the North region.'")
+    assert check_item(claim, "- Q4 top region: north")[0] is False
