@@ -57,3 +57,21 @@ def test_the_oracle_deliverable_has_one_line_per_asked_figure() -> None:
     text = oracle_text(task, graph)
     asked = sum(i.kind in ("figure", "answer") for i in task.items)
     assert asked == 7 and sum(line.startswith("- ") and ": " in line for line in text.split("## Sources")[0].splitlines()) == asked
+
+
+def test_a_draw_that_fails_verification_is_redrawn_and_none_at_all_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from environments.workdesk import tasks
+
+    graph = build_graph(6)
+    files = render_workspace(graph)
+    calls: list[str] = []
+
+    def first_fails(task: tasks.WorkTask, graph: object, files: object) -> list[str]:
+        calls.append(task.key)
+        return ["made up"] if len(calls) == 1 else []
+
+    monkeypatch.setattr(tasks, "verify", first_fails)
+    assert synthesize("hr", graph, files, 6).key == "hr" and len(calls) == 2
+    monkeypatch.setattr(tasks, "verify", lambda task, graph, files: ["never consistent"])
+    with pytest.raises(AssertionError, match=r"workdesk/hr seed 6: no task verified in 8 draws; last: \['never consistent'\]"):
+        synthesize("hr", graph, files, 6)
