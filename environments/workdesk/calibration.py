@@ -1,0 +1,88 @@
+"""Calibration: every anchor on every task over evaluation seeds, and the pass thresholds that follow.
+
+    python -m environments calibrate workdesk                  # seeds 1000-1004; prints the table
+    python -m environments.workdesk.calibration [SEEDS]         # the same, and rewrites calibration.json and the README table
+
+A task's threshold is halfway between the best honest anchor (shallow reader, do-nothing) and the oracle's
+grade, and never below 0.8: passing means a deliverable close to the oracle's, which every critical item and a
+full audit are required for anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+CALIBRATION_PATH = HERE / "calibration.json"
+README_PATH = HERE / "README.md"
+TABLE_START, TABLE_END = "<!-- calibration:start -->", "<!-- calibration:end -->"
+ANCHORS = ("do-nothing", "shallow-reader", "oracle")
+TASKS = ("analyst", "accountant", "hr", "operations", "support-lead", "quarter-close")
+DEFAULT_SEEDS = "1000-1004"
+ENGINE = "1"  # thresholds of another engine version are stale and ignored
+
+
+def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: float(v) for k, v in data.get("thresholds", {}).items()} if data.get("engine") == ENGINE else {}
+
+
+def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: list[str] | None = None) -> dict[str, Any]:
+    """{"seeds", "cells": {anchor: {task: {"score", "passed"}}}, "thresholds"}. Serial: an episode takes milliseconds."""
+    from environments.policies import make_policy
+    from environments.registry import make
+    from environments.runner import run_episode
+    from environments.seeds import seeds_parse
+
+    seeds = seeds_parse(heldout_seeds)
+    chosen = [t for t in TASKS if tasks is None or t in tasks]
+    cells: dict[str, dict[str, dict[str, float]]] = {}
+    for anchor in ANCHORS:
+        for task in chosen:
+            scores = []
+            for seed in seeds:
+                env = make(f"workdesk/{task}", seed=seed)
+                score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
+                scores.append((score["composite"], float(score["passed"])))
+            cells.setdefault(anchor, {})[task] = {
+                "score": sum(s for s, _ in scores) / len(scores),
+                "passed": sum(p for _, p in scores) / len(scores),
+            }
+    thresholds = {}
+    for task in chosen:
+        honest = max(cells[a][task]["score"] for a in ANCHORS if a != "oracle")
+        thresholds[task] = round(max(0.8, (honest + cells["oracle"][task]["score"]) / 2), 3)
+    return {"seeds": seeds, "cells": cells, "thresholds": thresholds}
+
+
+def table_markdown(result: dict[str, Any]) -> str:
+    seeds = result["seeds"]
+    lines = [f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); each cell is the mean grade / pass rate over seeds.", "",
+             "| anchor | " + " | ".join(TASKS) + " |", "| --- | " + " | ".join("---:" for _ in TASKS) + " |"]  # fmt: skip
+    for anchor, by_task in result["cells"].items():
+        row = [f"{c['score']:.3f} / {c['passed']:.0%}" if (c := by_task.get(t)) else "-" for t in TASKS]
+        lines.append(f"| {anchor} | " + " | ".join(row) + " |")
+    lines.append("| **pass threshold** | " + " | ".join(f"{result['thresholds'].get(t, '-')}" for t in TASKS) + " |")
+    return "\n".join(lines)
+
+
+def write(result: dict[str, Any]) -> None:
+    CALIBRATION_PATH.write_text(
+        json.dumps({"engine": ENGINE, "seeds": result["seeds"], "thresholds": result["thresholds"]}, indent=1) + "\n"
+    )
+    text = README_PATH.read_text(encoding="utf-8")
+    head, start, rest = text.partition(TABLE_START)
+    _, end, tail = rest.partition(TABLE_END)
+    assert start and end, f"{README_PATH} has no {TABLE_START} ... {TABLE_END} markers"
+    README_PATH.write_text(f"{head}{TABLE_START}\n{table_markdown(result)}\n{TABLE_END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    outcome = calibrate(heldout_seeds=sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SEEDS)
+    write(outcome)
+    print(table_markdown(outcome))
