@@ -32,10 +32,10 @@ from environments.roles import CRITIC
 from training.credit import group_advantages
 from training.data import TokenizedEpisode, record_reward
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import AGGREGATIONS, grpo_loss
-from training.modeling import check_same_vocabulary, forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.grpo import _sampler_gap as sampler_gap  # the same check as GRPO's
-from training.recipes.onpolicy import OnPolicyConfig, micro_batches, pick_jobs, should_evaluate, to_device
+from training.losses import AGGREGATIONS
+from training.modeling import check_same_vocabulary, load_model
+from training.recipes.grpo import clipped_loss, sampler_gap, scored_batches
+from training.recipes.onpolicy import OnPolicyConfig, pick_jobs, should_evaluate
 from training.role_views import role_steps, tokenize_role
 from training.sampling import CriticTurns, episode_stats, rollout_episodes
 
@@ -128,7 +128,7 @@ def evaluate(actor: Any, critic: Any, tokenizer: Any, config: CaddieConfig, *, a
 
 def run(config: CaddieConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="caddie", hooks=hooks)
-    critic, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
+    critic, tokenizer = trainer.model, trainer.tokenizer
     actor, actor_tokenizer = load_model(config.actor or config.model, device=trainer.device, trainable=False)  # a copy: never trained
     check_same_vocabulary(tokenizer, actor_tokenizer)
     reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
@@ -150,25 +150,9 @@ def run(config: CaddieConfig, hooks: Hooks | None = None) -> RunResult:
         if not items or (config.kl_coef == 0 and all(a == 0 for _, a in items)):
             metrics.update(trainer.skip_step())  # no critic turn, or none whose outcome differed from its group's
         else:
-            prepared = []
-            with torch.no_grad():  # the critic before this update, and the reference, scored once
-                for chunk in micro_batches(items, config.grad_accum):
-                    batch = to_device([e for e, _ in chunk], pad_id, trainer.device)
-                    batch["advantages"] = torch.tensor([a for _, a in chunk], device=trainer.device)
-                    batch["old_logp"] = token_logprobs(critic, batch["input_ids"], batch["attention_mask"])
-                    if reference is not None:
-                        batch["ref_logp"] = token_logprobs(reference, batch["input_ids"], batch["attention_mask"])
-                    prepared.append(batch)
+            prepared = scored_batches(trainer, items, config.grad_accum, reference)  # trainer.model is the critic
 
-            def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-                logits = forward_logits(critic, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
-                return grpo_loss(
-                    gather_logprobs(logits, batch["input_ids"][:, 1:]), batch["old_logp"], batch["advantages"], batch["mask"][:, 1:],
-                    clip_low=config.clip_low, clip_high=config.clip_high, ref_logp=batch.get("ref_logp"), kl_coef=config.kl_coef,
-                    aggregation=config.aggregation,
-                )  # fmt: skip
-
-            metrics.update(trainer.optimize(prepared, loss_fn))
+            metrics.update(trainer.optimize(prepared, clipped_loss(critic, config, entropy=False)))
             metrics["sampler_logp_gap"] = sampler_gap(prepared)
         if should_evaluate(config, trainer.step):
             metrics.update(evaluate(actor, critic, tokenizer, config, alone=False))

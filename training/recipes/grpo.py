@@ -20,6 +20,7 @@ entropy is logged either way). Both default to 0, which is plain GRPO.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,7 @@ class GRPOConfig(OnPolicyConfig):
 
 def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="grpo", hooks=hooks)
-    model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
+    model, tokenizer = trainer.model, trainer.tokenizer
     reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
     if trainer.step == 0:
         trainer.log(evaluate(model, tokenizer, config))
@@ -79,40 +80,13 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
         records = rollouts(trainer, config)
         rewards = torch.tensor([record_reward(r) for r in records])  # composite, less consultation costs in a team
         advantages, diversity_metrics = grpo_advantages(records, rewards, config)
-        items = []
-        for index, episode in tokenized(records, tokenizer):
-            items.append((episode, float(advantages[index])))
-        prepared = []
-        with torch.no_grad():  # the policy before this update, and the reference, scored once
-            for chunk in micro_batches(items, config.grad_accum):
-                batch = to_device([e for e, _ in chunk], pad_id, trainer.device)
-                batch["advantages"] = torch.tensor([a for _, a in chunk], device=trainer.device)
-                batch["old_logp"] = token_logprobs(model, batch["input_ids"], batch["attention_mask"])
-                if reference is not None:
-                    batch["ref_logp"] = token_logprobs(reference, batch["input_ids"], batch["attention_mask"])
-                prepared.append(batch)
-
-        def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-            logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
-            mask = batch["mask"][:, 1:]
-            loss, metrics = grpo_loss(
-                gather_logprobs(logits, batch["input_ids"][:, 1:]),
-                batch["old_logp"],
-                batch["advantages"],
-                mask,
-                clip_low=config.clip_low,
-                clip_high=config.clip_high,
-                ref_logp=batch.get("ref_logp"),
-                kl_coef=config.kl_coef,
-                aggregation=config.aggregation,
-            )
-            return with_entropy(loss, metrics, logits, mask, config)
-
-        metrics = trainer.optimize(prepared, loss_fn)
+        items = [(episode, float(advantages[index])) for index, episode in tokenized(records, tokenizer)]
+        prepared = scored_batches(trainer, items, config.grad_accum, reference)
+        metrics = trainer.optimize(prepared, clipped_loss(model, config, entropy=True))
         metrics.update(episode_stats(records))
         metrics.update(diversity_metrics)
         metrics["reward_std"] = float(rewards.std())
-        metrics["sampler_logp_gap"] = _sampler_gap(prepared)
+        metrics["sampler_logp_gap"] = sampler_gap(prepared)
         if should_evaluate(config, trainer.step):
             metrics.update(evaluate(model, tokenizer, config))
         trainer.log(metrics)
@@ -136,6 +110,38 @@ def grpo_advantages(records: list[dict[str, Any]], rewards: torch.Tensor, config
     return advantages, metrics
 
 
+def scored_batches(trainer: Any, items: list[tuple[Any, float]], grad_accum: int, reference: Any) -> list[dict[str, Any]]:
+    """(tokenized episode, advantage) items as micro-batches holding the policy's log-probs before this update
+    (`old_logp`) and the reference's (`ref_logp`, when there is one), each scored once."""
+    prepared = []
+    with torch.no_grad():
+        for chunk in micro_batches(items, grad_accum):
+            batch = to_device([e for e, _ in chunk], trainer.tokenizer.pad_token_id, trainer.device)
+            batch["advantages"] = torch.tensor([a for _, a in chunk], device=trainer.device)
+            batch["old_logp"] = token_logprobs(trainer.model, batch["input_ids"], batch["attention_mask"])
+            if reference is not None:
+                batch["ref_logp"] = token_logprobs(reference, batch["input_ids"], batch["attention_mask"])
+            prepared.append(batch)
+    return prepared
+
+
+def clipped_loss(model: Any, config: Any, *, entropy: bool) -> Callable[[dict[str, Any]], tuple[torch.Tensor, dict[str, float]]]:
+    """The clipped-surrogate loss of a `scored_batches` batch under `config`'s clip, KL and aggregation fields; with
+    `entropy`, GRPO's entropy term too (config.entropy_coef; the entropy is logged either way)."""
+
+    def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
+        logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
+        mask = batch["mask"][:, 1:]
+        loss, metrics = grpo_loss(
+            gather_logprobs(logits, batch["input_ids"][:, 1:]), batch["old_logp"], batch["advantages"], mask,
+            clip_low=config.clip_low, clip_high=config.clip_high, ref_logp=batch.get("ref_logp"), kl_coef=config.kl_coef,
+            aggregation=config.aggregation,
+        )  # fmt: skip
+        return with_entropy(loss, metrics, logits, mask, config) if entropy else (loss, metrics)
+
+    return loss_fn
+
+
 def with_entropy(
     loss: torch.Tensor, metrics: dict[str, float], logits: torch.Tensor, mask: torch.Tensor, config: GRPOConfig
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -151,7 +157,7 @@ def with_entropy(
     return loss, metrics
 
 
-def _sampler_gap(batches: list[dict[str, Any]]) -> float:
+def sampler_gap(batches: list[dict[str, Any]]) -> float:
     """Mean |sampler logprob − recomputed logprob| over sampled tokens: ~0 when sampling and training agree."""
     total, count = 0.0, 0
     for batch in batches:

@@ -37,10 +37,9 @@ from environments.registry import env_meta
 from environments.roles import ACTOR, CONSULT, CONSULTANT, step_role
 from training.data import TokenizedEpisode, collate, record_reward, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, step_generator
-from training.losses import grpo_loss
-from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.grpo import GRPOConfig, grpo_advantages, with_entropy
-from training.recipes.onpolicy import micro_batches, pick_jobs, should_evaluate, to_device, tokenized
+from training.modeling import load_model, token_logprobs
+from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, scored_batches
+from training.recipes.onpolicy import pick_jobs, should_evaluate, tokenized
 from training.recipes.sft import sft_step_loss
 from training.sampling import Consultation, Router, continue_episodes, episode_stats, rollout_episodes
 
@@ -298,33 +297,13 @@ def evaluate(trainer: Trainer, config: SibylConfig, consultation: Consultation |
 def grpo_update(trainer: Trainer, config: SibylConfig, records: list[dict[str, Any]], reference: Any) -> dict[str, float]:
     """One clipped-surrogate step on the records with group-relative advantages of their rewards (net of consultation
     costs), as training/recipes/grpo.py takes it; a step whose episodes train no token is skipped."""
-    model, pad_id = trainer.model, trainer.tokenizer.pad_token_id
     rewards = torch.tensor([record_reward(r) for r in records])
     advantages, diversity_metrics = grpo_advantages(records, rewards, config)
     items = [(episode, float(advantages[i])) for i, episode in tokenized(records, trainer.tokenizer)]
     if not items:
         return trainer.skip_step()
-    prepared = []
-    with torch.no_grad():  # the policy before this update, and the reference, scored once
-        for chunk in micro_batches(items, config.grad_accum):
-            batch = to_device([e for e, _ in chunk], pad_id, trainer.device)
-            batch["advantages"] = torch.tensor([a for _, a in chunk], device=trainer.device)
-            batch["old_logp"] = token_logprobs(model, batch["input_ids"], batch["attention_mask"])
-            if reference is not None:
-                batch["ref_logp"] = token_logprobs(reference, batch["input_ids"], batch["attention_mask"])
-            prepared.append(batch)
-
-    def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-        logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
-        mask = batch["mask"][:, 1:]
-        loss, metrics = grpo_loss(
-            gather_logprobs(logits, batch["input_ids"][:, 1:]), batch["old_logp"], batch["advantages"], mask,
-            clip_low=config.clip_low, clip_high=config.clip_high, ref_logp=batch.get("ref_logp"), kl_coef=config.kl_coef,
-            aggregation=config.aggregation,
-        )  # fmt: skip
-        return with_entropy(loss, metrics, logits, mask, config)
-
-    metrics = trainer.optimize(prepared, loss_fn)
+    prepared = scored_batches(trainer, items, config.grad_accum, reference)
+    metrics = trainer.optimize(prepared, clipped_loss(trainer.model, config, entropy=True))
     metrics.update(diversity_metrics)
     metrics["reward_std"] = float(rewards.std())
     return metrics
