@@ -30,7 +30,6 @@ Cells are mean +- 95% CI over training seeds (t-interval of per-seed means); det
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -299,30 +298,11 @@ def tables(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.ideacritic", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny model, two held-out seeds, one training seed")
-    parser.add_argument("--base", default="", help="start checkpoint: a zoo spec name or a folder (default base-small; smoke: tiny)")
-    parser.add_argument("--out", default="", help="output folder (default var/experiments/ideacritic[-smoke])")
-    parser.add_argument("--no-readme", action="store_true", help="print the tables without writing training/README.md")
-    args = parser.parse_args(argv)
-    from training.zoo import resolve
-    from training.zoo.build import var_root
+    from training.experiments.standalone import standalone_main
 
-    if args.smoke:
-        from training.tiny import tiny_model_path
-
-        base = args.base or str(tiny_model_path())
-    else:
-        base = str(resolve(args.base or "base-small"))
-    out = Path(args.out) if args.out else var_root() / "experiments" / ("ideacritic-smoke" if args.smoke else "ideacritic")
-    result = run_ideacritic(base, out, SMOKE if args.smoke else FULL)
-    text = tables(result)
-    print(text)
-    if not args.smoke and not args.no_readme:
-        from training.experiments.report import write_readme_section
-
-        write_readme_section(Path(__file__).parent / "README.md", "ideacritic", text)
-    return 0
+    return standalone_main(
+        argv, name="ideacritic", description=__doc__.split("\n\n")[0], run=run_ideacritic, tables=tables, smoke=SMOKE, full=FULL
+    )
 
 
 if __name__ == "__main__":
