@@ -152,12 +152,12 @@ class _Parser:
         if self.peek() == "not":
             self.take()
             self.nest()
-            node = ("not", self.negation())
+            negated = ("not", self.negation())
             self.depth -= 1
-            return node
-        node: Node = self.binary(("+", "-"), self.term)
+            return negated
+        node = self.binary(("+", "-"), self.term)
         if self.peek() in ("<", "<=", ">", ">=", "==", "!="):
-            node = ("bin", self.take(), node, self.binary(("+", "-"), self.term))
+            return ("bin", self.take(), node, self.binary(("+", "-"), self.term))
         return node
 
     def binary(self, ops: tuple[str, ...], operand: Any) -> Node:
