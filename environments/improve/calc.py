@@ -82,7 +82,8 @@ class _Parser:
         token = self.peek()
         if token is None or (expected is not None and token != expected):
             want = f"{expected!r}" if expected else "more input"
-            raise CalcError("syntax", f"program: expected {want} at token {self.i + 1}, found {token!r}")
+            found = repr(token) if token is not None else "the end of the program"
+            raise CalcError("syntax", f"program: expected {want} at token {self.i + 1}, found {found}")
         self.i += 1
         return token
 
@@ -103,6 +104,8 @@ class _Parser:
     def statements(self, closing: str | None) -> list[Node]:
         out: list[Node] = []
         while self.peek() != closing:
+            if self.peek() is None:
+                self.take(closing)  # the end arrived inside a block: says which brace is missing
             if self.peek() == ";":
                 self.take()
                 continue
