@@ -66,7 +66,7 @@ def test_it_reports_runtime_errors_precisely(source: str, code: str, message: st
 @pytest.mark.parametrize(
     ("source", "message"),
     [
-        ("__import__('os').system('true')", "program: unexpected character \"'\" at offset 11"),
+        ("__import__('os').system('true')", 'program: unexpected character "\'" at offset 11'),
         ("return x.__class__", "program: unexpected character '.' at offset 8"),
         ("return 2 ** 3", "program: expected a variable name at token 4, found '*'"),
         ("return 1 / 2", "program: unexpected character '/' at offset 9"),

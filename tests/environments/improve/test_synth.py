@@ -28,7 +28,10 @@ def test_a_record_that_does_not_rise_or_replay_is_refused() -> None:
     flat = copy.deepcopy(record)
     flat["header"]["score"]["details"]["round_scores"] = [0.5, 0.5]
     assert record_problem(flat, "chain") == "round scores do not rise strictly: [0.5, 0.5]"
-    assert record_problem(record, "final-only") == f"{len(record['header']['score']['details']['round_scores'])} rounds: final-only has exactly one"
+    assert (
+        record_problem(record, "final-only")
+        == f"{len(record['header']['score']['details']['round_scores'])} rounds: final-only has exactly one"
+    )
     tampered = copy.deepcopy(record)
     tampered["header"]["score"]["composite"] = 0.5
     assert record_problem(tampered, "chain").startswith("replay diverged")
