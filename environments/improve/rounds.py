@@ -10,6 +10,7 @@ quality, gain per round, and whether the gain kept coming late (the share of it 
 
 Tools: inspect (free), submit (one evaluation of the budget), finish.
 Rewards: the best round's final quality in [0, 1], on the step that ends the episode; unfinished scores 0.
+    Components beside final_quality (the composite): gain_per_round and late_share, figures, not parts of a sum.
 Episode End: finish (agent_stop) or max_calls tool calls (max_steps). A spent budget does not end it.
 Arguments: seed draws the cases (calc) or the dataset (tune); spec: problem, budget, max_calls.
 Version History: 1: first version (calc problems digits, gcd, isqrt; model tuning).
@@ -147,7 +148,7 @@ class RoundsEnv(Env):
         value = self.problem.quality(best["solution"] if best else None) if self.world.finished else 0.0
         metrics = self.metrics()
         return Score(
-            composite=value, passed=value >= self.task.pass_threshold, components={"final_quality": value},
+            composite=value, passed=value >= self.task.pass_threshold, components={"final_quality": value, "gain_per_round": metrics["per_round"], "late_share": metrics["late_share"]},
             termination_reason=self.world.reason,
             details={**metrics, "best_round": best["round"] if best else None, "round_scores": [r["score"] for r in self.world.rounds]},
         )  # fmt: skip
