@@ -14,7 +14,7 @@ from environments.core import TaskSpec
 from environments.improve import anchors, rounds_anchors
 from environments.improve.env import ImproveEnv
 from environments.improve.rounds import RoundsEnv
-from environments.meta import EnvMeta
+from environments.meta import EnvMeta, Panel, Series
 from environments.registry import register, register_env
 
 CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
@@ -83,4 +83,12 @@ ROUND_TASKS: tuple[TaskSpec, ...] = tuple(
 )  # fmt: skip
 for _task in ROUND_TASKS:
     register(_task, RoundsEnv)
-register_env(EnvMeta(env="improve-rounds", anchors=dict(rounds_anchors.ANCHORS), default_anchor="improver", demo_task="digits"))
+# Playable: an expert writes calc programs (or config changes) in the submit form and watches the rounds climb.
+_ROUND_PANELS = (
+    Panel("Rounds", "inspect", renderer="json", key="r"),
+    Panel("Scores", "inspect", renderer="chart", key="c", series=(Series("score", "submit", y="score", x="round"),)),
+)
+register_env(
+    EnvMeta(env="improve-rounds", playable=True, panels=_ROUND_PANELS, shortcuts={"s": "submit", "f": "finish"},
+            anchors=dict(rounds_anchors.ANCHORS), default_anchor="improver", demo_task="digits")
+)  # fmt: skip

@@ -56,6 +56,9 @@ def test_a_malformed_program_costs_nothing_and_a_spent_budget_is_refused() -> No
     refused = env.step(ToolCall("submit", {"program": "return a ** b"}))
     assert refused.is_error and refused.content["error"] == "program: expected a variable name at token 4, found '*'"
     assert env.step(ToolCall("submit", {"source": "return 1"})).is_error  # unknown argument: schema
+    assert env.step(ToolCall("submit", {"program": "x = 1;" * 334 + "return x"})).is_error  # 2,008 characters: schema
+    deep = env.step(ToolCall("submit", {"program": "return " + "(" * 40 + "a" + ")" * 40}))
+    assert deep.is_error and deep.content["error"] == "program: nesting deeper than 24"
     assert env.world.budget_left == 8 and env.world.rounds == []
     for _ in range(8):
         assert not env.step(ToolCall("submit", {"program": "while 1 { }"})).is_error  # runs out of operations: wrong, not fatal
