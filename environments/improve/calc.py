@@ -32,7 +32,7 @@ MAX_MAGNITUDE = 10**15  # |value| beyond this is an overflow error: no number gr
 KEYWORDS = ("while", "if", "else", "return", "and", "or", "not")
 FUNCTIONS: dict[str, tuple[int, Callable[..., int]]] = {"min": (2, min), "max": (2, max), "abs": (1, abs)}
 MAX_WORD = 16  # characters of a number or a name
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|<=|>=|==|!=|[-+*%<>=(){},;]))")
+_TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(//|<=|>=|==|!=|[-+*%<>=(){},;]))")
 _BINARY = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
