@@ -153,7 +153,8 @@ def _tune_data(key: str, spec_json: str, seed: int) -> tuple[Dataset, Config]:
 
 
 class TuneProblem:
-    """Solutions are config changes applied to the best config so far (model.py's space); a round scores the
+    """Solutions are config changes applied to the best config so far (the baseline until a round beats its
+    validation score; model.py's space); a round scores the
     validation R^2; the final quality is the test R^2 normalised between the baseline (0) and the reference (1)."""
 
     kind = "tune"

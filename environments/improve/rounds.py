@@ -131,7 +131,8 @@ class RoundsEnv(Env):
         solution = dict(call.arguments)
         if isinstance(self.problem, TuneProblem):  # changes apply to the best config so far; the round keeps the whole config
             best = world.best()
-            current = self.problem.config(best["solution"]) if best else self.problem.baseline
+            beaten = best is not None and best["score"] > self.problem.start_score  # else the baseline is still the best
+            current = self.problem.config(best["solution"]) if best and beaten else self.problem.baseline
             solution = current.changed(solution).to_json()
         score, feedback = self.problem.check(solution)
         world.budget_left -= 1

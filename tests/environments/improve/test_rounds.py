@@ -76,6 +76,10 @@ def test_tuning_changes_apply_to_the_best_config_and_rounds_keep_whole_configs()
     assert worse["solution"]["epochs"] == 100 and worse["score"] < first["score"]
     third = env.step(ToolCall("submit", {"degree": 2})).content  # still from round 1, the best: lr 0.1
     assert third["solution"]["lr"] == 0.1 and third["solution"]["degree"] == 2
+    fresh = rounds_env("tune", 2)
+    unbeaten = fresh.step(ToolCall("submit", {"reg": 1.0})).content  # 5 epochs at lr 0.001: no better than the baseline
+    assert unbeaten["score"] == fresh.problem.start_score == 0.0
+    assert fresh.step(ToolCall("submit", {"epochs": 20})).content["solution"] == {**fresh.problem.baseline.to_json(), "epochs": 20}
 
 
 def test_the_best_round_is_scored_on_hidden_cases_only_when_finished() -> None:
