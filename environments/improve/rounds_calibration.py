@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from environments.core import EnvError
 from environments.improve import ROUNDS_CALIBRATION_PATH
 from environments.registry import list_tasks, make
 from environments.seeds import seeds_parse
@@ -50,11 +51,19 @@ def _cell(values: list[float], threshold: float | None = None) -> dict[str, Any]
     return cell
 
 
-def calibrate(*, heldout_seeds: Sequence[int] = tuple(range(1000, 1020)), write: bool = True) -> dict[str, Any]:
-    heldout = sorted(set(heldout_seeds))
+def calibrate(
+    *, workers: int = 1, write: bool = True, tasks: list[str] | None = None, heldout_seeds: Sequence[int] | str = tuple(range(1000, 1020))
+) -> dict[str, Any]:
+    """Steps 1-3 serially (a cell takes milliseconds; a tuning seed ~1 s for its reference) and, with `write`, the
+    JSON and README tables. The signature is `python -m environments calibrate`'s; `workers` is ignored."""
+    heldout = sorted(set(seeds_parse(heldout_seeds) if isinstance(heldout_seeds, str) else heldout_seeds))
+    specs = [t for t in list_tasks("improve-rounds") if tasks is None or t.key in tasks or t.id in tasks]
+    if not specs:
+        raise EnvError("unknown_task", f"tasks: no improve-rounds task among {tasks}")
+    if overlap := sorted(set(heldout) & {s for t in specs for s in t.public_seeds}):
+        raise EnvError("bad_seeds", f"heldout seeds {overlap} are calibration seeds; choose others (default 1000-1019)")
     result: dict[str, Any] = {"command": COMMAND, "heldout_seeds": [heldout[0], heldout[-1]], "tasks": {}}
-    for task in list_tasks("improve-rounds"):
-        assert not set(heldout) & set(task.public_seeds), f"held-out seeds overlap {task.id}'s public seeds"
+    for task in specs:
         public = {a: statistics.mean(episode_score(task.id, s, a)["composite"] for s in task.public_seeds) for a in ANCHORS}
         threshold = round(min(0.95, max(max(public["do-nothing"], public["first-try"]) + 0.05, 0.8 * public["improver"])), 3)
         scores = {a: [episode_score(task.id, s, a) for s in heldout] for a in ANCHORS}
@@ -98,6 +107,10 @@ def tables(result: dict[str, Any]) -> dict[str, str]:
     return {"calibration": "\n".join(calibration), "improvement": "\n".join(improvement)}
 
 
+def table_markdown(result: dict[str, Any]) -> str:
+    return "\n\n".join(tables(result).values())
+
+
 def write_readme(result: dict[str, Any], readme: Path = README_PATH) -> None:
     text = readme.read_text()
     for name, body in tables(result).items():
@@ -113,5 +126,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog=COMMAND, description="calibrate improve-rounds")
     parser.add_argument("--heldout-seeds", default="1000-1019")
     args = parser.parse_args()
-    done = calibrate(heldout_seeds=seeds_parse(args.heldout_seeds))
-    print("\n\n".join(tables(done).values()))
+    print(table_markdown(calibrate(heldout_seeds=args.heldout_seeds)))
