@@ -1,6 +1,6 @@
 """Calibration of improve-rounds; rewrites rounds_calibration.json and the README's two improve-rounds tables.
 
-    python -m environments.improve.rounds_calibration                       # ~2 min on one core
+    python -m environments.improve.rounds_calibration                       # ~15 s on one core
     python -m environments.improve.rounds_calibration --heldout-seeds 1000-1009
 
 1. Calibration seeds (each task's public seeds 0-2): every anchor plays each; these runs alone set
