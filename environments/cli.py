@@ -247,6 +247,18 @@ def command_replay(path: str) -> int:
     return 0
 
 
+CALIBRATION_MODULES = {"improve-rounds": "environments.improve.rounds_calibration"}
+"""Environments whose calibration is not environments.<env>.calibration (two environments share one package)."""
+
+
+def calibration_module(env: str) -> Any:
+    """The module whose calibrate() and table_markdown() calibrate `env`; EnvError when it has none."""
+    try:
+        return importlib.import_module(CALIBRATION_MODULES.get(env, f"environments.{env}.calibration"))
+    except ModuleNotFoundError:
+        raise EnvError("no_calibration", f"environment {env!r} has no calibration module") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -270,10 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "replay":
             return command_replay(args.file)
         elif args.command == "calibrate":
-            try:
-                module = importlib.import_module(f"environments.{args.env}.calibration")
-            except ModuleNotFoundError:
-                raise EnvError("no_calibration", f"environment {args.env!r} has no calibration module") from None
+            module = calibration_module(args.env)
             # Only options the user gave are passed on: not every environment's calibrate takes them.
             extras = {"heldout_seeds": args.heldout_seeds, "tasks": args.tasks and args.tasks.split(",")}
             result = module.calibrate(workers=args.workers, **{k: v for k, v in extras.items() if v})

@@ -154,3 +154,13 @@ def test_workflow_plays_a_plan_with_scripted_roles_and_the_record_replays(tmp_pa
     assert main(args[:-4]) == 0  # the executor role missing: the plan is refused, recorded as agent_error
     refused = json.loads(capsys.readouterr().out)
     assert refused["termination_reason"] == "agent_error" and "'executor' is not a role of the team" in refused["error"]["message"]
+
+
+def test_calibrate_finds_each_environments_calibration_module_and_names_one_without() -> None:
+    from environments.cli import calibration_module
+    from environments.core import EnvError
+
+    assert calibration_module("improve-rounds").__name__ == "environments.improve.rounds_calibration"
+    assert calibration_module("servicedesk").__name__ == "environments.servicedesk.calibration"
+    with pytest.raises(EnvError, match="'toolgym' has no calibration module"):
+        calibration_module("toolgym")
