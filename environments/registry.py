@@ -28,6 +28,7 @@ ENV_PACKAGES: list[str] = [
     "environments.servicedesk",
     "environments.riskprobe",
     "environments.optionsdesk",
+    "environments.graphcert",
 ]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
