@@ -65,8 +65,9 @@ def verify(question: Question, certificate: Certificate, graph: KnowledgeGraph) 
         derived = graph.entities[target].name if target in graph.entities else None
     elif plan.ask == "attribute":
         assert ends[0] is not None
-        kind = graph.entities[ends[0]].kind
-        derived = next((v for k, a in plan.attribute if k == kind for v in [_edge_object(ends[0], a, certificate, used)] if v), None)
+        kind = graph.entities[ends[0]].kind  # "founded" may ask a city or an organisation: the end's kind decides
+        fields = [a for k, a in plan.attribute if k == kind]
+        derived = _edge_object(ends[0], fields[0], certificate, used) if fields else None
     else:
         ((_, attribute),) = plan.attribute
         values = [_edge_object(end or "", attribute, certificate, used) for end in ends]

@@ -210,8 +210,7 @@ class GraphCertEnv(Env):
         if call.name == "answer":
             return self._answer(str(args["text"]), [canonical(str(e)) for e in args.get("evidence", [])])
         content = self._read(call.name, args)
-        edges = [*content.get("facts", []), *(e["edge"] for e in content.get("edges", []) if isinstance(e, dict))]
-        edges += [f for m in content.get("matches", []) for f in m.get("facts", [])] + [e for e in content.get("path", [])]
+        edges = _shown_edges(content)
         for edge in edges:
             self._state.shown.setdefault(edge, self._state.steps)
         self._state.trail.append({"step": self._state.steps, "tool": call.name, "arguments": dict(args), "shown": len(edges)})
@@ -262,6 +261,12 @@ class GraphCertEnv(Env):
             termination_reason="agent_stop",
             events=[Event("episode", "answer", before=None, after=text, op="write")],
         )
+
+
+def _shown_edges(content: dict[str, Any]) -> list[str]:
+    """Every edge a read result shows: node facts, neighbour edges, a path, the facts filter matched on."""
+    edges = [*content.get("facts", []), *content.get("path", []), *(e["edge"] for e in content.get("edges", []))]
+    return edges + [fact for match in content.get("matches", []) for fact in match.get("facts", [])]
 
 
 def _error(code: str, message: str, *, done: bool = False) -> StepResult:

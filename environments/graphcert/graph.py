@@ -19,6 +19,9 @@ from environments.phantom.world import ATTRIBUTES, RELATIONS, Entity, World
 MAX_RESULTS = 20  # edges or entities one call returns at most
 PATH_VISIT_BUDGET = 5_000  # nodes a path search may expand before it gives up
 OPS = ("eq", "lt", "gt")
+# Attributes the world keeps beside the askable ones (world.py): a person's surname, an organisation's sector,
+# an event's type. They are facts like any other, so a constrained anchor ("the poet surnamed Vasq") can be found.
+EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {"person": ("family",), "organisation": ("sector",), "event": ("type",)}
 
 
 def edge_text(subject: str, relation: str, obj: object) -> str:
@@ -151,8 +154,3 @@ def schema() -> dict[str, dict[str, object]]:
         kind: {"relations": {rel: target for (k, rel), target in sorted(RELATIONS.items()) if k == kind}, "attributes": attrs[kind]}
         for kind in ATTRIBUTES
     }
-
-
-# Attributes the world keeps beside the askable ones (world.py): a person's surname, an organisation's sector,
-# an event's type. They are facts like any other, so a constrained anchor ("the poet surnamed Vasq") can be found.
-EXTRA_ATTRIBUTES: dict[str, tuple[str, ...]] = {"person": ("family",), "organisation": ("sector",), "event": ("type",)}
