@@ -96,3 +96,20 @@ def test_tasks_cover_three_splits_and_keep_the_contract():
     assert {t.split for t in tasks} == {"train", "dev", "test"} and len(tasks) == 15
     assert check_task("graphcert/mixed-rubric-dev", seed=7, steps=30) == []
     assert check_task("graphcert/lookup-test", seed=100_003, steps=30) == []
+
+
+def test_the_gymnasium_wrapper_plays_an_episode_with_cited_evidence():
+    from gymnasium.utils.env_checker import check_env
+
+    from environments.gym import ToolEnvGym
+
+    gym_env = ToolEnvGym("graphcert/lookup-dev", max_steps=8)
+    check_env(gym_env, skip_render_check=True)
+    observation, _ = gym_env.reset(seed=4)
+    assert "Question:" in json.loads(observation)["observation"]
+    env = make("graphcert/lookup-dev", 4)
+    calls = [s["tool_calls"][0] for s in run_episode(env, OraclePolicy(env))["steps"] if s.get("tool_calls")]
+    for played in calls:  # the oracle's calls, replayed through the wrapper
+        _, reward, terminated, _, _ = gym_env.step(json.dumps({"name": played["name"], "arguments": played["arguments"]}))
+    assert terminated and reward == 1.0
+    gym_env.close()
