@@ -41,9 +41,8 @@ def prepare_start(experiment: Experiment, values: dict[str, Any]) -> dict[str, A
     from environments.registry import make
     from environments.runner import run_episode
     from training import run_recipe
-    from training.zoo.build import var_root
-
     from training.experiments.runner import prompt_style_of
+    from training.zoo.build import var_root
 
     steps = WARM_STEPS_PER_STEP * int(values.get("max_steps", 1))
     prompt = prompt_style_of(values["model"], values)  # the base's own style (zoo.json), as the GRPO runs will use
