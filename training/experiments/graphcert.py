@@ -47,7 +47,7 @@ def prepare_start(experiment: Experiment, values: dict[str, Any]) -> dict[str, A
     steps = WARM_STEPS_PER_STEP * int(values.get("max_steps", 1))
     prompt = prompt_style_of(values["model"], values)  # the base's own style (zoo.json), as the GRPO runs will use
     style = {"compact_tools": prompt.compact_tools, "max_result_chars": prompt.max_result_chars}
-    key = {"model": values["model"], "steps": steps, "seeds": [DEMO_SEEDS.start, DEMO_SEEDS.stop], **style}
+    key = {"model": str(values["model"]), "steps": steps, "seeds": [DEMO_SEEDS.start, DEMO_SEEDS.stop], **style}
     folder = var_root() / "experiments" / "graphcert" / f"warm-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]}"
     done = folder / "start.json"
     if not done.exists():
@@ -58,7 +58,7 @@ def prepare_start(experiment: Experiment, values: dict[str, Any]) -> dict[str, A
         folder.mkdir(parents=True, exist_ok=True)
         data = folder / "demonstrations.jsonl"
         data.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        config = {"model": values["model"], "data": str(data), "max_steps": steps, "batch_size": WARM_BATCH, "max_tokens": 1024,
+        config = {"model": str(values["model"]), "data": str(data), "max_steps": steps, "batch_size": WARM_BATCH, "max_tokens": 1024,
                   "learning_rate": WARM_LEARNING_RATE, "seed": 0, "output_dir": str(folder / "sft"), **style}  # fmt: skip
         run = run_recipe("sft", config)
         done.write_text(json.dumps({"checkpoint": run.final_checkpoint, **key}))  # written last: a complete start
