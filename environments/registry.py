@@ -29,6 +29,7 @@ ENV_PACKAGES: list[str] = [
     "environments.riskprobe",
     "environments.optionsdesk",
     "environments.workdesk",
+    "environments.graphcert",
 ]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}

@@ -142,6 +142,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.constitution",
     "training.experiments.hat",
     "training.experiments.arex",
+    "training.experiments.graphcert",
 )
 
 

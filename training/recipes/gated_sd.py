@@ -27,11 +27,11 @@ from typing import Any
 import torch
 
 from environments.analyzers import StepAnalysis, analyze_record
-from training.data import PromptStyle, TokenizedEpisode, encode_text, record_reward, render_chat
+from training.data import PromptStyle, TokenizedEpisode, encode_text, render_chat
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import grpo_loss, kl_full, reverse_kl_sampled
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.grpo import GRPOConfig, grpo_advantages, with_entropy
+from training.recipes.grpo import GRPOConfig, grpo_advantages, training_reward, with_entropy
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
@@ -199,7 +199,7 @@ def run(config: GatedSDConfig, hooks: Hooks | None = None) -> RunResult:
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
-        rewards = torch.tensor([record_reward(r) for r in records])
+        rewards = torch.tensor([training_reward(r, config.reward_component) for r in records])
         advantages, diversity_metrics = grpo_advantages(records, rewards, config)
         analyses = [dict(analyze_record(r)) for r in records]
         items = [(i, e) for i, e in tokenized(records, tokenizer)]

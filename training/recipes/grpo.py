@@ -50,6 +50,8 @@ class GRPOConfig(OnPolicyConfig):
     """TJPO: a passed rollout's advantage gains this × its mean descriptor distance to its group (0: GRPO)."""
     entropy_coef: float = 0.0
     """Weight of the entropy bonus on the agent tokens' next-token distribution (0: none; entropy is logged)."""
+    reward_component: str = ""
+    """A score component to train on instead of the composite ("" keeps data.record_reward), e.g. "rubric" on graphcert."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -66,6 +68,8 @@ class GRPOConfig(OnPolicyConfig):
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         if self.group_size < 2:
             out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 rollouts per group")
+        if self.reward_component and not self.reward_component.replace("_", "").isalnum():
+            out.append(f"reward_component={self.reward_component!r}: must be a score component's name, like 'rubric'")
         return out
 
 
@@ -78,7 +82,7 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
-        rewards = torch.tensor([record_reward(r) for r in records])  # composite, less consultation costs in a team
+        rewards = torch.tensor([training_reward(r, config.reward_component) for r in records])
         advantages, diversity_metrics = grpo_advantages(records, rewards, config)
         items = [(episode, float(advantages[index])) for index, episode in tokenized(records, tokenizer)]
         prepared = scored_batches(trainer, items, config.grad_accum, reference)
@@ -92,6 +96,17 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
         trainer.log(metrics)
         trainer.maybe_save()
     return trainer.finish()
+
+
+def training_reward(record: dict[str, Any], component: str) -> float | None:
+    """The rollout's reward: the named score component, or without one data.record_reward (the composite, less
+    consultation costs in a team). A component the score lacks is a configuration error, raised with what it has."""
+    if not component:
+        return record_reward(record)
+    components = (record["header"].get("score") or {}).get("components") or {}
+    if component not in components:
+        raise ValueError(f"reward_component={component!r}: the score of {record['header'].get('task')} has only {sorted(components)}")
+    return float(components[component])
 
 
 def grpo_advantages(records: list[dict[str, Any]], rewards: torch.Tensor, config: GRPOConfig) -> tuple[torch.Tensor, dict[str, float]]:

@@ -38,7 +38,7 @@ from environments.roles import ACTOR, CONSULT, CONSULTANT, step_role
 from training.data import TokenizedEpisode, collate, record_reward, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.modeling import load_model, token_logprobs
-from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, scored_batches
+from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, scored_batches, training_reward
 from training.recipes.onpolicy import pick_jobs, should_evaluate, tokenized
 from training.recipes.sft import sft_step_loss
 from training.sampling import Consultation, Router, continue_episodes, episode_stats, rollout_episodes
@@ -297,7 +297,7 @@ def evaluate(trainer: Trainer, config: SibylConfig, consultation: Consultation |
 def grpo_update(trainer: Trainer, config: SibylConfig, records: list[dict[str, Any]], reference: Any) -> dict[str, float]:
     """One clipped-surrogate step on the records with group-relative advantages of their rewards (net of consultation
     costs), as training/recipes/grpo.py takes it; a step whose episodes train no token is skipped."""
-    rewards = torch.tensor([record_reward(r) for r in records])
+    rewards = torch.tensor([training_reward(r, config.reward_component) for r in records])  # net of consultation costs
     advantages, diversity_metrics = grpo_advantages(records, rewards, config)
     items = [(episode, float(advantages[i])) for i, episode in tokenized(records, trainer.tokenizer)]
     if not items:
