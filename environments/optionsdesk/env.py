@@ -17,7 +17,9 @@ Episode End
 Arguments
     The task picks the period of the seed's history (train / validation / out-of-sample). Options: `news`
     (default true; false answers read_news with nothing, the ablation), `expert` (default false; adds
-    place_order), `window_start` and `window_days` (a sub-window of the period, for short training episodes).
+    place_order), `window_start` and `window_days` (a sub-window of the period, for short training episodes),
+    `compact` (default false; one-line results for the frequent tools, compact.py). A short task (compact.py
+    SHORT_TASKS) sets these as its defaults, its window picked by the seed; options given explicitly win.
 
 Version History
     1: first version.
@@ -31,6 +33,7 @@ from typing import Any
 from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.optionsdesk.book import STOCK_HALF_SPREAD, Leg
 from environments.optionsdesk.chain import is_listed, parse_contract, quotes
+from environments.optionsdesk.compact import compact_result, seed_window
 from environments.optionsdesk.market import SYMBOLS, Market, market_for
 from environments.optionsdesk.resolver import Request, ResolveError, resolve
 from environments.optionsdesk.scoring import composite, metrics
@@ -65,6 +68,7 @@ class OptionsDeskEnv(Env):
             "expert": {"type": "boolean"},
             "window_start": {"type": "integer", "minimum": 0, "maximum": 200},
             "window_days": {"type": "integer", "minimum": 5, "maximum": 200},
+            "compact": {"type": "boolean"},
         },
         "additionalProperties": False,
     }
@@ -72,8 +76,12 @@ class OptionsDeskEnv(Env):
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         first, last = PERIODS[str(task.spec["period"])]
-        self.start = first + int(self.options.get("window_start", 0))
-        self.end = min(last, self.start + int(self.options.get("window_days", last - first)))
+        # a short task's fields are defaults under the episode's own options (self.options stays what was asked)
+        self.settings: dict[str, Any] = {**{k: task.spec[k] for k in ("news", "compact", "window_days") if k in task.spec}, **self.options}
+        days = int(self.settings.get("window_days", last - first))
+        offset = seed_window(seed, last - first, days) if "window_days" in task.spec else 0
+        self.start = first + int(self.settings.get("window_start", offset))
+        self.end = min(last, self.start + days)
         if self.end - self.start < 5:
             raise EnvError(
                 "bad_options",
@@ -81,7 +89,7 @@ class OptionsDeskEnv(Env):
             )
         self.market: Market = market_for(seed)
         self.desk: Desk = new_desk(start=self.start, end=self.end)
-        self._tools = [SNAPSHOT, CHAIN, PORTFOLIO, NEWS, HISTORY, OPEN, *([ORDER] if self.options.get("expert") else []), CLOSE, NEXT_DAY]
+        self._tools = [SNAPSHOT, CHAIN, PORTFOLIO, NEWS, HISTORY, OPEN, *([ORDER] if self.settings.get("expert") else []), CLOSE, NEXT_DAY]
 
     def reset(self) -> Observation:
         self.desk = new_desk(start=self.start, end=self.end)
@@ -109,6 +117,8 @@ class OptionsDeskEnv(Env):
         if problem := validate_arguments(spec.parameters, call.arguments):
             return StepResult(content={"error": problem}, is_error=True)
         result = self._apply(call.name, call.arguments)
+        if self.settings.get("compact") and isinstance(result.content, dict):
+            result.content = compact_result(call.name, result.content)
         if self.desk.finished:
             result.done, result.termination_reason = True, self.desk.reason
             result.reward = self.score().composite
@@ -123,7 +133,7 @@ class OptionsDeskEnv(Env):
         if name == "portfolio":
             return StepResult(content=portfolio_view(market, desk))
         if name == "read_news":
-            if self.options.get("news") is False:
+            if self.settings.get("news") is False:
                 return StepResult(content={"headlines": [], "note": "news is switched off in this episode"})
             return StepResult(content=news_view(market, desk.day, int(args.get("days", 5))))
         if name == "pnl_history":

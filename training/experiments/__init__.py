@@ -141,6 +141,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.sibyl",
     "training.experiments.constitution",
     "training.experiments.hat",
+    "training.experiments.optionsdesk",
 )
 
 
