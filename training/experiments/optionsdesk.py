@@ -147,7 +147,8 @@ EXPERIMENT = register(
         train_seeds=(0, 1, 2),
         smoke={
             "sft_steps": 1,
-            "sft_batch_size": 2,
+            "sft_batch_size": 1,
+            "sft_max_tokens": 1024,
             "max_steps": 1,
             "tasks_per_step": 1,
             "group_size": 2,
