@@ -148,7 +148,6 @@ EXPERIMENT = register(
         smoke={
             "sft_steps": 1,
             "sft_batch_size": 1,
-            "sft_max_tokens": 1024,
             "max_steps": 1,
             "tasks_per_step": 1,
             "group_size": 2,
