@@ -122,6 +122,7 @@ EXPERIMENT = register(
         ),
         shared={
             "task": TRAIN_TASK,
+            "compact_tools": True,  # a base without a zoo prompt style: one line per tool (the demonstrations: ~1,900 tiny-tokenizer tokens, not ~4,200)
             "sft_steps": 20,  # sized to this session's CPU (2 shared cores)
             "sft_batch_size": 4,
             "sft_learning_rate": 2.5e-4,
