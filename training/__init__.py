@@ -35,6 +35,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "sibyl": ("training.recipes.sibyl", "SibylConfig"),
     "constitution": ("training.recipes.constitution", "ConstitutionConfig"),
     "hat": ("training.recipes.hat", "HATConfig"),
+    "sft_grpo": ("training.recipes.sft_grpo", "SFTGRPOConfig"),
 }
 
 

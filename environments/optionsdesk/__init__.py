@@ -15,8 +15,10 @@ from environments.core import TaskSpec
 from environments.meta import Column, EnvMeta, Highlight, Panel, Series, SortKey
 from environments.optionsdesk.anchors import AlwaysStraddle, HindsightOracle, NoTrade, RegimeRule
 from environments.optionsdesk.calibration import load_thresholds
+from environments.optionsdesk.compact import SHORT_TASKS, WINDOW_DAYS
 from environments.optionsdesk.env import OptionsDeskEnv
 from environments.optionsdesk.learned import EVAL_SEEDS_FROM, LearnedSelector
+from environments.optionsdesk.probes import PROBE_FAMILIES
 from environments.optionsdesk.world import PERIODS
 from environments.registry import register, register_env
 
@@ -33,6 +35,29 @@ for _key, (_first, _last) in PERIODS.items():
     register(
         TaskSpec(env="optionsdesk", key=_key, split=_SPLITS[_key], description=_DESCRIPTIONS[_key], horizon=f"{_last - _first} days",
                  pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD), spec={"period": _key}, public_seeds=_seeds),
+        OptionsDeskEnv,
+    )  # fmt: skip
+_SHORT_DESCRIPTIONS = {
+    "train-short": "Trade a 10-day window of the history's training period (compact results).",
+    "train-short-nonews": "Trade a 10-day window of the history's training period without news (compact results).",
+    "oos-short": "Trade a 10-day window of the history's out-of-sample period (compact results).",
+}
+_PROBE_DESCRIPTIONS = {
+    "insurance": "Decide whether to insure the desk's index position with a protective put at the quoted premium.",
+    "deal": "Take a counterparty's certain share, or trade the risky call spread on the desk's own book.",
+}
+for _key, _spec in SHORT_TASKS.items():
+    _period = str(_spec["period"])
+    _seeds = (0, 1, 2) if _period == "train" else (EVAL_SEEDS_FROM, EVAL_SEEDS_FROM + 1, EVAL_SEEDS_FROM + 2)
+    register(
+        TaskSpec(env="optionsdesk", key=_key, split=_SPLITS[_period], description=_SHORT_DESCRIPTIONS[_key], horizon=f"{WINDOW_DAYS} days",
+                 pass_threshold=_thresholds.get(_period, DEFAULT_THRESHOLD), spec=dict(_spec), public_seeds=_seeds),
+        OptionsDeskEnv,
+    )  # fmt: skip
+for _family in PROBE_FAMILIES:
+    register(
+        TaskSpec(env="optionsdesk", key=f"probe-{_family}", split="test", description=_PROBE_DESCRIPTIONS[_family], horizon="1 call",
+                 pass_threshold=1.0, spec={"period": "oos", "probe": _family}, public_seeds=(EVAL_SEEDS_FROM, EVAL_SEEDS_FROM + 1)),
         OptionsDeskEnv,
     )  # fmt: skip
 

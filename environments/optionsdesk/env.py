@@ -17,7 +17,12 @@ Episode End
 Arguments
     The task picks the period of the seed's history (train / validation / out-of-sample). Options: `news`
     (default true; false answers read_news with nothing, the ablation), `expert` (default false; adds
-    place_order), `window_start` and `window_days` (a sub-window of the period, for short training episodes).
+    place_order), `window_start` and `window_days` (a sub-window of the period, for short training episodes),
+    `compact` (default false; one-line results for the frequent tools, compact.py). A short task (compact.py
+    SHORT_TASKS) sets these as its defaults, its window picked by the seed; options given explicitly win.
+    `probe` (insurance / deal; the tasks probe-insurance and probe-deal): one risk decision with explicit stakes
+    over the desk's resources (probes.py) on an out-of-sample day: reads work, trading is closed, riskprobe's
+    `choose` tool decides and ends the episode; the composite is then 1 for a valid choice (riskprobe's rule).
 
 Version History
     1: first version.
@@ -25,13 +30,18 @@ Version History
 
 from __future__ import annotations
 
+import hashlib
+import json
 import pickle
+import random
 from typing import Any
 
 from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.optionsdesk.book import STOCK_HALF_SPREAD, Leg
 from environments.optionsdesk.chain import is_listed, parse_contract, quotes
+from environments.optionsdesk.compact import compact_result, seed_window
 from environments.optionsdesk.market import SYMBOLS, Market, market_for
+from environments.optionsdesk.probes import PROBE_FAMILIES, desk_probe, draw_outcome, probe_day
 from environments.optionsdesk.resolver import Request, ResolveError, resolve
 from environments.optionsdesk.scoring import composite, metrics
 from environments.optionsdesk.tools import (
@@ -51,8 +61,13 @@ from environments.optionsdesk.tools import (
     snapshot_view,
 )  # fmt: skip
 from environments.optionsdesk.world import CAPITAL, PERIODS, Desk, desk_advance, desk_close, desk_open, equity_now, new_desk
+from environments.riskprobe.cara import expected_value
+from environments.riskprobe.env import choose_tool
+from environments.riskprobe.probes import Probe
 
 CALLS_PER_DAY = 12
+TRADING = ("open_strategy", "place_order", "close_position", "next_day")  # closed in a probe episode (a preview is a read)
+PROBE_CLOSED = "this episode is one decision: trading is closed; read what you need and answer with choose"
 
 
 class OptionsDeskEnv(Env):
@@ -65,6 +80,8 @@ class OptionsDeskEnv(Env):
             "expert": {"type": "boolean"},
             "window_start": {"type": "integer", "minimum": 0, "maximum": 200},
             "window_days": {"type": "integer", "minimum": 5, "maximum": 200},
+            "compact": {"type": "boolean"},
+            "probe": {"type": "string", "enum": list(PROBE_FAMILIES)},
         },
         "additionalProperties": False,
     }
@@ -72,8 +89,18 @@ class OptionsDeskEnv(Env):
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         first, last = PERIODS[str(task.spec["period"])]
-        self.start = first + int(self.options.get("window_start", 0))
-        self.end = min(last, self.start + int(self.options.get("window_days", last - first)))
+        # a short task's fields are defaults under the episode's own options (self.options stays what was asked)
+        defaults: dict[str, Any] = {k: task.spec[k] for k in ("news", "compact", "window_days", "probe") if k in task.spec}
+        self.settings: dict[str, Any] = {**defaults, **self.options}
+        days = int(self.settings.get("window_days", last - first))
+        offset = seed_window(seed, last - first, days) if "window_days" in task.spec else 0
+        self.start = first + int(self.settings.get("window_start", offset))
+        self.end = min(last, self.start + days)
+        self.probe: Probe | None = None
+        self.decision: tuple[str, float] | None = None  # (option chosen, its drawn outcome in credits) in a probe episode
+        if family := self.settings.get("probe"):
+            self.probe, self.start = desk_probe(family, seed), probe_day(family, seed)
+            self.end = self.start + 5  # never reached: the decision ends the episode
         if self.end - self.start < 5:
             raise EnvError(
                 "bad_options",
@@ -81,10 +108,16 @@ class OptionsDeskEnv(Env):
             )
         self.market: Market = market_for(seed)
         self.desk: Desk = new_desk(start=self.start, end=self.end)
-        self._tools = [SNAPSHOT, CHAIN, PORTFOLIO, NEWS, HISTORY, OPEN, *([ORDER] if self.options.get("expert") else []), CLOSE, NEXT_DAY]
+        self._tools = [SNAPSHOT, CHAIN, PORTFOLIO, NEWS, HISTORY, OPEN, *([ORDER] if self.settings.get("expert") else []), CLOSE, NEXT_DAY]
+        if self.probe is not None:
+            self._tools.append(choose_tool(self.probe))
 
     def reset(self) -> Observation:
         self.desk = new_desk(start=self.start, end=self.end)
+        self.decision = None
+        if self.probe is not None:
+            text = f"{self.probe.text}\nThe desk's tools read the market of day {self.start}; trading is closed in this episode."
+            return Observation(text=text, data={"family": self.probe.family, "resources": self.probe.resources, "day": self.start})
         text = (
             f"You run an options desk with ${CAPITAL:,.0f}. Underlyings: {', '.join(SYMBOLS)} (IDX is the index). "
             f"Today is day {self.start}; the episode ends at the close of day {self.end}, when the book is liquidated. "
@@ -109,6 +142,8 @@ class OptionsDeskEnv(Env):
         if problem := validate_arguments(spec.parameters, call.arguments):
             return StepResult(content={"error": problem}, is_error=True)
         result = self._apply(call.name, call.arguments)
+        if self.settings.get("compact") and isinstance(result.content, dict):
+            result.content = compact_result(call.name, result.content)
         if self.desk.finished:
             result.done, result.termination_reason = True, self.desk.reason
             result.reward = self.score().composite
@@ -123,11 +158,13 @@ class OptionsDeskEnv(Env):
         if name == "portfolio":
             return StepResult(content=portfolio_view(market, desk))
         if name == "read_news":
-            if self.options.get("news") is False:
+            if self.settings.get("news") is False:
                 return StepResult(content={"headlines": [], "note": "news is switched off in this episode"})
             return StepResult(content=news_view(market, desk.day, int(args.get("days", 5))))
         if name == "pnl_history":
             return StepResult(content=history_view(desk))
+        if self.probe is not None and (name == "choose" or name in TRADING and not args.get("preview")):
+            return self._decide(args["option"]) if name == "choose" else StepResult(content={"error": PROBE_CLOSED}, is_error=True)
         if name == "next_day":
             event = desk_advance(market, desk)
             return StepResult(content=event, events=[Event("desk", "day", before=desk.day - 1, after=desk.day)])
@@ -136,6 +173,20 @@ class OptionsDeskEnv(Env):
         if name == "open_strategy":
             return self._open(args)
         return self._order(args)
+
+    def make_probe(self) -> Probe | None:
+        """The decision this episode poses (None outside probe tasks); riskprobe's CARA anchors read it."""
+        return self.probe
+
+    def _decide(self, option: str) -> StepResult:
+        assert self.probe is not None, "choose exists only in probe episodes"
+        draw = random.Random(f"optionsdesk/outcome/{self.probe.family}/{self.seed}").random()  # fixed per seed, whatever is chosen
+        outcome = draw_outcome(self.probe.lottery(option), draw)
+        self.decision = (option, outcome)
+        self.desk.finished, self.desk.reason = True, "agent_stop"
+        before = self.probe.resources
+        content = {"option": option, "change": round(outcome), "resources": round(before + outcome)}
+        return StepResult(content=content, events=[Event("desk", "credits", before=before, after=round(before + outcome))])
 
     def _open(self, args: dict[str, Any]) -> StepResult:
         request = Request(
@@ -205,6 +256,13 @@ class OptionsDeskEnv(Env):
         )
 
     def score(self) -> Score:
+        if self.probe is not None:
+            answered = 1.0 if self.decision else 0.0
+            value = expected_value(self.probe.lottery(self.decision[0])) if self.decision else 0.0
+            return Score(composite=answered, passed=answered >= self.task.pass_threshold, termination_reason=self.termination_reason,
+                         components={"answered": answered, "expected_value": value},
+                         details={"family": self.probe.family, "choice": self.decision and self.decision[0],
+                                  "outcome": self.decision and self.decision[1]})  # fmt: skip
         m = metrics(equity=self.desk.equity, traded=self.desk.traded)
         value = composite(m) if self.desk.finished else 0.0
         details = {"days": len(self.desk.equity) - 1, "fees": round(self.desk.fees_paid, 2), "margin_calls": self.desk.margin_calls}
@@ -212,13 +270,16 @@ class OptionsDeskEnv(Env):
                      termination_reason=self.desk.reason, details=details)  # fmt: skip
 
     def snapshot(self) -> bytes:
-        return pickle.dumps(self.desk)
+        return pickle.dumps(self.desk if self.probe is None else (self.desk, self.decision))
 
     def restore(self, blob: bytes) -> None:
-        self.desk = pickle.loads(blob)
+        state = pickle.loads(blob)
+        self.desk, self.decision = state if self.probe is not None else (state, None)
 
     def state_hash(self) -> str:
-        return self.desk.state_hash()
+        if self.probe is None:
+            return self.desk.state_hash()
+        return hashlib.sha256(json.dumps([self.desk.state_hash(), self.decision]).encode()).hexdigest()[:32]
 
     @property
     def done(self) -> bool:

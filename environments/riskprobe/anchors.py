@@ -7,20 +7,29 @@ from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
 from environments.riskprobe.cara import certainty_equivalent
-from environments.riskprobe.env import probe_for
 from environments.riskprobe.fit import logit_choice
+from environments.riskprobe.probes import Probe
 
 CONSTITUTION_A = 0.002  # per credit: the constitution's risk aversion (training/recipes/constitution.py), also the "averse" anchor's
 
 
+def posed_probe(env: Env) -> Probe:
+    """The decision an environment poses: its `make_probe()` (riskprobe's env; the options desk's probe tasks)."""
+    make_probe = getattr(env, "make_probe", None)
+    probe = make_probe() if callable(make_probe) else None
+    assert isinstance(probe, Probe), f"{env.task.id} poses no risk probe"
+    return probe
+
+
 class CaraPolicy(Policy):
     """Chooses by the logit rule over certainty equivalents under CARA with coefficient `a` (environments.riskprobe.fit);
-    precision None takes the highest certainty equivalent. It rebuilds the probe from the task and seed it was made for."""
+    precision None takes the highest certainty equivalent. It rebuilds the probe from the task and seed it was made for
+    (the environment's make_probe, a pure function of both: also the options desk's probe tasks)."""
 
     name = "riskprobe-cara"
 
     def __init__(self, env: Env, seed: int, *, a: float, precision: float | None = None) -> None:
-        self.probe = probe_for(env.task, env.seed)
+        self.probe = posed_probe(env)
         self.a, self.precision, self.rng = a, precision, random.Random(f"riskprobe/cara/{seed}")
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
@@ -42,7 +51,7 @@ class RandomChooser(Policy):
     name = "riskprobe-random"
 
     def __init__(self, env: Env, seed: int) -> None:
-        self.names = probe_for(env.task, env.seed).names
+        self.names = posed_probe(env).names
         self.rng = random.Random(f"riskprobe/random/{seed}")
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:

@@ -76,10 +76,15 @@ class RiskProbeEnv(Env):
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         self.max_calls = int(task.spec.get("max_calls", 3))
-        self.world = World(probe_for(task, seed))
+        self.world = World(self.make_probe())
+
+    def make_probe(self) -> Probe:
+        """This episode's probe; environments that pose probes of their own (the options desk's probe tasks) have a
+        `make_probe` too, which riskprobe's anchors read (anchors.posed_probe)."""
+        return probe_for(self.task, self.seed)
 
     def reset(self) -> Observation:
-        self.world = World(probe_for(self.task, self.seed))
+        self.world = World(self.make_probe())
         probe = self.world.probe
         return Observation(text=probe.text, data={"family": probe.family, "resources": probe.resources})
 

@@ -143,6 +143,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.hat",
     "training.experiments.arex",
     "training.experiments.graphcert",
+    "training.experiments.optionsdesk",
 )
 
 

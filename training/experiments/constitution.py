@@ -21,9 +21,14 @@ and the mean probability of the option the constitution ranks first. Choices are
 each option's canonical `choose` turn at the probe's first prompt, renormalised over the options (so a model that
 rarely produces a valid call still has a measurable preference); the fit is environments/riskprobe/fit.py.
 
-Not measured yet: utility on the options desk (environments/optionsdesk/, landing separately). The hook is this
-module's `constitution_measures`: once that environment exists, add the certainty equivalent under the
-constitution's a of each held-out options-desk episode's P&L beside the probe measures.
+Utility on the options desk (`desk_measures`, beside the probe measures): the same choice probabilities on the
+desk's own probes (optionsdesk/probe-insurance and probe-deal: a protective put at the chain's premium, a certain
+share against the risky spread, stakes in credits of $100 over the desk's $1,000,000), their fitted a, and the
+desk utility under the constitution's a: the expected certainty equivalent of the model's choice (Σ_k q_k CE_a(k),
+credits, mean over probes) and the utility it gives up against the constitution's own choice (max_k CE_a(k) minus
+that). And the certainty equivalent under a of the P&L of DESK_EPISODES greedy 10-day out-of-sample trading
+episodes (optionsdesk/oos-short), each episode an equally likely outcome: what a desk run by the checkpoint is worth
+to a CARA owner (0 for a model that never trades, negative for one that trades badly).
 """
 
 from __future__ import annotations
@@ -34,14 +39,19 @@ from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuCon
 
 TRAIN_TASK = "riskprobe/train-mix"
 EVAL_TASK = "riskprobe/eval"  # mixed (dev split) and deal (test split): families the training never showed
+DESK_PROBE_TASKS = ("optionsdesk/probe-insurance", "optionsdesk/probe-deal")
+DESK_PROBES = 32  # desk probes per checkpoint (the first test seeds, alternating the two tasks)
+DESK_TRADING_TASK = "optionsdesk/oos-short"
+DESK_EPISODES = 8  # greedy trading episodes per checkpoint (the first test seeds; each up to DESK_MAX_TURNS turns)
+DESK_MAX_TURNS = 24
 
 
 def choice_decisions(model: Any, tokenizer: Any, jobs: list[tuple[str, int]], style: Any) -> list[tuple[Any, list[float]]]:
     """(probe, choice probabilities over its options) per (task, seed) job, read at the probe's first prompt."""
     import torch
 
-    from environments.registry import get_task
-    from environments.riskprobe.env import probe_for
+    from environments.registry import make
+    from environments.riskprobe.anchors import posed_probe
     from training.recipes.constitution import choice_logprobs
     from training.sampling import rollout_episodes
 
@@ -49,21 +59,71 @@ def choice_decisions(model: Any, tokenizer: Any, jobs: list[tuple[str, int]], st
         records = rollout_episodes(model, tokenizer, jobs, max_turns=1, max_new_tokens=1, temperature=0.0, style=style)
         out = []
         for (task, seed), record in zip(jobs, records, strict=True):
-            probe = probe_for(get_task(task), seed)
+            probe = posed_probe(make(task, seed))  # riskprobe's probes and the options desk's alike
             prompt = list(record["steps"][1]["prompt_token_ids"])
             out.append((probe, torch.softmax(choice_logprobs(model, tokenizer, prompt, probe.names), 0).tolist()))
     return out
 
 
+def choice_utility(chosen: list[tuple[Any, list[float]]], a: float) -> tuple[float, float]:
+    """(mean over probes of the choice's expected certainty equivalent Σ_k q_k CE_a(k), mean of max_k CE_a(k) minus it),
+    in the probes' credits."""
+    from environments.riskprobe.cara import certainty_equivalent
+
+    values, gaps = [], []
+    for probe, q in chosen:
+        ce = [certainty_equivalent(a, lottery) for _, lottery in probe.options]
+        values.append(sum(w * c for w, c in zip(q, ce, strict=True)))
+        gaps.append(max(ce) - values[-1])
+    return sum(values) / len(values), sum(gaps) / len(gaps)
+
+
+def pnl_certainty_equivalent(pnls: list[float], a: float) -> float:
+    """CE_a of the P&Ls (credits) taken as equally likely outcomes."""
+    from environments.riskprobe.cara import certainty_equivalent
+
+    return certainty_equivalent(a, tuple((1 / len(pnls), x) for x in pnls))
+
+
+def desk_measures(model: Any, tokenizer: Any, style: Any, seeds: list[int], a: float) -> dict[str, float]:
+    """The options-desk measures of the module docstring for one checkpoint."""
+    import torch
+
+    from environments.optionsdesk.probes import DOLLARS_PER_CREDIT
+    from environments.optionsdesk.world import CAPITAL
+    from environments.riskprobe.fit import Decision, fit_cara
+    from training.sampling import rollout_episodes
+
+    jobs = [(DESK_PROBE_TASKS[i % len(DESK_PROBE_TASKS)], s) for i, s in enumerate(seeds[:DESK_PROBES])]
+    chosen = choice_decisions(model, tokenizer, jobs, style)
+    fit = fit_cara([Decision(tuple(lottery for _, lottery in probe.options), tuple(q)) for probe, q in chosen])
+    utility, gap = choice_utility(chosen, a)
+    with torch.no_grad():
+        records = rollout_episodes(model, tokenizer, [(DESK_TRADING_TASK, s) for s in seeds[:DESK_EPISODES]], max_turns=DESK_MAX_TURNS,
+                                   max_new_tokens=48, temperature=0.0, style=style)  # fmt: skip
+    pnls = [float(r["header"]["score"]["components"]["total_return"]) * CAPITAL / DOLLARS_PER_CREDIT for r in records]
+    return {
+        "desk fitted a": fit.a,
+        "desk a 95% low": fit.low,
+        "desk a 95% high": fit.high,
+        "desk consistency": fit.consistency,
+        "desk choice CE (credits)": utility,
+        "desk CE given up (credits)": gap,
+        "desk trading P&L CE (credits)": pnl_certainty_equivalent(pnls, a),
+    }
+
+
 def constitution_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
-    """Experiment.measures: the fitted a (95% interval), consistency and P(the constitution's first choice) on EVAL_TASK."""
+    """Experiment.measures: the fitted a (95% interval), consistency and P(the constitution's first choice) on EVAL_TASK,
+    and the options-desk measures (desk_measures)."""
     from environments.riskprobe.anchors import CONSTITUTION_A
     from environments.riskprobe.fit import Decision, fit_cara
     from training.experiments.runner import evaluation_jobs, load_checkpoint, prompt_style_of
     from training.recipes.constitution import option_values
 
     model, tokenizer = load_checkpoint(checkpoint, base)
-    chosen = choice_decisions(model, tokenizer, evaluation_jobs(EVAL_TASK, seeds), prompt_style_of(base, values))
+    style = prompt_style_of(base, values)
+    chosen = choice_decisions(model, tokenizer, evaluation_jobs(EVAL_TASK, seeds), style)
     fit = fit_cara([Decision(tuple(lottery for _, lottery in probe.options), tuple(q)) for probe, q in chosen])
     a = float(values.get("risk_aversion", CONSTITUTION_A))
     first = [q[(v := option_values(probe, a)[0]).index(max(v))] for probe, q in chosen]
@@ -74,6 +134,7 @@ def constitution_measures(checkpoint: str, base: str, values: dict[str, Any], se
         "consistency": fit.consistency,
         "choice precision": fit.precision,
         "P(constitution's choice)": sum(first) / len(first),
+        **desk_measures(model, tokenizer, style, seeds, a),
     }
 
 
