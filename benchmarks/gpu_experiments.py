@@ -40,9 +40,10 @@ def build_random_model(folder: Path, architecture: dict[str, Any], seed: int) ->
     return folder
 
 
-def arm_config(experiment: Any, arm: Any, student: Path, teacher: Path, work: Path) -> dict[str, Any]:
-    """The arm's recipe config for the GPU run: shared + arm + first grid point + GPU overrides, restricted to the
-    fields the arm's recipe has (an SFT-family recipe has no `task` or `eval_seed_start`)."""
+def arm_config(experiment: Any, arm: Any, student: Path, teacher: Path, work: Path, *, prepare: Any = None) -> dict[str, Any]:
+    """The arm's recipe config for the GPU run: shared + arm + first grid point + GPU overrides (+ what the
+    experiment's `prepare` makes, as the runner adds it; `prepare` replaces that function), restricted to the fields
+    the arm's recipe has (an SFT-family recipe has no `task` or `eval_seed_start`)."""
     import dataclasses
 
     from training import recipe_config_class
@@ -54,6 +55,10 @@ def arm_config(experiment: Any, arm: Any, student: Path, teacher: Path, work: Pa
     config.update(eval_seed_start=experiment.evaluation.dev_seeds[0], task=experiment.evaluation.task)
     if experiment.needs_teacher:
         config["teacher"] = str(teacher)
+    if experiment.prepare:
+        from training.experiments.runner import dotted_function
+
+        config.update((prepare or dotted_function(experiment.prepare))(experiment, config))
     known = {f.name for f in dataclasses.fields(recipe_config_class(arm.recipe))}
     return {name: value for name, value in config.items() if name in known}
 

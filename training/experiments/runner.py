@@ -85,7 +85,7 @@ def config_hash(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
-def _function(dotted: str) -> Callable[..., dict[str, Any]]:
+def dotted_function(dotted: str) -> Callable[..., dict[str, Any]]:
     """The callable named "package.module:function"."""
     module, _, name = dotted.partition(":")
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
@@ -199,7 +199,7 @@ class _Runs:
         episode: the runner's evaluation is the one reported) are set only where the recipe's config has them."""
         config = {**self.values, **self.arm.overrides, **point, "model": self.base, "seed": seed, "save_every": 0}
         if self.experiment.prepare:
-            config.update(_function(self.experiment.prepare)(self.experiment, config))
+            config.update(dotted_function(self.experiment.prepare)(self.experiment, config))
         style = prompt_style_of(self.base, config)
         harness: dict[str, Any] = {
             "compact_tools": style.compact_tools,
@@ -254,7 +254,7 @@ class _Runs:
                 values["teacher"] = self.teacher  # a measure may play the teacher too (caddie: a second actor)
             key = json.dumps([result["checkpoint"], seeds, values], sort_keys=True, default=str)
             if key not in self.measured:  # the start checkpoint of a `none` arm is the same for every training seed
-                self.measured[key] = _function(self.experiment.measures)(result["checkpoint"], self.base, values, seeds)
+                self.measured[key] = dotted_function(self.experiment.measures)(result["checkpoint"], self.base, values, seeds)
             result["evaluations"][split]["measures"] = self.measured[key]
             result["evaluations"][split]["eval_s"] += time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
