@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from abc import abstractmethod
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -60,8 +61,9 @@ class ScriptPolicy(Policy):
         self.guess, self.used = "", 0
         self.cited: list[str] = []
 
+    @abstractmethod
     def script(self) -> Script:
-        raise NotImplementedError
+        """The calls to make, as a generator receiving each call's result (None for an error)."""
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         results = _results(history)
