@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from environments.stats import write_between_markers
+
 HERE = Path(__file__).parent
 CALIBRATION_PATH = HERE / "calibration.json"
 README_PATH = HERE / "README.md"
@@ -84,11 +86,7 @@ def write(result: dict[str, Any]) -> None:
     CALIBRATION_PATH.write_text(
         json.dumps({"engine": ENGINE, "seeds": result["seeds"], "thresholds": result["thresholds"]}, indent=1) + "\n"
     )
-    text = README_PATH.read_text(encoding="utf-8")
-    head, start, rest = text.partition(TABLE_START)
-    _, end, tail = rest.partition(TABLE_END)
-    assert start and end, f"{README_PATH} has no {TABLE_START} ... {TABLE_END} markers"
-    README_PATH.write_text(f"{head}{TABLE_START}\n{table_markdown(result)}\n{TABLE_END}{tail}", encoding="utf-8")
+    write_between_markers(README_PATH, TABLE_START, TABLE_END, table_markdown(result))
 
 
 if __name__ == "__main__":

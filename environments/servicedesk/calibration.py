@@ -20,6 +20,7 @@ from environments.registry import list_tasks, make
 from environments.runner import run_episode
 from environments.seeds import seeds_parse
 from environments.servicedesk.users import PROFILES
+from environments.stats import write_between_markers
 
 ANCHORS = ("oracle", "shortcut", "random-valid", "do-nothing")
 SPLITS = ("train", "dev", "test")
@@ -71,11 +72,7 @@ def table_markdown(result: dict[str, Any]) -> str:
 
 
 def write_readme(result: dict[str, Any], path: Path = README_PATH) -> None:
-    text = path.read_text(encoding="utf-8")
-    head, start, rest = text.partition(TABLE_START)
-    _, end, tail = rest.partition(TABLE_END)
-    assert start and end, f"{path} has no {TABLE_START} ... {TABLE_END} markers"
-    path.write_text(f"{head}{TABLE_START}\n{table_markdown(result)}\n{TABLE_END}{tail}", encoding="utf-8")
+    write_between_markers(path, TABLE_START, TABLE_END, table_markdown(result))
 
 
 if __name__ == "__main__":
