@@ -91,4 +91,4 @@ _ROUND_PANELS = (
 register_env(
     EnvMeta(env="improve-rounds", playable=True, panels=_ROUND_PANELS, shortcuts={"s": "submit", "f": "finish"},
             anchors=dict(rounds_anchors.ANCHORS), default_anchor="improver")
-)  # fmt: skip  # no demo_task, as servicedesk: "improve-rounds" sorts before StoreBench, the first-run demo ("digits" when wanted)
+)  # fmt: skip

@@ -85,6 +85,7 @@ register_env(
         anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
         default_anchor="smart-triage",
         demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds
+        demo_priority=10,  # the flagship is the first-run demo whatever environments are added later
         attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
     )
 )

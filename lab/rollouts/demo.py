@@ -38,8 +38,9 @@ class Demo:
 
 
 def demo_choice() -> Demo | None:
-    """The first environment (playable ones first) whose metadata names a demo task it has; None when none does."""
-    for meta in sorted(registry.list_envs(), key=lambda m: (not m.playable, m.env)):
+    """The first environment whose metadata names a demo task it has (highest demo_priority, then playable ones, then
+    by name, so a new environment cannot take the demo over by sorting first); None when none does."""
+    for meta in sorted(registry.list_envs(), key=lambda m: (-m.demo_priority, not m.playable, m.env)):
         if not meta.demo_task or not meta.anchors:
             continue
         try:

@@ -35,6 +35,9 @@ def test_it_prefers_playable_environments_and_offers_nothing_when_none_declares_
     monkeypatch.setattr(registry, "list_envs", lambda: [batch_only])
     chosen = demo_choice()
     assert chosen is not None and chosen.task == phantom_task.id and chosen.anchors[-1] == "keyword"
+    playable_phantom = EnvMeta(env="phantom", playable=True, anchors=phantom.anchors, default_anchor="keyword", demo_task=phantom_task.key)
+    monkeypatch.setattr(registry, "list_envs", lambda: [playable_phantom, store])  # "phantom" sorts before "storebench"
+    assert demo_choice().task == "storebench/payment-outage"  # type: ignore[union-attr]  # its demo_priority wins
     missing = EnvMeta(env="storebench", anchors=store.anchors, demo_task="no-such-scenario")
     monkeypatch.setattr(registry, "list_envs", lambda: [missing, registry.env_meta("toolgym")])
     assert demo_choice() is None
