@@ -64,7 +64,7 @@ def _mail(data: AppData, ui: Ui, args: list[str]) -> str:
 def _settings(data: AppData, ui: Ui, args: list[str]) -> str:
     verb = _usage(args, {"list": 0, "get": 1, "set": 2}, "settings list | get KEY | set KEY VALUE")
     if verb == "list":
-        return "\n".join(f"{s.key}={data.settings[s.key]}\t({'|'.join(s.choices)})" for s in SETTINGS)
+        return "\n".join(f"{s.key}={data.settings[s.key]}\t{s.label}\t({'|'.join(s.choices)})" for s in SETTINGS)
     if verb == "get":
         if args[1] not in data.settings:
             raise ops.OpError(f"setting {args[1][:40]!r}: unknown; `settings list` shows them")

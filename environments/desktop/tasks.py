@@ -54,7 +54,7 @@ def reply_mail(data: AppData, rng: random.Random) -> Part:
 def change_setting(data: AppData, rng: random.Random) -> Part:
     setting = rng.choice(SETTINGS)
     value = rng.choice([c for c in setting.choices if c != data.settings[setting.key]])
-    goal = {"kind": "change-setting", "section": setting.section, "label": setting.label, "key": setting.key, "value": value}
+    goal = {"kind": "change-setting", "section": setting.section, "label": setting.label, "value": value}
     line = f'In the {setting.section} settings, set "{setting.label}" to {value}.'
     return Part(goal, line, ("settings list", f"settings set {setting.key} {value}"))
 
