@@ -146,7 +146,7 @@ class RandomValid(ScriptPolicy):
                 nxt = call("click", id=rng.choice(ids))
             elif choice < 0.6:
                 nxt = call("type", text=rng.choice(("hello", "2026-12-01", "ok")))
-            elif choice < 0.7:
+            elif choice < 0.7 and any(e["role"] == "list" for e in parse_screen(screen)):
                 nxt = call("scroll", direction=rng.choice(("up", "down")), amount=rng.randint(1, 5))
             elif choice < 0.8:
                 nxt = call("key", combo=rng.choice(("enter", "tab", "escape")))

@@ -24,12 +24,12 @@ class OpError(Exception):
 
 
 def resolve(path: str, cwd: str = HOME) -> str:
+    if path == "~" or path.startswith("~/"):
+        path = HOME + path[1:]
     if not path or len(path) > MAX_PATH:
         raise OpError(f"path: {len(path)} characters; give 1 to {MAX_PATH}")
     if not _PATH_CHARS.fullmatch(path):
         raise OpError(f"path {path[:60]!r}: only letters, digits, space and . _ - / are allowed")
-    if path == "~" or path.startswith("~/"):
-        path = HOME + path[1:]
     parts: list[str] = []
     for part in (path if path.startswith("/") else f"{cwd}/{path}").split("/"):
         if part == "..":
