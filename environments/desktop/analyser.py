@@ -40,8 +40,10 @@ class DesktopAnalyser:
         calls = env_calls(step)
         if not calls:
             return StepAnalysis("Call a tool: observe, a GUI action, shell, or submit when the task is done.", 0.0)
-        call, result = calls[0], next(iter(step.get("results") or []), {})
-        content = result.get("content") if isinstance(result.get("content"), dict) else {}
+        call = calls[0]
+        result: dict[str, Any] = next(iter(step.get("results") or []), {})
+        raw = result.get("content")
+        content: dict[str, Any] = raw if isinstance(raw, dict) else {}
         error = str(content.get("error", ""))
         if result.get("is_error") and call["name"] == "click" and error.startswith("no element"):
             return StepAnalysis("That element id is not on this screen: ids and names change between app versions. "

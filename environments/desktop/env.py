@@ -30,8 +30,9 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
+import environments.desktop.gui as gui
+import environments.desktop.ops as ops
 from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
-from environments.desktop import gui, ops
 from environments.desktop.apps import build_screen
 from environments.desktop.drift import drift_for
 from environments.desktop.grading import Grader

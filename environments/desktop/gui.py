@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.apps import MODULES, files, shop, table
 from environments.desktop.layout import Intent, Screen
 from environments.desktop.state import APPS, AppData, Ui

@@ -15,7 +15,7 @@ import fnmatch
 import shlex
 from collections.abc import Callable
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.shell_apps import APP_COMMANDS
 from environments.desktop.state import HOME, AppData, Ui
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.state import HOME, SETTINGS, AppData, Ui
 
 Command = Callable[[AppData, Ui, list[str]], str]

@@ -5,7 +5,7 @@ Intents: ("new",), ("save",), ("cancel",).
 
 from __future__ import annotations
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.layout import Intent, Screen, ad_overlay, frame, visible_rows
 from environments.desktop.state import AppData, Ui
 

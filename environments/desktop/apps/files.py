@@ -6,7 +6,7 @@ Opening a .csv hands it to the table editor. Dragging an entry onto a folder mov
 
 from __future__ import annotations
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.layout import ROW_H, Intent, Screen, ad_overlay, frame, split, visible_rows
 from environments.desktop.state import HOME, AppData, Ui
 

@@ -5,7 +5,7 @@ Intents: ("folder", name), ("read", mail id), ("compose",), ("reply",), ("send",
 
 from __future__ import annotations
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.layout import ROW_H, Intent, Screen, ad_overlay, frame, split, visible_rows
 from environments.desktop.state import AppData, Ui
 

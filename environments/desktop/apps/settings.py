@@ -5,7 +5,7 @@ Intents: ("section", name), ("toggle", key), ("choose", key, value).
 
 from __future__ import annotations
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.layout import Intent, Screen, ad_overlay, frame
 from environments.desktop.state import SETTINGS, AppData, Ui
 

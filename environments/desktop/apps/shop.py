@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.layout import Intent, Screen, ad_overlay, frame, split, visible_rows
 from environments.desktop.state import AppData, Product, Ui
 

@@ -6,7 +6,7 @@ Intents: ("cell", row, column), ("save",).
 
 from __future__ import annotations
 
-from environments.desktop import ops
+import environments.desktop.ops as ops
 from environments.desktop.layout import Intent, Screen, ad_overlay, frame
 from environments.desktop.state import HOME, AppData, Ui
 
