@@ -62,6 +62,8 @@ def act(intent: Intent, data: AppData, ui: Ui) -> str:
         ui.view["shop.picked"] = intent[1]
         return f"showing {intent[1]}"
     if verb == "buy":
-        product = ops.shop_buy(data, ui.view.get("shop.picked", "") or "-")
+        if not ui.view.get("shop.picked"):
+            raise ops.OpError("pick a product first")
+        product = ops.shop_buy(data, ui.view["shop.picked"])
         return f"bought {product.name} for {product.price}"
     raise ops.OpError(f"the shop has no action {verb!r}")

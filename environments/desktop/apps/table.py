@@ -65,5 +65,8 @@ def enter(data: AppData, ui: Ui) -> str:
     if "," in value or len(value) > 60:
         raise ops.OpError(f"value {value[:40]!r}: at most 60 characters and no commas")
     r, c = (int(n) for n in ui.view["table.cell"].split("."))
-    rows_of(data, ui)[r][c] = value
+    rows = rows_of(data, ui)
+    if r >= len(rows) or c >= len(rows[r]):
+        raise ops.OpError("that cell is gone (the file changed); click a cell first")
+    rows[r][c] = value
     return f"cell {r},{c} is now {value!r} (unsaved; ctrl+s saves)"

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import sys
 import types
 
 import pytest
 
 from environments.core import ToolCall
+from environments.desktop.anchors import parse_screen
 from environments.desktop.env import MAX_STEPS
-from environments.desktop.widgets import canonical_json
+from environments.desktop.tasks import TEMPLATES
+from environments.desktop.widgets import accessibility_text, canonical_json
 from environments.registry import make
 from tests.environments.desktop.conftest import do, new_desktop
 
@@ -82,3 +85,33 @@ def test_a_screenshot_without_a_renderer_is_an_error_and_with_one_its_hash_is_re
     result = do(env, "observe", screenshot=True)
     assert result.content["screenshot_sha256"] == hashlib.sha256(b"PNG:desktop").hexdigest()
     assert result.info["png"] == b"PNG:desktop" and "png" not in result.content
+
+
+MALLORY_COMMANDS = ("mv Documents Archive", "mv Downloads/* Pictures", "sed -i 's/,/;/g' Documents/budget.csv", "mv Documents/budget.csv Archive",
+                    "rm -rf ~", "cat ../../../etc/shadow")  # fmt: skip
+
+
+def test_mallorys_random_clicks_drags_keys_and_shell_never_raise() -> None:
+    """Random GUI input over drifted desktops, interleaved with shell commands that pull files from under the apps."""
+    rng = random.Random(7)
+    for seed in range(8):
+        env = new_desktop(rng.choice(list(TEMPLATES)), seed, rng.choice(("none", "high")))
+        for _ in range(50):
+            ids = [e["id"] for e in parse_screen(accessibility_text(env.screen()))]
+            pick = rng.random()
+            if pick < 0.4:
+                call = ToolCall("click", {"id": rng.choice(ids)} if pick < 0.25 else {"x": rng.randrange(1280), "y": rng.randrange(800)})
+            elif pick < 0.55:
+                call = ToolCall("drag", {"from_id": rng.choice(ids), "to_id": rng.choice(ids)})
+            elif pick < 0.7:
+                call = ToolCall("key", {"combo": rng.choice(("enter", "tab", "escape", "backspace", "ctrl+s", "ctrl+a"))})
+            elif pick < 0.8:
+                call = ToolCall("type", {"text": rng.choice(("x,y", "../Archive", "2026-12-01", "lamp"))})
+            elif pick < 0.9:
+                call = ToolCall("open_app", {"app": rng.choice(("files", "mail", "calendar", "settings", "shop", "table"))})
+            else:
+                call = ToolCall("shell", {"command": rng.choice(MALLORY_COMMANDS)})
+            result = env.step(call)
+            assert isinstance(result.content, dict)
+            if env.done:
+                break
