@@ -1,8 +1,8 @@
 """What the GUI tools do to the state: clicks (by id or coordinates), typing, keys, scrolling, drags, waiting.
 
 A click by id is a click at the centre of that element, so whatever is painted on top there (an ad) takes it,
-as on a real screen. The control hit is the topmost widget under the point that has an intent, walking out
-from the deepest one (a label inside a button clicks the button; a window absorbs clicks on its background).
+as on a real screen. The control hit is the topmost widget under the point (widgets.hit_test) or its nearest
+ancestor with an intent (a label inside a button clicks the button; a window absorbs clicks on its background).
 Every function returns an `Outcome` or raises OpError with a message the agent can act on.
 """
 
@@ -14,7 +14,7 @@ import environments.desktop.ops as ops
 from environments.desktop.apps import MODULES, files, shop, table
 from environments.desktop.layout import Intent, Screen
 from environments.desktop.state import APPS, AppData, Ui
-from environments.desktop.widgets import Widget, find, walk
+from environments.desktop.widgets import Widget, find, hit_test, walk
 
 KEYS = ("enter", "tab", "escape", "backspace", "ctrl+s", "ctrl+a")
 SCROLLABLE = {"files": "files.list", "mail": "mail.list", "calendar": "calendar.list", "shop": "shop.results"}
@@ -42,9 +42,20 @@ def point_of(screen: Screen, target: str | None, x: int | None, y: int | None) -
     return x, y
 
 
+def _path(root: Widget, target: Widget) -> list[Widget]:
+    """The chain of visible widgets from `root` down to `target` (empty when it is not under root)."""
+    if root is target:
+        return [root]
+    for child in root.children:
+        if child.visible and (found := _path(child, target)):
+            return [root, *found]
+    return []
+
+
 def control_at(screen: Screen, x: int, y: int) -> tuple[Widget, Intent]:
-    stack = [w for w in walk(screen.root) if w.contains(x, y)]  # paint order: the topmost last, its ancestors before it
-    hit = next((w for w in reversed(stack) if w.id in screen.intents), screen.root)
+    """The control a click at (x, y) operates: hit_test's topmost widget, or its nearest ancestor with an intent."""
+    top = hit_test(screen.root, x, y) or screen.root
+    hit = next((w for w in reversed(_path(screen.root, top)) if w.id in screen.intents), screen.root)
     return hit, screen.intents.get(hit.id, ("noop",))
 
 
@@ -146,7 +157,7 @@ def scroll(screen: Screen, ui: Ui, direction: str, amount: int, target: str | No
     if key not in SCROLLABLE.values() and key != "files.tree":
         raise ops.OpError(f"{(target or ui.app or 'the desktop')[:60]!r} does not scroll; lists do")
     before = ui.scroll.get(key, 0)
-    ui.scroll[key] = max(0, min(MAX_SCROLL, before + (amount if direction == "down" else -amount)))
+    ui.scroll[key] = max(0, min(screen.max_scroll.get(key, MAX_SCROLL), before + (amount if direction == "down" else -amount)))
     return Outcome(f"scrolled {key} to row {ui.scroll[key]}", noop=ui.scroll[key] == before)
 
 

@@ -32,6 +32,7 @@ class Screen:
         self.root = Widget("desktop", "desktop", "Desktop", (0, 0, SCREEN_WIDTH, SCREEN_HEIGHT))
         self.intents: dict[str, Intent] = {"desktop": ("noop",)}
         self.keys: dict[str, str] = {}  # widget id -> semantic key
+        self.max_scroll: dict[str, int] = {}  # list key -> the furthest its offset can go (scrolling stops there)
 
     def add(self, parent: Widget, key: str, role: str, name: str = "", bounds: Rect = (0, 0, 0, 0), *, intent: Intent | None = None,
             value: str = "", states: Sequence[str] = (), style: dict[str, Any] | None = None) -> Widget:  # fmt: skip
@@ -84,7 +85,8 @@ def visible_rows(s: Screen, key: str, items: Sequence[T], rect: Rect, row_h: int
     app = key.split(".", 1)[0]
     ordered = list(reversed(items)) if s.drift.variants.get(app, "A") == "B" else list(items)
     capacity = max(1, rect[3] // row_h)
-    offset = max(0, min(s.ui.scroll.get(key, 0), len(ordered) - capacity))
+    s.max_scroll[key] = max(0, len(ordered) - capacity)
+    offset = min(s.ui.scroll.get(key, 0), s.max_scroll[key])
     x, y, w, _ = rect
     return [(item, (x, y + i * row_h, w, row_h - 2)) for i, item in enumerate(ordered[offset : offset + capacity])]
 

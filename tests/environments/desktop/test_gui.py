@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 from environments.desktop.drift import Drift
-from environments.desktop.state import HOME
+from environments.desktop.gui import control_at
+from environments.desktop.layout import Screen
+from environments.desktop.state import HOME, Ui
 from environments.desktop.widgets import find
 from tests.environments.desktop.conftest import do, new_desktop
 
@@ -91,12 +93,26 @@ def test_dragging_a_file_onto_a_folder_moves_it() -> None:
     )
 
 
-def test_scroll_moves_the_list_and_stops_at_the_top() -> None:
+def test_scroll_moves_the_list_and_stops_at_either_end() -> None:
     env = new_desktop()
     do(env, "open_app", app="shop")
     first = [w.id for w in find(env.screen(), "shop.results").children][0]
-    do(env, "scroll", direction="down", amount=5)
-    assert [w.id for w in find(env.screen(), "shop.results").children][0] != first
-    do(env, "scroll", direction="up", amount=20)
+    do(env, "scroll", direction="down", amount=20)
+    end = env.session.ui.scroll["shop.results"]
+    assert (
+        0 < end < 20 and [w.id for w in find(env.screen(), "shop.results").children][-1] == "shop.item." + env.session.data.catalog[-1].id
+    )
+    assert do(env, "scroll", direction="down").content["changed"] is False
+    do(env, "scroll", direction="up", amount=end)
+    assert [w.id for w in find(env.screen(), "shop.results").children][0] == first
     assert do(env, "scroll", direction="up").content["changed"] is False
     assert "does not scroll" in do(env, "scroll", direction="down", id="shop.query").content["error"]
+
+
+def test_a_click_goes_to_the_topmost_widget_and_never_through_it() -> None:
+    screen = Screen(Drift(), Ui())
+    item = screen.add(screen.root, "files.entry.a", "listitem", "a", (0, 0, 100, 30), intent=("select", "/home/user/a"))
+    screen.add(item, "files.entry.a.label", "text", "a", (0, 0, 50, 30))
+    screen.add(screen.root, "files.note", "text", "a note painted over the item", (60, 0, 100, 30))
+    assert control_at(screen, 10, 10) == (item, ("select", "/home/user/a"))  # the label belongs to the item
+    assert control_at(screen, 80, 10)[0].id == "desktop"  # the note covers the item: the click stops there
