@@ -73,6 +73,7 @@ class GenericAnalyzer:
 ANALYZERS: dict[str, str] = {
     "toolgym": "environments.toolgym.analyzer:ToolGymAnalyzer",
     "storebench": "environments.storebench.analyzer:StoreBenchAnalyzer",
+    "desktop": "environments.desktop.analyser:DesktopAnalyser",
 }
 
 

@@ -30,6 +30,7 @@ ENV_PACKAGES: list[str] = [
     "environments.optionsdesk",
     "environments.workdesk",
     "environments.graphcert",
+    "environments.desktop",
 ]
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
