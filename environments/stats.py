@@ -1,14 +1,17 @@
 """Small statistics shared by the environments' calibrations (pure Python).
 
 ci95([0.61, 0.70, 0.66])     # half-width of the 95% interval of the mean, Student's t
+anchor_grid("phantom", ANCHOR_NAMES, run_cell, workers=2, seeds=100, tasks=None, split="dev")   # anchors x tasks
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 # Student's t 97.5% quantiles by degrees of freedom: ten seeds are too few for the normal 1.96.
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -32,3 +35,47 @@ def write_between_markers(path: Path, start: str, end: str, body: str) -> None:
     _, found_end, tail = rest.partition(end)
     assert found_start and found_end, f"{path} has no {start} ... {end} markers"
     path.write_text(f"{head}{start}\n{body}\n{end}{tail}", encoding="utf-8")
+
+
+def normal_ci95(values: Sequence[float]) -> float:
+    """Half-width of the 95% interval of the mean with the normal 1.96, for grids of 100 seeds and more (where
+    Student's t is within 2% of it); 0 for fewer than two values."""
+    return 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+
+
+def anchor_scores(task_id: str, anchor: str, seeds: int) -> list[dict[str, Any]]:
+    """The score (header["score"]) of `anchor` on `task_id` for each of seeds 0..seeds-1, through the shared runner."""
+    from environments.policies import make_policy
+    from environments.registry import make
+    from environments.runner import run_episode
+
+    scores = []
+    for seed in range(seeds):
+        env = make(task_id, seed)
+        scores.append(run_episode(env, make_policy(anchor, env, seed))["header"]["score"])
+    return scores
+
+
+def anchor_grid(
+    env: str,
+    anchors: Sequence[str],
+    run_cell: Callable[[str, str, int], dict[str, Any]],
+    *,
+    workers: int,
+    seeds: int,
+    tasks: list[str] | None,
+    split: str,
+) -> dict[str, Any]:
+    """{"seeds": n, "tasks": {task id: {anchor: cell}}}: `run_cell(task id, anchor, seeds)` (a module-level
+    function, so worker processes can import it) for every anchor on the given tasks (default: every task of
+    `split`), cells spread over `workers` processes."""
+    from environments.registry import list_tasks
+
+    task_ids = tasks if tasks is not None else [t.id for t in list_tasks(env) if t.split == split]
+    jobs = [(task_id, anchor) for task_id in task_ids for anchor in anchors]
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        cells = list(pool.map(run_cell, [j[0] for j in jobs], [j[1] for j in jobs], [seeds] * len(jobs)))
+    result: dict[str, Any] = {"seeds": seeds, "tasks": {}}
+    for cell in cells:
+        result["tasks"].setdefault(cell["task"], {})[cell["anchor"]] = cell
+    return result

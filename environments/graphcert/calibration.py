@@ -7,51 +7,31 @@ tasks keep the 0.5 pass threshold without fitting.
 
 from __future__ import annotations
 
-import math
 import statistics
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from environments.graphcert.anchors import ANCHOR_NAMES
+from environments.stats import anchor_grid, anchor_scores, normal_ci95
 
 DEFAULT_SEEDS = 100
 
 
 def run_cell(task_id: str, anchor: str, seeds: int) -> dict[str, Any]:
-    from environments.policies import make_policy
-    from environments.registry import make
-    from environments.runner import run_episode
-
-    exact, rubric, f1 = [], [], []
-    for seed in range(seeds):
-        env = make(task_id, seed)
-        components = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]["components"]
-        exact.append(components["exact_match"])
-        rubric.append(components["rubric"])
-        f1.append(components["evidence_f1"])
-    half = 1.96 * statistics.stdev(exact) / math.sqrt(seeds) if seeds > 1 else 0.0
+    components = [s["components"] for s in anchor_scores(task_id, anchor, seeds)]
+    exact = [c["exact_match"] for c in components]
     return {
         "task": task_id,
         "anchor": anchor,
         "mean": statistics.mean(exact),
-        "ci95": half,
-        "rubric": statistics.mean(rubric),
-        "evidence_f1": statistics.mean(f1),
+        "ci95": normal_ci95(exact),
+        "rubric": statistics.mean(c["rubric"] for c in components),
+        "evidence_f1": statistics.mean(c["evidence_f1"] for c in components),
     }
 
 
 def calibrate(*, workers: int = 2, seeds: int = DEFAULT_SEEDS, tasks: list[str] | None = None, split: str = "dev") -> dict[str, Any]:
     """{"seeds": n, "tasks": {task id: {anchor: cell}}} for the given tasks (default: every task of `split`)."""
-    from environments.registry import list_tasks
-
-    task_ids = tasks if tasks is not None else [t.id for t in list_tasks("graphcert") if t.split == split]
-    jobs = [(task_id, anchor) for task_id in task_ids for anchor in ANCHOR_NAMES]
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        cells = list(pool.map(run_cell, [j[0] for j in jobs], [j[1] for j in jobs], [seeds] * len(jobs)))
-    result: dict[str, Any] = {"seeds": seeds, "tasks": {}}
-    for cell in cells:
-        result["tasks"].setdefault(cell["task"], {})[cell["anchor"]] = cell
-    return result
+    return anchor_grid("graphcert", ANCHOR_NAMES, run_cell, workers=workers, seeds=seeds, tasks=tasks, split=split)
 
 
 def table_markdown(result: dict[str, Any]) -> str:

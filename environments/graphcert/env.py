@@ -29,14 +29,13 @@ Version History
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import AuditedEnv, StepLedger
+from environments.core import Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.graphcert.certificate import Certificate, certified_question
 from environments.graphcert.config import GraphCertConfig
 from environments.graphcert.graph import KnowledgeGraph, schema
@@ -56,17 +55,13 @@ INSTRUCTIONS = (
 
 
 @dataclass
-class EpisodeState:
-    """Everything an episode changes; the universe and its graph are read-only and rebuilt from the seed."""
+class EpisodeState(StepLedger):
+    """Everything an episode changes (the budget and evidence trail in StepLedger); the universe and its graph
+    are read-only and rebuilt from the seed."""
 
-    steps: int = 0
-    errors: int = 0
     shown: dict[str, int] = field(default_factory=dict)  # edge text -> step that first showed it (the audit)
-    trail: list[dict[str, Any]] = field(default_factory=list)
     answer: str | None = None
     evidence: list[str] = field(default_factory=list)
-    done: bool = False
-    termination_reason: str | None = None
 
 
 @lru_cache(maxsize=6)
@@ -75,13 +70,15 @@ def load_graph(spec: UniverseSpec) -> tuple[Universe, KnowledgeGraph]:
     return universe, KnowledgeGraph(universe.world)
 
 
-class GraphCertEnv(Env):
+class GraphCertEnv(AuditedEnv):
     name = "graphcert"
     version = "1"
+    _state: EpisodeState
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         self.config = GraphCertConfig.from_spec(task.spec)
+        self.max_calls = self.config.max_steps
         # distractors and aliases shape only the corpus, which this variant never shows: fixed, so the world is
         # the one phantom tasks of the same size and split see
         spec = UniverseSpec(
@@ -109,32 +106,6 @@ class GraphCertEnv(Env):
 
     def tools(self) -> list[ToolSpec]:
         return list(TOOLS)
-
-    @property
-    def done(self) -> bool:
-        return self._state.done
-
-    @property
-    def termination_reason(self) -> str | None:
-        return self._state.termination_reason
-
-    @property
-    def max_steps(self) -> int:
-        return self.config.max_steps
-
-    def step(self, call: ToolCall) -> StepResult:
-        state = self._state
-        if state.done:
-            return _error("episode_over", "the episode is over; no further calls are taken", done=True)
-        state.steps += 1
-        result = self._dispatch(call)
-        if result.is_error:
-            state.errors += 1
-            state.trail.append({"step": state.steps, "tool": call.name, "error": result.content["error"]})
-        if not state.done and state.steps >= self.config.max_steps:
-            state.done, state.termination_reason = True, "max_steps"
-            result.done, result.termination_reason = True, "max_steps"
-        return result
 
     def score(self) -> Score:
         state = self._state
@@ -169,26 +140,8 @@ class GraphCertEnv(Env):
             )
         return Score(composite, composite >= self.task.pass_threshold, components, state.termination_reason, details)
 
-    def snapshot(self) -> bytes:
-        return json.dumps({"task": self.task.id, "seed": self.seed, "state": asdict(self._state)}, sort_keys=True).encode()
-
-    def restore(self, blob: bytes) -> None:
-        try:
-            payload = json.loads(blob)
-            state = EpisodeState(**payload["state"])
-        except (ValueError, TypeError, KeyError) as exc:
-            raise EnvError("bad_snapshot", f"not a graphcert snapshot: {exc}") from exc
-        if payload.get("task") != self.task.id or payload.get("seed") != self.seed:
-            raise EnvError(
-                "snapshot_mismatch", f"snapshot of {payload.get('task')} seed {payload.get('seed')}, not {self.task.id} seed {self.seed}"
-            )
-        self._state = state
-
-    def state_hash(self) -> str:
-        canonical_state = json.dumps(
-            {"universe": self.universe.spec.seed, "question": self.question.text, "state": asdict(self._state)}, sort_keys=True
-        )
-        return hashlib.sha256(canonical_state.encode()).hexdigest()[:32]
+    def _fixed_state(self) -> dict[str, Any]:
+        return {"universe": self.universe.spec.seed, "question": self.question.text}
 
     def summary(self) -> str:
         state = self._state
@@ -196,17 +149,11 @@ class GraphCertEnv(Env):
 
     # --- tools ---------------------------------------------------------------------------------------------
 
-    def _dispatch(self, call: ToolCall) -> StepResult:
-        spec = self.tool(call.name)
-        if spec is None:
-            return _error("unknown_tool", f"no tool named {call.name!r}; tools are {', '.join(t.name for t in TOOLS)}")
-        problem = validate_arguments(spec.parameters, call.arguments)
-        if problem:
-            return _error("invalid_arguments", problem)
+    def _run(self, call: ToolCall) -> StepResult:
         args = call.arguments
         for key in ("id", "source", "target"):
             if key in args and args[key] not in self.graph.entities:
-                return _error("unknown_entity", f"{key}: no entity {args[key]!r} in this graph; find ids with lookup or filter")
+                return self._refuse("unknown_entity", f"{key}: no entity {args[key]!r} in this graph; find ids with lookup or filter")
         if call.name == "answer":
             return self._answer(str(args["text"]), [canonical(str(e)) for e in args.get("evidence", [])])
         content = self._read(call.name, args)
@@ -252,11 +199,11 @@ class GraphCertEnv(Env):
 
     def _answer(self, text: str, evidence: list[str]) -> StepResult:
         state = self._state
-        state.answer, state.evidence, state.done, state.termination_reason = text, evidence, True, "agent_stop"
+        state.answer, state.evidence = text, evidence
+        state.end("agent_stop")
         state.trail.append({"step": state.steps, "tool": "answer", "text": text, "evidence": len(evidence)})
         return StepResult(
-            content={"answer": text, "evidence": len(evidence), "status": "recorded"},
-            reward=self.score().composite,
+            content={"answer": text, "evidence": len(evidence), "status": "recorded"},  # the composite comes as the step's reward
             done=True,
             termination_reason="agent_stop",
             events=[Event("episode", "answer", before=None, after=text, op="write")],
@@ -267,7 +214,3 @@ def _shown_edges(content: dict[str, Any]) -> list[str]:
     """Every edge a read result shows: node facts, neighbour edges, a path, the facts filter matched on."""
     edges = [*content.get("facts", []), *content.get("path", []), *(e["edge"] for e in content.get("edges", []))]
     return edges + [fact for match in content.get("matches", []) for fact in match.get("facts", [])]
-
-
-def _error(code: str, message: str, *, done: bool = False) -> StepResult:
-    return StepResult(content={"error": code, "message": message}, is_error=True, done=done)

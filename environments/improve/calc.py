@@ -16,6 +16,8 @@ Grammar (newlines are spaces; `;` may separate statements):
     term    := unary (("*" | "//" | "%") unary)*                        unary := "-" unary | atom
     atom    := INT | NAME | NAME "(" expr ("," expr)* ")" | "(" expr ")"   functions: min, max, abs
 Comparisons and logic give 1 or 0; `//` and `%` floor as in mathematics; dividing by zero is an error.
+Not workdesk's `calc` language (environments/workdesk/calc.py: expressions over floats, text and tables whose
+last value is the answer): grammar, values, limits and refusal texts all differ, and the texts are recorded.
 """
 
 from __future__ import annotations

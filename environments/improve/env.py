@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
-from environments.core import Env, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import CallLedger, WorldEnv
+from environments.core import Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.improve.model import SPACE, Config, Dataset, baseline_config, evaluate, make_dataset, reference_config
 
 MAX_CANDIDATES = 40
@@ -45,16 +45,13 @@ def _tools(n_features: int) -> list[ToolSpec]:
 
 
 @dataclass
-class World:
+class World(CallLedger):
     adopted: Config
     adopted_id: str  # "baseline" or a candidate id
     adopted_score: float  # its validation score
     budget_left: float
     candidates: list[dict[str, Any]] = field(default_factory=list)  # {"id", "config", "score": float | None}
     verifications: int = 0
-    calls: int = 0
-    finished: bool = False
-    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,9 +62,10 @@ class World:
         }  # fmt: skip
 
 
-class ImproveEnv(Env):
+class ImproveEnv(WorldEnv):
     name = "improve"
     version = "1"
+    world: World
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
@@ -96,34 +94,12 @@ class ImproveEnv(Env):
     def tools(self) -> list[ToolSpec]:
         return list(self._tools)
 
-    @property
-    def max_steps(self) -> int:
-        return self.max_calls
-
-    def step(self, call: ToolCall) -> StepResult:
-        world = self.world
-        if world.finished:
-            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=world.reason)
-        world.calls += 1
-        result = self._apply(call)
-        if not world.finished and world.calls >= self.max_calls:
-            world.finished, world.reason = True, "max_steps"
-        if world.finished:
-            result.done, result.termination_reason = True, world.reason
-            result.reward = self.score().composite
-        return result
-
-    def _apply(self, call: ToolCall) -> StepResult:
-        spec = self.tool(call.name)
-        if spec is None:
-            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in self._tools]}"}, is_error=True)
-        if problem := validate_arguments(spec.parameters, call.arguments):
-            return StepResult(content={"error": problem}, is_error=True)
+    def _run(self, call: ToolCall) -> StepResult:
         world, args = self.world, call.arguments
         if call.name == "inspect":
             return StepResult(content=self._inspect())
         if call.name == "finish":
-            world.finished, world.reason = True, "agent_stop"
+            world.end("agent_stop")
             return StepResult(content={"ok": True, "adopted": world.adopted_id})
         if call.name == "propose":
             return self._propose(args)
@@ -193,22 +169,8 @@ class ImproveEnv(Env):
             details={"test_r2": adopted, "baseline_test_r2": base, "reference_test_r2": reference, "verifications": self.world.verifications, "adopted": self.world.adopted_id},
         )  # fmt: skip
 
-    def snapshot(self) -> bytes:
-        return pickle.dumps(self.world)
-
-    def restore(self, blob: bytes) -> None:
-        self.world = pickle.loads(blob)
-
     def state_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.world.to_json(), sort_keys=True).encode()).hexdigest()[:32]
-
-    @property
-    def done(self) -> bool:
-        return self.world.finished
-
-    @property
-    def termination_reason(self) -> str | None:
-        return self.world.reason if self.world.finished else None
 
     def status(self) -> dict[str, str]:
         return {

@@ -21,11 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
-from environments.core import Env, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import CallLedger, WorldEnv
+from environments.core import Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.improve.problems import PROBLEMS, CalcProblem, TuneProblem
 
 
@@ -52,21 +52,19 @@ def improvement_metrics(scores: list[float], start: float) -> dict[str, float]:
 
 
 @dataclass
-class RoundsWorld:
+class RoundsWorld(CallLedger):
     budget_left: int
     rounds: list[dict[str, Any]] = field(default_factory=list)  # {"round", "solution", "score"}
-    calls: int = 0
-    finished: bool = False
-    reason: str | None = None
 
     def best(self) -> dict[str, Any] | None:
         """The highest-scoring round (ties: the earliest)."""
         return max(self.rounds, key=lambda r: (r["score"], -r["round"]), default=None)
 
 
-class RoundsEnv(Env):
+class RoundsEnv(WorldEnv):
     name = "improve-rounds"
     version = "1"
+    world: RoundsWorld
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
@@ -93,36 +91,14 @@ class RoundsEnv(Env):
     def tools(self) -> list[ToolSpec]:
         return list(self._tools)
 
-    @property
-    def max_steps(self) -> int:
-        return self.max_calls
-
-    def step(self, call: ToolCall) -> StepResult:
-        world = self.world
-        if world.finished:
-            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=world.reason)
-        world.calls += 1
-        result = self._apply(call)
-        if not world.finished and world.calls >= self.max_calls:
-            world.finished, world.reason = True, "max_steps"
-        if world.finished:
-            result.done, result.termination_reason = True, world.reason
-            result.reward = self.score().composite
-        return result
-
-    def _apply(self, call: ToolCall) -> StepResult:
-        spec = self.tool(call.name)
-        if spec is None:
-            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in self._tools]}"}, is_error=True)
-        if problem := validate_arguments(spec.parameters, call.arguments):
-            return StepResult(content={"error": problem}, is_error=True)
+    def _run(self, call: ToolCall) -> StepResult:
         world = self.world
         if call.name == "inspect":
             best = world.best()
             return StepResult(content={"statement": self.problem.statement, "budget_left": world.budget_left,
                                        "best_round": best["round"] if best else None, "rounds": world.rounds})  # fmt: skip
         if call.name == "finish":
-            world.finished, world.reason = True, "agent_stop"
+            world.end("agent_stop")
             return StepResult(content={"ok": True, "rounds": len(world.rounds)})
         if refused := self.problem.problem(call.arguments):  # a malformed solution costs nothing
             return StepResult(content={"error": refused}, is_error=True)
@@ -154,24 +130,10 @@ class RoundsEnv(Env):
             details={**metrics, "best_round": best["round"] if best else None, "round_scores": [r["score"] for r in self.world.rounds]},
         )  # fmt: skip
 
-    def snapshot(self) -> bytes:
-        return pickle.dumps(self.world)
-
-    def restore(self, blob: bytes) -> None:
-        self.world = pickle.loads(blob)
-
     def state_hash(self) -> str:
         state = {"budget_left": self.world.budget_left, "rounds": self.world.rounds, "calls": self.world.calls,
                  "finished": self.world.finished, "reason": self.world.reason}  # fmt: skip
         return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
-
-    @property
-    def done(self) -> bool:
-        return self.world.finished
-
-    @property
-    def termination_reason(self) -> str | None:
-        return self.world.reason if self.world.finished else None
 
     def status(self) -> dict[str, str]:
         best = self.world.best()

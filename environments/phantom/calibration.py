@@ -7,49 +7,30 @@ match is 0 or 1, so no per-task threshold fitting is needed.
 
 from __future__ import annotations
 
-import math
 import statistics
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from environments.phantom.anchors import ANCHOR_NAMES
+from environments.stats import anchor_grid, anchor_scores, normal_ci95
 
 DEFAULT_SEEDS = 100
 
 
 def run_cell(task_id: str, anchor: str, seeds: int) -> dict[str, Any]:
-    from environments.policies import make_policy
-    from environments.registry import make
-    from environments.runner import run_episode
-
-    composites, recalls = [], []
-    for seed in range(seeds):
-        env = make(task_id, seed)
-        score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
-        composites.append(score["composite"])
-        recalls.append(score["components"]["evidence_recall"])
-    half = 1.96 * statistics.stdev(composites) / math.sqrt(seeds) if seeds > 1 else 0.0
+    scores = anchor_scores(task_id, anchor, seeds)
+    composites = [s["composite"] for s in scores]
     return {
         "task": task_id,
         "anchor": anchor,
         "mean": statistics.mean(composites),
-        "ci95": half,
-        "evidence_recall": statistics.mean(recalls),
+        "ci95": normal_ci95(composites),
+        "evidence_recall": statistics.mean(s["components"]["evidence_recall"] for s in scores),
     }
 
 
 def calibrate(*, workers: int = 2, seeds: int = DEFAULT_SEEDS, tasks: list[str] | None = None, split: str = "dev") -> dict[str, Any]:
-    """{task id: {anchor: cell}} for the given tasks (default: every task of `split`)."""
-    from environments.registry import list_tasks
-
-    task_ids = tasks if tasks is not None else [t.id for t in list_tasks("phantom") if t.split == split]
-    jobs = [(task_id, anchor) for task_id in task_ids for anchor in ANCHOR_NAMES]
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        cells = list(pool.map(run_cell, [j[0] for j in jobs], [j[1] for j in jobs], [seeds] * len(jobs)))
-    result: dict[str, Any] = {"seeds": seeds, "tasks": {}}
-    for cell in cells:
-        result["tasks"].setdefault(cell["task"], {})[cell["anchor"]] = cell
-    return result
+    """{"seeds": n, "tasks": {task id: {anchor: cell}}} for the given tasks (default: every task of `split`)."""
+    return anchor_grid("phantom", ANCHOR_NAMES, run_cell, workers=workers, seeds=seeds, tasks=tasks, split=split)
 
 
 def table_markdown(result: dict[str, Any]) -> str:

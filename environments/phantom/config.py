@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
+
+from environments.budgeted import knobs_from_spec
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,4 @@ class PhantomConfig:
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> PhantomConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(spec) - known)
-        if unknown:
-            raise ValueError(f"bad phantom task spec: unknown knob(s) {unknown}; known: {sorted(known)}")
-        values = dict(spec)
-        if "hops" in values:
-            values["hops"] = tuple(values["hops"]) if isinstance(values["hops"], (list, tuple)) else (values["hops"],)
-        return cls(**values)
+        return knobs_from_spec(cls, spec, "phantom")

@@ -24,13 +24,12 @@ Version History
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import AuditedEnv, StepLedger
+from environments.core import Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.phantom.config import PhantomConfig
 from environments.phantom.questions import Question
 from environments.phantom.scoring import exact_match, token_f1
@@ -49,25 +48,23 @@ INSTRUCTIONS = (
 
 
 @dataclass
-class EpisodeState:
-    """Everything an episode changes; the universe itself is read-only and rebuilt from the seed."""
+class EpisodeState(StepLedger):
+    """Everything an episode changes (the budget and evidence trail in StepLedger); the universe itself is
+    read-only and rebuilt from the seed."""
 
-    steps: int = 0
-    errors: int = 0
     opened: list[str] = field(default_factory=list)  # article ids in first-opened order
-    trail: list[dict[str, Any]] = field(default_factory=list)  # the evidence trail: every call and what it saw
     answer: str | None = None
-    done: bool = False
-    termination_reason: str | None = None
 
 
-class PhantomEnv(Env):
+class PhantomEnv(AuditedEnv):
     name = "phantom"
     version = "1"
+    _state: EpisodeState
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         self.config = PhantomConfig.from_spec(task.spec)
+        self.max_calls = self.config.max_steps
         self.universe: Universe = load_universe(
             UniverseSpec(
                 split=task.split,
@@ -94,34 +91,6 @@ class PhantomEnv(Env):
     def tools(self) -> list[ToolSpec]:
         return list(TOOLS)
 
-    @property
-    def done(self) -> bool:
-        return self._state.done
-
-    @property
-    def termination_reason(self) -> str | None:
-        """Why the episode ended (agent_stop or max_steps); read by the runner."""
-        return self._state.termination_reason
-
-    @property
-    def max_steps(self) -> int:
-        """The tool-call budget; the runner uses it as its step limit."""
-        return self.config.max_steps
-
-    def step(self, call: ToolCall) -> StepResult:
-        state = self._state
-        if state.done:
-            return _error("episode_over", "the episode is over; no further calls are taken", done=True)
-        state.steps += 1
-        result = self._dispatch(call)
-        if result.is_error:
-            state.errors += 1
-            state.trail.append({"step": state.steps, "tool": call.name, "error": result.content["error"]})
-        if not state.done and state.steps >= self.config.max_steps:
-            state.done, state.termination_reason = True, "max_steps"
-            result.done, result.termination_reason = True, "max_steps"
-        return result
-
     def score(self) -> Score:
         state, question = self._state, self.question
         opened = set(state.opened)
@@ -142,26 +111,8 @@ class PhantomEnv(Env):
         components = {"exact_match": em, "f1": f1, "evidence_recall": recall}
         return Score(composite, composite >= self.task.pass_threshold, components, state.termination_reason, details)
 
-    def snapshot(self) -> bytes:
-        return json.dumps({"task": self.task.id, "seed": self.seed, "state": asdict(self._state)}, sort_keys=True).encode()
-
-    def restore(self, blob: bytes) -> None:
-        try:
-            payload = json.loads(blob)
-            state = EpisodeState(**payload["state"])
-        except (ValueError, TypeError, KeyError) as exc:
-            raise EnvError("bad_snapshot", f"not a phantom snapshot: {exc}") from exc
-        if payload.get("task") != self.task.id or payload.get("seed") != self.seed:
-            raise EnvError(
-                "snapshot_mismatch", f"snapshot of {payload.get('task')} seed {payload.get('seed')}, not {self.task.id} seed {self.seed}"
-            )
-        self._state = state
-
-    def state_hash(self) -> str:
-        canonical = json.dumps(
-            {"universe": self.universe.spec.seed, "question": self.question.text, "state": asdict(self._state)}, sort_keys=True
-        )
-        return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    def _fixed_state(self) -> dict[str, Any]:
+        return {"universe": self.universe.spec.seed, "question": self.question.text}
 
     def summary(self) -> str:
         state = self._state
@@ -173,13 +124,7 @@ class PhantomEnv(Env):
 
     # --- tools ---------------------------------------------------------------------------------------------
 
-    def _dispatch(self, call: ToolCall) -> StepResult:
-        spec = self.tool(call.name)
-        if spec is None:
-            return _error("unknown_tool", f"no tool named {call.name!r}; tools are {', '.join(t.name for t in TOOLS)}")
-        problem = validate_arguments(spec.parameters, call.arguments)
-        if problem:
-            return _error("invalid_arguments", problem)
+    def _run(self, call: ToolCall) -> StepResult:
         if call.name == "search":
             return self._search(str(call.arguments["query"]), int(call.arguments.get("k", 5)))
         if call.name == "open_article":
@@ -188,7 +133,7 @@ class PhantomEnv(Env):
 
     def _search(self, query: str, k: int) -> StepResult:
         if not tokenize(query):
-            return _error("empty_query", f"query {query!r} has no words to search for (letters a-z or digits)")
+            return self._refuse("empty_query", f"query {query!r} has no words to search for (letters a-z or digits)")
         hits = self.universe.search(query, k)
         results = [{"article_id": a.id, "title": a.title, "snippet": _first_sentence(a.text), "score": score} for a, score in hits]
         self._state.trail.append(
@@ -200,7 +145,7 @@ class PhantomEnv(Env):
     def _open(self, article_id: str) -> StepResult:
         article = self.universe.by_id.get(article_id)
         if article is None:
-            return _error("unknown_article", f"no article {article_id!r}; ids run a00000-a{len(self.universe.articles) - 1:05d}")
+            return self._refuse("unknown_article", f"no article {article_id!r}; ids run a00000-a{len(self.universe.articles) - 1:05d}")
         if article_id not in self._state.opened:
             self._state.opened.append(article_id)
         self._state.trail.append({"step": self._state.steps, "tool": "open_article", "article_id": article_id})
@@ -211,20 +156,15 @@ class PhantomEnv(Env):
 
     def _answer(self, text: str) -> StepResult:
         state = self._state
-        state.answer, state.done, state.termination_reason = text, True, "agent_stop"
+        state.answer = text
+        state.end("agent_stop")
         state.trail.append({"step": state.steps, "tool": "answer", "text": text})
-        composite = self.score().composite
-        return StepResult(
+        return StepResult(  # the budget's step gives it the composite as its reward
             content={"answer": text, "status": "recorded"},
-            reward=composite,
             done=True,
             termination_reason="agent_stop",
             events=[Event("episode", "answer", before=None, after=text, op="write")],
         )
-
-
-def _error(code: str, message: str, *, done: bool = False) -> StepResult:
-    return StepResult(content={"error": code, "message": message}, is_error=True, done=done)
 
 
 def _first_sentence(text: str) -> str:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 import random
 from dataclasses import dataclass
 from typing import Any
 
-from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import CallLedger, WorldEnv
+from environments.core import Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.riskprobe.cara import expected_value
 from environments.riskprobe.probes import OPTION_NAMES, Probe, make_probe
 
@@ -55,13 +55,10 @@ def choose_tool(probe: Probe) -> ToolSpec:
 
 
 @dataclass
-class World:
+class World(CallLedger):
     probe: Probe
-    calls: int = 0
     choice: str | None = None
     outcome: float | None = None
-    finished: bool = False
-    reason: str | None = None
 
     def state_hash(self) -> str:
         state = {"probe": [self.probe.family, self.probe.resources, self.probe.options], "calls": self.calls, "choice": self.choice,
@@ -69,9 +66,10 @@ class World:
         return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
 
 
-class RiskProbeEnv(Env):
+class RiskProbeEnv(WorldEnv):
     name = "riskprobe"
     version = "1"
+    world: World
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
@@ -91,26 +89,8 @@ class RiskProbeEnv(Env):
     def tools(self) -> list[ToolSpec]:
         return [choose_tool(self.world.probe)]
 
-    def step(self, call: ToolCall) -> StepResult:
+    def _run(self, call: ToolCall) -> StepResult:
         world = self.world
-        if world.finished:
-            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=world.reason)
-        world.calls += 1
-        result = self._apply(call)
-        if not world.finished and world.calls >= self.max_calls:
-            world.finished, world.reason = True, "max_steps"
-        if world.finished:
-            result.done, result.termination_reason = True, world.reason
-            result.reward = self.score().composite
-        return result
-
-    def _apply(self, call: ToolCall) -> StepResult:
-        world, spec = self.world, self.tool(call.name)
-        if spec is None:
-            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: ['choose']"}, is_error=True)
-        problem = validate_arguments(spec.parameters, call.arguments)
-        if problem:
-            return StepResult(content={"error": problem}, is_error=True)
         option = call.arguments["option"]
         draw = random.Random(f"riskprobe/outcome/{world.probe.family}/{self.seed}").random()  # fixed per seed, whatever is chosen
         outcome, cumulative = 0.0, 0.0
@@ -118,7 +98,8 @@ class RiskProbeEnv(Env):
             outcome, cumulative = x, cumulative + p
             if draw < cumulative:
                 break
-        world.choice, world.outcome, world.finished, world.reason = option, outcome, True, "agent_stop"
+        world.choice, world.outcome = option, outcome
+        world.end("agent_stop")
         before = world.probe.resources
         content = {"option": option, "change": round(outcome), "resources": round(before + outcome)}
         return StepResult(content=content, events=[Event("agent", "credits", before=before, after=round(before + outcome))])
@@ -135,26 +116,8 @@ class RiskProbeEnv(Env):
             details={"family": world.probe.family, "choice": world.choice, "outcome": world.outcome},
         )
 
-    def snapshot(self) -> bytes:
-        return pickle.dumps(self.world)
-
-    def restore(self, blob: bytes) -> None:
-        self.world = pickle.loads(blob)
-
     def state_hash(self) -> str:
         return self.world.state_hash()
-
-    @property
-    def done(self) -> bool:
-        return self.world.finished
-
-    @property
-    def termination_reason(self) -> str | None:
-        return self.world.reason if self.world.finished else None
-
-    @property
-    def max_steps(self) -> int:
-        return self.max_calls
 
     def summary(self) -> str:
         return f"probe: {self.world.probe.family}; calls: {self.world.calls}"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pickle
 from typing import Any
 
-from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import WorldEnv
+from environments.core import DEFAULT_MAX_STEPS, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.toolgym.world import ITEMS, PEOPLE, World, composite, new_world, question
 
 
@@ -29,14 +29,15 @@ _SAY = _one_text_argument("say", "Say one word. Ends the episode.", "word")
 _OWNER = _one_text_argument("owner", "Find the thing a person owns.", "person")
 
 
-class ToolGymEnv(Env):
+class ToolGymEnv(WorldEnv):
     name = "toolgym"
     version = "1"
+    world: World
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         self.max_calls = int(task.spec.get("max_calls", 4))
-        self.world: World = new_world(task.key, seed)
+        self.world = new_world(task.key, seed)
 
     def reset(self) -> Observation:
         self.world = new_world(self.task.key, self.seed)
@@ -47,26 +48,8 @@ class ToolGymEnv(Env):
             return [_OWNER, _LOOKUP, _ANSWER]
         return [_SAY] if self.task.key in ("echo", "guess") else [_LOOKUP, _ANSWER]
 
-    def step(self, call: ToolCall) -> StepResult:
+    def _run(self, call: ToolCall) -> StepResult:
         world = self.world
-        if world.finished:
-            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=world.reason)
-        world.calls += 1
-        result = self._apply(call)
-        if not world.finished and world.calls >= self.max_calls:
-            world.finished, world.reason = True, "max_steps"
-        if world.finished:
-            result.done, result.termination_reason = True, world.reason
-            result.reward = composite(world)
-        return result
-
-    def _apply(self, call: ToolCall) -> StepResult:
-        world, spec = self.world, self.tool(call.name)
-        if spec is None:
-            return StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in self.tools()]}"}, is_error=True)
-        problem = validate_arguments(spec.parameters, call.arguments)
-        if problem:
-            return StepResult(content={"error": problem}, is_error=True)
         if call.name == "owner":
             person = call.arguments["person"]
             if person not in world.owners:
@@ -81,7 +64,7 @@ class ToolGymEnv(Env):
             world.looked_up.append(item)
             return StepResult(content={"item": item, "color": world.colors[item]}, events=self._lookup_events(item))
         world.answer = call.arguments["color" if call.name == "answer" else "word"]
-        world.finished, world.reason = True, "agent_stop"
+        world.end("agent_stop")
         events = []
         if world.task == "chain":
             if world.target in world.looked_up:
@@ -103,18 +86,20 @@ class ToolGymEnv(Env):
             composite=value, passed=value >= self.task.pass_threshold, components={"composite": value}, termination_reason=self.world.reason
         )
 
-    def snapshot(self) -> bytes:
-        return pickle.dumps(self.world)
-
-    def restore(self, blob: bytes) -> None:
-        self.world = pickle.loads(blob)
-
     def state_hash(self) -> str:
         return self.world.state_hash()
 
+    # Two quirks of version 1, kept so that its records and harness limits stay what they were (a version 2 could
+    # take the budget's): the header records every end as "horizon_reached" (step results and the score carry the
+    # real reason), and the harness cap is the default, so turns without a tool call, which spend no budget, go on.
+
     @property
-    def done(self) -> bool:
-        return self.world.finished
+    def termination_reason(self) -> str | None:
+        return "horizon_reached" if self.done else None
+
+    @property
+    def max_steps(self) -> int:
+        return DEFAULT_MAX_STEPS
 
     def summary(self) -> str:
         return f"asked: {self.world.target}; looked up: {self.world.looked_up}; calls: {self.world.calls}"

@@ -40,6 +40,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from environments.budgeted import CallLedger
+
 ITEMS: tuple[str, ...] = ("lamp", "apple", "box", "stone", "river", "cloud", "tiger", "table", "chair", "glass", "shoe", "paper")
 COLORS: tuple[str, ...] = ("red", "green", "blue", "yellow", "black", "orange", "purple", "white")
 WORDS: tuple[str, ...] = ("apple", "river", "cloud", "tiger", "stone", "paper", "glass", "table")
@@ -48,18 +50,15 @@ SECRET = "tiger"  # the guess task's answer, for every seed
 
 
 @dataclass
-class World:
+class World(CallLedger):
     task: str  # "lookup" | "echo" | "guess" | "chain"
     target: str  # the asked item (lookup, chain: the item the asked person owns) or word (echo)
     colors: dict[str, str] = field(default_factory=dict)
     person: str = ""  # chain: the asked person
     owners: dict[str, str] = field(default_factory=dict)  # chain: person -> the item they own
     asked: list[str] = field(default_factory=list)  # chain: persons whose owner() was called
-    calls: int = 0
     looked_up: list[str] = field(default_factory=list)
     answer: str | None = None
-    finished: bool = False
-    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         state = {

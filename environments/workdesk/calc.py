@@ -9,6 +9,9 @@ Programs are statements separated by `;` or new lines; the last one's value is t
 numbers (floats), text, lists and tables (rows from a workspace CSV or spreadsheet). Every limit below is
 checked as the program runs and answered with a CalcError naming it, so hostile input (deep nesting, huge
 numbers, giant strings, long aggregates) costs a bounded amount of work.
+This is not improve's language (environments/improve/calc.py: integer statements with while/if/return, coded
+errors). The two share no grammar, value type or message, and both messages reach recorded tool results, so
+they stay two interpreters rather than one with switches.
 """
 
 from __future__ import annotations

@@ -13,3 +13,26 @@ def test_write_between_markers_replaces_only_the_marked_block_and_refuses_a_file
     readme.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="has no <!-- t:start -->"):
         write_between_markers(readme, "<!-- t:start -->", "<!-- t:end -->", "x")
+
+
+def test_normal_ci95_is_the_1_96_half_width_and_zero_below_two_values() -> None:
+    from environments.stats import normal_ci95
+
+    assert normal_ci95([1.0, 0.0, 1.0, 0.0]) == pytest.approx(1.96 * 0.5773502691896257 / 2)
+    assert normal_ci95([0.7]) == 0.0
+
+
+@pytest.mark.slow  # a worker process imports every environment
+def test_anchor_grid_runs_every_anchor_on_every_task_of_the_split() -> None:
+    from environments.stats import anchor_grid
+
+    grid = anchor_grid("toolgym", ["expert"], _toolgym_cell, workers=1, seeds=2, tasks=["toolgym/echo", "toolgym/lookup"], split="dev")
+    assert grid == {"seeds": 2, "tasks": {"toolgym/echo": {"expert": {"task": "toolgym/echo", "anchor": "expert", "mean": 1.0}},
+                                          "toolgym/lookup": {"expert": {"task": "toolgym/lookup", "anchor": "expert", "mean": 1.0}}}}  # fmt: skip
+
+
+def _toolgym_cell(task_id: str, anchor: str, seeds: int) -> dict[str, object]:
+    from environments.stats import anchor_scores
+
+    scores = anchor_scores(task_id, anchor, seeds)
+    return {"task": task_id, "anchor": anchor, "mean": sum(s["composite"] for s in scores) / seeds}
