@@ -142,7 +142,7 @@ class Panel:
         name = f"panel {self.title!r}"
         assert self.renderer in RENDERERS, f"{name}: renderer {self.renderer!r} is not one of {RENDERERS}"
         assert not self.action_tool or self.renderer in ACTION_ARGUMENTS, (
-            f"{name}: only the {' and '.join(ACTION_ARGUMENTS)} renderers take an action tool"
+            f"{name}: only the {', '.join(list(ACTION_ARGUMENTS)[:-1])} and {list(ACTION_ARGUMENTS)[-1]} renderers take an action tool"
         )
         assert not self.key or _KEY.fullmatch(self.key), f"{name}: key {self.key!r} is not one lowercase letter or digit"
         assert self.renderer == "table" or not (self.columns or self.sort or self.highlights), (
