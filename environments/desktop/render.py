@@ -44,12 +44,14 @@ def render_image(root: Widget, *, scale: float = 1.0, marks: bool = False) -> Im
         raise ValueError(f"scale must be between 0.1 and 4, got {scale!r}")
     width, height = root.bounds[2] or SCREEN_WIDTH, root.bounds[3] or SCREEN_HEIGHT
     image = Image.new("RGB", (max(1, round(width * scale)), max(1, round(height * scale))), "#000000")
-    pen = Pen(image, scale)
     seen = _Seen()
     if root.visible:
-        _paint(pen, root, (0, 0, *image.size), active=True, seen=seen)
-    if marks:
-        _marks(pen, seen.unoccluded())
+        _paint(Pen(image, scale), root, (0, 0, *image.size), active=True, seen=seen)
+    if marks and seen.marked:
+        # Painted again with each mark drawn right after its widget, so that later panes cover marks as they
+        # cover widgets; only widgets left clickable by the first pass are marked. Costs one more paint.
+        chosen = {id(widget): n for n, (widget, _) in enumerate(seen.unoccluded())}
+        _paint(Pen(image, scale), root, (0, 0, *image.size), active=True, seen=_Seen(to_mark=chosen))
     return image
 
 
@@ -84,6 +86,7 @@ class _Seen:
     order: int = 0
     marked: list[tuple[Widget, Box, int]] = field(default_factory=list)  # widget, visible box, last order in its subtree
     covers: list[tuple[int, Box]] = field(default_factory=list)
+    to_mark: dict[int, int] = field(default_factory=dict)  # id(widget) -> its mark's number, for the marking pass
 
     def unoccluded(self) -> list[tuple[Widget, Box]]:
         """Marked widgets whose centre no later pane (a dialog, a banner, another window) covers."""
@@ -119,19 +122,21 @@ def _paint(pen: Pen, widget: Widget, clip: Box, *, active: bool, seen: _Seen) ->
             _paint(pen, child, shown, active=active, seen=seen)
     if widget.role in MARKED_ROLES:
         seen.marked[mark] = (widget, shown, seen.order)
+    if (number := seen.to_mark.get(id(widget))) is not None:
+        _mark(pen, widget, shown, number)
 
 
-def _marks(pen: Pen, marked: list[tuple[Widget, Box]]) -> None:
-    """Outline each clickable widget and label it with its id, top-left, on a solid tag that stays on screen."""
+def _mark(pen: Pen, widget: Widget, box: Box, number: int) -> None:
+    """Outline a clickable widget and label it with its id, top-left, on a solid tag that stays on screen."""
+    x0, y0, x1, y1 = box
     width, height = pen.image.size
-    for n, (widget, (x0, y0, x1, y1)) in enumerate(marked):
-        colour = _MARK_COLOURS[n % len(_MARK_COLOURS)]
-        pen.draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=colour, width=max(1, round(pen.scale * 2)))
-        text_w = round(pen.length(widget.id, face="bold", size=10)) + 4
-        text_h = line_height("bold", pen.size(10)) + 2
-        lx, ly = min(x0, max(0, width - text_w)), min(y0, max(0, height - text_h))
-        pen.draw.rectangle((lx, ly, lx + text_w, ly + text_h), fill=colour)
-        pen.text((lx + 2, ly + 1), widget.id, face="bold", size=10, fill="#ffffff")
+    colour = _MARK_COLOURS[number % len(_MARK_COLOURS)]
+    pen.draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=colour, width=max(1, round(pen.scale * 2)))
+    text_w = round(pen.length(widget.id, face="bold", size=10)) + 4
+    text_h = line_height("bold", pen.size(10)) + 2
+    lx, ly = min(x0, max(0, width - text_w)), min(y0, max(0, height - text_h))
+    pen.draw.rectangle((lx, ly, lx + text_w, ly + text_h), fill=colour)
+    pen.text((lx + 2, ly + 1), widget.id, face="bold", size=10, fill="#ffffff")
 
 
 _PAINTERS: dict[str, Callable[[Pen, Widget, Box, bool], None]] = {

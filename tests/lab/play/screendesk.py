@@ -104,11 +104,15 @@ class ScreenDeskEnv(Env):
         return {"calls-left": f"{CALLS - self.state['calls']} of {CALLS} calls left"}
 
 
-@contextmanager
-def screendesk_registered() -> Iterator[None]:
+def register() -> None:
     registry.list_tasks()  # load the real packages first, so this env is an addition
     registry.register(TASK, ScreenDeskEnv)
     registry.register_env(META)
+
+
+@contextmanager
+def screendesk_registered() -> Iterator[None]:
+    register()
     try:
         yield
     finally:
