@@ -25,6 +25,14 @@ def has_screen(env: Any) -> bool:
     return callable(getattr(env, "screen", None))
 
 
+def screen_size(env: Any) -> tuple[int, int]:
+    """The screen's width and height in pixels: its root's size, the 1280 x 800 desktop when the root has none."""
+    from environments.desktop.widgets import SCREEN_HEIGHT, SCREEN_WIDTH
+
+    root = env.screen()
+    return root.bounds[2] or SCREEN_WIDTH, root.bounds[3] or SCREEN_HEIGHT
+
+
 def screenshot(env: Any, *, scale: float = 1.0) -> bytes:
     assert has_screen(env), f"{type(env).__name__} has no screen() to render"
     from environments.desktop.render import render_png  # Pillow loads only where a screen is rendered

@@ -18,8 +18,7 @@ from django.urls import reverse
 
 from environments import registry
 from environments.core import Env
-from environments.desktop.widgets import SCREEN_HEIGHT, SCREEN_WIDTH
-from environments.screens import has_screen, screenshot, screenshot_ref
+from environments.screens import has_screen, screen_size, screenshot, screenshot_ref
 from lab.trajectories.models import Episode, Step
 
 
@@ -31,8 +30,7 @@ def records_screens(env_name: str) -> bool:
 def screen_panel(env: Env, episode: Episode) -> dict[str, Any]:
     if not has_screen(env):
         return {"empty": True}
-    root = env.screen()  # type: ignore[attr-defined]
-    width, height = root.bounds[2] or SCREEN_WIDTH, root.bounds[3] or SCREEN_HEIGHT
+    width, height = screen_size(env)
     extra = Step.objects.filter(episode=episode, index=episode.step_count - 1).values_list("extra", flat=True).first() or {}
     meta = extra.get("meta") if isinstance(extra, dict) else None
     ref = screenshot_ref({"meta": meta})
