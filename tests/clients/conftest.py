@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from practicum_client import Client, RetryPolicy
 
+from practicum_client import Client, RetryPolicy
 from tests.clients.network import Network
 
 FAST_RETRY = RetryPolicy(retries=3, backoff_s=0.01, max_backoff_s=0.05)

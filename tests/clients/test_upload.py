@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from practicum_client import PracticumError
-from practicum_client.episodes import Progress
 
 from lab.trajectories.models import Episode, IdempotencyRecord
+from practicum_client import PracticumError
+from practicum_client.episodes import Progress
 from tests.clients.network import Killed, Network
 from tests.conftest import make_record
 

@@ -35,22 +35,31 @@ def _seeds(text: str) -> list[int]:
         raise PracticumError("invalid_seeds", f"--seeds {text!r}: comma-separated integers, e.g. 0,1,2") from None
 
 
+def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("--url", default=default, help="the server (default: PRACTICUM_URL or the config file)")
+    parser.add_argument("--key", default=default, help="an API key (default: PRACTICUM_API_KEY or the config file)")
+    parser.add_argument("--project", default=default, help="the project slug (default: PRACTICUM_PROJECT, or the key's project)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="practicum", description="Send trajectories to a Practicum server, export datasets, evaluate.")
-    parser.add_argument("--url", help="the server (default: PRACTICUM_URL or the config file)")
-    parser.add_argument("--key", help="an API key (default: PRACTICUM_API_KEY or the config file)")
-    parser.add_argument("--project", help="the project slug (default: PRACTICUM_PROJECT, or the key's project)")
+    _connection_options(parser, None)
+    # The same options after the command (`practicum upload FILE --project acme`); absent there, they leave the first.
+    shared = argparse.ArgumentParser(add_help=False)
+    _connection_options(shared, argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True)
-    upload = commands.add_parser("upload", help="upload a trajectory file (resumes an interrupted upload of the same file)")
+    upload = commands.add_parser(
+        "upload", parents=[shared], help="upload a trajectory file (resumes an interrupted upload of the same file)"
+    )
     upload.add_argument("file")
     upload.add_argument("--format", default="auto", choices=FORMATS)
     upload.add_argument("--batch-size", type=int, default=100)
     upload.add_argument("--restart", action="store_true", help="start over instead of resuming")
-    export = commands.add_parser("export", help="export matching episodes to a JSONL file")
+    export = commands.add_parser("export", parents=[shared], help="export matching episodes to a JSONL file")
     export.add_argument("file")
     export.add_argument("--format", default="openai", choices=("openai", "native"))
     export.add_argument("--filter", action="append", default=[], metavar="NAME=VALUE", help="an episode filter; repeatable")
-    evaluate = commands.add_parser("evaluate", help="run an evaluation on the server")
+    evaluate = commands.add_parser("evaluate", parents=[shared], help="run an evaluation on the server")
     evaluate.add_argument("--agent", required=True)
     evaluate.add_argument("--task-set", required=True)
     evaluate.add_argument("--seeds", required=True, type=_seeds, help="comma-separated, e.g. 0,1,2")
