@@ -49,3 +49,10 @@ def screenshot_ref(step: Mapping[str, Any]) -> str | None:
     meta = step.get("meta")
     ref = meta.get(SCREENSHOT_KEY) if isinstance(meta, Mapping) else None
     return ref if isinstance(ref, str) and SHA256.fullmatch(ref) else None
+
+
+def asked_for_screenshot(step: Mapping[str, Any]) -> bool:
+    """A step one of whose tool results returned a screenshot's digest (the desktop's `observe(screenshot=true)`):
+    what a vision policy looked at, which the lab stores so the viewer shows it too."""
+    results = step.get("results") or []
+    return any(isinstance(r, Mapping) and isinstance(r.get("content"), Mapping) and "screenshot_sha256" in r["content"] for r in results)
