@@ -1,0 +1,282 @@
+"""Baseline next-state predictors over the accessibility tree: "no change", and one learnt from training tuples.
+
+    model = EditModel.learn(train_tuples)                  # tuples of worldmodel.py's export
+    predicted = model.predict(tree, action)                # an accessibility_tree dict
+    predicted = NoChange().predict(tree, action)           # the tree as it is
+
+The learnt model reads each training transition as a set of small edits ("atoms") written relative to the
+action where it can be: the target (the clicked, dragged or scrolled element; for open_app its taskbar button),
+the focused field, the target's siblings, or the whole app window; otherwise a literal element id.
+
+    ("state+", ref, state) / ("state-", ref, state)   focus moves, list selection, checkboxes, taskbar selection
+    ("value", ref, "append" | "typed" | "backspace" | "clear" | ("=", text))   typing into the focused field
+    ("node", ref, (parent, role, name, bounds))        an element renamed, moved or resized
+    ("remove", ref)                                    an element and its subtree gone ("window": the whole app)
+    ("add", id, node, next_sibling)                    a new element (window chrome, a detail pane, a form)
+
+It keys transitions by (action kind, context, target family): the context is the target's role and its KEY_STATES ("tab:selected",
+"button:ad", "checkbox:checked") for click, drag and scroll, the focused field's for type, the combination and the
+focused field's for key, the app and whether it is open for open_app, the command word for shell; the family is the target's id up to its second dot
+("shop.item"). Per key it keeps the atoms that occur in more than half of that key's training transitions (the
+most frequent edit, atom by atom) and applies them to the current tree; a key seen fewer than MIN_SUPPORT times
+falls back to (kind, context), then to the kind alone; an unseen kind predicts no change. Atoms whose reference does not resolve on the
+current tree are skipped. Per-seed content (file names, prices, message text) is what it cannot predict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+Node = tuple[str, str, str, str, tuple[str, ...], tuple[int, ...]]  # parent, role, name, value, states, bounds
+Flat = dict[str, Node]  # element id -> node, in tree (paint) order
+Atom = tuple[Any, ...]
+ROOT_PARENT = ""
+KEY_STATES = frozenset({"ad", "checked", "focused", "selected"})  # what a click on the target does depends on these
+
+
+def flatten(tree: dict[str, Any]) -> Flat:
+    out: Flat = {}
+
+    def visit(node: dict[str, Any], parent: str) -> None:
+        out[node["id"]] = (parent, node["role"], node["name"], node.get("value", ""), tuple(node.get("states", ())), tuple(node["bounds"]))
+        for child in node.get("children", ()):
+            visit(child, node["id"])
+
+    visit(tree, ROOT_PARENT)
+    return out
+
+
+def unflatten(flat: Flat) -> dict[str, Any]:
+    """The accessibility_tree dict of `flat` (children in flat order); the inverse of flatten."""
+    nodes: dict[str, dict[str, Any]] = {}
+    root: dict[str, Any] = {}
+    for widget_id, (parent, role, name, value, states, bounds) in flat.items():
+        node: dict[str, Any] = {"id": widget_id, "role": role, "name": name, "bounds": list(bounds)}
+        if value:
+            node["value"] = value
+        if states:
+            node["states"] = sorted(states)
+        nodes[widget_id] = node
+        if parent == ROOT_PARENT:
+            root = node
+        elif parent in nodes:
+            nodes[parent].setdefault("children", []).append(node)
+    return root
+
+
+def _focused(flat: Flat) -> str | None:
+    return next((i for i, n in flat.items() if "focused" in n[4]), None)
+
+
+def _hit(flat: Flat, x: int, y: int) -> str | None:
+    """The topmost element under (x, y): the last in paint order whose bounds contain it (widgets.hit_test)."""
+    hit = None
+    for widget_id, node in flat.items():
+        left, top, width, height = node[5]
+        if left <= x < left + width and top <= y < top + height:
+            hit = widget_id
+    return hit
+
+
+def target_of(flat: Flat, action: dict[str, Any]) -> str | None:
+    """The element an action is about, on the screen before it (None when it names none that is on screen)."""
+    name, args = action["name"], action.get("arguments") or {}
+    found: str | None
+    if name == "open_app":
+        found = f"launch.{args.get('app')}"
+    elif name in ("type", "key"):
+        return _focused(flat)
+    else:
+        prefix = "from_" if name == "drag" else ""
+        named = args.get(prefix + "id")
+        found = named if isinstance(named, str) else None  # a malformed call (recorded with its error) names nothing
+        if found in flat:  # a click by id lands at its centre, on whatever is painted there (gui.point_of)
+            left, top, width, height = flat[found][5]
+            hit = _hit(flat, left + width // 2, top + height // 2)
+            found = found if hit is None or _inside(flat, hit, found) else hit
+        elif isinstance(args.get(prefix + "x"), int) and isinstance(args.get(prefix + "y"), int):
+            found = _hit(flat, args[prefix + "x"], args[prefix + "y"])
+    return found if found in flat else None
+
+
+def _inside(flat: Flat, widget_id: str, ancestor: str) -> bool:
+    while widget_id and widget_id != ancestor:
+        widget_id = flat[widget_id][0]
+    return widget_id == ancestor
+
+
+def context_keys(flat: Flat, action: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The action's keys, most specific first: (kind, context, family), (kind, context), (kind,); the family is the
+    target's id up to its second dot ("mail.item" for "mail.item.m2"), for actions with a target."""
+    name, args = action["name"], action.get("arguments") or {}
+    target = target_of(flat, action)
+    role = "none" if target is None else flat[target][1] + "".join(f":{s}" for s in sorted(KEY_STATES & set(flat[target][4])))
+    family = ".".join(target.split(".")[:2]) if target is not None else ""
+    context = {"key": f"{str(args.get('combo', '')).lower()}@{role}", "open_app": f"{args.get('app', '')}@{role}",
+               "shell": str(args.get("command", "")).split(" ", 1)[0]}.get(name, role)  # fmt: skip
+    if name in ("click", "drag", "scroll", "type", "key"):
+        return [(name, context, family), (name, context), (name,)]
+    return [(name, context if name in ("open_app", "shell") else ""), (name,)]
+
+
+def _window(flat: Flat) -> list[str]:
+    """The app window's elements: everything below the root but the taskbar's subtree."""
+    out, skip = [], {"taskbar"}
+    for widget_id, node in flat.items():
+        if node[0] in skip or widget_id in skip:
+            skip.add(widget_id)
+        elif node[0] != ROOT_PARENT:
+            out.append(widget_id)
+    return out
+
+
+def _refs(flat: Flat, action: dict[str, Any]) -> dict[str, str]:
+    """Element id -> relative reference, for the elements a reference can name on this screen."""
+    target, focused = target_of(flat, action), _focused(flat)
+    refs = {i: "target-sibling" for i, n in flat.items() if target is not None and n[0] == flat[target][0] and i != target}
+    if focused is not None:
+        refs[focused] = "focused"
+    if target is not None:
+        refs[target] = "target"
+    return refs
+
+
+def _value_atom(before: str, after: str, action: dict[str, Any]) -> str | tuple[str, str]:
+    text = str((action.get("arguments") or {}).get("text", "")) if action["name"] == "type" else None
+    if text is not None and after == before + text:
+        return "append"
+    if text is not None and after == text:
+        return "typed"
+    if after == before[:-1] and before:
+        return "backspace"
+    return "clear" if after == "" else ("=", after)
+
+
+def atoms_of(before: Flat, after: Flat, action: dict[str, Any]) -> list[Atom]:
+    """The transition as atoms (module docstring), removals first, then in the next tree's order."""
+    refs, atoms = _refs(before, action), dict[Atom, None]()
+    removed = [i for i in before if i not in after]
+    window = _window(before)
+    if window and set(window) <= set(removed):
+        atoms[("remove", "window")] = None
+        removed = [i for i in removed if i not in window]
+    atoms |= dict.fromkeys(("remove", refs.get(i, i)) for i in removed if before[i][0] not in removed)
+    order = list(after)
+    for position, widget_id in enumerate(order):
+        node = after[widget_id]
+        if widget_id not in before:
+            following = next((s for s in order[position + 1 :] if after[s][0] == node[0]), None)
+            atoms[("add", widget_id, node, following)] = None
+            continue
+        old, ref = before[widget_id], refs.get(widget_id, widget_id)
+        if (old[0], old[1], old[2], old[5]) != (node[0], node[1], node[2], node[5]):
+            atoms[("node", ref, (node[0], node[1], node[2], node[5]))] = None
+        if old[3] != node[3]:
+            atoms[("value", ref, _value_atom(old[3], node[3], action))] = None
+        atoms |= dict.fromkeys(("state+", ref, s) for s in sorted(set(node[4]) - set(old[4])))
+        atoms |= dict.fromkeys(("state-", ref, s) for s in sorted(set(old[4]) - set(node[4])))
+    return list(atoms)
+
+
+def _resolve(flat: Flat, refs: dict[str, str], ref: str) -> list[str]:
+    named = [i for i, r in refs.items() if r == ref]
+    return named if ref in ("target", "focused", "target-sibling") else ([ref] if ref in flat else [])
+
+
+def _drop(flat: Flat, widget_id: str) -> None:
+    gone = {widget_id}
+    for i, node in list(flat.items()):
+        if i in gone or node[0] in gone:
+            gone.add(i)
+            del flat[i]
+
+
+def apply_atoms(tree: dict[str, Any], action: dict[str, Any], atoms: Iterable[Atom]) -> dict[str, Any]:
+    """`atoms` applied to `tree` (removals, then changes, then additions in their training order)."""
+    flat = flatten(tree)
+    refs, atoms = _refs(flat, action), list(atoms)
+    text = str((action.get("arguments") or {}).get("text", ""))
+    for atom in atoms:
+        if atom[0] == "remove":
+            for widget_id in _window(flat) if atom[1] == "window" else _resolve(flat, refs, atom[1]):
+                if widget_id in flat:
+                    _drop(flat, widget_id)
+    for kind, ref, what in (a for a in atoms if a[0] in ("node", "value", "state+", "state-")):
+        for widget_id in _resolve(flat, refs, ref):
+            if widget_id not in flat:
+                continue
+            parent, role, name, value, states, bounds = flat[widget_id]
+            if kind == "node":
+                parent, role, name, bounds = what
+            elif kind == "value":
+                edits = {"append": value + text, "typed": text, "backspace": value[:-1], "clear": ""}
+                value = edits[what] if isinstance(what, str) else str(what[1])
+            else:
+                states = tuple(sorted(set(states) | {what} if kind == "state+" else set(states) - {what}))
+            flat[widget_id] = (parent, role, name, value, states, bounds)
+    for _, widget_id, node, following in (a for a in atoms if a[0] == "add"):
+        if widget_id not in flat and node[0] in flat:
+            flat = _insert(flat, widget_id, node, following)
+    return unflatten(flat)
+
+
+def _insert(flat: Flat, widget_id: str, node: Node, following: str | None) -> Flat:
+    """`flat` with the node placed before its next sibling when that is there, else as its parent's last child."""
+    items = list(flat.items())
+    if following is not None and following in flat and flat[following][0] == node[0]:
+        at = next(k for k, (i, _) in enumerate(items) if i == following)
+    else:
+        inside, at = {node[0]}, len(items)
+        start = next(k for k, (i, _) in enumerate(items) if i == node[0])
+        for k in range(start + 1, len(items)):
+            if items[k][1][0] not in inside:
+                at = k
+                break
+            inside.add(items[k][0])
+    return dict([*items[:at], (widget_id, node), *items[at:]])
+
+
+class NoChange:
+    name = "no-change"
+
+    def predict(self, tree: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+        return tree
+
+
+@dataclass
+class EditModel:
+    """Per key (context_keys) the atoms of more than half its training transitions; a key is used when it was
+    seen MIN_SUPPORT times, else the next, less specific one."""
+
+    atoms: dict[tuple[str, ...], list[Atom]] = field(default_factory=dict)
+    support: dict[tuple[str, ...], int] = field(default_factory=dict)
+    name: str = "learnt edits"
+    MIN_SUPPORT = 3
+
+    @classmethod
+    def learn(cls, tuples: Iterable[dict[str, Any]]) -> EditModel:
+        counts: dict[tuple[str, ...], Counter[Atom]] = {}
+        seen: Counter[tuple[str, ...]] = Counter()
+        first: dict[Atom, int] = {}  # additions are applied in the order training first saw them
+        for t in tuples:
+            before, action = flatten(t["tree"]), t["action"]
+            atoms = atoms_of(before, flatten(t["next_tree"]), action)
+            for atom in atoms:
+                first.setdefault(atom, len(first))
+            for key in context_keys(before, action):
+                seen[key] += 1
+                counts.setdefault(key, Counter()).update(set(atoms))
+        frequent = {k: sorted((a for a, n in c.items() if 2 * n > seen[k]), key=lambda a: first[a]) for k, c in counts.items()}
+        return cls(frequent, dict(seen))
+
+    def atoms_for(self, tree: dict[str, Any], action: dict[str, Any]) -> list[Atom]:
+        keys = context_keys(flatten(tree), action)
+        key = next((k for k in keys if self.support.get(k, 0) >= self.MIN_SUPPORT), keys[-1])
+        return self.atoms.get(key, [])
+
+    def predict(self, tree: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+        atoms = self.atoms_for(tree, action)
+        return apply_atoms(tree, action, atoms) if atoms else tree
