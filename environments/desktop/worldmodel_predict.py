@@ -13,6 +13,7 @@ the focused field, the target's siblings, or the whole app window; otherwise a l
     ("node", ref, (parent, role, name, bounds))        an element renamed, moved or resized
     ("remove", ref)                                    an element and its subtree gone ("window": the whole app)
     ("add", id, node, next_sibling)                    a new element (window chrome, a detail pane, a form)
+    ("order", ref, child ids)                          a list re-sorted (children in a new order)
 
 It keys transitions by (action kind, context, target family): the context is the target's role and its KEY_STATES ("tab:selected",
 "button:ad", "checkbox:checked") for click, drag and scroll, the focused field's for type, the combination and the
@@ -134,7 +135,8 @@ def _window(flat: Flat) -> list[str]:
 
 
 def _refs(flat: Flat, action: dict[str, Any]) -> dict[str, str]:
-    """Element id -> relative reference, for the elements a reference can name on this screen."""
+    """Element id -> relative reference, for the elements a reference can name on this screen. Siblings of the
+    target are named "target-sibling" only by state- atoms (a selection leaving them), so refs lists them apart."""
     target, focused = target_of(flat, action), _focused(flat)
     refs = {i: "target-sibling" for i, n in flat.items() if target is not None and n[0] == flat[target][0] and i != target}
     if focused is not None:
@@ -142,6 +144,11 @@ def _refs(flat: Flat, action: dict[str, Any]) -> dict[str, str]:
     if target is not None:
         refs[target] = "target"
     return refs
+
+
+def _ref(refs: dict[str, str], widget_id: str, kind: str) -> str:
+    ref = refs.get(widget_id, widget_id)
+    return widget_id if ref == "target-sibling" and kind != "state-" else ref
 
 
 def _value_atom(before: str, after: str, action: dict[str, Any]) -> str | tuple[str, str]:
@@ -163,7 +170,7 @@ def atoms_of(before: Flat, after: Flat, action: dict[str, Any]) -> list[Atom]:
     if window and set(window) <= set(removed):
         atoms[("remove", "window")] = None
         removed = [i for i in removed if i not in window]
-    atoms |= dict.fromkeys(("remove", refs.get(i, i)) for i in removed if before[i][0] not in removed)
+    atoms |= dict.fromkeys(("remove", _ref(refs, i, "remove")) for i in removed if before[i][0] not in removed)
     order = list(after)
     for position, widget_id in enumerate(order):
         node = after[widget_id]
@@ -171,14 +178,40 @@ def atoms_of(before: Flat, after: Flat, action: dict[str, Any]) -> list[Atom]:
             following = next((s for s in order[position + 1 :] if after[s][0] == node[0]), None)
             atoms[("add", widget_id, node, following)] = None
             continue
-        old, ref = before[widget_id], refs.get(widget_id, widget_id)
+        old, ref = before[widget_id], _ref(refs, widget_id, "node")
         if (old[0], old[1], old[2], old[5]) != (node[0], node[1], node[2], node[5]):
             atoms[("node", ref, (node[0], node[1], node[2], node[5]))] = None
         if old[3] != node[3]:
             atoms[("value", ref, _value_atom(old[3], node[3], action))] = None
         atoms |= dict.fromkeys(("state+", ref, s) for s in sorted(set(node[4]) - set(old[4])))
-        atoms |= dict.fromkeys(("state-", ref, s) for s in sorted(set(old[4]) - set(node[4])))
+        for state in sorted(set(old[4]) - set(node[4])):
+            # "every sibling loses it" only when none kept it (a settings pane holds several choice groups)
+            kept = any(state in after[i][4] for i, r in refs.items() if r == "target-sibling" and i in after)
+            atoms[("state-", widget_id if kept else _ref(refs, widget_id, "state-"), state)] = None
+    was, now = _children(before), _children(after)
+    for parent, kids in now.items():
+        kept = [k for k in was.get(parent, []) if k in after and after[k][0] == parent]
+        if kept != [k for k in kids if k in kept]:
+            atoms[("order", _ref(refs, parent, "order"), tuple(kids))] = None
     return list(atoms)
+
+
+def _children(flat: Flat) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for widget_id, node in flat.items():
+        out.setdefault(node[0], []).append(widget_id)
+    return out
+
+
+def _ordered(nodes: Flat, kids: dict[str, list[str]]) -> Flat:
+    """The nodes reachable from the root, depth first in `kids` order (nodes whose parent went are dropped)."""
+    out: Flat = {}
+    stack = list(reversed(kids.get(ROOT_PARENT, [])))
+    while stack:
+        widget_id = stack.pop()
+        out[widget_id] = nodes[widget_id]
+        stack.extend(reversed(kids.get(widget_id, [])))
+    return out
 
 
 def _resolve(flat: Flat, refs: dict[str, str], ref: str) -> list[str]:
@@ -195,7 +228,8 @@ def _drop(flat: Flat, widget_id: str) -> None:
 
 
 def apply_atoms(tree: dict[str, Any], action: dict[str, Any], atoms: Iterable[Atom]) -> dict[str, Any]:
-    """`atoms` applied to `tree` (removals, then changes, then additions in their training order)."""
+    """`atoms` applied to `tree` (removals, changes, additions in their training order, then reorderings).
+    Applying a transition's own atoms_of to its first tree gives its second exactly."""
     flat = flatten(tree)
     refs, atoms = _refs(flat, action), list(atoms)
     text = str((action.get("arguments") or {}).get("text", ""))
@@ -217,26 +251,17 @@ def apply_atoms(tree: dict[str, Any], action: dict[str, Any], atoms: Iterable[At
             else:
                 states = tuple(sorted(set(states) | {what} if kind == "state+" else set(states) - {what}))
             flat[widget_id] = (parent, role, name, value, states, bounds)
-    for _, widget_id, node, following in (a for a in atoms if a[0] == "add"):
-        if widget_id not in flat and node[0] in flat:
-            flat = _insert(flat, widget_id, node, following)
-    return unflatten(flat)
-
-
-def _insert(flat: Flat, widget_id: str, node: Node, following: str | None) -> Flat:
-    """`flat` with the node placed before its next sibling when that is there, else as its parent's last child."""
-    items = list(flat.items())
-    if following is not None and following in flat and flat[following][0] == node[0]:
-        at = next(k for k, (i, _) in enumerate(items) if i == following)
-    else:
-        inside, at = {node[0]}, len(items)
-        start = next(k for k, (i, _) in enumerate(items) if i == node[0])
-        for k in range(start + 1, len(items)):
-            if items[k][1][0] not in inside:
-                at = k
-                break
-            inside.add(items[k][0])
-    return dict([*items[:at], (widget_id, node), *items[at:]])
+    kids = _children(flat)
+    additions = [a for a in atoms if a[0] == "add" and a[1] not in flat]
+    flat |= {a[1]: a[2] for a in additions}
+    for _, widget_id, node, following in reversed(additions):  # last first, so a new sibling's next one is placed
+        siblings = kids.setdefault(node[0], [])
+        siblings.insert(siblings.index(following) if following in siblings else len(siblings), widget_id)
+    for _, ref, order in (a for a in atoms if a[0] == "order"):
+        for parent in _resolve(flat, refs, ref):
+            mine = kids.get(parent, [])
+            kids[parent] = [k for k in order if k in mine] + [k for k in mine if k not in order]
+    return unflatten(_ordered(flat, kids))
 
 
 class NoChange:
