@@ -15,13 +15,15 @@ the focused field, the target's siblings, or the whole app window; otherwise a l
     ("add", id, node, next_sibling)                    a new element (window chrome, a detail pane, a form)
     ("order", ref, child ids)                          a list re-sorted (children in a new order)
 
-It keys transitions by (action kind, context, target family): the context is the target's role and its KEY_STATES ("tab:selected",
-"button:ad", "checkbox:checked") for click, drag and scroll, the focused field's for type, the combination and the
-focused field's for key, the app and whether it is open for open_app, the command word for shell; the family is the target's id up to its second dot
-("shop.item"). Per key it keeps the atoms that occur in more than half of that key's training transitions (the
-most frequent edit, atom by atom) and applies them to the current tree; a key seen fewer than MIN_SUPPORT times
-falls back to (kind, context), then to the kind alone; an unseen kind predicts no change. Atoms whose reference does not resolve on the
-current tree are skipped. Per-seed content (file names, prices, message text) is what it cannot predict.
+It keys transitions by (action kind, context, target family). The context is the target's role and its
+KEY_STATES ("tab:selected", "button:ad", "checkbox:checked") for click, drag and scroll, the focused field's for
+type, the combination and the focused field's for key, the app and whether it is open for open_app, the command
+word for shell; the family is the target's id up to its second dot ("shop.item"). A click by id is read as the
+environment reads it, at the element's centre, so a promotion painted there is the target. Per key the model keeps
+the atoms that occur in more than half of that key's training transitions (the most frequent edit, atom by atom)
+and applies them to the current tree; a key seen fewer than MIN_SUPPORT times falls back to (kind, context), then
+to the kind alone; an unseen kind predicts no change. Atoms whose reference does not resolve on the current tree
+are skipped. Per-seed content (file names, prices, message text) is what it cannot predict.
 """
 
 from __future__ import annotations
@@ -31,55 +33,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-Node = tuple[str, str, str, str, tuple[str, ...], tuple[int, ...]]  # parent, role, name, value, states, bounds
-Flat = dict[str, Node]  # element id -> node, in tree (paint) order
+from environments.desktop.worldmodel_tree import Flat, children, flatten, focused_id, inside, ordered, topmost, unflatten, window_ids
+
 Atom = tuple[Any, ...]
-ROOT_PARENT = ""
 KEY_STATES = frozenset({"ad", "checked", "focused", "selected"})  # what a click on the target does depends on these
-
-
-def flatten(tree: dict[str, Any]) -> Flat:
-    out: Flat = {}
-
-    def visit(node: dict[str, Any], parent: str) -> None:
-        out[node["id"]] = (parent, node["role"], node["name"], node.get("value", ""), tuple(node.get("states", ())), tuple(node["bounds"]))
-        for child in node.get("children", ()):
-            visit(child, node["id"])
-
-    visit(tree, ROOT_PARENT)
-    return out
-
-
-def unflatten(flat: Flat) -> dict[str, Any]:
-    """The accessibility_tree dict of `flat` (children in flat order); the inverse of flatten."""
-    nodes: dict[str, dict[str, Any]] = {}
-    root: dict[str, Any] = {}
-    for widget_id, (parent, role, name, value, states, bounds) in flat.items():
-        node: dict[str, Any] = {"id": widget_id, "role": role, "name": name, "bounds": list(bounds)}
-        if value:
-            node["value"] = value
-        if states:
-            node["states"] = sorted(states)
-        nodes[widget_id] = node
-        if parent == ROOT_PARENT:
-            root = node
-        elif parent in nodes:
-            nodes[parent].setdefault("children", []).append(node)
-    return root
-
-
-def _focused(flat: Flat) -> str | None:
-    return next((i for i, n in flat.items() if "focused" in n[4]), None)
-
-
-def _hit(flat: Flat, x: int, y: int) -> str | None:
-    """The topmost element under (x, y): the last in paint order whose bounds contain it (widgets.hit_test)."""
-    hit = None
-    for widget_id, node in flat.items():
-        left, top, width, height = node[5]
-        if left <= x < left + width and top <= y < top + height:
-            hit = widget_id
-    return hit
 
 
 def target_of(flat: Flat, action: dict[str, Any]) -> str | None:
@@ -89,24 +46,18 @@ def target_of(flat: Flat, action: dict[str, Any]) -> str | None:
     if name == "open_app":
         found = f"launch.{args.get('app')}"
     elif name in ("type", "key"):
-        return _focused(flat)
+        return focused_id(flat)
     else:
         prefix = "from_" if name == "drag" else ""
         named = args.get(prefix + "id")
         found = named if isinstance(named, str) else None  # a malformed call (recorded with its error) names nothing
         if found in flat:  # a click by id lands at its centre, on whatever is painted there (gui.point_of)
             left, top, width, height = flat[found][5]
-            hit = _hit(flat, left + width // 2, top + height // 2)
-            found = found if hit is None or _inside(flat, hit, found) else hit
+            hit = topmost(flat, left + width // 2, top + height // 2)
+            found = found if hit is None or inside(flat, hit, found) else hit
         elif isinstance(args.get(prefix + "x"), int) and isinstance(args.get(prefix + "y"), int):
-            found = _hit(flat, args[prefix + "x"], args[prefix + "y"])
+            found = topmost(flat, args[prefix + "x"], args[prefix + "y"])
     return found if found in flat else None
-
-
-def _inside(flat: Flat, widget_id: str, ancestor: str) -> bool:
-    while widget_id and widget_id != ancestor:
-        widget_id = flat[widget_id][0]
-    return widget_id == ancestor
 
 
 def context_keys(flat: Flat, action: dict[str, Any]) -> list[tuple[str, ...]]:
@@ -123,21 +74,10 @@ def context_keys(flat: Flat, action: dict[str, Any]) -> list[tuple[str, ...]]:
     return [(name, context if name in ("open_app", "shell") else ""), (name,)]
 
 
-def _window(flat: Flat) -> list[str]:
-    """The app window's elements: everything below the root but the taskbar's subtree."""
-    out, skip = [], {"taskbar"}
-    for widget_id, node in flat.items():
-        if node[0] in skip or widget_id in skip:
-            skip.add(widget_id)
-        elif node[0] != ROOT_PARENT:
-            out.append(widget_id)
-    return out
-
-
 def _refs(flat: Flat, action: dict[str, Any]) -> dict[str, str]:
     """Element id -> relative reference, for the elements a reference can name on this screen. Siblings of the
     target are named "target-sibling" only by state- atoms (a selection leaving them), so refs lists them apart."""
-    target, focused = target_of(flat, action), _focused(flat)
+    target, focused = target_of(flat, action), focused_id(flat)
     refs = {i: "target-sibling" for i, n in flat.items() if target is not None and n[0] == flat[target][0] and i != target}
     if focused is not None:
         refs[focused] = "focused"
@@ -166,7 +106,7 @@ def atoms_of(before: Flat, after: Flat, action: dict[str, Any]) -> list[Atom]:
     """The transition as atoms (module docstring), removals first, then in the next tree's order."""
     refs, atoms = _refs(before, action), dict[Atom, None]()
     removed = [i for i in before if i not in after]
-    window = _window(before)
+    window = window_ids(before)
     if window and set(window) <= set(removed):
         atoms[("remove", "window")] = None
         removed = [i for i in removed if i not in window]
@@ -188,30 +128,12 @@ def atoms_of(before: Flat, after: Flat, action: dict[str, Any]) -> list[Atom]:
             # "every sibling loses it" only when none kept it (a settings pane holds several choice groups)
             kept = any(state in after[i][4] for i, r in refs.items() if r == "target-sibling" and i in after)
             atoms[("state-", widget_id if kept else _ref(refs, widget_id, "state-"), state)] = None
-    was, now = _children(before), _children(after)
+    was, now = children(before), children(after)
     for parent, kids in now.items():
-        kept = [k for k in was.get(parent, []) if k in after and after[k][0] == parent]
-        if kept != [k for k in kids if k in kept]:
+        stayed = [k for k in was.get(parent, []) if k in after and after[k][0] == parent]
+        if stayed != [k for k in kids if k in stayed]:
             atoms[("order", _ref(refs, parent, "order"), tuple(kids))] = None
     return list(atoms)
-
-
-def _children(flat: Flat) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for widget_id, node in flat.items():
-        out.setdefault(node[0], []).append(widget_id)
-    return out
-
-
-def _ordered(nodes: Flat, kids: dict[str, list[str]]) -> Flat:
-    """The nodes reachable from the root, depth first in `kids` order (nodes whose parent went are dropped)."""
-    out: Flat = {}
-    stack = list(reversed(kids.get(ROOT_PARENT, [])))
-    while stack:
-        widget_id = stack.pop()
-        out[widget_id] = nodes[widget_id]
-        stack.extend(reversed(kids.get(widget_id, [])))
-    return out
 
 
 def _resolve(flat: Flat, refs: dict[str, str], ref: str) -> list[str]:
@@ -235,7 +157,7 @@ def apply_atoms(tree: dict[str, Any], action: dict[str, Any], atoms: Iterable[At
     text = str((action.get("arguments") or {}).get("text", ""))
     for atom in atoms:
         if atom[0] == "remove":
-            for widget_id in _window(flat) if atom[1] == "window" else _resolve(flat, refs, atom[1]):
+            for widget_id in window_ids(flat) if atom[1] == "window" else _resolve(flat, refs, atom[1]):
                 if widget_id in flat:
                     _drop(flat, widget_id)
     for kind, ref, what in (a for a in atoms if a[0] in ("node", "value", "state+", "state-")):
@@ -251,7 +173,7 @@ def apply_atoms(tree: dict[str, Any], action: dict[str, Any], atoms: Iterable[At
             else:
                 states = tuple(sorted(set(states) | {what} if kind == "state+" else set(states) - {what}))
             flat[widget_id] = (parent, role, name, value, states, bounds)
-    kids = _children(flat)
+    kids = children(flat)
     additions = [a for a in atoms if a[0] == "add" and a[1] not in flat]
     flat |= {a[1]: a[2] for a in additions}
     for _, widget_id, node, following in reversed(additions):  # last first, so a new sibling's next one is placed
@@ -261,7 +183,7 @@ def apply_atoms(tree: dict[str, Any], action: dict[str, Any], atoms: Iterable[At
         for parent in _resolve(flat, refs, ref):
             mine = kids.get(parent, [])
             kids[parent] = [k for k in order if k in mine] + [k for k in mine if k not in order]
-    return unflatten(_ordered(flat, kids))
+    return unflatten(ordered(flat, kids))
 
 
 class NoChange:
