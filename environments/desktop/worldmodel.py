@@ -84,6 +84,12 @@ def record_transitions(record: dict[str, Any], *, renderer: ModuleType | None = 
         before = after
 
 
+def sft_records(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The record's transitions as world-model SFT records (worldmodel_text.sft_record): EnvMeta.world_model."""
+    for t in record_transitions(record, renderer=None):
+        yield sft_record(t)
+
+
 def anchor_records(tasks: Iterable[str], seeds: Iterable[int], drifts: Iterable[str], anchors: Iterable[str]) -> Iterator[dict[str, Any]]:
     """One episode per (anchor, task, drift level, seed), in that nesting order."""
     from environments.policies import make_policy
