@@ -31,6 +31,7 @@ from environments.desktop.worldmodel_eval import evaluate, table_markdown, write
 from environments.desktop.worldmodel_text import sft_record
 from environments.replay import ReplayDivergence, env_for_header, replay_steps
 from environments.roles import is_runner_call
+from environments.trajectory import validate_record
 
 FORMAT = "desktop-worldmodel/1"
 ANCHORS = ("oracle", "cli-preferring", "gui-only", "random-valid")
@@ -126,6 +127,15 @@ def read_jsonl(path: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def read_records(path: str) -> list[dict[str, Any]]:
+    """A JSONL file of trajectory records, each checked against the canonical shape before any is replayed."""
+    records = read_jsonl(path)
+    for line, record in enumerate(records, 1):
+        if problems := validate_record(record):
+            raise ValueError(f"{path} line {line}: not a trajectory record ({problems[0]})")
+    return records
+
+
 def read_tuples(path: str) -> list[dict[str, Any]]:
     """A tuples file, each line checked: the format and the fields the predictors read."""
     tuples = read_jsonl(path)
@@ -176,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "export":
-            records = read_jsonl(args.records) if args.records else anchor_records(args.tasks, args.seeds, args.drift, args.anchors)
+            records = read_records(args.records) if args.records else anchor_records(args.tasks, args.seeds, args.drift, args.anchors)
             with open(args.out, "w", encoding="utf-8") as out:
                 print(json.dumps(export(records, out, screenshots=not args.no_screenshots, png=args.png)))
         elif args.command == "evaluate":

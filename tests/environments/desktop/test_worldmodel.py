@@ -191,6 +191,13 @@ def test_the_cli_exports_evaluates_and_refuses_bad_input(tmp_path: Path, capsys:
     (tmp_path / "bad.jsonl").write_text(json.dumps({"format": "other"}) + "\n")
     assert main(["evaluate", "--train", str(tmp_path / "bad.jsonl"), "--test", str(test)]) == 2
     assert "line 1: not a desktop-worldmodel/1 tuple" in capsys.readouterr().err
+    record = _record(task="schedule-event")  # the same episode as a recorded one: the same tuples
+    (tmp_path / "recorded.jsonl").write_text(json.dumps(record) + "\n")
+    assert main(["export", "--records", str(tmp_path / "recorded.jsonl"), "--no-screenshots", "--out", str(tmp_path / "r.jsonl")]) == 0
+    assert (tmp_path / "r.jsonl").read_text() == test.read_text()
+    (tmp_path / "records.jsonl").write_text(json.dumps({"header": {}}) + "\n")
+    assert main(["export", "--records", str(tmp_path / "records.jsonl"), "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "records.jsonl line 1: not a trajectory record" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["export", "--tasks", "fly-to-moon", "--out", str(train)])
     assert "task 'fly-to-moon' is not one of" in capsys.readouterr().err
