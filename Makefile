@@ -15,9 +15,10 @@ $(PY):
 
 # torch first and pinned: the CPU wheel on this disk. Installing it before the project means no later
 # resolution step can pull a CUDA build.
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml clients/python/pyproject.toml | $(PY)
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -q -e clients/python
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -36,7 +37,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy environments lab
+	$(VENV)/bin/mypy environments lab clients/python/practicum_client
 
 test: $(STAMP) browser-deps
 	$(VENV)/bin/ruff check .

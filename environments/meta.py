@@ -39,9 +39,13 @@ PolicyFactory = Callable[[Env, int], Policy]
 #   chat    a list of messages [{"role": ..., "content": ...}, ...] (or an object holding one)
 #   files   a file tree [{"path": ..., "content": ...}, ...] (or an object holding one), each file in an editor
 #   image   {"src": a data: URI, "alt": ...}, clickable
-RENDERERS: tuple[str, ...] = ("table", "text", "json", "chart", "chat", "files", "image")
+#   screenshot  the environment's current screen (environments.screens: an env with `screen()`), not a tool
+#           result: a vision model sees it with every step, so a player does too. Clicking it calls the action
+#           tool with {"x", "y"} in screen pixels; every step of a session is recorded with its screenshot.
+RENDERERS: tuple[str, ...] = ("table", "text", "json", "chart", "chat", "files", "image", "screenshot")
 # What a renderer's own control sends to the panel's `action_tool`: a click on the image, a saved file.
-ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {"image": {"x": 0, "y": 0}, "files": {"path": "a.txt", "content": ""}}
+ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {"image": {"x": 0, "y": 0}, "files": {"path": "a.txt", "content": ""},
+                                               "screenshot": {"x": 0, "y": 0}}  # fmt: skip
 # The row classes a highlight rule may set; the console's stylesheet draws each one.
 HIGHLIGHT_CLASSES: tuple[str, ...] = ("risk", "warn", "good")
 # "?" shows the shortcut help on the play page; keys are single lowercase letters or digits.
@@ -138,7 +142,7 @@ class Panel:
         name = f"panel {self.title!r}"
         assert self.renderer in RENDERERS, f"{name}: renderer {self.renderer!r} is not one of {RENDERERS}"
         assert not self.action_tool or self.renderer in ACTION_ARGUMENTS, (
-            f"{name}: only the {' and '.join(ACTION_ARGUMENTS)} renderers take an action tool"
+            f"{name}: only the {', '.join(list(ACTION_ARGUMENTS)[:-1])} and {list(ACTION_ARGUMENTS)[-1]} renderers take an action tool"
         )
         assert not self.key or _KEY.fullmatch(self.key), f"{name}: key {self.key!r} is not one lowercase letter or digit"
         assert self.renderer == "table" or not (self.columns or self.sort or self.highlights), (
@@ -226,6 +230,10 @@ class EnvMeta:
                 out.append(f"panel {panel.title!r}: action tool {panel.action_tool!r} is not a tool of {self.env}")
             elif action is not None and (problem := validate_arguments(action.parameters, ACTION_ARGUMENTS[panel.renderer])):
                 out.append(f"panel {panel.title!r}: action tool {panel.action_tool!r} does not take what {panel.renderer} sends: {problem}")
+            if panel.renderer == "screenshot" and not callable(getattr(env, "screen", None)):
+                out.append(
+                    f"panel {panel.title!r}: the screenshot renderer needs {type(env).__name__}.screen(), the root of its widget tree"
+                )
             out += [f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}" for s in panel.series
                     if env.tool(s.tool) is None]  # fmt: skip
         out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]

@@ -8,6 +8,7 @@ from lab.diagnoses.api import DiagnosisViewSet
 from lab.rollouts.agents_api import AgentConfigViewSet
 from lab.rollouts.api import CheckpointEvaluateView, ComparisonViewSet, EvaluationViewSet, RolloutViewSet
 from lab.runs.api import TrainingRunViewSet
+from lab.screenshots.api import ScreenshotView
 from lab.trajectories.api import (
     DatasetExportSlashView,
     DatasetExportView,
@@ -33,6 +34,7 @@ urlpatterns = [
     path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
     path("datasets/export/", DatasetExportSlashView.as_view()),
+    re_path(r"^screenshots/(?P<sha256>[^/]+)/?$", ScreenshotView.as_view(), name="screenshot"),
     re_path(r"^fidelity/?$", FidelityReportView.as_view(), name="fidelity-report"),
     re_path(r"^runs/(?P<pk>[^/.]+)/evaluate-checkpoint/?$", CheckpointEvaluateView.as_view(), name="run-evaluate-checkpoint"),
     *router.urls,

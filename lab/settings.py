@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "lab.rollouts",
     "lab.diagnoses",
     "lab.runs",
+    "lab.screenshots",
     "lab.console",
 ]
 
@@ -201,6 +202,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 # One budget of bytes that decoding an upload may produce: unzipped members at every nesting level and inspect
 # `attachment://` expansions together. Past it the upload answers 413 before the expansion is built.
 PRACTICUM_MAX_EXPANDED_BYTES = env_int("PRACTICUM_MAX_EXPANDED_BYTES", 4 * PRACTICUM_MAX_UPLOAD_BYTES, minimum=1024)
+# Screenshots (lab.screenshots): one PNG at most this big, and at most this many bytes of them per project;
+# past the budget a step is recorded without its screenshot (and says why), never refused.
+PRACTICUM_MAX_SCREENSHOT_BYTES = env_int("PRACTICUM_MAX_SCREENSHOT_BYTES", min(8 * 1024 * 1024, PRACTICUM_MAX_UPLOAD_BYTES), minimum=1024)
+PRACTICUM_SCREENSHOT_BUDGET_BYTES = env_int("PRACTICUM_SCREENSHOT_BUDGET_BYTES", 2 * 1024**3, minimum=1024)
 # Seeds in one evaluation (console forms, API, `manage.py evaluate`); a longer list or range is refused unexpanded.
 PRACTICUM_MAX_SEEDS = env_int("PRACTICUM_MAX_SEEDS", 1000, minimum=1)
 # The fidelity report (lab/console/fidelity.py) reads at most this many episodes per set, so it computes inline.

@@ -39,7 +39,8 @@ for _key, (_split, _parts) in TEMPLATES.items():
     )  # fmt: skip
 
 _PANELS = (
-    Panel("Screen", "observe", renderer="text", key="o"),
+    Panel("Screenshot", "observe", renderer="screenshot", action_tool="click", key="p"),  # click on it to click there
+    Panel("Screen", "observe", renderer="text", key="o"),  # the accessibility text a text policy reads
     Panel("Home folder", "shell", {"command": "find ~ -type f"}, renderer="text", key="h"),
 )
 register_env(

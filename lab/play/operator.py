@@ -22,6 +22,7 @@ from environments import registry
 from environments.core import Env
 from environments.meta import Panel, Series, SortKey
 from lab.errors import DomainError
+from lab.play.screens import screen_panel
 from lab.trajectories.models import Episode, Step
 
 _ROWS_SHOWN = 200  # a table or chart past this many rows is cut; the full result is in the step record
@@ -92,7 +93,10 @@ def operator_view(env: Env, episode: Episode) -> OperatorView:
                                  "action_tool": panel.action_tool, "opened": shown is not None, "is_error": False}  # fmt: skip
         if shown is not None:
             entry.update(shown)
-        if panel.series:
+        if panel.renderer == "screenshot":  # the current screen, as a vision model sees it each step
+            entry["data"] = screen_panel(env, episode)
+            entry["drawn"] = True
+        elif panel.series:
             entry["data"] = series_chart(panel.series, recorded.by_tool)
             entry["drawn"] = not entry["data"]["empty"]
         elif shown is not None:

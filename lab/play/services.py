@@ -35,8 +35,10 @@ from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, en
 from environments.team import slot_policies, slot_turns
 from lab.errors import Conflict, DomainError, Forbidden
 from lab.play.models import HumanSession
+from lab.play.screens import records_screens
 from lab.projects.models import ANNOTATE_ROLES, Project
 from lab.projects.selectors import role_in
+from lab.screenshots.services import step_screenshot_attach
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, task_resolve
 
@@ -173,6 +175,8 @@ def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) 
     first = opening_step(env)
     with transaction.atomic():
         episode = episode_start(project=project, task=task, source="human", seed=seed, agent=agent, header=header, user=user)
+        if records_screens(spec.env):
+            first = step_screenshot_attach(project=project, step=first, env=env)
         episode_append_step(episode=episode, step=first)
         session = HumanSession.objects.create(user=user, episode=episode, task=task, seed=seed)
     ENV_CACHE.put(episode.pk, _Warm(env=env, chain=first["state_hash"], step_count=1))
@@ -251,6 +255,8 @@ def play_submit(
                 warm, replayed = _warm_env(session, episode)
                 action = HumanPolicy(user.username, Action(tool_calls=calls, message=message)).act([], warm.env.tools())
                 step, chain, _failed = apply_action(warm.env, action, index=episode.step_count, chain=warm.chain)
+                if records_screens(session.task.env):
+                    step = step_screenshot_attach(project=episode.project, step=step, env=warm.env)
                 episode_append_step(episode=episode, step=step)
                 if message is not None and not warm.env.done:
                     chain, replies = _slot_replies(episode, warm.env, chain)

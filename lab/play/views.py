@@ -152,9 +152,12 @@ def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:
     """The call a panel form stands for: the panel's own, or its action tool with what the renderer sent
     (an image click's coordinates, an edited file)."""
     panel = play_panel(session.task.env, data.get("panel"))
-    if "click.x" in data and panel.renderer == "image" and panel.action_tool:
+    # A screenshot's script sends screen.x / screen.y, already in screen pixels; a plain image click (no script,
+    # or the image renderer) sends click.x / click.y in the picture's own pixels.
+    prefix = "screen" if data.get("screen.x") else "click"
+    if f"{prefix}.x" in data and panel.renderer in ("image", "screenshot") and panel.action_tool:
         try:
-            return panel.action_tool, {"x": int(data["click.x"]), "y": int(data["click.y"])}
+            return panel.action_tool, {"x": int(data[f"{prefix}.x"]), "y": int(data[f"{prefix}.y"])}
         except (KeyError, ValueError):
             raise DomainError("invalid_click", "the click lost its coordinates; click the image again", path="panel") from None
     if "path" in data and panel.renderer == "files" and panel.action_tool:

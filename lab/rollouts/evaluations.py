@@ -100,6 +100,9 @@ def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[in
                         sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
                         enqueue: bool = True) -> Evaluation:  # fmt: skip
     """Evaluate a checkpoint as its `hf` agent (lab.runs.services.checkpoint_agent); the evaluation links back to it."""
+    if checkpoint.run.reported:  # its path names the trainer's storage, not weights on this server
+        raise DomainError("external_checkpoint", f"run {checkpoint.run_id} was trained elsewhere; its checkpoints are not on this server",
+                          status=409)  # fmt: skip
     with transaction.atomic():
         agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
         return evaluation_launch(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,

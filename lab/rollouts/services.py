@@ -22,12 +22,14 @@ from django.utils import timezone
 from environments import registry
 from environments.core import Env, EnvError
 from environments.runner import run_episode
+from environments.screens import asked_for_screenshot, has_screen
 from lab.errors import DomainError
 from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
 from lab.rollouts.teams import agent_config_dict, role_connection, team_kinds, team_validate
+from lab.screenshots.services import step_screenshot_attach
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
 from lab.trajectories.redaction import redactor_configured
@@ -135,6 +137,8 @@ class EpisodeSink:
         Episode.objects.filter(pk=self.episode.pk).update(meta=self.episode.meta)
 
     def on_step(self, step: dict[str, Any]) -> None:
+        if asked_for_screenshot(step) and has_screen(self.env):  # the screen is as the policy saw it: nothing acted since
+            step = step_screenshot_attach(project=self.job.project, step=step, env=self.env)
         episode_append_step(episode=self.episode, step=step)
         if RolloutJob.objects.filter(pk=self.job.pk, cancel_requested=True).exists():
             raise RolloutCancelled()

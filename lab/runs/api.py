@@ -6,7 +6,14 @@
     GET  /api/v1/runs/<id>/checkpoints/
     POST /api/v1/runs/<id>/evaluate-checkpoint/  (lab.rollouts.api: an evaluation, so rollouts serves it)
 
-Launching, cancelling and evaluating need the owner or researcher role in the run's project. Bad input is
+External runs (lab.runs.external), trained elsewhere and reported here:
+    POST /api/v1/runs/external/              {"name", "recipe" (the trainer's label), "base_model", "config"}  -> running
+    POST /api/v1/runs/<id>/metrics/          {"metrics": [{"step", "values": {name: number}}], "progress"}
+                                             -> {"recorded", "status", "should_stop"}
+    POST /api/v1/runs/<id>/checkpoints/      {"step", "path", "eval_results"}
+    POST /api/v1/runs/<id>/finish/           {"status": "finished" | "failed", "error"}
+
+Launching, reporting, cancelling and evaluating need the owner or researcher role in the run's project. Bad input is
 answered 400 with {"error": {"code", "message", "fields": [...]}} naming the offending field.
 """
 
@@ -25,9 +32,11 @@ from lab.api_params import body_field, body_object
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
+from lab.runs.external import external_checkpoint_report, external_metrics_report, external_run_create, external_run_finish
 from lab.runs.models import Checkpoint, TrainingRun
 from lab.runs.selectors import run_get, run_list, run_metric_series
 from lab.runs.services import run_cancel, run_create
+from lab.trajectories.imports import upload_provenance
 
 
 class CheckpointSerializer(serializers.ModelSerializer):
@@ -44,7 +53,7 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         model = TrainingRun
         fields = [
             "id", "project", "name", "recipe", "config", "base_model", "dataset_spec", "episode_ids", "dataset_hash",
-            "status", "progress", "error", "created_at", "started_at", "ended_at", "checkpoints",
+            "status", "progress", "provenance", "error", "created_at", "started_at", "ended_at", "checkpoints",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -76,6 +85,32 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         )
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: TrainingRunSerializer}, parameters=[PROJECT_PARAMETER])
+    @action(detail=False, methods=["post"])
+    def external(self, request: Request) -> Response:
+        """Start an external run: trained elsewhere, reported here (its tier is the key's: external or upload)."""
+        body = body_object(request)
+        project = write_project(request, request.query_params.get("project") or body.get("project"), action="report training runs")
+        run = external_run_create(
+            project=project,
+            name=body_field(body, "name", str, ""),
+            recipe=body_field(body, "recipe", str, ""),
+            base_model=body_field(body, "base_model", str, ""),
+            config=body_field(body, "config", dict, {}),
+            user=request.user,
+            provenance=upload_provenance(request.auth),
+        )
+        return Response(TrainingRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["post"])
+    def finish(self, request: Request, pk: str) -> Response:
+        """An external run's trainer says it ended: {"status": "finished" | "failed", "error"}."""
+        run = self._writable(request, pk, "report training runs")
+        body = body_object(request)
+        run = external_run_finish(run=run, status=body_field(body, "status", str, ""), error=body_field(body, "error", str, ""))
+        return Response(TrainingRunSerializer(run).data)
+
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
@@ -88,8 +123,26 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         run = run_get(projects=visible_projects(request), pk=pk)
         return Response(run_metric_series(run=run, names=request.query_params.getlist("name") or None))
 
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @metrics.mapping.post
+    def metrics_report(self, request: Request, pk: str) -> Response:
+        """An external run's metrics; the answer's `should_stop` is the console's cancel flag."""
+        run = self._writable(request, pk, "report training runs")
+        body = body_object(request)
+        return Response(external_metrics_report(run=run, metrics=body.get("metrics"), progress=body.get("progress")))
+
     @extend_schema(responses=CheckpointSerializer(many=True))
     @action(detail=True, methods=["get"])
     def checkpoints(self, request: Request, pk: str) -> Response:
         run = run_get(projects=visible_projects(request), pk=pk)
         return Response(CheckpointSerializer(run.checkpoints.order_by("step"), many=True).data)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: CheckpointSerializer})
+    @checkpoints.mapping.post
+    def checkpoint_report(self, request: Request, pk: str) -> Response:
+        """An external run's checkpoint: {"step", "path" (where the trainer keeps it), "eval_results": {...}}."""
+        run = self._writable(request, pk, "report training runs")
+        body = body_object(request)
+        checkpoint = external_checkpoint_report(run=run, step=body.get("step"), path=body.get("path", ""),
+                                                eval_results=body.get("eval_results", {}))  # fmt: skip
+        return Response(CheckpointSerializer(checkpoint).data, status=status.HTTP_201_CREATED)

@@ -6,24 +6,36 @@ from django.db import models
 
 from lab.jobs import Job
 from lab.projects.models import Project
+from lab.trajectories.models import Provenance
 
 
 class TrainingRun(Job):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
-    recipe = models.CharField(max_length=32, help_text="A key of training.RECIPES (sft, grpo, opd, self_distill, raised, ...).")
+    recipe = models.CharField(
+        max_length=32, help_text="A key of training.RECIPES (sft, grpo, opd, ...); for an external run, its trainer's label (trl-sft, ...)."
+    )
     config = models.JSONField(default=dict)
     base_model = models.CharField(max_length=500)
     dataset_spec = models.JSONField(default=dict, blank=True, help_text="The filters that selected the episodes.")
     episode_ids = models.JSONField(default=list, blank=True, help_text="The episodes frozen at launch.")
     dataset_hash = models.CharField(max_length=64, blank=True)
     progress = models.FloatField(default=0.0)
+    provenance = models.CharField(
+        max_length=8, choices=Provenance.choices, default=Provenance.RECORDED,
+        help_text="recorded: the lab's worker trains it; external/upload: a trainer elsewhere reports it (lab.runs.external).",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.recipe})"
+
+    @property
+    def reported(self) -> bool:
+        """Trained elsewhere: its metrics and checkpoints are the trainer's word, and its checkpoints are not on this server."""
+        return self.provenance != Provenance.RECORDED
 
 
 class Checkpoint(models.Model):

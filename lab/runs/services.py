@@ -147,6 +147,28 @@ def run_cancel(*, run: TrainingRun) -> TrainingRun:
     return run
 
 
+def run_metrics_record(*, run_id: int, pending: dict[int, dict[str, float]], progress: float | None, skip_existing: bool = False) -> int:
+    """Store `pending` ({step: {name: value}}) as RunMetric rows, set the run's progress, and send each metric and
+    the progress on the run's stream after commit; the number of rows written. `skip_existing` leaves out a
+    (name, step) the run already has, so a reporter that resends a batch it got no answer for adds nothing twice."""
+    if not pending:
+        return 0
+    stream = run_stream(run_id)
+    with transaction.atomic():
+        rows = [RunMetric(run_id=run_id, step=step, name=name[:64], value=value)
+                for step, values in sorted(pending.items()) for name, value in values.items()]  # fmt: skip
+        if skip_existing:
+            have = set(RunMetric.objects.filter(run_id=run_id, step__in=list(pending)).values_list("name", "step"))
+            rows = [row for row in rows if (row.name, row.step) not in have]
+        RunMetric.objects.bulk_create(rows)
+        for row in rows:
+            live_publish(stream=stream, kind="metric", payload={"name": row.name, "step": row.step, "value": row.value})
+        if progress is not None:
+            TrainingRun.objects.filter(pk=run_id).update(progress=progress)
+            live_publish(stream=stream, kind="progress", payload={"progress": progress, "step": max(pending)})
+    return len(rows)
+
+
 # --- execution (the Celery task's body) -------------------------------------------------------------------------
 
 
@@ -168,16 +190,7 @@ class RunRecorder:
         if not self.pending:
             return
         pending, self.pending = self.pending, {}
-        last = max(pending)
-        progress = min(1.0, last / self.max_steps)
-        with transaction.atomic():
-            rows = [RunMetric(run_id=self.run_id, step=step, name=name[:64], value=value)
-                    for step, values in sorted(pending.items()) for name, value in values.items()]  # fmt: skip
-            RunMetric.objects.bulk_create(rows)
-            TrainingRun.objects.filter(pk=self.run_id).update(progress=progress)
-            for row in rows:
-                live_publish(stream=self.stream, kind="metric", payload={"name": row.name, "step": row.step, "value": row.value})
-            live_publish(stream=self.stream, kind="progress", payload={"progress": progress, "step": last})
+        run_metrics_record(run_id=self.run_id, pending=pending, progress=min(1.0, max(pending) / self.max_steps))
 
     def on_checkpoint(self, step: int, folder: str) -> None:
         self.flush()
@@ -201,7 +214,7 @@ def run_execute(*, run_id: int) -> TrainingRun:
     last = run.checkpoints.order_by("-step").first()
     if run.status == JobStatus.RUNNING and last is not None:
         config["resume_from"] = last.path
-    _set_status(run, JobStatus.RUNNING, started_at=run.started_at or timezone.now())
+    run_status_set(run, JobStatus.RUNNING, started_at=run.started_at or timezone.now())
     recorder = RunRecorder(
         run, int(training.make_config(run.recipe, {**config, "model": run.base_model, **_dataset_placeholder(run)}).max_steps)
     )
@@ -216,8 +229,8 @@ def run_execute(*, run_id: int) -> TrainingRun:
     except Exception as exc:  # a worker must record every failure on the run, whatever raised it
         log.exception("training run %s failed", run.pk)
         recorder.flush()
-        return _set_status(run, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000], ended_at=timezone.now())
-    return _set_status(run, JobStatus.FINISHED, progress=1.0 if not result.stopped else run.progress, ended_at=timezone.now())
+        return run_status_set(run, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000], ended_at=timezone.now())
+    return run_status_set(run, JobStatus.FINISHED, progress=1.0 if not result.stopped else run.progress, ended_at=timezone.now())
 
 
 def _dataset_placeholder(run: TrainingRun) -> dict[str, str]:
@@ -232,7 +245,7 @@ def _write_dataset(run: TrainingRun, path: Path) -> Path:
     return path
 
 
-def _set_status(run: TrainingRun, status: str, **fields: Any) -> TrainingRun:
+def run_status_set(run: TrainingRun, status: str, **fields: Any) -> TrainingRun:
     """A cancel wins: a cancelled run keeps its status and only gets its end time (and any error) recorded."""
     with transaction.atomic():
         if not TrainingRun.objects.filter(pk=run.pk).exclude(status=JobStatus.CANCELLED).update(status=status, **fields):

@@ -37,3 +37,22 @@
     if (field) field.focus();
   });
 })();
+
+// A click on the screenshot panel: the picture is shown at whatever size the page allows, so the click is
+// scaled back to screen pixels (data-screen-width/-height) before the form posts it as screen.x / screen.y.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    if (!target || target.tagName !== "INPUT" || target.type !== "image") return;
+    var form = target.closest("form.panel-screenshot");
+    if (!form) return;
+    var box = target.getBoundingClientRect();
+    if (!box.width || !box.height) return;
+    var width = Number(form.dataset.screenWidth), height = Number(form.dataset.screenHeight);
+    var x = Math.floor((event.clientX - box.left) * width / box.width);
+    var y = Math.floor((event.clientY - box.top) * height / box.height);
+    form.elements["screen.x"].value = String(Math.min(width - 1, Math.max(0, x)));
+    form.elements["screen.y"].value = String(Math.min(height - 1, Math.max(0, y)));
+  });
+})();

@@ -16,7 +16,7 @@ from environments.policies import make_policy, policy_names
 def test_a_panel_with_a_renderer_outside_the_fixed_set_is_refused() -> None:
     with pytest.raises(AssertionError, match="renderer 'pie' is not one of"):
         Panel("Sales", "get_sales_report", renderer="pie")
-    with pytest.raises(AssertionError, match="only the image and files renderers take an action tool"):
+    with pytest.raises(AssertionError, match="only the image, files and screenshot renderers take an action tool"):
         Panel("Sales", "get_sales_report", renderer="table", action_tool="set_price")
 
 

@@ -194,6 +194,11 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "get", "/api/v1/fidelity?project=%00", None, 400, 404),
     ("api", "post", "/api/v1/episodes/{episode}/coach/", {"coach": LONG}, 400, 409),
     ("api", "post", f"/api/v1/episodes/{BIG}/coach/", {"coach": "rule-coach"}, 404, 404),
+    # Issue 23: screenshots by digest.
+    ("api", "get", f"/api/v1/screenshots/{'0' * 64}?project=acme", None, 404, 404),
+    ("api", "get", f"/api/v1/screenshots/{NUL}{'0' * 63}", None, 400, 400),
+    ("api", "get", f"/api/v1/screenshots/{HUGE}", None, 400, 400),
+    ("api", "get", f"/api/v1/screenshots/{'0' * 64}?project={BIG}", None, 404, 404),
 ]
 
 CONSOLE: list[tuple[str, str, str, Any, int, int]] = [

@@ -7,6 +7,9 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
+from django.urls import reverse
+
+from environments.screens import screenshot_ref
 
 register = template.Library()
 
@@ -73,3 +76,11 @@ def query_with(context: Any, **changes: Any) -> str:
 def pair(first: Any, second: Any) -> list[Any]:
     """[first, second], for a loop over both sides of a comparison row."""
     return [first, second]
+
+
+@register.filter
+def screenshot_url(step: Any, project_id: Any) -> str:
+    """Where the step's screenshot loads from (lab.screenshots.api), or "" when it has none: an uploaded step's
+    `meta.screenshot` may hold anything, and only a well-formed digest becomes a URL."""
+    ref = screenshot_ref(step) if isinstance(step, dict) else None
+    return f"{reverse('screenshot', args=[ref])}?project={int(project_id)}" if ref else ""

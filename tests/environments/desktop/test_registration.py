@@ -52,9 +52,10 @@ def test_gymnasium_plays_a_shell_episode() -> None:
 def test_the_play_panels_show_the_screen_and_the_home_folder() -> None:
     env = new_desktop()
     meta = env_meta("desktop")
-    assert meta.playable and [p.title for p in meta.panels] == ["Screen", "Home folder"] and meta.default_anchor == "gui-only"
-    screen = panel_data(meta.panels[0].renderer, do(env, meta.panels[0].tool, **meta.panels[0].arguments).content, meta.panels[0])
-    home = do(env, meta.panels[1].tool, **meta.panels[1].arguments).content["output"].split("\n")
+    assert meta.playable and [p.title for p in meta.panels] == ["Screenshot", "Screen", "Home folder"] and meta.default_anchor == "gui-only"
+    assert meta.panels[0].renderer == "screenshot" and meta.panels[0].action_tool == "click"  # a click on it clicks there
+    screen = panel_data(meta.panels[1].renderer, do(env, meta.panels[1].tool, **meta.panels[1].arguments).content, meta.panels[1])
+    home = do(env, meta.panels[2].tool, **meta.panels[2].arguments).content["output"].split("\n")
     assert "[taskbar] group" in json.dumps(screen) and "/home/user/Documents/budget.csv" in home
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from environments.core import Action, Policy, ToolCall
 from environments.registry import make
 from environments.replay import replay_record
 from environments.runner import make_policy, run_episode
@@ -13,6 +14,7 @@ from lab.live.models import LiveEvent
 from lab.rollouts import services
 from lab.rollouts.models import RolloutJob
 from lab.rollouts.services import anchor_agent_resolve, rollout_cancel, rollout_launch, rollout_run
+from lab.screenshots.models import Screenshot
 from lab.trajectories.models import AgentConfig, Step
 from lab.trajectories.services import episode_to_record, task_resolve
 
@@ -145,3 +147,30 @@ def test_a_policy_that_raises_records_the_cause_on_the_episode_without_the_secre
     assert cause["type"] == "ValueError" and cause["message"].startswith("the model server refused key ")
     assert "abcdefghijklmnopqrstuvwxyz" not in cause["message"]
     assert episode.meta["header"]["termination_cause"] == cause
+
+
+class _LooksThenSubmits(Policy):
+    """A vision policy's shape: it asks for a screenshot, then ends the task."""
+
+    def act(self, history: list[dict[str, Any]], tools: list[Any]) -> Action:
+        if len(history) == 1:
+            return Action(tool_calls=[ToolCall(id="c1", name="observe", arguments={"screenshot": True})])
+        return Action(tool_calls=[ToolCall(id="c2", name="submit", arguments={})])
+
+
+def test_a_screenshot_a_policy_asked_for_is_stored_once_in_the_project_and_referenced_by_its_step(project_a: Any, monkeypatch: Any) -> None:
+    import training.policies
+
+    monkeypatch.setattr(training.policies, "policy_from_config", lambda *a, **k: _LooksThenSubmits())
+    task = task_resolve(project=project_a, env="desktop", key="change-setting")
+    job = rollout_launch(
+        project=project_a, agent=anchor_agent_resolve(project=project_a, name="oracle"), task=task, seed=1000, enqueue=False
+    )
+    job = rollout_run(job_id=job.pk)
+    steps = list(Step.objects.filter(episode=job.episode).order_by("index"))
+    looked = steps[1]
+    digest = looked.results[0]["content"]["screenshot_sha256"]
+    assert looked.extra["meta"]["screenshot"] == digest  # the bytes the policy saw are the bytes stored
+    assert [s.extra.get("meta", {}).get("screenshot") for s in steps if s.index != 1] == [None] * (len(steps) - 1)
+    stored = Screenshot.objects.get(project=project_a, sha256=digest)
+    assert bytes(stored.png).startswith(b"\x89PNG") and stored.width == 1280

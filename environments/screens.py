@@ -1,0 +1,58 @@
+"""Screens: an environment whose state is a widget tree (environments.desktop.widgets) can be looked at.
+
+    if has_screen(env):
+        png = screenshot(env)                                   # the current screen, 1280 x 800 PNG bytes
+        step.setdefault("meta", {})[SCREENSHOT_KEY] = sha256    # the record keeps a reference, never the bytes
+
+Screenshots are rendered on demand (a text policy never pays for one). A record refers to a screenshot by the
+sha256 of its PNG under `meta.screenshot` of the step after which the screen looked that way; the lab stores the
+bytes once per project. The replay chain hashes the tree, not these bytes, which may differ between Pillow builds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+SCREENSHOT_KEY = "screenshot"
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def has_screen(env: Any) -> bool:
+    """True for an environment that exposes `screen() -> Widget`, the root of its current widget tree."""
+    return callable(getattr(env, "screen", None))
+
+
+def screen_size(env: Any) -> tuple[int, int]:
+    """The screen's width and height in pixels: its root's size, the 1280 x 800 desktop when the root has none."""
+    from environments.desktop.widgets import SCREEN_HEIGHT, SCREEN_WIDTH
+
+    root = env.screen()
+    return root.bounds[2] or SCREEN_WIDTH, root.bounds[3] or SCREEN_HEIGHT
+
+
+def screenshot(env: Any, *, scale: float = 1.0) -> bytes:
+    assert has_screen(env), f"{type(env).__name__} has no screen() to render"
+    from environments.desktop.render import render_png  # Pillow loads only where a screen is rendered
+
+    return render_png(env.screen(), scale=scale)
+
+
+def png_sha256(png: bytes) -> str:
+    return hashlib.sha256(png).hexdigest()
+
+
+def screenshot_ref(step: Mapping[str, Any]) -> str | None:
+    """The screenshot a step refers to: a sha256 hex digest, or None (none, or not a well-formed digest)."""
+    meta = step.get("meta")
+    ref = meta.get(SCREENSHOT_KEY) if isinstance(meta, Mapping) else None
+    return ref if isinstance(ref, str) and SHA256.fullmatch(ref) else None
+
+
+def asked_for_screenshot(step: Mapping[str, Any]) -> bool:
+    """A step one of whose tool results returned a screenshot's digest (the desktop's `observe(screenshot=true)`):
+    what a vision policy looked at, which the lab stores so the viewer shows it too."""
+    results = step.get("results") or []
+    return any(isinstance(r, Mapping) and isinstance(r.get("content"), Mapping) and "screenshot_sha256" in r["content"] for r in results)
