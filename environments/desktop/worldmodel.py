@@ -8,9 +8,10 @@
 Every tuple comes from a replay (environments.replay.replay_steps) of a trajectory record: an anchor's episode
 played here, or a recorded one. The replay verifies the state-hash chain step by step, so each tuple is what the
 environment did; a record that diverges contributes the steps before the divergence and is named in the summary.
-Screens are environments.desktop.widgets.accessibility_tree dicts. With a renderer (environments.desktop.render)
-each tuple also carries both screenshots' sha256 (and with --png the PNG bytes, base64); without one the
-export is tree-only, the hashes are null and the summary says `"renderer": "missing"`. The format is in README.md.
+Screens are environments.desktop.widgets.accessibility_tree dicts. With the renderer (environments.desktop.render,
+imported only when screenshots are wanted) each tuple also carries both screenshots' sha256 (and with --png the
+PNG bytes, base64); where it cannot be imported the export is tree-only, the hashes are null and the summary says
+`"renderer": "missing"`. The format is in README.md.
 """
 
 from __future__ import annotations
@@ -38,12 +39,10 @@ ANCHORS = ("oracle", "cli-preferring", "gui-only", "random-valid")
 
 
 def load_renderer() -> ModuleType | None:
-    """environments.desktop.render when it is installed here, else None (tree-only export)."""
+    """environments.desktop.render when it and Pillow are installed here, else None (a tree-only export)."""
     try:
         return importlib.import_module("environments.desktop.render")
-    except ModuleNotFoundError as exc:
-        if exc.name != "environments.desktop.render":
-            raise
+    except ModuleNotFoundError:
         return None
 
 

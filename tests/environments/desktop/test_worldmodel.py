@@ -4,6 +4,7 @@ import io
 import json
 import sys
 import types
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from environments.desktop.worldmodel_tree import flatten, unflatten
 from environments.policies import make_policy
 from environments.runner import run_episode
 from environments.trajectory import validate_record
-from tests.environments.desktop.conftest import new_desktop
+from tests.environments.desktop.conftest import do, new_desktop
 
 TRAIN = ("move-files", "reply-mail", "change-setting")
 HELD_OUT = ("buy-cheapest", "schedule-event", "edit-cell")
@@ -87,6 +88,19 @@ def test_a_renderer_adds_both_screenshots_hashes_and_bytes(monkeypatch: pytest.M
     first = json.loads(out.getvalue().splitlines()[0])
     assert json.loads(__import__("base64").b64decode(first["next_screenshot_png"])) == first["next_tree"]
     assert first["screenshot_sha256"] != first["next_screenshot_sha256"] and len(first["screenshot_sha256"]) == 64
+
+
+def test_with_the_renderer_the_hashes_are_the_environments_own_screenshots() -> None:
+    renderer = worldmodel.load_renderer()
+    assert renderer is not None, "render.py and Pillow are part of the project"
+    first, second = islice(record_transitions(_record(task="change-setting"), renderer=renderer), 2)
+    env = new_desktop("change-setting", 1000)
+    assert do(env, "observe", screenshot=True).content["screenshot_sha256"] == first["screenshot_sha256"]
+    do(env, first["action"]["name"], **first["action"]["arguments"])
+    assert (
+        do(env, "observe", screenshot=True).content["screenshot_sha256"] == first["next_screenshot_sha256"] == second["screenshot_sha256"]
+    )
+    assert first["screenshot_sha256"] != first["next_screenshot_sha256"]
 
 
 def test_a_diverging_record_gives_its_steps_before_the_divergence() -> None:
