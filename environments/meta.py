@@ -21,7 +21,7 @@ keyboard shortcuts (`Panel.key` opens a panel, `EnvMeta.shortcuts` opens a tool'
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,6 +192,9 @@ class EnvMeta:
     attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
+    # A record of this environment -> world-model training records, one per transition (screen + action -> next
+    # screen, canonical records with one trained agent turn); the dataset export's view=worldmodel reads it.
+    world_model: Callable[[dict[str, Any]], Iterable[dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         assert not self.default_anchor or self.default_anchor in self.anchors, (

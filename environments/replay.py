@@ -1,6 +1,7 @@
 """Exact replay: rebuild an environment from a record's seed and actions and check the state-hash chain.
 
     chain = replay_prefix(env, steps)      # env freshly made; raises ReplayDivergence naming the step
+    for step, chain in replay_steps(env, steps): ...   # the same, one verified step at a time
     report = replay_record(record)         # a fresh env from the registry; {"ok", "steps", "divergence"}
 
 Steps of source "env" are observations (step 0 is the opening one); every other step's tool calls are
@@ -9,6 +10,7 @@ re-executed unless the runner marked the action invalid (`meta.invalid_action`),
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from environments.core import Env, EnvError, ToolCall, chain_hash
@@ -26,6 +28,13 @@ class ReplayDivergence(Exception):
 
 def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
     """Re-apply `steps` to a freshly reset `env`; returns the chain hash after the last step."""
+    chains = [chain for _, chain in replay_steps(env, steps)]
+    return chains[-1] if chains else ""
+
+
+def replay_steps(env: Env, steps: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Re-apply `steps` one at a time, yielding (step, chain hash) once each is applied and verified, so a caller
+    can read the environment between steps (the desktop's world-model export reads its screen there)."""
     chain = ""
     for step in steps:
         if step["source"] == "env":
@@ -43,7 +52,7 @@ def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
             chain = chain_hash(chain, env.state_hash())
         if step.get("state_hash") is not None and step["state_hash"] != chain:
             raise ReplayDivergence(step["index"], step["state_hash"], chain)
-    return chain
+        yield step, chain
 
 
 def heard_by(env: Env, role: str, message: Any) -> bool:

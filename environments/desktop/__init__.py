@@ -4,7 +4,8 @@
     env = make("desktop/buy-cheapest", seed=3, options={"drift": "high"})  # renamed controls, ads, A/B variants
 
 See README.md in this folder. Importing the package registers the tasks (thresholds from calibration.json) and
-the lab's view: playable, with a screen panel (the accessibility tree) and a shell panel, and the anchors.
+the lab's view: playable, with a screen panel (the accessibility tree) and a shell panel, the anchors, and the
+world-model view of its records (worldmodel.py; the dataset export's view=worldmodel).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from environments.desktop.anchors_gui import GuiOnly
 from environments.desktop.calibration import load_thresholds
 from environments.desktop.env import DesktopEnv
 from environments.desktop.tasks import TEMPLATES
+from environments.desktop.worldmodel import sft_records
 from environments.meta import EnvMeta, Panel
 from environments.registry import register, register_env
 
@@ -49,6 +51,7 @@ register_env(
         shortcuts={"c": "click", "t": "type", "k": "key", "s": "shell"},
         anchors={cls.name: cls for cls in (Oracle, CliPreferring, GuiOnly, RandomValid)},
         default_anchor="gui-only",
+        world_model=sft_records,
     )
 )
 

@@ -29,7 +29,7 @@ from lab.projects.permissions import require_role, visible_projects, write_proje
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.coaching import episode_coach
-from lab.trajectories.exports import dataset_export_lines
+from lab.trajectories.exports import VIEWS, dataset_export_lines
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
 from lab.trajectories.serializers import (
@@ -227,7 +227,8 @@ class DatasetExportView(APIView):
     `{"skipped": [{"episode_id", "problems"}]}` naming each such episode and why.
 
     `view=role&role=critic` streams each role's own training data instead: one line per turn of that role, with
-    what it saw, what it did and the episode's outcome (lab.trajectories.exports)."""
+    what it saw, what it did and the episode's outcome (lab.trajectories.exports). `view=worldmodel` streams
+    world-model training records (screen + action -> next screen) of the environments that declare them."""
 
     @extend_schema(
         operation_id="datasets_export",
@@ -236,8 +237,9 @@ class DatasetExportView(APIView):
             OpenApiParameter(
                 "view",
                 str,
-                enum=["episode", "role", "coach"],
-                description="role: each turn of `role` with its outcome; coach: each coaching note with the actor's turn",
+                enum=list(VIEWS),
+                description="role: each turn of `role` with its outcome; coach: each coaching note with the actor's turn; "
+                "worldmodel: each transition of environments with world-model data as a training record",
             ),
             OpenApiParameter("role", str, description="with view=role: critic, consultant, user, a workflow role..."),
         ],

@@ -8,7 +8,10 @@ canonical record with fmt="native"; an episode with no valid chat rendering is l
 named in a last `{"skipped": [...]}` line. `view=role` gives each role its own training data
 (lab.trajectories.roles.role_examples): one line per turn of `role`, with the episode id and provenance.
 Coaching notes (meta.coach_note) are privileged: view=episode leaves them out, `view=coach` gives one line per note
-with the actor's turn it is about (lab.trajectories.coaching).
+with the actor's turn it is about (lab.trajectories.coaching). `view=worldmodel` gives, for episodes of an
+environment that declares world-model data (EnvMeta.world_model), one training record per transition (screen +
+action -> next screen), rebuilt by a verified replay; other episodes, and ones that cannot be replayed here, are
+named in the last `{"skipped": [...]}` line (a divergent replay keeps the transitions before it).
 Arguments are checked before any line is produced, so a bad one answers 400 rather than a broken stream.
 """
 
@@ -21,6 +24,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from environments.coaching import without_coach_notes
+from environments.core import EnvError
+from environments.registry import env_meta
+from environments.replay import ReplayDivergence
 from environments.roles import ROLE_NAME
 from lab import ingest
 from lab.errors import DomainError
@@ -30,7 +36,7 @@ from lab.trajectories.models import Episode
 from lab.trajectories.roles import episodes_with_role, role_examples
 from lab.trajectories.services import episode_to_record
 
-VIEWS = ("episode", "role", "coach")
+VIEWS = ("episode", "role", "coach", "worldmodel")
 FORMATS = ("openai", "native")
 
 
@@ -41,6 +47,8 @@ def dataset_export_lines(*, episodes: QuerySet[Episode], view: str = "episode", 
         return _role_lines(episodes, role)
     if view == "coach":
         return coach_export_lines(episodes=episodes)
+    if view == "worldmodel":
+        return _worldmodel_lines(episodes)
     if view != "episode":
         raise DomainError("unknown_view", f"view={view!r}; use {', '.join(VIEWS)}", path="view")
     if fmt not in FORMATS:
@@ -68,3 +76,19 @@ def _role_lines(episodes: QuerySet[Episode], role: str) -> Iterator[bytes]:
     for episode in episodes_with_role(episodes, role).order_by("id").iterator(chunk_size=200):
         for example in role_examples(episode_to_record(episode), role=role):
             yield _line({"episode_id": episode.pk, "provenance": episode.provenance, **example})
+
+
+def _worldmodel_lines(episodes: QuerySet[Episode]) -> Iterator[bytes]:
+    skipped = []
+    for episode in episodes.select_related("task").order_by("id").iterator(chunk_size=200):
+        exporter = env_meta(episode.task.env).world_model
+        if exporter is None:
+            skipped.append({"episode_id": episode.pk, "problems": [f"environment {episode.task.env!r} declares no world-model data"]})
+            continue
+        try:
+            for example in exporter(episode_to_record(episode)):
+                yield _line({"episode_id": episode.pk, "provenance": episode.provenance, **example})
+        except (EnvError, ReplayDivergence, ValueError) as exc:
+            skipped.append({"episode_id": episode.pk, "problems": [str(getattr(exc, "message", exc))[:300]]})
+    if skipped:
+        yield _line({"skipped": skipped})

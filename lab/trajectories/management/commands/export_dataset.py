@@ -18,7 +18,10 @@ from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 
 
 class Command(BaseCommand):
-    help = "Export a project's episodes as JSONL: conversations (view episode) or one role's turns (view role --role critic)."
+    help = (
+        "Export a project's episodes as JSONL: conversations (view episode), one role's turns (view role --role critic), "
+        "coaching notes (view coach) or world-model transitions (view worldmodel)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
