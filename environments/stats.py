@@ -6,6 +6,7 @@ anchor_grid("phantom", ANCHOR_NAMES, run_cell, workers=2, seeds=100, tasks=None,
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -79,3 +80,12 @@ def anchor_grid(
     for cell in cells:
         result["tasks"].setdefault(cell["task"], {})[cell["anchor"]] = cell
     return result
+
+
+def load_thresholds(path: Path, engine: str) -> dict[str, float]:
+    """A calibration.json's pass thresholds by task key: {} when the file is absent or was written by another engine
+    version (its thresholds are stale; the tasks keep their defaults)."""
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: float(v) for k, v in data.get("thresholds", {}).items()} if data.get("engine") == engine else {}

@@ -18,6 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from environments import stats
 from environments.desktop.drift import robustness
 from environments.desktop.grading import EFFICIENCY_WEIGHT
 from environments.stats import write_between_markers
@@ -33,10 +34,7 @@ ENGINE = "1"  # thresholds of another engine version are stale and ignored
 
 
 def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {k: float(v) for k, v in data.get("thresholds", {}).items()} if data.get("engine") == ENGINE else {}
+    return stats.load_thresholds(path, ENGINE)
 
 
 def _run(anchor: str, task: str, seed: int, drift: str) -> tuple[float, float]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from environments import stats
 from environments.stats import write_between_markers
 
 HERE = Path(__file__).parent
@@ -31,10 +32,7 @@ ENGINE = "1"  # thresholds of another engine version are stale and ignored
 
 
 def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {k: float(v) for k, v in data.get("thresholds", {}).items()} if data.get("engine") == ENGINE else {}
+    return stats.load_thresholds(path, ENGINE)
 
 
 def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: list[str] | None = None) -> dict[str, Any]:
