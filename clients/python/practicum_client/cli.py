@@ -3,19 +3,25 @@
 practicum upload results.jsonl --format auto --project acme
 practicum export dataset.jsonl --format openai --filter task=toolgym/lookup --filter passed=true
 practicum evaluate --agent expert --task-set toolgym/lookup --seeds 0,1,2 --wait
+practicum watch inspect ./logs            # upload each finished inspect_ai eval log, once
+practicum watch tau2 ./data/simulations   # upload each new tau2-bench simulation, once
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from practicum_client.client import Client
 from practicum_client.episodes import FORMATS, Progress
 from practicum_client.errors import PracticumError
+from practicum_client.harnesses import SOURCES
+from practicum_client.watch import Handled, Watcher
 
 
 def _filters(pairs: Sequence[str]) -> dict[str, str]:
@@ -65,7 +71,31 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seeds", required=True, type=_seeds, help="comma-separated, e.g. 0,1,2")
     evaluate.add_argument("--wait", action="store_true", help="wait for it to end, showing progress, and print its figures")
     evaluate.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
+    watch = commands.add_parser("watch", parents=[shared], help="upload a harness's result files from a folder as they are written")
+    watch.add_argument("kind", choices=sorted(SOURCES), help="inspect: inspect_ai eval logs; tau2: tau2-bench results files")
+    watch.add_argument("folder")
+    watch.add_argument("--once", action="store_true", help="one pass over the folder, then exit (1 if anything was refused or unsent)")
+    watch.add_argument("--interval", type=float, default=5.0, help="seconds between passes (default 5)")
+    watch.add_argument("--settle", type=float, default=2.0, help="a file is read once unchanged this many seconds (default 2)")
+    watch.add_argument("--state", default=None, help="the state file (default: one per folder under PRACTICUM_STATE_DIR)")
     return parser
+
+
+def _watch(args: argparse.Namespace, client: Client) -> int:
+    def shown(handled: Handled) -> None:
+        print(json.dumps({"file": handled.file, "outcome": handled.outcome, "episode_ids": handled.episode_ids,
+                          "replayed": handled.replayed, "error": handled.error}), flush=True)  # fmt: skip
+
+    if args.interval <= 0:
+        raise PracticumError("invalid_interval", f"--interval {args.interval}: must be above 0")
+    watcher = Watcher(client, Path(args.folder), SOURCES[args.kind](), settle_s=args.settle, on_handled=shown,
+                      state_file=Path(args.state) if args.state else None)  # fmt: skip
+    if args.once:
+        return int(any(h.outcome in ("refused", "unreachable") for h in watcher.pass_once()))
+    print(f"watching {watcher.folder} for {args.kind} results (state: {watcher.state_file}); Ctrl-C stops", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watcher is stopped
+        watcher.run(interval_s=args.interval)
+    return 0
 
 
 def _run(args: argparse.Namespace, client: Client) -> dict[str, Any]:
@@ -99,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         with Client(args.url, args.key, project=args.project) as client:
+            if args.command == "watch":
+                return _watch(args, client)
             print(json.dumps(_run(args, client), indent=2))
     except PracticumError as exc:
         print(f"error {exc.code}: {exc.message}", file=sys.stderr)
