@@ -11,10 +11,11 @@ import hashlib
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from practicum_client.watch import Upload
+from practicum_client.watch import Source, Upload
 
 KEY_PREFIX = "practicum-watch"
 TAU2_SIMULATIONS_PER_UPLOAD = 50
@@ -107,4 +108,4 @@ class Tau2Results:
         return uploads
 
 
-SOURCES = {"inspect": InspectLogs, "tau2": Tau2Results}
+SOURCES: dict[str, Callable[[], Source]] = {"inspect": InspectLogs, "tau2": Tau2Results}
