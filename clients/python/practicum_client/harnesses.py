@@ -57,7 +57,7 @@ def inspect_log_header(name: str, data: bytes) -> tuple[str, dict[str, Any]]:
 class InspectLogs:
     kind = "inspect"
     format = "inspect"
-    suffixes = (".eval", ".json")
+    suffixes: tuple[str, ...] = (".eval", ".json")
 
     def uploads(self, path: Path, data: bytes, marks: set[str]) -> list[Upload] | None:
         state, header = inspect_log_header(path.name, data)
@@ -84,7 +84,7 @@ def tau2_simulation_id(simulation: dict[str, Any]) -> str:
 class Tau2Results:
     kind = "tau2"
     format = "tau2"
-    suffixes = (".json",)
+    suffixes: tuple[str, ...] = (".json",)
 
     def uploads(self, path: Path, data: bytes, marks: set[str]) -> list[Upload] | None:
         try:
