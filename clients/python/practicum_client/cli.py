@@ -5,6 +5,7 @@ practicum export dataset.jsonl --format openai --filter task=toolgym/lookup --fi
 practicum evaluate --agent expert --task-set toolgym/lookup --seeds 0,1,2 --wait
 practicum watch inspect ./logs            # upload each finished inspect_ai eval log, once
 practicum watch tau2 ./data/simulations   # upload each new tau2-bench simulation, once
+practicum proxy --upstream https://api.openai.com/v1 --listen 127.0.0.1:8787   # record every conversation through it
 """
 
 from __future__ import annotations
@@ -78,7 +79,34 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--interval", type=float, default=5.0, help="seconds between passes (default 5)")
     watch.add_argument("--settle", type=float, default=2.0, help="a file is read once unchanged this many seconds (default 2)")
     watch.add_argument("--state", default=None, help="the state file (default: one per folder under PRACTICUM_STATE_DIR)")
+    proxy = commands.add_parser("proxy", parents=[shared], help="an OpenAI-compatible proxy recording every conversation as an episode")
+    proxy.add_argument("--upstream", required=True, help="the model endpoint's base URL, e.g. https://api.openai.com/v1")
+    proxy.add_argument("--listen", default="127.0.0.1:8787", type=_listen, help="HOST:PORT to serve on (default 127.0.0.1:8787)")
+    proxy.add_argument("--idle", type=float, default=60.0, help="seconds without a request after which a conversation is uploaded")
+    proxy.add_argument("--env", default=None, help="the environment name to file the episodes under")
     return parser
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r}: write HOST:PORT, e.g. 127.0.0.1:8787")
+    return host.strip("[]"), int(port)
+
+
+def _proxy(args: argparse.Namespace, client: Client) -> int:
+    from practicum_client.proxy import RecordingProxy  # needs uvicorn (the `proxy` extra)
+
+    if args.idle <= 0:
+        raise PracticumError("invalid_idle", f"--idle {args.idle}: must be above 0")
+    if not args.upstream.startswith(("http://", "https://")):
+        raise PracticumError("invalid_upstream", f"--upstream {args.upstream!r}: must start with http:// or https://")
+    host, port = args.listen
+    proxy = RecordingProxy(client, args.upstream, idle_s=args.idle, env=args.env)
+    print(f"recording proxy for {args.upstream} on http://{host}:{port}/v1 (conversations idle {args.idle:g}s are uploaded)",
+          file=sys.stderr)  # fmt: skip
+    proxy.serve(host=host, port=port)
+    return 0
 
 
 def _watch(args: argparse.Namespace, client: Client) -> int:
@@ -131,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with Client(args.url, args.key, project=args.project) as client:
             if args.command == "watch":
                 return _watch(args, client)
+            if args.command == "proxy":
+                return _proxy(args, client)
             print(json.dumps(_run(args, client), indent=2))
     except PracticumError as exc:
         print(f"error {exc.code}: {exc.message}", file=sys.stderr)
