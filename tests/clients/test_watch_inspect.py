@@ -19,8 +19,8 @@ from tests.clients.network import Network
 pytestmark = pytest.mark.slow  # inspect_ai runs a real (mock-model) eval first: about 6 s
 
 
-def _run_inspect(log_dir: Path) -> dict[str, Path]:
-    """A two-sample eval (each: a tool call, its result, an answer) logged as `.eval`, a one-sample one as `.json`."""
+def _run_inspect(log_dir: Path, fmt: str, samples: int) -> Path:
+    """An eval of `samples` samples (each: a tool call, its result, an answer) logged in `fmt` (eval or json)."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
@@ -44,24 +44,22 @@ def _run_inspect(log_dir: Path) -> dict[str, Path]:
 
     # Usage is given so that the mock model never counts tokens (tiktoken would download its encoding).
     usage = ModelUsage(input_tokens=10, output_tokens=2, total_tokens=12)
-    logs = {}
-    for fmt, samples in (("eval", 2), ("json", 1)):
-        outputs = []
-        for i in range(samples):
-            outputs += [ModelOutput.for_tool_call("mockllm/model", "add", {"x": i, "y": 2}).model_copy(update={"usage": usage}),
-                        ModelOutput.from_content("mockllm/model", str(i + 2)).model_copy(update={"usage": usage})]  # fmt: skip
-        task = Task(name=f"adder_{fmt}", dataset=[Sample(input=f"What is {i}+2?", target=str(i + 2), id=f"s{i}") for i in range(samples)],
-                    solver=[use_tools(add()), generate()], scorer=includes())  # fmt: skip
-        model = get_model("mockllm/model", custom_outputs=outputs)
-        [log] = inspect_eval(task, model=model, log_dir=str(log_dir / fmt), display="none", log_format=fmt, max_samples=1)
-        assert log.status == "success", log.error
-        logs[fmt] = Path(log.location)
-    return logs
+    outputs = []
+    for i in range(samples):
+        outputs += [ModelOutput.for_tool_call("mockllm/model", "add", {"x": i, "y": 2}).model_copy(update={"usage": usage}),
+                    ModelOutput.from_content("mockllm/model", str(i + 2)).model_copy(update={"usage": usage})]  # fmt: skip
+    task = Task(name=f"adder_{fmt}", dataset=[Sample(input=f"What is {i}+2?", target=str(i + 2), id=f"s{i}") for i in range(samples)],
+                solver=[use_tools(add()), generate()], scorer=includes())  # fmt: skip
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", log_format=fmt, max_samples=1)
+    assert log.status == "success", log.error
+    return Path(log.location)
 
 
 @pytest.fixture(scope="module")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return _run_inspect(tmp_path_factory.mktemp("inspect"))
+    folder = tmp_path_factory.mktemp("inspect")
+    return {"eval": _run_inspect(folder / "eval", "eval", 2), "json": _run_inspect(folder / "json", "json", 1)}
 
 
 def _running_eval(finished: bytes) -> bytes:
@@ -125,3 +123,24 @@ def test_finished_logs_are_uploaded_once_even_after_a_restart(connect: Any, cele
                                                                 "logs.json": ("unchanged", 0)}  # fmt: skip
     assert len(lost.posts) == 2
     assert Episode.objects.count() == 3
+
+
+def test_the_hook_uploads_each_log_when_its_task_ends_and_a_watcher_then_adds_nothing(
+    connect: Any, celery_worker: Any, live_server: Any, server_key: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from practicum_client import inspect_hook  # registers the hook, as the package's inspect_ai entry point does
+
+    monkeypatch.setenv("PRACTICUM_URL", live_server.url)
+    monkeypatch.setenv("PRACTICUM_API_KEY", server_key)
+    monkeypatch.setenv(inspect_hook.ENABLE, "1")
+    log = _run_inspect(tmp_path / "logs", "eval", 2)
+    assert sorted(Episode.objects.values_list("task__key", flat=True)) == ["s0", "s1"]
+
+    network = Network()
+    [handled] = Watcher(connect(network), tmp_path / "logs", InspectLogs(), settle_s=0, state_file=tmp_path / "s.json").pass_once()
+    assert (handled.file, handled.outcome, handled.replayed) == (log.name, "uploaded", 1)  # the hook's upload, replayed
+    assert Episode.objects.count() == 2
+
+    monkeypatch.setenv(inspect_hook.ENABLE, "0")
+    _run_inspect(tmp_path / "quiet", "json", 1)
+    assert Episode.objects.count() == 2  # off unless asked for

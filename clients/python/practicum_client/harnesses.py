@@ -13,9 +13,13 @@ import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from practicum_client.episodes import UploadResult
 from practicum_client.watch import Source, Upload
+
+if TYPE_CHECKING:
+    from practicum_client.client import Client
 
 KEY_PREFIX = "practicum-watch"
 TAU2_SIMULATIONS_PER_UPLOAD = 50
@@ -71,6 +75,17 @@ class InspectLogs:
         # The key is the log's identity (its eval id) and version (its digest): `inspect score` rewrites a log in place.
         eval_id = str(header["eval"].get("eval_id") or header["eval"].get("run_id") or "")[:60]
         return [Upload(path.name, data, f"{KEY_PREFIX}:inspect:{eval_id}:{digest}", [digest])]
+
+
+def inspect_log_upload(client: Client, path: Path, *, project: str | None = None) -> UploadResult | None:
+    """Upload one finished inspect log (None if it is not one) under the key the watcher gives it, so a log that both
+    the hook and a watcher send is stored once."""
+    data = path.read_bytes()
+    uploads = InspectLogs().uploads(path, data, set())
+    if not uploads:
+        return None
+    [upload] = uploads
+    return client.episodes.upload_document(upload.name, upload.body, format=InspectLogs.format, key=upload.key, project=project)
 
 
 def tau2_simulation_id(simulation: dict[str, Any]) -> str:
