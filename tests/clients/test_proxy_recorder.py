@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from practicum_client.cli import _listen
+from practicum_client.cli import _listen, main
 from practicum_client.proxy.recorder import Recorder, message_signature
 from practicum_client.proxy.stream import StreamAssembler
 
@@ -107,3 +107,11 @@ def test_listen_takes_host_and_port(text: str, expected: tuple[str, int]) -> Non
 def test_listen_refuses_what_is_not_host_and_port(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="HOST:PORT"):
         _listen(text)
+
+
+def test_proxy_command_refuses_a_bad_upstream_or_idle(capsys: pytest.CaptureFixture[str]) -> None:
+    connection = ["--url", "http://127.0.0.1:1", "--key", "prk_x"]
+    assert main([*connection, "proxy", "--upstream", "ftp://models"]) == 1
+    assert "--upstream 'ftp://models': must start with http:// or https://" in capsys.readouterr().err
+    assert main([*connection, "proxy", "--upstream", "http://models/v1", "--idle", "0"]) == 1
+    assert "--idle 0.0: must be above 0" in capsys.readouterr().err

@@ -70,7 +70,8 @@ class ProxyApp:
             return
         headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in _REQUEST_DROPPED
                    and not k.decode("latin-1").lower().startswith("x-practicum-")]  # fmt: skip
-        episode = next((v.decode("latin-1").strip() for k, v in scope["headers"] if k.decode("latin-1").lower() == EPISODE_HEADER), None)
+        named = next((v.decode("latin-1").strip() for k, v in scope["headers"] if k.decode("latin-1").lower() == EPISODE_HEADER), "")
+        episode = named[:200] or None  # the harness's own id for the conversation, kept in its record
         url = self.target(scope["path"], scope.get("query_string", b""))
         request = _json_object(body) if scope["method"] == "POST" and scope["path"].endswith("/chat/completions") else None
         started = time.monotonic()
@@ -80,7 +81,7 @@ class ProxyApp:
         except httpx.HTTPError as exc:
             message = f"practicum proxy: the upstream did not answer: {type(exc).__name__}: {exc}"
             if request is not None:
-                self.recorder.exchange(request, error={"status": 502, "message": message}, episode=episode or None)
+                self.recorder.exchange(request, error={"status": 502, "message": message}, episode=episode)
             await _answer(send, 502, {"error": {"message": message, "type": "proxy_error"}})
             return
         try:

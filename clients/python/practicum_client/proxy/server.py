@@ -13,8 +13,9 @@ import uvicorn
 
 
 def serve(app: Any, *, host: str, port: int) -> None:
-    """Until interrupted (Ctrl-C / SIGTERM, which uvicorn handles)."""
-    uvicorn.run(app, host=host, port=port, log_level="info", lifespan="on")
+    """Until interrupted (Ctrl-C / SIGTERM, which uvicorn handles). No access log: a request line can carry a key in
+    its query string (some providers take `?key=`), and the proxy logs no key."""
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, lifespan="on")
 
 
 @contextmanager
