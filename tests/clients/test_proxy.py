@@ -122,3 +122,16 @@ def test_an_unreachable_upstream_answers_502_and_is_recorded(connect: Any, celer
         assert failed.value.status_code == 502
     [episode] = Episode.objects.all()
     assert _recorded(episode)["errors"][0]["status"] == 502 and KEY not in _stored(episode)
+
+
+def test_an_upstream_that_breaks_off_mid_stream_drops_the_harness_and_is_recorded(connect: Any, celery_worker: Any,
+                                                                                   upstream: tuple[Upstream, str]) -> None:  # fmt: skip
+    _, upstream_url = upstream
+    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05)
+    with proxy.running() as base_url:
+        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
+        with pytest.raises(openai.APIError):
+            list(model.chat.completions.create(model=MODEL, stream=True, messages=[{"role": "user", "content": "break in Rome"}]))
+    [episode] = Episode.objects.all()
+    [error] = _recorded(episode)["errors"]
+    assert error["status"] == 200 and "broke off" in error["message"]

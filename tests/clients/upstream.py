@@ -1,7 +1,8 @@
 """A loopback stand-in for an OpenAI-compatible model endpoint (an ASGI app), for the recording proxy's tests.
 
 The model is scripted: asked without a tool result it calls `get_weather` on the city in the last user message; with
-one it answers from it; a user message containing "explode" gets a 500. `stream: true` is answered in server-sent
+one it answers from it; a user message containing "explode" gets a 500, and a streamed answer to one containing
+"break" stops after its first chunk with the connection dropped. `stream: true` is answered in server-sent
 event chunks that split the tool call's arguments and the text across deltas, as real servers do.
 """
 
@@ -67,6 +68,8 @@ class Upstream:
             return
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
         for delta in _deltas(message):
+            if "break" in user and delta.get("role") is None:
+                raise ConnectionAbortedError("the model server went away mid-answer")  # uvicorn drops the connection
             await _event(send, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
                                 "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})  # fmt: skip
         await _event(send, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": MODEL,

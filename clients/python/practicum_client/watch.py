@@ -100,7 +100,8 @@ class Watcher:
         write_json_atomic(self.state_file, {"folder": str(self.folder), "kind": self.source.kind, "files": self.files})
 
     def candidates(self) -> list[Path]:
-        return sorted(p for p in self.folder.rglob("*") if p.suffix.lower() in self.source.suffixes and p.is_file())
+        own = self.state_file.resolve()  # a state file kept in the watched folder is not a result file
+        return sorted(p for p in self.folder.rglob("*") if p.suffix.lower() in self.source.suffixes and p.is_file() and p.resolve() != own)
 
     def pass_once(self) -> list[Handled]:
         """Look at every candidate file once; upload what is complete and new. Returns what happened to each file

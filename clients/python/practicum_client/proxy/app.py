@@ -90,12 +90,19 @@ class ProxyApp:
             assembler = StreamAssembler()
             streamed = response.headers.get("content-type", "").startswith("text/event-stream")
             kept = bytearray()
-            async for chunk in response.aiter_bytes():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if request is not None and streamed:
-                    assembler.feed(chunk)
-                elif request is not None:
-                    kept.extend(chunk)
+            try:
+                async for chunk in response.aiter_bytes():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if request is not None and streamed:
+                        assembler.feed(chunk)
+                    elif request is not None:
+                        kept.extend(chunk)
+            except httpx.HTTPError as exc:
+                # The upstream broke off mid-answer: recorded, and the harness's connection dropped as the upstream's was.
+                if request is not None:
+                    message = f"practicum proxy: the upstream broke off: {type(exc).__name__}: {exc}"
+                    self.recorder.exchange(request, error={"status": response.status_code, "message": message}, episode=episode)
+                raise
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await response.aclose()
