@@ -3,19 +3,26 @@
 practicum upload results.jsonl --format auto --project acme
 practicum export dataset.jsonl --format openai --filter task=toolgym/lookup --filter passed=true
 practicum evaluate --agent expert --task-set toolgym/lookup --seeds 0,1,2 --wait
+practicum watch inspect ./logs            # upload each finished inspect_ai eval log, once
+practicum watch tau2 ./data/simulations   # upload each new tau2-bench simulation, once
+practicum proxy --upstream https://api.openai.com/v1 --listen 127.0.0.1:8787   # record every conversation through it
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from practicum_client.client import Client
 from practicum_client.episodes import FORMATS, Progress
 from practicum_client.errors import PracticumError
+from practicum_client.harnesses import SOURCES
+from practicum_client.watch import Handled, Watcher
 
 
 def _filters(pairs: Sequence[str]) -> dict[str, str]:
@@ -65,7 +72,58 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seeds", required=True, type=_seeds, help="comma-separated, e.g. 0,1,2")
     evaluate.add_argument("--wait", action="store_true", help="wait for it to end, showing progress, and print its figures")
     evaluate.add_argument("--timeout", type=float, default=None, help="seconds to wait at most")
+    watch = commands.add_parser("watch", parents=[shared], help="upload a harness's result files from a folder as they are written")
+    watch.add_argument("kind", choices=sorted(SOURCES), help="inspect: inspect_ai eval logs; tau2: tau2-bench results files")
+    watch.add_argument("folder")
+    watch.add_argument("--once", action="store_true", help="one pass over the folder, then exit (1 if anything was refused or unsent)")
+    watch.add_argument("--interval", type=float, default=5.0, help="seconds between passes (default 5)")
+    watch.add_argument("--settle", type=float, default=2.0, help="a file is read once unchanged this many seconds (default 2)")
+    watch.add_argument("--state", default=None, help="the state file (default: one per folder under PRACTICUM_STATE_DIR)")
+    proxy = commands.add_parser("proxy", parents=[shared], help="an OpenAI-compatible proxy recording every conversation as an episode")
+    proxy.add_argument("--upstream", required=True, help="the model endpoint's base URL, e.g. https://api.openai.com/v1")
+    proxy.add_argument("--listen", default="127.0.0.1:8787", type=_listen, help="HOST:PORT to serve on (default 127.0.0.1:8787)")
+    proxy.add_argument("--idle", type=float, default=60.0, help="seconds without a request after which a conversation is uploaded")
+    proxy.add_argument("--env", default=None, help="the environment name to file the episodes under")
     return parser
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r}: write HOST:PORT, e.g. 127.0.0.1:8787")
+    return host.strip("[]"), int(port)
+
+
+def _proxy(args: argparse.Namespace, client: Client) -> int:
+    from practicum_client.proxy import RecordingProxy  # needs uvicorn (the `proxy` extra)
+
+    if args.idle <= 0:
+        raise PracticumError("invalid_idle", f"--idle {args.idle}: must be above 0")
+    if not args.upstream.startswith(("http://", "https://")):
+        raise PracticumError("invalid_upstream", f"--upstream {args.upstream!r}: must start with http:// or https://")
+    host, port = args.listen
+    proxy = RecordingProxy(client, args.upstream, idle_s=args.idle, env=args.env)
+    print(f"recording proxy for {args.upstream} on http://{host}:{port}/v1 (conversations idle {args.idle:g}s are uploaded)",
+          file=sys.stderr)  # fmt: skip
+    proxy.serve(host=host, port=port)
+    return 0
+
+
+def _watch(args: argparse.Namespace, client: Client) -> int:
+    def shown(handled: Handled) -> None:
+        print(json.dumps({"file": handled.file, "outcome": handled.outcome, "episode_ids": handled.episode_ids,
+                          "replayed": handled.replayed, "error": handled.error}), flush=True)  # fmt: skip
+
+    if args.interval <= 0:
+        raise PracticumError("invalid_interval", f"--interval {args.interval}: must be above 0")
+    watcher = Watcher(client, Path(args.folder), SOURCES[args.kind](), settle_s=args.settle, on_handled=shown,
+                      state_file=Path(args.state) if args.state else None)  # fmt: skip
+    if args.once:
+        return int(any(h.outcome in ("refused", "unreachable") for h in watcher.pass_once()))
+    print(f"watching {watcher.folder} for {args.kind} results (state: {watcher.state_file}); Ctrl-C stops", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watcher is stopped
+        watcher.run(interval_s=args.interval)
+    return 0
 
 
 def _run(args: argparse.Namespace, client: Client) -> dict[str, Any]:
@@ -99,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         with Client(args.url, args.key, project=args.project) as client:
+            if args.command == "watch":
+                return _watch(args, client)
+            if args.command == "proxy":
+                return _proxy(args, client)
             print(json.dumps(_run(args, client), indent=2))
     except PracticumError as exc:
         print(f"error {exc.code}: {exc.message}", file=sys.stderr)

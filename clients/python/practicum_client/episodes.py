@@ -43,12 +43,15 @@ class Episodes:
 
     def upload(self, source: str | Path | Iterable[dict[str, Any]], *, format: str = "auto", project: str | None = None,
                batch_size: int = 100, batch_bytes: int = 8 * 1024 * 1024, resume: bool = True,
-               progress: Callable[[Progress], None] | None = None, state_folder: Path | None = None) -> UploadResult:  # fmt: skip
+               progress: Callable[[Progress], None] | None = None, state_folder: Path | None = None,
+               session: str | None = None) -> UploadResult:  # fmt: skip
         """Upload records (dicts), or a file (`str`/`Path`) in any format the server reads, in batches.
 
         Every batch carries an Idempotency-Key, so one retried after a lost answer is never stored twice. A file
         upload that stops part-way resumes from its last acknowledged batch when run again (`resume=False` starts
-        over); see practicum_client.uploads."""
+        over); see practicum_client.uploads. `session` names the keys' session instead (`<session>:<batch>`) for a
+        caller that keeps its own record of what it sent (the watchers, the proxy): the same source sent again under
+        the same session is answered from the server's record, and no local resume state is kept."""
         if format not in FORMATS:
             raise PracticumError("unknown_format", f"format={format!r}; use one of {', '.join(FORMATS)}")
         if batch_size < 1 or batch_bytes < 1:
@@ -57,10 +60,14 @@ class Episodes:
         if isinstance(source, (str, Path)):
             file = Path(source)
             plan = plan_file(file, format=format, batch_size=batch_size, batch_bytes=batch_bytes)
-            identity = f"{self.http.url}\0{project}\0{format}\0{batch_size}\0{batch_bytes}"
-            state = UploadState.for_file(file, folder=state_folder or state_dir(), identity=identity, resume=resume)
         else:
             plan = plan_records(source, format=format, batch_size=batch_size, batch_bytes=batch_bytes)
+        if session is not None:
+            state = UploadState(None, session=_checked_key(session))
+        elif isinstance(source, (str, Path)):
+            identity = f"{self.http.url}\0{project}\0{format}\0{batch_size}\0{batch_bytes}"
+            state = UploadState.for_file(Path(source), folder=state_folder or state_dir(), identity=identity, resume=resume)
+        else:
             state = UploadState(None)
         skipped = state.acked
         sent = replayed = 0
@@ -75,6 +82,16 @@ class Episodes:
                 progress(Progress(batch=batch.index, episodes=len(state.episode_ids)))
         state.done()
         return UploadResult(state.episode_ids, state.created, state.already_stored, sent, skipped, replayed)
+
+    def upload_document(self, name: str, body: bytes, *, format: str, key: str, project: str | None = None) -> UploadResult:
+        """One whole document (a log file's bytes, `name` its file name) under the caller's Idempotency-Key: a watcher
+        that derives `key` from the document's identity may send it again after a restart and is answered from the
+        server's record of the first."""
+        if format not in FORMATS or format == "native":
+            raise PracticumError("unknown_format", f"format={format!r}; a document is imported as one of {', '.join(FORMATS[2:])} or auto")
+        batch = Batch(0, body, 1, whole=name)
+        ids, created, stored, replayed = self._send(batch, Plan(iter(()), False, format), project or self.project, _checked_key(key))
+        return UploadResult(ids, created, stored, 1, 0, int(replayed))
 
     def _send(self, batch: Batch, plan: Plan, project: str | None, key: str) -> tuple[list[int], int, int, bool]:
         headers = {"Idempotency-Key": key}
@@ -136,6 +153,13 @@ class Episodes:
     def export(self, episode_id: int, *, format: str = "native") -> dict[str, Any]:
         """One episode as a canonical record (`native`) or an OpenAI chat record (`openai`)."""
         return expect_object(self.http.json("GET", f"episodes/{int(episode_id)}/export/", params={"format": format}), "episode")
+
+
+def _checked_key(value: str) -> str:
+    # The server keeps keys of at most 200 characters; a header cannot carry control characters.
+    if not value or len(value) > 160 or not value.isprintable():
+        raise PracticumError("invalid_idempotency_key", f"idempotency key or session {value[:40]!r}: 1 to 160 printable characters")
+    return value
 
 
 def _replayed(headers: Any) -> bool:

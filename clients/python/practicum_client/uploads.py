@@ -128,6 +128,14 @@ def state_dir() -> Path:
     return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "practicum" / "uploads"
 
 
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write `value` as JSON so that a kill mid-write leaves the previous file, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(temporary, path)
+
+
 @dataclass
 class UploadState:
     """What the server acknowledged of one file's upload so far; saved after every batch."""
@@ -163,12 +171,9 @@ class UploadState:
         self.already_stored += already_stored
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
         fields = {"session": self.session, "acked": self.acked, "episode_ids": self.episode_ids, "created": self.created,
                   "already_stored": self.already_stored}  # fmt: skip
-        temporary.write_text(json.dumps(fields), encoding="utf-8")
-        os.replace(temporary, self.path)  # atomic: a kill mid-write leaves the previous state, never half of one
+        write_json_atomic(self.path, fields)
 
     def done(self) -> None:
         if self.path is not None:
