@@ -150,6 +150,12 @@ EXPERIMENT = register(
             Arm(
                 "choice", "constitution", {"loss": "choice"}, "computed teacher, exact reverse KL over the options at the decision prompts"
             ),
+            Arm(
+                "choice_flat",
+                "constitution",
+                {"loss": "choice", "base_temperature": 4.0},
+                "the choice arm with the base flattened first (τ = 4), so the teacher can move off the base's favourite",
+            ),  # fmt: skip
             Arm("none", "none", {}, "no training: the base"),
         ),
         shared={
