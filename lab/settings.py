@@ -137,6 +137,11 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 # worker lives, looking again every PRACTICUM_DUPLICATE_RECHECK_S.
 PRACTICUM_VISIBILITY_TIMEOUT_S = env_int("PRACTICUM_VISIBILITY_TIMEOUT_S", 3600, minimum=1)
 PRACTICUM_DUPLICATE_RECHECK_S = env_int("PRACTICUM_DUPLICATE_RECHECK_S", 300, minimum=1)
+# Fairness across projects (lab/claims.py): at most this many rollouts and imports of one project run at once, across
+# all workers (a project's `max_concurrent_jobs` overrides it); a task over the limit goes back to the queue for
+# about PRACTICUM_FAIR_RECHECK_S (longer when its project has a deep backlog), so other projects' tasks get the workers.
+PRACTICUM_PROJECT_CONCURRENCY = env_int("PRACTICUM_PROJECT_CONCURRENCY", 8, minimum=1, maximum=1024)
+PRACTICUM_FAIR_RECHECK_S = env_int("PRACTICUM_FAIR_RECHECK_S", 2, minimum=1)
 # Live streams re-check the watcher's access before every event and this often while the stream is quiet.
 PRACTICUM_LIVE_ACCESS_CHECK_S = env_int("PRACTICUM_LIVE_ACCESS_CHECK_S", 30, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED else {"visibility_timeout": PRACTICUM_VISIBILITY_TIMEOUT_S}
