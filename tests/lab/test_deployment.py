@@ -93,7 +93,12 @@ def test_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch) -> N
      ('{"x": {"base_url": "https://u:p@h/v1"}}', "no user:password"),
      ('{"x": {"base_url": "https://h/v1", "key_env": "A B"}}', "must be the name of an environment variable"),
      ('{"x": {"base_url": "https://h/v1", "key": "sk-inline"}}', "must be an object with base_url"),
-     ('{"a b": {"base_url": "https://h/v1"}}', "a name is letters")],
+     ('{"a b": {"base_url": "https://h/v1"}}', "a name is letters"),
+     ('{"x": {"base_url": "https://h/v1", "base_urls": ["https://h/v1"]}}', "base_url (or base_urls, a list)"),
+     ('{"x": {"base_urls": []}}', "base_urls=[] must be a non-empty list"),
+     ('{"x": {"base_urls": ["http://a/v1", "ftp://b"]}}', "['x'].base_urls[1]='ftp://b' must be an http(s) URL"),
+     ('{"x": {"base_urls": ["http://a/v1", "http://a/v1/"]}}', "lists a URL twice"),
+     ('{"x": {"base_urls": ["http://a/v1"], "max_in_flight": -1}}', "max_in_flight=-1 must be an integer")],
 )  # fmt: skip
 def test_endpoint_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch, raw: str, message: str) -> None:
     from django.core.exceptions import ImproperlyConfigured
@@ -117,3 +122,13 @@ def test_older_variables_imply_endpoints_that_the_declared_ones_override(monkeyp
         "base_url": "https://gateway.example.com/v1",
         "key_env": "GATEWAY_KEY",
     }
+
+
+def test_a_pool_of_servers_is_declared_under_one_name_with_a_cap_per_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "PRACTICUM_ENDPOINTS", '{"fleet": {"base_urls": ["http://gpu-1:8000/v1/", "http://gpu-2:8000/v1"], "max_in_flight": 16}}'
+    )
+    assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults={}) == {
+        "fleet": {"base_url": "http://gpu-1:8000/v1", "key_env": "", "base_urls": ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"],
+                  "max_in_flight": 16}
+    }  # fmt: skip
