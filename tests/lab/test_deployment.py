@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def settings_variables() -> set[str]:
 
 
 def test_it_has_every_service_of_the_deployment(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "vllm"}
+    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "vllm", "cpu-workers", "gpu-worker-cuda"}
 
 
 def test_web_serves_the_asgi_app_with_daphne_after_migrating(compose: dict[str, Any]) -> None:
@@ -47,11 +48,11 @@ def test_workers_consume_the_cpu_and_gpu_queues(compose: dict[str, Any]) -> None
 
 def test_vllm_is_optional_and_openai_compatible(compose: dict[str, Any]) -> None:
     vllm = compose["services"]["vllm"]
-    assert vllm["profiles"] == ["vllm"]
+    assert vllm["profiles"] == ["vllm", "scaled"]
     assert "vllm-openai" in vllm["image"]
 
 
-@pytest.mark.parametrize("service", ["web", "worker", "gpu-worker"])
+@pytest.mark.parametrize("service", ["web", "worker", "gpu-worker", "cpu-workers", "gpu-worker-cuda"])
 def test_app_services_set_only_variables_the_settings_read(compose: dict[str, Any], service: str) -> None:
     environment = compose["services"][service]["environment"]
     known = settings_variables()
@@ -132,3 +133,18 @@ def test_a_pool_of_servers_is_declared_under_one_name_with_a_cap_per_server(monk
         "fleet": {"base_url": "http://gpu-1:8000/v1", "key_env": "", "base_urls": ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"],
                   "max_in_flight": 16}
     }  # fmt: skip
+
+
+def test_the_scaled_profile_adds_cpu_workers_a_cuda_gpu_worker_and_a_pooled_vllm(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    cpu, gpu = services["cpu-workers"], services["gpu-worker-cuda"]
+    assert cpu["profiles"] == gpu["profiles"] == ["scaled"] and cpu["deploy"]["replicas"] >= 2
+    assert cpu["command"][cpu["command"].index("-Q") + 1] == "cpu" and gpu["command"][gpu["command"].index("-Q") + 1] == "gpu"
+    assert "cu1" in gpu["build"]["args"]["TORCH_SPEC"] and "gpu" in gpu["build"]["args"]["EXTRAS"]
+    assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
+    # the same database and broker as the rest; the vLLM server reached as a pool through a declared endpoint
+    for service in (cpu, gpu):
+        assert service["environment"]["DATABASE_URL"] == services["web"]["environment"]["DATABASE_URL"]
+        assert service["environment"]["REDIS_URL"] == services["web"]["environment"]["REDIS_URL"]
+    pool = json.loads(cpu["environment"]["PRACTICUM_ENDPOINTS"])["vllm"]
+    assert pool["base_urls"] == ["http://vllm:8000/v1"] and pool["max_in_flight"] > 0
