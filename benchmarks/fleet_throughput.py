@@ -92,10 +92,10 @@ def _measure(workers: int, rollouts: int, env: dict[str, str], logs: Path) -> fl
                  for i in range(workers)]  # fmt: skip
     try:
         time.sleep(1.0)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300
         while sum(b" ready." in (logs / f"{queue}-{i}.log").read_bytes() for i in range(workers)) < workers:
             if time.monotonic() > deadline:
-                sys.exit(f"{workers} workers did not start within 120 s; see {logs}")
+                sys.exit(f"{workers} workers did not start within 300 s; see {logs}")
             time.sleep(0.2)
         project = Project.objects.get(slug="fleet-bench")
         jobs = [rollout_launch(project=project, agent="simulated", task="toolgym/echo", seed=s, enqueue=False) for s in range(rollouts)]

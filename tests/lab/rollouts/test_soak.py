@@ -3,8 +3,8 @@ and starts replacements. Afterwards every rollout finished exactly once, every c
 uninterrupted run, nothing is lost or duplicated, and both evaluations aggregated once.
 
 Needs PostgreSQL (DATABASE_URL) and Redis (REDIS_URL). The workers use a Redis database number and a queue of their
-own, so nothing here meets other tests' messages; the database is flushed before and after. About a minute of wall
-time, mostly waiting: the scripted agent is paced (sleeps), so the work costs little CPU.
+own, so nothing here meets other tests' messages; the database is flushed before and after. The scripted agent is
+paced (sleeps), so the work costs little CPU; booting the worker processes costs the most.
 """
 
 from __future__ import annotations
@@ -39,9 +39,11 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
 SOAK_REDIS_DB = 13
 WORKERS = 3  # prefork, two pool processes each
-KILLS = ("worker", "child", "worker", "child")  # shuffled by the seeded generator
+KILLS = ("worker", "child", "child")  # shuffled by the seeded generator
 VISIBILITY_S = 4.0
-BOOT_S, WORK_S = 60.0, 75.0  # bounds on each phase (the work phase includes replacements' boots)
+# Bounds, not expectations: on an idle two-core machine workers boot in about 5 s and the work phase takes about 30 s;
+# the bounds leave room for a machine shared with training jobs.
+BOOT_S, WORK_S = 90.0, 120.0
 
 
 def _soak_redis_url() -> str:
@@ -116,11 +118,13 @@ def test_killed_workers_lose_and_duplicate_nothing(transactional_db: Any, projec
         kill(*(w for w, _ in workers))
         broker.flushdb()
         broker.close()
-    print(f"soak: {len(jobs)} rollouts, kills {kills}, {took:.1f} s after the workers were up")
+    resumed = RolloutJob.objects.filter(evaluation__in=evaluations, attempts__gt=1).count()
+    print(f"soak: {len(jobs)} rollouts, kills {kills}, {took:.1f} s after the workers were up, {resumed} resumed mid-episode")
 
     jobs = list(RolloutJob.objects.filter(evaluation__in=evaluations).select_related("episode", "task"))
     assert {j.status for j in jobs} == {JobStatus.FINISHED} and all(j.episode_id for j in jobs)
-    assert sum(j.attempts > 1 for j in jobs) >= 1, "no kill interrupted a running rollout; the soak proved nothing"
+    # Proof that kills hit work in flight: a master saw its pool process die mid-task (and handed the message back).
+    assert any(b"WorkerLostError" in log.read_bytes() for _, log in workers), "no kill interrupted a task; the soak proved nothing"
     episodes = Episode.objects.filter(project__in=[project_a, project_b], source="rollout")
     assert episodes.count() == len(jobs) == len({j.episode_id for j in jobs})  # one episode per rollout, none extra
     for job in jobs:
