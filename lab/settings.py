@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from lab.env import env_bool, env_endpoints, env_int, env_networks, env_str, env_url
 from lab.secret_key import secret_key_resolve
@@ -138,6 +139,11 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 # worker lives, looking again every PRACTICUM_DUPLICATE_RECHECK_S.
 PRACTICUM_VISIBILITY_TIMEOUT_S = env_int("PRACTICUM_VISIBILITY_TIMEOUT_S", 3600, minimum=1)
 PRACTICUM_DUPLICATE_RECHECK_S = env_int("PRACTICUM_DUPLICATE_RECHECK_S", 300, minimum=1)
+# Fairness across projects (lab/claims.py): at most this many rollouts and imports of one project run at once, across
+# all workers (a project's `max_concurrent_jobs` overrides it); a task over the limit goes back to the queue for
+# about PRACTICUM_FAIR_RECHECK_S (longer when its project has a deep backlog), so other projects' tasks get the workers.
+PRACTICUM_PROJECT_CONCURRENCY = env_int("PRACTICUM_PROJECT_CONCURRENCY", 8, minimum=1, maximum=1024)
+PRACTICUM_FAIR_RECHECK_S = env_int("PRACTICUM_FAIR_RECHECK_S", 2, minimum=1)
 # Live streams re-check the watcher's access before every event and this often while the stream is quiet.
 PRACTICUM_LIVE_ACCESS_CHECK_S = env_int("PRACTICUM_LIVE_ACCESS_CHECK_S", 30, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05} if CELERY_EMBEDDED else {"visibility_timeout": PRACTICUM_VISIBILITY_TIMEOUT_S}
@@ -216,6 +222,14 @@ PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100
 PRACTICUM_REDACTION_PATTERNS = [p for p in env_str("PRACTICUM_REDACTION_PATTERNS", "").split("\n") if p.strip()]
 PRACTICUM_UPLOAD_DIR = VAR_DIR / "uploads"
 PRACTICUM_CHECKPOINT_DIR = Path(env_str("PRACTICUM_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
+# Checkpoints shared between machines (lab/runs/storage.py): empty keeps them in the folder above only; s3://bucket/prefix
+# mirrors every checkpoint to an S3-compatible store (the `s3` extra), at PRACTICUM_S3_ENDPOINT_URL when not AWS itself.
+PRACTICUM_CHECKPOINT_STORE = env_str("PRACTICUM_CHECKPOINT_STORE", "").strip()
+if PRACTICUM_CHECKPOINT_STORE and not (PRACTICUM_CHECKPOINT_STORE.startswith("s3://") and len(PRACTICUM_CHECKPOINT_STORE) > 5):
+    raise ImproperlyConfigured(
+        f"PRACTICUM_CHECKPOINT_STORE={PRACTICUM_CHECKPOINT_STORE!r} must be s3://bucket/prefix, or empty for the local folder"
+    )
+PRACTICUM_S3_ENDPOINT_URL = env_url("PRACTICUM_S3_ENDPOINT_URL", schemes=("http", "https"))
 # The operator's read-only store of base models: base models, agent models and teachers resolve inside it (or
 # inside the project's own checkpoints); a bare name such as "qwen3-0.6b" means <store>/qwen3-0.6b.
 PRACTICUM_MODEL_STORE = Path(env_str("PRACTICUM_MODEL_STORE", str(VAR_DIR / "models")))

@@ -10,7 +10,7 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "created_at"]
+    list_display = ["name", "slug", "max_concurrent_jobs", "created_at"]
     search_fields = ["name", "slug"]
     inlines = [MembershipInline]
 

@@ -6,6 +6,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -23,11 +24,18 @@ ANNOTATE_ROLES = frozenset({Role.OWNER, Role.RESEARCHER, Role.EXPERT})  # diagno
 ADMIN_ROLES = frozenset({Role.OWNER})  # members and keys
 
 
+MAX_PROJECT_CONCURRENCY = 1024  # slot locks are numbered inside the project's block of this many (lab/claims.py)
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    max_concurrent_jobs = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(MAX_PROJECT_CONCURRENCY)],
+        help_text="Rollouts and imports of this project that may run at once across all workers; empty: PRACTICUM_PROJECT_CONCURRENCY.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["name"]

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from lab.errors import DomainError
-from lab.projects.models import ApiKey, Membership, Project, Role
+from lab.projects.models import MAX_PROJECT_CONCURRENCY, ApiKey, Membership, Project, Role
 
 
 def project_create(*, name: str, slug: str = "", description: str = "", owner: Any = None) -> Project:
@@ -51,3 +51,15 @@ def api_key_issue(*, project: Project, user: Any, name: str, external: bool = Fa
     if not Membership.objects.filter(project=project, user=user).exists():
         raise DomainError("not_a_member", f"{user} is not a member of {project.slug}; add them first.")
     return ApiKey.issue(project=project, user=user, name=name, external=external)
+
+
+def project_concurrency_set(*, project: Project, limit: int | None) -> Project:
+    """The operator's per-project override of PRACTICUM_PROJECT_CONCURRENCY (None: back to the default). Not a project
+    owner's setting: a project's share of the workers is decided by whoever runs them (manage.py project_concurrency)."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PROJECT_CONCURRENCY):
+        raise DomainError(
+            "invalid_concurrency", f"max_concurrent_jobs={limit!r}: give an integer from 1 to {MAX_PROJECT_CONCURRENCY}, or none"
+        )
+    project.max_concurrent_jobs = limit
+    project.save(update_fields=["max_concurrent_jobs"])
+    return project

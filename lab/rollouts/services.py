@@ -29,6 +29,7 @@ from lab.projects.models import Project
 from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.resume import FastForwardPolicy, GuardedPolicy
 from lab.rollouts.teams import agent_config_dict, role_connection, team_kinds, team_validate
+from lab.runs.storage import checkpoint_pull_if_ours
 from lab.screenshots.services import step_screenshot_attach
 from lab.trajectories.endpoints import agent_connection
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Task
@@ -168,6 +169,8 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     try:
         env = registry.make(job.task.task_id, job.seed, options=job.options or None)
         config = agent_config_dict(job.agent)
+        if job.agent.kind in _GPU_KINDS:
+            checkpoint_pull_if_ours(config["model"])  # a trained checkpoint, written on another machine
         harness = harness_for(config)
         # Checked again here: the settings or the agent (and its roles) may have changed since the launch.
         actor_connection = agent_connection(agent=job.agent)
@@ -175,7 +178,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
                                 connection_for=lambda role, cfg: actor_connection if role == "actor" else role_connection(role, cfg))  # fmt: skip
     except DomainError as exc:
         return _close(job, JobStatus.FAILED, error=exc.message)
-    except (EnvError, ValueError, ImportError, RuntimeError) as exc:
+    except (EnvError, ValueError, ImportError, RuntimeError, OSError) as exc:
         return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
         job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)

@@ -7,7 +7,8 @@ from typing import Any
 from celery import shared_task
 from django.db import DatabaseError
 
-from lab.exclusive import one_at_a_time
+from lab.claims import claimed_run
+from lab.rollouts.models import RolloutJob
 from lab.rollouts.services import rollout_run
 
 
@@ -18,5 +19,6 @@ from lab.rollouts.services import rollout_run
 def run_rollout(self: Any, job_id: int) -> str:
     """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode.
     A database error (lost connection, a locked SQLite file) retries the task, which resumes the same way.
-    A delivery while another worker still runs the episode (lab.exclusive) waits its turn instead."""
-    return one_at_a_time(self, "rollout", job_id, lambda: rollout_run(job_id=job_id).status)
+    A second delivery while another worker runs the episode waits its turn, and a job over its project's share of
+    the workers goes back to the queue (lab.claims)."""
+    return claimed_run(self, model=RolloutJob, kind="rollout", pk=job_id, work=lambda: rollout_run(job_id=job_id).status)

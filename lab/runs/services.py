@@ -33,6 +33,7 @@ from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 from lab.runs.paths import model_path_confine, run_folder
+from lab.runs.storage import checkpoint_store
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 from lab.trajectories.services import episode_to_record
@@ -194,6 +195,7 @@ class RunRecorder:
 
     def on_checkpoint(self, step: int, folder: str) -> None:
         self.flush()
+        checkpoint_store().push(folder)  # before the row: a recorded checkpoint is one every machine can pull
         with transaction.atomic():
             checkpoint, _ = Checkpoint.objects.update_or_create(run_id=self.run_id, step=step, defaults={"path": folder})
             live_publish(stream=self.stream, kind="checkpoint", payload={"id": checkpoint.pk, "step": step, "path": folder})
@@ -213,6 +215,7 @@ def run_execute(*, run_id: int) -> TrainingRun:
     config: dict[str, Any] = {**run.config, "output_dir": str(folder / "output")}
     last = run.checkpoints.order_by("-step").first()
     if run.status == JobStatus.RUNNING and last is not None:
+        checkpoint_store().pull(last.path)  # resumed on another machine than the one that wrote it
         config["resume_from"] = last.path
     run_status_set(run, JobStatus.RUNNING, started_at=run.started_at or timezone.now())
     recorder = RunRecorder(

@@ -34,10 +34,11 @@ def _declared_names() -> str:
     return ", ".join(sorted(settings.PRACTICUM_ENDPOINTS)) or "none (the operator declares them in PRACTICUM_ENDPOINTS)"
 
 
-def _declared(name: str, spec: dict[str, str]) -> Connection:
+def _declared(name: str, spec: dict[str, Any]) -> Connection:
     # The key is read now, from the variable the operator attached to this name, and only travels in the Connection.
     key = os.environ.get(spec["key_env"], "") if spec.get("key_env") else ""
-    return Connection(base_url=spec["base_url"], api_key=key or "EMPTY", any_address=True, name=name)
+    return Connection(base_url=spec["base_url"], api_key=key or "EMPTY", any_address=True, name=name,
+                      servers=tuple(spec.get("base_urls") or ()), max_in_flight=int(spec.get("max_in_flight") or 0))  # fmt: skip
 
 
 def endpoint_connection(*, kind: str, endpoint: str, sampling: Any, resolve: bool = True) -> Connection | None:
@@ -57,7 +58,7 @@ def endpoint_connection(*, kind: str, endpoint: str, sampling: Any, resolve: boo
             raise _refused("endpoint", f"{shown} is not an endpoint the operator declared; declared: {_declared_names()}")
         return _declared(name, spec)
     for name, spec in settings.PRACTICUM_ENDPOINTS.items():
-        if value.rstrip("/") == spec["base_url"]:
+        if value.rstrip("/") in (spec["base_url"], *(spec.get("base_urls") or ())):
             return _declared(name, spec)
     return _free_connection(value, resolve=resolve)
 

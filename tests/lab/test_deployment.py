@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def settings_variables() -> set[str]:
 
 
 def test_it_has_every_service_of_the_deployment(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "vllm"}
+    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "vllm", "cpu-workers", "gpu-worker-cuda"}
 
 
 def test_web_serves_the_asgi_app_with_daphne_after_migrating(compose: dict[str, Any]) -> None:
@@ -47,11 +48,11 @@ def test_workers_consume_the_cpu_and_gpu_queues(compose: dict[str, Any]) -> None
 
 def test_vllm_is_optional_and_openai_compatible(compose: dict[str, Any]) -> None:
     vllm = compose["services"]["vllm"]
-    assert vllm["profiles"] == ["vllm"]
+    assert vllm["profiles"] == ["vllm", "scaled"]
     assert "vllm-openai" in vllm["image"]
 
 
-@pytest.mark.parametrize("service", ["web", "worker", "gpu-worker"])
+@pytest.mark.parametrize("service", ["web", "worker", "gpu-worker", "cpu-workers", "gpu-worker-cuda"])
 def test_app_services_set_only_variables_the_settings_read(compose: dict[str, Any], service: str) -> None:
     environment = compose["services"][service]["environment"]
     known = settings_variables()
@@ -93,7 +94,12 @@ def test_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch) -> N
      ('{"x": {"base_url": "https://u:p@h/v1"}}', "no user:password"),
      ('{"x": {"base_url": "https://h/v1", "key_env": "A B"}}', "must be the name of an environment variable"),
      ('{"x": {"base_url": "https://h/v1", "key": "sk-inline"}}', "must be an object with base_url"),
-     ('{"a b": {"base_url": "https://h/v1"}}', "a name is letters")],
+     ('{"a b": {"base_url": "https://h/v1"}}', "a name is letters"),
+     ('{"x": {"base_url": "https://h/v1", "base_urls": ["https://h/v1"]}}', "base_url (or base_urls, a list)"),
+     ('{"x": {"base_urls": []}}', "base_urls=[] must be a non-empty list"),
+     ('{"x": {"base_urls": ["http://a/v1", "ftp://b"]}}', "['x'].base_urls[1]='ftp://b' must be an http(s) URL"),
+     ('{"x": {"base_urls": ["http://a/v1", "http://a/v1/"]}}', "lists a URL twice"),
+     ('{"x": {"base_urls": ["http://a/v1"], "max_in_flight": -1}}', "max_in_flight=-1 must be an integer")],
 )  # fmt: skip
 def test_endpoint_settings_refuse_bad_values_loudly(monkeypatch: pytest.MonkeyPatch, raw: str, message: str) -> None:
     from django.core.exceptions import ImproperlyConfigured
@@ -117,3 +123,28 @@ def test_older_variables_imply_endpoints_that_the_declared_ones_override(monkeyp
         "base_url": "https://gateway.example.com/v1",
         "key_env": "GATEWAY_KEY",
     }
+
+
+def test_a_pool_of_servers_is_declared_under_one_name_with_a_cap_per_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "PRACTICUM_ENDPOINTS", '{"fleet": {"base_urls": ["http://gpu-1:8000/v1/", "http://gpu-2:8000/v1"], "max_in_flight": 16}}'
+    )
+    assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults={}) == {
+        "fleet": {"base_url": "http://gpu-1:8000/v1", "key_env": "", "base_urls": ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"],
+                  "max_in_flight": 16}
+    }  # fmt: skip
+
+
+def test_the_scaled_profile_adds_cpu_workers_a_cuda_gpu_worker_and_a_pooled_vllm(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    cpu, gpu = services["cpu-workers"], services["gpu-worker-cuda"]
+    assert cpu["profiles"] == gpu["profiles"] == ["scaled"] and cpu["deploy"]["replicas"] >= 2
+    assert cpu["command"][cpu["command"].index("-Q") + 1] == "cpu" and gpu["command"][gpu["command"].index("-Q") + 1] == "gpu"
+    assert "cu1" in gpu["build"]["args"]["TORCH_SPEC"] and "gpu" in gpu["build"]["args"]["EXTRAS"]
+    assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
+    # the same database and broker as the rest; the vLLM server reached as a pool through a declared endpoint
+    for service in (cpu, gpu):
+        assert service["environment"]["DATABASE_URL"] == services["web"]["environment"]["DATABASE_URL"]
+        assert service["environment"]["REDIS_URL"] == services["web"]["environment"]["REDIS_URL"]
+    pool = json.loads(cpu["environment"]["PRACTICUM_ENDPOINTS"])["vllm"]
+    assert pool["base_urls"] == ["http://vllm:8000/v1"] and pool["max_in_flight"] > 0

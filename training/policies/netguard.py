@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,11 +42,22 @@ class Connection:
     """Private networks the operator allows for free URLs, e.g. 10.1.0.0/16."""
     name: str = ""
     """The endpoint's declared name, for messages; empty for a free URL."""
+    servers: tuple[str, ...] = ()
+    """Base URLs of a pool of servers behind this endpoint (training/policies/pool.py); empty: base_url alone."""
+    max_in_flight: int = 0
+    """Requests at once per server of the pool, per process; 0: no cap."""
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"endpoint: {self.base_url!r} is not an http(s) URL with a host")
+        for url in (self.base_url, *self.servers):
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"endpoint: {url!r} is not an http(s) URL with a host")
+        if self.max_in_flight < 0:
+            raise ValueError(f"endpoint: max_in_flight={self.max_in_flight} must be 0 (no cap) or more")
+
+    @property
+    def pooled(self) -> bool:
+        return bool(self.servers) or self.max_in_flight > 0
 
 
 class AddressRefused(httpcore.ConnectError):
@@ -144,5 +155,14 @@ class OriginPinnedTransport(httpx.BaseTransport):
         self.inner.close()
 
 
-def guarded_client(connection: Connection, *, timeout: float) -> httpx.Client:
-    return httpx.Client(transport=OriginPinnedTransport(connection), timeout=timeout, trust_env=False, follow_redirects=False)
+def guarded_client(connection: Connection, *, timeout: float, attempts: int = 3) -> httpx.Client:
+    """A client for the connection; for a pool of servers, one that balances and fails over (`attempts` tries a request)."""
+    transport: httpx.BaseTransport
+    if connection.pooled:
+        from training.policies.pool import PooledTransport, shared_pool
+
+        pool = shared_pool(replace(connection, servers=connection.servers or (connection.base_url,)), OriginPinnedTransport)
+        transport = PooledTransport(pool, base_url=connection.base_url, attempts=attempts, wait_timeout=timeout)
+    else:
+        transport = OriginPinnedTransport(connection)
+    return httpx.Client(transport=transport, timeout=timeout, trust_env=False, follow_redirects=False)

@@ -37,13 +37,15 @@ class OpenAIPolicy(LLMPolicy):
         self.endpoint = connection.base_url
         self.endpoint_name = connection.name
         timeout = float(self.sampling.get("timeout_s", 60.0))
+        retries = int(self.sampling.get("max_retries", 4))
         self.client = openai.OpenAI(
             base_url=connection.base_url,
             api_key=connection.api_key or "EMPTY",  # local servers accept any key
             timeout=timeout,
-            max_retries=int(self.sampling.get("max_retries", 4)),
+            # A pool of servers retries in its transport, on another server (training/policies/pool.py); not twice.
+            max_retries=0 if connection.pooled else retries,
             # openai types this as httpx2.Client but accepts an httpx.Client too (it checks both); the guard is built on httpx.
-            http_client=guarded_client(connection, timeout=timeout),  # type: ignore[arg-type]
+            http_client=guarded_client(connection, timeout=timeout, attempts=retries + 1),  # type: ignore[arg-type]
         )
 
     def describe(self) -> dict[str, Any]:

@@ -9,14 +9,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 
 from environments.registry import make
 from environments.runner import make_policy, run_episode
@@ -24,36 +22,13 @@ from lab.rollouts.models import RolloutJob
 from lab.rollouts.services import rollout_enqueue, rollout_launch
 from lab.trajectories.models import AgentConfig, Episode
 from lab.trajectories.services import episode_to_record, task_resolve
+from tests.celery_workers import kill, start_worker, wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[3]
-
-# Worker B looks for unacknowledged messages every second and takes back any older than 2 s (production
-# keeps the 1 h visibility timeout of the settings; the mechanism is the same).
-_LAUNCHER = (
-    "import sys; from lab.celery import app; "
-    "app.conf.broker_transport_options = {'visibility_timeout': float(sys.argv[2]), 'unacked_restore_interval': 1, 'unacked_restore_throttle': 1}; "
-    "app.worker_main(['worker', '-Q', sys.argv[1], '--pool=solo', '--without-heartbeat', '--without-mingle', '--without-gossip', "
-    "'--loglevel=WARNING', '-n', sys.argv[3]])"
-)
 
 
 def _worker(queue: str, visibility_s: float, name: str, log: Path) -> subprocess.Popen[bytes]:
-    db = settings.DATABASES["default"]
-    url = f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    env = {**os.environ, "DATABASE_URL": url, "REDIS_URL": settings.REDIS_URL, "DJANGO_SETTINGS_MODULE": "lab.settings",
-           "PRACTICUM_DUPLICATE_RECHECK_S": "1"}  # fmt: skip
-    return subprocess.Popen([sys.executable, "-c", _LAUNCHER, queue, str(visibility_s), f"{name}@%h"], cwd=ROOT, env=env,
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-
-
-def _wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    return start_worker(queue, visibility_s=visibility_s, name=name, log=log)
 
 
 def _rollout_on_a_queue_of_its_own(project: Any, seed: int, prefix: str) -> RolloutJob:
@@ -71,13 +46,6 @@ def _steps_written(job: RolloutJob) -> int:
     return Episode.objects.filter(rollout__pk=job.pk).values_list("step_count", flat=True).first() or 0
 
 
-def _kill(*processes: subprocess.Popen[bytes] | None) -> None:
-    for process in processes:
-        if process is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
-
-
 def _uninterrupted(seed: int) -> dict[str, Any]:
     env = make("storebench/payment-outage", seed)
     return run_episode(env, make_policy("random-valid", env, seed))
@@ -90,7 +58,7 @@ def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_
     second = None
     try:
         rollout_enqueue(job)
-        _wait_for(lambda: _steps_written(job) >= 40, 60, "the first worker to write 40 steps")
+        wait_for(lambda: _steps_written(job) >= 40, 60, "the first worker to write 40 steps")
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
         job.refresh_from_db()
@@ -100,9 +68,9 @@ def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_
         assert Episode.objects.get(pk=job.episode.pk).step_count == at_kill  # nobody writes any more
 
         second = _worker(job.queue, 2, "crash-b", tmp_path / "b.log")
-        _wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the second worker to finish the episode")
+        wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the second worker to finish the episode")
     finally:
-        _kill(first, second)
+        kill(first, second)
     job.refresh_from_db()
     episode = job.episode
     assert (job.status, job.attempts, episode.status, episode.termination_reason) == ("finished", 2, "finished", "horizon_reached")
@@ -122,11 +90,11 @@ def test_a_message_handed_back_while_its_worker_still_runs_waits_instead_of_runn
     second = None
     try:
         rollout_enqueue(job)
-        _wait_for(lambda: _steps_written(job) >= 20, 60, "the first worker to write 20 steps")
+        wait_for(lambda: _steps_written(job) >= 20, 60, "the first worker to write 20 steps")
         second = _worker(job.queue, 2, "dup-b", tmp_path / "b.log")
-        _wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the episode to finish")
+        wait_for(lambda: RolloutJob.objects.get(pk=job.pk).status != "running", 120, "the episode to finish")
     finally:
-        _kill(first, second)
+        kill(first, second)
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("finished", 1)  # the second worker never started the episode again
     steps = episode_to_record(job.episode)["steps"]

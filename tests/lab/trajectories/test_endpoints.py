@@ -278,3 +278,16 @@ def test_the_evaluate_command_and_diagnosis_jobs_refuse_a_disabled_agent(endpoin
         call_command("evaluate", agent="stale", tasks="toolgym/lookup", seeds="0", project=project_a.slug, inline=True)
     with pytest.raises(DomainError, match="agent 'stale' is disabled"):
         diagnosis_job_launch(project=project_a, episode_ids=[episode.pk], agent=agent)
+
+
+def test_a_pooled_endpoint_brings_all_its_servers_the_cap_and_the_key(endpoints: Any, settings: Any) -> None:
+    from lab.trajectories.endpoints import endpoint_connection
+
+    settings.PRACTICUM_ENDPOINTS = {**settings.PRACTICUM_ENDPOINTS, "fleet": {
+        "base_url": "http://10.0.0.1:8000/v1", "key_env": "LAB_MODEL_KEY", "base_urls": ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"],
+        "max_in_flight": 8}}  # fmt: skip
+    by_name = endpoint_connection(kind="openai", endpoint="fleet", sampling={})
+    by_second_url = endpoint_connection(kind="openai", endpoint="http://10.0.0.2:8000/v1/", sampling={})
+    assert by_name == by_second_url and by_name is not None
+    assert (by_name.name, by_name.servers, by_name.max_in_flight, by_name.api_key, by_name.pooled) == (
+        "fleet", ("http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"), 8, KEY, True)  # fmt: skip
