@@ -91,6 +91,7 @@ class Trainer:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.step = 0
         self.state: dict[str, Any] = {}  # recipe state that must survive a resume (e.g. a refinement selection)
+        self.services: dict[str, Any] = {}  # helpers the run starts (a generation pool); each .close()d by finish()
         self.checkpoints: list[str] = []
         self.last_metrics: dict[str, float] = {}
         seed_everything(config.seed)
@@ -245,6 +246,8 @@ class Trainer:
             self.save()
         if self._bar is not None:
             self._bar.close()
+        for service in self.services.values():
+            service.close()
         return RunResult(self.recipe, self.step, list(self.checkpoints), dict(self.last_metrics), stopped)
 
 
