@@ -32,6 +32,7 @@ class DistContext:
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
+    grouped: bool = False  # a process group exists (torchrun started this process), even of one process
 
     @property
     def is_main(self) -> bool:
@@ -50,7 +51,7 @@ def under_launcher() -> bool:
 def current() -> DistContext:
     if not dist.is_available() or not dist.is_initialized():
         return DistContext()
-    return DistContext(dist.get_rank(), dist.get_world_size(), int(os.environ.get("LOCAL_RANK", "0")))
+    return DistContext(dist.get_rank(), dist.get_world_size(), int(os.environ.get("LOCAL_RANK", "0")), grouped=True)
 
 
 @contextlib.contextmanager
@@ -78,8 +79,9 @@ def rank_device(requested: torch.device, ctx: DistContext) -> torch.device:
 
 
 def wrap(model: Any, mode: str, ctx: DistContext) -> Any:
-    """The model as the training forward must see it: DDP wrapper, FSDP2-sharded in place, or unchanged."""
-    if not ctx.active or mode == "none":
+    """The model as the training forward must see it: DDP wrapper, FSDP2-sharded in place, or unchanged. A group of
+    one process is wrapped too (a 1-GPU FSDP run takes the same path as eight)."""
+    if not ctx.grouped or mode == "none":
         return model
     if mode == "ddp":
         from torch.nn.parallel import DistributedDataParallel

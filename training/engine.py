@@ -187,7 +187,7 @@ class Trainer:
 
     def save(self) -> str:
         folder = self.output_dir / f"step-{self.step:06d}"
-        if self.dist.active:
+        if self.dist.grouped:
             self._save_gathered(folder)
         else:
             folder.mkdir(parents=True, exist_ok=True)
