@@ -143,7 +143,10 @@ def mean_metrics(metrics: dict[str, float], ctx: DistContext) -> dict[str, float
     gathered: list[Any] = [None] * ctx.world_size
     dist.all_gather_object(gathered, keys)
     assert all(g == keys for g in gathered), f"ranks logged different metrics: {gathered}"
-    values = torch.tensor([float(metrics[k]) for k in keys], dtype=torch.float64)
+    device = (
+        torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+    )  # NCCL: GPU tensors only
+    values = torch.tensor([float(metrics[k]) for k in keys], dtype=torch.float64, device=device)
     dist.all_reduce(values)
     return {k: float(v) / ctx.world_size for k, v in zip(keys, values.tolist(), strict=True)}
 
