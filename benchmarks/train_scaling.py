@@ -7,8 +7,11 @@ Each point is a torchrun launch of this file in worker mode: every rank builds t
 `parallel` set (so DDP/FSDP2 wrapping, micro-batch sharding and gradient averaging are the ones runs use), takes
 `--warmup` steps, then times `--steps` optimizer steps between barriers. The global batch is fixed
 (grad_accum micro-batches of batch x seq tokens; grad_accum a multiple of every process count), so tokens/s
-at N processes over tokens/s at 1 is the scaling. On CPU each process gets cores // N torch threads, so the
-comparison spends the same cores; two shared cores cannot show a speed-up (one process already uses both).
+at N processes over tokens/s at 1 is the scaling. On CPU each process runs `--threads` torch threads (default 1,
+torchrun's own default for several processes): N processes use N cores. With `--threads 0` each gets
+cores // N, the same cores at every N; on two cores shared with other jobs that is a poor test: two OpenMP
+threads in one descheduled process spin on each other (measured here: 30-39 tokens/s for one process with two
+threads, against 836-1,187 for two processes of one thread).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def worker(args: argparse.Namespace) -> None:
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if args.device == "cpu":
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+        torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // world))
     with distributed.process_group() as ctx:
         config = SFTConfig(model=args.model, data="(unused: synthetic batches)", output_dir=args.out, grad_accum=args.grad_accum,
                            device=args.device, parallel=args.parallel, processes=world, max_steps=args.warmup + args.steps)  # fmt: skip
@@ -83,6 +86,7 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per CPU process (0: cores // processes)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -103,7 +107,8 @@ def main() -> None:
         command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", f"--nproc-per-node={n}", "--master-addr=127.0.0.1",
                    f"--master-port={free_port()}", __file__, "--worker", "--model", model, "--out", str(work / f"run-{n}"),
                    "--parallel", args.parallel, "--device", args.device, "--batch", str(args.batch), "--seq", str(args.seq),
-                   "--grad-accum", str(args.grad_accum), "--steps", str(args.steps), "--warmup", str(args.warmup)]  # fmt: skip
+                   "--grad-accum", str(args.grad_accum), "--steps", str(args.steps), "--warmup", str(args.warmup),
+                   "--threads", str(args.threads)]  # fmt: skip
         done = subprocess.run(
             command,
             capture_output=True,
