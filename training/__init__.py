@@ -14,6 +14,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from training import distributed
 from training.config import ConfigError, TrainConfig, load_config
 from training.engine import Hooks, RunResult
 
@@ -64,11 +65,19 @@ def run_recipe(
     should_stop: Callable[[], bool] | None = None,
     progress: bool = False,
 ) -> RunResult:
-    """Run one recipe to max_steps (or until should_stop() is true); returns the steps done and the checkpoints."""
+    """Run one recipe to max_steps (or until should_stop() is true); returns the steps done and the checkpoints.
+    With parallel ddp|fsdp the run goes through torchrun (training.launch) unless this process is a torchrun worker
+    already, which then joins the process group and runs its rank."""
     resolved = make_config(recipe, config)
-    module = importlib.import_module(RECIPES[recipe][0])
     hooks = Hooks(on_metric=on_metric, on_checkpoint=on_checkpoint, should_stop=should_stop, progress=progress)
-    return module.run(resolved, hooks)
+    if resolved.parallel == "none":
+        return importlib.import_module(RECIPES[recipe][0]).run(resolved, hooks)
+    if not distributed.under_launcher():
+        from training.launch import launch
+
+        return launch(recipe, resolved, hooks)
+    with distributed.process_group():
+        return importlib.import_module(RECIPES[recipe][0]).run(resolved, hooks)
 
 
 __all__ = ["ConfigError", "RECIPES", "RunResult", "make_config", "recipe_config_class", "run_recipe"]

@@ -30,6 +30,8 @@ class ConfigError(ValueError):
 class TrainConfig:
     # Fields that name a folder the run reads weights from; a caller that confines paths (the lab) checks each.
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = ("model", "resume_from")
+    # Recipes whose loop is written for several processes (every rank runs the same steps; training/distributed.py)
+    DISTRIBUTED: ClassVar[bool] = False
 
     model: str = ""
     """`from_pretrained` path (or hub id) of the model to train."""
@@ -65,6 +67,12 @@ class TrainConfig:
     """Save a checkpoint every N steps (0: only at the end)."""
     resume_from: str = ""
     """A checkpoint folder to continue from exactly (weights, optimizer, scheduler, RNG, step)."""
+    parallel: str = "none"
+    """none | ddp | fsdp: data-parallel training over several processes (DDP, or FSDP2 sharding of weights,
+    gradients and optimizer state); a step's global batch stays grad_accum micro-batches (training/distributed.py)."""
+    processes: int = 1
+    """Processes the run starts on this node through torchrun when parallel is ddp or fsdp (one GPU each on CUDA);
+    under a torchrun started by hand (several nodes) torchrun's --nnodes/--nproc-per-node decide instead."""
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -90,6 +98,30 @@ class TrainConfig:
             out.append(f"device={self.device!r}: must be auto, cpu, cuda or cuda:N")
         if self.max_grad_norm < 0:
             out.append(f"max_grad_norm={self.max_grad_norm!r}: must not be negative")
+        return out + self.parallel_problems()
+
+    def parallel_problems(self) -> list[str]:
+        from training.distributed import PARALLEL_MODES
+
+        if self.parallel not in PARALLEL_MODES:
+            return [f"parallel={self.parallel!r}: must be one of {', '.join(PARALLEL_MODES)}"]
+        out: list[str] = []
+        if self.processes < 1:
+            out.append(f"processes={self.processes!r}: must be at least 1")
+        if self.parallel == "none":
+            if self.processes != 1:
+                out.append(f"processes={self.processes!r}: needs parallel='ddp' or 'fsdp' (parallel='none' is one process)")
+            return out
+        if not self.DISTRIBUTED:
+            out.append(f"parallel={self.parallel!r}: {type(self).__name__} runs in one process only (multi-process recipes: sft)")
+        if self.processes >= 1 and self.grad_accum % self.processes:
+            out.append(
+                f"grad_accum={self.grad_accum!r}: must be a multiple of processes={self.processes} (each process takes grad_accum/processes micro-batches a step)"
+            )
+        if self.parallel == "fsdp" and self.lora_r:
+            out.append(f"lora_r={self.lora_r!r}: parallel='fsdp' shards full fine-tuning; use parallel='ddp' with LoRA")
+        if self.processes > 1 and self.device.startswith("cuda:"):
+            out.append(f"device={self.device!r}: each process takes cuda:LOCAL_RANK itself; give device='auto' or 'cuda'")
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -10,7 +10,9 @@
 A checkpoint folder holds the model (or LoRA adapter) and tokenizer via save_pretrained, `training_config.json`
 (the recipe name and its full config), `trainer_state.pt` (tensors only: optimizer, scheduler, torch RNG states)
 and `trainer_state.json` (step, python and numpy RNG states, recipe state), so a resumed run continues exactly
-where the saved one stood. Nothing in a checkpoint is unpickled as code: `trainer_state.pt` loads with
+where the saved one stood. Under torch.distributed (config.parallel ddp|fsdp, inside torchrun) every rank runs
+this same loop on its share of each step's micro-batches; rank 0 alone logs, reports and writes checkpoints, which
+hold full state in the one-process format (training/distributed.py), so they resume at any world size. Nothing in a checkpoint is unpickled as code: `trainer_state.pt` loads with
 `weights_only=True`, and a file that needs more than tensors and plain containers is refused.
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from training import distributed
 from training.config import TrainConfig
 from training.modeling import LoraSpec, load_model, pick_device, trainable_parameters
 
@@ -82,22 +85,26 @@ def _lr_lambda(config: TrainConfig) -> Callable[[int], float]:
 class Trainer:
     def __init__(self, config: TrainConfig, *, recipe: str, hooks: Hooks | None = None) -> None:
         self.config, self.recipe, self.hooks = config, recipe, hooks or Hooks()
-        self.device = pick_device(config.device)
+        self.dist = distributed.current() if config.parallel != "none" else distributed.DistContext()
+        self.device = distributed.rank_device(pick_device(config.device), self.dist)
         self.output_dir = Path(config.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.step = 0
         self.state: dict[str, Any] = {}  # recipe state that must survive a resume (e.g. a refinement selection)
+        self.services: dict[str, Any] = {}  # helpers the run starts (a generation pool); each .close()d by finish()
         self.checkpoints: list[str] = []
         self.last_metrics: dict[str, float] = {}
         seed_everything(config.seed)
         resume = Path(config.resume_from) if config.resume_from else None
         self.model, self.tokenizer = self._load(resume)
+        self._architecture = type(self.model).__name__  # FSDP2 renames the class; checkpoints keep the real name
+        self.model = distributed.wrap(self.model, config.parallel, self.dist)  # before the optimizer: FSDP2 swaps parameters
         self.optimizer = torch.optim.AdamW(trainable_parameters(self.model), lr=config.learning_rate, weight_decay=config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _lr_lambda(config))
         if resume is not None:
             self._restore(resume)
         self._bar = None
-        if self.hooks.progress:
+        if self.hooks.progress and self.dist.is_main:
             from tqdm import tqdm
 
             self._bar = tqdm(total=config.max_steps, initial=self.step, desc=recipe, dynamic_ncols=True)
@@ -119,19 +126,24 @@ class Trainer:
 
     # --- one optimizer step ------------------------------------------------------------------------------
     def optimize(self, micro_batches: Iterable[Any], loss_fn: Callable[[Any], tuple[torch.Tensor, dict[str, float]]]) -> dict[str, float]:
-        """Accumulate gradients over the micro-batches (each loss scaled by 1/count), clip, step, schedule."""
-        batches = list(micro_batches)
+        """Accumulate gradients over the micro-batches (each loss scaled by 1/count), clip, step, schedule.
+        Under several processes each rank takes its share of the step's micro-batches (the gradients are averaged
+        over ranks, so the update is the one-process update) and the metrics are averaged over ranks."""
+        batches = distributed.shard(list(micro_batches), self.dist)
         assert batches, "an optimizer step needs at least one micro-batch"
         self.model.train()
         totals: dict[str, float] = {}
-        for batch in batches:
-            loss, metrics = loss_fn(batch)
-            (loss / len(batches)).backward()
+        for index, batch in enumerate(batches):
+            with distributed.gradient_sync(self.model, enabled=index == len(batches) - 1):
+                loss, metrics = loss_fn(batch)
+                (loss / len(batches)).backward()
             for key, value in metrics.items():
                 totals[key] = totals.get(key, 0.0) + value / len(batches)
         params = trainable_parameters(self.model)
         if self.config.max_grad_norm > 0:
-            totals["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
+            norm = torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+            totals["grad_norm"] = float(distributed._full(norm))
+        totals = distributed.mean_metrics(totals, self.dist)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         totals["lr"] = float(self.scheduler.get_last_lr()[0])
@@ -152,6 +164,8 @@ class Trainer:
     # --- metrics, stopping, checkpoints ------------------------------------------------------------------
     def log(self, metrics: dict[str, float]) -> None:
         self.last_metrics = {k: float(v) for k, v in metrics.items()}
+        if not self.dist.is_main:
+            return
         with open(self.output_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"step": self.step, **self.last_metrics}) + "\n")
         if self.hooks.on_metric:
@@ -163,7 +177,9 @@ class Trainer:
             self._bar.set_postfix(shown, refresh=False)
 
     def stopping(self) -> bool:
-        return bool(self.hooks.should_stop and self.hooks.should_stop())
+        """Rank 0 asks the hook; every rank gets its answer (all must stop at the same step)."""
+        asked = bool(self.dist.is_main and self.hooks.should_stop and self.hooks.should_stop())
+        return bool(distributed.broadcast(asked, self.dist))
 
     def maybe_save(self) -> None:
         if self.config.save_every and self.step % self.config.save_every == 0:
@@ -171,11 +187,38 @@ class Trainer:
 
     def save(self) -> str:
         folder = self.output_dir / f"step-{self.step:06d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(folder)
+        if self.dist.grouped:
+            self._save_gathered(folder)
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.model.save_pretrained(folder)
+            self._save_state(folder, self.optimizer.state_dict())
+        self.checkpoints.append(str(folder))
+        if self.hooks.on_checkpoint and self.dist.is_main:
+            self.hooks.on_checkpoint(self.step, str(folder))
+        return str(folder)
+
+    def _save_gathered(self, folder: Path) -> None:
+        """Every rank gathers the full weights and optimizer state (collectives), rank 0 writes them; the others
+        wait at the barrier so nobody reads a half-written checkpoint."""
+        sharded = self.config.parallel == "fsdp"  # DDP replicas already hold the full weights
+        weights = distributed.full_model_state(self.model) if sharded else None
+        optimizer = distributed.full_optimizer_state(self.optimizer)
+        if self.dist.is_main:
+            folder.mkdir(parents=True, exist_ok=True)
+            distributed.unwrap(self.model).save_pretrained(folder, state_dict=weights)
+            if sharded:  # save_pretrained names the class it sees (FSDPQwen3ForCausalLM); from_pretrained needs the real one
+                config_path = folder / "config.json"
+                saved = json.loads(config_path.read_text())
+                saved["architectures"] = [self._architecture]
+                config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+            self._save_state(folder, optimizer)
+        distributed.barrier(self.dist)
+
+    def _save_state(self, folder: Path, optimizer_state: dict[str, Any]) -> None:
         self.tokenizer.save_pretrained(folder)
         (folder / "training_config.json").write_text(json.dumps({"recipe": self.recipe, "config": self.config.to_dict()}, indent=2))
-        tensors: dict[str, Any] = {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+        tensors: dict[str, Any] = {"optimizer": optimizer_state, "scheduler": self.scheduler.state_dict(),
                                    "torch_rng": torch.get_rng_state()}  # fmt: skip
         if torch.cuda.is_available():
             tensors["cuda_rng"] = torch.cuda.get_rng_state_all()
@@ -183,15 +226,11 @@ class Trainer:
         plain = {"step": self.step, "python_rng": random.getstate(), "numpy_rng": _numpy_state_to_json(np.random.get_state()),
                  "recipe_state": self.state}  # fmt: skip
         (folder / "trainer_state.json").write_text(json.dumps(plain))
-        self.checkpoints.append(str(folder))
-        if self.hooks.on_checkpoint:
-            self.hooks.on_checkpoint(self.step, str(folder))
-        return str(folder)
 
     def _restore(self, folder: Path) -> None:
         tensors = load_trainer_tensors(folder)
         plain = json.loads((folder / "trainer_state.json").read_text())
-        self.optimizer.load_state_dict(tensors["optimizer"])
+        distributed.load_full_optimizer_state(self.optimizer, tensors["optimizer"])
         self.scheduler.load_state_dict(tensors["scheduler"])
         self.step, self.state = int(plain["step"]), plain["recipe_state"]
         version, internal, gauss = plain["python_rng"]
@@ -207,6 +246,8 @@ class Trainer:
             self.save()
         if self._bar is not None:
             self._bar.close()
+        for service in self.services.values():
+            service.close()
         return RunResult(self.recipe, self.step, list(self.checkpoints), dict(self.last_metrics), stopped)
 
 

@@ -116,7 +116,10 @@ def generate(
     """Sample one completion per prompt: (token ids up to and including the end-of-turn token, their logprobs).
 
     temperature 0 is greedy. Logprobs are of the sampling distribution (logits / temperature; raw when greedy).
+    A `model` with `sample_completions` is a generation server's client (training.generation_pool.ServerSampler).
     """
+    if hasattr(model, "sample_completions"):
+        return model.sample_completions(prompts, max_new_tokens=max_new_tokens, temperature=temperature, eos_id=tokenizer.eos_token_id)
     device = next(model.parameters()).device
     pad_id, eos_id = tokenizer.pad_token_id, tokenizer.eos_token_id
     width = max(len(p) for p in prompts)

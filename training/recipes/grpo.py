@@ -32,7 +32,16 @@ from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import AGGREGATIONS, entropy_bonus, grpo_loss
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.recipes.onpolicy import (
+    OnPolicyConfig,
+    evaluate,
+    micro_batches,
+    rollouts,
+    should_evaluate,
+    staleness_stats,
+    to_device,
+    tokenized,
+)
 from training.sampling import episode_stats
 
 
@@ -91,6 +100,7 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
         metrics.update(diversity_metrics)
         metrics["reward_std"] = float(rewards.std())
         metrics["sampler_logp_gap"] = sampler_gap(prepared)
+        metrics.update(staleness_stats(records))
         if should_evaluate(config, trainer.step):
             metrics.update(evaluate(model, tokenizer, config))
         trainer.log(metrics)

@@ -2,6 +2,11 @@
 
 The task's seeds are split by range: training draws from [train_seed_start, train_seed_start + train_seeds),
 evaluation plays the held-out [eval_seed_start, eval_seed_start + eval_episodes) greedily.
+
+Training rollouts come from the trainer's own model (`generation="local"`) or from a generation pool
+(training/generation_pool.py; `workers` or `vllm`), which gets the weights after every update. With
+`max_staleness=k > 0` the next k steps' rollouts are generated while this step trains (training/pooled_rollouts.py);
+each record carries `meta.policy_version` and `meta.policy_staleness`, and a batch older than k is never used.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from training.config import TrainConfig
 from training.data import PromptStyleFields, TokenizedEpisode, collate, tokenize_record
 from training.engine import Trainer, step_generator
 from training.sampling import episode_stats, rollout_episodes
+
+GENERATION_MODES = ("local", "workers", "vllm")
 
 
 @dataclass
@@ -43,6 +50,14 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
     """Sampling temperature of training rollouts."""
     max_prompt_tokens: int = 4096
     """An episode whose prompt grows past this many tokens ends (context_window_exceeded)."""
+    generation: str = "local"
+    """Who samples training rollouts: local (the trainer's model) | workers (HF generate in generation_workers CPU
+    processes) | vllm (the vLLM servers the operator lists in PRACTICUM_VLLM_POOL). Pools get the weights after each update."""
+    generation_workers: int = 2
+    """Processes of the `workers` pool."""
+    max_staleness: int = 0
+    """Updates a rollout's policy may lag the weights it trains: 0 is on-policy (no overlap); k > 0 generates the
+    next k steps' rollouts while this step trains (needs a pool)."""
 
     def problems(self) -> list[str]:
         out = super().problems() + self.style_problems()
@@ -55,6 +70,14 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
             out.append(f"eval_every={self.eval_every!r}: must not be negative")
         if not self.temperature > 0:
             out.append(f"temperature={self.temperature!r}: must be positive for on-policy sampling")
+        if self.generation not in GENERATION_MODES:
+            out.append(f"generation={self.generation!r}: must be one of {', '.join(GENERATION_MODES)}")
+        if self.generation_workers < 1:
+            out.append(f"generation_workers={self.generation_workers!r}: must be at least 1")
+        if self.max_staleness < 0:
+            out.append(f"max_staleness={self.max_staleness!r}: must not be negative")
+        elif self.max_staleness and self.generation == "local":
+            out.append(f"max_staleness={self.max_staleness!r}: overlapping generation needs a pool (generation='workers' or 'vllm')")
         train_end = self.train_seed_start + self.train_seeds
         if self.train_seed_start < self.eval_seed_start + self.eval_episodes and self.eval_seed_start < train_end:
             out.append(
@@ -69,21 +92,28 @@ def pick_jobs(config: OnPolicyConfig, step: int) -> list[tuple[str, int]]:
     return [(config.task, config.train_seed_start + d) for d in draws for _ in range(config.group_size)]
 
 
+def rollout_options(config: OnPolicyConfig) -> dict[str, Any]:
+    """rollout_episodes' keyword arguments for training rollouts, wherever they are played."""
+    return {"max_turns": config.max_turns, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature,
+            "style": config.prompt_style, "max_prompt_tokens": config.max_prompt_tokens}  # fmt: skip
+
+
 def rollouts(trainer: Trainer, config: OnPolicyConfig) -> list[dict[str, Any]]:
+    if config.generation != "local":
+        from training.pooled_rollouts import pooled_rollouts
+
+        return pooled_rollouts(trainer, config).next()
     torch.manual_seed(config.seed * 1_000_003 + trainer.step)  # sampling depends only on (seed, step): resumes replay it
     trainer.model.eval()
-    records = rollout_episodes(
-        trainer.model,
-        trainer.tokenizer,
-        pick_jobs(config, trainer.step),
-        max_turns=config.max_turns,
-        max_new_tokens=config.max_new_tokens,
-        temperature=config.temperature,
-        style=config.prompt_style,
-        max_prompt_tokens=config.max_prompt_tokens,
-    )
+    records = rollout_episodes(trainer.model, trainer.tokenizer, pick_jobs(config, trainer.step), **rollout_options(config))
     trainer.model.train()
     return records
+
+
+def staleness_stats(records: list[dict[str, Any]]) -> dict[str, float]:
+    """policy_staleness: mean updates between the sampling policy and the trained weights (pool rollouts only)."""
+    lags = [r["header"]["meta"]["policy_staleness"] for r in records if "policy_staleness" in (r["header"].get("meta") or {})]
+    return {"policy_staleness": sum(lags) / len(lags)} if lags else {}
 
 
 def evaluate(model: Any, tokenizer: Any, config: OnPolicyConfig) -> dict[str, float]:

@@ -33,7 +33,7 @@ kl_coef x KL(model || start model), full vocabulary, on the trained tokens, logg
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -54,6 +54,8 @@ SFT_VIEWS = ("as_is", DIAGNOSIS_VIEW)
 
 @dataclass
 class SFTConfig(TrainConfig, PromptStyleFields):
+    DISTRIBUTED: ClassVar[bool] = True
+
     data: str = ""
     """JSONL (or JSON list) of canonical trajectory records to train on."""
     batch_size: int = 8
@@ -140,6 +142,8 @@ class SFTConfig(TrainConfig, PromptStyleFields):
             out.append(f"refine_select={self.refine_select!r}: must be one of {', '.join(REFINE_RULES)}")
         if self.token_budget < 0:
             out.append(f"token_budget={self.token_budget!r}: must not be negative")
+        if self.token_budget and self.parallel != "none":
+            out.append(f"token_budget={self.token_budget!r}: cuts steps to uneven micro-batch counts; use it with parallel='none'")
         refining = bool(self.refine_fraction or self.refine_count)
         if refining and not (self.horizon_tokens or self.horizon_turns):
             out.append("horizon_tokens=0: selective refinement needs a horizon (horizon_tokens or horizon_turns) to warm-start on")

@@ -29,6 +29,8 @@ def _launch(client: Any, tiny_model: str, **overrides: Any) -> Any:
         ({"config": {"bogus": 1}}, "bogus"),
         ({"config": {"max_steps": "ten"}}, "max_steps"),
         ({"config": {"output_dir": "/tmp/elsewhere"}}, "output_dir"),
+        ({"config": {"parallel": "ddp", "processes": 2, "grad_accum": 3}}, "grad_accum"),
+        ({"config": {"parallel": "mesh"}}, "parallel"),
         ({"recipe": "ppo"}, "recipe"),
         ({"base_model": ""}, "base_model"),
         ({"config": [1, 2]}, "config"),
