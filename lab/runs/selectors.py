@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 
-from lab.errors import NotFound
+from lab.errors import DomainError, NotFound
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 
 
@@ -39,3 +40,58 @@ def checkpoint_get(*, run: TrainingRun, pk: int | str) -> Checkpoint:
     if checkpoint is None:
         raise NotFound("not_found", f"No checkpoint {pk} in run {run.pk}.")
     return checkpoint
+
+
+# --- comparing runs -------------------------------------------------------------------------------------------
+
+MAX_COMPARED_RUNS = 8
+MAX_COMPARED_METRICS = 4
+
+
+@dataclass
+class RunComparison:
+    runs: list[TrainingRun]
+    """In the order the caller named them."""
+    metrics: list[str]
+    """The charted metrics: the ones asked for, else those every run logs (at most MAX_COMPARED_METRICS)."""
+    logged: list[str]
+    """Every metric any of the runs logs, for the "pick a metric" hint."""
+    columns: dict[str, list[list[Any]]]
+    """{metric: [steps, run 1 values, run 2 values, ...]}: uPlot's aligned columns over the union of the runs' steps,
+    None where a run has no value at that step."""
+    last: dict[int, dict[str, float | None]]
+    """{run id: {metric: value at the run's highest step, or None}}."""
+
+
+def run_compare(*, projects: QuerySet, ids: list[int], metrics: list[str] | None = None) -> RunComparison:
+    """Several runs' metrics on common axes. A run outside `projects` is NotFound by its id alone (its name never
+    shows); a named metric none of the runs logs is a DomainError listing the ones they do."""
+    assert 0 < len(ids) <= MAX_COMPARED_RUNS, f"{len(ids)} run ids; the edge allows 1..{MAX_COMPARED_RUNS}"
+    found = run_list(projects=projects).in_bulk(ids)
+    missing = [pk for pk in ids if pk not in found]
+    if missing:
+        raise NotFound("not_found", f"No training run {missing[0]} that you can see.")
+    runs = [found[pk] for pk in ids]
+    names_by_run: dict[int, set[str]] = {pk: set() for pk in ids}
+    # order_by() drops the model's ordering: DISTINCT would otherwise run over (run, name, step).
+    for run_id, name in RunMetric.objects.filter(run__in=ids).order_by().values_list("run_id", "name").distinct():
+        names_by_run[run_id].add(name)
+    logged = sorted(set().union(*names_by_run.values()))
+    if metrics:
+        for name in metrics:
+            if name not in logged:
+                raise DomainError("invalid_metric", f"metric={name!r} is logged by none of runs {', '.join(map(str, ids))}; "
+                                  f"they log: {', '.join(logged) or 'nothing yet'}", path="metric")  # fmt: skip
+    else:
+        metrics = sorted(set.intersection(*names_by_run.values()))[:MAX_COMPARED_METRICS]
+    # {metric: {run id: {step: value}}}; one query over at most 8 runs x 4 metrics (fine below ~10^5 rows per series)
+    points: dict[str, dict[int, dict[int, float]]] = {name: {pk: {} for pk in ids} for name in metrics}
+    rows = RunMetric.objects.filter(run__in=ids, name__in=metrics).order_by().values_list("name", "run_id", "step", "value")
+    for name, run_id, step, value in rows:
+        points[name][run_id][step] = value
+    columns: dict[str, list[list[Any]]] = {}
+    for name, by_run in points.items():
+        steps = sorted(set().union(*by_run.values()))
+        columns[name] = [steps, *([by_run[pk].get(step) for step in steps] for pk in ids)]
+    last = {pk: {name: (points[name][pk][max(points[name][pk])] if points[name][pk] else None) for name in metrics} for pk in ids}
+    return RunComparison(runs=runs, metrics=metrics, logged=logged, columns=columns, last=last)

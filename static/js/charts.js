@@ -1,9 +1,34 @@
-// Run metric charts (uPlot) with live updates: metric events from the run's websocket extend the series,
-// progress/status events update the status card. Resumes with after=<last seq> like the episode viewer.
+// Run metric charts (uPlot). On a run's page (#run-live) live updates: metric events from the run's websocket
+// extend the series, progress/status events update the status card; resumes with after=<last seq> like the
+// episode viewer. On the compare page (#run-compare) one chart per metric with one series per run.
 (function () {
   "use strict";
+  if (typeof uPlot === "undefined") return;
+  var PALETTE = ["#2f6fed", "#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#0b7285", "#e67700", "#495057"];
+
+  // data: [steps, values of series 1, ...]; labels: one per series. spanGaps joins a run's points across the
+  // steps only another run logged (the server fills those with null).
+  function plot(figure, data, labels) {
+    var series = [{ label: "step" }].concat(labels.map(function (label, i) {
+      return { label: label, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: true };
+    }));
+    var opts = { width: Math.min(560, figure.parentElement.clientWidth - 20), height: 220, scales: { x: { time: false } }, series: series };
+    return new uPlot(opts, data, figure);
+  }
+
+  var compare = document.getElementById("run-compare");
+  if (compare) {
+    fetch(compare.dataset.metricsUrl, { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (body) {
+      compare.querySelectorAll("figure[data-metric]").forEach(function (figure) {
+        var columns = body.metrics[figure.dataset.metric];
+        if (columns) plot(figure, columns, body.labels);
+      });
+    });
+    return;
+  }
+
   var root = document.getElementById("run-live");
-  if (!root || typeof uPlot === "undefined") return;
+  if (!root) return;
   var charts = {};
   var data = {};
 
@@ -21,9 +46,7 @@
       if (empty) empty.remove();
     }
     if (charts[name]) { charts[name].setData(data[name]); return; }
-    var opts = { width: Math.min(560, figure.parentElement.clientWidth - 20), height: 220, scales: { x: { time: false } },
-                 series: [{ label: "step" }, { label: name, stroke: "#2f6fed", width: 1.5 }] };
-    charts[name] = new uPlot(opts, data[name], figure);
+    charts[name] = plot(figure, data[name], [name]);
   }
 
   fetch(root.dataset.metricsUrl, { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (body) {

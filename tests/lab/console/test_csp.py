@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from lab.play.services import play_session_start
+from lab.runs.models import TrainingRun
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +46,8 @@ def test_every_console_page_has_a_strict_policy_and_no_inline_code(login: Any, r
     viewer = _checked(client, f"/episodes/{smart.pk}/")
     _checked(client, f"/episodes/{smart.pk}/steps?start=0")
     _checked(client, f"/compare/?a={smart.pk}&b={idle.pk}")
+    runs = [TrainingRun.objects.create(project=project_a, name=f"run-{i}", recipe="sft", base_model="tiny") for i in range(2)]
+    _checked(client, f"/runs/compare?ids={runs[0].pk},{runs[1].pk}")
     assert 'class="credit-bar" data-width-percent="' in viewer  # sized by console.js, not by a style attribute
     session = play_session_start(user=role_users["expert"], project=project_a, task_id="storebench/cash-crunch", seed=1)
     play = _checked(login(role_users["expert"]), f"/play/{session.pk}/")
