@@ -32,7 +32,7 @@ BENCH_DB, BENCH_REDIS_DB = "practicum_fleet_bench", 14
 _LAUNCHER = (
     "import sys, django; django.setup(); from lab.celery import app; import lab.rollouts.services, training.policies.openai_compat; "
     "app.worker_main(['worker', '-Q', sys.argv[1], '--pool', 'solo', '--without-heartbeat', '--without-mingle', '--without-gossip', "
-    "'--loglevel=WARNING', '-n', sys.argv[2]])"
+    "'--loglevel=INFO', '-n', sys.argv[2]])"  # INFO: the "<name> ready." line is how the benchmark knows a worker is up
 )
 
 
