@@ -67,6 +67,10 @@ def process_group() -> Iterator[DistContext]:
     dist.init_process_group(backend=backend, timeout=TIMEOUT)
     try:
         yield current()
+        # Every rank leaves its last collective before any rank tears the group down: a gloo peer destroyed while
+        # the other still talks to it can abort the process ("terminate called without an active exception"; seen
+        # once in CI on a loaded machine, rank 1 ending while rank 0 wrote its last checkpoint).
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
