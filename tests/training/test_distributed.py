@@ -10,6 +10,7 @@ within TOL: the only differences are float rounding in the gradient all-reduce (
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,28 @@ def test_parallel_settings_are_checked_naming_the_field(base: dict[str, Any], va
 def test_recipes_not_written_for_several_processes_refuse_parallel(tiny_path: Path) -> None:
     with pytest.raises(ConfigError, match="parallel='ddp': GRPOConfig runs in one process only"):
         make_config("grpo", {"model": str(tiny_path), "parallel": "ddp"})
+
+
+def _fake_torchrun(result: bool, code: int) -> Any:
+    """A torchrun stand-in: rank 0's result.json written (or not), then the exit code a crashed teardown gives."""
+
+    def command(recipe: str, config_file: Path, control: Path, processes: int, port: int) -> list[str]:
+        body = "import pathlib, json, sys\n"
+        if result:
+            body += f"pathlib.Path({str(control)!r}, 'result.json').write_text(json.dumps({{'steps': 2, 'last_metrics': {{}}, 'stopped': False}}))\n"
+        return [sys.executable, "-c", body + f"sys.exit({code})"]
+
+    return command
+
+
+def test_a_teardown_crash_after_the_run_completed_keeps_the_result_and_a_missing_result_fails(
+    base: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import training.launch
+
+    config = make_config("sft", {**base, "parallel": "ddp", "processes": 2, "max_steps": 2, "output_dir": str(tmp_path / "a")})
+    monkeypatch.setattr(training.launch, "torchrun_command", _fake_torchrun(result=True, code=134))
+    assert launch("sft", config).steps == 2  # rank 0 wrote result.json only after every rank met the closing barrier
+    monkeypatch.setattr(training.launch, "torchrun_command", _fake_torchrun(result=False, code=1))
+    with pytest.raises(RuntimeError, match="torchrun exited with 1"):
+        launch("sft", make_config("sft", {**config.to_dict(), "output_dir": str(tmp_path / "b")}))
