@@ -162,10 +162,13 @@ def run_metrics_record(*, run_id: int, pending: dict[int, dict[str, float]], pro
             have = set(RunMetric.objects.filter(run_id=run_id, step__in=list(pending)).values_list("name", "step"))
             rows = [row for row in rows if (row.name, row.step) not in have]
         RunMetric.objects.bulk_create(rows)
+        # The run's row before the stream's counter, the order run_cancel takes them in: the other order deadlocks
+        # against a cancel arriving mid-flush (seen in CI).
+        if progress is not None:
+            TrainingRun.objects.filter(pk=run_id).update(progress=progress)
         for row in rows:
             live_publish(stream=stream, kind="metric", payload={"name": row.name, "step": row.step, "value": row.value})
         if progress is not None:
-            TrainingRun.objects.filter(pk=run_id).update(progress=progress)
             live_publish(stream=stream, kind="progress", payload={"progress": progress, "step": max(pending)})
     return len(rows)
 
