@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
-from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.budgeted import CallLedger, WorldEnv
+from environments.core import Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.workdesk.calc import CalcError, Table, evaluate
 from environments.workdesk.graph import build_graph
 from environments.workdesk.render import render_workspace, table_of, view
@@ -81,23 +81,30 @@ def _plain(value: Any) -> Any:
 
 
 @dataclass
-class Desk:
+class Desk(CallLedger):
     files: dict[str, str]
     task: WorkTask
     reads: set[str] = field(default_factory=set)  # files read whole: shown, loaded as a table, or READ_SHARE of their lines
     lines_seen: dict[str, set[int]] = field(default_factory=dict)  # read_file's ranges, per file
-    calls: int = 0
-    finished: bool = False
-    reason: str | None = None
 
 
-class WorkdeskEnv(Env):
+class WorkdeskEnv(WorldEnv):
+    """The budgeted-step contract (a call after the end, unknown tools, bad arguments, the MAX_CALLS cap) is
+    environments.budgeted.WorldEnv's; this class writes the tools."""
+
     name = "workdesk"
     version = "1"
+    max_calls = MAX_CALLS
+    world: Desk
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
-        self.desk = self._new_desk()
+        self.world = self._new_desk()
+
+    @property
+    def desk(self) -> Desk:
+        """The episode state, by its own name."""
+        return self.world
 
     def _new_desk(self) -> Desk:
         # The graph is a pure function of the seed, so snapshots carry only the desk; restore keeps this graph.
@@ -106,33 +113,11 @@ class WorkdeskEnv(Env):
         return Desk(files=files, task=synthesize(self.task.key, self.graph, files, self.seed))
 
     def reset(self) -> Observation:
-        self.desk = self._new_desk()
+        self.world = self._new_desk()
         return Observation(text=self.desk.task.brief, data={"deliverable": self.desk.task.deliverable, "files": len(self.desk.files)})
 
     def tools(self) -> list[ToolSpec]:
         return list(TOOLS)
-
-    @property
-    def max_steps(self) -> int:
-        return MAX_CALLS
-
-    def step(self, call: ToolCall) -> StepResult:
-        desk = self.desk
-        if desk.finished:
-            return StepResult(content={"error": "the episode is over"}, is_error=True, done=True, termination_reason=desk.reason)
-        desk.calls += 1
-        spec = self.tool(call.name)
-        if spec is None:
-            result = StepResult(content={"error": f"unknown tool {call.name!r}; tools: {[t.name for t in TOOLS]}"}, is_error=True)
-        elif problem := validate_arguments(spec.parameters, call.arguments):
-            result = StepResult(content={"error": problem}, is_error=True)
-        else:
-            result = self._apply(call.name, call.arguments)
-        if not desk.finished and desk.calls >= MAX_CALLS:
-            desk.finished, desk.reason = True, "max_steps"
-        if desk.finished:
-            result.done, result.termination_reason, result.reward = True, desk.reason, self.score().composite
-        return result
 
     def _error(self, message: str) -> StepResult:
         return StepResult(content={"error": message}, is_error=True)
@@ -141,7 +126,8 @@ class WorkdeskEnv(Env):
         self.desk.reads.add(path)
         return Event(f"file:{path}", "content", op="read")
 
-    def _apply(self, name: str, args: dict[str, Any]) -> StepResult:
+    def _run(self, call: ToolCall) -> StepResult:
+        name, args = call.name, call.arguments
         if name in ("write_file", "edit_file") and not args["path"].startswith("out/"):
             return self._error(f"path: {args['path']!r} is read-only; write under out/")
         handler = {"submit": self._submit, "list_files": self._list_files, "calc": self._calc, "search": self._search,
@@ -228,25 +214,11 @@ class WorkdeskEnv(Env):
         return Score(composite=report["score"], passed=report["passed"], termination_reason=self.desk.reason,
                      components={"rubric": report["rubric"], "audit": report["audit"]}, details=report)  # fmt: skip
 
-    def snapshot(self) -> bytes:
-        return pickle.dumps(self.desk)
-
-    def restore(self, blob: bytes) -> None:
-        self.desk = pickle.loads(blob)
-
     def state_hash(self) -> str:
         d = self.desk
         seen = {p: sorted(lines) for p, lines in d.lines_seen.items()}
         state = {"files": d.files, "reads": sorted(d.reads), "seen": seen, "calls": d.calls, "finished": d.finished, "reason": d.reason}
         return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
-
-    @property
-    def done(self) -> bool:
-        return self.desk.finished
-
-    @property
-    def termination_reason(self) -> str | None:
-        return self.desk.reason if self.desk.finished else None
 
     def summary(self) -> str:
         """Only what the agent was shown or did: the deliverable asked for, the files it read, its call count."""
