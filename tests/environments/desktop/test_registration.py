@@ -4,14 +4,9 @@ it, an MCP client plays it, and the play panels show the screen and the home fol
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from environments.cli import main
 from environments.contract import check_task
@@ -19,6 +14,7 @@ from environments.gym import ToolEnvGym
 from environments.registry import env_meta
 from lab.play.operator import panel_data
 from tests.environments.desktop.conftest import do, new_desktop
+from tests.environments.mcp_session import mcp_calls
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -61,23 +57,12 @@ def test_the_play_panels_show_the_screen_and_the_home_folder() -> None:
 
 @pytest.mark.slow
 def test_an_mcp_client_clicks_and_uses_the_shell() -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "environments", "mcp", "desktop/move-files", "--seed", "1000"],
-        cwd=str(ROOT),
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    tools, (click, shell, escape) = mcp_calls(
+        "desktop/move-files",
+        1000,
+        [("click", {"id": "launch.files"}), ("shell", {"command": "pwd"}), ("shell", {"command": "cat /etc/passwd"})],
     )
-    seen: dict = {}
-
-    async def play() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            seen["tools"] = {t.name for t in (await session.list_tools()).tools}
-            seen["click"] = (await session.call_tool("click", {"id": "launch.files"})).structured_content
-            seen["shell"] = (await session.call_tool("shell", {"command": "pwd"})).structured_content
-            seen["escape"] = await session.call_tool("shell", {"command": "cat /etc/passwd"})
-
-    anyio.run(play)
+    seen = {"tools": tools, "click": click.structured_content, "shell": shell.structured_content, "escape": escape}
     assert seen["tools"] == {"observe", "click", "type", "key", "scroll", "drag", "wait", "open_app", "shell", "submit"}
     assert seen["click"]["result"] == "opened files" and seen["shell"] == {"output": "/home/user"}
     assert seen["escape"].is_error and "outside /home/user" in seen["escape"].content[0].text

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from environments.cli import main
 from environments.gym import ToolEnvGym
 from environments.policies import policy_names
+from tests.environments.mcp_session import mcp_calls
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -46,22 +42,12 @@ def test_gymnasium_plays_a_no_trade_episode_to_its_neutral_score() -> None:
 
 @pytest.mark.slow
 def test_an_mcp_client_reads_the_chain_and_trades() -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "environments", "mcp", "optionsdesk/oos", "--seed", "1000"],
-        cwd=str(ROOT),
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    tools, (chain, opened) = mcp_calls(
+        "optionsdesk/oos",
+        1000,
+        [("option_chain", {"underlying": "IDX"}), ("open_strategy", {"underlying": "IDX", "strategy": "iron_condor"})],
     )
-    seen: dict = {}
-
-    async def play() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            seen["tools"] = {t.name for t in (await session.list_tools()).tools}
-            seen["chain"] = (await session.call_tool("option_chain", {"underlying": "IDX"})).structured_content
-            seen["open"] = (await session.call_tool("open_strategy", {"underlying": "IDX", "strategy": "iron_condor"})).structured_content
-
-    anyio.run(play)
+    seen = {"tools": tools, "chain": chain.structured_content, "open": opened.structured_content}
     assert "open_strategy" in seen["tools"] and "place_order" not in seen["tools"]
     assert seen["chain"]["underlying"] == "IDX" and len(seen["chain"]["contracts"]) > 10
     assert seen["open"]["position"] == "P1" and len(seen["open"]["legs"]) == 4

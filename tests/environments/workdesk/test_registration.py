@@ -4,14 +4,9 @@ wraps it, the contract holds, and the play panel is a file browser whose editor 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from environments.cli import main
 from environments.contract import check_task
@@ -20,6 +15,7 @@ from environments.policies import make_policy, policy_names
 from environments.registry import env_meta, make
 from environments.runner import run_episode
 from lab.play.operator import panel_data
+from tests.environments.mcp_session import mcp_calls
 from tests.environments.workdesk.conftest import do, new_desk
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -74,23 +70,11 @@ def test_the_files_panel_shows_the_workspace_and_saving_writes_the_deliverable()
 
 @pytest.mark.slow
 def test_an_mcp_client_reads_computes_and_writes() -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "environments", "mcp", "workdesk/support-lead", "--seed", "1000"],
-        cwd=str(ROOT),
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    seen: dict = {}
-
-    async def play() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            seen["tools"] = {t.name for t in (await session.list_tools()).tools}
-            seen["calc"] = (await session.call_tool("calc", {"program": "rows(table('support/tickets.csv'))"})).structured_content
-            seen["escape"] = await session.call_tool("calc", {"program": "x.__class__"})
-            seen["write"] = (await session.call_tool("write_file", {"path": "out/a.md", "content": "hi"})).structured_content
-
-    anyio.run(play)
+    tools, (calc, escape, write) = mcp_calls("workdesk/support-lead", 1000, [
+        ("calc", {"program": "rows(table('support/tickets.csv'))"}), ("calc", {"program": "x.__class__"}),
+        ("write_file", {"path": "out/a.md", "content": "hi"}),
+    ])  # fmt: skip
+    seen = {"tools": tools, "calc": calc.structured_content, "escape": escape, "write": write.structured_content}
     assert seen["tools"] == {"list_files", "read_file", "search", "write_file", "edit_file", "calc", "submit"}
     assert seen["calc"] == {"value": 36.0} and seen["write"] == {"path": "out/a.md", "chars": 2}
     assert seen["escape"].is_error and "attribute access" in seen["escape"].content[0].text
