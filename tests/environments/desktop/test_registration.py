@@ -16,8 +16,6 @@ from lab.play.operator import panel_data
 from tests.environments.desktop.conftest import do, new_desktop
 from tests.environments.mcp_session import mcp_calls
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def test_the_contract_holds() -> None:
     assert check_task("desktop/errand", seed=7) == []

@@ -12,8 +12,6 @@ from environments.gym import ToolEnvGym
 from environments.policies import policy_names
 from tests.environments.mcp_session import mcp_calls
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def test_the_anchors_are_declared() -> None:
     assert policy_names("optionsdesk") == ["always-straddle", "hindsight-oracle", "learned-selector", "no-trade", "regime-rule"]

@@ -18,8 +18,6 @@ from lab.play.operator import panel_data
 from tests.environments.mcp_session import mcp_calls
 from tests.environments.workdesk.conftest import do, new_desk
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def test_the_anchors_are_declared() -> None:
     assert policy_names("workdesk") == ["do-nothing", "oracle", "shallow-reader"]
