@@ -35,6 +35,8 @@ def screen_size(env: Any) -> tuple[int, int]:
 
 def screenshot(env: Any, *, scale: float = 1.0) -> bytes:
     assert has_screen(env), f"{type(env).__name__} has no screen() to render"
+    if scale == 1.0 and callable(getattr(env, "screenshot_png", None)):
+        return bytes(env.screenshot_png())  # the environment's own copy of the screen it last rendered
     from environments.desktop.render import render_png  # Pillow loads only where a screen is rendered
 
     return render_png(env.screen(), scale=scale)

@@ -66,6 +66,7 @@ class DesktopEnv(Env):
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
         self.drift = drift_for(seed, self.options.get("drift", "none"))
+        self._png: tuple[str, bytes] | None = None  # (the tree's canonical JSON, its PNG): the last screenshot rendered
         self.reset()
 
     def reset(self) -> Observation:
@@ -186,8 +187,15 @@ class DesktopEnv(Env):
             if exc.name != "environments.desktop.render":
                 raise
             raise ops.OpError("screenshot: no renderer is installed here; observe without screenshot") from None
-        png: bytes = render.render_png(self.screen())
+        if self._png is None or self._png[0] != self._json:
+            self._png = (self._json, render.render_png(self.screen()))
+        png = self._png[1]
         return {"screenshot_sha256": hashlib.sha256(png).hexdigest(), "png": png}
+
+    def screenshot_png(self) -> bytes:
+        """The current screen as PNG, rendered once per distinct tree: the lab storing the screenshot a policy just
+        asked for (environments.screens.screenshot) gets the same bytes without painting them again."""
+        return self._screenshot()["png"]
 
     def _events(self, files: dict[str, str], before: tuple[Any, ...]) -> list[Event]:
         """What the step changed in the apps' data, and the task's goal share when it moved (what the analyser reads)."""
