@@ -194,6 +194,21 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "get", "/api/v1/fidelity?project=%00", None, 400, 404),
     ("api", "post", "/api/v1/episodes/{episode}/coach/", {"coach": LONG}, 400, 409),
     ("api", "post", f"/api/v1/episodes/{BIG}/coach/", {"coach": "rule-coach"}, 404, 404),
+    # Issue 26: runs trained elsewhere report into an external run ({xrun}); a lab-trained run ({run}) refuses reports.
+    ("api", "post", "/api/v1/runs/external/?project=acme", {"name": LONG, "recipe": "trl-sft", "base_model": "m"}, 400, 400),
+    ("api", "post", "/api/v1/runs/external/?project=acme", _deep_in("config", recipe="trl-sft", base_model="m"), 400, 400),
+    ("api", "post", "/api/v1/runs/external/?project=%00", {"recipe": "trl-sft", "base_model": "m"}, 400, 404),
+    ("api", "post", "/api/v1/runs/{xrun}/metrics/", {"metrics": [{"step": BIG, "values": {"loss": 1.0}}]}, 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/metrics/", {"metrics": "x"}, 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/metrics/", {"metrics": [{"step": 1, "values": {NUL: 1.0}}]}, 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/metrics/", '{"metrics": [{"step": 1, "values": {"loss": NaN}}]}', 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/metrics/", {"metrics": [{"step": 1, "values": {"loss": 1.0}}], "progress": 7}, 400, 400),
+    ("api", "post", "/api/v1/runs/{run}/metrics/", {"metrics": [{"step": 1, "values": {"loss": 1.0}}]}, 409, 409),
+    ("api", "post", f"/api/v1/runs/{BIG}/metrics/", {"metrics": [{"step": 1, "values": {"loss": 1.0}}]}, 404, 404),
+    ("api", "post", "/api/v1/runs/{xrun}/checkpoints/", {"step": -1, "path": "x", "eval_results": {}}, 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/checkpoints/", {"step": 1, "path": LONG, "eval_results": {}}, 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/finish/", {"status": "exploded"}, 400, 400),
+    ("api", "post", "/api/v1/runs/{xrun}/finish/", {"status": "failed", "error": LONG}, 400, 400),
     # Issue 23: screenshots by digest.
     ("api", "get", f"/api/v1/screenshots/{'0' * 64}?project=acme", None, 404, 404),
     ("api", "get", f"/api/v1/screenshots/{NUL}{'0' * 63}", None, 400, 400),
@@ -299,11 +314,21 @@ def world(db: Any, alice: Any, project_a: Any, record_factory: Any) -> dict[str,
     [outcome] = episodes_ingest(project=project_a, records=[record_factory(steps=3)], user=alice)
     agent = AgentConfig.objects.create(project=project_a, name="smart-triage", kind="scripted", model="smart-triage")
     run = TrainingRun.objects.create(project=project_a, name="run", recipe="sft", base_model="tiny")
+    xrun = TrainingRun.objects.create(
+        project=project_a, name="xrun", recipe="trl-sft", base_model="m", provenance="upload", status="running"
+    )
     Checkpoint.objects.create(run=run, step=10, path="ckpt-10")
     evaluation = Evaluation.objects.create(project=project_a, agent=agent, task_set="toyenv/eval", seeds=[0])
     session = play_session_start(user=alice, project=project_a, task_id="storebench/cash-crunch", seed=0)
     diagnosis = Diagnosis.objects.create(episode=outcome.episode, step_index=1, category="wrong_tool", explanation="x")
-    return {"episode": outcome.episode.pk, "run": run.pk, "evaluation": evaluation.pk, "session": session.pk, "diagnosis": diagnosis.pk}
+    return {
+        "episode": outcome.episode.pk,
+        "run": run.pk,
+        "evaluation": evaluation.pk,
+        "session": session.pk,
+        "diagnosis": diagnosis.pk,
+        "xrun": xrun.pk,
+    }
 
 
 @pytest.fixture(autouse=True)
