@@ -1,6 +1,15 @@
 // Console-wide behaviour. Pages work without it: links are real hrefs and forms post normally.
 (function () {
   "use strict";
+  // Live pages reconnect within a few seconds of the server coming back. The ws extension's default
+  // ("full-jitter") doubles its ceiling up to 64 s, so after a restart of some seconds a spectator could wait a
+  // minute with nothing wrong; this keeps the jitter (no reconnect storm) but caps the wait at 5 s.
+  if (window.htmx) {
+    htmx.config.wsReconnectDelay = function (retries) {
+      var ceiling = Math.min(5000, 500 * Math.pow(2, retries));
+      return ceiling * (0.5 + Math.random() / 2);
+    };
+  }
   // Widths computed on the server travel as data attributes: a style="" attribute would break the CSP.
   // Watched for, as steps arrive by htmx swaps and by the viewer's live inserts alike.
   function applyWidths(root) {
