@@ -341,7 +341,9 @@ def rollout_episodes(
     levels = [harness_level] * len(jobs) if isinstance(harness_level, str) else list(harness_level)
     assert len(levels) == len(jobs), f"harness_level: {len(levels)} levels for {len(jobs)} jobs"
     lives = [
-        _start(task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level, env_options=env_options)
+        _start(
+            task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level, env_options=env_options
+        )
         for (task, seed), level in zip(jobs, levels, strict=True)
     ]
     if critic is not None:

@@ -48,9 +48,9 @@ def test_every_training_job_is_a_training_scenario_and_meets_no_evaluation_job()
 
 def test_a_single_task_draws_the_seeds_it_always_drew():
     config = GRPOConfig(model="m", task="toolgym/chain", tasks_per_step=3, group_size=2, seed=5)
-    from training.engine import step_generator
-
     import torch
+
+    from training.engine import step_generator
 
     seeds = torch.randint(config.train_seeds, (3,), generator=step_generator(5, 2)).tolist()
     assert pick_jobs(config, 2) == [("toolgym/chain", s) for s in seeds for _ in range(2)]

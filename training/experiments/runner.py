@@ -206,6 +206,7 @@ class _Runs:
         self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
         self.measured: dict[str, dict[str, float]] = {}  # (checkpoint, seeds, values) -> its extra measures
+        self.start: dict[str, dict[str, Any]] = {}  # (checkpoint, split, seeds, limits) -> a `none` arm's evaluation
 
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
@@ -259,6 +260,12 @@ class _Runs:
             result["train_s"] = time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
         done = result["evaluations"].get(split)
+        start_key = json.dumps([result["checkpoint"], split, seeds, self.limits])  # a `none` arm: one checkpoint for every seed
+        if (done is None or [e["seed"] for e in done["episodes"]] != seeds) and self.arm.recipe == NO_TRAINING and start_key in self.start:
+            # greedy play of the same checkpoint on the same jobs is the same play: the start is evaluated once per call
+            result["evaluations"][split] = {**self.start[start_key], "eval_s": 0.0, "reused": True}
+            path.write_text(json.dumps(result, indent=1))
+            done = result["evaluations"][split]
         if done is None or [e["seed"] for e in done["episodes"]] != seeds:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: evaluating on {len(seeds)} {split} seeds")
             start = time.perf_counter()
@@ -267,6 +274,8 @@ class _Runs:
             episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, played, self.experiment, self.limits)
             result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
             path.write_text(json.dumps(result, indent=1))
+            if self.arm.recipe == NO_TRAINING:
+                self.start[start_key] = {"episodes": episodes, "eval_s": result["evaluations"][split]["eval_s"]}
         if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
             start = time.perf_counter()

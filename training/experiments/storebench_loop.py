@@ -47,7 +47,7 @@ TRAIN_SET = "storebench/train"
 EVAL_SET = "storebench/eval"
 OPTIONS = {"reward": "daily"}
 MAX_TURNS = 8  # agent turns per episode: training and evaluation (base-small: ~2.4k prompt tokens by the 8th turn)
-MAX_NEW_TOKENS = 96  # one tool call; a purchase order with lines is the longest (~70 base-small tokens)
+MAX_NEW_TOKENS = 64  # one tool call; a purchase order with two lines is ~50 base-small tokens
 TRAIN_SEEDS = (0, 1000)  # [start, stop) of GRPO's seeds, on the training scenarios only
 RECOVERY_SEEDS = (2000, 3000)  # [start, stop) of the diagnosed episodes' seeds, on the training scenarios only
 EVAL_SEEDS = (500_000, 500_022)  # test: 2 per evaluation scenario (the task set is cycled over the seeds)
@@ -301,8 +301,11 @@ def scenario_report(experiment: Experiment, result: Any) -> str:
         "cut at the same number of steps / mean composite over the full horizon on the calibration's held-out seeds "
         "1000-1009 (environments/storebench/calibration.json).",
         "",
-        "| scenario | " + " | ".join(f"{a} composite | {a} step reward | {a} days" for a in result.arms) + " | "
-        + " | ".join(f"{a} cut / full" for a in anchors) + " |",
+        "| scenario | "
+        + " | ".join(f"{a} composite | {a} step reward | {a} days" for a in result.arms)
+        + " | "
+        + " | ".join(f"{a} cut / full" for a in anchors)
+        + " |",
         "| --- |" + " --- | --- | --- |" * len(result.arms) + " --- |" * len(anchors),
     ]
     for task in sorted(arm_rows):
@@ -357,20 +360,42 @@ EXPERIMENT = register(
         ),
         shared=SHARED,
         evaluation=Evaluation(
-            task=EVAL_SET, dev_seeds=DEV_SEEDS, test_seeds=EVAL_SEEDS, max_turns=MAX_TURNS, max_new_tokens=MAX_NEW_TOKENS,
-            components=True, options=dict(OPTIONS), episode_measures="training.experiments.storebench_loop:episode_figures",
+            task=EVAL_SET,
+            dev_seeds=DEV_SEEDS,
+            test_seeds=EVAL_SEEDS,
+            max_turns=MAX_TURNS,
+            max_new_tokens=MAX_NEW_TOKENS,
+            components=True,
+            options=dict(OPTIONS),
+            episode_measures="training.experiments.storebench_loop:episode_figures",
         ),  # fmt: skip
         train_seeds=(0, 1, 2),
-        smoke={"max_steps": 1, "tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_new_tokens": 16, "batch_size": 1,
-               "max_tokens": 2048, "eval_episodes": 2},  # fmt: skip
+        smoke={
+            "max_steps": 1,
+            "tasks_per_step": 1,
+            "group_size": 2,
+            "max_turns": 2,
+            "max_new_tokens": 16,
+            "batch_size": 1,
+            "max_tokens": 2048,
+            "eval_episodes": 2,
+        },  # fmt: skip
         needs_teacher=False,
         prepare="training.experiments.storebench_loop:recovery_views",
         report="training.experiments.storebench_loop:scenario_report",
         gpu=GpuConfig(
-            architecture={**QWEN3_1_7B, "max_position_embeddings": 40960},
+            architecture=QWEN3_1_7B,
             # a 1.7B model reads a 32k-token StoreBench day; bf16 full fine-tuning with gradient checkpointing
-            overrides={"max_turns": 64, "max_new_tokens": 256, "max_prompt_tokens": 32_768, "max_tokens": 32_768, "tasks_per_step": 5,
-                       "group_size": 8, "grad_accum": 8, "gradient_checkpointing": True},  # fmt: skip
+            overrides={
+                "max_turns": 64,
+                "max_new_tokens": 256,
+                "max_prompt_tokens": 32_768,
+                "max_tokens": 32_768,
+                "tasks_per_step": 5,
+                "group_size": 8,
+                "grad_accum": 8,
+                "gradient_checkpointing": True,
+            },  # fmt: skip
             steps=3,
         ),
     )

@@ -82,7 +82,9 @@ class GRPOConfig(OnPolicyConfig):
         if self.group_size < 2:
             out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 rollouts per group")
         if self.step_rewards and self.reward_component:
-            out.append(f"step_rewards=True: trains on step rewards, so reward_component={self.reward_component!r} would be ignored; set one")
+            out.append(
+                f"step_rewards=True: trains on step rewards, so reward_component={self.reward_component!r} would be ignored; set one"
+            )
         if self.reward_component and not self.reward_component.replace("_", "").isalnum():
             out.append(f"reward_component={self.reward_component!r}: must be a score component's name, like 'rubric'")
         return out
