@@ -52,7 +52,8 @@ def arm_config(experiment: Any, arm: Any, student: Path, teacher: Path, work: Pa
     gpu = experiment.gpu
     config = {**experiment.shared, **arm.overrides, **grid_points(experiment.tuning)[0], **gpu.overrides}
     config.update(model=str(student), max_steps=gpu.steps, eval_every=0, eval_episodes=1, output_dir=str(work / arm.name))
-    config.update(eval_seed_start=experiment.evaluation.dev_seeds[0], task=experiment.evaluation.task)
+    config["eval_seed_start"] = experiment.evaluation.dev_seeds[0]
+    config.setdefault("task", experiment.evaluation.task)  # an experiment that trains on other tasks keeps them (storebench-loop)
     if experiment.needs_teacher:
         config["teacher"] = str(teacher)
     if experiment.prepare:

@@ -160,9 +160,9 @@ class _Sampled(Policy):
 
 def _start(
     task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int, *,
-    consultation: Consultation | None = None, harness_level: str = "tools-only",
+    consultation: Consultation | None = None, harness_level: str = "tools-only", env_options: dict[str, Any] | None = None,
 ) -> _Live:  # fmt: skip
-    env = make(task_id, seed)
+    env = make(task_id, seed, options=env_options or None)
     observation = env.reset()
     offered = [CONSULT_TOOL] if consultation is not None and consultation.offered else []
     schemas = [t.openai_schema() for t in [*env.tools(), *offered]]
@@ -328,17 +328,22 @@ def rollout_episodes(
     router: Router | None = None,
     critic: CriticTurns | None = None,
     harness_level: str | Sequence[str] = "tools-only",
+    env_options: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results). `consultation`
     gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor (it
     must share the actor's tokenizer); `harness_level` plays the episodes under that harness: one level for every
-    job, or one per job (so episodes under several levels share each batched generate). See the module docstring."""
+    job, or one per job (so episodes under several levels share each batched generate). `env_options` are every
+    episode's environment options (Env.options_schema, e.g. StoreBench's reward="daily"; the header records them, so
+    replay and continuations rebuild the same environment). See the module docstring."""
     levels = [harness_level] * len(jobs) if isinstance(harness_level, str) else list(harness_level)
     assert len(levels) == len(jobs), f"harness_level: {len(levels)} levels for {len(jobs)} jobs"
     lives = [
-        _start(task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level)
+        _start(
+            task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level, env_options=env_options
+        )
         for (task, seed), level in zip(jobs, levels, strict=True)
     ]
     if critic is not None:
@@ -392,7 +397,7 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
     level = (header.get("team") or {}).get("harness_level", "tools-only")
     live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns,
-                  consultation=consultation, harness_level=level)  # fmt: skip
+                  consultation=consultation, harness_level=level, env_options=header.get("options"))  # fmt: skip
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
             continue  # a slot's answer (the user) or a harness decision: re-applying the actor's turn before it makes it again

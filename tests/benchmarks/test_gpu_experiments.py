@@ -30,3 +30,6 @@ def test_every_trained_arms_gpu_config_is_one_its_recipe_accepts(name, tmp_path)
                                    prepare=lambda experiment, values: {"data": str(tmp_path / "prepared.jsonl")})  # fmt: skip
         built = make_config(arm.recipe, config)
         assert built.max_steps == experiment.gpu.steps and built.model == str(tmp_path / "student")
+        trained_on = {**experiment.shared, **arm.overrides}.get("task")
+        if trained_on and hasattr(built, "task"):
+            assert built.task == trained_on  # trained where the experiment trains, never on its evaluation set

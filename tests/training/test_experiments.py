@@ -286,3 +286,18 @@ def test_horizon_demonstrations_are_written_once_under_var_and_shared_by_both_ex
     assert demonstrations(REFINE, {"seed": 1}) == {"data": str(path)} and path.stat().st_mtime_ns == stamp
     assert HORIZON.prepare == REFINE.prepare == "training.experiments.horizon:demonstrations"
     assert all(set(arm.overrides) <= {"horizon_turns", "refine_fraction", "refine_select"} for arm in HORIZON.arms + REFINE.arms)
+
+
+def test_a_none_arm_is_played_once_and_its_evaluation_shared_by_every_training_seed(tmp_path):
+    from training.experiments import Arm, Evaluation, Experiment
+    from training.tiny import tiny_model_path
+
+    probe = Experiment(
+        name="probe", question="q", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
+        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
+        smoke={"eval_episodes": 2}, needs_teacher=False,
+    )  # fmt: skip
+    result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False, seeds=[0, 1, 2])
+    first, *others = [run["evaluations"]["test"] for run in result.arms["start"].runs]
+    assert "reused" not in first and [o["reused"] for o in others] == [True, True]
+    assert all(o["episodes"] == first["episodes"] for o in others) and result.arms["start"].rewards[2] == result.arms["start"].rewards[0]

@@ -49,6 +49,12 @@ class Evaluation:
     """Also report the score's components and the valid-call rate of the test episodes (mean +- CI over training
     seeds, beside the table): what moves when reward and pass rate sit on a floor (the service desk's composite is
     zero until the account state is right)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Environment options of the evaluation episodes (Env.options_schema; StoreBench {"reward": "daily"}: each
+    episode also records `step_reward`, the running composite through the last day it ended). Empty: defaults."""
+    episode_measures: str = ""
+    """Per-episode figures read from each evaluation record: "module:function", called as function(record) ->
+    {name: float}; stored with the episode ("extra") and reported as test-seed means beside the components."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,9 @@ class Experiment:
     value} once per run config before training (values: the run's recipe config); the overrides join that config (and
     so its hash). A resumed or re-evaluated run calls it again: make it idempotent, for example scripted
     demonstrations written once to a cached file under var/, returning {"data": path}."""
+    report: str = ""
+    """More of the report: "module:function", called as function(experiment, result) -> markdown appended to the
+    table (StoreBench's per-scenario tables beside the anchors)."""
 
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]
@@ -144,6 +153,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.arex",
     "training.experiments.graphcert",
     "training.experiments.optionsdesk",
+    "training.experiments.storebench_loop",
 )
 
 

@@ -58,6 +58,10 @@ def experiment_markdown(experiment: Experiment, result: ExperimentResult, *, com
             f"| {_point(arm.chosen)} | {arm.wall_s / 60:.1f} min |"
         )
     lines += _measures_table(result)
+    if experiment.report:
+        from training.experiments.runner import dotted_function
+
+        lines += ["", str(dotted_function(experiment.report)(experiment, result)).rstrip()]
     lines += [
         "",
         "Mean ± 95% t-interval over training seeds of the per-seed mean; paired differences on the same (training seed, "

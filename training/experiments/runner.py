@@ -132,18 +132,27 @@ def evaluate_checkpoint(
     model, tokenizer = load_checkpoint(folder, base)
     ev = experiment.evaluation
     style = prompt_style_of(base, config)  # the base's style, also for recipes whose config does not carry it
+    jobs = evaluation_jobs(ev.task, seeds)
     with torch.no_grad():
         records = rollout_episodes(
-            model, tokenizer, evaluation_jobs(ev.task, seeds), max_turns=limits[0], max_new_tokens=limits[1],
-            temperature=0.0, style=style, max_prompt_tokens=config.get("max_prompt_tokens", 4096),
+            model, tokenizer, jobs, max_turns=limits[0], max_new_tokens=limits[1], temperature=0.0, style=style,
+            max_prompt_tokens=config.get("max_prompt_tokens", 4096), env_options=dict(ev.options) or None,
         )  # fmt: skip
+    extra = dotted_function(ev.episode_measures) if ev.episode_measures else None
     return [
-        {"seed": s, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"]),
+        {"seed": s, "task": task, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"]),
          "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
          "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {}),
-         "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent")}
-        for s, r in zip(seeds, records, strict=True)
+         "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent"),
+         **({"step_reward": step_reward(r)} if ev.options else {}), **({"extra": extra(r)} if extra else {})}
+        for (task, s), r in zip(jobs, records, strict=True)
     ]  # fmt: skip
+
+
+def step_reward(record: dict[str, Any]) -> float:
+    """The sum of the agent steps' rewards (with StoreBench's reward="daily": the running composite through the last
+    day the agent ended; the composite of an episode the turn cap cut is 0)."""
+    return round(sum(float(s.get("reward") or 0.0) for s in record["steps"] if s.get("source") == "agent"), 6)
 
 
 def _valid_call_rate(metrics: dict[str, Any]) -> float:
@@ -152,11 +161,15 @@ def _valid_call_rate(metrics: dict[str, Any]) -> float:
 
 
 def episode_measures(episodes: list[dict[str, Any]]) -> dict[str, float]:
-    """Means over the test episodes of each score component, the valid-call rate and the agent's turns per episode
-    (Evaluation.components)."""
+    """Means over the test episodes of each score component, the valid-call rate, the agent's turns per episode, and
+    where recorded the step reward and the Evaluation.episode_measures figures (Evaluation.components)."""
     names = sorted({name for e in episodes for name in e.get("components", {})})
     out = {f"component {name}": sum(e["components"].get(name, 0.0) for e in episodes) / len(episodes) for name in names}
     out["valid call rate"] = sum(e.get("valid_call_rate", 1.0) for e in episodes) / len(episodes)
+    if all("step_reward" in e for e in episodes):
+        out["step reward"] = sum(e["step_reward"] for e in episodes) / len(episodes)
+    for name in sorted({name for e in episodes for name in e.get("extra", {})}):
+        out[name] = sum(e.get("extra", {}).get(name, 0.0) for e in episodes) / len(episodes)
     if all("agent_turns" in e for e in episodes):  # evaluations stored before it was recorded lack it
         out["agent turns"] = sum(e["agent_turns"] for e in episodes) / len(episodes)
     return out
@@ -193,6 +206,7 @@ class _Runs:
         self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
         self.measured: dict[str, dict[str, float]] = {}  # (checkpoint, seeds, values) -> its extra measures
+        self.start: dict[str, dict[str, Any]] = {}  # (checkpoint, split, seeds, limits) -> a `none` arm's evaluation
 
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
@@ -212,7 +226,12 @@ class _Runs:
             harness["teacher"] = self.teacher
         known = recipe_fields(self.arm.recipe)
         config.update({k: v for k, v in harness.items() if k in known})
-        return {k: v for k, v in config.items() if k in known} if self.arm.recipe == NO_TRAINING else config
+        if self.arm.recipe == NO_TRAINING:
+            return {k: v for k, v in config.items() if k in known}
+        # arms of different recipes share one config: a field only another arm's recipe reads is dropped here, and a
+        # field no arm's recipe knows still reaches the recipe, which refuses it by name
+        others = {f for arm in self.experiment.arms for f in recipe_fields(arm.recipe)} - known
+        return {k: v for k, v in config.items() if k not in others}
 
     def evaluate(self, point: dict[str, Any], seed: int, split: str, seeds: list[int]) -> dict[str, Any]:
         """result.json of the run (trained now or resumed) with an evaluation on `split` over `seeds`."""
@@ -220,7 +239,8 @@ class _Runs:
 
         config = self.config(point, seed)
         ev = self.experiment.evaluation
-        digest = config_hash({"recipe": self.arm.recipe, "config": config, "eval": [ev.task, *self.limits]})
+        evaluated = [ev.task, *self.limits] + ([ev.options] if ev.options else [])  # no options: the hash runs always had
+        digest = config_hash({"recipe": self.arm.recipe, "config": config, "eval": evaluated})
         label = ",".join(f"{k}={v}" for k, v in point.items()) or "default"
         folder = self.out / self.arm.name / f"{label}-seed{seed}-{digest}"
         path = folder / "result.json"
@@ -240,12 +260,22 @@ class _Runs:
             result["train_s"] = time.perf_counter() - start
             path.write_text(json.dumps(result, indent=1))
         done = result["evaluations"].get(split)
+        start_key = json.dumps([result["checkpoint"], split, seeds, self.limits])  # a `none` arm: one checkpoint for every seed
+        if (done is None or [e["seed"] for e in done["episodes"]] != seeds) and self.arm.recipe == NO_TRAINING and start_key in self.start:
+            # greedy play of the same checkpoint on the same jobs is the same play: the start is evaluated once per call
+            result["evaluations"][split] = {**self.start[start_key], "eval_s": 0.0, "reused": True}
+            path.write_text(json.dumps(result, indent=1))
+            done = result["evaluations"][split]
         if done is None or [e["seed"] for e in done["episodes"]] != seeds:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: evaluating on {len(seeds)} {split} seeds")
             start = time.perf_counter()
-            episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, config, self.experiment, self.limits)
+            # the shared values too: a `none` arm's config keeps only model and seed, yet plays in the experiment's prompt style
+            played = {**self.values, **self.arm.overrides, **point, **config}
+            episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, played, self.experiment, self.limits)
             result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
             path.write_text(json.dumps(result, indent=1))
+            if self.arm.recipe == NO_TRAINING:
+                self.start[start_key] = {"episodes": episodes, "eval_s": result["evaluations"][split]["eval_s"]}
         if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
             start = time.perf_counter()

@@ -61,6 +61,10 @@ class GRPOConfig(OnPolicyConfig):
     """Weight of the entropy bonus on the agent tokens' next-token distribution (0: none; entropy is logged)."""
     reward_component: str = ""
     """A score component to train on instead of the composite ("" keeps data.record_reward), e.g. "rubric" on graphcert."""
+    step_rewards: bool = False
+    """Train on the sum of the rollout's step rewards instead of its score: with StoreBench's env_options
+    {"reward": "daily"}, the running composite through the last day the agent ended, so an episode the turn cap
+    truncates (whose composite is 0) still earns the days it played."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -77,6 +81,10 @@ class GRPOConfig(OnPolicyConfig):
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         if self.group_size < 2:
             out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 rollouts per group")
+        if self.step_rewards and self.reward_component:
+            out.append(
+                f"step_rewards=True: trains on step rewards, so reward_component={self.reward_component!r} would be ignored; set one"
+            )
         if self.reward_component and not self.reward_component.replace("_", "").isalnum():
             out.append(f"reward_component={self.reward_component!r}: must be a score component's name, like 'rubric'")
         return out
@@ -91,7 +99,7 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
 
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
-        rewards = torch.tensor([training_reward(r, config.reward_component) for r in records])
+        rewards = torch.tensor([training_reward(r, config.reward_component, steps=config.step_rewards) for r in records])
         advantages, diversity_metrics = grpo_advantages(records, rewards, config)
         items = [(episode, float(advantages[index])) for index, episode in tokenized(records, tokenizer)]
         prepared = scored_batches(trainer, items, config.grad_accum, reference)
@@ -108,9 +116,12 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
     return trainer.finish()
 
 
-def training_reward(record: dict[str, Any], component: str) -> float | None:
-    """The rollout's reward: the named score component, or without one data.record_reward (the composite, less
-    consultation costs in a team). A component the score lacks is a configuration error, raised with what it has."""
+def training_reward(record: dict[str, Any], component: str, *, steps: bool = False) -> float | None:
+    """The rollout's reward: with `steps`, the sum of its agent steps' rewards (GRPOConfig.step_rewards); else the named
+    score component, or without one data.record_reward (the composite, less consultation costs in a team). A component
+    the score lacks is a configuration error, raised with what it has."""
+    if steps:
+        return float(sum(float(s.get("reward") or 0.0) for s in record["steps"] if s.get("source") == "agent"))
     if not component:
         return record_reward(record)
     components = (record["header"].get("score") or {}).get("components") or {}

@@ -1,6 +1,7 @@
 """What the on-policy recipes (grpo, opd, self_distill) share: the rollout config, job choice, evaluation.
 
-The task's seeds are split by range: training draws from [train_seed_start, train_seed_start + train_seeds),
+`task` is one task id or a task set ("storebench/train": the registry's train split), each prompt's task drawn with
+its seed. `env_options` go to every environment made (StoreBench's reward="daily"). The task's seeds are split by range: training draws from [train_seed_start, train_seed_start + train_seeds),
 evaluation plays the held-out [eval_seed_start, eval_seed_start + eval_episodes) greedily.
 
 Training rollouts come from the trainer's own model (`generation="local"`) or from a generation pool
@@ -11,7 +12,7 @@ each record carries `meta.policy_version` and `meta.policy_staleness`, and a bat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -27,7 +28,10 @@ GENERATION_MODES = ("local", "workers", "vllm")
 @dataclass
 class OnPolicyConfig(TrainConfig, PromptStyleFields):
     task: str = "toolgym/lookup"
-    """Environment task id the policy plays (environments.registry)."""
+    """Environment task id the policy plays, or a task set of one environment ("storebench/train"; environments.registry)."""
+    env_options: dict[str, Any] = field(default_factory=dict)
+    """Per-episode environment options of every episode played, training and evaluation (Env.options_schema; for
+    example {"reward": "daily"}: StoreBench's per-day reward). Empty: the environment's defaults."""
     tasks_per_step: int = 4
     """Distinct (task, seed) prompts per optimizer step."""
     group_size: int = 8
@@ -74,6 +78,8 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
             out.append(f"generation={self.generation!r}: must be one of {', '.join(GENERATION_MODES)}")
         if self.generation_workers < 1:
             out.append(f"generation_workers={self.generation_workers!r}: must be at least 1")
+        if not isinstance(self.env_options, dict):
+            out.append(f"env_options={self.env_options!r}: must be an object of the environment's options")
         if self.max_staleness < 0:
             out.append(f"max_staleness={self.max_staleness!r}: must not be negative")
         elif self.max_staleness and self.generation == "local":
@@ -86,16 +92,33 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
         return out
 
 
+def task_ids(task: str) -> list[str]:
+    """The task ids `task` names: itself, or a task set's tasks in registry order."""
+    from environments import registry
+    from environments.core import EnvError
+
+    try:
+        registry.get_task(task)
+        return [task]
+    except EnvError:  # not a single task: a task set (whose own error names the bad name if it is neither)
+        return [t.id for t in registry.task_set(task)]
+
+
 def pick_jobs(config: OnPolicyConfig, step: int) -> list[tuple[str, int]]:
-    """(task, seed) jobs of a step, each repeated group_size times; a pure function of (seed, step)."""
-    draws = torch.randint(config.train_seeds, (config.tasks_per_step,), generator=step_generator(config.seed, step)).tolist()
-    return [(config.task, config.train_seed_start + d) for d in draws for _ in range(config.group_size)]
+    """(task, seed) jobs of a step, each repeated group_size times; a pure function of (seed, step). A task set's
+    task is drawn per prompt after the seeds (so a single task's draws are what they always were)."""
+    generator = step_generator(config.seed, step)
+    draws = torch.randint(config.train_seeds, (config.tasks_per_step,), generator=generator).tolist()
+    tasks = task_ids(config.task)
+    picks = torch.randint(len(tasks), (config.tasks_per_step,), generator=generator).tolist() if len(tasks) > 1 else [0] * len(draws)
+    return [(tasks[t], config.train_seed_start + d) for d, t in zip(draws, picks, strict=True) for _ in range(config.group_size)]
 
 
 def rollout_options(config: OnPolicyConfig) -> dict[str, Any]:
     """rollout_episodes' keyword arguments for training rollouts, wherever they are played."""
     return {"max_turns": config.max_turns, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature,
-            "style": config.prompt_style, "max_prompt_tokens": config.max_prompt_tokens}  # fmt: skip
+            "style": config.prompt_style, "max_prompt_tokens": config.max_prompt_tokens,
+            **({"env_options": dict(config.env_options)} if config.env_options else {})}  # fmt: skip
 
 
 def rollouts(trainer: Trainer, config: OnPolicyConfig) -> list[dict[str, Any]]:
@@ -119,7 +142,8 @@ def staleness_stats(records: list[dict[str, Any]]) -> dict[str, float]:
 def evaluate(model: Any, tokenizer: Any, config: OnPolicyConfig) -> dict[str, float]:
     """Greedy play on the held-out seeds: reward_mean, pass_rate, valid_call_rate, turns_mean."""
     model.eval()
-    jobs = [(config.task, config.eval_seed_start + i) for i in range(config.eval_episodes)]
+    tasks = task_ids(config.task)  # a task set's tasks in turn
+    jobs = [(tasks[i % len(tasks)], config.eval_seed_start + i) for i in range(config.eval_episodes)]
     records = rollout_episodes(
         model,
         tokenizer,
@@ -129,6 +153,7 @@ def evaluate(model: Any, tokenizer: Any, config: OnPolicyConfig) -> dict[str, fl
         temperature=0.0,
         style=config.prompt_style,
         max_prompt_tokens=config.max_prompt_tokens,
+        env_options=dict(config.env_options) or None,
     )
     model.train()
     return {f"eval_{k}": v for k, v in episode_stats(records).items()}
