@@ -60,6 +60,8 @@ from training.policies.roles import context_messages, critic_messages
 from training.toolcall_parse import parse_tool_calls
 
 Router = Callable[[dict[str, Any]], str | None]
+SlotFactory = Callable[[Env, int], dict[str, Policy]]
+"""(env, seed) -> policies for some of the environment's role slots (a model user), the others keep their default."""
 """(the episode's record so far) -> the text forced as the actor's next turn, or None to sample it."""
 
 
@@ -160,9 +162,10 @@ class _Sampled(Policy):
 
 def _start(
     task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int, *,
-    consultation: Consultation | None = None, harness_level: str = "tools-only",
+    consultation: Consultation | None = None, harness_level: str = "tools-only", options: dict[str, Any] | None = None,
+    slots: SlotFactory | None = None,
 ) -> _Live:  # fmt: skip
-    env = make(task_id, seed)
+    env = make(task_id, seed, options=options or None)
     observation = env.reset()
     offered = [CONSULT_TOOL] if consultation is not None and consultation.offered else []
     schemas = [t.openai_schema() for t in [*env.tools(), *offered]]
@@ -179,12 +182,15 @@ def _start(
         "max_steps": max_turns,  # the turn cap: a takeover from a prefix of this record gets the turns left
     }
     header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
-    slots = slot_policies(env)
+    overrides = slots(env, seed) if slots is not None else {}
+    slot_map = slot_policies(env, overrides)
     crew = None
     if harness_level != "tools-only":
-        assert not slots, f"{env.name} has role slots ({', '.join(slots)}): the sampler plays harness levels only without them"
+        assert not slot_map, f"{env.name} has role slots ({', '.join(slot_map)}): the sampler plays harness levels only without them"
         crew = Crew(env, Team(actor=_Sampled(), harness_level=harness_level), emit=lambda step: None)
         header["team"] = {"harness_level": harness_level}  # where the runner's records say it (header.team.harness_level)
+    if overrides:  # as the runner's records name a team's slot players
+        header["team"] = {"slots": {name: {"policy": p.describe(), "default": False} for name, p in overrides.items()}}
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
     tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
@@ -195,7 +201,7 @@ def _start(
         prompt_ids=prompt_ids,
         record=record,
         style=style,
-        slots=slots,
+        slots=slot_map,
         max_turns=max_turns,
         consultation=consultation,
         consultant=consultation.consultant(env, seed) if consultation is not None else None,
@@ -328,8 +334,13 @@ def rollout_episodes(
     router: Router | None = None,
     critic: CriticTurns | None = None,
     harness_level: str | Sequence[str] = "tools-only",
+    options: Sequence[dict[str, Any] | None] | None = None,
+    slots: SlotFactory | None = None,
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
+
+    `options` gives each job its environment options (an attack, a user profile; None: the defaults); `slots` fills
+    role slots with other policies than their defaults (a model user in the service desk's `user` slot).
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results). `consultation`
     gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor (it
@@ -337,9 +348,12 @@ def rollout_episodes(
     job, or one per job (so episodes under several levels share each batched generate). See the module docstring."""
     levels = [harness_level] * len(jobs) if isinstance(harness_level, str) else list(harness_level)
     assert len(levels) == len(jobs), f"harness_level: {len(levels)} levels for {len(jobs)} jobs"
+    per_job = list(options) if options is not None else [None] * len(jobs)
+    assert len(per_job) == len(jobs), f"options: {len(per_job)} for {len(jobs)} jobs"
     lives = [
-        _start(task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level)
-        for (task, seed), level in zip(jobs, levels, strict=True)
+        _start(task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level,
+               options=job_options, slots=slots)  # fmt: skip
+        for (task, seed), level, job_options in zip(jobs, levels, per_job, strict=True)
     ]
     if critic is not None:
         for live in lives:
