@@ -48,6 +48,7 @@ from typing import Any
 
 import torch
 
+from environments.attacks import REPORT_KEY
 from environments.core import Action, Env, Policy, StepResult, ToolCall, ToolSpec, validate_arguments
 from environments.registry import make
 from environments.replay import heard_by
@@ -351,8 +352,18 @@ def rollout_episodes(
     per_job = list(options) if options is not None else [None] * len(jobs)
     assert len(per_job) == len(jobs), f"options: {len(per_job)} for {len(jobs)} jobs"
     lives = [
-        _start(task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level,
-               options=job_options, slots=slots)  # fmt: skip
+        _start(
+            task,
+            seed,
+            tokenizer,
+            system_prompt,
+            style,
+            max_turns,
+            consultation=consultation,
+            harness_level=level,
+            options=job_options,
+            slots=slots,
+        )  # fmt: skip
         for (task, seed), level, job_options in zip(jobs, levels, per_job, strict=True)
     ]
     if critic is not None:
@@ -531,9 +542,10 @@ def _close(live: _Live, max_turns: int) -> dict[str, Any]:
         reason = "max_steps"  # the harness's cap, or a continuation's own turn cap
     else:
         reason = "context_window_exceeded"
+    kept = {"details": {REPORT_KEY: score.details[REPORT_KEY]}} if REPORT_KEY in (score.details or {}) else {}
     live.record["header"].update(
-        termination_reason=reason,
-        score={"composite": score.composite, "passed": score.passed, "components": score.components},
+        termination_reason=reason,  # the attack report, where there is one, is read from the score (environments.attacks)
+        score={"composite": score.composite, "passed": score.passed, "components": score.components, **kept},
         metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
     )
     if live.consultation is not None and live.consultant is not None:  # priced like a runner record (environments.runner)
