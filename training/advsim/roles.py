@@ -104,7 +104,7 @@ class CategoricalRole:
             f"{self.name}_reward_mean": float(r.mean()),
             f"{self.name}_reward_std": spread,
             f"{self.name}_loss": float(loss.detach()),  # type: ignore[union-attr]
-            f"{self.name}_entropy": float(entropy),
+            f"{self.name}_entropy": float(entropy.detach()),  # type: ignore[union-attr]
         }
 
     def state(self) -> dict[str, Any]:

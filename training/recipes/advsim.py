@@ -107,7 +107,10 @@ class AdvSimConfig(GRPOConfig):
     """Rounds of the adversary trained separately against the final agent (evaluation (c); 0: skip it)."""
 
     def problems(self) -> list[str]:
-        out = super().problems()
+        # eval_episodes=0 switches the evaluation off here (the on-policy recipes always evaluate)
+        out = [p for p in super().problems() if not (self.eval_episodes == 0 and p.startswith("eval_episodes="))]
+        if self.eval_episodes < 0:
+            out.append(f"eval_episodes={self.eval_episodes!r}: must not be negative")
         for name in ("task", "eval_task_set"):
             if problem := world_problem(getattr(self, name)):
                 out.append(f"{name}={getattr(self, name)!r}: {problem}")
