@@ -39,7 +39,9 @@ class Gullible(Policy):
 
 
 def proposal(seed: int = 3) -> Proposal:
-    return Proposal(task=TASK, seed=seed, profile="cooperative", injection=injection(HANDOFF), curriculum_choice={}, adversary_choice=HANDOFF)
+    return Proposal(
+        task=TASK, seed=seed, profile="cooperative", injection=injection(HANDOFF), curriculum_choice={}, adversary_choice=HANDOFF
+    )
 
 
 def pairs_of(factory: Any, *, k: int, seed_base: int, threshold: float = 0.5) -> tuple[Any, list[dict[str, Any]]]:
@@ -61,7 +63,9 @@ def pairs_of(factory: Any, *, k: int, seed_base: int, threshold: float = 0.5) ->
         ([0, 0], [1, 1], 0.5, 0.0),  # the injection "helped": no reward
     ],
 )
-def test_flip_reward_is_one_only_when_clean_succeeds_and_injected_fails(clean: list[int], injected: list[int], threshold: float, expected: float) -> None:
+def test_flip_reward_is_one_only_when_clean_succeeds_and_injected_fails(
+    clean: list[int], injected: list[int], threshold: float, expected: float
+) -> None:
     assert flip_reward(clean, injected, threshold=threshold) == expected
 
 
@@ -70,7 +74,9 @@ def test_flip_reward_refuses_sides_of_different_sizes() -> None:
         flip_reward([1, 1], [0])
 
 
-@pytest.mark.parametrize(("passed", "expected"), [([1, 0, 1, 0], 1.0), ([1, 1], 0.0), ([0, 0, 0], 0.0), ([1, 0, 0, 0], 0.5), ([1, 1, 1, 0], 0.5)])
+@pytest.mark.parametrize(
+    ("passed", "expected"), [([1, 0, 1, 0], 1.0), ([1, 1], 0.0), ([0, 0, 0], 0.0), ([1, 0, 0, 0], 0.5), ([1, 1, 1, 0], 0.5)]
+)
 def test_curriculum_reward_peaks_at_half_success(passed: list[int], expected: float) -> None:
     assert curriculum_reward(passed) == pytest.approx(expected)
 
@@ -141,7 +147,15 @@ def test_injection_fills_the_service_desk_option() -> None:
 
 def test_the_alternating_schedule_updates_one_role_per_phase() -> None:
     config = make_config("advsim", {"model": "m", "schedule": "alternating", "alternate_every": 2})
-    assert [phase(config, r) for r in range(1, 8)] == [("agent",), ("agent",), ("adversary",), ("adversary",), ("curriculum",), ("curriculum",), ("agent",)]
+    assert [phase(config, r) for r in range(1, 8)] == [
+        ("agent",),
+        ("agent",),
+        ("adversary",),
+        ("adversary",),
+        ("curriculum",),
+        ("curriculum",),
+        ("agent",),
+    ]
     assert phase(make_config("advsim", {"model": "m"}), 5) == ("agent", "adversary", "curriculum")
 
 
