@@ -99,6 +99,10 @@ class Experiment:
     so its hash). A resumed or re-evaluated run calls it again: make it idempotent, for example scripted
     demonstrations written once to a cached file under var/, returning {"data": path}."""
 
+    summary: str = ""
+    """Lines under the table derived from the result (a relative gain, say): "module:function", called as
+    function(result) -> list[str] with the ExperimentResult; "" adds nothing."""
+
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]
         assert len(set(names)) == len(names), f"{self.name}: arm names repeat: {names}"
@@ -144,6 +148,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.arex",
     "training.experiments.graphcert",
     "training.experiments.optionsdesk",
+    "training.experiments.advsim",
 )
 
 
