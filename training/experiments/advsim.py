@@ -114,10 +114,10 @@ EXPERIMENT = register(
             "task": "servicedesk/train",
             "eval_task_set": "servicedesk/eval",
             "schedule": "joint",
-            "max_steps": 12,  # rounds; sized from the CPU timing in training/README.md (AdvSim2Real) to ~60 min on one core
-            "tasks_per_step": 4,
+            "max_steps": 4,  # rounds; sized from the CPU timing in training/README.md (AdvSim2Real) to ~60 min on one core
+            "tasks_per_step": 2,
             "group_size": 2,
-            "max_turns": 12,
+            "max_turns": 10,
             "max_new_tokens": 96,
             "max_prompt_tokens": 2048,
             "temperature": 1.0,
@@ -125,14 +125,14 @@ EXPERIMENT = register(
             "eval_seed_start": 100_000,
             "eval_episodes": 0,  # the recipe's own evaluation is off: the runner measures every final checkpoint (measures)
             "save_every": 4,
-            "final_adversary_rounds": 2,
+            "final_adversary_rounds": 1,
             "real_user_max_new_tokens": 32,
         },
         evaluation=Evaluation(
             task="servicedesk/eval",
-            dev_seeds=(100_000, 100_004),
-            test_seeds=(200_000, 200_006),
-            max_turns=12,
+            dev_seeds=(100_000, 100_003),
+            test_seeds=(200_000, 200_003),
+            max_turns=10,
             max_new_tokens=96,
             components=True,
         ),  # fmt: skip
