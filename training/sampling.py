@@ -48,6 +48,7 @@ from typing import Any
 
 import torch
 
+from environments.attacks import REPORT_KEY
 from environments.core import Action, Env, Policy, StepResult, ToolCall, ToolSpec, validate_arguments
 from environments.registry import make
 from environments.replay import heard_by
@@ -60,6 +61,8 @@ from training.policies.roles import context_messages, critic_messages
 from training.toolcall_parse import parse_tool_calls
 
 Router = Callable[[dict[str, Any]], str | None]
+SlotFactory = Callable[[Env, int], dict[str, Policy]]
+"""(env, seed) -> policies for some of the environment's role slots (a model user), the others keep their default."""
 """(the episode's record so far) -> the text forced as the actor's next turn, or None to sample it."""
 
 
@@ -161,6 +164,7 @@ class _Sampled(Policy):
 def _start(
     task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int, *,
     consultation: Consultation | None = None, harness_level: str = "tools-only", env_options: dict[str, Any] | None = None,
+    slots: SlotFactory | None = None,
 ) -> _Live:  # fmt: skip
     env = make(task_id, seed, options=env_options or None)
     observation = env.reset()
@@ -179,12 +183,15 @@ def _start(
         "max_steps": max_turns,  # the turn cap: a takeover from a prefix of this record gets the turns left
     }
     header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
-    slots = slot_policies(env)
+    overrides = slots(env, seed) if slots is not None else {}
+    slot_map = slot_policies(env, overrides)
     crew = None
     if harness_level != "tools-only":
-        assert not slots, f"{env.name} has role slots ({', '.join(slots)}): the sampler plays harness levels only without them"
+        assert not slot_map, f"{env.name} has role slots ({', '.join(slot_map)}): the sampler plays harness levels only without them"
         crew = Crew(env, Team(actor=_Sampled(), harness_level=harness_level), emit=lambda step: None)
         header["team"] = {"harness_level": harness_level}  # where the runner's records say it (header.team.harness_level)
+    if overrides:  # as the runner's records name a team's slot players
+        header["team"] = {"slots": {name: {"policy": p.describe(), "default": False} for name, p in overrides.items()}}
     record = new_record(header=header, steps=[make_step(index=0, source="env", message=observation.text)])
     tools = style.template_tools(schemas) or []
     prompt_ids = _encode(tokenizer, _render(tokenizer, messages, tools, True))
@@ -195,7 +202,7 @@ def _start(
         prompt_ids=prompt_ids,
         record=record,
         style=style,
-        slots=slots,
+        slots=slot_map,
         max_turns=max_turns,
         consultation=consultation,
         consultant=consultation.consultant(env, seed) if consultation is not None else None,
@@ -328,23 +335,38 @@ def rollout_episodes(
     router: Router | None = None,
     critic: CriticTurns | None = None,
     harness_level: str | Sequence[str] = "tools-only",
-    env_options: dict[str, Any] | None = None,
+    env_options: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None,
+    slots: SlotFactory | None = None,
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
+
+    `slots` fills role slots with other policies than their defaults (a model user in the service desk's `user` slot).
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results). `consultation`
     gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor (it
     must share the actor's tokenizer); `harness_level` plays the episodes under that harness: one level for every
-    job, or one per job (so episodes under several levels share each batched generate). `env_options` are every
-    episode's environment options (Env.options_schema, e.g. StoreBench's reward="daily"; the header records them, so
-    replay and continuations rebuild the same environment). See the module docstring."""
+    job, or one per job (so episodes under several levels share each batched generate). `env_options` are the
+    episodes' environment options (Env.options_schema): one dict for every job (StoreBench's reward="daily"), or one
+    per job (an attack, a user profile; None: the defaults). The header records them, so replay and continuations
+    rebuild the same environment. See the module docstring."""
     levels = [harness_level] * len(jobs) if isinstance(harness_level, str) else list(harness_level)
     assert len(levels) == len(jobs), f"harness_level: {len(levels)} levels for {len(jobs)} jobs"
+    per_job = list(env_options) if isinstance(env_options, Sequence) else [env_options] * len(jobs)
+    assert len(per_job) == len(jobs), f"env_options: {len(per_job)} for {len(jobs)} jobs"
     lives = [
         _start(
-            task, seed, tokenizer, system_prompt, style, max_turns, consultation=consultation, harness_level=level, env_options=env_options
-        )
-        for (task, seed), level in zip(jobs, levels, strict=True)
+            task,
+            seed,
+            tokenizer,
+            system_prompt,
+            style,
+            max_turns,
+            consultation=consultation,
+            harness_level=level,
+            env_options=job_options,
+            slots=slots,
+        )  # fmt: skip
+        for (task, seed), level, job_options in zip(jobs, levels, per_job, strict=True)
     ]
     if critic is not None:
         for live in lives:
@@ -522,9 +544,10 @@ def _close(live: _Live, max_turns: int) -> dict[str, Any]:
         reason = "max_steps"  # the harness's cap, or a continuation's own turn cap
     else:
         reason = "context_window_exceeded"
+    kept = {"details": {REPORT_KEY: score.details[REPORT_KEY]}} if REPORT_KEY in (score.details or {}) else {}
     live.record["header"].update(
-        termination_reason=reason,
-        score={"composite": score.composite, "passed": score.passed, "components": score.components},
+        termination_reason=reason,  # the attack report, where there is one, is read from the score (environments.attacks)
+        score={"composite": score.composite, "passed": score.passed, "components": score.components, **kept},
         metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
     )
     if live.consultation is not None and live.consultant is not None:  # priced like a runner record (environments.runner)

@@ -17,10 +17,12 @@ Episode End
 
 Arguments
     seed: the database and the caller's details; options: user_profile (the rule user's behaviour profile),
-    attack (none | direct | authority | tool_aware), guidance (a billing reference to quote on every change).
+    attack (none | direct | authority | tool_aware), guidance (a billing reference to quote on every change),
+    injection (an adversary's own planted text, goal and slot; it takes the place of `attack`).
 
 Version History
-    1: first version.
+    1: first version. The `injection` option came later without a version change: episodes without it are
+       unchanged (same draws, same state-hash chain).
 """
 
 from __future__ import annotations
@@ -45,6 +47,17 @@ OPTIONS_SCHEMA: dict[str, Any] = {
         "user_profile": {"type": "string", "maxLength": 40, "description": "the rule user's behaviour profile (default cooperative)"},
         "attack": {"type": "string", "enum": ["none", *injections.STYLES], "description": "planted instructions in third-party text"},
         "guidance": {"type": "boolean", "description": "a billing-team note gives a reference to quote on every change"},
+        "injection": {
+            "type": "object",
+            "description": "an injection an adversary composed (its goal, slot and text; {action} and {call} are filled in)",
+            "properties": {
+                "goal": {"type": "string", "enum": list(injections.GOALS)},
+                "slot": {"type": "string", "enum": list(injections.SLOTS)},
+                "text": {"type": "string", "minLength": 1, "maxLength": injections.MAX_INJECTION_CHARS},
+            },
+            "required": ["text"],
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
 }

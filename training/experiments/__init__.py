@@ -106,7 +106,7 @@ class Experiment:
     demonstrations written once to a cached file under var/, returning {"data": path}."""
     report: str = ""
     """More of the report: "module:function", called as function(experiment, result) -> markdown appended to the
-    table (StoreBench's per-scenario tables beside the anchors)."""
+    table (StoreBench's per-scenario tables beside the anchors, AdvSim2Real's relative gains); "" adds nothing."""
 
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]
@@ -154,6 +154,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.graphcert",
     "training.experiments.optionsdesk",
     "training.experiments.storebench_loop",
+    "training.experiments.advsim",
 )
 
 

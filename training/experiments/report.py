@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from training.experiments import Experiment
-from training.experiments.runner import ExperimentResult
+from training.experiments.runner import ExperimentResult, dotted_function
 from training.experiments.standard import paired_difference, summarise
 from training.zoo import manifest
 
@@ -58,10 +58,8 @@ def experiment_markdown(experiment: Experiment, result: ExperimentResult, *, com
             f"| {_point(arm.chosen)} | {arm.wall_s / 60:.1f} min |"
         )
     lines += _measures_table(result)
-    if experiment.report:
-        from training.experiments.runner import dotted_function
-
-        lines += ["", str(dotted_function(experiment.report)(experiment, result)).rstrip()]
+    if experiment.report and (more := str(dotted_function(experiment.report)(experiment, result)).rstrip()):
+        lines += ["", more]
     lines += [
         "",
         "Mean ± 95% t-interval over training seeds of the per-seed mean; paired differences on the same (training seed, "

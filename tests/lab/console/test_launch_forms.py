@@ -167,6 +167,21 @@ def test_run_form_offers_the_raised_recipe_with_its_fields_and_queues_it(role_us
     assert response.status_code == 302 and run.recipe == "raised" and run.config == {"variant": "advsft", "pairs_per_step": 2}
 
 
+def test_run_form_offers_the_advsim_recipe_and_refuses_a_bad_schedule_and_an_outside_user_model(role_users: dict[str, Any]) -> None:
+    client = as_user(role_users["owner"])
+    html = client.get("/runs/").content.decode()
+    assert "<caption>advsim</caption>" in html and "<code>flip_threshold</code>" in html and "<code>real_user_model</code>" in html
+    bad = client.post("/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny", "config": 'schedule = "both"'})
+    assert bad.status_code == 400 and "schedule='both'" in bad.context["errors"]["config"] and not TrainingRun.objects.exists()
+    outside = client.post("/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny",
+                                        "config": 'real_user_model = "/etc"'})  # fmt: skip
+    assert outside.status_code in (400, 403) and not TrainingRun.objects.exists()
+    response = client.post("/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny",
+                                         "config": 'schedule = "alternating"\nmax_steps = 3'})  # fmt: skip
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and (run.recipe, run.config) == ("advsim", {"schedule": "alternating", "max_steps": 3})
+
+
 def test_run_form_offers_the_hat_recipe_and_takes_its_levels_as_a_json_list(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
     client = as_user(role_users["owner"])
     html = client.get("/runs/").content.decode()

@@ -1,0 +1,130 @@
+"""Simulator and real world, and the players that act in them.
+
+    sim = sim_world("servicedesk/train")                         # the frozen, cheaper stand-in: the rule-based caller
+    real = real_world("servicedesk/train", user_model=path)      # the real one: a model plays the caller
+    records = player.play(jobs, seeds=[7, 7], world=sim, greedy=False)
+
+The co-evolution trains in the simulator and every checkpoint is evaluated in both, so the sim-to-real gap is a
+number. On the service desk the simulator is its seeded `RuleUser` (the `user` slot's default) and the real world
+puts a language model in that slot (training.policies: `{"kind": "hf", "role": "user"}`, told the goal card).
+
+StoreBench is not a world here, measured rather than assumed: its frozen engine 1.0.0 (the stand-in its
+version-aware replay keeps) refuses the attack axis ("the attack axis needs engine 2.0.0"), so no injection can be
+planted in its simulator; and one StoreBench run is a multi-week simulation with thousands of prompt tokens a turn,
+beyond CPU co-evolution (training/README.md, "AdvSim2Real").
+
+A player is the agent: `ModelPlayer` samples the model under training with the sampler (training.sampling), one
+batched generate per sampling seed (sample j of the clean side and sample j of the injected side are both seeded
+s_j, so they draw from the same random stream); `ScriptedPlayer` runs a scripted policy per episode through the
+runner (its seed is the sampling seed), for tests and anchors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+from environments.core import Env, Policy
+from environments.registry import make, task_set
+from environments.roles import Team
+
+Job = tuple[str, int, dict[str, Any]]  # (task id, environment seed, options)
+SlotFactory = Callable[[Env, int], dict[str, Policy]]
+
+UNSUPPORTED: dict[str, str] = {
+    "storebench": "its frozen engine 1.0.0, the simulator, has no attack axis (options attack/guidance need engine 2.0.0)",
+}
+
+
+def world_problem(task_set_name: str) -> str | None:
+    """Why a task set cannot host the co-evolution (None when it can): it must be the service desk's."""
+    try:
+        env = task_set(task_set_name)[0].env
+    except Exception as exc:  # the registry's own message names the bad name
+        return str(exc)
+    if env in UNSUPPORTED:
+        return f"{env}: {UNSUPPORTED[env]}"
+    if env != "servicedesk":
+        return f"{env}: no simulator/real pair is defined for it (supported: servicedesk)"
+    return None
+
+
+@dataclass(frozen=True)
+class World:
+    name: str  # "sim" | "real"
+    slots: SlotFactory | None = None  # None: the environment's default slot players (the rule-based caller)
+    describe: dict[str, Any] = field(default_factory=dict)
+
+
+def sim_world(task_set_name: str) -> World:
+    assert world_problem(task_set_name) is None, world_problem(task_set_name)
+    return World("sim", None, {"user": "rule-based (RuleUser, options.user_profile)"})
+
+
+def real_world(task_set_name: str, *, user_model: str, device: str = "cpu", max_new_tokens: int = 48, temperature: float = 0.0) -> World:
+    """The service desk with `user_model` (a from_pretrained folder) as the caller, greedy by default."""
+    assert world_problem(task_set_name) is None, world_problem(task_set_name)
+    from training.policies import policy_from_config
+
+    config = {"kind": "hf", "name": "advsim-user", "model": user_model, "sampling": {"device": device, "temperature": temperature},
+              "harness": {"max_new_tokens": max_new_tokens}}  # fmt: skip
+
+    def slots(env: Env, seed: int) -> dict[str, Policy]:
+        return {"user": policy_from_config({**config, "role": "user"}, env, seed)}
+
+    return World("real", slots, {"user": f"model ({user_model})"})
+
+
+class Player(Protocol):
+    def play(self, jobs: list[Job], *, seeds: list[int], world: World, greedy: bool) -> list[dict[str, Any]]: ...
+
+
+@dataclass
+class ModelPlayer:
+    """The model under training, through the sampler (the records carry the sampled token ids GRPO trains on)."""
+
+    model: Any
+    tokenizer: Any
+    config: Any  # an OnPolicyConfig: max_turns, max_new_tokens, temperature, prompt_style, max_prompt_tokens
+
+    def play(self, jobs: list[Job], *, seeds: list[int], world: World, greedy: bool) -> list[dict[str, Any]]:
+        from training.sampling import rollout_episodes
+
+        assert len(jobs) == len(seeds), f"{len(jobs)} jobs, {len(seeds)} sampling seeds"
+        out: list[dict[str, Any] | None] = [None] * len(jobs)
+        was_training = self.model.training
+        self.model.eval()
+        for seed in sorted(set(seeds)):
+            batch = [i for i, s in enumerate(seeds) if s == seed]
+            torch.manual_seed(seed)
+            records = rollout_episodes(
+                self.model, self.tokenizer, [(jobs[i][0], jobs[i][1]) for i in batch], env_options=[jobs[i][2] for i in batch],
+                slots=world.slots, max_turns=self.config.max_turns, max_new_tokens=self.config.max_new_tokens,
+                temperature=0.0 if greedy else self.config.temperature, style=self.config.prompt_style,
+                max_prompt_tokens=self.config.max_prompt_tokens,
+            )  # fmt: skip
+            for i, record in zip(batch, records, strict=True):
+                out[i] = record
+        self.model.train(was_training)
+        return [r for r in out if r is not None]
+
+
+@dataclass
+class ScriptedPlayer:
+    """A scripted policy as the agent: `factory(env, sampling_seed)` builds it for each episode."""
+
+    factory: Callable[[Env, int], Policy]
+    max_turns: int = 40
+
+    def play(self, jobs: list[Job], *, seeds: list[int], world: World, greedy: bool) -> list[dict[str, Any]]:
+        from environments.runner import run_episode
+
+        records = []
+        for (task, seed, options), sampling_seed in zip(jobs, seeds, strict=True):
+            env = make(task, seed, options=options or None)
+            slots = world.slots(env, seed) if world.slots is not None else {}
+            records.append(run_episode(env, Team(actor=self.factory(env, sampling_seed), slots=slots), max_steps=self.max_turns))
+        return records
