@@ -20,6 +20,7 @@ from typing import Any
 
 from environments import registry
 from environments.core import EnvError
+from environments.policies import policy_names
 from lab.errors import DomainError
 from lab.rollouts.models import Evaluation
 from lab.trajectories.models import AgentConfig, AgentKind
@@ -107,9 +108,12 @@ def loop_config_check(raw: Any, *, agent: AgentConfig, evaluation: Evaluation) -
             raise _bad(f"sources.{name}", f"a weight from 0 to {MAX_WEIGHT:g}, got {weight!r}")
     out["sources"] = {name: float(sources.get(name, 0.0)) for name in SOURCES}
 
+    anchors = policy_names(env)
     out["anchor"] = out.get("anchor") or meta.default_anchor
-    if out["anchor"] not in meta.anchors:
-        raise _bad("anchor", f"{out['anchor']!r} is not an anchor of {env}; choose one of {', '.join(meta.anchors) or 'none'}")
+    if out["anchor"] not in anchors:
+        raise _bad("anchor", f"{out['anchor']!r} is not a scripted policy of {env}; choose one of {', '.join(anchors) or 'none'}")
+    if diagnoser["kind"] == "rule" and diagnoser["name"] not in anchors:
+        raise _bad("diagnoser.name", f"{diagnoser['name']!r} is not a scripted policy of {env}; choose one of {', '.join(anchors) or 'none'}")
     out["anchor_seeds"] = seeds_check(out["anchor_seeds"], "anchor_seeds")
 
     if out["recipe"] not in RECIPES:

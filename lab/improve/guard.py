@@ -46,9 +46,11 @@ def leakage_refuse(*, keys: Iterable[Key], tested: set[Key], what: str, field: s
         )  # fmt: skip
 
 
-def loop_plan_check(*, config: dict[str, Any], episode_keys: Iterable[Key]) -> None:
+def loop_plan_check(*, config: dict[str, Any], episode_keys: Iterable[Key], success_keys: Iterable[Key] = ()) -> None:
     """At creation: refuse a plan whose data or selection would touch the test split."""
     tested = test_keys(config)
+    if config["sources"].get("successes"):
+        leakage_refuse(keys=success_keys, tested=tested, what="the successful episodes (dataset source)", field="test_seeds")
     leakage_refuse(keys=task_keys(config["dev_task_set"], config["dev_seeds"]), tested=tested,
                    what="the dev split (checkpoint selection)", field="dev_seeds")  # fmt: skip
     leakage_refuse(keys=episode_keys, tested=tested, what="the picked episodes", field="episodes")

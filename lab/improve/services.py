@@ -79,7 +79,9 @@ def loop_create(*, project: Project, evaluation: Evaluation, config: Any, episod
         raise DomainError("invalid_episodes", f"episode {strangers[0]} is not a failing episode of evaluation {evaluation.pk}",
                           path="episodes")  # fmt: skip
     env = registry.task_set(evaluation.task_set)[0].env
-    loop_plan_check(config=config, episode_keys=[(env, failing[i].task.key, int(failing[i].seed or 0)) for i in episode_ids])
+    successes = [e for e in evaluation_episodes(evaluation) if e.passed]
+    loop_plan_check(config=config, episode_keys=[(env, failing[i].task.key, int(failing[i].seed or 0)) for i in episode_ids],
+                    success_keys=[(env, e.task.key, int(e.seed or 0)) for e in successes])  # fmt: skip
     with transaction.atomic():
         loop = ImprovementLoop.objects.create(
             project=project, evaluation=evaluation, agent=evaluation.agent, config=config, episode_ids=sorted(set(episode_ids)),

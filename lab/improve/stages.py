@@ -100,7 +100,7 @@ def stage_train(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
         loop.run = run
         loop.save(update_fields=["run"])
     progress(0.0, f"training run {run.pk}")
-    run = run_execute(run_id=run.pk)
+    run = loop.run = run_execute(run_id=run.pk)
     if run.status != JobStatus.FINISHED:
         raise DomainError("stage_failed", f"training run {run.pk} {run.status}: {run.error or 'stopped'}")
     if not run.checkpoints.exists():

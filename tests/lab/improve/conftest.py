@@ -49,14 +49,14 @@ def tiny_model(model_store: Any) -> str:
 
 @pytest.fixture
 def clumsy_evaluation(project_a: Any) -> Any:
-    """The clumsy agent's finished evaluation on toolgym/lookup, seeds 0-3 (seeds 1 and 3 fail)."""
+    """The clumsy agent's finished evaluation on toolgym/chain, seeds 0-3 (seeds 1 and 3 fail)."""
     from lab.rollouts.evaluations import evaluation_launch
     from lab.rollouts.models import RolloutJob
     from lab.rollouts.services import rollout_run
     from lab.trajectories.models import AgentConfig
 
     agent = AgentConfig.objects.create(project=project_a, name="clumsy", kind="scripted", model="clumsy", harness=FAST_HARNESS)
-    evaluation = evaluation_launch(project=project_a, agent=agent, task_set="toolgym/lookup", seeds=[0, 1, 2, 3], enqueue=False)
+    evaluation = evaluation_launch(project=project_a, agent=agent, task_set="toolgym/chain", seeds=[0, 1, 2, 3], enqueue=False)
     for job in RolloutJob.objects.filter(evaluation=evaluation):
         rollout_run(job_id=job.pk)
     evaluation.refresh_from_db()

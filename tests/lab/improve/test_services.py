@@ -44,7 +44,7 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     assert len(lines) == dataset.lines == sum(c["lines"] for c in counts.values())
     assert sum(1 for r in lines if (r["header"].get("meta") or {}).get("view") == "recovery") == 2 * len(failing)
     assert len(dataset.diagnosis_ids) == len(failing)
-    assert not {(r["header"]["task"], r["header"]["seed"]) for r in lines} & {("lookup", 20), ("lookup", 21)}
+    assert not {(r["header"]["task"], r["header"]["seed"]) for r in lines} & {("chain", 20), ("chain", 21)}
     # train: the run trained on exactly that file
     run = loop.run
     assert run.dataset_hash == dataset.content_hash and run.dataset_spec == {"file": dataset.path} and run.status == "finished"
@@ -64,7 +64,7 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     diff = report["overall"]["composite"]
     means = report["candidate"]["means"]["composite"] - report["baseline"]["means"]["composite"]
     assert diff["mean"] == pytest.approx(means) and diff["n"] == 2
-    assert [t["task"] for t in report["per_task"]] == ["lookup"]
+    assert [t["task"] for t in report["per_task"]] == ["chain"]
 
     agent = loop_promote(loop=loop, user=alice)
     loop.refresh_from_db()
