@@ -29,7 +29,7 @@ from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_episodes
-from lab.runs.services import checkpoint_agent
+from lab.runs.services import checkpoint_agent, run_config_validate, run_model_paths
 from lab.trajectories.models import AgentConfig, Episode
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,9 @@ def loop_create(*, project: Project, evaluation: Evaluation, config: Any, episod
                        path="evaluation")  # fmt: skip
     fields_check(ImprovementLoop, name=name)
     config = loop_config_check(config, agent=evaluation.agent, evaluation=evaluation)
+    # What the train stage will hand the recipe, refused now rather than after diagnosis and the dataset.
+    run_config_validate(recipe=config["recipe"], base_model=config["base_model"], config=config["recipe_config"])
+    run_model_paths(project=project, recipe=config["recipe"], base_model=config["base_model"], config=config["recipe_config"])
     if config["diagnoser"]["kind"] != "rule":
         diagnoser = AgentConfig.objects.filter(project=project, name=config["diagnoser"]["name"]).first()
         if diagnoser is None:
@@ -166,7 +169,7 @@ def loop_resume(*, loop: ImprovementLoop) -> ImprovementLoop:
 def loop_promote(*, loop: ImprovementLoop, user: Any = None) -> AgentConfig:
     """The chosen checkpoint as the project's agent config (with the starting agent's sampling and harness)."""
     with transaction.atomic():
-        loop = ImprovementLoop.objects.select_for_update().select_related("checkpoint__run__project", "agent").get(pk=loop.pk)
+        loop = ImprovementLoop.objects.select_for_update(of=("self",)).select_related("checkpoint__run__project", "agent").get(pk=loop.pk)
         if loop.stage == Stage.DONE and loop.promoted_agent is not None:
             return loop.promoted_agent
         if loop.stage != Stage.PROMOTE or loop.checkpoint is None:

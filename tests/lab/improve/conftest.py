@@ -16,7 +16,7 @@ from environments.policies import register_policy
 from environments.toolgym.anchors import ExpertPolicy, _results
 from environments.toolgym.world import COLORS
 
-TINY_SFT = {"max_steps": 2, "save_every": 1, "batch_size": 2, "learning_rate": 1e-3, "device": "cpu", "max_tokens": 512}
+TINY_SFT = {"max_steps": 2, "save_every": 1, "batch_size": 2, "learning_rate": 1e-3, "device": "cpu"}
 FAST_HARNESS = {"max_turns": 3, "max_new_tokens": 12}
 
 
@@ -68,3 +68,17 @@ def clumsy_evaluation(project_a: Any) -> Any:
 def loop_config(tiny_model: str) -> dict[str, Any]:
     return {"base_model": tiny_model, "recipe_config": TINY_SFT, "dev_seeds": [10, 11], "test_seeds": [20, 21], "anchor_seeds": [1000],
             "sources": {"recovery": 2.0, "successes": 1.0, "anchors": 0.5}}  # fmt: skip
+
+
+@pytest.fixture
+def promotable_loop(project_a: Any, clumsy_evaluation: Any, loop_config: dict[str, Any], tiny_model: str) -> Any:
+    """A loop whose report is done: its run's only checkpoint (step 1, the tiny model) was chosen."""
+    from lab.improve.services import loop_create
+    from lab.runs.models import Checkpoint, TrainingRun
+
+    loop = loop_create(project=project_a, evaluation=clumsy_evaluation, config=loop_config, enqueue=False)
+    run = TrainingRun.objects.create(project=project_a, name="loop run", recipe="sft", base_model=tiny_model, status="finished")
+    loop.run, loop.checkpoint = run, Checkpoint.objects.create(run=run, step=1, path=tiny_model)
+    loop.stage, loop.status = "promote", "finished"
+    loop.save()
+    return loop
