@@ -102,7 +102,9 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(parameters=[OpenApiParameter("evaluation", int, required=True)], responses={200: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["get"])
     def failing(self, request: Request) -> Response:
-        evaluation = evaluation_get(projects=visible_projects(request), pk=id_param(request.query_params.get("evaluation"), name="evaluation"))
+        evaluation = evaluation_get(
+            projects=visible_projects(request), pk=id_param(request.query_params.get("evaluation"), name="evaluation")
+        )
         rows = [{"id": e.pk, "task": e.task.key, "seed": e.seed, "composite": e.composite, "steps": e.step_count}
                 for e in failing_episodes(evaluation)]  # fmt: skip
         return Response({"evaluation": evaluation.pk, "episodes": rows})

@@ -113,7 +113,9 @@ def loop_config_check(raw: Any, *, agent: AgentConfig, evaluation: Evaluation) -
     if out["anchor"] not in anchors:
         raise _bad("anchor", f"{out['anchor']!r} is not a scripted policy of {env}; choose one of {', '.join(anchors) or 'none'}")
     if diagnoser["kind"] == "rule" and diagnoser["name"] not in anchors:
-        raise _bad("diagnoser.name", f"{diagnoser['name']!r} is not a scripted policy of {env}; choose one of {', '.join(anchors) or 'none'}")
+        raise _bad(
+            "diagnoser.name", f"{diagnoser['name']!r} is not a scripted policy of {env}; choose one of {', '.join(anchors) or 'none'}"
+        )
     out["anchor_seeds"] = seeds_check(out["anchor_seeds"], "anchor_seeds")
 
     if out["recipe"] not in RECIPES:

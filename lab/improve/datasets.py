@@ -128,5 +128,7 @@ def dataset_file_check(dataset: LoopDataset) -> bytes:
     data = Path(dataset.path).read_bytes()
     got = hashlib.sha256(data).hexdigest()
     if got != dataset.content_hash:
-        raise DomainError("dataset_changed", f"dataset v{dataset.version} changed on disk: sha256 {got[:12]}… != {dataset.content_hash[:12]}…")
+        raise DomainError(
+            "dataset_changed", f"dataset v{dataset.version} changed on disk: sha256 {got[:12]}… != {dataset.content_hash[:12]}…"
+        )
     return data

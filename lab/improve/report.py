@@ -23,7 +23,9 @@ def _scores(evaluation: Evaluation) -> dict[tuple[str, int], dict[str, float]]:
     for episode in evaluation_episodes(evaluation):
         components = (episode.score or {}).get("components") or {}
         values = {"composite": float(episode.composite or 0.0), "passed": float(bool(episode.passed))}
-        values.update({f"component:{k}": float(v) for k, v in components.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+        values.update(
+            {f"component:{k}": float(v) for k, v in components.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        )
         out[(episode.task.key, int(episode.seed or 0))] = values
     return out
 
@@ -51,13 +53,21 @@ def loop_report(*, candidate: Evaluation, baseline: Evaluation) -> dict[str, Any
         "pairs": len(pairs),
         "unpaired": len(a) + len(b) - 2 * len(pairs),
         "metrics": metrics,
-        "candidate": {"evaluation": candidate.pk, "agent": candidate.agent.name,
-                      "means": {n: statistics.fmean(v) for n, v in means["candidate"].items()}},  # fmt: skip
-        "baseline": {"evaluation": baseline.pk, "agent": baseline.agent.name,
-                     "means": {n: statistics.fmean(v) for n, v in means["baseline"].items()}},  # fmt: skip
+        "candidate": {
+            "evaluation": candidate.pk,
+            "agent": candidate.agent.name,
+            "means": {n: statistics.fmean(v) for n, v in means["candidate"].items()},
+        },  # fmt: skip
+        "baseline": {
+            "evaluation": baseline.pk,
+            "agent": baseline.agent.name,
+            "means": {n: statistics.fmean(v) for n, v in means["baseline"].items()},
+        },  # fmt: skip
         "overall": {name: _diff(diffs[name]) for name in metrics},
-        "per_task": [{"task": task, "diffs": {name: _diff(values[name]) for name in metrics if name in values}}
-                     for task, values in sorted(per_task.items())],  # fmt: skip
+        "per_task": [
+            {"task": task, "diffs": {name: _diff(values[name]) for name in metrics if name in values}}
+            for task, values in sorted(per_task.items())
+        ],  # fmt: skip
         "wins": sum(d > 0 for d in diffs["composite"]),
         "losses": sum(d < 0 for d in diffs["composite"]),
         "ties": sum(d == 0 for d in diffs["composite"]),

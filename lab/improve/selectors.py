@@ -41,7 +41,9 @@ def loop_lineage(loop: ImprovementLoop) -> list[dict[str, Any]]:
     chain = []
     for index, stage in enumerate(order):
         info = dict(loop.stages.get(stage, {}))
-        status = info.pop("status", "finished" if index < current else ("waiting" if stage == Stage.PROMOTE and index == current else "pending"))
+        status = info.pop(
+            "status", "finished" if index < current else ("waiting" if stage == Stage.PROMOTE and index == current else "pending")
+        )
         if stage == loop.stage and loop.status in ("queued", "running") and status != "finished":
             status = "running" if loop.status == "running" else "queued"
         chain.append({"stage": str(stage), "status": status, "made": [{"kind": k, "id": v} for k, v in made[stage] if v], "info": info})

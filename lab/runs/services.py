@@ -260,7 +260,9 @@ def _write_dataset(run: TrainingRun, path: Path) -> Path:
     if run.dataset_spec.get("file"):  # frozen elsewhere as a file: the bytes must still hash to what was frozen
         data = Path(run.dataset_spec["file"]).read_bytes()
         if hashlib.sha256(data).hexdigest() != run.dataset_hash:
-            raise RuntimeError(f"the dataset file {run.dataset_spec['file']} changed since launch (sha256 != frozen {run.dataset_hash[:12]}…)")
+            raise RuntimeError(
+                f"the dataset file {run.dataset_spec['file']} changed since launch (sha256 != frozen {run.dataset_hash[:12]}…)"
+            )
         path.write_bytes(data)
         return path
     with open(path, "w", encoding="utf-8") as handle:

@@ -1,4 +1,4 @@
-""""Improve this agent": from a finished evaluation, pick failing episodes (filter by task and termination, select
+""" "Improve this agent": from a finished evaluation, pick failing episodes (filter by task and termination, select
 all), a diagnoser, the dataset's sources and weights, a recipe with its defaults for the base model, dev and test
 seeds; the form starts an improvement loop (lab.improve.services.loop_create) and goes to the loop's page.
 
@@ -35,7 +35,9 @@ def _filtered(evaluation: Evaluation, params: Any) -> list[Any]:
     return [e for e in episodes if (not task or e.task.key == task) and (not reason or e.termination_reason == reason)]
 
 
-def improve_context(request: HttpRequest, evaluation: Evaluation, *, form: Any = None, errors: dict[str, str] | None = None) -> dict[str, Any]:
+def improve_context(
+    request: HttpRequest, evaluation: Evaluation, *, form: Any = None, errors: dict[str, str] | None = None
+) -> dict[str, Any]:
     form = form if form is not None else request.GET
     env = registry.task_set(evaluation.task_set)[0].env
     agent = evaluation.agent
@@ -68,7 +70,9 @@ def improve_new(request: HttpRequest, pk: int) -> HttpResponse:
         loop = loop_create(project=evaluation.project, evaluation=evaluation, config=_config(post), episode_ids=_episode_ids(post),
                            name=post.get("name", "").strip(), user=request.user)  # fmt: skip
     except DomainError as exc:
-        errors = {("diagnoser" if field == "diagnoser.name" else field): message for field, message in refused_fields(exc, LOOP_FIELDS).items()}
+        errors = {
+            ("diagnoser" if field == "diagnoser.name" else field): message for field, message in refused_fields(exc, LOOP_FIELDS).items()
+        }
         errors = {(field if field in LOOP_FIELDS else "form"): message for field, message in errors.items()}
         return page(request, "console/improve_new.html", improve_context(request, evaluation, form=post, errors=errors), status=400)
     return redirect("loop", pk=loop.pk)

@@ -1,9 +1,5 @@
-"""Fixtures of improvement loops: a clumsy toolgym agent that fails on odd seeds, its finished evaluation, the tiny model.
-
-The clumsy agent answers a guessed colour at once on odd seeds (a failure whose correction, looking the item up
-first, the anchor's rule diagnosis finds and replay verifies: continued by the clumsy agent, which answers right
-once it has the colour) and looks up first on even seeds (a success).
-"""
+"""Fixtures of improvement loops: the clumsy toolgym agent (tests/lab/improve/clumsy.py, fails on odd seeds), its
+finished evaluation, the tiny model, a loop ready to promote."""
 
 from __future__ import annotations
 
@@ -11,33 +7,12 @@ from typing import Any
 
 import pytest
 
-from environments.core import Action, Env, Policy, ToolCall, ToolSpec
-from environments.policies import register_policy
-from environments.toolgym.anchors import ExpertPolicy, _results
-from environments.toolgym.world import COLORS
+from tests.lab.improve.clumsy import register
 
 TINY_SFT = {"max_steps": 2, "save_every": 1, "batch_size": 2, "learning_rate": 1e-3, "device": "cpu"}
 FAST_HARNESS = {"max_turns": 3, "max_new_tokens": 12}
 
-
-class ClumsyPolicy(Policy):
-    name = "clumsy"
-    kind = "scripted"
-
-    def __init__(self, seed: int) -> None:
-        self.guess = seed % 2 == 1
-
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
-        if self.guess and not _results(history):
-            return Action(tool_calls=[ToolCall("answer", {"color": COLORS[-1]}, f"c{len(history)}")])
-        return ExpertPolicy().act(history, tools)
-
-
-def _clumsy(env: Env, seed: int) -> Policy:
-    return ClumsyPolicy(seed)
-
-
-register_policy("toolgym", "clumsy", _clumsy)
+register()
 
 
 @pytest.fixture(scope="session")

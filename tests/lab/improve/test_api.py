@@ -62,7 +62,11 @@ def test_bad_input_answers_4xx_naming_the_field(alice_api: Any, clumsy_evaluatio
                                                 change: dict[str, Any], status: int, field: str | None) -> None:  # fmt: skip
     body = _body(clumsy_evaluation, loop_config)
     for key, value in change.items():
-        body[key] = {**{k: v for k, v in loop_config.items() if k != "test_seeds"}, **value} if key == "config" and isinstance(value, dict) else value
+        body[key] = (
+            {**{k: v for k, v in loop_config.items() if k != "test_seeds"}, **value}
+            if key == "config" and isinstance(value, dict)
+            else value
+        )
     response = alice_api.post("/api/v1/loops/", body, format="json")
     assert response.status_code == status, response.content
     if field:
@@ -104,5 +108,11 @@ def test_promoting_before_the_report_is_409_and_resuming_a_running_loop_409(alic
 
 def test_the_schema_documents_the_loop_endpoints(alice_api: Any) -> None:
     text = alice_api.get("/api/v1/schema/").content.decode()
-    for path in ("/api/v1/loops/:", "/api/v1/loops/{id}/:", "/api/v1/loops/{id}/promote/:", "/api/v1/loops/{id}/resume/:", "/api/v1/loops/failing/:"):
+    for path in (
+        "/api/v1/loops/:",
+        "/api/v1/loops/{id}/:",
+        "/api/v1/loops/{id}/promote/:",
+        "/api/v1/loops/{id}/resume/:",
+        "/api/v1/loops/failing/:",
+    ):
         assert f"\n  {path}\n" in text, path

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lab.improve.models import ImprovementLoop
+from lab.live.services import live_events_after
 from lab.improve.services import failing_episodes, loop_create, loop_promote, loop_run
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +29,11 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     assert set(loop.stages) == {"select", "diagnose", "dataset", "train", "checkpoint", "report"}
     assert all(v["status"] == "finished" for v in loop.stages.values())
     assert {stage for stage, _ in seen} == {"select", "diagnose", "dataset", "train", "checkpoint", "report"}
+    events = live_events_after(stream=f"loop:{loop.pk}", after=0)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1)) and {e["kind"] for e in events} == {"stage"}
+    assert events[-1]["payload"]["message"] == "report ready: promote the checkpoint if it is better"
+    assert [e["payload"]["stage"] for e in events if e["payload"]["message"].endswith(" started")] == [
+        "select", "diagnose", "dataset", "train", "checkpoint", "report"]  # fmt: skip
 
     # diagnose: the rule diagnosis of each failure, verified by replay
     job = loop.diagnosis_job
