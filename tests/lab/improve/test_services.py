@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from lab.improve.models import ImprovementLoop
-from lab.live.services import live_events_after
 from lab.improve.services import failing_episodes, loop_create, loop_promote, loop_run
+from lab.live.services import live_events_after
 
 pytestmark = pytest.mark.django_db
 
