@@ -114,6 +114,15 @@ def _evaluate_checkpoint(loop: ImprovementLoop, checkpoint: Checkpoint, seeds: l
                                              harness=loop.agent.harness or None, enqueue=False)  # fmt: skip
 
 
+def _share(progress: Progress, index: int, count: int) -> Progress:
+    """Progress of the index-th of `count` equal parts of a stage."""
+
+    def report(fraction: float, message: str) -> None:
+        progress((index + fraction) / count, message)
+
+    return report
+
+
 def stage_checkpoint(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
     """Each checkpoint on the dev seeds; the best mean composite wins (a tie goes to the later step)."""
     assert loop.run is not None, "the train stage sets the run"
@@ -125,7 +134,7 @@ def stage_checkpoint(loop: ImprovementLoop, progress: Progress) -> dict[str, Any
         loop.dev_evaluations = {**loop.dev_evaluations, str(checkpoint.pk): evaluation.pk}
         loop.save(update_fields=["dev_evaluations"])
         label = f"checkpoint {index + 1} of {len(checkpoints)} (step {checkpoint.step}) on dev seeds"
-        evaluation = evaluation_run_inline(evaluation, lambda f, m, i=index: progress((i + f) / len(checkpoints), m), label)
+        evaluation = evaluation_run_inline(evaluation, _share(progress, index, len(checkpoints)), label)
         mean = ((evaluation.aggregate or {}).get("composite") or {}).get("mean")
         table.append({"checkpoint": checkpoint.pk, "step": checkpoint.step, "evaluation": evaluation.pk, "composite": mean})
     best = max(table, key=lambda row: (row["composite"] if row["composite"] is not None else -1.0, row["step"]))

@@ -16,7 +16,7 @@ import pytest
 from tests.browser.conftest import ConsoleServer
 from tests.browser.test_console_e2e import login
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]  # ~1 min on a quiet machine; setup dominates on a loaded one
 
 PRELOAD = ("tests.lab.improve.clumsy",)
 EVALUATE = """
@@ -73,6 +73,7 @@ def test_a_researcher_takes_an_agent_around_the_loop_to_a_promoted_checkpoint(lo
     console, seeded = loop_console
     evaluation, tiny = seeded.split("|")
     page = login(browser, console, "rita")
+    page.set_default_timeout(60_000)  # a page of a loaded machine (the loop's worker shares the server's CPU)
     page.goto(f"{console.url}/evaluations/{evaluation}/")
     page.click("#improve-agent")
     page.wait_for_url(f"{console.url}/evaluations/{evaluation}/improve")
