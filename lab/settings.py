@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "lab.rollouts",
     "lab.diagnoses",
     "lab.runs",
+    "lab.improve",
     "lab.screenshots",
     "lab.console",
 ]

@@ -116,12 +116,19 @@ def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
     episodes = {
         e.pk: e for e in Episode.objects.filter(project=job.project, pk__in=job.episode_ids).select_related("task", "agent", "project")
     }
+    # A job found running (its worker died) resumes: an episode this job already answered is not diagnosed again,
+    # only its diagnoses that were not verified yet are.
+    answered = set(job.attempts.values_list("episode_id", flat=True)) if (job.agent_id or job.rule_anchor) else set()
     for episode_id in job.episode_ids:
         episode = episodes.get(episode_id)
         try:
             if episode is None:
                 raise DomainError("not_found", f"episode {episode_id} no longer exists")
-            diagnoses = _diagnose_one(job, episode)
+            if episode_id in answered:
+                pending = (Verification.UNVERIFIED, Verification.RUNNING)
+                diagnoses = list(Diagnosis.objects.filter(attempt__job=job, episode_id=episode_id, verification__in=pending))
+            else:
+                diagnoses = _diagnose_one(job, episode)
             if job.pivotal_anchor and not episode.passed:
                 episode_label_pivotal(episode=episode, anchor=job.pivotal_anchor)
             if job.verify:

@@ -1,8 +1,10 @@
 from django.urls import path
 
+from lab.improve.consumers import LoopStreamConsumer
 from lab.live.consumers import EpisodeStreamConsumer, RunStreamConsumer
 
 websocket_urlpatterns = [
     path("ws/episodes/<int:pk>/", EpisodeStreamConsumer.as_asgi()),
     path("ws/runs/<int:pk>/", RunStreamConsumer.as_asgi()),
+    path("ws/loops/<int:pk>/", LoopStreamConsumer.as_asgi()),
 ]

@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -41,6 +42,15 @@ from lab.trajectories.services import episode_to_record
 log = logging.getLogger(__name__)
 
 LAB_FIELDS = ("model", "output_dir", "data")  # set by the lab from base_model, the run folder and the frozen dataset
+
+
+@dataclass(frozen=True)
+class FrozenFile:
+    """A dataset frozen as a JSONL file: what run_create stores and the worker checks before training on it."""
+
+    path: str
+    sha256: str
+    episode_ids: tuple[int, ...] = ()
 
 
 def run_stream(run: TrainingRun | int) -> str:
@@ -104,15 +114,18 @@ def dataset_export(episode_ids: Iterable[int], handle: IO[str] | None = None) ->
 
 
 def run_create(*, project: Project, recipe: str, base_model: str, config: dict[str, Any], dataset_filters: dict[str, Any] | None = None,
-               name: str = "", user: Any = None, enqueue: bool = True) -> TrainingRun:  # fmt: skip
-    """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit."""
+               name: str = "", user: Any = None, enqueue: bool = True, dataset_file: FrozenFile | None = None) -> TrainingRun:  # fmt: skip
+    """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit.
+    `dataset_file` is a dataset frozen elsewhere (an improvement loop's): its path, sha256 and source episodes."""
     fields_check(TrainingRun, name=name, base_model=base_model, recipe=recipe)
     run_config_validate(recipe=recipe, base_model=base_model, config=config)
     run_model_paths(project=project, recipe=recipe, base_model=base_model, config=config)
     filters = {k: v for k, v in (dataset_filters or {}).items() if v not in (None, "")}
     episode_ids: list[int] = []
     digest = ""
-    if _uses_dataset(recipe):
+    if _uses_dataset(recipe) and dataset_file is not None:
+        filters, episode_ids, digest = {"file": dataset_file.path}, list(dataset_file.episode_ids), dataset_file.sha256
+    elif _uses_dataset(recipe):
         episode_ids = _frozen_episodes(project=project, filters=filters)
         if not episode_ids:
             raise DomainError("empty_dataset", f"no finished episodes match the dataset filters {filters}", fields=["dataset"])
@@ -244,6 +257,14 @@ def _dataset_placeholder(run: TrainingRun) -> dict[str, str]:
 
 
 def _write_dataset(run: TrainingRun, path: Path) -> Path:
+    if run.dataset_spec.get("file"):  # frozen elsewhere as a file: the bytes must still hash to what was frozen
+        data = Path(run.dataset_spec["file"]).read_bytes()
+        if hashlib.sha256(data).hexdigest() != run.dataset_hash:
+            raise RuntimeError(
+                f"the dataset file {run.dataset_spec['file']} changed since launch (sha256 != frozen {run.dataset_hash[:12]}…)"
+            )
+        path.write_bytes(data)
+        return path
     with open(path, "w", encoding="utf-8") as handle:
         digest = dataset_export(run.episode_ids, handle)
     if digest != run.dataset_hash:

@@ -54,6 +54,12 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "get", f"/api/v1/rollouts/{BIG}/", None, 404, 404),
     ("api", "get", f"/api/v1/imports/{BIG}/", None, 404, 404),
     ("api", "get", f"/api/v1/diagnoses/jobs/{BIG}/", None, 404, 404),
+    ("api", "get", f"/api/v1/loops/{BIG}/", None, 404, 404),
+    ("api", "post", f"/api/v1/loops/{BIG}/promote/", None, 404, 404),
+    ("api", "get", f"/api/v1/loops/failing/?evaluation={BIG}", None, 400, 404),
+    ("api", "post", "/api/v1/loops/", {"project": "acme", "evaluation": BIG, "config": {}}, 400, 404),
+    ("api", "post", "/api/v1/loops/", {"project": "acme", "evaluation": "{evaluation}", "config": {"test_seeds": [BIG]}}, 400, 409),
+    ("api", "post", "/api/v1/loops/", {"project": "acme", "evaluation": "{evaluation}", "config": {"diagnoser": NUL}}, 400, 409),
     ("api", "get", f"/api/v1/diagnoses/attempts/?episode={BIG}", None, 400, 404),
     ("api", "get", f"/api/v1/diagnoses/?episode={BIG}", None, 400, 404),
     ("api", "get", f"/api/v1/diagnoses/credit/?episode={BIG}", None, 400, 404),
@@ -217,6 +223,9 @@ API: list[tuple[str, str, str, Any, int, int]] = [
 ]
 
 CONSOLE: list[tuple[str, str, str, Any, int, int]] = [
+    ("console", "get", f"/loops/{BIG}/", None, 404, 404),
+    ("console", "post", f"/loops/{BIG}/promote", None, 404, 404),
+    ("console", "post", "/evaluations/{evaluation}/improve", {"episodes": BIG, "test_seeds": NUL, "weight-anchors": "nan"}, 400, 409),
     ("console", "get", f"/episodes/{BIG}/", None, 404, 404),
     ("console", "get", "/episodes/?after=2024-02-30T00:00:00", None, 400, 400),
     ("console", "get", "/episodes/?task=%00", None, 400, 400),

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ImproveConfig(AppConfig):
+    name = "lab.improve"
+    label = "improve"
+    verbose_name = "Improvement loops"

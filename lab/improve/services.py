@@ -1,0 +1,183 @@
+"""Improvement loops: create one from an evaluation, run its stages as one resumable job, promote its checkpoint.
+
+    loop = loop_create(project=p, evaluation=e, episode_ids=[...], config={...}, user=u)   # queued; enqueued after commit
+    loop_run(loop_id=loop.pk, progress=callback)   # the Celery task's body and `manage.py improve run`; resumes
+    loop_promote(loop=loop, user=u)                # the chosen checkpoint becomes an agent config (lab.runs.services.checkpoint_agent)
+
+Stages (lab.improve.stages): select -> diagnose -> dataset -> train -> checkpoint (dev seeds) -> report (test
+seeds) -> promote. Progress and stage changes are live events on the stream "loop:<id>" (kind "stage": {stage,
+status, progress, message}). A failed stage leaves the loop failed at that stage; running it again resumes there.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from environments import registry
+from lab.edge import fields_check
+from lab.errors import Conflict, DomainError
+from lab.improve.config import loop_config_check
+from lab.improve.guard import loop_plan_check
+from lab.improve.models import AUTOMATIC_STAGES, ImprovementLoop, Stage
+from lab.improve.stages import STAGE_FUNCTIONS
+from lab.jobs import JobStatus, job_user
+from lab.live.services import live_publish
+from lab.projects.models import Project
+from lab.rollouts.models import Evaluation
+from lab.rollouts.selectors import evaluation_episodes
+from lab.runs.services import checkpoint_agent, run_config_validate, run_model_paths
+from lab.trajectories.models import AgentConfig, Episode
+
+log = logging.getLogger(__name__)
+
+
+def loop_stream(loop: ImprovementLoop | int) -> str:
+    return f"loop:{loop if isinstance(loop, int) else loop.pk}"
+
+
+def failing_episodes(evaluation: Evaluation) -> list[Episode]:
+    """The evaluation's scored episodes that did not pass, by task and seed."""
+    return [e for e in evaluation_episodes(evaluation) if not e.passed]
+
+
+def loop_create(*, project: Project, evaluation: Evaluation, config: Any, episode_ids: Any = None, name: str = "", user: Any = None,
+                enqueue: bool = True) -> ImprovementLoop:  # fmt: skip
+    """Validate the plan (config, picked episodes, the leakage guard), store the loop queued and enqueue it after commit.
+    `episode_ids` None picks every failing episode of the evaluation (up to config max_episodes)."""
+    if evaluation.project_id != project.pk:
+        raise DomainError("not_found", f"no evaluation {evaluation.pk} in project {project.slug}", status=404, path="evaluation")
+    if evaluation.status != JobStatus.FINISHED:
+        raise Conflict("evaluation_not_finished", f"evaluation {evaluation.pk} is {evaluation.status}; improve from a finished one",
+                       path="evaluation")  # fmt: skip
+    fields_check(ImprovementLoop, name=name)
+    config = loop_config_check(config, agent=evaluation.agent, evaluation=evaluation)
+    # What the train stage will hand the recipe, refused now rather than after diagnosis and the dataset.
+    run_config_validate(recipe=config["recipe"], base_model=config["base_model"], config=config["recipe_config"])
+    run_model_paths(project=project, recipe=config["recipe"], base_model=config["base_model"], config=config["recipe_config"])
+    if config["diagnoser"]["kind"] != "rule":
+        diagnoser = AgentConfig.objects.filter(project=project, name=config["diagnoser"]["name"]).first()
+        if diagnoser is None:
+            raise DomainError("not_found", f"no agent {config['diagnoser']['name']!r} in project {project.slug}", status=404,
+                              path="diagnoser.name")  # fmt: skip
+        if (diagnoser.kind == "scripted") != (config["diagnoser"]["kind"] == "anchor"):
+            want = "a scripted agent" if config["diagnoser"]["kind"] == "anchor" else "a model agent (hf, vllm, openai)"
+            raise DomainError("invalid_loop", f"diagnoser.name: {diagnoser.name!r} is a {diagnoser.kind} agent; give {want}",
+                              path="diagnoser.name")  # fmt: skip
+    failing = {e.pk: e for e in failing_episodes(evaluation)}
+    if episode_ids is None:
+        episode_ids = sorted(failing)[: config["max_episodes"]]
+    if not isinstance(episode_ids, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in episode_ids):
+        raise DomainError("invalid_episodes", f"episodes must be a list of episode ids, got {episode_ids!r}"[:300], path="episodes")
+    if not episode_ids:
+        raise DomainError("invalid_episodes", f"evaluation {evaluation.pk} has no failing episodes to improve on", path="episodes")
+    if len(episode_ids) > config["max_episodes"]:
+        raise DomainError("invalid_episodes", f"{len(episode_ids)} episodes picked; at most max_episodes={config['max_episodes']}",
+                          path="episodes")  # fmt: skip
+    strangers = sorted(set(episode_ids) - set(failing))
+    if strangers:
+        raise DomainError("invalid_episodes", f"episode {strangers[0]} is not a failing episode of evaluation {evaluation.pk}",
+                          path="episodes")  # fmt: skip
+    env = registry.task_set(evaluation.task_set)[0].env
+    successes = [e for e in evaluation_episodes(evaluation) if e.passed]
+    loop_plan_check(config=config, episode_keys=[(env, failing[i].task.key, int(failing[i].seed or 0)) for i in episode_ids],
+                    success_keys=[(env, e.task.key, int(e.seed or 0)) for e in successes])  # fmt: skip
+    with transaction.atomic():
+        loop = ImprovementLoop.objects.create(
+            project=project, evaluation=evaluation, agent=evaluation.agent, config=config, episode_ids=sorted(set(episode_ids)),
+            name=name or f"improve {evaluation.agent.name} ({config['recipe']})", created_by=job_user(user),
+        )  # fmt: skip
+        _publish(loop, "queued")
+        if enqueue:
+            transaction.on_commit(lambda: loop_enqueue(loop))
+    return loop
+
+
+def loop_enqueue(loop: ImprovementLoop) -> None:
+    from lab.improve.tasks import run_loop
+
+    run_loop.apply_async(args=[loop.pk], queue="gpu")  # it trains and runs local models
+
+
+def _publish(loop: ImprovementLoop, message: str) -> None:
+    live_publish(stream=loop_stream(loop), kind="stage",
+                 payload={"stage": loop.stage, "status": loop.status, "progress": loop.progress, "message": message})  # fmt: skip
+
+
+def _stage_mark(loop: ImprovementLoop, stage: str, **values: Any) -> None:
+    loop.stages = {**loop.stages, stage: {**loop.stages.get(stage, {}), **values}}
+
+
+def loop_run(*, loop_id: int, progress: Any = None) -> ImprovementLoop:
+    """Run the loop from its current stage through the report. A loop found running (its worker died) or failed
+    resumes at its stage; each stage skips what it finished before. Promotion is left to a researcher."""
+    loop = ImprovementLoop.objects.select_related("project", "agent", "evaluation").get(pk=loop_id)
+    if loop.stage in (Stage.PROMOTE, Stage.DONE) or loop.status == JobStatus.CANCELLED:
+        return loop
+    loop.status, loop.error, loop.started_at = JobStatus.RUNNING, "", loop.started_at or timezone.now()
+    loop.save(update_fields=["status", "error", "started_at"])
+    for stage in AUTOMATIC_STAGES[AUTOMATIC_STAGES.index(Stage(loop.stage)) :]:
+        loop.stage, loop.progress = stage, 0.0
+        _stage_mark(loop, stage, status="running", started_at=loop.stages.get(stage, {}).get("started_at") or timezone.now().isoformat())
+        loop.save(update_fields=["stage", "progress", "stages"])
+        _publish(loop, f"{stage} started")
+
+        def report(fraction: float, message: str, stage: str = stage) -> None:
+            loop.progress = max(0.0, min(1.0, fraction))
+            ImprovementLoop.objects.filter(pk=loop.pk).update(progress=loop.progress)
+            _publish(loop, message)
+            if progress is not None:
+                progress(stage, loop.progress, message)
+
+        try:
+            detail = STAGE_FUNCTIONS[stage](loop, report)
+        except DatabaseError:
+            raise  # the task retries; the stage resumes
+        except Exception as exc:  # any failure is recorded on the loop at its stage, never left running
+            if not isinstance(exc, DomainError):
+                log.exception("loop %s failed at %s", loop.pk, stage)
+            message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+            loop.refresh_from_db(fields=["stages"])
+            _stage_mark(loop, stage, status="failed", error=message[:2000])
+            loop.status, loop.error, loop.ended_at = JobStatus.FAILED, message[:4000], timezone.now()
+            loop.save(update_fields=["stages", "status", "error", "ended_at"])
+            _publish(loop, f"{stage} failed: {message[:300]}")
+            return loop
+        loop.refresh_from_db(fields=["stages"])
+        _stage_mark(loop, stage, status="finished", ended_at=timezone.now().isoformat(), **detail)
+        loop.progress = 1.0
+        loop.save(update_fields=["stages", "progress"])
+    loop.stage, loop.status, loop.ended_at = Stage.PROMOTE, JobStatus.FINISHED, timezone.now()
+    loop.save(update_fields=["stage", "status", "ended_at"])
+    _publish(loop, "report ready: promote the checkpoint if it is better")
+    return loop
+
+
+def loop_resume(*, loop: ImprovementLoop) -> ImprovementLoop:
+    """Enqueue a failed loop again at the stage it failed in."""
+    if loop.status != JobStatus.FAILED:
+        raise Conflict("not_failed", f"loop {loop.pk} is {loop.status}; only a failed loop is resumed", path="loop")
+    ImprovementLoop.objects.filter(pk=loop.pk).update(status=JobStatus.QUEUED, ended_at=None)
+    loop.refresh_from_db()
+    transaction.on_commit(lambda: loop_enqueue(loop))
+    return loop
+
+
+def loop_promote(*, loop: ImprovementLoop, user: Any = None) -> AgentConfig:
+    """The chosen checkpoint as the project's agent config (with the starting agent's sampling and harness)."""
+    with transaction.atomic():
+        loop = ImprovementLoop.objects.select_for_update(of=("self",)).select_related("checkpoint__run__project", "agent").get(pk=loop.pk)
+        if loop.stage == Stage.DONE and loop.promoted_agent is not None:
+            return loop.promoted_agent
+        if loop.stage != Stage.PROMOTE or loop.checkpoint is None:
+            raise Conflict("not_reported", f"loop {loop.pk} is at stage {loop.stage}; promote after its report", path="loop")
+        agent = checkpoint_agent(checkpoint=loop.checkpoint, sampling=loop.agent.sampling or None, harness=loop.agent.harness or None)
+        loop.promoted_agent, loop.stage = agent, Stage.DONE
+        _stage_mark(loop, "promote", status="finished", ended_at=timezone.now().isoformat(), agent=agent.name,
+                    by=getattr(user, "username", "") or "")  # fmt: skip
+        loop.save(update_fields=["promoted_agent", "stage", "stages"])
+        _publish(loop, f"promoted as agent {agent.name}")
+    return agent

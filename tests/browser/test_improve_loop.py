@@ -1,0 +1,115 @@
+"""In chromium, about a minute: a researcher opens a finished evaluation with failing episodes, presses "Improve this
+agent", keeps every failing episode (select all), the expert's rule diagnoser and SFT on the tiny model, sets dev and
+test seeds, starts the loop, watches the chain advance live to the report, promotes the checkpoint and finds its
+lineage (diagnosis job, dataset, run) on the loop page and the new agent on the agents page."""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import ConsoleServer
+from tests.browser.test_console_e2e import login
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]  # ~1 min on a quiet machine; setup dominates on a loaded one
+
+PRELOAD = ("tests.lab.improve.clumsy",)
+EVALUATE = """
+from lab.projects.models import Project
+from lab.rollouts.evaluations import evaluation_launch
+from lab.rollouts.models import RolloutJob
+from lab.rollouts.services import rollout_run
+from lab.trajectories.models import AgentConfig
+project = Project.objects.get(slug="acme")
+agent = AgentConfig.objects.create(project=project, name="clumsy", kind="scripted", model="clumsy", harness={"max_turns": 3, "max_new_tokens": 12})
+evaluation = evaluation_launch(project=project, agent=agent, task_set="toolgym/chain", seeds=[0, 1, 2, 3], enqueue=False)
+for job in RolloutJob.objects.filter(evaluation=evaluation):
+    rollout_run(job_id=job.pk)
+print(evaluation.pk)
+"""
+
+
+@pytest.fixture(scope="module")
+def loop_console(tmp_path_factory: Any) -> Iterator[tuple[ConsoleServer, str]]:
+    from training.tiny import build_tiny_model
+
+    workdir = tmp_path_factory.mktemp("improve")
+    server = ConsoleServer(workdir, preload=PRELOAD)
+    server.env["PRACTICUM_MODEL_STORE"] = str(workdir / "models")
+    tiny = str(build_tiny_model(workdir / "models" / "tiny", seed=0))
+    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
+    server.manage("tests/browser/seed.py")
+    evaluation = server.manage("tests/browser/preload.py", ",".join(PRELOAD), "shell", "-v", "0", "-c", EVALUATE).strip().splitlines()[-1]
+    try:
+        _start_patiently(server)
+        yield server, f"{evaluation}|{tiny}"
+    finally:
+        server.stop()
+
+
+def _start_patiently(server: ConsoleServer, timeout: float = 240.0) -> None:
+    """ConsoleServer.start waits 60 s; on a loaded machine the server (which imports torch) can take longer."""
+    try:
+        server.start()
+        return
+    except AssertionError:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{server.url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        raise
+
+
+def test_a_researcher_takes_an_agent_around_the_loop_to_a_promoted_checkpoint(loop_console: Any, browser: Any, shoot: Any) -> None:
+    console, seeded = loop_console
+    evaluation, tiny = seeded.split("|")
+    page = login(browser, console, "rita")
+    page.set_default_timeout(60_000)  # a page of a loaded machine (the loop's worker shares the server's CPU)
+    page.goto(f"{console.url}/evaluations/{evaluation}/")
+    page.click("#improve-agent")
+    page.wait_for_url(f"{console.url}/evaluations/{evaluation}/improve")
+    boxes = page.locator('input[name="episodes"]')
+    assert boxes.count() == 2
+    page.click("#improve-select-all")  # clears every box, then ticks them all again
+    assert page.locator('input[name="episodes"]:checked').count() == 0
+    page.click("#improve-select-all")
+    assert page.locator('input[name="episodes"]:checked').count() == 2
+    page.select_option("select[name=diagnoser]", "rule:expert")
+    page.fill("input[name=weight-anchors]", "0")
+    page.select_option("#improve-recipe", "sft")
+    page.fill("input[name=base_model]", tiny)
+    page.fill("#improve-recipe-config", '{"max_steps": 2, "save_every": 1, "batch_size": 2, "learning_rate": 0.001, "device": "cpu"}')
+    page.fill("input[name=dev_seeds]", "10")
+    page.fill("input[name=test_seeds]", "1,20")  # seed 1 failed in the evaluation: its episode is in the picked set
+    page.click("#improve-start")
+    assert "the picked episodes contains toolgym/chain seed 1, which the loop tests on" in page.locator("#episodes-error").inner_text()
+    page.fill("input[name=test_seeds]", "20-21")
+    page.click("#improve-start")
+    page.wait_for_url(re.compile(r"/loops/\d+/$"))
+    shoot(page, "improve-loop-running")
+    page.wait_for_selector("#promote", timeout=150_000)  # the chain advances live to the report
+    assert page.locator("#loop-report").is_visible() and "composite" in page.locator("#loop-report").inner_text()
+    for stage in ("select", "diagnose", "dataset", "train", "checkpoint", "report"):
+        assert "finished" in page.locator(f"#stage-{stage}").inner_text(), stage
+    assert "2 diagnoses, 2 verified by replay" in page.locator("#stage-diagnose").inner_text()
+    page.click("#promote")
+    page.wait_for_selector("#promoted")
+    promoted = page.locator("#promoted").inner_text()
+    assert re.search(r"Promoted: run-\d+-step-\d+ \(hf, .*\), trained by run \d+ on dataset v1 from diagnosis job \d+\.", promoted), (
+        promoted
+    )
+    shoot(page, "improve-loop-promoted")
+    page.locator("#promoted a", has_text="run ").click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    name = promoted.split("Promoted: ")[1].split(" ")[0]
+    page.goto(f"{console.url}/agents/")
+    assert name in page.content()
