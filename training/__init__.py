@@ -37,6 +37,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "constitution": ("training.recipes.constitution", "ConstitutionConfig"),
     "hat": ("training.recipes.hat", "HATConfig"),
     "sft_grpo": ("training.recipes.sft_grpo", "SFTGRPOConfig"),
+    "federation": ("training.recipes.federation", "FederationConfig"),
 }
 
 

@@ -144,6 +144,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.arex",
     "training.experiments.graphcert",
     "training.experiments.optionsdesk",
+    "training.experiments.federation",
 )
 
 
