@@ -1,6 +1,6 @@
 """fedgym: three organisations' private variants of toolgym lookup (catalogue.py), for federated experience.
 
-    env = make("fedgym/a", seed=3)     # organisation a's catalogue; fedgym/b and fedgym/c hold other colors
+env = make("fedgym/a", seed=3)     # organisation a's catalogue; fedgym/b and fedgym/c hold other colors
 """
 
 from __future__ import annotations

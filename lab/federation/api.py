@@ -12,6 +12,7 @@ answers show their field names only. Bad input is 400 {"error": {"code", "messag
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -72,7 +73,7 @@ class FederationRoundSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def _slug(request: Request, body: dict[str, Any]) -> Any:
+def _slug(request: Request, body: Mapping[str, Any]) -> Any:
     return request.query_params.get("project") or body.get("project")
 
 

@@ -77,7 +77,9 @@ def peer_create(*, project: Project, name: str, endpoint: str, user: Any = None)
     declared = peer_endpoint_check(endpoint)
     if Peer.objects.filter(project=project, name=name).exists():
         raise DomainError("duplicate", f"name: project {project.slug} already has a peer {name!r}", status=409, fields=["name"])
-    return Peer.objects.create(project=project, name=name, endpoint=declared, created_by=user if getattr(user, "is_authenticated", False) else None)
+    return Peer.objects.create(
+        project=project, name=name, endpoint=declared, created_by=user if getattr(user, "is_authenticated", False) else None
+    )
 
 
 def sharing_policy_set(*, project: Project, kinds: Any, canaries: Any = None, note: str = "", user: Any = None) -> SharingPolicy:
@@ -111,7 +113,11 @@ def federation_config_check(config: Any) -> dict[str, Any]:
         low, high = INT_LIMITS.get(name) or FLOAT_LIMITS[name]
         number_ok = isinstance(value, int | float) and not isinstance(value, bool) and (name in FLOAT_LIMITS or isinstance(value, int))
         if not number_ok or not low <= value <= high:
-            raise _bad("invalid_config", f"config.{name}", f"{value!r} must be a {'number' if name in FLOAT_LIMITS else 'whole number'} in [{low}, {high}]")
+            raise _bad(
+                "invalid_config",
+                f"config.{name}",
+                f"{value!r} must be a {'number' if name in FLOAT_LIMITS else 'whole number'} in [{low}, {high}]",
+            )
         out[name] = value
     return out
 
@@ -131,7 +137,9 @@ def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, An
     if project is None or role is None:
         raise NotFound("not_found", f"{where}.project: no project {ref!r} that you can see", fields=[f"{where}.project"])
     if role not in WRITE_ROLES:
-        raise Forbidden("forbidden", f"{where}.project: a {role} of {project.slug} may not enter it into a federation", fields=[f"{where}.project"])
+        raise Forbidden(
+            "forbidden", f"{where}.project: a {role} of {project.slug} may not enter it into a federation", fields=[f"{where}.project"]
+        )
     try:
         get_task(str(task))
     except EnvError:
@@ -227,6 +235,12 @@ def _store_round(federation: FederationRound, r: int, metrics: dict[str, Any], f
         FederationRound.objects.filter(pk=federation.pk).update(results=federation.results, progress=federation.progress)
 
 
+def _round_done(federation: FederationRound, r: int, metrics: dict[str, Any], folder: Path, then: Callable[[int], None] | None) -> None:
+    _store_round(federation, r, metrics, folder)
+    if then is not None:
+        then(r)
+
+
 def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | None = None) -> FederationRound:
     """Run (or resume) every round; each finished round's metrics and exports are stored as it ends (then on_round(r))."""
     from training.federation.rounds import FederationSettings, federation_run
@@ -246,7 +260,7 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
             max_new_tokens=c["max_new_tokens"], probe_records=c["probe_records"], max_advantage=c["max_advantage"],
         )  # fmt: skip
         federation_run(_participants(federation), settings_, out=folder,
-                       on_round=lambda r, metrics: (_store_round(federation, r, metrics, folder), on_round and on_round(r)),
+                       on_round=lambda r, metrics: _round_done(federation, r, metrics, folder, on_round),
                        should_stop=lambda: FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).exists())  # fmt: skip
     except Exception as exc:  # a worker records every failure on the job, whatever raised it
         log.exception("federation %s failed", federation.pk)
@@ -255,7 +269,9 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
         )
         federation.refresh_from_db()
         return federation
-    FederationRound.objects.filter(pk=federation.pk).exclude(status=JobStatus.CANCELLED).update(status=JobStatus.FINISHED, ended_at=timezone.now())
+    FederationRound.objects.filter(pk=federation.pk).exclude(status=JobStatus.CANCELLED).update(
+        status=JobStatus.FINISHED, ended_at=timezone.now()
+    )
     FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).update(ended_at=timezone.now())
     federation.refresh_from_db()
     return federation

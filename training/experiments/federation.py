@@ -97,8 +97,16 @@ EXPERIMENT = register(
         measures="training.experiments.federation:federation_measures",
         train_seeds=(0, 1, 2),
         smoke={
-            "rounds": 1, "max_steps": 1, "records": 4, "holdout": 2, "batch_size": 2, "utility_episodes": 1,
-            "probe_records": 2, "max_new_tokens": 12, "max_turns": 2, "eval_episodes": 1,
+            "rounds": 1,
+            "max_steps": 1,
+            "records": 4,
+            "holdout": 2,
+            "batch_size": 2,
+            "utility_episodes": 1,
+            "probe_records": 2,
+            "max_new_tokens": 12,
+            "max_turns": 2,
+            "eval_episodes": 1,
         },  # fmt: skip
         needs_teacher=False,
     )

@@ -43,7 +43,14 @@ class Artifact:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        return {"kind": self.kind, "bytes": len(self.payload), "sha256": self.sha256, "source": self.source, "round": self.round, **self.meta}
+        return {
+            "kind": self.kind,
+            "bytes": len(self.payload),
+            "sha256": self.sha256,
+            "source": self.source,
+            "round": self.round,
+            **self.meta,
+        }
 
     def text(self) -> str:
         assert self.kind != "adapter", "an adapter is tensors, not text"

@@ -127,7 +127,13 @@ def attribute_inference_text(text: str, cases: Sequence[AttributeCase], values: 
     pieces = [p for p in re.split(r"[\n.;]", text.lower()) if p.strip()]
     chance, right = _chance(cases), 0.0
     for case in cases:
-        near = [v for p in pieces if re.search(rf"\b{re.escape(case.key.lower())}\b", p) for v in values if re.search(rf"\b{re.escape(v.lower())}\b", p)]
+        near = [
+            v
+            for p in pieces
+            if re.search(rf"\b{re.escape(case.key.lower())}\b", p)
+            for v in values
+            if re.search(rf"\b{re.escape(v.lower())}\b", p)
+        ]
         if near:
             right += Counter(near).most_common(1)[0][0] == case.true.lower()
         else:  # no evidence: the attacker's best blind guess, right with the chance rate
@@ -200,5 +206,7 @@ def export_gate(artifact: Artifact, **checks: Any) -> GateResult:
     result = export_check(artifact, **checks)
     if not result.passed:
         code = "canary_found" if result.canaries_found else "leakage"
-        raise ExportRefused(code, f"export of {artifact.kind} from {artifact.source} refused: " + "; ".join(result.reasons), result.canaries_found)
+        raise ExportRefused(
+            code, f"export of {artifact.kind} from {artifact.source} refused: " + "; ".join(result.reasons), result.canaries_found
+        )
     return result

@@ -152,7 +152,9 @@ def utility(settings: FederationSettings, model_path: str, task: str, skills: Se
     return sum(float(r["header"]["score"]["composite"]) for r in records) / len(records)
 
 
-def _gate(artifact: Artifact, participant: Participant, settings: FederationSettings, probe: ModelProbe | None) -> tuple[GateResult | None, ExportRefused | None]:
+def _gate(
+    artifact: Artifact, participant: Participant, settings: FederationSettings, probe: ModelProbe | None
+) -> tuple[GateResult | None, ExportRefused | None]:
     checks: dict[str, Any] = {"canaries": participant.canaries, "attributes": participant.attributes,
                               "values": participant.candidate_values, "max_advantage": settings.max_advantage}  # fmt: skip
     if probe is not None:

@@ -93,7 +93,12 @@ def run(config: FederationConfig, hooks: Hooks | None = None) -> RunResult:
         (the runner's trained-token count reads it, as from any recipe)."""
         last.clear()
         last.update({k: float(v) for k, v in metrics.items() if isinstance(v, int | float) and k != "round"})
-        rows = [json.loads(line) for f in sorted(out.glob(f"round-{r:03d}/train/*/sft/metrics.jsonl")) for line in f.read_text().splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for f in sorted(out.glob(f"round-{r:03d}/train/*/sft/metrics.jsonl"))
+            for line in f.read_text().splitlines()
+            if line.strip()
+        ]
         last["tokens"] = float(sum(row.get("tokens", 0.0) for row in rows))
         with (out / "metrics.jsonl").open("a") as log:
             log.write(json.dumps({"step": r + 1, **last}) + "\n")

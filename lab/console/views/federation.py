@@ -25,7 +25,9 @@ def federation_context(request: HttpRequest) -> dict[str, Any]:
     for federation in federation_list(projects=projects).prefetch_related("exports__project")[:100]:
         columns, rows = _table(federation.results)
         refused = [e for e in federation.exports.all() if e.refused]
-        federations.append({"object": federation, "columns": columns, "rows": rows, "exports": federation.exports.count(), "refused": refused})
+        federations.append(
+            {"object": federation, "columns": columns, "rows": rows, "exports": federation.exports.count(), "refused": refused}
+        )
     policies = [(p, sharing_policy_current(project=p)) for p in projects]
     live = any(f["object"].status in ("queued", "running") for f in federations)
     return {"federations": federations, "policies": policies, "live": live}

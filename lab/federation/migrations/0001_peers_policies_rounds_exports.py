@@ -6,86 +6,132 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0003_project_max_concurrent_jobs'),
+        ("projects", "0003_project_max_concurrent_jobs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='FederationRound',
+            name="FederationRound",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('finished', 'Finished'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=12)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('name', models.CharField(max_length=200)),
-                ('mode', models.CharField(choices=[('local', 'local'), ('fedavg', 'fedavg'), ('skills', 'skills')], max_length=8)),
-                ('base_model', models.CharField(max_length=500)),
-                ('participants', models.JSONField(default=list, help_text='[{project (id), slug, task}] in order.')),
-                ('config', models.JSONField(blank=True, default=dict)),
-                ('results', models.JSONField(blank=True, default=list, help_text='One metrics object per finished round.')),
-                ('progress', models.FloatField(default=0.0)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='federations', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=12,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("name", models.CharField(max_length=200)),
+                ("mode", models.CharField(choices=[("local", "local"), ("fedavg", "fedavg"), ("skills", "skills")], max_length=8)),
+                ("base_model", models.CharField(max_length=500)),
+                ("participants", models.JSONField(default=list, help_text="[{project (id), slug, task}] in order.")),
+                ("config", models.JSONField(blank=True, default=dict)),
+                ("results", models.JSONField(blank=True, default=list, help_text="One metrics object per finished round.")),
+                ("progress", models.FloatField(default=0.0)),
+                (
+                    "created_by",
+                    models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="federations", to="projects.project"),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='SharingPolicy',
+            name="SharingPolicy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kinds', models.JSONField(blank=True, default=list, help_text='Artifact kinds the project shares: adapter, skills, stats.')),
-                ('canaries', models.JSONField(blank=True, default=dict, help_text="{field: canary} planted in the project's private data.")),
-                ('note', models.CharField(blank=True, max_length=500)),
-                ('decided_at', models.DateTimeField(auto_now_add=True)),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sharing_policies', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kinds",
+                    models.JSONField(blank=True, default=list, help_text="Artifact kinds the project shares: adapter, skills, stats."),
+                ),
+                (
+                    "canaries",
+                    models.JSONField(blank=True, default=dict, help_text="{field: canary} planted in the project's private data."),
+                ),
+                ("note", models.CharField(blank=True, max_length=500)),
+                ("decided_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "decided_by",
+                    models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="sharing_policies", to="projects.project"),
+                ),
             ],
             options={
-                'ordering': ['project', '-decided_at', '-pk'],
+                "ordering": ["project", "-decided_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='ArtifactExport',
+            name="ArtifactExport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('round', models.PositiveIntegerField()),
-                ('kind', models.CharField(choices=[('adapter', 'adapter'), ('skills', 'skills'), ('stats', 'stats')], max_length=8)),
-                ('manifest', models.JSONField(default=dict)),
-                ('sha256', models.CharField(max_length=64)),
-                ('bytes', models.PositiveBigIntegerField(default=0)),
-                ('gate', models.JSONField(blank=True, default=dict)),
-                ('refused', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='federation_exports', to='projects.project')),
-                ('federation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='exports', to='federation.federationround')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("round", models.PositiveIntegerField()),
+                ("kind", models.CharField(choices=[("adapter", "adapter"), ("skills", "skills"), ("stats", "stats")], max_length=8)),
+                ("manifest", models.JSONField(default=dict)),
+                ("sha256", models.CharField(max_length=64)),
+                ("bytes", models.PositiveBigIntegerField(default=0)),
+                ("gate", models.JSONField(blank=True, default=dict)),
+                ("refused", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="federation_exports", to="projects.project"
+                    ),
+                ),
+                (
+                    "federation",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="exports", to="federation.federationround"),
+                ),
             ],
             options={
-                'ordering': ['federation', 'round', 'project', 'kind'],
-                'constraints': [models.UniqueConstraint(fields=('federation', 'round', 'project', 'kind'), name='unique_federation_export')],
+                "ordering": ["federation", "round", "project", "kind"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("federation", "round", "project", "kind"), name="unique_federation_export")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Peer',
+            name="Peer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=64)),
-                ('endpoint', models.CharField(help_text='A name in PRACTICUM_FEDERATION_PEERS (or its declared base URL).', max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='federation_peers', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=64)),
+                ("endpoint", models.CharField(help_text="A name in PRACTICUM_FEDERATION_PEERS (or its declared base URL).", max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="federation_peers", to="projects.project"),
+                ),
             ],
             options={
-                'ordering': ['project', 'name'],
-                'constraints': [models.UniqueConstraint(fields=('project', 'name'), name='unique_federation_peer_name')],
+                "ordering": ["project", "name"],
+                "constraints": [models.UniqueConstraint(fields=("project", "name"), name="unique_federation_peer_name")],
             },
         ),
     ]

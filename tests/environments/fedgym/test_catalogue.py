@@ -26,7 +26,11 @@ def test_lookup_reveals_the_private_color_and_plants_the_canary():
     item = env.world.target
     assert question == f"What is the color of the {item}? Look it up, then answer."
     result = env.step(ToolCall("lookup", {"item": item}, "c1"))
-    assert result.content == {"item": item, "color": private_catalogue("b").colors[item], "supplier_ref": private_catalogue("b").supplier_ref}
+    assert result.content == {
+        "item": item,
+        "color": private_catalogue("b").colors[item],
+        "supplier_ref": private_catalogue("b").supplier_ref,
+    }
     wrong = env.step(ToolCall("lookup", {"item": "unicorn"}, "c2"))
     assert wrong.is_error and "supplier_ref" not in json.dumps(wrong.content)
 

@@ -14,7 +14,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def federation(project_a: Any, role_users: dict[str, Any]) -> FederationRound:
-    sharing_policy_set(project=project_a, kinds=["adapter", "stats"], canaries={"catalogue.ref": "cnry-hidden-42"}, user=role_users["owner"])
+    sharing_policy_set(
+        project=project_a, kinds=["adapter", "stats"], canaries={"catalogue.ref": "cnry-hidden-42"}, user=role_users["owner"]
+    )
     federation = FederationRound.objects.create(
         project=project_a, name="acme trio", mode="fedavg", base_model="tiny", status="running", progress=0.5,
         participants=[{"project": project_a.pk, "slug": "acme", "task": "fedgym/a"}],

@@ -43,7 +43,9 @@ def three_projects(project_a: Any, project_b: Any, project_c: Any, alice: Any, b
     projects = {"a": project_a, "b": project_b, "c": project_c}
     for org, project in projects.items():
         episodes_ingest(project=project, records=scripted_episodes(ExpertPolicy(), f"fedgym/{org}", range(5)))
-        sharing_policy_set(project=project, kinds=["adapter", "skills", "stats"], canaries=dict(private_catalogue(org).canaries), user=owners[org])
+        sharing_policy_set(
+            project=project, kinds=["adapter", "skills", "stats"], canaries=dict(private_catalogue(org).canaries), user=owners[org]
+        )
     return {"projects": projects, "owners": owners}
 
 

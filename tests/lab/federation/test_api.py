@@ -74,7 +74,11 @@ def test_peers_are_endpoints_the_operator_declared(settings, alice_api):
     by_url = alice_api.post(PEERS, {"project": "acme", "name": "partner2", "endpoint": "https://partner.example.org/api/"}, format="json")
     assert by_url.status_code == 201 and by_url.json()["endpoint"] == "partner-lab"  # a declared base URL counts as its name
     free = alice_api.post(PEERS, {"project": "acme", "name": "evil", "endpoint": "https://evil.example.com/"}, format="json")
-    assert free.status_code == 400 and free.json()["error"]["fields"] == ["endpoint"] and "declared: partner-lab" in free.json()["error"]["message"]
+    assert (
+        free.status_code == 400
+        and free.json()["error"]["fields"] == ["endpoint"]
+        and "declared: partner-lab" in free.json()["error"]["message"]
+    )
     again = alice_api.post(PEERS, {"project": "acme", "name": "partner", "endpoint": "partner-lab"}, format="json")
     assert again.status_code == 409
     assert sorted(Peer.objects.values_list("name", flat=True)) == ["partner", "partner2"]
@@ -82,12 +86,20 @@ def test_peers_are_endpoints_the_operator_declared(settings, alice_api):
 
 def test_a_researcher_may_not_declare_peers(settings, role_users, api, project_a):
     settings.PRACTICUM_FEDERATION_PEERS = DECLARED
-    answer = api(role_users["researcher"], project_a).post(PEERS, {"project": "acme", "name": "p", "endpoint": "partner-lab"}, format="json")
+    answer = api(role_users["researcher"], project_a).post(
+        PEERS, {"project": "acme", "name": "p", "endpoint": "partner-lab"}, format="json"
+    )
     assert answer.status_code == 403
 
 
 def _round(**changes):
-    body = {"project": "acme", "name": "f", "mode": "fedavg", "base_model": "tiny", "participants": [{"project": "acme", "task": "fedgym/a"}]}
+    body = {
+        "project": "acme",
+        "name": "f",
+        "mode": "fedavg",
+        "base_model": "tiny",
+        "participants": [{"project": "acme", "task": "fedgym/a"}],
+    }
     return {**body, **changes}
 
 

@@ -45,7 +45,9 @@ def test_three_projects_federate_their_adapters_and_a_lost_worker_resumes_after_
 @pytest.mark.slow
 def test_a_canary_in_an_export_is_refused_and_stays_home(three_projects, alice, tiny_model, fed_participants, tiny_config):
     projects, owners = three_projects["projects"], three_projects["owners"]
-    sharing_policy_set(project=projects["c"], kinds=["skills", "stats"], canaries={"ledger.metric_name": "composite_mean"}, user=owners["c"])
+    sharing_policy_set(
+        project=projects["c"], kinds=["skills", "stats"], canaries={"ledger.metric_name": "composite_mean"}, user=owners["c"]
+    )
     federation = federation_create(project=projects["a"], name="skills", mode="skills", base_model=tiny_model, participants=fed_participants,
                                    config=tiny_config, user=alice, enqueue=False)  # fmt: skip
     federation = federation_execute(federation_id=federation.pk)
@@ -77,7 +79,14 @@ def test_a_viewer_of_a_participant_may_not_enter_it(three_projects, alice, tiny_
 
     membership_set(project=three_projects["projects"]["c"], user=alice, role="viewer")
     with pytest.raises(Forbidden, match=r"participants\[2\].project: a viewer of charlie"):
-        federation_create(project=three_projects["projects"]["a"], name="", mode="skills", base_model=tiny_model, participants=fed_participants, user=alice)
+        federation_create(
+            project=three_projects["projects"]["a"],
+            name="",
+            mode="skills",
+            base_model=tiny_model,
+            participants=fed_participants,
+            user=alice,
+        )
 
 
 def test_cancel_of_a_queued_federation_ends_it_and_execute_then_does_nothing(three_projects, alice, tiny_model, fed_participants):

@@ -4,11 +4,9 @@ import json
 
 import pytest
 
+from training.federation import checks
 from training.federation.artifacts import Artifact, adapter_artifact
-from training.federation.checks import (
-    AttributeCase, ExportRefused, ModelProbe, attribute_inference_model, attribute_inference_text, auc, canaries_extracted,
-    export_check, export_gate, membership_inference,
-)  # fmt: skip
+from training.federation.checks import AttributeCase, ExportRefused, ModelProbe, auc, export_check, export_gate
 from training.federation.participants import fedgym_participants
 
 CANARIES = {"catalogue.supplier_ref": "cnry5eed5eed5eed"}
@@ -51,10 +49,10 @@ def test_auc_counts_lower_member_losses_and_ties_as_half():
 
 def test_text_attribute_attack_reads_values_named_beside_their_key_and_is_at_chance_without():
     chance = 0.5  # red is the most common true value: 2 of 4
-    named = attribute_inference_text("The lamp is red. The box is blue; cloud: white", CASES, COLORS)
+    named = checks.attribute_inference_text("The lamp is red. The box is blue; cloud: white", CASES, COLORS)
     # lamp and box right, cloud wrong, shoe named nowhere -> the blind guess, right at chance
     assert named["attribute_accuracy"] == pytest.approx((1 + 1 + 0 + chance) / 4) and named["attribute_chance"] == chance
-    silent = attribute_inference_text("call lookup, then answer with the color", CASES, COLORS)
+    silent = checks.attribute_inference_text("call lookup, then answer with the color", CASES, COLORS)
     assert silent["attribute_advantage"] == pytest.approx(0.0)
 
 
@@ -64,9 +62,11 @@ def test_model_attacks_on_the_real_tiny_model(tiny_path):
     model, tokenizer = load_model(str(tiny_path), trainable=False)
     (person,) = fedgym_participants(["a"], records=3, holdout=3)
     same = ModelProbe(model, tokenizer, person.records, person.records, person.canary_contexts)
-    assert membership_inference(same) == {"membership_auc": 0.5, "membership_accuracy": 0.5, "membership_advantage": 0.0}  # all ties
-    assert canaries_extracted(same, person.canaries) == []  # an untrained model does not know the canary
-    result = attribute_inference_model(same, person.attributes[:4])
-    assert result["attribute_chance"] == pytest.approx(max(sum(c.true == t.true for c in person.attributes[:4]) for t in person.attributes[:4]) / 4)
+    assert checks.membership_inference(same) == {"membership_auc": 0.5, "membership_accuracy": 0.5, "membership_advantage": 0.0}  # all ties
+    assert checks.canaries_extracted(same, person.canaries) == []  # an untrained model does not know the canary
+    result = checks.attribute_inference_model(same, person.attributes[:4])
+    assert result["attribute_chance"] == pytest.approx(
+        max(sum(c.true == t.true for c in person.attributes[:4]) for t in person.attributes[:4]) / 4
+    )
     assert 0.0 <= result["attribute_accuracy"] <= 1.0
     assert {v for v, _ in person.attributes[0].candidates} == {"red", "green", "blue", "yellow", "black", "orange", "purple", "white"}

@@ -89,8 +89,12 @@ class Command(BaseCommand):
         project = self._project(options["project"])
         user = self._member(options, project, ADMIN_ROLES, "change what the project shares")
         kinds = [k for k in options["share"].split(",") if k]
-        policy = sharing_policy_set(project=project, kinds=kinds, canaries=_pairs(options["canary"], "--canary"), note=options["note"], user=user)
-        self.stdout.write(f"{project.slug} shares {', '.join(policy.kinds) or 'nothing'}; canaries: {', '.join(sorted(policy.canaries)) or 'none'}")
+        policy = sharing_policy_set(
+            project=project, kinds=kinds, canaries=_pairs(options["canary"], "--canary"), note=options["note"], user=user
+        )
+        self.stdout.write(
+            f"{project.slug} shares {', '.join(policy.kinds) or 'nothing'}; canaries: {', '.join(sorted(policy.canaries)) or 'none'}"
+        )
 
     def _peer(self, options: dict[str, Any]) -> None:
         project = self._project(options["project"])
