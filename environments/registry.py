@@ -24,6 +24,7 @@ ENV_PACKAGES: list[str] = [
     "environments.storebench",
     "environments.phantom",
     "environments.toolgym",
+    "environments.fedgym",
     "environments.improve",
     "environments.servicedesk",
     "environments.riskprobe",

@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 
 from lab.console.api import FidelityReportView
 from lab.diagnoses.api import DiagnosisViewSet
+from lab.federation.api import FederationRoundViewSet, PeerViewSet, SharingPolicyViewSet
 from lab.improve.api import ImprovementLoopViewSet
 from lab.rollouts.agents_api import AgentConfigViewSet
 from lab.rollouts.api import CheckpointEvaluateView, ComparisonViewSet, EvaluationViewSet, RolloutViewSet
@@ -30,6 +31,9 @@ router.register("evaluations", EvaluationViewSet, basename="evaluation")
 router.register("comparisons", ComparisonViewSet, basename="comparison")
 router.register("rollouts", RolloutViewSet, basename="rollout")
 router.register("loops", ImprovementLoopViewSet, basename="loop")
+router.register("federation/peers", PeerViewSet, basename="federation-peer")
+router.register("federation/policies", SharingPolicyViewSet, basename="federation-policy")
+router.register("federation/rounds", FederationRoundViewSet, basename="federation-round")
 
 urlpatterns = [
     path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),

@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "lab.runs",
     "lab.improve",
     "lab.screenshots",
+    "lab.federation",
     "lab.console",
 ]
 
@@ -252,6 +253,9 @@ PRACTICUM_ENDPOINTS = env_endpoints("PRACTICUM_ENDPOINTS", defaults=_IMPLIED_END
 # unless inside one of PRACTICUM_ALLOWED_PRIVATE_NETWORKS (comma-separated CIDRs).
 PRACTICUM_ALLOW_FREE_ENDPOINTS = env_bool("PRACTICUM_ALLOW_FREE_ENDPOINTS", False)
 PRACTICUM_ALLOWED_PRIVATE_NETWORKS = env_networks("PRACTICUM_ALLOWED_PRIVATE_NETWORKS")
+# Federation peers (other installations a project may exchange artifacts with), declared like the endpoints above:
+# a JSON object {name: {"base_url": URL, "key_env": VAR}}. A project's Peer names one of these, never a free URL.
+PRACTICUM_FEDERATION_PEERS = env_endpoints("PRACTICUM_FEDERATION_PEERS", defaults={})
 
 LOGGING = {
     "version": 1,

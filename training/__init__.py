@@ -38,6 +38,7 @@ RECIPES: dict[str, tuple[str, str]] = {
     "hat": ("training.recipes.hat", "HATConfig"),
     "sft_grpo": ("training.recipes.sft_grpo", "SFTGRPOConfig"),
     "advsim": ("training.recipes.advsim", "AdvSimConfig"),
+    "federation": ("training.recipes.federation", "FederationConfig"),
 }
 
 

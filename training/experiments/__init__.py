@@ -155,6 +155,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.optionsdesk",
     "training.experiments.storebench_loop",
     "training.experiments.advsim",
+    "training.experiments.federation",
 )
 
 

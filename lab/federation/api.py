@@ -1,0 +1,145 @@
+"""Federation over the API: peers, sharing policies, federations and their exports.
+
+    GET  /api/v1/federation/peers/                  POST {"project", "name", "endpoint"}            (owner)
+    GET  /api/v1/federation/policies/?project=SLUG  POST {"project", "kinds": [...], "canaries": {field: canary}, "note"}  (owner)
+    GET  /api/v1/federation/rounds/                 POST {"project", "name", "mode", "base_model", "participants": [{"project", "task"}], "config"}
+    GET  /api/v1/federation/rounds/<id>/exports/    POST /api/v1/federation/rounds/<id>/cancel/
+
+Launching and cancelling need the owner or researcher role in the coordinating project and in every participant
+(a project the caller cannot see is 404); peers and policies are the owner's. A policy's canaries are private:
+answers show their field names only. Bad input is 400 {"error": {"code", "message", "fields"}} naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from lab.api_params import body_field, body_object
+from lab.federation.models import ArtifactExport, FederationRound, Peer, SharingPolicy
+from lab.federation.selectors import export_list, federation_get, federation_list, peer_list, sharing_policy_list
+from lab.federation.services import federation_cancel, federation_create, peer_create, sharing_policy_set
+from lab.projects.models import ADMIN_ROLES, WRITE_ROLES
+from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.schema import PROJECT_PARAMETER
+
+
+class PeerSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Peer
+        fields = ["id", "project", "name", "endpoint", "created_at"]
+        read_only_fields = fields
+
+
+class SharingPolicySerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    decided_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    canary_fields = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SharingPolicy
+        fields = ["id", "project", "kinds", "canary_fields", "note", "decided_by", "decided_at"]
+        read_only_fields = fields
+
+    def get_canary_fields(self, policy: SharingPolicy) -> list[str]:
+        return sorted(policy.canaries)  # never the values
+
+
+class ArtifactExportSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = ArtifactExport
+        fields = ["id", "round", "project", "kind", "manifest", "sha256", "bytes", "gate", "refused", "created_at"]
+        read_only_fields = fields
+
+
+class FederationRoundSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = FederationRound
+        fields = ["id", "project", "name", "mode", "base_model", "participants", "config", "results", "status", "progress", "error",
+                  "created_at", "started_at", "ended_at"]  # fmt: skip
+        read_only_fields = fields
+
+
+def _slug(request: Request, body: Mapping[str, Any]) -> Any:
+    return request.query_params.get("project") or body.get("project")
+
+
+@extend_schema(tags=["federation"])
+class PeerViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = PeerSerializer
+
+    def get_queryset(self) -> Any:
+        return peer_list(projects=visible_projects(self.request))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: PeerSerializer}, parameters=[PROJECT_PARAMETER])
+    def create(self, request: Request) -> Response:
+        body = body_object(request)
+        project = write_project(request, _slug(request, body), roles=ADMIN_ROLES, action="declare federation peers")
+        peer = peer_create(project=project, name=body_field(body, "name", str, ""), endpoint=body_field(body, "endpoint", str, ""),
+                           user=request.user)  # fmt: skip
+        return Response(PeerSerializer(peer).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["federation"])
+class SharingPolicyViewSet(viewsets.ReadOnlyModelViewSet):
+    """Every decision, newest first (the first one per project holds)."""
+
+    serializer_class = SharingPolicySerializer
+
+    def get_queryset(self) -> Any:
+        return sharing_policy_list(projects=visible_projects(self.request))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: SharingPolicySerializer}, parameters=[PROJECT_PARAMETER])
+    def create(self, request: Request) -> Response:
+        body = body_object(request)
+        project = write_project(request, _slug(request, body), roles=ADMIN_ROLES, action="change what the project shares")
+        policy = sharing_policy_set(project=project, kinds=body.get("kinds"), canaries=body.get("canaries"),
+                                    note=body_field(body, "note", str, ""), user=request.user)  # fmt: skip
+        return Response(SharingPolicySerializer(policy).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["federation"])
+class FederationRoundViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = FederationRoundSerializer
+
+    def get_queryset(self) -> Any:
+        return federation_list(projects=visible_projects(self.request))
+
+    def get_object(self) -> FederationRound:
+        return federation_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: FederationRoundSerializer}, parameters=[PROJECT_PARAMETER])
+    def create(self, request: Request) -> Response:
+        body = body_object(request)
+        project = write_project(request, _slug(request, body), action="start federations")
+        federation = federation_create(
+            project=project, name=body_field(body, "name", str, ""), mode=body_field(body, "mode", str, ""),
+            base_model=body_field(body, "base_model", str, ""), participants=body.get("participants"), config=body.get("config") or {},
+            user=request.user,
+        )  # fmt: skip
+        return Response(FederationRoundSerializer(federation).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        federation = self.get_object()
+        require_role(request=request, project=federation.project, roles=WRITE_ROLES, action="cancel federations")
+        return Response(FederationRoundSerializer(federation_cancel(federation=federation)).data)
+
+    @extend_schema(responses=ArtifactExportSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def exports(self, request: Request, pk: str) -> Response:
+        return Response(ArtifactExportSerializer(export_list(federation=self.get_object()), many=True).data)

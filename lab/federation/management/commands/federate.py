@@ -1,0 +1,143 @@
+"""manage.py federate: sharing policies, peers and federation rounds from the shell (the same services as the API).
+
+    manage.py federate policy acme --user alice --share adapter,stats --canary catalogue.ref=cnry1234abcd
+    manage.py federate peer acme partner partner-lab --user alice          # a name in PRACTICUM_FEDERATION_PEERS
+    manage.py federate start acme --user alice --mode fedavg --base-model tiny --participant acme=fedgym/a \
+        --participant bravo=fedgym/b --set rounds=2 --run                   # --run: here, with a bar; else the workers
+    manage.py federate run 7                                               # run or resume federation 7 here
+    manage.py federate list [--project acme]
+
+--user names the member the action is recorded for; the same roles hold as on the API (the owner sets policies and
+peers; an owner or researcher of every participant project starts a federation).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from lab.errors import DomainError
+from lab.federation.models import FederationRound
+from lab.federation.services import federation_create, federation_execute, peer_create, sharing_policy_set
+from lab.projects.models import ADMIN_ROLES, WRITE_ROLES, Project
+from lab.projects.selectors import role_in
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"{flag} {item!r}: give KEY=VALUE")
+        out[key] = value
+    return out
+
+
+class Command(BaseCommand):
+    help = "Federated experience: sharing policies, peers, and federation rounds."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+        policy = sub.add_parser("policy", help="record what a project shares (owner)")
+        policy.add_argument("project")
+        policy.add_argument("--user", required=True)
+        policy.add_argument("--share", default="", help="comma list of adapter, skills, stats (empty: nothing)")
+        policy.add_argument("--canary", action="append", default=[], help="FIELD=CANARY planted in the project's private data")
+        policy.add_argument("--note", default="")
+        peer = sub.add_parser("peer", help="declare a peer by an endpoint name the operator declared (owner)")
+        peer.add_argument("project")
+        peer.add_argument("name")
+        peer.add_argument("endpoint")
+        peer.add_argument("--user", required=True)
+        start = sub.add_parser("start", help="start a federation between projects")
+        start.add_argument("project", help="the coordinating project")
+        start.add_argument("--user", required=True)
+        start.add_argument("--mode", required=True, choices=["local", "fedavg", "skills"])
+        start.add_argument("--base-model", required=True)
+        start.add_argument("--participant", action="append", default=[], help="PROJECT=TASK, once per participant")
+        start.add_argument("--set", action="append", default=[], help="config KEY=VALUE (rounds, local_steps, lora_r, ...)")
+        start.add_argument("--name", default="")
+        start.add_argument("--run", action="store_true", help="run it here instead of enqueueing it")
+        run = sub.add_parser("run", help="run or resume a federation here")
+        run.add_argument("id", type=int)
+        listing = sub.add_parser("list", help="federations with their per-round metrics")
+        listing.add_argument("--project", default="")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            getattr(self, f"_{options['action']}")(options)
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+
+    def _member(self, options: dict[str, Any], project: Project, roles: frozenset[str], action: str) -> Any:
+        user = get_user_model().objects.filter(username=options["user"]).first()
+        role = role_in(user=user, project=project) if user else None
+        if role not in roles:
+            raise CommandError(f"--user {options['user']!r}: a {role or 'non-member'} of {project.slug} may not {action}")
+        return user
+
+    def _project(self, slug: str) -> Project:
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise CommandError(f"no project {slug!r}")
+        return project
+
+    def _policy(self, options: dict[str, Any]) -> None:
+        project = self._project(options["project"])
+        user = self._member(options, project, ADMIN_ROLES, "change what the project shares")
+        kinds = [k for k in options["share"].split(",") if k]
+        policy = sharing_policy_set(
+            project=project, kinds=kinds, canaries=_pairs(options["canary"], "--canary"), note=options["note"], user=user
+        )
+        self.stdout.write(
+            f"{project.slug} shares {', '.join(policy.kinds) or 'nothing'}; canaries: {', '.join(sorted(policy.canaries)) or 'none'}"
+        )
+
+    def _peer(self, options: dict[str, Any]) -> None:
+        project = self._project(options["project"])
+        user = self._member(options, project, ADMIN_ROLES, "declare federation peers")
+        peer = peer_create(project=project, name=options["name"], endpoint=options["endpoint"], user=user)
+        self.stdout.write(f"peer {peer.name} -> {peer.endpoint}")
+
+    def _start(self, options: dict[str, Any]) -> None:
+        project = self._project(options["project"])
+        user = self._member(options, project, WRITE_ROLES, "start federations")
+        participants = [{"project": p, "task": t} for p, t in _pairs(options["participant"], "--participant").items()]
+        config: dict[str, Any] = {}
+        for key, raw in _pairs(options["set"], "--set").items():
+            try:
+                config[key] = json.loads(raw)
+            except json.JSONDecodeError:
+                raise CommandError(f"--set {key}={raw!r}: give a number") from None
+        federation = federation_create(project=project, name=options["name"], mode=options["mode"], base_model=options["base_model"],
+                                       participants=participants, config=config, user=user, enqueue=not options["run"])  # fmt: skip
+        self.stdout.write(f"federation {federation.pk}: {federation.mode}, {len(federation.participants)} participants")
+        if options["run"]:
+            self._run({"id": federation.pk})
+
+    def _run(self, options: dict[str, Any]) -> None:
+        from tqdm import tqdm
+
+        federation = FederationRound.objects.filter(pk=options["id"]).first()
+        if federation is None:
+            raise CommandError(f"no federation {options['id']}")
+        with tqdm(total=int(federation.config.get("rounds", 1)), desc=f"federation {federation.pk}", unit="round") as bar:
+            federation = federation_execute(federation_id=federation.pk, on_round=lambda r: bar.update(1))
+        self.stdout.write(f"federation {federation.pk}: {federation.status}{' - ' + federation.error if federation.error else ''}")
+        self._table(federation)
+
+    def _list(self, options: dict[str, Any]) -> None:
+        federations = FederationRound.objects.all().select_related("project")
+        if options["project"]:
+            federations = federations.filter(project__slug=options["project"])
+        for federation in federations[:50]:
+            self.stdout.write(f"#{federation.pk} {federation.name} [{federation.project.slug}] {federation.mode} {federation.status}")
+            self._table(federation)
+
+    def _table(self, federation: FederationRound) -> None:
+        for metrics in federation.results:
+            shown = {k: v for k, v in metrics.items() if k not in ("mode",)}
+            self.stdout.write("  " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()))

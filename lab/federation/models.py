@@ -1,0 +1,92 @@
+"""Federated experience in the lab: the peers an operator allows, what each project shares, federation rounds and
+every artifact they exported (training/federation does the work; lab/federation/services.py drives it)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from lab.jobs import Job
+from lab.projects.models import Project
+
+ARTIFACT_KINDS = ("adapter", "skills", "stats")
+MODES = ("local", "fedavg", "skills")
+MODE_KIND = {"fedavg": "adapter", "skills": "skills"}  # what a mode needs each participant's policy to share
+
+
+class Peer(models.Model):
+    """Another Practicum installation a project may exchange artifacts with, by an endpoint name the operator
+    declared (settings.PRACTICUM_FEDERATION_PEERS), never a free URL."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="federation_peers")
+    name = models.CharField(max_length=64)
+    endpoint = models.CharField(max_length=64, help_text="A name in PRACTICUM_FEDERATION_PEERS (or its declared base URL).")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="unique_federation_peer_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} -> {self.endpoint}"
+
+
+class SharingPolicy(models.Model):
+    """An owner's decision of what the project shares; every decision is a new row (the latest one holds), so who
+    decided what, and when, stays on record. `canaries` are private: the API shows their field names only."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sharing_policies")
+    kinds = models.JSONField(default=list, blank=True, help_text="Artifact kinds the project shares: adapter, skills, stats.")
+    canaries = models.JSONField(default=dict, blank=True, help_text="{field: canary} planted in the project's private data.")
+    note = models.CharField(max_length=500, blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-decided_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.project} shares {', '.join(self.kinds) or 'nothing'}"
+
+
+class FederationRound(Job):
+    """A federation between projects of this installation: `rounds` rounds of local training, gated exports,
+    aggregation and adaptation. `results` holds each finished round's metrics; a rerun resumes after the last one."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="federations")  # the coordinating project
+    name = models.CharField(max_length=200)
+    mode = models.CharField(max_length=8, choices=[(m, m) for m in MODES])
+    base_model = models.CharField(max_length=500)
+    participants = models.JSONField(default=list, help_text="[{project (id), slug, task}] in order.")
+    config = models.JSONField(default=dict, blank=True)
+    results = models.JSONField(default=list, blank=True, help_text="One metrics object per finished round.")
+    progress = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.mode})"
+
+
+class ArtifactExport(models.Model):
+    """One artifact a participant offered in a round: its manifest and what the gate said (refused ones included)."""
+
+    federation = models.ForeignKey(FederationRound, on_delete=models.CASCADE, related_name="exports")
+    round = models.PositiveIntegerField()
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="federation_exports")  # the source
+    kind = models.CharField(max_length=8, choices=[(k, k) for k in ARTIFACT_KINDS])
+    manifest = models.JSONField(default=dict)
+    sha256 = models.CharField(max_length=64)
+    bytes = models.PositiveBigIntegerField(default=0)
+    gate = models.JSONField(default=dict, blank=True)
+    refused = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["federation", "round", "project", "kind"]
+        constraints = [models.UniqueConstraint(fields=["federation", "round", "project", "kind"], name="unique_federation_export")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.project} in round {self.round}"
