@@ -15,7 +15,7 @@ from asgiref.sync import async_to_sync
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from lab.live.routing import websocket_urlpatterns
+from lab.ws_urls import websocket_urlpatterns
 
 BIG = str(2**63)  # one past the largest int64
 HUGE = "9" * 40

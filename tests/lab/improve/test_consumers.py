@@ -9,8 +9,8 @@ from asgiref.sync import async_to_sync
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from lab.live.routing import websocket_urlpatterns
 from lab.live.services import live_publish
+from lab.ws_urls import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

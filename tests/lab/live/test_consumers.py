@@ -12,9 +12,9 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from lab.live.models import LiveEvent
-from lab.live.routing import websocket_urlpatterns
 from lab.live.services import group_name
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, task_resolve
+from lab.ws_urls import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,9 +10,9 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from lab.live.routing import websocket_urlpatterns
 from lab.rollouts.services import anchor_agent_resolve, rollout_launch, rollout_run
 from lab.trajectories.services import episode_start, task_resolve
+from lab.ws_urls import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

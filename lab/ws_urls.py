@@ -1,3 +1,6 @@
+"""Websocket routes (lab/asgi.py), beside api_urls.py: the project's routing names every app's consumers, so no
+app imports another's for it."""
+
 from django.urls import path
 
 from lab.improve.consumers import LoopStreamConsumer
