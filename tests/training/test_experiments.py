@@ -58,6 +58,15 @@ def test_mde_and_mismatched_cells():
 
 
 # --- the README section ------------------------------------------------------------------------------------
+def test_every_experiment_names_a_readme_that_exists_and_storebench_loop_writes_into_storebench_s():
+    from training.experiments.__main__ import ROOT
+
+    for experiment in experiments.load_all().values():
+        assert (ROOT / experiment.readme).is_file(), (experiment.name, experiment.readme)
+    assert experiments.get("storebench-loop").readme == "environments/storebench/README.md"
+    assert experiments.get("tjpo").readme == "training/README.md"
+
+
 def test_readme_sections_are_added_under_experiments_and_replaced_in_place(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("# Training\n\n## Experiments\n\nThe standard.\n\n## Limits\n\nNone.\n")

@@ -107,6 +107,9 @@ class Experiment:
     report: str = ""
     """More of the report: "module:function", called as function(experiment, result) -> markdown appended to the
     table (StoreBench's per-scenario tables beside the anchors, AdvSim2Real's relative gains); "" adds nothing."""
+    readme: str = "training/README.md"
+    """The README (relative to the repository root) whose markers the full run's table goes between: an
+    environment's own README when the experiment is that environment's reproduction."""
 
     def __post_init__(self) -> None:
         names = [arm.name for arm in self.arms]

@@ -1,7 +1,8 @@
 """python -m training.experiments list | NAME [--smoke] [--base P] [--teacher P] [--out DIR] [--seeds 0,1,2]
 [--arms a,b] [--no-readme]
 
-A full run writes its table into training/README.md (between the experiment's markers) unless --no-readme;
+A full run writes its table into its README (Experiment.readme, training/README.md unless it names another; between
+the experiment's markers) unless --no-readme;
 --smoke runs the tiny models for a few steps and never writes the README. Exit 2 on a bad name or a missing model.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from training.config import ConfigError
 from training.zoo import resolve
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fail(message: str) -> int:
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="", help="run folder (default var/experiments/NAME, or NAME-smoke)")
     parser.add_argument("--seeds", default="", help="training seeds, comma-separated (default: the experiment's)")
     parser.add_argument("--arms", default="", help="arms to run, comma-separated (default: all)")
-    parser.add_argument("--no-readme", action="store_true", help="do not write the table into training/README.md")
+    parser.add_argument("--no-readme", action="store_true", help="do not write the table into the experiment's README")
     args = parser.parse_args(argv)
     if args.name == "list":
         return _list()
@@ -82,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     (out / "report.md").write_text(text)
     (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))  # everything the table came from
     if not args.smoke and not args.no_readme:
-        write_readme_section(README, experiment.name, text)
-        print(f"wrote the {experiment.name} section of {README}", file=sys.stderr)
+        readme = ROOT / experiment.readme
+        write_readme_section(readme, experiment.name, text)
+        print(f"wrote the {experiment.name} section of {readme}", file=sys.stderr)
     return 0
 
 

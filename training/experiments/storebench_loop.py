@@ -383,6 +383,7 @@ EXPERIMENT = register(
         needs_teacher=False,
         prepare="training.experiments.storebench_loop:recovery_views",
         report="training.experiments.storebench_loop:scenario_report",
+        readme="environments/storebench/README.md",
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,
             # a 1.7B model reads a 32k-token StoreBench day; bf16 full fine-tuning with gradient checkpointing
