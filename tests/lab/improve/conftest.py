@@ -7,12 +7,19 @@ from typing import Any
 
 import pytest
 
-from tests.lab.improve.clumsy import register
+from environments import policies
+from tests.lab.improve.clumsy import _clumsy
 
 TINY_SFT = {"max_steps": 2, "save_every": 1, "batch_size": 2, "learning_rate": 1e-3, "device": "cpu"}
 FAST_HARNESS = {"max_turns": 3, "max_new_tokens": 12}
 
-register()
+
+@pytest.fixture(autouse=True)
+def clumsy_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clumsy agent, registered for this package's tests only: registered at import, it leaked into every other
+    test's list of toolgym policies."""
+    policies.list_tasks()  # loads the env packages first, so their own registrations are not undone with ours
+    monkeypatch.setitem(policies._POLICIES, ("toolgym", "clumsy"), _clumsy)
 
 
 @pytest.fixture(scope="session")
