@@ -3,6 +3,7 @@ finished evaluation, the tiny model, a loop ready to promote."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,11 +16,13 @@ FAST_HARNESS = {"max_turns": 3, "max_new_tokens": 12}
 
 
 @pytest.fixture(autouse=True)
-def clumsy_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+def clumsy_policy() -> Iterator[None]:
     """The clumsy agent, registered for this package's tests only: registered at import, it leaked into every other
-    test's list of toolgym policies."""
+    test's list of toolgym policies. Its own MonkeyPatch, so a test's `monkeypatch.undo()` keeps it."""
     policies.list_tasks()  # loads the env packages first, so their own registrations are not undone with ours
-    monkeypatch.setitem(policies._POLICIES, ("toolgym", "clumsy"), _clumsy)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(policies._POLICIES, ("toolgym", "clumsy"), _clumsy)
+        yield
 
 
 @pytest.fixture(scope="session")
