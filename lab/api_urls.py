@@ -5,7 +5,14 @@ from rest_framework.routers import DefaultRouter
 
 from lab.console.api import FidelityReportView
 from lab.diagnoses.api import DiagnosisViewSet
-from lab.federation.api import FederationRoundViewSet, PeerViewSet, SharingPolicyViewSet
+from lab.federation.api import (
+    FederationRoundViewSet,
+    InboxView,
+    OutgoingTransferViewSet,
+    PeerViewSet,
+    ReceivedArtifactViewSet,
+    SharingPolicyViewSet,
+)
 from lab.improve.api import ImprovementLoopViewSet
 from lab.rollouts.agents_api import AgentConfigViewSet
 from lab.rollouts.api import CheckpointEvaluateView, ComparisonViewSet, EvaluationViewSet, RolloutViewSet
@@ -34,6 +41,8 @@ router.register("loops", ImprovementLoopViewSet, basename="loop")
 router.register("federation/peers", PeerViewSet, basename="federation-peer")
 router.register("federation/policies", SharingPolicyViewSet, basename="federation-policy")
 router.register("federation/rounds", FederationRoundViewSet, basename="federation-round")
+router.register("federation/transfers", OutgoingTransferViewSet, basename="federation-transfer")
+router.register("federation/received", ReceivedArtifactViewSet, basename="federation-received")
 
 urlpatterns = [
     path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),
@@ -41,6 +50,7 @@ urlpatterns = [
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
     path("datasets/export/", DatasetExportSlashView.as_view()),
     re_path(r"^screenshots/(?P<sha256>[^/]+)/?$", ScreenshotView.as_view(), name="screenshot"),
+    re_path(r"^federation/inbox/?$", InboxView.as_view(), name="federation-inbox"),
     re_path(r"^fidelity/?$", FidelityReportView.as_view(), name="fidelity-report"),
     re_path(r"^runs/(?P<pk>[^/.]+)/evaluate-checkpoint/?$", CheckpointEvaluateView.as_view(), name="run-evaluate-checkpoint"),
     *router.urls,

@@ -8,6 +8,8 @@ separate `celery worker` processes (docker-compose.yml).
 from __future__ import annotations
 
 import os
+import re
+import socket
 from pathlib import Path
 
 import dj_database_url
@@ -256,6 +258,18 @@ PRACTICUM_ALLOWED_PRIVATE_NETWORKS = env_networks("PRACTICUM_ALLOWED_PRIVATE_NET
 # Federation peers (other installations a project may exchange artifacts with), declared like the endpoints above:
 # a JSON object {name: {"base_url": URL, "key_env": VAR}}. A project's Peer names one of these, never a free URL.
 PRACTICUM_FEDERATION_PEERS = env_endpoints("PRACTICUM_FEDERATION_PEERS", defaults={})
+# Between installations (lab/federation/exchange.py): this installation's name, as its peers declare it in their
+# PRACTICUM_FEDERATION_PEERS (default: the host name); the byte budget of one push, sent or received (base64
+# inflates an artifact by a third); the timeout of a push; and how far a signed request's clock may be off.
+PRACTICUM_FEDERATION_NAME = env_str("PRACTICUM_FEDERATION_NAME", re.sub(r"[^A-Za-z0-9_.-]", "-", socket.gethostname())[:64] or "practicum")
+if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", PRACTICUM_FEDERATION_NAME):
+    raise ImproperlyConfigured(
+        f"PRACTICUM_FEDERATION_NAME={PRACTICUM_FEDERATION_NAME!r}: a name is letters, digits, '_', '.' or '-' (at most 64)"
+    )
+PRACTICUM_FEDERATION_MAX_BYTES = env_int("PRACTICUM_FEDERATION_MAX_BYTES", min(32 * 1024 * 1024, PRACTICUM_MAX_UPLOAD_BYTES),
+                                         minimum=1024, maximum=PRACTICUM_MAX_UPLOAD_BYTES)  # fmt: skip
+PRACTICUM_FEDERATION_TIMEOUT_S = env_int("PRACTICUM_FEDERATION_TIMEOUT_S", 30, minimum=1, maximum=600)
+PRACTICUM_FEDERATION_CLOCK_SKEW_S = env_int("PRACTICUM_FEDERATION_CLOCK_SKEW_S", 300, minimum=5, maximum=3600)
 
 LOGGING = {
     "version": 1,

@@ -90,3 +90,73 @@ class ArtifactExport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} of {self.project} in round {self.round}"
+
+
+# --- between installations --------------------------------------------------------------------------------------
+
+TRANSFER_STATUSES = ("sending", "delivered", "failed", "refused")
+RECEIVED_STATUSES = ("pending", "accepted", "rejected")
+
+
+class OutgoingTransfer(models.Model):
+    """One push of an export to a peer's installation, whatever came of it: `refused` here before anything was sent
+    (no key, the policy, a canary), `failed` (the peer was unreachable or answered an error), or `delivered`."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="federation_transfers")
+    peer = models.ForeignKey(Peer, null=True, blank=True, on_delete=models.SET_NULL, related_name="transfers")
+    peer_name = models.CharField(max_length=64)  # kept when the peer record goes
+    endpoint = models.CharField(max_length=64)
+    target = models.CharField(max_length=64, help_text="The receiving installation's project slug.")
+    export = models.ForeignKey(ArtifactExport, null=True, blank=True, on_delete=models.SET_NULL, related_name="transfers")
+    kind = models.CharField(max_length=8, choices=[(k, k) for k in ARTIFACT_KINDS])
+    sha256 = models.CharField(max_length=64)
+    bytes = models.PositiveBigIntegerField(default=0, help_text="Bytes of the request body sent (0 when nothing was).")
+    status = models.CharField(max_length=9, choices=[(s, s) for s in TRANSFER_STATUSES], default="sending")
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    remote_id = models.PositiveBigIntegerField(null=True, blank=True, help_text="The receiver's id of what it stored.")
+    pushed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.peer_name}/{self.target}: {self.status}"
+
+
+class ReceivedArtifact(models.Model):
+    """An artifact another installation pushed to this project: pending until an owner accepts or rejects it. Its
+    bytes are a file in the project's folder (lab/federation/exchange.py received_path)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="federation_received")
+    peer = models.ForeignKey(Peer, null=True, blank=True, on_delete=models.SET_NULL, related_name="received")
+    sender = models.CharField(max_length=64, help_text="The sending installation's name, as declared here.")
+    kind = models.CharField(max_length=8, choices=[(k, k) for k in ARTIFACT_KINDS])
+    manifest = models.JSONField(default=dict)
+    sha256 = models.CharField(max_length=64)
+    bytes = models.PositiveBigIntegerField(default=0)
+    status = models.CharField(max_length=8, choices=[(s, s) for s in RECEIVED_STATUSES], default="pending")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} from {self.sender} ({self.status})"
+
+
+class FederationNonce(models.Model):
+    """A signed request's nonce, kept while its timestamp could still pass the window: a replay finds it here."""
+
+    sender = models.CharField(max_length=64)
+    nonce = models.CharField(max_length=64)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sender", "nonce"], name="unique_federation_nonce")]
+
+    def __str__(self) -> str:
+        return f"{self.sender}/{self.nonce}"

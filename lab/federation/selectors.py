@@ -6,7 +6,7 @@ from typing import Any
 
 from lab.edge import int_param
 from lab.errors import NotFound
-from lab.federation.models import ArtifactExport, FederationRound, Peer, SharingPolicy
+from lab.federation.models import ArtifactExport, FederationRound, OutgoingTransfer, Peer, ReceivedArtifact, SharingPolicy
 from lab.projects.models import Project
 
 
@@ -36,3 +36,18 @@ def federation_get(*, projects: Any, pk: Any) -> FederationRound:
 
 def export_list(*, federation: FederationRound) -> Any:
     return ArtifactExport.objects.filter(federation=federation).select_related("project")
+
+
+def transfer_list(*, projects: Any) -> Any:
+    return OutgoingTransfer.objects.filter(project__in=projects).select_related("project", "pushed_by").order_by("-created_at", "-pk")
+
+
+def received_list(*, projects: Any) -> Any:
+    return ReceivedArtifact.objects.filter(project__in=projects).select_related("project", "decided_by").order_by("-received_at", "-pk")
+
+
+def received_get(*, projects: Any, pk: Any) -> ReceivedArtifact:
+    try:
+        return received_list(projects=projects).get(pk=int_param(pk, name="id", low=1))
+    except ReceivedArtifact.DoesNotExist:
+        raise NotFound("not_found", f"No received artifact {pk!r} that you can see.") from None

@@ -10,7 +10,9 @@ Callers check the caller's role in the coordinating project (owner or researcher
 policies); federation_create checks it in every participant project too (a project the user cannot see is 404).
 Each participant's private records are its finished episodes of its task (the last `holdout_fraction` of them
 never trained on: the membership attack's non-members), exported with episode_to_record; training never sees the
-ORM. What a participant exports is limited, at every round, by its latest sharing policy.
+ORM. What a participant exports is limited, at every round, by its latest sharing policy. Artifacts received from
+other installations (lab/federation/exchange.py) join a round when its config lists them ("received": [ids]): the
+coordinating project's accepted ones, of the kind the mode aggregates.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from lab.edge import fields_check
+from lab.edge import fields_check, id_param
 from lab.errors import DomainError, Forbidden, NotFound
-from lab.federation.models import ARTIFACT_KINDS, MODE_KIND, MODES, ArtifactExport, FederationRound, Peer, SharingPolicy
+from lab.federation.models import ARTIFACT_KINDS, MODE_KIND, MODES, ArtifactExport, FederationRound, Peer, ReceivedArtifact, SharingPolicy
 from lab.federation.selectors import sharing_policy_current
 from lab.jobs import TERMINAL, JobStatus
 from lab.projects.models import WRITE_ROLES, Project
@@ -40,13 +42,14 @@ log = logging.getLogger(__name__)
 MAX_PARTICIPANTS = 8
 MAX_RECORDS = 2000  # private episodes read per participant
 MAX_CANARIES = 32
+MAX_RECEIVED = 32  # received artifacts one federation aggregates
 _FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 INT_LIMITS = {"rounds": (1, 20), "local_steps": (1, 10_000), "lora_r": (1, 256), "lora_alpha": (1, 1024), "batch_size": (1, 256),
               "utility_episodes": (1, 256), "max_turns": (1, 32), "max_new_tokens": (1, 2048), "probe_records": (1, 256), "seed": (0, 2**31)}  # fmt: skip
 FLOAT_LIMITS = {"learning_rate": (1e-7, 1.0), "max_advantage": (0.0, 1.0), "holdout_fraction": (0.05, 0.5)}
 DEFAULTS: dict[str, Any] = {"rounds": 2, "local_steps": 4, "lora_r": 4, "lora_alpha": 16, "batch_size": 4, "utility_episodes": 4,
                             "max_turns": 4, "max_new_tokens": 48, "probe_records": 8, "seed": 0, "learning_rate": 1e-3,
-                            "max_advantage": 1.0, "holdout_fraction": 0.25}  # fmt: skip
+                            "max_advantage": 1.0, "holdout_fraction": 0.25, "received": []}  # fmt: skip
 UTILITY_SEED_START = 50_000
 
 
@@ -102,6 +105,13 @@ def sharing_policy_set(*, project: Project, kinds: Any, canaries: Any = None, no
 # --- launching --------------------------------------------------------------------------------------------------
 
 
+def _received_id(index: int, value: Any) -> int:
+    try:
+        return id_param(value, name=f"config.received[{index}]")
+    except DomainError:
+        raise _bad("invalid_config", f"config.received[{index}]", f"{value!r} is not an id of a received artifact") from None
+
+
 def federation_config_check(config: Any) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise _bad("invalid_config", "config", f"an object of federation settings, got {type(config).__name__}")
@@ -110,6 +120,11 @@ def federation_config_check(config: Any) -> dict[str, Any]:
         raise _bad("invalid_config", f"config.{unknown[0]}", f"unknown setting; known: {', '.join(DEFAULTS)}")
     out = dict(DEFAULTS)
     for name, value in config.items():
+        if name == "received":
+            if not isinstance(value, list) or len(value) > MAX_RECEIVED:
+                raise _bad("invalid_config", "config.received", f"a list of at most {MAX_RECEIVED} received artifact ids")
+            out[name] = [_received_id(i, v) for i, v in enumerate(value)]
+            continue
         low, high = INT_LIMITS.get(name) or FLOAT_LIMITS[name]
         number_ok = isinstance(value, int | float) and not isinstance(value, bool) and (name in FLOAT_LIMITS or isinstance(value, int))
         if not number_ok or not low <= value <= high:
@@ -154,6 +169,24 @@ def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, An
     return {"project": project.pk, "slug": project.slug, "task": str(task)}
 
 
+def _received_check(project: Project, mode: str, ids: list[int]) -> None:
+    """Each id is an accepted artifact received by the coordinating project, of the kind the mode aggregates."""
+    kind = MODE_KIND.get(mode)
+    for i, pk in enumerate(ids):
+        where = f"config.received[{i}]"
+        received = ReceivedArtifact.objects.filter(project=project, pk=pk).first()
+        if received is None:
+            raise NotFound("not_found", f"{where}: {project.slug} received no artifact {pk}", fields=[where])
+        if received.status != "accepted":
+            raise _bad("not_accepted", where, f"received artifact {pk} is {received.status}; an owner accepts it first")
+        if received.kind != kind:
+            raise _bad(
+                "wrong_kind", where, f"received artifact {pk} is {received.kind}; a {mode} federation aggregates {kind or 'nothing'}"
+            )
+    if len(set(ids)) != len(ids):
+        raise _bad("invalid_config", "config.received", "an artifact is listed once")
+
+
 def federation_create(*, project: Project, name: str, mode: str, base_model: str, participants: Any, config: Any = None,
                       user: Any = None, enqueue: bool = True) -> FederationRound:  # fmt: skip
     """Validate everything (the caller checked the role in `project`), store the federation queued, enqueue it."""
@@ -167,6 +200,7 @@ def federation_create(*, project: Project, name: str, mode: str, base_model: str
     if len({p["project"] for p in checked}) != len(checked):
         raise _bad("invalid_participants", "participants", "a project takes part once")
     settings_ = federation_config_check(config or {})
+    _received_check(project, mode, settings_["received"])
     federation = FederationRound.objects.create(
         project=project, name=name or f"{mode} federation of {len(checked)}", mode=mode, base_model=base_model,
         participants=checked, config=settings_, created_by=user if getattr(user, "is_authenticated", False) else None,
@@ -243,6 +277,7 @@ def _round_done(federation: FederationRound, r: int, metrics: dict[str, Any], fo
 
 def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | None = None) -> FederationRound:
     """Run (or resume) every round; each finished round's metrics and exports are stored as it ends (then on_round(r))."""
+    from lab.federation.exchange import received_artifacts
     from training.federation.rounds import FederationSettings, federation_run
 
     federation = FederationRound.objects.get(pk=federation_id)
@@ -259,7 +294,8 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
             utility_seeds=list(range(UTILITY_SEED_START, UTILITY_SEED_START + c["utility_episodes"])),
             max_new_tokens=c["max_new_tokens"], probe_records=c["probe_records"], max_advantage=c["max_advantage"],
         )  # fmt: skip
-        federation_run(_participants(federation), settings_, out=folder,
+        received = received_artifacts(project=federation.project_id, ids=list(c.get("received") or []))
+        federation_run(_participants(federation), settings_, out=folder, received=received,
                        on_round=lambda r, metrics: _round_done(federation, r, metrics, folder, on_round),
                        should_stop=lambda: FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).exists())  # fmt: skip
     except Exception as exc:  # a worker records every failure on the job, whatever raised it

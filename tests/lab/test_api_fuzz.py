@@ -115,7 +115,11 @@ def test_no_operation_answers_a_server_error_or_off_schema(fuzz_world: str) -> N
     operations = [result.ok() for result in loaded.get_all_operations()]
     assert len(operations) >= 40, [op.label for op in operations]
     statuses: Counter[int] = Counter()
-    failures = [failure for operation in operations for failure in _operation_failures(operation, headers, statuses)]
+    failures = []
+    for operation in operations:
+        # Another installation's inbox authenticates by a peer's signature alone: every generated request is rightly a 401.
+        counted: Counter[int] = Counter() if operation.path.startswith("/api/v1/federation/inbox") else statuses
+        failures += _operation_failures(operation, headers, counted)
     assert not failures, "\n\n".join(failures[:20])
     # The fuzzing reached the views, not only the authentication: many requests succeeded, none was refused as unauthenticated.
     assert sum(n for code, n in statuses.items() if code < 300) >= 100, statuses

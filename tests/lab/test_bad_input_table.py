@@ -215,6 +215,14 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "post", "/api/v1/runs/{xrun}/checkpoints/", {"step": 1, "path": LONG, "eval_results": {}}, 400, 400),
     ("api", "post", "/api/v1/runs/{xrun}/finish/", {"status": "exploded"}, 400, 400),
     ("api", "post", "/api/v1/runs/{xrun}/finish/", {"status": "failed", "error": LONG}, 400, 400),
+    # Issue 25: pushes between installations, what they received, and the signed inbox (no signature: 401, whatever the body).
+    ("api", "post", "/api/v1/federation/transfers/", {"project": "acme", "export": BIG, "peer": NUL, "target": LONG}, 400, 404),
+    ("api", "post", "/api/v1/federation/transfers/", {"project": NUL, "export": "{episode}", "peer": "p", "target": "t"}, 400, 404),
+    ("api", "post", "/api/v1/federation/transfers/", _deep_in("export", project="acme"), 400, 400),
+    ("api", "get", f"/api/v1/federation/received/{BIG}/", None, 400, 404),
+    ("api", "post", f"/api/v1/federation/received/{HUGE}/accept/", None, 400, 404),
+    ("api", "post", "/api/v1/federation/inbox/", {"project": NUL, "manifest": LONG, "payload": BIG}, 401, 401),
+    ("api", "post", "/api/v1/federation/inbox/", DEEP, 401, 401),
     # Issue 23: screenshots by digest.
     ("api", "get", f"/api/v1/screenshots/{'0' * 64}?project=acme", None, 404, 404),
     ("api", "get", f"/api/v1/screenshots/{NUL}{'0' * 63}", None, 400, 400),
@@ -276,6 +284,8 @@ CONSOLE: list[tuple[str, str, str, Any, int, int]] = [
     ("console", "post", "/evaluations/demo", {"project": NUL}, 400, 404),
     ("console", "get", f"/fidelity/?project=acme&max_episodes={BIG}", None, 400, 400),
     ("console", "get", f"/evaluations/comparisons/{BIG}/", None, 404, 404),
+    ("console", "post", f"/federation/received/{BIG}/accept", None, 400, 404),
+    ("console", "post", f"/federation/received/{HUGE}/reject", None, 400, 404),
     (
         "console",
         "post",

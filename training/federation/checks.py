@@ -16,10 +16,15 @@ Three checks:
   without looking it up. Accuracy against chance: the best blind guess (the most common true value).
 `max_advantage` refuses an export whose membership or attribute advantage over chance passes it (off by default:
 tiny models and few records make these figures noisy; the round reports them either way).
+
+`content_problems(artifact)` is what needs none of the sender's secrets (no canaries, no records): the kind's
+structure and no credential- or PII-shaped text. Another installation runs it on every artifact pushed to it.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,6 +34,7 @@ from typing import Any
 import torch
 
 from training.federation.artifacts import Artifact
+from training.federation.redact import shapes_found
 
 
 class ExportRefused(Exception):
@@ -182,7 +188,8 @@ def export_check(
     artifact: Artifact, *, canaries: Mapping[str, str], attributes: Sequence[AttributeCase] = (), values: Sequence[str] = (),
     probe: ModelProbe | None = None, max_advantage: float = 1.0,
 ) -> GateResult:  # fmt: skip
-    """Every check on one artifact; `passed` is False when a canary is found or an advantage passes max_advantage."""
+    """Every check on one artifact; `passed` is False when a canary is found, the content has a problem
+    (content_problems) or an advantage passes max_advantage."""
     found = canaries_in_bytes(artifact.payload, canaries)
     leakage: dict[str, float] = {}
     if artifact.kind == "adapter":
@@ -194,6 +201,7 @@ def export_check(
     elif attributes:
         leakage.update(attribute_inference_text(artifact.payload.decode(errors="replace"), attributes, values))
     reasons = [f"canary {name!r} appears in the {artifact.kind} export" for name in found]
+    reasons += content_problems(artifact)
     for name in ("membership_advantage", "attribute_advantage"):
         if leakage.get(name, 0.0) > max_advantage:
             reasons.append(f"{name}={leakage[name]:.3f} is above max_advantage={max_advantage}")
@@ -202,11 +210,82 @@ def export_check(
 
 
 def export_gate(artifact: Artifact, **checks: Any) -> GateResult:
-    """export_check, raising ExportRefused (code canary_found or leakage, naming the fields) when it does not pass."""
+    """export_check, raising ExportRefused (code canary_found, content_refused or leakage, naming the canaries' fields)
+    when it does not pass."""
     result = export_check(artifact, **checks)
     if not result.passed:
-        code = "canary_found" if result.canaries_found else "leakage"
+        code = "canary_found" if result.canaries_found else "content_refused" if content_problems(artifact) else "leakage"
         raise ExportRefused(
             code, f"export of {artifact.kind} from {artifact.source} refused: " + "; ".join(result.reasons), result.canaries_found
         )
     return result
+
+
+# --- what a receiver can check without the sender's secrets -------------------------------------------------------
+
+MAX_SKILLS, MAX_SKILL_CHARS, MAX_STATS, MAX_TENSORS = 1000, 4000, 64, 4096
+_STAT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def _json_payload(artifact: Artifact) -> Any:
+    try:
+        return json.loads(artifact.payload.decode(), parse_constant=lambda name: float("nan"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def _skills_problems(artifact: Artifact) -> list[str]:
+    body = _json_payload(artifact)
+    if not isinstance(body, dict) or set(body) != {"skills"} or not isinstance(body["skills"], list):
+        return ['skills: the payload is not the JSON object {"skills": [text, ...]}']
+    skills = body["skills"]
+    if len(skills) > MAX_SKILLS:
+        return [f"skills: {len(skills)} skills; at most {MAX_SKILLS}"]
+    problems = []
+    for i, skill in enumerate(skills):
+        if not isinstance(skill, str) or not 0 < len(skill) <= MAX_SKILL_CHARS:
+            problems.append(f"skills[{i}]: a skill is text of 1 to {MAX_SKILL_CHARS} characters")
+        elif shapes := shapes_found(skill):
+            problems.append(f"skills[{i}]: holds {', '.join(shapes)}-shaped text")  # never the value itself
+    return problems
+
+
+def _stats_problems(artifact: Artifact) -> list[str]:
+    body = _json_payload(artifact)
+    if not isinstance(body, dict) or not 0 < len(body) <= MAX_STATS:
+        return [f"stats: the payload is not a JSON object of 1 to {MAX_STATS} numbers"]
+    return [
+        f"stats.{name[:64]}: a statistic is a lower-case name with a finite number"
+        for name, value in body.items()
+        if not _STAT_NAME.match(name) or isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ]
+
+
+def _adapter_problems(artifact: Artifact) -> list[str]:
+    from safetensors.torch import load
+
+    try:
+        length = int.from_bytes(artifact.payload[:8], "little")
+        header = json.loads(artifact.payload[8 : 8 + length]) if 0 < length < len(artifact.payload) else None
+        tensors = load(artifact.payload) if isinstance(header, dict) else {}
+    except Exception:  # safetensors raises its own error types for every malformed file
+        header, tensors = None, {}
+    if not isinstance(header, dict) or not tensors:
+        return ["adapter: the payload is not a safetensors file of LoRA tensors"]
+    problems = []
+    if len(tensors) > MAX_TENSORS:
+        problems.append(f"adapter: {len(tensors)} tensors; at most {MAX_TENSORS}")
+    odd = sorted(name for name, t in tensors.items() if "lora_" not in name or not t.is_floating_point())
+    if odd:
+        problems.append(f"adapter: {len(odd)} tensor(s) are not floating-point LoRA weights, e.g. {odd[0][:100]!r}")
+    if shapes := shapes_found(json.dumps(header.get("__metadata__") or {})):
+        problems.append(f"adapter: its metadata holds {', '.join(shapes)}-shaped text")
+    return problems
+
+
+def content_problems(artifact: Artifact) -> list[str]:
+    """What anyone can check of an artifact without its sender's secrets (a receiving installation does, and the
+    sender again before it pushes): the kind's structure, and no credential- or PII-shaped text in a text artifact.
+    Empty when it passes; each problem names where, never the offending value."""
+    check = {"skills": _skills_problems, "stats": _stats_problems, "adapter": _adapter_problems}[artifact.kind]
+    return check(artifact)

@@ -1,9 +1,12 @@
-"""The redactor every shared text passes: a participant's private values and anything credential-shaped become
-placeholders. Pure (no Django): the lab's ingest redaction (lab/ingest/redaction.py) guards what comes in; this
-guards what goes out, with the participant's own list of private values as the first rule.
+"""The redactor every shared text passes: a participant's private values and anything credential- or PII-shaped
+become placeholders. Pure (no Django): the lab's ingest redaction (lab/ingest/redaction.py) guards what comes in;
+this guards what goes out, with the participant's own list of private values as the first rule.
 
     redactor = PrivateRedactor({"catalogue.supplier_ref": "cnry20da...", "catalogue.color.lamp": "yellow"})
     text, count = redactor.redact("lamp is yellow (ref cnry20da...)")   # "lamp is <catalogue.color.lamp> (ref <...>)", 2
+    shapes_found("mail bob@example.org")                                 # ["email"]: what a receiver refuses
+
+`shapes_found` needs none of the sender's secrets, so a receiving installation runs it on what arrives too.
 """
 
 from __future__ import annotations
@@ -19,6 +22,13 @@ CREDENTIAL_PATTERNS: tuple[tuple[str, str], ...] = (
     ("bearer_token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{12,}=*"),
     ("assignment", r"(?i)\b(?:api[_\-]?key|secret|token|password|passwd)[\"']?\s*[:=]\s*[\"']?[^\s\"',;{}\[\]]{8,}"),
 )
+# personal data shapes: an e-mail address, and a long number (an account, phone or card number; 8+ digits, single
+# spaces or dashes between them allowed; not the decimals of a fraction such as 0.12345678)
+PII_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
+    ("long_number", r"(?<![\w.])\+?\d(?:[ -]?\d){7,}(?!\w)"),
+)
+_SHAPES = [(kind, re.compile(pattern)) for kind, pattern in CREDENTIAL_PATTERNS + PII_PATTERNS]
 MIN_PRIVATE_CHARS = 3  # shorter private values ("a", "no") would redact ordinary words; list them in a longer form
 
 
@@ -32,7 +42,7 @@ class PrivateRedactor:
         assert not short, f"private values of {short} are shorter than {MIN_PRIVATE_CHARS} characters"
         ordered = sorted(pairs, key=lambda item: -len(item[1]))
         self._private = [(f, re.compile(rf"(?<![\w-]){re.escape(v)}(?![\w-])", re.IGNORECASE)) for f, v in ordered]
-        self._credentials = [(kind, re.compile(pattern)) for kind, pattern in CREDENTIAL_PATTERNS]
+        self._credentials = _SHAPES
 
     def redact(self, text: str) -> tuple[str, int]:
         count = 0
@@ -43,3 +53,8 @@ class PrivateRedactor:
             text, n = pattern.subn(f"<{name}>", text)
             count += n
         return text, count
+
+
+def shapes_found(text: str) -> list[str]:
+    """The kinds of credential and personal-data shapes in `text` (sorted, each once): what the redactor would replace."""
+    return sorted({kind for kind, pattern in _SHAPES if pattern.search(text)})

@@ -12,6 +12,12 @@ Modes
               the merged, deduplicated skills are prepended to every participant's system prompt.
 Every federated mode also exports aggregate statistics when the participant's policy shares "stats".
 
+Received artifacts (`received`: adapters or skills another installation pushed and an owner here accepted) join
+the first round's aggregation beside the participants' exports: a received adapter enters FedAvg weighted by the
+examples its manifest states, when its tensor names and shapes match the participants' (else it is left out and
+not counted); received skills are merged with the participants'. Later rounds carry them on in the shared model
+or the merged skills. The metric "received" counts the ones used.
+
 Folders: out/round-NNN/ holds artifacts/<participant>-<kind>.bin with .json manifests and gate results, the
 aggregate (aggregate.bin / skills.json / stats.json), models/<participant or shared>/ (the merged start of the next
 round; older rounds' merged models are pruned) and metrics.json, written last. Metrics per round: utility per
@@ -194,17 +200,33 @@ def _exports(settings: FederationSettings, people: Sequence[Participant], r: int
     return accepted, results
 
 
-def run_round(settings: FederationSettings, people: Sequence[Participant], r: int, out: Path) -> dict[str, Any]:
+def received_adapters(received: Sequence[Artifact], *, like: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+    """(tensors, FedAvg weight) of each received adapter whose tensor names and shapes are those of `like` (a
+    participant's adapter state); others (another base model, another rank or target modules) are left out."""
+    out = []
+    for artifact in received:
+        if artifact.kind != "adapter":
+            continue
+        tensors = adapter_tensors(artifact)
+        if sorted(tensors) == sorted(like) and all(tensors[name].shape == like[name].shape for name in like):
+            out.append((tensors, int(artifact.meta["examples"])))
+    return out
+
+
+def run_round(settings: FederationSettings, people: Sequence[Participant], r: int, out: Path,
+              received: Sequence[Artifact] = ()) -> dict[str, Any]:  # fmt: skip
     folder = _round_dir(out, r)
     starts = {p.name: _start_model(settings, out, r, p.name) for p in people}
     adapters = {p.name: _train(settings, p, starts[p.name], folder / "train" / p.name, r) for p in people}
     accepted, gates = ([], []) if settings.mode == "local" else _exports(settings, people, r, starts, adapters, folder / "artifacts")
-    down, models, skills = 0, {}, []
+    down, models, skills, used = 0, {}, [], 0
     if settings.mode == "fedavg":
-        shared = [(p, a) for p, a in accepted if a.kind == "adapter"]
         template = adapters[people[0].name]
+        shared = [(adapter_tensors(a), int(a.meta["examples"])) for _, a in accepted if a.kind == "adapter"]
+        joined = received_adapters(received, like=_adapter_state(template))
+        shared, used = shared + joined, len(joined)
         if shared:
-            averaged = fedavg([adapter_tensors(a) for _, a in shared], [int(a.meta["examples"]) for _, a in shared])
+            averaged = fedavg([tensors for tensors, _ in shared], [weight for _, weight in shared])
             adapter = _averaged_adapter(template, averaged, folder / "aggregate-adapter")
             merged = _merge(starts[people[0].name], adapter, folder / "models" / SHARED)
             down = (folder / "aggregate-adapter" / "adapter_model.safetensors").stat().st_size * len(people)
@@ -215,7 +237,9 @@ def run_round(settings: FederationSettings, people: Sequence[Participant], r: in
         models = {p.name: _merge(starts[p.name], adapters[p.name], folder / "models" / p.name) for p in people}
     if settings.mode == "skills":
         previous = json.loads((_round_dir(out, r - 1) / "skills.json").read_text()) if r else []
-        skills = skills_merge([previous, *[skills_of(a) for _, a in accepted if a.kind == "skills"]])
+        joined_skills = [skills_of(a) for a in received if a.kind == "skills"]
+        skills = skills_merge([previous, *[skills_of(a) for _, a in accepted if a.kind == "skills"], *joined_skills])
+        used = len(joined_skills)
         (folder / "skills.json").write_text(json.dumps(skills, indent=1))
         down = len(json.dumps(skills).encode()) * len(people)
     stats = [json.loads(a.payload) for _, a in accepted if a.kind == "stats"]
@@ -236,6 +260,7 @@ def run_round(settings: FederationSettings, people: Sequence[Participant], r: in
     metrics["bytes exchanged"] = metrics["bytes up"] + metrics["bytes down"]
     metrics["models"] = models
     metrics["skills"] = len(skills)
+    metrics["received"] = float(used)
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=1))  # last: the round's done marker
     return metrics
 
@@ -248,8 +273,9 @@ def _prune(settings: FederationSettings, out: Path, finished: int) -> None:
 
 def federation_run(people: Sequence[Participant], settings: FederationSettings, *, out: Path,
                    on_round: Callable[[int, dict[str, Any]], None] | None = None,
-                   should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Every round (resuming finished ones); returns {"settings", "rounds": [metrics...], "models": final per participant}."""
+                   should_stop: Callable[[], bool] | None = None, received: Sequence[Artifact] = ()) -> dict[str, Any]:  # fmt: skip
+    """Every round (resuming finished ones); returns {"settings", "rounds": [metrics...], "models": final per participant}.
+    `received` artifacts join round 0's aggregation (module docstring)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "settings.json").write_text(json.dumps(asdict(settings), indent=1))
     rounds = []
@@ -261,7 +287,7 @@ def federation_run(people: Sequence[Participant], settings: FederationSettings, 
             if should_stop is not None and should_stop():
                 break
             shutil.rmtree(_round_dir(out, r), ignore_errors=True)  # an interrupted round starts again
-            metrics = run_round(settings, people, r, out)
+            metrics = run_round(settings, people, r, out, received=received if r == 0 else ())
             _prune(settings, out, r)
         rounds.append(metrics)
         if on_round is not None:

@@ -9,6 +9,7 @@ import pytest
 from lab.federation.models import FederationRound, Peer, SharingPolicy
 
 POLICIES, PEERS, ROUNDS = "/api/v1/federation/policies/", "/api/v1/federation/peers/", "/api/v1/federation/rounds/"
+TRANSFERS, RECEIVED, INBOX = "/api/v1/federation/transfers/", "/api/v1/federation/received/", "/api/v1/federation/inbox/"
 DECLARED = {"partner-lab": {"base_url": "https://partner.example.org/api", "key_env": ""}}
 
 
@@ -126,6 +127,14 @@ BAD = [
     (ROUNDS, _round(mode="local"), 400, "participants[0].task"),  # and has no fedgym/a episodes
     (ROUNDS, _round(mode="local", config={"rounds": 0}), 400, "participants[0].task"),
     (ROUNDS, {**_round(), "name": "\x00"}, 400, None),
+    (TRANSFERS, {"project": "acme", "export": "first", "peer": "partner", "target": "bravo"}, 400, "export"),
+    (TRANSFERS, {"project": "acme", "export": [1], "peer": "partner", "target": "bravo"}, 400, "export"),
+    (TRANSFERS, {"project": "acme", "export": 2**63, "peer": "partner", "target": "bravo"}, 400, None),  # the parser's refusal
+    (TRANSFERS, {"project": "acme", "export": 999999, "peer": "partner", "target": "bravo"}, 404, "export"),
+    (TRANSFERS, {"project": "bravo", "export": 1, "peer": "partner", "target": "bravo"}, 404, None),
+    (f"{RECEIVED}999999/accept/", {}, 404, None),
+    (f"{RECEIVED}abc/", None, 400, None),
+    (INBOX, {"project": "acme"}, 401, None),
     (f"{ROUNDS}abc/", None, 400, None),
     (f"{ROUNDS}{2**63}/", None, 400, None),
 ]
@@ -144,7 +153,8 @@ def test_bad_input_is_a_4xx_naming_the_field(url, body, status, field, settings,
 
 @pytest.mark.parametrize(("config", "field"), [({"rounds": 0}, "config.rounds"), ({"rounds": True}, "config.rounds"), ({"lora_r": 1.5}, "config.lora_r"),
                                                ({"learning_rate": "fast"}, "config.learning_rate"), ({"bogus": 1}, "config.bogus"),
-                                               ({"max_advantage": 2}, "config.max_advantage")])  # fmt: skip
+                                               ({"max_advantage": 2}, "config.max_advantage"),
+                                               ({"received": "all"}, "config.received"), ({"received": [1.5]}, "config.received[0]")])  # fmt: skip
 def test_bad_config_is_refused_naming_the_setting(config, field):
     from lab.errors import DomainError
     from lab.federation.services import federation_config_check

@@ -42,6 +42,14 @@ def test_the_redactor_replaces_private_values_whole_words_and_credentials():
     assert text == "ref <catalogue.supplier_ref> is <catalogue.color>, not reddish; <redacted:assignment>" and count == 3
 
 
+def test_the_redactor_replaces_pii_shapes_and_shapes_found_names_them():
+    from training.federation.redact import shapes_found
+
+    text, count = PrivateRedactor([]).redact("mail ops@acme.example.com or call +1 555 123 4567; order 42, rate 0.12345678")
+    assert text == "mail <redacted:email> or call <redacted:long_number>; order 42, rate 0.12345678" and count == 2
+    assert shapes_found("mail ops@acme.example.com, account 12345678") == ["email", "long_number"] and shapes_found(text) == []
+
+
 def test_adapter_artifact_is_safetensors_bytes_that_round_trip():
     state = {"layer.lora_A.weight": torch.arange(6, dtype=torch.float32).view(2, 3)}
     artifact = adapter_artifact(state, lora={"r": 2, "alpha": 16}, examples=40, source="b", round=0)

@@ -70,3 +70,43 @@ def test_model_attacks_on_the_real_tiny_model(tiny_path):
     )
     assert 0.0 <= result["attribute_accuracy"] <= 1.0
     assert {v for v, _ in person.attributes[0].candidates} == {"red", "green", "blue", "yellow", "black", "orange", "purple", "white"}
+
+
+def test_content_problems_need_no_secret_and_never_echo_the_value():
+    from training.federation.checks import content_problems
+
+    assert content_problems(_skills("call lookup(item=<the asked thing>), then answer")) == []
+    assert content_problems(_skills("ok", "Mail ops@acme.example.com", "Card 4929-1234-5678-9012", "key sk-abcdefghijklmnop1234")) == [
+        "skills[1]: holds email-shaped text", "skills[2]: holds long_number-shaped text", "skills[3]: holds api_key-shaped text",
+    ]  # fmt: skip
+    assert content_problems(_skills("order 1234567 twice")) == []  # seven digits: an ordinary quantity or id
+    assert content_problems(Artifact("skills", b'{"skills": "call"}', "a", 0, {})) == [
+        'skills: the payload is not the JSON object {"skills": [text, ...]}'
+    ]
+    assert content_problems(Artifact("skills", b"\xff\xfe", "a", 0, {})) != []
+    stats = Artifact("stats", json.dumps({"episodes": 4.0, "composite_mean": 0.91234567}).encode(), "a", 0, {})
+    assert content_problems(stats) == []  # a float's digits are no long number: stats are numbers only
+    assert content_problems(Artifact("stats", b'{"Note": "ops@acme.example.com", "x": NaN}', "a", 0, {})) == [
+        "stats.Note: a statistic is a lower-case name with a finite number", "stats.x: a statistic is a lower-case name with a finite number",
+    ]  # fmt: skip
+
+
+def test_content_problems_of_adapters_read_safetensors_only():
+    import torch
+
+    from training.federation.checks import content_problems
+
+    good = adapter_artifact({"layer.lora_A.weight": torch.zeros(2, 3)}, lora={"r": 2}, examples=1, source="a", round=0)
+    assert content_problems(good) == []
+    odd = adapter_artifact({"layer.weight": torch.zeros(2, dtype=torch.int64)}, lora={"r": 2}, examples=1, source="a", round=0)
+    assert content_problems(odd) == ["adapter: 1 tensor(s) are not floating-point LoRA weights, e.g. 'layer.weight'"]
+    chatty = adapter_artifact({"x.lora_B.weight": torch.zeros(1)}, lora={}, examples=1, source="ops@acme.example.com", round=0)
+    assert content_problems(chatty) == ["adapter: its metadata holds email-shaped text"]
+    pickle = Artifact("adapter", b"\x80\x04\x95" + b"\x00" * 32, "a", 0, {"examples": 1})
+    assert content_problems(pickle) == ["adapter: the payload is not a safetensors file of LoRA tensors"]
+
+
+def test_the_gate_refuses_pii_shaped_content_as_content_refused():
+    with pytest.raises(ExportRefused) as refused:
+        export_gate(_skills("Write to ops@acme.example.com"), canaries=CANARIES)
+    assert refused.value.code == "content_refused" and "skills[0]: holds email-shaped text" in refused.value.message

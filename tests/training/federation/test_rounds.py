@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -61,3 +62,26 @@ def test_skills_rounds_merge_skills_and_the_gate_keeps_a_canary_home(tiny_path, 
 def test_local_rounds_share_nothing(tiny_path, people, tmp_path):
     (metrics,) = federation_run(people[:2], _settings(tiny_path, "local"), out=tmp_path)["rounds"]
     assert metrics["bytes exchanged"] == 0.0 and metrics["canaries found"] == 0.0 and not (tmp_path / "round-000" / "artifacts").exists()
+
+
+def test_a_received_adapter_joins_the_first_fedavg_round_weighted_and_a_mismatched_one_is_left_out(tiny_path, people, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    from training.federation.aggregate import fedavg
+    from training.federation.artifacts import Artifact, adapter_artifact, adapter_tensors
+
+    # without attribute cases, canaries or stats the gate only runs the membership attack: the test stays a few seconds
+    a, b = (dataclasses.replace(p, attributes=[], canaries={}, share=("adapter",)) for p in people[:2])
+    federation_run([a], _settings(tiny_path, "fedavg"), out=tmp_path / "elsewhere")  # another installation's round
+    theirs = Artifact("adapter", (tmp_path / "elsewhere" / "round-000" / "artifacts" / "a-adapter.bin").read_bytes(), "acme-lab:a", 0,
+                      {"examples": 6})  # fmt: skip
+    odd = adapter_artifact({"x.lora_A.weight": torch.zeros(1, 1)}, lora={"r": 1}, examples=100, source="odd", round=0)
+    summary = federation_run([b], _settings(tiny_path, "fedavg"), out=tmp_path / "here", received=[theirs, odd])
+    (metrics,) = summary["rounds"]
+    assert metrics["received"] == 1.0  # the mismatched adapter is left out
+    ours = load_file(str(tmp_path / "here" / "round-000" / "artifacts" / "b-adapter.bin"))
+    expected = fedavg([ours, adapter_tensors(theirs)], [len(b.records), 6])
+    merged = load_file(str(tmp_path / "here" / "round-000" / "aggregate-adapter" / "adapter_model.safetensors"))
+    assert sorted(merged) == sorted(expected) and all(torch.allclose(merged[k], expected[k]) for k in merged)
+    assert not all(torch.allclose(merged[k], ours[k]) for k in merged)  # theirs moved the average

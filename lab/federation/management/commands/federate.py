@@ -6,9 +6,14 @@
         --participant bravo=fedgym/b --set rounds=2 --run                   # --run: here, with a bar; else the workers
     manage.py federate run 7                                               # run or resume federation 7 here
     manage.py federate list [--project acme]
+    manage.py federate push acme --user alice --export 12 --peer partner --target bravo   # to the peer's installation
+    manage.py federate transfers acme                                      # every push, with the peer's answer
+    manage.py federate inbox bravo                                         # what other installations pushed to bravo
+    manage.py federate accept 3 --user bob                                 # (or reject) a pending received artifact
 
 --user names the member the action is recorded for; the same roles hold as on the API (the owner sets policies and
-peers; an owner or researcher of every participant project starts a federation).
+peers, pushes, and accepts or rejects what was received; an owner or researcher of every participant project starts
+a federation, whose --set received=[3] aggregates accepted received artifacts).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.errors import DomainError
-from lab.federation.models import FederationRound
+from lab.federation.exchange import artifact_push, received_decide
+from lab.federation.models import FederationRound, OutgoingTransfer, ReceivedArtifact
 from lab.federation.services import federation_create, federation_execute, peer_create, sharing_policy_set
 from lab.projects.models import ADMIN_ROLES, WRITE_ROLES, Project
 from lab.projects.selectors import role_in
@@ -65,6 +71,20 @@ class Command(BaseCommand):
         run.add_argument("id", type=int)
         listing = sub.add_parser("list", help="federations with their per-round metrics")
         listing.add_argument("--project", default="")
+        push = sub.add_parser("push", help="push an export to a peer's installation (owner)")
+        push.add_argument("project")
+        push.add_argument("--user", required=True)
+        push.add_argument("--export", required=True, help="the export's id (federate list shows rounds; the API lists exports)")
+        push.add_argument("--peer", required=True, help="the project's peer by name")
+        push.add_argument("--target", required=True, help="the project slug on the peer's installation")
+        transfers = sub.add_parser("transfers", help="a project's pushes, newest first")
+        transfers.add_argument("project")
+        inbox = sub.add_parser("inbox", help="what other installations pushed to a project, newest first")
+        inbox.add_argument("project")
+        for verb in ("accept", "reject"):
+            decide = sub.add_parser(verb, help=f"{verb} a pending received artifact (owner)")
+            decide.add_argument("id", type=int)
+            decide.add_argument("--user", required=True)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -136,6 +156,40 @@ class Command(BaseCommand):
         for federation in federations[:50]:
             self.stdout.write(f"#{federation.pk} {federation.name} [{federation.project.slug}] {federation.mode} {federation.status}")
             self._table(federation)
+
+    def _push(self, options: dict[str, Any]) -> None:
+        project = self._project(options["project"])
+        user = self._member(options, project, ADMIN_ROLES, "push artifacts to other installations")
+        transfer = artifact_push(
+            project=project, export_id=options["export"], peer_name=options["peer"], target=options["target"], user=user
+        )
+        self.stdout.write(f"transfer {transfer.pk}: {transfer.kind} {transfer.sha256[:12]} ({transfer.bytes} bytes) delivered to "
+                          f"{transfer.peer_name}/{transfer.target} as #{transfer.remote_id}")  # fmt: skip
+
+    def _transfers(self, options: dict[str, Any]) -> None:
+        for t in OutgoingTransfer.objects.filter(project=self._project(options["project"]))[:100]:
+            answer = f" {t.response_status}" if t.response_status else ""
+            self.stdout.write(f"#{t.pk} {t.created_at:%Y-%m-%d %H:%M} {t.kind} -> {t.peer_name}/{t.target} {t.status}{answer}"
+                              f"{' - ' + t.error if t.error else ''}")  # fmt: skip
+
+    def _inbox(self, options: dict[str, Any]) -> None:
+        for r in ReceivedArtifact.objects.filter(project=self._project(options["project"]))[:100]:
+            self.stdout.write(f"#{r.pk} {r.received_at:%Y-%m-%d %H:%M} {r.kind} from {r.sender} ({r.manifest.get('source')}, "
+                              f"round {r.manifest.get('round')}) {r.sha256[:12]} {r.bytes} bytes: {r.status}")  # fmt: skip
+
+    def _decide(self, options: dict[str, Any], accept: bool) -> None:
+        received = ReceivedArtifact.objects.filter(pk=options["id"]).select_related("project").first()
+        if received is None:
+            raise CommandError(f"no received artifact {options['id']}")
+        user = self._member(options, received.project, ADMIN_ROLES, "decide on received artifacts")
+        received = received_decide(received=received, accept=accept, user=user)
+        self.stdout.write(f"received artifact {received.pk} ({received.kind} from {received.sender}): {received.status}")
+
+    def _accept(self, options: dict[str, Any]) -> None:
+        self._decide(options, accept=True)
+
+    def _reject(self, options: dict[str, Any]) -> None:
+        self._decide(options, accept=False)
 
     def _table(self, federation: FederationRound) -> None:
         for metrics in federation.results:
