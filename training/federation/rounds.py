@@ -14,7 +14,7 @@ Every federated mode also exports aggregate statistics when the participant's po
 
 Received artifacts (`received`: adapters or skills another installation pushed and an owner here accepted) join
 the first round's aggregation beside the participants' exports: a received adapter enters FedAvg weighted by the
-examples its manifest states, when its tensor names and shapes match the participants' (else it is left out and
+examples its manifest states (at most the largest participant's: a claim cannot outweigh everyone here), when its tensor names and shapes match the participants' (else it is left out and
 not counted); received skills are merged with the participants'. Later rounds carry them on in the shared model
 or the merged skills. The metric "received" counts the ones used.
 
@@ -200,16 +200,18 @@ def _exports(settings: FederationSettings, people: Sequence[Participant], r: int
     return accepted, results
 
 
-def received_adapters(received: Sequence[Artifact], *, like: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
+def received_adapters(received: Sequence[Artifact], *, like: dict[str, Any], cap: int) -> list[tuple[dict[str, Any], int]]:
     """(tensors, FedAvg weight) of each received adapter whose tensor names and shapes are those of `like` (a
-    participant's adapter state); others (another base model, another rank or target modules) are left out."""
+    participant's adapter state); others (another base model, another rank or target modules) are left out. The
+    weight is the examples the sender's manifest claims, at most `cap` (the largest participant's): a peer cannot
+    outweigh every participant here by claiming more."""
     out = []
     for artifact in received:
         if artifact.kind != "adapter":
             continue
         tensors = adapter_tensors(artifact)
         if sorted(tensors) == sorted(like) and all(tensors[name].shape == like[name].shape for name in like):
-            out.append((tensors, int(artifact.meta["examples"])))
+            out.append((tensors, min(int(artifact.meta["examples"]), cap)))
     return out
 
 
@@ -223,7 +225,7 @@ def run_round(settings: FederationSettings, people: Sequence[Participant], r: in
     if settings.mode == "fedavg":
         template = adapters[people[0].name]
         shared = [(adapter_tensors(a), int(a.meta["examples"])) for _, a in accepted if a.kind == "adapter"]
-        joined = received_adapters(received, like=_adapter_state(template))
+        joined = received_adapters(received, like=_adapter_state(template), cap=max((w for _, w in shared), default=1))
         shared, used = shared + joined, len(joined)
         if shared:
             averaged = fedavg([tensors for tensors, _ in shared], [weight for _, weight in shared])

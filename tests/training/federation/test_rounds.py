@@ -81,7 +81,20 @@ def test_a_received_adapter_joins_the_first_fedavg_round_weighted_and_a_mismatch
     (metrics,) = summary["rounds"]
     assert metrics["received"] == 1.0  # the mismatched adapter is left out
     ours = load_file(str(tmp_path / "here" / "round-000" / "artifacts" / "b-adapter.bin"))
-    expected = fedavg([ours, adapter_tensors(theirs)], [len(b.records), 6])
+    expected = fedavg([ours, adapter_tensors(theirs)], [len(b.records), min(6, len(b.records))])  # a claim is capped at ours
     merged = load_file(str(tmp_path / "here" / "round-000" / "aggregate-adapter" / "adapter_model.safetensors"))
     assert sorted(merged) == sorted(expected) and all(torch.allclose(merged[k], expected[k]) for k in merged)
     assert not all(torch.allclose(merged[k], ours[k]) for k in merged)  # theirs moved the average
+
+
+def test_a_received_adapters_weight_is_capped_at_the_largest_participants():
+    import torch
+
+    from training.federation.artifacts import adapter_artifact
+    from training.federation.rounds import received_adapters
+
+    like = {"x.lora_A.weight": torch.zeros(2, 3)}
+    modest = adapter_artifact({"x.lora_A.weight": torch.ones(2, 3)}, lora={"r": 2}, examples=5, source="p:modest", round=0)
+    boastful = adapter_artifact({"x.lora_A.weight": torch.ones(2, 3)}, lora={"r": 2}, examples=10**9, source="p:boast", round=0)
+    weights = [weight for _, weight in received_adapters([modest, boastful], like=like, cap=40)]
+    assert weights == [5, 40]  # a claim of a billion examples counts as the largest participant's 40
