@@ -10,7 +10,9 @@ Callers check the caller's role in the coordinating project (owner or researcher
 policies); federation_create checks it in every participant project too (a project the user cannot see is 404).
 Each participant's private records are its finished episodes of its task (the last `holdout_fraction` of them
 never trained on: the membership attack's non-members), exported with episode_to_record; training never sees the
-ORM. What a participant exports is limited, at every round, by its latest sharing policy. Artifacts received from
+ORM. The leakage checks know a task's private facts where its environment declares them
+(training.federation.participants.private_facts: fedgym's catalogues), so the gate's attribute inference runs there too.
+What a participant exports is limited, at every round, by its latest sharing policy. Artifacts received from
 other installations (lab/federation/exchange.py) join a round when its config lists them ("received": [ids]): the
 coordinating project's accepted ones, of the kind the mode aggregates.
 """
@@ -238,7 +240,7 @@ def federation_folder(federation: FederationRound) -> Path:
 def _participants(federation: FederationRound) -> list[Any]:
     from lab.trajectories.selectors import episode_list
     from lab.trajectories.services import episode_to_record
-    from training.federation.participants import Participant
+    from training.federation.participants import Participant, private_facts
 
     people = []
     for item in federation.participants:
@@ -248,7 +250,8 @@ def _participants(federation: FederationRound) -> list[Any]:
         held = max(1, int(len(records) * float(federation.config["holdout_fraction"])))
         policy = sharing_policy_current(project=item["project"])
         people.append(Participant(name=item["slug"], task=item["task"], records=records[:-held], holdout=records[-held:],
-                                  canaries=dict(policy.canaries) if policy else {}, share=tuple(policy.kinds) if policy else ()))  # fmt: skip
+                                  canaries=dict(policy.canaries) if policy else {}, share=tuple(policy.kinds) if policy else (),
+                                  **private_facts(item["task"])))  # fmt: skip
     return people
 
 

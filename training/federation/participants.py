@@ -66,28 +66,43 @@ def _seed_asking(task: str, item: str) -> int:
     raise AssertionError(f"no seed of {task} asks for {item!r}")
 
 
+def private_facts(task: str) -> dict[str, Any]:
+    """What the leakage checks know of `task`'s private data, as Participant fields: for a fedgym task its private
+    catalogue's values (the redactor's), attribute cases (each item's private color, with an answer record per
+    candidate color) and the candidate colors; for any other task nothing (the gate then runs canaries and membership
+    only, and says so)."""
+    from environments.fedgym import ORGS, private_catalogue
+    from environments.toolgym.world import COLORS
+    from training.scripted import scripted_episode
+
+    env_name, _, org = task.partition("/")
+    if env_name != "fedgym" or org not in ORGS:
+        return {}
+    catalogue = private_catalogue(org)
+    attributes = []
+    for item, color in catalogue.colors.items():
+        seed = _seed_asking(task, item)
+        candidates = tuple((c, scripted_episode(_Answer(c), task, seed, max_turns=1)) for c in COLORS)
+        attributes.append(AttributeCase(key=item, true=color, candidates=candidates))
+    return {"private_values": [("catalogue.color", c) for c in sorted(set(catalogue.colors.values()))], "attributes": attributes,
+            "candidate_values": list(COLORS)}  # fmt: skip
+
+
 def fedgym_participants(orgs: Sequence[str], *, records: int, holdout: int, seed_start: int = 0) -> list[Participant]:
     """One participant per organisation: `records` expert episodes from seed_start on, `holdout` more for membership."""
     from environments.fedgym import private_catalogue
     from environments.toolgym.anchors import ExpertPolicy
-    from environments.toolgym.world import COLORS
-    from training.scripted import scripted_episode, scripted_episodes
+    from training.scripted import scripted_episodes
 
     out = []
     for org in orgs:
-        task, catalogue = f"fedgym/{org}", private_catalogue(org)
-        attributes = []
-        for item, color in catalogue.colors.items():
-            seed = _seed_asking(task, item)
-            candidates = tuple((c, scripted_episode(_Answer(c), task, seed, max_turns=1)) for c in COLORS)
-            attributes.append(AttributeCase(key=item, true=color, candidates=candidates))
+        task = f"fedgym/{org}"
         out.append(
             Participant(
                 name=org, task=task,
                 records=scripted_episodes(ExpertPolicy(), task, range(seed_start, seed_start + records)),
                 holdout=scripted_episodes(ExpertPolicy(), task, range(HOLDOUT_SEED_START, HOLDOUT_SEED_START + holdout)),
-                canaries=dict(catalogue.canaries), private_values=[("catalogue.color", c) for c in sorted(set(catalogue.colors.values()))],
-                attributes=attributes, candidate_values=list(COLORS),
+                canaries=dict(private_catalogue(org).canaries), **private_facts(task),
             )
         )  # fmt: skip
     return out

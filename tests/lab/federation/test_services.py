@@ -58,6 +58,8 @@ def test_a_canary_in_an_export_is_refused_and_stays_home(three_projects, alice, 
     assert not (federation_folder(federation) / "round-000" / "artifacts" / "charlie-stats.bin").exists()
     (metrics,) = federation.results
     assert metrics["canaries found"] == 1.0 and metrics["refused exports"] == 1.0
+    accepted = ArtifactExport.objects.get(federation=federation, project__slug="acme", kind="skills")
+    assert {"attribute_accuracy", "attribute_chance"} <= set(accepted.gate["leakage"])  # fedgym's private colors were attacked
     skills = json.loads((federation_folder(federation) / "round-000" / "skills.json").read_text())
     assert len(skills) == 1 and "<the color field of lookup's result>" in skills[0]
 
