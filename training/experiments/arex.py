@@ -64,7 +64,7 @@ EXPERIMENT = register(
         ),
         shared={
             "data": "arex:chain",  # every arm names its own; the `none` arm reads nothing
-            "max_steps": 8,  # sized to this session's CPU (2 shared cores)
+            "max_steps": 64,  # measured: 64 steps (about 7 epochs of the chains) take base-small from 0 valid calls to 0.96 on dev
             "batch_size": 4,
             "max_tokens": 2048,
             "lr_schedule": "constant",
@@ -79,7 +79,7 @@ EXPERIMENT = register(
             max_new_tokens=96,
             components=True,
         ),
-        tuning={"learning_rate": (1e-4, 3e-4)},  # the same grid for every arm
+        tuning={"learning_rate": (3e-4,)},  # one point (CPU): the earlier 8-step run chose 1e-4 from {1e-4, 3e-4} at no valid call
         train_seeds=(0, 1, 2),
         smoke={"max_steps": 1, "batch_size": 1, "max_tokens": 512, "eval_episodes": 1},
         needs_teacher=False,
