@@ -174,11 +174,16 @@ def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, An
 def _received_check(project: Project, mode: str, ids: list[int]) -> None:
     """Each id is an accepted artifact received by the coordinating project, of the kind the mode aggregates."""
     kind = MODE_KIND.get(mode)
+    seen: dict[str, int] = {}  # sha256 -> id: a peer that pushed the same bytes twice must not weigh twice
     for i, pk in enumerate(ids):
         where = f"config.received[{i}]"
         received = ReceivedArtifact.objects.filter(project=project, pk=pk).first()
         if received is None:
             raise NotFound("not_found", f"{where}: {project.slug} received no artifact {pk}", fields=[where])
+        if received.sha256 in seen and seen[received.sha256] != pk:
+            raise _bad("duplicate_artifact", where, f"received artifact {pk} holds the same bytes as {seen[received.sha256]} "
+                       f"(sha256 {received.sha256[:12]}); list one of them")  # fmt: skip
+        seen[received.sha256] = pk
         if received.status != "accepted":
             raise _bad("not_accepted", where, f"received artifact {pk} is {received.status}; an owner accepts it first")
         if received.kind != kind:
@@ -291,6 +296,9 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
     c = federation.config
     try:
         base = model_path_confine(project=federation.project, value=federation.base_model, field="base_model")  # again: symlinks move
+        if not Path(base, "config.json").is_file():  # else transformers takes the path for a hub repo id and says so, obscurely
+            raise FileNotFoundError(f"base_model {federation.base_model!r}: no model at {base} (a name is a folder in "
+                                    "PRACTICUM_MODEL_STORE, holding config.json and the weights)")  # fmt: skip
         settings_ = FederationSettings(
             mode=federation.mode, base=base, rounds=c["rounds"], local_steps=c["local_steps"], lora_r=c["lora_r"], lora_alpha=c["lora_alpha"],
             learning_rate=c["learning_rate"], batch_size=c["batch_size"], seed=c["seed"], max_turns=c["max_turns"],

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from lab.federation.models import FederationRound
 from lab.federation.selectors import sharing_policy_current
+from tests.lab.federation.exports import SKILL, make_export
 
 
 def _federate(*args: str) -> str:
@@ -45,3 +46,24 @@ def test_start_run_federates_three_projects_here_and_list_shows_the_metrics(thre
     assert f"#{federation.pk}" in _federate("list", "--project", "acme")
     with pytest.raises(CommandError, match="--set rounds='two': give a number"):
         _federate("start", "acme", "--user", "alice", "--mode", "local", "--base-model", tiny_model, "--set", "rounds=two")
+
+
+def test_start_without_workers_runs_here_and_names_a_base_model_missing_from_the_store(settings, three_projects):
+    """Without REDIS_URL a queued federation would sit in this process's in-memory queue, which ends with it."""
+    settings.CELERY_EMBEDDED = True
+    out = _federate("start", "acme", "--user", "alice", "--mode", "local", "--base-model", "not-there", "--participant", "acme=fedgym/a")
+    federation = FederationRound.objects.get()
+    assert f"federation {federation.pk}: local, 1 participants (no REDIS_URL: running it here)" in out
+    assert federation.status == "failed" and f"federation {federation.pk}: failed" in out
+    assert federation.error == (f"FileNotFoundError: base_model 'not-there': no model at {settings.PRACTICUM_MODEL_STORE / 'not-there'} "
+                                "(a name is a folder in PRACTICUM_MODEL_STORE, holding config.json and the weights)")  # fmt: skip
+
+
+def test_list_shows_every_export_with_the_id_push_takes(project_a):
+    passed = make_export(project_a, [SKILL])
+    out = _federate("list", "--project", "acme")
+    assert f"  export {passed.pk}: round 0, skills of acme, {passed.bytes} bytes, passed the gate" in out
+    refused = make_export(project_a, [SKILL + " cnry-acme-ledger-7f3a9c"], canaries={"ledger.ref": "cnry-acme-ledger-7f3a9c"})
+    out = _federate("list", "--project", "acme")
+    assert f"  export {refused.pk}: round 0, skills of acme, {refused.bytes} bytes, refused: " in out
+    assert "ledger.ref" in out and "cnry-acme-ledger-7f3a9c" not in out

@@ -97,3 +97,19 @@ def test_cancel_of_a_queued_federation_ends_it_and_execute_then_does_nothing(thr
     federation = federation_cancel(federation=federation)
     assert federation.status == "cancelled" and federation.ended_at is not None
     assert federation_execute(federation_id=federation.pk).results == []
+
+
+def test_the_same_received_bytes_are_listed_once_whatever_their_ids(three_projects, alice, tiny_model, fed_participants):
+    """A peer may push one artifact twice (two ids, one sha256); listing both would weigh it twice."""
+    from lab.federation.models import Peer, ReceivedArtifact
+
+    project_a = three_projects["projects"]["a"]
+    peer = Peer.objects.create(project=project_a, name="partner", endpoint="partner-lab")
+    first, again = (ReceivedArtifact.objects.create(project=project_a, peer=peer, sender="partner-lab", kind="skills", sha256="ab" * 32,
+                                                    bytes=10, status="accepted") for _ in range(2))  # fmt: skip
+    with pytest.raises(DomainError, match=rf"config.received\[1\]: received artifact {again.pk} holds the same bytes as {first.pk}"):
+        federation_create(project=project_a, name="", mode="skills", base_model=tiny_model, participants=fed_participants,
+                          config={"received": [first.pk, again.pk]}, user=alice, enqueue=False)  # fmt: skip
+    federation = federation_create(project=project_a, name="", mode="skills", base_model=tiny_model, participants=fed_participants,
+                                   config={"received": [first.pk]}, user=alice, enqueue=False)  # fmt: skip
+    assert federation.config["received"] == [first.pk]

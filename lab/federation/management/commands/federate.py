@@ -5,7 +5,7 @@
     manage.py federate start acme --user alice --mode fedavg --base-model tiny --participant acme=fedgym/a \
         --participant bravo=fedgym/b --set rounds=2 --run                   # --run: here, with a bar; else the workers
     manage.py federate run 7                                               # run or resume federation 7 here
-    manage.py federate list [--project acme]
+    manage.py federate list [--project acme]                               # with every export's id (what push takes)
     manage.py federate push acme --user alice --export 12 --peer partner --target bravo   # to the peer's installation
     manage.py federate transfers acme                                      # every push, with the peer's answer
     manage.py federate inbox bravo                                         # what other installations pushed to bravo
@@ -13,7 +13,9 @@
 
 --user names the member the action is recorded for; the same roles hold as on the API (the owner sets policies and
 peers, pushes, and accepts or rejects what was received; an owner or researcher of every participant project starts
-a federation, whose --set received=[3] aggregates accepted received artifacts).
+a federation, whose --set received=[3] aggregates accepted received artifacts). Without REDIS_URL there are no
+workers this process could hand a federation to (the in-memory queue would end with it), so `start` runs it here
+as --run does.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.errors import DomainError
 from lab.federation.exchange import artifact_push, received_decide
-from lab.federation.models import FederationRound, OutgoingTransfer, ReceivedArtifact
+from lab.federation.models import ArtifactExport, FederationRound, OutgoingTransfer, ReceivedArtifact
 from lab.federation.services import federation_create, federation_execute, peer_create, sharing_policy_set
 from lab.projects.models import ADMIN_ROLES, WRITE_ROLES, Project
 from lab.projects.selectors import role_in
@@ -66,7 +69,7 @@ class Command(BaseCommand):
         start.add_argument("--participant", action="append", default=[], help="PROJECT=TASK, once per participant")
         start.add_argument("--set", action="append", default=[], help="config KEY=VALUE (rounds, local_steps, lora_r, ...)")
         start.add_argument("--name", default="")
-        start.add_argument("--run", action="store_true", help="run it here instead of enqueueing it")
+        start.add_argument("--run", action="store_true", help="run it here instead of enqueueing it (always so without REDIS_URL)")
         run = sub.add_parser("run", help="run or resume a federation here")
         run.add_argument("id", type=int)
         listing = sub.add_parser("list", help="federations with their per-round metrics")
@@ -74,7 +77,7 @@ class Command(BaseCommand):
         push = sub.add_parser("push", help="push an export to a peer's installation (owner)")
         push.add_argument("project")
         push.add_argument("--user", required=True)
-        push.add_argument("--export", required=True, help="the export's id (federate list shows rounds; the API lists exports)")
+        push.add_argument("--export", required=True, help="the export's id (federate list shows every export with its id)")
         push.add_argument("--peer", required=True, help="the project's peer by name")
         push.add_argument("--target", required=True, help="the project slug on the peer's installation")
         transfers = sub.add_parser("transfers", help="a project's pushes, newest first")
@@ -131,11 +134,14 @@ class Command(BaseCommand):
             try:
                 config[key] = json.loads(raw)
             except json.JSONDecodeError:
-                raise CommandError(f"--set {key}={raw!r}: give a number") from None
+                raise CommandError(f"--set {key}={raw!r}: give a number (received: a list of ids, e.g. [3])") from None
+        # Embedded mode: this process's in-memory queue ends with it and the server's worker never sees it.
+        here = options["run"] or settings.CELERY_EMBEDDED
         federation = federation_create(project=project, name=options["name"], mode=options["mode"], base_model=options["base_model"],
-                                       participants=participants, config=config, user=user, enqueue=not options["run"])  # fmt: skip
-        self.stdout.write(f"federation {federation.pk}: {federation.mode}, {len(federation.participants)} participants")
-        if options["run"]:
+                                       participants=participants, config=config, user=user, enqueue=not here)  # fmt: skip
+        where = "" if options["run"] else " (no REDIS_URL: running it here)" if here else " (queued for the gpu workers)"
+        self.stdout.write(f"federation {federation.pk}: {federation.mode}, {len(federation.participants)} participants{where}")
+        if here:
             self._run({"id": federation.pk})
 
     def _run(self, options: dict[str, Any]) -> None:
@@ -156,6 +162,11 @@ class Command(BaseCommand):
         for federation in federations[:50]:
             self.stdout.write(f"#{federation.pk} {federation.name} [{federation.project.slug}] {federation.mode} {federation.status}")
             self._table(federation)
+            for export in ArtifactExport.objects.filter(federation=federation).select_related("project"):
+                reasons = "; ".join(export.gate.get("reasons") or []) or "by the gate"  # canaries by field, never by value
+                verdict = f"refused: {reasons}" if export.refused else "passed the gate"
+                self.stdout.write(f"  export {export.pk}: round {export.round}, {export.kind} of {export.project.slug}, "
+                                  f"{export.bytes} bytes, {verdict}")  # fmt: skip
 
     def _push(self, options: dict[str, Any]) -> None:
         project = self._project(options["project"])
