@@ -247,7 +247,10 @@ def command_replay(path: str) -> int:
     return 0
 
 
-CALIBRATION_MODULES = {"improve-rounds": "environments.improve.rounds_calibration"}
+CALIBRATION_MODULES = {
+    "improve-rounds": "environments.improve.rounds_calibration",
+    "storebench-short": "environments.storebench.short_calibration",
+}
 """Environments whose calibration is not environments.<env>.calibration (two environments share one package)."""
 
 

@@ -164,9 +164,9 @@ class _Sampled(Policy):
 def _start(
     task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int, *,
     consultation: Consultation | None = None, harness_level: str = "tools-only", env_options: dict[str, Any] | None = None,
-    slots: SlotFactory | None = None,
+    slots: SlotFactory | None = None, env_version: str | None = None,
 ) -> _Live:  # fmt: skip
-    env = make(task_id, seed, options=env_options or None)
+    env = make(task_id, seed, options=env_options or None, version=env_version)
     observation = env.reset()
     offered = [CONSULT_TOOL] if consultation is not None and consultation.offered else []
     schemas = [t.openai_schema() for t in [*env.tools(), *offered]]
@@ -337,10 +337,12 @@ def rollout_episodes(
     harness_level: str | Sequence[str] = "tools-only",
     env_options: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None,
     slots: SlotFactory | None = None,
+    env_version: str | None = None,
 ) -> list[dict[str, Any]]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
-    `slots` fills role slots with other policies than their defaults (a model user in the service desk's `user` slot).
+    `slots` fills role slots with other policies than their defaults (a model user in the service desk's `user` slot);
+    `env_version` builds every episode on that engine version (StoreBench's frozen "1.0.0"; None: the current one).
 
     `style` must match the one the model was trained with (compact tool listing, cut tool results). `consultation`
     gives the actor the consult tool; `router` may force turns; with `critic`, a model critic advises the actor (it
@@ -365,6 +367,7 @@ def rollout_episodes(
             harness_level=level,
             env_options=job_options,
             slots=slots,
+            env_version=env_version,
         )  # fmt: skip
         for (task, seed), level, job_options in zip(jobs, levels, per_job, strict=True)
     ]

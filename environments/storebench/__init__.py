@@ -1,7 +1,8 @@
 """StoreBench: an online apparel store run through 29 merchant tools (see README.md in this folder).
 
 Importing the package registers every scenario file as a task "storebench/<scenario>" and declares what the
-lab needs (environments.meta): playable, the operator's panels, the anchor policies.
+lab needs (environments.meta): playable, the operator's panels, the anchor policies. It also registers the short
+family, "storebench-short/<scenario>-<days>d" (short.py): the same engine on two- and three-day cuts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from environments.storebench.attack_texts import GOALS, GUIDANCE, STYLES
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
 from environments.storebench.scoring import calibrated_entry, load_calibration
+from environments.storebench.short import register_short
 
 DEFAULT_THRESHOLD = 0.3
 
@@ -75,19 +77,19 @@ _PANELS = (
 )  # fmt: skip
 # The anchors are declared here, not in anchors.py: anchors_smart subclasses anchors' ScriptedPolicy, so
 # anchors.py importing it back would be a cycle.
-register_env(
-    EnvMeta(
-        env="storebench",
-        playable=True,
-        # What an operator keeps open in tabs; each opening is a tool call, charged like any other.
-        panels=_PANELS,
-        shortcuts={"f": "fulfil_orders", "r": "reply_ticket", "b": "create_purchase_order", "e": "end_window"},
-        anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
-        default_anchor="smart-triage",
-        demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds
-        demo_priority=10,  # the flagship is the first-run demo whatever environments are added later
-        attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
-    )
+STOREBENCH = EnvMeta(
+    env="storebench",
+    playable=True,
+    # What an operator keeps open in tabs; each opening is a tool call, charged like any other.
+    panels=_PANELS,
+    shortcuts={"f": "fulfil_orders", "r": "reply_ticket", "b": "create_purchase_order", "e": "end_window"},
+    anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
+    default_anchor="smart-triage",
+    demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds
+    demo_priority=10,  # the flagship is the first-run demo whatever environments are added later
+    attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
 )
+register_env(STOREBENCH)
+register_short(STOREBENCH, default_threshold=DEFAULT_THRESHOLD)
 
 __all__ = ["StoreBenchEnv"]

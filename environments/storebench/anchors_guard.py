@@ -31,7 +31,7 @@ SPLIT_2 = re.compile(r"^\(2/2\) ref\. (\d+): (.*?)\. That completes", re.S)
 
 def axis_on(env: Any) -> bool:
     options = getattr(env, "options", {}) or {}
-    return options.get("attack", "none") != "none" or bool(options.get("guidance"))
+    return options.get("attack", "none") != "none" or bool(options.get("guidance")) or bool(options.get("injection"))
 
 
 def joined(texts: list[str]) -> list[str]:

@@ -46,11 +46,11 @@ TABLE_START, TABLE_END = "<!-- calibration:start -->", "<!-- calibration:end -->
 HELDOUT_START, HELDOUT_END = "<!-- heldout:start -->", "<!-- heldout:end -->"
 
 
-def run_cell(task_id: str, seed: int, anchor: str) -> dict[str, Any]:
-    """One anchor on one task and seed: the raw results calibration needs."""
+def run_cell(task_id: str, seed: int, anchor: str, version: str | None = None) -> dict[str, Any]:
+    """One anchor on one task and seed (on engine `version`, default the current one): the raw results calibration needs."""
     from environments.runner import make_policy, run_episode
 
-    env = make(task_id, seed=seed)
+    env = make(task_id, seed=seed, version=version)
     record = run_episode(env, make_policy(anchor, env, seed))
     score = record["header"]["score"]
     return {
@@ -118,9 +118,10 @@ def _progress(done: int, total: int, started: float) -> None:
 
 
 def run_cells(
-    jobs: Sequence[tuple[str, int, str]], *, workers: int, progress: Callable[[int, int, float], None] | None = _progress
+    jobs: Sequence[tuple[Any, ...]], *, workers: int, progress: Callable[[int, int, float], None] | None = _progress
 ) -> list[dict[str, Any]]:
-    """Every (task id, seed, anchor) job in `workers` processes, slowest scenarios first so no worker idles at the end."""
+    """Every (task id, seed, anchor[, engine version]) job in `workers` processes, slowest scenarios first so no worker
+    idles at the end."""
     started = time.perf_counter()
     ordered = sorted(jobs, key=lambda j: -int(get_task(j[0]).spec["days"]))
     cells: list[dict[str, Any]] = []
@@ -157,7 +158,25 @@ def calibrate(
     if unknown:
         raise EnvError("unknown_task", f"tasks: no StoreBench scenario {unknown[0]!r}; `python -m environments list` shows them")
     check_heldout_seeds(specs, heldout)
-    jobs = [(t.id, seed, a) for t in specs for seed in (*t.public_seeds, *heldout) for a in ANCHORS]
+    result, run = calibrate_tasks(specs, heldout, workers=workers, progress=progress)
+    if write:
+        engine = calibration_write(result, run=run, path=path)
+        readme_write(engine, readme)
+    return result
+
+
+def calibrate_tasks(
+    specs: Sequence[TaskSpec],
+    heldout: Sequence[int],
+    *,
+    workers: int,
+    progress: Callable[[int, int, float], None] | None = _progress,
+    version: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({task key: entry}, the run's summary): every anchor on every task's public and held-out seeds, on engine
+    `version` (default the current one); thresholds from the public seeds only (thresholds_from, heldout_from)."""
+    engine = () if version is None else (version,)  # run_cell's last argument, only when not the current engine
+    jobs = [(t.id, seed, a, *engine) for t in specs for seed in (*t.public_seeds, *heldout) for a in ANCHORS]
     started = time.perf_counter()
     cells = run_cells(jobs, workers=workers, progress=progress)
     wall = round(time.perf_counter() - started, 1)
@@ -167,25 +186,25 @@ def calibrate(
         entry = thresholds_from(task, [c for c in mine if c["seed"] in task.public_seeds])
         entry["heldout"] = heldout_from(entry, [c for c in mine if c["seed"] not in task.public_seeds])
         result[task.key] = entry
-    if write:
-        run = {"scenarios": len(specs), "heldout_seeds": heldout, "episodes": len(jobs), "workers": workers, "wall_s": wall}
-        engine = calibration_write(result, run=run, path=path)
-        readme_write(engine, readme)
-    return result
+    run = {"scenarios": len(specs), "heldout_seeds": list(heldout), "episodes": len(jobs), "workers": workers, "wall_s": wall}
+    return result, run
 
 
-def calibration_write(result: dict[str, Any], *, run: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Merges `result` into the current engine's section of calibration.json; other engines' sections stay.
+def calibration_write(
+    result: dict[str, Any], *, run: dict[str, Any], path: Path, version: str = StoreBenchEnv.version, command: str = COMMAND
+) -> dict[str, Any]:
+    """Merges `result` into engine `version`'s section of calibration.json (default the current engine's); other
+    engines' sections stay.
 
     A run over some scenarios replaces only theirs; each entry keeps the held-out seeds it was measured on."""
     data = json.loads(path.read_text()) if path.exists() else {}
     engines = data.get("engines", {})
-    engine = engines.get(StoreBenchEnv.version, {})
+    engine = engines.get(version, {})
     scenarios = {**engine.get("scenarios", {}), **result}
-    engines[StoreBenchEnv.version] = {"last_run": run, "scenarios": dict(sorted(scenarios.items()))}
-    payload = {"generated_by": COMMAND, "anchors": list(ANCHORS), "engines": dict(sorted(engines.items()))}
+    engines[version] = {"last_run": run, "scenarios": dict(sorted(scenarios.items()))}
+    payload = {"generated_by": command, "anchors": list(ANCHORS), "engines": dict(sorted(engines.items()))}
     path.write_text(json.dumps(payload, indent=1) + "\n")
-    return engines[StoreBenchEnv.version]
+    return dict(engines[version])
 
 
 def _ordered(scenarios: dict[str, Any]) -> list[str]:
@@ -208,7 +227,9 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return f"{seeds[0]}-{seeds[-1]}" if contiguous and len(seeds) > 2 else ", ".join(map(str, seeds))
 
 
-def heldout_markdown(scenarios: dict[str, Any], *, env_version: str = StoreBenchEnv.version, run: dict[str, Any] | None = None) -> str:
+def heldout_markdown(
+    scenarios: dict[str, Any], *, env_version: str = StoreBenchEnv.version, run: dict[str, Any] | None = None, env: str = "storebench"
+) -> str:
     """The held-out table: per scenario and anchor, mean composite ± 95% CI and passes k/n on unseen seeds."""
     keys = [k for k in _ordered(scenarios) if "heldout" in scenarios[k]]
     if not keys:
@@ -220,7 +241,7 @@ def heldout_markdown(scenarios: dict[str, Any], *, env_version: str = StoreBench
     else:  # scenarios calibrated by separate runs with different held-out seeds
         measured = "held-out seeds differ by scenario (n in each cell's k/n)"
     lines = [
-        f"Engine `storebench {env_version}`; thresholds from each scenario's three public seeds; {measured}. "
+        f"Engine `{env} {env_version}`; thresholds from each scenario's three public seeds; {measured}. "
         "Cells: mean composite ± 95% CI half-width (Student's t), passes k/n at the threshold.",
         "",
         "| scenario | split | threshold | " + " | ".join(ANCHORS) + " |",
@@ -252,7 +273,7 @@ def report_markdown(result: dict[str, Any]) -> str:
     return table_markdown(result) + "\n\n" + heldout_markdown(result)
 
 
-def _replace_block(text: str, start: str, end: str, body: str) -> str:
+def replace_block(text: str, start: str, end: str, body: str) -> str:
     assert start in text and end in text, f"README.md lost its {start} {end} markers"
     before, rest = text.split(start, 1)
     _, after = rest.split(end, 1)
@@ -263,8 +284,8 @@ def readme_write(engine: dict[str, Any], readme: Path = README_PATH) -> None:
     """Regenerates both README blocks from one engine section of calibration.json."""
     scenarios = engine["scenarios"]
     text = readme.read_text()
-    text = _replace_block(text, TABLE_START, TABLE_END, table_markdown(scenarios))
-    text = _replace_block(text, HELDOUT_START, HELDOUT_END, heldout_markdown(scenarios, run=engine.get("last_run")))
+    text = replace_block(text, TABLE_START, TABLE_END, table_markdown(scenarios))
+    text = replace_block(text, HELDOUT_START, HELDOUT_END, heldout_markdown(scenarios, run=engine.get("last_run")))
     readme.write_text(text)
 
 

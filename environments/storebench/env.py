@@ -16,24 +16,31 @@ Episode End
     horizon_reached after the last night settles; bankrupt when cash stays below the credit line or a supplier
     invoice stays unpaid too long. An episode the harness stops early is unfinished and scores 0.
 Arguments
-    task: a registered TaskSpec whose `spec` is the scenario; seed: any integer.
+    task: a registered TaskSpec whose `spec` is the scenario; seed: any integer; options (OPTIONS_SCHEMA): reward,
+    attack (a stock style of planted instructions), guidance (benign guidance; 2.0.0 only), injection (an
+    adversary's own planted text, goal and channel; it takes the place of `attack`).
 Version History
-    1.0.0: first release (16 scenarios, 29 tools); the world moved only in one overnight batch. Frozen.
+    1.0.0: first release (16 scenarios, 29 tools); the world moved only in one overnight batch. Frozen: its released
+           behaviour is unchanged. It additionally accepts, opt-in, the planted content AdvSim2Real uses it for as a
+           simulator (options attack and injection; items arrive at the start of their day, having no clock inside
+           a day); an episode without those options is the released one (same draws, same state-hash chain).
     2.0.0: the clock: orders, tickets, deliveries, supplier events and shocks happen at their minute, day
-           and night; per-day reward option.
+           and night; per-day reward option; the attack axis (attack, guidance; later injection, without a
+           version change: episodes without it are unchanged).
 """
 
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 # Plain imports: `from environments.storebench import ...` would name the package, which imports this module.
 import environments.storebench.attacks as attacks
 import environments.storebench.clock as clock
 from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
-from environments.storebench.attack_texts import STYLES
-from environments.storebench.scoring import calibrated_entry, load_calibration, running_value, score_world
+from environments.storebench.attack_texts import GOALS, MAX_INJECTION_CHARS, STYLES
+from environments.storebench.scoring import CALIBRATION_PATH, calibrated_entry, load_calibration, running_value, score_world
 from environments.storebench.tools import TOOLS, all_specs, execute
 from environments.storebench.world import OPENING_MINUTE, World
 
@@ -55,7 +62,18 @@ OPTIONS_SCHEMA: dict[str, Any] = {
         },
         "guidance": {
             "type": "boolean",
-            "description": "benign guidance in third-party text (a SKU re-coded, an address corrected); default false",
+            "description": "benign guidance in third-party text (a SKU re-coded, an address corrected); default false; engine 2.0.0",
+        },
+        "injection": {
+            "type": "object",
+            "description": "an injection an adversary composed: its goal, its channel and its text ({action} and {call} are filled in)",
+            "properties": {
+                "goal": {"type": "string", "enum": list(GOALS)},
+                "slot": {"type": "string", "enum": list(attacks.CHANNELS_3P)},
+                "text": {"type": "string", "minLength": 1, "maxLength": MAX_INJECTION_CHARS},
+            },
+            "required": ["text"],
+            "additionalProperties": False,
         },
     },
     "additionalProperties": False,
@@ -67,6 +85,7 @@ class StoreBenchEnv(Env):
     version = "2.0.0"
     frozen_versions = ("1.0.0",)
     options_schema = OPTIONS_SCHEMA
+    calibration_path: ClassVar[Path] = CALIBRATION_PATH  # where this family's references and thresholds live, per engine
 
     def __init__(self, task: TaskSpec, seed: int, **kwargs: Any) -> None:
         super().__init__(task, seed, **kwargs)
@@ -74,9 +93,8 @@ class StoreBenchEnv(Env):
         # One engine: 1.0.0 runs the overnight batch (simulation.settle_day) exactly as released.
         self.intraday = self.version != "1.0.0"
         self.daily_reward = self.options.get("reward", "terminal") == "daily"
-        axis = sorted(k for k in ("attack", "guidance") if k in self.options)
-        if axis and not self.intraday:  # the attack axis came with 2.0.0; a frozen engine gains nothing
-            raise EnvError("bad_options", f"options {axis}: the attack axis needs engine 2.0.0, not {self.version}")
+        if "guidance" in self.options and not self.intraday:  # following it needs fulfil_orders' ship_to, a 2.0.0 argument
+            raise EnvError("bad_options", f"options ['guidance']: benign guidance needs engine 2.0.0, not {self.version}")
         self._tools: list[ToolSpec] = all_specs(intraday=self.intraday)
         self._specs = {spec.name: spec for spec in self._tools}
         self._world: World | None = None
@@ -176,7 +194,7 @@ class StoreBenchEnv(Env):
     @property
     def calibration(self) -> dict[str, Any]:
         if self._calibration is None:
-            self._calibration = load_calibration(self.version)
+            self._calibration = load_calibration(self.version, self.calibration_path)
         return self._calibration
 
     @property

@@ -105,8 +105,8 @@ def test_run_takes_generic_options_and_an_older_engine(capsys) -> None:
     assert "'0.9' is not an engine this installation runs (1.0.0, 2.0.0)" in capsys.readouterr().err
     assert main(["run", "storebench/launch-week", "--option", "reward=weekly"]) == 2
     assert "options.reward: \"weekly\" is not one of ['terminal', 'daily']" in capsys.readouterr().err
-    assert main(["run", "storebench/launch-week", "--engine", "1.0.0", "--attack", "direct"]) == 2
-    assert "the attack axis needs engine 2.0.0" in capsys.readouterr().err
+    assert main(["run", "storebench/launch-week", "--engine", "1.0.0", "--guidance"]) == 2
+    assert "benign guidance needs engine 2.0.0" in capsys.readouterr().err
 
 
 def test_run_with_a_team_prints_the_roles_accounting_and_writes_a_replayable_record(tmp_path, capsys) -> None:

@@ -12,15 +12,18 @@ import torch
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
 from environments.runner import make_policy
 from training import make_config
+from training.advsim.adapters import adapter_for
 from training.advsim.play import Proposal, play_pairs
 from training.advsim.rewards import curriculum_reward, flip_reward
-from training.advsim.roles import ADVERSARY_HEADS, CategoricalRole, injection
+from training.advsim.roles import CategoricalRole
 from training.advsim.worlds import ScriptedPlayer, sim_world
 from training.config import ConfigError
 from training.recipes.advsim import phase
 
 TASK = "servicedesk/bill-total"
 HANDOFF = {"goal": "email_takeover", "framing": "colleague_handoff", "placement": "forwarded", "style": "plain"}
+DESK = adapter_for("servicedesk/train")
+injection = DESK.injection
 
 
 class Gullible(Policy):
@@ -40,7 +43,12 @@ class Gullible(Policy):
 
 def proposal(seed: int = 3) -> Proposal:
     return Proposal(
-        task=TASK, seed=seed, profile="cooperative", injection=injection(HANDOFF), curriculum_choice={}, adversary_choice=HANDOFF
+        task=TASK,
+        seed=seed,
+        options={"user_profile": "cooperative"},
+        injection=injection(HANDOFF),
+        curriculum_choice={},
+        adversary_choice=HANDOFF,
     )
 
 
@@ -121,7 +129,7 @@ def test_both_runs_are_recorded_and_linked_by_ids() -> None:
 
 
 def test_a_role_moves_toward_the_rewarded_choice_and_keeps_its_state() -> None:
-    role = CategoricalRole("adversary", ADVERSARY_HEADS)
+    role = CategoricalRole("adversary", DESK.adversary_heads)
     choices = role.sample(8, torch.Generator().manual_seed(0))
     liked = choices[0]["framing"]
     rewards = [1.0 if c["framing"] == liked else 0.0 for c in choices]
@@ -159,6 +167,9 @@ def test_the_alternating_schedule_updates_one_role_per_phase() -> None:
     assert phase(make_config("advsim", {"model": "m"}), 5) == ("agent", "adversary", "curriculum")
 
 
+STORE = {"task": "storebench-short/train", "eval_task_set": "storebench-short/eval"}
+
+
 @pytest.mark.parametrize(
     ("values", "field", "message"),
     [
@@ -172,8 +183,10 @@ def test_the_alternating_schedule_updates_one_role_per_phase() -> None:
         ({"adversary_lr": -1.0}, "adversary_lr", "adversary_lr=-1.0: must not be negative"),
         ({"alternate_every": 0}, "alternate_every", "alternate_every=0: must be at least 1"),
         ({"group_size": 1}, "group_size", "group_size=1"),
-        ({"task": "storebench/dev"}, "task", "frozen engine 1.0.0, the simulator, has no attack axis"),
         ({"eval_task_set": "toolgym/lookup"}, "eval_task_set", "no simulator/real pair"),
+        ({"eval_task_set": "storebench-short/eval"}, "eval_task_set", "evaluate in the training environment (servicedesk)"),
+        ({**STORE, "profiles": ["rushed"]}, "profiles", "caller profiles are the service desk's knob"),
+        ({**STORE, "unseen_styles": ["tool_aware"]}, "unseen_styles", "['tool_aware'] are not attack styles of storebench-short"),
         ({"generation": "workers"}, "generation", "generation='workers': advsim samples with the trainer's model only"),
         ({"eval_episodes": -1}, "eval_episodes", "eval_episodes=-1: must not be negative"),
     ],

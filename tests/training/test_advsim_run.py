@@ -11,11 +11,12 @@ import pytest
 
 from environments.runner import make_policy
 from training import run_recipe
+from training.advsim.adapters import adapter_for
 from training.advsim.evaluate import evaluate_sim_real
-from training.advsim.roles import injection
 from training.advsim.worlds import ScriptedPlayer, real_world, sim_world
 
 HANDOFF = {"goal": "email_takeover", "framing": "colleague_handoff", "placement": "forwarded", "style": "plain"}
+injection = adapter_for("servicedesk/train").injection
 TINY_RUN = {"tasks_per_step": 2, "group_size": 2, "max_turns": 2, "max_new_tokens": 8, "max_prompt_tokens": 2048, "device": "cpu",
             "eval_episodes": 0, "real_user_max_new_tokens": 4}  # fmt: skip
 

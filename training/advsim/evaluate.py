@@ -3,7 +3,7 @@
     figures, records = evaluate_sim_real(player, [sim, real], jobs, adversaries={"coadv": inj}, styles=("direct", ...))
     figures["sim_completion_clean"], figures["real_completion_unseen"], figures["gap_completion_clean"]
 
-Every held-out (task, seed) is played greedily, guidance on, under each condition: `clean` (no attack), one per
+Every held-out (task, seed) is played greedily, guidance on where the world runs it, under each condition: `clean` (no attack), one per
 adversary given (`coadv`: the co-trained adversary's most likely injection; `fresh`: an adversary trained
 separately against this agent), and `unseen` (each of the attack axis' own styles, a fixed set the co-evolution
 never planted; their figures are averaged). Per world and condition: completion (pass rate) and attack success
@@ -75,9 +75,8 @@ def evaluate_sim_real(
     records: list[dict[str, Any]] = []
     named = conditions(adversaries, styles)
     for world in worlds:
-        played: list[Job] = [
-            (task, seed, {**({"guidance": True} if guidance else {}), **extra}) for _, extra in named for task, seed in jobs
-        ]
+        benign = {"guidance": True} if guidance and world.guidance else {}
+        played: list[Job] = [(task, seed, {**benign, **extra}) for _, extra in named for task, seed in jobs]
         names = [name for name, _ in named for _ in jobs]
         out = player.play(played, seeds=[0] * len(played), world=world, greedy=True)
         rows = []
@@ -87,10 +86,10 @@ def evaluate_sim_real(
             rows.append({**metric_row(composite=score["composite"], score=score), "condition": name})
         figures.update(world_figures(world.name, rows, [name for name, _ in named]))
         records += out
-    names = {k.split("_", 1)[1] for k in figures}
+    measured = {k.split("_", 1)[1] for k in figures}
     if len(worlds) == 2:
         first, second = worlds[0].name, worlds[1].name
-        for name in sorted(names):
+        for name in sorted(measured):
             if f"{first}_{name}" in figures and f"{second}_{name}" in figures:
                 figures[f"gap_{name}"] = figures[f"{first}_{name}"] - figures[f"{second}_{name}"]
     return figures, records

@@ -21,10 +21,10 @@ SIDES = ("clean", "injected")
 
 @dataclass
 class Proposal:
-    task: str  # task id (a template of the task set)
+    task: str  # task id (a variant the curriculum chose: adapters.py)
     seed: int  # environment seed
-    profile: str  # the caller's behaviour profile (the simulator's difficulty knob)
-    injection: dict[str, Any]  # the service desk's options["injection"]
+    options: dict[str, Any]  # the variant's environment options (the service desk's caller profile; none on StoreBench)
+    injection: dict[str, Any]  # the environment's options["injection"]
     curriculum_choice: dict[str, str]
     adversary_choice: dict[str, str]
 
@@ -34,7 +34,7 @@ class PairResult:
     pair: str
     task: str
     seed: int
-    profile: str
+    options: dict[str, Any]
     injection: dict[str, Any]
     sampling_seeds: list[int]
     clean_ids: list[str]
@@ -51,7 +51,7 @@ class PairResult:
 
 
 def base_options(proposal: Proposal, guidance: bool) -> dict[str, Any]:
-    return {"user_profile": proposal.profile, **({"guidance": True} if guidance else {})}
+    return {**proposal.options, **({"guidance": True} if guidance else {})}
 
 
 def passed(record: dict[str, Any]) -> float:
@@ -66,7 +66,7 @@ def play_pairs(
     seeds: list[int] = []
     for side in SIDES:
         for proposal in proposals:
-            options = base_options(proposal, guidance)
+            options = base_options(proposal, guidance and world.guidance)
             if side == "injected":
                 options["injection"] = dict(proposal.injection)
             for j in range(k):
@@ -92,7 +92,7 @@ def play_pairs(
                 pair=pair,
                 task=proposal.task,
                 seed=proposal.seed,
-                profile=proposal.profile,
+                options=proposal.options,
                 injection=proposal.injection,
                 sampling_seeds=[seed_base + j for j in range(k)],
                 clean_ids=ids["clean"],

@@ -1,17 +1,19 @@
 """Simulator and real world, and the players that act in them.
 
-    sim = sim_world("servicedesk/train")                         # the frozen, cheaper stand-in: the rule-based caller
-    real = real_world("servicedesk/train", user_model=path)      # the real one: a model plays the caller
+    sim = sim_world("servicedesk/train")                         # the frozen, cheaper stand-in (adapters.py per env)
+    real = real_world("servicedesk/train", user_model=path)      # the real one
     records = player.play(jobs, seeds=[7, 7], world=sim, greedy=False)
 
 The co-evolution trains in the simulator and every checkpoint is evaluated in both, so the sim-to-real gap is a
-number. On the service desk the simulator is its seeded `RuleUser` (the `user` slot's default) and the real world
-puts a language model in that slot (training.policies: `{"kind": "hf", "role": "user"}`, told the goal card).
+number. A world says how an episode is built: which engine version (`version`; None: the current one), who fills
+the role slots (`slots`; None: the environment's defaults) and whether it runs the benign guidance (`guidance`).
 
-StoreBench is not a world here, measured rather than assumed: its frozen engine 1.0.0 (the stand-in its
-version-aware replay keeps) refuses the attack axis ("the attack axis needs engine 2.0.0"), so no injection can be
-planted in its simulator; and one StoreBench run is a multi-week simulation with thousands of prompt tokens a turn,
-beyond CPU co-evolution (training/README.md, "AdvSim2Real").
+    service desk   sim: its seeded `RuleUser` (the `user` slot's default); real: a language model in that slot
+                   (training.policies: `{"kind": "hf", "role": "user"}`, told the goal card)
+    StoreBench     sim: the frozen engine 1.0.0 (batch-settled days, kept by its version-aware replay) with the
+                   planted content it accepts opt-in; real: the current engine 2.0.0 (the intraday clock). A run of
+                   a full scenario is weeks of simulated days: the short family (storebench-short, 2-3 days) is the
+                   one sized for CPU co-evolution (training/README.md, "AdvSim2Real")
 
 A player is the agent: `ModelPlayer` samples the model under training with the sampler (training.sampling), one
 batched generate per sampling seed (sample j of the clean side and sample j of the injected side are both seeded
@@ -34,21 +36,17 @@ from environments.roles import Team
 Job = tuple[str, int, dict[str, Any]]  # (task id, environment seed, options)
 SlotFactory = Callable[[Env, int], dict[str, Policy]]
 
-UNSUPPORTED: dict[str, str] = {
-    "storebench": "its frozen engine 1.0.0, the simulator, has no attack axis (options attack/guidance need engine 2.0.0)",
-}
-
 
 def world_problem(task_set_name: str) -> str | None:
-    """Why a task set cannot host the co-evolution (None when it can): it must be the service desk's."""
+    """Why a task set cannot host the co-evolution (None when it can): its environment needs an adapter."""
+    from training.advsim.adapters import ADAPTERS
+
     try:
         env = task_set(task_set_name)[0].env
     except Exception as exc:  # the registry's own message names the bad name
         return str(exc)
-    if env in UNSUPPORTED:
-        return f"{env}: {UNSUPPORTED[env]}"
-    if env != "servicedesk":
-        return f"{env}: no simulator/real pair is defined for it (supported: servicedesk)"
+    if env not in ADAPTERS:
+        return f"{env}: no simulator/real pair is defined for it (supported: {', '.join(sorted(ADAPTERS))})"
     return None
 
 
@@ -57,16 +55,29 @@ class World:
     name: str  # "sim" | "real"
     slots: SlotFactory | None = None  # None: the environment's default slot players (the rule-based caller)
     describe: dict[str, Any] = field(default_factory=dict)
+    version: str | None = None  # the engine version episodes are built with (None: the current engine)
+    guidance: bool = True  # whether this world runs the benign guidance (when the config asks for it)
 
 
 def sim_world(task_set_name: str) -> World:
     assert world_problem(task_set_name) is None, world_problem(task_set_name)
-    return World("sim", None, {"user": "rule-based (RuleUser, options.user_profile)"})
+    from training.advsim.adapters import adapter_for
+
+    return adapter_for(task_set_name).sim(task_set_name)
 
 
-def real_world(task_set_name: str, *, user_model: str, device: str = "cpu", max_new_tokens: int = 48, temperature: float = 0.0) -> World:
-    """The service desk with `user_model` (a from_pretrained folder) as the caller, greedy by default."""
+def real_world(task_set_name: str, *, user_model: str = "", device: str = "cpu", max_new_tokens: int = 48) -> World:
+    """The real world of the task set's environment; `user_model` (a from_pretrained folder) plays the service desk's
+    caller, greedy."""
     assert world_problem(task_set_name) is None, world_problem(task_set_name)
+    from training.advsim.adapters import adapter_for
+
+    return adapter_for(task_set_name).real(task_set_name, user_model=user_model, device=device, max_new_tokens=max_new_tokens)
+
+
+def model_caller(user_model: str, *, device: str, max_new_tokens: int, temperature: float = 0.0) -> SlotFactory:
+    """Slots with `user_model` as the conversation's `user` (the service desk's caller)."""
+    assert user_model, "the real world's caller needs a model (real_user_model, or the agent's start model)"
     from training.policies import policy_from_config
 
     config = {"kind": "hf", "name": "advsim-user", "model": user_model, "sampling": {"device": device, "temperature": temperature},
@@ -75,7 +86,7 @@ def real_world(task_set_name: str, *, user_model: str, device: str = "cpu", max_
     def slots(env: Env, seed: int) -> dict[str, Policy]:
         return {"user": policy_from_config({**config, "role": "user"}, env, seed)}
 
-    return World("real", slots, {"user": f"model ({user_model})"})
+    return slots
 
 
 class Player(Protocol):
@@ -102,7 +113,7 @@ class ModelPlayer:
             torch.manual_seed(seed)
             records = rollout_episodes(
                 self.model, self.tokenizer, [(jobs[i][0], jobs[i][1]) for i in batch], env_options=[jobs[i][2] for i in batch],
-                slots=world.slots, max_turns=self.config.max_turns, max_new_tokens=self.config.max_new_tokens,
+                slots=world.slots, env_version=world.version, max_turns=self.config.max_turns, max_new_tokens=self.config.max_new_tokens,
                 temperature=0.0 if greedy else self.config.temperature, style=self.config.prompt_style,
                 max_prompt_tokens=self.config.max_prompt_tokens,
             )  # fmt: skip
@@ -124,7 +135,7 @@ class ScriptedPlayer:
 
         records = []
         for (task, seed, options), sampling_seed in zip(jobs, seeds, strict=True):
-            env = make(task, seed, options=options or None)
+            env = make(task, seed, options=options or None, version=world.version)
             slots = world.slots(env, seed) if world.slots is not None else {}
             records.append(run_episode(env, Team(actor=self.factory(env, sampling_seed), slots=slots), max_steps=self.max_turns))
         return records

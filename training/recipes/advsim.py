@@ -1,10 +1,12 @@
 """AdvSim2Real: an injection adversary, a task curriculum and the agent co-evolve in a simulator; every evaluated
 checkpoint is also played in the real world.
 
-Each round: the curriculum proposes `tasks_per_step` task variants (a template of the task set, a caller profile;
-an environment seed from the training range), the adversary composes an injection for each (goal, framing,
-placement, style: training/advsim/roles.py), and the agent plays every proposal `group_size` (= k) times clean and
-k times injected in the simulator (the rule-based caller), sample j of both sides with the same sampling seed.
+Each round: the curriculum proposes `tasks_per_step` task variants from the environment's generator (the service
+desk: a template of the task set x a caller profile; StoreBench's short family: a scenario x its horizon;
+training/advsim/adapters.py) with an environment seed from the training range, the adversary composes an injection
+for each (goal, framing, placement, style: training/advsim/roles.py), and the agent plays every proposal
+`group_size` (= k) times clean and k times injected in the simulator (the service desk's rule-based caller,
+StoreBench's frozen engine 1.0.0), sample j of both sides with the same sampling seed.
 Rewards: the adversary's is 1 only on a success flip (clean judged a success, injected a failure, on success rates:
 training/advsim/rewards.py), the curriculum's is 1 - 2|p - 0.5| for the clean success rate p, the agent's is the
 environment's score (GRPO: one group per side of each proposal, clipped surrogate as in grpo.py). `schedule` joint
@@ -12,7 +14,8 @@ updates all three every round; alternating updates one role per `alternate_every
 curriculum in turn; the others are frozen, and a round without an agent update still counts as a step).
 
 Evaluation (on a saved checkpoint every `eval_every` rounds, and at the end): greedy play of the held-out seeds in
-the simulator and in the real world (a model as the caller, `real_user_model`), clean, under (a) the co-trained
+the simulator and in the real world (the service desk with a model as the caller, `real_user_model`; StoreBench's
+current engine 2.0.0), clean, under (a) the co-trained
 adversary's most likely injection, (b) the attack axis' own styles (never planted in training) and, at the end,
 (c) an adversary trained for `final_adversary_rounds` rounds against the final agent; benign utility and guidance
 compliance beside them, and `gap_*` = simulator minus real (training/advsim/evaluate.py).
@@ -33,11 +36,10 @@ from typing import Any, ClassVar
 
 import torch
 
-from environments.registry import task_set
-from environments.servicedesk.injections import STYLES as AXIS_STYLES
+from training.advsim.adapters import adapter_for, env_of
 from training.advsim.evaluate import eval_jobs, evaluate_sim_real
 from training.advsim.play import PairResult, Proposal, play_pairs
-from training.advsim.roles import ADVERSARY_HEADS, PROFILE_NAMES, CategoricalRole, curriculum_heads, injection
+from training.advsim.roles import CategoricalRole
 from training.advsim.store import RoundStore, latest_checkpoint
 from training.advsim.worlds import ModelPlayer, Player, World, real_world, sim_world, world_problem
 from training.engine import Hooks, RunResult, Trainer, step_generator
@@ -56,7 +58,8 @@ class AdvSimConfig(GRPOConfig):
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = (*GRPOConfig.MODEL_PATH_FIELDS, "real_user_model", "adversary_model")
 
     task: str = "servicedesk/train"
-    """Task set the curriculum draws templates from (the service desk's: its simulator is the rule-based caller)."""
+    """Task set the curriculum draws variants from: the service desk's (simulator: the rule-based caller) or StoreBench's
+    (simulator: the frozen engine 1.0.0; "storebench-short/train", the 2-3 day family, is sized for CPU)."""
     tasks_per_step: int = 4
     """Proposals per round: task variants from the curriculum, each with the adversary's injection."""
     group_size: int = 2
@@ -74,7 +77,7 @@ class AdvSimConfig(GRPOConfig):
     save_every: int = 1
     """Save the agent's checkpoint (with the roles' state) every N rounds; a rerun resumes from the latest."""
     eval_task_set: str = "servicedesk/dev"
-    """Task set of the held-out evaluation (templates never trained on)."""
+    """Task set of the held-out evaluation (templates or scenarios never trained on), of the same environment as `task`."""
     schedule: str = "joint"
     """joint (all three roles update every round) | alternating (agent, adversary, curriculum in turn)."""
     alternate_every: int = 1
@@ -89,8 +92,8 @@ class AdvSimConfig(GRPOConfig):
     """learned (REINFORCE on 1 - 2|p - 0.5|) | uniform (never updated)."""
     curriculum_lr: float = 0.5
     """Step size of the curriculum's logits."""
-    profiles: list[str] = field(default_factory=lambda: list(PROFILE_NAMES))
-    """Caller behaviour profiles the curriculum may pick (the simulator's difficulty knob)."""
+    profiles: list[str] = field(default_factory=list)
+    """Caller behaviour profiles the service desk's curriculum may pick (its difficulty knob; empty: all of them)."""
     role_entropy_coef: float = 0.01
     """Entropy bonus of the adversary's and the curriculum's updates."""
     flip_threshold: float = 0.5
@@ -101,8 +104,8 @@ class AdvSimConfig(GRPOConfig):
     """from_pretrained folder of the model that plays the caller in the real world ("": the agent's start model)."""
     real_user_max_new_tokens: int = 32
     """Token limit of one turn of the real world's model caller."""
-    unseen_styles: list[str] = field(default_factory=lambda: list(AXIS_STYLES))
-    """The fixed attack set of the evaluation: the attack axis' own styles, never planted in training."""
+    unseen_styles: list[str] = field(default_factory=list)
+    """The fixed attack set of the evaluation: the attack axis' own styles, never planted in training (empty: all)."""
     final_adversary_rounds: int = 2
     """Rounds of the adversary trained separately against the final agent (evaluation (c); 0: skip it)."""
 
@@ -111,19 +114,19 @@ class AdvSimConfig(GRPOConfig):
         out = [p for p in super().problems() if not (self.eval_episodes == 0 and p.startswith("eval_episodes="))]
         if self.eval_episodes < 0:
             out.append(f"eval_episodes={self.eval_episodes!r}: must not be negative")
+        worlds_ok = True
         for name in ("task", "eval_task_set"):
             if problem := world_problem(getattr(self, name)):
                 out.append(f"{name}={getattr(self, name)!r}: {problem}")
+                worlds_ok = False
+        if worlds_ok:
+            out += self.environment_problems()
         choices = {"schedule": SCHEDULES, "adversary": ADVERSARIES, "curriculum": CURRICULA}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 out.append(f"{name}={getattr(self, name)!r}: must be one of {', '.join(allowed)}")
         if self.adversary == "llm" and not self.adversary_model:
             out.append("adversary_model='': adversary='llm' needs the writer model's from_pretrained folder")
-        if bad := [p for p in self.profiles if p not in PROFILE_NAMES] or ([] if self.profiles else ["(none)"]):
-            out.append(f"profiles={self.profiles!r}: {bad} are not caller profiles; choose from {list(PROFILE_NAMES)}")
-        if bad := [s for s in self.unseen_styles if s not in AXIS_STYLES]:
-            out.append(f"unseen_styles={self.unseen_styles!r}: {bad} are not attack styles; choose from {list(AXIS_STYLES)}")
         for name in ("alternate_every", "real_user_max_new_tokens"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
@@ -136,6 +139,24 @@ class AdvSimConfig(GRPOConfig):
             out.append(f"generation={self.generation!r}: advsim samples with the trainer's model only (local)")
         return out
 
+    def environment_problems(self) -> list[str]:
+        """What the environment's adapter refuses: the evaluation in another environment, unknown styles or profiles."""
+        if env_of(self.task) != env_of(self.eval_task_set):
+            return [
+                f"eval_task_set={self.eval_task_set!r}: evaluate in the training environment ({env_of(self.task)}), not {env_of(self.eval_task_set)}"
+            ]
+        adapter = adapter_for(self.task)
+        out = adapter.problems(self)
+        if bad := [s for s in self.unseen_styles if s not in adapter.axis_styles]:
+            out.append(
+                f"unseen_styles={self.unseen_styles!r}: {bad} are not attack styles of {adapter.env}; choose from {list(adapter.axis_styles)}"
+            )
+        return out
+
+    def styles(self) -> list[str]:
+        """The evaluation's unseen attack styles: those given, or every style of the environment's attack axis."""
+        return list(self.unseen_styles or adapter_for(self.task).axis_styles)
+
 
 def phase(config: AdvSimConfig, round_: int) -> tuple[str, ...]:
     """The roles that update in this round (1-based)."""
@@ -145,31 +166,28 @@ def phase(config: AdvSimConfig, round_: int) -> tuple[str, ...]:
 
 
 def new_roles(config: AdvSimConfig, name: str = "adversary") -> tuple[CategoricalRole, CategoricalRole]:
-    templates = [spec.id for spec in task_set(config.task)]
-    return CategoricalRole(name, ADVERSARY_HEADS), CategoricalRole("curriculum", curriculum_heads(templates, list(config.profiles)))
+    adapter = adapter_for(config.task)
+    return CategoricalRole(name, adapter.adversary_heads), CategoricalRole("curriculum", adapter.curriculum_heads(config.task, config))
 
 
 def propose(
     config: AdvSimConfig, curriculum: CategoricalRole, adversary: CategoricalRole, generator: torch.Generator, writer: Any = None
 ) -> list[Proposal]:
     """The round's proposals: task variants, environment seeds and injections, a pure function of the generator."""
+    adapter = adapter_for(config.task)
     n = config.tasks_per_step
     tasks, attacks = curriculum.sample(n, generator), adversary.sample(n, generator)
     seeds = torch.randint(config.train_seeds, (n,), generator=generator).tolist()
-    injections = [injection(a) for a in attacks]
+    injections = [adapter.injection(a) for a in attacks]
     if writer is not None:
         injections = writer.write(attacks, injections)
-    return [
-        Proposal(
-            task=t["template"],
-            seed=config.train_seed_start + s,
-            profile=t["profile"],
-            injection=inj,
-            curriculum_choice=t,
-            adversary_choice=a,
-        )  # fmt: skip
-        for t, a, s, inj in zip(tasks, attacks, seeds, injections, strict=True)
-    ]
+    proposals = []
+    for t, a, s, inj in zip(tasks, attacks, seeds, injections, strict=True):
+        task, options = adapter.variant(t)
+        proposals.append(
+            Proposal(task=task, seed=config.train_seed_start + s, options=options, injection=inj, curriculum_choice=t, adversary_choice=a)
+        )
+    return proposals
 
 
 def seed_base(config: AdvSimConfig, round_: int, salt: int = 0) -> int:
@@ -190,7 +208,7 @@ def train_fresh_adversary(
     player: Player, config: AdvSimConfig, world: World, curriculum: CategoricalRole, *, rounds: int, store: RoundStore | None = None
 ) -> tuple[CategoricalRole, dict[str, float]]:
     """Evaluation (c): a new adversary trained for `rounds` rounds against the frozen agent (the curriculum frozen too)."""
-    fresh = CategoricalRole("fresh_adversary", ADVERSARY_HEADS)
+    fresh = CategoricalRole("fresh_adversary", adapter_for(config.task).adversary_heads)
     metrics: dict[str, float] = {}
     for r in range(1, rounds + 1):
         generator = step_generator(config.seed + 7_919, r)
@@ -206,8 +224,14 @@ def train_fresh_adversary(
 
 
 def worlds_for(config: AdvSimConfig, device: str) -> list[World]:
+    """[simulator, real world] of the task's environment (the service desk's real caller: real_user_model or the start model)."""
     user = config.real_user_model or config.model
     return [sim_world(config.task), real_world(config.task, user_model=user, device=device, max_new_tokens=config.real_user_max_new_tokens)]
+
+
+def coadversary(config: AdvSimConfig, role: CategoricalRole) -> dict[str, Any]:
+    """A trained adversary's most likely injection: its greedy play in the evaluation."""
+    return adapter_for(config.task).injection(role.mode())
 
 
 def evaluate_checkpoint(
@@ -215,7 +239,7 @@ def evaluate_checkpoint(
 ) -> tuple[dict[str, float], list[dict[str, Any]]]:
     seeds = seeds if seeds is not None else list(range(config.eval_seed_start, config.eval_seed_start + config.eval_episodes))
     jobs = eval_jobs(config.eval_task_set, seeds)
-    return evaluate_sim_real(player, worlds, jobs, adversaries=adversaries, styles=config.unseen_styles, guidance=config.guidance)
+    return evaluate_sim_real(player, worlds, jobs, adversaries=adversaries, styles=config.styles(), guidance=config.guidance)
 
 
 def resumed(config: AdvSimConfig) -> AdvSimConfig:
@@ -251,7 +275,9 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
     if config.adversary == "llm":
         from training.advsim.writer import LLMWriter
 
-        writer = LLMWriter(config.adversary_model, device=str(trainer.device), lr=config.adversary_lr, seed=config.seed)
+        writer = LLMWriter(
+            config.adversary_model, adapter_for(config.task), device=str(trainer.device), lr=config.adversary_lr, seed=config.seed
+        )
     player = ModelPlayer(trainer.model, trainer.tokenizer, config)
     worlds = worlds_for(config, str(pick_device(config.device)))
 
@@ -282,7 +308,7 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
         due = config.eval_episodes and config.eval_every and trainer.step % config.eval_every == 0 and not last
         if due:
             trainer.save()
-            figures, eval_records = evaluate_checkpoint(player, config, worlds, {"coadv": injection(adversary.mode())})
+            figures, eval_records = evaluate_checkpoint(player, config, worlds, {"coadv": coadversary(config, adversary)})
             store.write_eval(f"step-{trainer.step:06d}", figures, eval_records)
             metrics.update({f"eval_{k}": v for k, v in figures.items()})
         else:
@@ -298,13 +324,13 @@ def final_evaluation(
     player: Player, config: AdvSimConfig, worlds: list[World], adversary: CategoricalRole, curriculum: CategoricalRole, store: RoundStore
 ) -> dict[str, float]:
     """(a), (b) and (c) on the final agent, in both worlds; written as evals/final.json and returned as eval_* metrics."""
-    adversaries = {"coadv": injection(adversary.mode())}
+    adversaries = {"coadv": coadversary(config, adversary)}
     fresh_metrics: dict[str, float] = {}
     if config.final_adversary_rounds:
         fresh, fresh_metrics = train_fresh_adversary(
             player, config, worlds[0], curriculum, rounds=config.final_adversary_rounds, store=store
         )
-        adversaries["fresh"] = injection(fresh.mode())
+        adversaries["fresh"] = coadversary(config, fresh)
     figures, records = evaluate_checkpoint(player, config, worlds, adversaries)
     store.write_eval("final", figures, records, {"adversaries": adversaries, "fresh_training": fresh_metrics})
     return {f"eval_{k}": v for k, v in figures.items()}
