@@ -134,6 +134,25 @@ def run_cells(
     return cells
 
 
+def calibration_inputs(
+    env: str, tasks: list[str] | None, heldout_seeds: Sequence[int] | str, *, what: str
+) -> tuple[list[TaskSpec], list[int]]:
+    """The tasks of `env` named in `tasks` (keys or ids; None: all) and the held-out seeds (a list or "1000-1009"),
+    checked: EnvError on a bad seed text, an unknown task (`what` names the kind) or a held-out seed that is public."""
+    if isinstance(heldout_seeds, str):
+        try:
+            heldout_seeds = seeds_parse(heldout_seeds)
+        except SeedError as exc:
+            raise EnvError("bad_seeds", f"heldout seeds: {exc}") from None
+    heldout = sorted(set(heldout_seeds))
+    wanted = None if tasks is None else {t if "/" in t else f"{env}/{t}" for t in tasks}
+    specs = [t for t in list_tasks(env) if wanted is None or t.id in wanted]
+    if unknown := sorted((wanted or set()) - {t.id for t in specs}):
+        raise EnvError("unknown_task", f"tasks: no {what} {unknown[0]!r}; `python -m environments list` shows them")
+    check_heldout_seeds(specs, heldout)
+    return specs, heldout
+
+
 def calibrate(
     *,
     workers: int = 2,
@@ -146,18 +165,7 @@ def calibrate(
 ) -> dict[str, Any]:
     """Calibrates `tasks` (scenario keys or task ids; default all) on their public seeds and `heldout_seeds`,
     and returns {scenario key: entry}; with `write`, merges it into calibration.json and both README tables."""
-    if isinstance(heldout_seeds, str):
-        try:
-            heldout_seeds = seeds_parse(heldout_seeds)
-        except SeedError as exc:
-            raise EnvError("bad_seeds", f"heldout seeds: {exc}") from None
-    heldout = sorted(set(heldout_seeds))
-    wanted = None if tasks is None else {t if "/" in t else f"storebench/{t}" for t in tasks}
-    specs = [t for t in list_tasks("storebench") if wanted is None or t.id in wanted]
-    unknown = sorted((wanted or set()) - {t.id for t in specs})
-    if unknown:
-        raise EnvError("unknown_task", f"tasks: no StoreBench scenario {unknown[0]!r}; `python -m environments list` shows them")
-    check_heldout_seeds(specs, heldout)
+    specs, heldout = calibration_inputs("storebench", tasks, heldout_seeds, what="StoreBench scenario")
     result, run = calibrate_tasks(specs, heldout, workers=workers, progress=progress)
     if write:
         engine = calibration_write(result, run=run, path=path)

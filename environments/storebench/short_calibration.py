@@ -16,16 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from environments.core import EnvError
-from environments.registry import list_tasks
-from environments.seeds import SeedError, seeds_parse
 from environments.storebench.calibration import (
     DEFAULT_HELDOUT_SEEDS,
     README_PATH,
     _progress,
     calibrate_tasks,
+    calibration_inputs,
     calibration_write,
-    check_heldout_seeds,
     heldout_markdown,
     replace_block,
 )
@@ -50,17 +47,7 @@ def calibrate(
 ) -> dict[str, Any]:
     """{engine version: {task key: entry}} for `tasks` (keys or ids; default all) on every engine; with `write`,
     merged into short_calibration.json and the README block rewritten."""
-    if isinstance(heldout_seeds, str):
-        try:
-            heldout_seeds = seeds_parse(heldout_seeds)
-        except SeedError as exc:
-            raise EnvError("bad_seeds", f"heldout seeds: {exc}") from None
-    heldout = sorted(set(heldout_seeds))
-    wanted = None if tasks is None else {t if "/" in t else f"{ENV}/{t}" for t in tasks}
-    specs = [t for t in list_tasks(ENV) if wanted is None or t.id in wanted]
-    if unknown := sorted((wanted or set()) - {t.id for t in specs}):
-        raise EnvError("unknown_task", f"tasks: no short StoreBench task {unknown[0]!r}; `python -m environments list` shows them")
-    check_heldout_seeds(specs, heldout)
+    specs, heldout = calibration_inputs(ENV, tasks, heldout_seeds, what="short StoreBench task")
     out: dict[str, Any] = {}
     for version in ENGINES:
         current = version == StoreBenchEnv.version
