@@ -30,6 +30,7 @@ the fixed attack set the evaluation calls unseen.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ STORE_FRAMINGS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Adapter:
+class Adapter(ABC):
     env: str
     goals: tuple[str, ...]
     slots: tuple[str, ...]
@@ -74,17 +75,21 @@ class Adapter:
             "text": compose_text(self.framings[choice["framing"]], choice["style"]),
         }
 
+    @abstractmethod
     def curriculum_heads(self, task_set_name: str, values: Any) -> dict[str, tuple[str, ...]]:
-        raise NotImplementedError
+        """The curriculum's heads: the knobs of the environment's task generator."""
 
+    @abstractmethod
     def variant(self, choice: dict[str, str]) -> tuple[str, dict[str, Any]]:
-        raise NotImplementedError
+        """The (task id, options) of one curriculum proposal."""
 
+    @abstractmethod
     def sim(self, task_set_name: str) -> World:
-        raise NotImplementedError
+        """The simulator: the frozen, cheaper stand-in."""
 
+    @abstractmethod
     def real(self, task_set_name: str, *, user_model: str, device: str, max_new_tokens: int) -> World:
-        raise NotImplementedError
+        """The real world every checkpoint is also evaluated in."""
 
     def problems(self, values: Any) -> list[str]:
         """What is wrong with a config's environment-specific fields (AdvSimConfig.profiles)."""
