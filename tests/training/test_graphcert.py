@@ -54,15 +54,19 @@ def test_the_experiment_compares_rubric_and_outcome_rewards_on_held_out_universe
 
 
 def test_the_warm_start_is_built_once_and_shared_by_every_arm(tmp_path, monkeypatch):
-    from training.experiments.graphcert import DEMO_SEEDS, prepare_start
+    from training.experiments import graphcert
+    from training.experiments.graphcert import prepare_start
     from training.tiny import tiny_model_path
 
+    universes = {seed // 100 for seed in graphcert.DEMO_SEEDS}  # lookup-train: 100 seeds per universe
+    assert len(universes) == len(graphcert.DEMO_SEEDS) >= 64  # one demonstration per universe: no names to memorise
+    monkeypatch.setattr(graphcert, "DEMO_SEEDS", graphcert.DEMO_SEEDS[:4])  # the tiny model's run: four universes
     monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path / "var"))
     experiment = get("graphcert")
     values = {**experiment.shared, "model": tiny_model_path(0), "max_steps": 1}
     start = prepare_start(experiment, {**values, "reward_component": "rubric"})["model"]
     demos = next((tmp_path / "var" / "experiments" / "graphcert").glob("warm-*/demonstrations.jsonl"))
-    assert len(demos.read_text().splitlines()) == len(DEMO_SEEDS)
+    assert len(demos.read_text().splitlines()) == 4
     stamp = demos.stat().st_mtime_ns
     assert prepare_start(experiment, {**values, "reward_component": ""}) == {"model": start}  # the other arm: same start
     assert demos.stat().st_mtime_ns == stamp  # nothing rebuilt

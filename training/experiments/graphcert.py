@@ -16,8 +16,10 @@ entity name in common with training), greedy, 64 seeds.
 Warm start (`prepare_start`): base-small has never seen the graph tools (greedy on lookup-dev it calls Phantom's
 `search` every turn: valid-call rate 0), so GRPO from it would see reward 0 in every group under either reward
 and compare nothing. Both arms therefore start from the same checkpoint: the base after WARM_STEPS_PER_STEP x
-max_steps SFT steps on graphwalk demonstrations of graphcert/lookup-train (seeds DEMO_SEEDS, disjoint from the
-GRPO seeds), built once per (base, steps) and cached under var/experiments/graphcert/.
+max_steps SFT steps on graphwalk demonstrations of graphcert/lookup-train (seeds DEMO_SEEDS: one in each of 128
+universes, disjoint from the GRPO seeds), built once per (base, steps) and cached under var/experiments/graphcert/.
+The demonstrations span many universes on purpose: a warm start on 64 seeds of one universe (the first version)
+learned that universe's ids and names and cited them on the test universe (exact match and evidence F1 0.00).
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from typing import Any
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 TRAIN_TASK = "graphcert/lookup-train"
-DEMO_SEEDS = range(20_000, 20_064)  # graphwalk demonstrations; GRPO draws from seeds 0-999
-WARM_STEPS_PER_STEP = 4  # SFT steps before GRPO, per GRPO step: 32 for the full run, 8 for the smoke
+# graphwalk demonstrations: one seed in each of 128 training universes (a universe is 100 consecutive seeds), so the
+# warm start learns the tool protocol, not one universe's names; GRPO draws from seeds 0-999 (universes 0-9)
+DEMO_SEEDS = range(20_000, 20_000 + 100 * 128, 100)
+WARM_STEPS_PER_STEP = 8  # SFT steps before GRPO, per GRPO step: 64 for the full run (one pass = 32), 16 for the smoke
 WARM_BATCH = 4
 WARM_LEARNING_RATE = 5e-4
 
@@ -47,7 +51,7 @@ def prepare_start(experiment: Experiment, values: dict[str, Any]) -> dict[str, A
     steps = WARM_STEPS_PER_STEP * int(values.get("max_steps", 1))
     prompt = prompt_style_of(values["model"], values)  # the base's own style (zoo.json), as the GRPO runs will use
     style = {"compact_tools": prompt.compact_tools, "max_result_chars": prompt.max_result_chars}
-    key = {"model": str(values["model"]), "steps": steps, "seeds": [DEMO_SEEDS.start, DEMO_SEEDS.stop], **style}
+    key = {"model": str(values["model"]), "steps": steps, "seeds": [DEMO_SEEDS.start, DEMO_SEEDS.stop, DEMO_SEEDS.step], **style}
     folder = var_root() / "experiments" / "graphcert" / f"warm-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]}"
     done = folder / "start.json"
     if not done.exists():
