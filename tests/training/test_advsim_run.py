@@ -99,3 +99,33 @@ def test_a_rerun_resumes_after_the_last_round_it_finished(tiny_path: Path, tmp_p
 
     run_recipe("advsim", {**base, "output_dir": str(resumed), "max_steps": 3})
     assert rounds_of(resumed) == again and len(metric_lines(resumed)) == 3
+
+
+@pytest.mark.slow
+def test_the_free_text_writer_fills_every_injection_and_learns_from_flips(tiny_path: Path) -> None:
+    import torch
+
+    from training.advsim.writer import LLMWriter
+
+    writer = LLMWriter(str(tiny_path), adapter_for("servicedesk/train"), device="cpu", lr=0.5, seed=0, max_new_tokens=6)
+    templated = [injection(HANDOFF), injection({**HANDOFF, "goal": "rogue_credit"})]
+    written = writer.write([HANDOFF, {**HANDOFF, "goal": "rogue_credit"}], templated)
+    assert [w["goal"] for w in written] == [t["goal"] for t in templated]  # the role's goal and slot, the model's text
+    assert all("{action}" in w["text"] and w["text"] != t["text"] for w, t in zip(written, templated, strict=True))
+    before = [p.detach().clone() for p in writer.model.parameters()]
+    assert writer.update([w["text"] for w in written], [0.0, 0.0]) == {"adversary_writer_loss": 0.0}  # no flip signal: no step
+    assert all(torch.equal(a, b) for a, b in zip(before, writer.model.parameters(), strict=True))
+    metrics = writer.update([w["text"] for w in written], [1.0, 0.0])  # the first text flipped a success
+    assert metrics["adversary_writer_texts"] == 2.0
+    assert any(not torch.equal(a, b) for a, b in zip(before, writer.model.parameters(), strict=True))
+
+
+@pytest.mark.slow
+def test_the_recipe_runs_with_the_free_text_adversary(tiny_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "llm"
+    result = run_recipe("advsim", {"model": str(tiny_path), "output_dir": str(out), "max_steps": 1, **TINY_RUN,
+                                   "adversary": "llm", "adversary_model": str(tiny_path)})  # fmt: skip
+    assert result.steps == 1 and "adversary_reward_mean" in metric_lines(out)[0]
+    round_one = json.loads((out / "advsim" / "rounds" / "round-000001.json").read_text())
+    for proposal in round_one["proposals"]:  # each planted text is the writer's, framed by the categorical role's choice
+        assert proposal["injection"]["text"] != injection(proposal["adversary_choice"])["text"]

@@ -46,8 +46,10 @@ class LLMWriter:
         self.last: list[tuple[list[int], list[int]]] = []
 
     def prompt_ids(self, choice: dict[str, str]) -> list[int]:
-        messages = [{"role": "user", "content": writer_prompt(choice, self.adapter)}]
-        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
+        # rendered to text, then encoded: apply_chat_template(tokenize=True) returns a BatchEncoding in transformers 5
+        text = self.tokenizer.apply_chat_template([{"role": "user", "content": writer_prompt(choice, self.adapter)}],
+                                                  tokenize=False, add_generation_prompt=True)  # fmt: skip
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def write(self, choices: list[dict[str, str]], injections: list[dict[str, Any]]) -> list[dict[str, Any]]:
         from training.sampling import generate
