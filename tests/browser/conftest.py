@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -46,6 +47,7 @@ class ConsoleServer:
 
     def __init__(self, workdir: Path, *, preload: tuple[str, ...] = ()) -> None:
         self.preload = preload  # test-only environment modules the server registers first (tests/browser/preload.py)
+        self.workdir = workdir
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}", "PRACTICUM_VAR_DIR": str(workdir / "var"),
@@ -69,6 +71,11 @@ class ConsoleServer:
         done = subprocess.run([sys.executable, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
+
+    def load(self, state: Path) -> None:
+        """Start from a copy of a prepared database and var folder (the session's `migrated_state`/`seeded_state`)."""
+        shutil.copy2(state / "db.sqlite3", self.workdir / "db.sqlite3")
+        shutil.copytree(state / "var", self.workdir / "var", dirs_exist_ok=True)  # its secret key signs what the database holds
 
     def start(self) -> None:
         launcher = ["tests/browser/preload.py", ",".join(self.preload)] if self.preload else ["manage.py"]
@@ -99,12 +106,34 @@ class ConsoleServer:
         self.start()
 
 
+# Every module's console starts from a copy of one migrated (and one seeded) database: migrating and seeding cost
+# ~18 s of CPU a module, paid once per session instead.
+@pytest.fixture(scope="session")
+def migrated_state(tmp_path_factory: Any) -> Path:
+    folder = tmp_path_factory.mktemp("migrated")
+    ConsoleServer(folder).manage("manage.py", "migrate", "--noinput", "-v", "0")
+    return Path(folder)
+
+
+@pytest.fixture(scope="session")
+def seeded_state(tmp_path_factory: Any, migrated_state: Path) -> tuple[Path, str]:
+    """(folder, API key): the migrated state with tests/browser/seed.py's project, users, anchor episode and key."""
+    server = ConsoleServer(tmp_path_factory.mktemp("seeded"))
+    server.load(migrated_state)
+    return server.workdir, server.manage("tests/browser/seed.py").split("API_KEY=")[1].strip()
+
+
+def seeded_console(workdir: Path, seeded_state: tuple[Path, str], *, preload: tuple[str, ...] = ()) -> ConsoleServer:
+    """A console (not started) on a copy of the seeded state, with its API key."""
+    server = ConsoleServer(workdir, preload=preload)
+    server.load(seeded_state[0])
+    server.api_key = seeded_state[1]
+    return server
+
+
 @pytest.fixture(scope="module")
-def console(tmp_path_factory: Any) -> Iterator[ConsoleServer]:
-    server = ConsoleServer(tmp_path_factory.mktemp("console"))
-    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
-    seeded = server.manage("tests/browser/seed.py")
-    server.api_key = seeded.split("API_KEY=")[1].strip()
+def console(tmp_path_factory: Any, seeded_state: tuple[Path, str]) -> Iterator[ConsoleServer]:
+    server = seeded_console(tmp_path_factory.mktemp("console"), seeded_state)
     server.start()
     yield server
     server.stop()

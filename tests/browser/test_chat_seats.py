@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ROOT, ConsoleServer
+from tests.browser.conftest import ROOT, ConsoleServer, seeded_console
 from tests.browser.test_csp import WATCH_VIOLATIONS, _counts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -22,10 +23,8 @@ OUT = ROOT / "test-output"
 
 
 @pytest.fixture(scope="module")
-def desk(tmp_path_factory: Any) -> Iterator[ConsoleServer]:
-    server = ConsoleServer(tmp_path_factory.mktemp("chatdesk"), preload=("tests.lab.play.chatdesk",))
-    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
-    server.api_key = server.manage("tests/browser/seed.py").split("API_KEY=")[1].strip()
+def desk(tmp_path_factory: Any, seeded_state: tuple[Path, str]) -> Iterator[ConsoleServer]:
+    server = seeded_console(tmp_path_factory.mktemp("chatdesk"), seeded_state, preload=("tests.lab.play.chatdesk",))
     server.start()
     server.api("POST", "/api/v1/agents/?project=acme", {"name": "clerk", "kind": "scripted", "model": "clerk"})
     yield server

@@ -19,11 +19,11 @@ BOUND_S = 180  # the promise is a minute on an idle machine; the margin is for a
 
 
 @pytest.fixture(scope="module")
-def newcomer_console(tmp_path_factory: Any) -> Iterator[ConsoleServer]:
+def newcomer_console(tmp_path_factory: Any, migrated_state: Path) -> Iterator[ConsoleServer]:
     server = ConsoleServer(tmp_path_factory.mktemp("first-minute"))
+    server.load(migrated_state)
     server.env.pop("DJANGO_SUPERUSER_USERNAME", None)
     server.env["DJANGO_SUPERUSER_PASSWORD"] = "admin-password"
-    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
     assert "Created the admin user: admin" in server.manage("manage.py", "bootstrap")
     server.start()
     yield server

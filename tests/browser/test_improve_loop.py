@@ -9,11 +9,12 @@ import re
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ConsoleServer
+from tests.browser.conftest import ConsoleServer, seeded_console
 from tests.browser.test_console_e2e import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]  # ~1 min on a quiet machine; setup dominates on a loaded one
@@ -35,15 +36,13 @@ print(evaluation.pk)
 
 
 @pytest.fixture(scope="module")
-def loop_console(tmp_path_factory: Any) -> Iterator[tuple[ConsoleServer, str]]:
+def loop_console(tmp_path_factory: Any, seeded_state: tuple[Path, str]) -> Iterator[tuple[ConsoleServer, str]]:
     from training.tiny import build_tiny_model
 
     workdir = tmp_path_factory.mktemp("improve")
-    server = ConsoleServer(workdir, preload=PRELOAD)
+    server = seeded_console(workdir, seeded_state, preload=PRELOAD)
     server.env["PRACTICUM_MODEL_STORE"] = str(workdir / "models")
     tiny = str(build_tiny_model(workdir / "models" / "tiny", seed=0))
-    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
-    server.manage("tests/browser/seed.py")
     evaluation = server.manage("tests/browser/preload.py", ",".join(PRELOAD), "shell", "-v", "0", "-c", EVALUATE).strip().splitlines()[-1]
     try:
         _start_patiently(server)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ROOT, ConsoleServer
+from tests.browser.conftest import ROOT, ConsoleServer, seeded_console
 from tests.browser.test_chat_seats import _login
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -19,10 +20,8 @@ OUT = ROOT / "test-output"
 
 
 @pytest.fixture(scope="module")
-def desk(tmp_path_factory: Any) -> Iterator[ConsoleServer]:
-    server = ConsoleServer(tmp_path_factory.mktemp("screendesk"), preload=("tests.lab.play.screendesk",))
-    server.manage("manage.py", "migrate", "--noinput", "-v", "0")
-    server.api_key = server.manage("tests/browser/seed.py").split("API_KEY=")[1].strip()
+def desk(tmp_path_factory: Any, seeded_state: tuple[Path, str]) -> Iterator[ConsoleServer]:
+    server = seeded_console(tmp_path_factory.mktemp("screendesk"), seeded_state, preload=("tests.lab.play.screendesk",))
     server.start()
     yield server
     server.stop()
