@@ -16,7 +16,7 @@ entity name in common with training), greedy, 64 seeds.
 Warm start (`prepare_start`): base-small has never seen the graph tools (greedy on lookup-dev it calls Phantom's
 `search` every turn: valid-call rate 0), so GRPO from it would see reward 0 in every group under either reward
 and compare nothing. Both arms therefore start from the same checkpoint: the base after WARM_STEPS_PER_STEP x
-max_steps SFT steps on graphwalk demonstrations of graphcert/lookup-train (seeds DEMO_SEEDS: one in each of 128
+max_steps SFT steps on graphwalk demonstrations of graphcert/lookup-train (seeds DEMO_SEEDS: one in each of 256
 universes, disjoint from the GRPO seeds), built once per (base, steps) and cached under var/experiments/graphcert/.
 The demonstrations span many universes on purpose: a warm start on 64 seeds of one universe (the first version)
 learned that universe's ids and names and cited them on the test universe (exact match and evidence F1 0.00).
@@ -31,10 +31,10 @@ from typing import Any
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 TRAIN_TASK = "graphcert/lookup-train"
-# graphwalk demonstrations: one seed in each of 128 training universes (a universe is 100 consecutive seeds), so the
+# graphwalk demonstrations: one seed in each of 256 training universes (a universe is 100 consecutive seeds), so the
 # warm start learns the tool protocol, not one universe's names; GRPO draws from seeds 0-999 (universes 0-9)
-DEMO_SEEDS = range(20_000, 20_000 + 100 * 128, 100)
-WARM_STEPS_PER_STEP = 8  # SFT steps before GRPO, per GRPO step: 64 for the full run (one pass = 32), 16 for the smoke
+DEMO_SEEDS = range(20_000, 20_000 + 100 * 256, 100)
+WARM_STEPS_PER_STEP = 16  # SFT steps before GRPO, per GRPO step: 128 for the full run (two passes), 32 for the smoke
 WARM_BATCH = 4
 WARM_LEARNING_RATE = 5e-4
 
