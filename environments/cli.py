@@ -306,4 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     except EnvError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
+    except SeedError as exc:  # a calibration's --heldout-seeds text, parsed by the environment's own calibrate()
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0

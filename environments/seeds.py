@@ -74,3 +74,13 @@ def seeds_check(values: Iterable[object], *, maximum: int = DEFAULT_MAX_SEEDS) -
     if not seeds:
         raise SeedError("give at least one seed, e.g. [0, 1, 2]")
     return seeds
+
+
+def heldout_seeds_parse(raw: Iterable[object] | str) -> list[int]:
+    """Held-out seeds for a calibration, as text ("1000-1009") or a list: sorted, without repeats; SeedError
+    otherwise. Whether they are disjoint from a task's public seeds is the calibration's own check."""
+    try:
+        seeds = seeds_parse(raw) if isinstance(raw, str) else seeds_check(raw)
+    except SeedError as exc:
+        raise SeedError(f"heldout seeds: {exc}") from None
+    return sorted(set(seeds))

@@ -23,7 +23,7 @@ from typing import Any
 from environments.core import EnvError
 from environments.improve import CALIBRATION_PATH, anchors
 from environments.registry import list_tasks, make
-from environments.seeds import SeedError, seeds_parse
+from environments.seeds import heldout_seeds_parse
 from environments.stats import ci95
 
 ANCHORS = ("do-nothing", "random-valid", "greedy", "oracle", "critic-guided", "random-select")
@@ -57,12 +57,7 @@ def calibrate(
 ) -> dict[str, Any]:
     """Runs steps 1-3 (serially: a task-seed-anchor cell takes ~0.1 s) and, with `write`, rewrites
     calibration.json and both README tables. `workers` is accepted for the CLI and ignored."""
-    if isinstance(heldout_seeds, str):
-        try:
-            heldout_seeds = seeds_parse(heldout_seeds)
-        except SeedError as exc:
-            raise EnvError("bad_seeds", f"heldout seeds: {exc}") from None
-    heldout = sorted(set(heldout_seeds))
+    heldout = heldout_seeds_parse(heldout_seeds)
     specs = [t for t in list_tasks("improve") if tasks is None or t.key in tasks or t.id in tasks]
     if not specs:
         raise EnvError("unknown_task", f"tasks: no improve task among {tasks}")

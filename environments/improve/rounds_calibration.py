@@ -24,7 +24,7 @@ from typing import Any
 from environments.core import EnvError
 from environments.improve import ROUNDS_CALIBRATION_PATH
 from environments.registry import list_tasks, make
-from environments.seeds import seeds_parse
+from environments.seeds import heldout_seeds_parse
 from environments.stats import ci95
 
 ANCHORS = ("do-nothing", "first-try", "improver", "chain", "final-only", "oracle")
@@ -56,7 +56,7 @@ def calibrate(
 ) -> dict[str, Any]:
     """Steps 1-3 serially (a cell takes milliseconds; a tuning seed ~1 s for its reference) and, with `write`, the
     JSON and README tables. The signature is `python -m environments calibrate`'s; `workers` is ignored."""
-    heldout = sorted(set(seeds_parse(heldout_seeds) if isinstance(heldout_seeds, str) else heldout_seeds))
+    heldout = heldout_seeds_parse(heldout_seeds)
     specs = [t for t in list_tasks("improve-rounds") if tasks is None or t.key in tasks or t.id in tasks]
     if not specs:
         raise EnvError("unknown_task", f"tasks: no improve-rounds task among {tasks}")

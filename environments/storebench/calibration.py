@@ -33,7 +33,7 @@ from typing import Any
 
 from environments.core import EnvError, TaskSpec
 from environments.registry import get_task, list_tasks, make
-from environments.seeds import SeedError, seeds_parse
+from environments.seeds import heldout_seeds_parse
 from environments.stats import ci95
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scoring import CALIBRATION_PATH, composite_from, profit_component
@@ -138,13 +138,8 @@ def calibration_inputs(
     env: str, tasks: list[str] | None, heldout_seeds: Sequence[int] | str, *, what: str
 ) -> tuple[list[TaskSpec], list[int]]:
     """The tasks of `env` named in `tasks` (keys or ids; None: all) and the held-out seeds (a list or "1000-1009"),
-    checked: EnvError on a bad seed text, an unknown task (`what` names the kind) or a held-out seed that is public."""
-    if isinstance(heldout_seeds, str):
-        try:
-            heldout_seeds = seeds_parse(heldout_seeds)
-        except SeedError as exc:
-            raise EnvError("bad_seeds", f"heldout seeds: {exc}") from None
-    heldout = sorted(set(heldout_seeds))
+    checked: SeedError on a bad seed text, EnvError on an unknown task (`what` names the kind) or a held-out seed that is public."""
+    heldout = heldout_seeds_parse(heldout_seeds)
     wanted = None if tasks is None else {t if "/" in t else f"{env}/{t}" for t in tasks}
     specs = [t for t in list_tasks(env) if wanted is None or t.id in wanted]
     if unknown := sorted((wanted or set()) - {t.id for t in specs}):

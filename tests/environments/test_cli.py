@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -164,3 +165,9 @@ def test_calibrate_finds_each_environments_calibration_module_and_names_one_with
     assert calibration_module("servicedesk").__name__ == "environments.servicedesk.calibration"
     with pytest.raises(EnvError, match="'toolgym' has no calibration module"):
         calibration_module("toolgym")
+
+
+@pytest.mark.parametrize("env", ["servicedesk", "improve", "improve-rounds", "storebench", "workdesk"])
+def test_calibrate_refuses_bad_heldout_seed_text_with_a_message_not_a_traceback(env: str, capsys: Any) -> None:
+    assert main(["calibrate", env, "--heldout-seeds", "1000-x"]) == 2
+    assert "'x' is not a seed" in capsys.readouterr().err

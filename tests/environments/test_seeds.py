@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from environments.seeds import SEED_MAX, SEED_MIN, SeedError, seed_parse, seeds_check, seeds_parse
+from environments.seeds import SEED_MAX, SEED_MIN, SeedError, heldout_seeds_parse, seed_parse, seeds_check, seeds_parse
 
 
 def test_it_reads_lists_ranges_and_negative_seeds():
@@ -63,3 +63,11 @@ def test_a_json_list_of_seeds_is_checked_for_type_range_and_length():
         seeds_check([True])
     with pytest.raises(SeedError, match="at least one"):
         seeds_check([])
+
+
+def test_heldout_seeds_come_sorted_without_repeats_from_text_or_a_list():
+    assert heldout_seeds_parse("1005, 1000-1002 1001") == [1000, 1001, 1002, 1005]
+    assert heldout_seeds_parse([7, 3, 7]) == [3, 7]
+    for bad in ("", "10-x", [], [True]):
+        with pytest.raises(SeedError, match="^heldout seeds: "):
+            heldout_seeds_parse(bad)
