@@ -32,8 +32,57 @@
   var charts = {};
   var data = {};
 
+  // One heading per role or family: advsim's agent_loss and adversary_flip_rate under "agent" and "adversary",
+  // eval_sim_asr_fresh under "eval_sim". Two-word prefixes are tried first, then one word among the names left; a
+  // prefix heads a group when GROUP_MIN names share it. The rest stay first, in #charts, under no heading.
+  var GROUP_MIN = 3;
+  function groupsOf(names) {
+    var groups = {};
+    var left = names.slice();
+    [2, 1].forEach(function (words) {
+      function prefixOf(name) { var parts = name.split("_"); return parts.length > words ? parts.slice(0, words).join("_") : ""; }
+      var counts = {};
+      left.forEach(function (name) { var p = prefixOf(name); if (p) counts[p] = (counts[p] || 0) + 1; });
+      left = left.filter(function (name) {
+        var p = prefixOf(name);
+        if (!p || counts[p] < GROUP_MIN) return true;
+        (groups[p] = groups[p] || []).push(name);
+        return false;
+      });
+    });
+    return { groups: groups, left: left };
+  }
+
+  // Moves every chart under its heading (creating or dropping headings); a moved figure keeps its canvas.
+  function regroup() {
+    var figures = {};
+    root.querySelectorAll("figure[data-metric]").forEach(function (f) { figures[f.dataset.metric] = f; });
+    var result = groupsOf(Object.keys(figures).sort());
+    var ungrouped = document.getElementById("charts");
+    result.left.forEach(function (name) { ungrouped.appendChild(figures[name]); });
+    var previous = ungrouped;
+    Object.keys(result.groups).sort().forEach(function (group) {
+      var details = root.querySelector('details[data-group="' + CSS.escape(group) + '"]');
+      if (!details) {
+        details = document.createElement("details");
+        details.className = "chart-group";
+        details.dataset.group = group;
+        details.open = true;
+        details.innerHTML = '<summary></summary><div class="charts"></div>';
+      }
+      details.querySelector("summary").textContent = group + " (" + result.groups[group].length + ")";
+      previous.after(details);
+      previous = details;
+      var box = details.querySelector(".charts");
+      result.groups[group].forEach(function (name) { box.appendChild(figures[name]); });
+    });
+    root.querySelectorAll("details[data-group]").forEach(function (d) { if (!result.groups[d.dataset.group]) d.remove(); });
+  }
+
+  // Draws (or extends) a metric's chart; true when its figure is new, i.e. the headings may have to change.
   function draw(name) {
     var figure = root.querySelector('figure[data-metric="' + CSS.escape(name) + '"]');
+    var created = !figure;
     if (!figure) {
       figure = document.createElement("figure");
       figure.className = "chart";
@@ -45,12 +94,14 @@
       var empty = document.getElementById("no-metrics");
       if (empty) empty.remove();
     }
-    if (charts[name]) { charts[name].setData(data[name]); return; }
-    charts[name] = plot(figure, data[name], [name]);
+    if (charts[name]) charts[name].setData(data[name]);
+    else charts[name] = plot(figure, data[name], [name]);
+    return created;
   }
 
   fetch(root.dataset.metricsUrl, { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (body) {
     Object.keys(body.metrics).forEach(function (name) { data[name] = body.metrics[name]; draw(name); });
+    regroup();
   });
 
   if (!root.hasAttribute("ws-connect")) return;
@@ -72,13 +123,15 @@
       var series = data[p.name] || (data[p.name] = [[], []]);
       series[0].push(p.step);
       series[1].push(p.value);
-      draw(p.name);
+      if (draw(p.name)) regroup();
     } else if (message.kind === "progress" || message.kind === "status") {
       if (p.progress !== undefined) {
         document.getElementById("run-progress").value = p.progress;
         document.getElementById("run-progress-text").textContent = Math.round(p.progress * 100) + "%";
       }
       if (p.status) document.getElementById("run-state").textContent = p.status;
+      // A new status also changes the card's times, error and cancel button: the server renders it again.
+      if (message.kind === "status") htmx.ajax("GET", root.dataset.statusUrl, { target: "#run-status", swap: "innerHTML" });
     }
   });
 })();

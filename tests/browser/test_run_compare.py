@@ -42,3 +42,53 @@ def test_a_researcher_compares_a_native_and_an_external_run(console: Any, browse
     assert f"grpo-native #{native} (recorded)" in legend and f"trl-sft #{external} (" in legend
     assert page.locator(f"#compared-run-{external}").inner_text().count("1.2000") == 1
     shoot(page, "run-compare")
+
+
+ROLES = """
+from lab.projects.models import Project
+from lab.runs.models import RunMetric, TrainingRun
+names = ["adversary_entropy", "adversary_flip_rate", "adversary_loss", "agent_grad_norm", "agent_loss", "agent_lr",
+         "curriculum_reward_mean", "eval_gap_asr", "eval_real_asr", "eval_real_benign_utility", "eval_real_completion_clean",
+         "eval_sim_asr", "eval_sim_benign_utility", "eval_sim_completion_clean", "kl"]
+run = TrainingRun.objects.create(project=Project.objects.get(slug="acme"), name="advsim-roles", recipe="advsim", base_model="tiny", status="finished")
+RunMetric.objects.bulk_create([RunMetric(run=run, step=s, name=n, value=0.1 * s) for n in names for s in (1, 2)])
+print(run.pk)
+"""
+
+
+def test_a_runs_charts_stand_under_one_heading_per_role(console: Any, browser: Any, shoot: Any) -> None:
+    run = int(console.manage("manage.py", "shell", "-v", "0", "-c", ROLES).strip())
+    page = login(browser, console, "rita")
+    page.goto(f"{console.url}/runs/{run}/")
+    page.wait_for_selector('details[data-group="eval_sim"] figure[data-metric="eval_sim_asr"] canvas')
+    placed = page.evaluate(
+        """() => Array.from(document.querySelectorAll('figure[data-metric]')).map(f => {
+             const g = f.closest('details[data-group]'); return [g ? g.dataset.group : '', f.dataset.metric]; })"""
+    )
+    assert placed == [
+        ["", "curriculum_reward_mean"], ["", "eval_gap_asr"], ["", "kl"],
+        ["adversary", "adversary_entropy"], ["adversary", "adversary_flip_rate"], ["adversary", "adversary_loss"],
+        ["agent", "agent_grad_norm"], ["agent", "agent_loss"], ["agent", "agent_lr"],
+        ["eval_real", "eval_real_asr"], ["eval_real", "eval_real_benign_utility"], ["eval_real", "eval_real_completion_clean"],
+        ["eval_sim", "eval_sim_asr"], ["eval_sim", "eval_sim_benign_utility"], ["eval_sim", "eval_sim_completion_clean"],
+    ]  # fmt: skip
+    assert page.locator('details[data-group="agent"] > summary').inner_text() == "agent (3)"
+    assert page.locator("figure[data-metric] canvas").count() == 15  # every chart drawn where it stands
+    shoot(page, "run-roles")
+
+
+def test_a_watched_run_groups_metrics_as_they_arrive_and_its_card_follows_the_end(console: Any, browser: Any) -> None:
+    """Live, through the run's websocket: an external trainer reports three agent metrics and then finishes."""
+    run = console.api("POST", "/api/v1/runs/external/", {"name": "live-roles", "recipe": "advsim", "base_model": "tiny"})["id"]
+    page = login(browser, console, "rita")
+    page.goto(f"{console.url}/runs/{run}/")
+    assert page.locator("#run-status .cancel-form").count() == 1 and "No metrics logged yet" in page.inner_text("#charts")
+    page.wait_for_timeout(1_000)  # the socket connects
+    values = {"agent_loss": 0.5, "agent_lr": 1e-5, "agent_grad_norm": 0.1, "kl": 0.01}
+    console.api("POST", f"/api/v1/runs/{run}/metrics/", {"metrics": [{"step": 1, "values": values}]})
+    page.wait_for_selector('details[data-group="agent"] figure[data-metric="agent_lr"] canvas')
+    assert page.locator('#charts figure[data-metric="kl"]').count() == 1
+    console.api("POST", f"/api/v1/runs/{run}/finish/", {"status": "finished"})
+    page.wait_for_function("document.querySelector('#run-state').textContent === 'finished'")
+    page.wait_for_selector("#run-status .cancel-form", state="detached")  # the card was rendered again: no cancel
+    assert "Ended—" not in page.inner_text("#run-status").replace("\n", "").replace("\t", "")
