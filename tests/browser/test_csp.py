@@ -32,8 +32,8 @@ PAGES = [
 
 
 def _counts(message: Any) -> bool:
-    """Console errors count, but for the favicon the browser asks for on its own (the console serves none)."""
-    return bool(message.type == "error" and not str((message.location or {}).get("url", "")).endswith("/favicon.ico"))
+    """Every console error counts, a missing favicon's 404 too (base.html links the console's own)."""
+    return bool(message.type == "error")
 
 
 def _watched_page(browser: Any, console: Any) -> tuple[Any, list[str]]:
