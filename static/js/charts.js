@@ -33,14 +33,17 @@
   var data = {};
 
   // One heading per role or family: advsim's agent_loss and adversary_flip_rate under "agent" and "adversary",
-  // eval_sim_asr_fresh under "eval_sim". Two-word prefixes are tried first, then one word among the names left; a
+  // eval_sim_asr_fresh under "eval_sim", an external trainer's train/loss under "train". Two-word prefixes are tried first, then one word among the names left; a
   // prefix heads a group when GROUP_MIN names share it. The rest stay first, in #charts, under no heading.
   var GROUP_MIN = 3;
   function groupsOf(names) {
     var groups = {};
     var left = names.slice();
     [2, 1].forEach(function (words) {
-      function prefixOf(name) { var parts = name.split("_"); return parts.length > words ? parts.slice(0, words).join("_") : ""; }
+      function prefixOf(name) {  // the first `words` words before a further one, "_" or "/" apart (TRL's train/loss)
+        var match = name.match(new RegExp("^(?:[^_/]+[_/]){" + words + "}(?=[^_/])"));
+        return match ? match[0].slice(0, -1) : "";
+      }
       var counts = {};
       left.forEach(function (name) { var p = prefixOf(name); if (p) counts[p] = (counts[p] || 0) + 1; });
       left = left.filter(function (name) {

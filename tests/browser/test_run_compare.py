@@ -49,7 +49,7 @@ from lab.projects.models import Project
 from lab.runs.models import RunMetric, TrainingRun
 names = ["adversary_entropy", "adversary_flip_rate", "adversary_loss", "agent_grad_norm", "agent_loss", "agent_lr",
          "curriculum_reward_mean", "eval_gap_asr", "eval_real_asr", "eval_real_benign_utility", "eval_real_completion_clean",
-         "eval_sim_asr", "eval_sim_benign_utility", "eval_sim_completion_clean", "kl"]
+         "eval_sim_asr", "eval_sim_benign_utility", "eval_sim_completion_clean", "kl", "train/grad_norm", "train/loss", "train/lr"]
 run = TrainingRun.objects.create(project=Project.objects.get(slug="acme"), name="advsim-roles", recipe="advsim", base_model="tiny", status="finished")
 RunMetric.objects.bulk_create([RunMetric(run=run, step=s, name=n, value=0.1 * s) for n in names for s in (1, 2)])
 print(run.pk)
@@ -71,9 +71,10 @@ def test_a_runs_charts_stand_under_one_heading_per_role(console: Any, browser: A
         ["agent", "agent_grad_norm"], ["agent", "agent_loss"], ["agent", "agent_lr"],
         ["eval_real", "eval_real_asr"], ["eval_real", "eval_real_benign_utility"], ["eval_real", "eval_real_completion_clean"],
         ["eval_sim", "eval_sim_asr"], ["eval_sim", "eval_sim_benign_utility"], ["eval_sim", "eval_sim_completion_clean"],
+        ["train", "train/grad_norm"], ["train", "train/loss"], ["train", "train/lr"],
     ]  # fmt: skip
     assert page.locator('details[data-group="agent"] > summary').inner_text() == "agent (3)"
-    assert page.locator("figure[data-metric] canvas").count() == 15  # every chart drawn where it stands
+    assert page.locator("figure[data-metric] canvas").count() == 18  # every chart drawn where it stands
     shoot(page, "run-roles")
 
 
