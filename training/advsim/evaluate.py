@@ -6,7 +6,7 @@
 Every held-out (task, seed) is played greedily, guidance on where the world runs it, under each condition: `clean` (no attack), one per
 adversary given (`coadv`: the co-trained adversary's most likely injection; `fresh`: an adversary trained
 separately against this agent), and `unseen` (each of the attack axis' own styles, a fixed set the co-evolution
-never planted; their figures are averaged). Per world and condition: completion (pass rate) and attack success
+never planted; their figures are averaged). Per world and condition: completion (the mean composite) and attack success
 rate; per world, benign utility and guidance compliance (environments.attacks.attack_metrics over every row).
 `gap_<figure>` is the simulator's figure minus the real world's: the sim-to-real gap as a number.
 """
