@@ -170,3 +170,13 @@ def test_the_anchors_reference_finishes_at_its_budget_and_nothing_at_the_cpu_tur
     assert "shouting" in capsys.readouterr().err
     assert main(["servicedesk/train", "servicedesk/eval", "--seeds", "200000", "--adversary-rounds", "0"]) == 2
     assert "no policy 'smart-triage' for servicedesk" in capsys.readouterr().err
+
+
+def test_the_anchors_table_takes_a_checkpoint_row_with_how_its_episodes_ended(tiny_path: Path) -> None:
+    from training.advsim.anchors import anchor_figures, table_markdown
+
+    row = anchor_figures("tiny", model=str(tiny_path), task=TRAIN, eval_task_set=EVAL, seeds=[200_000], styles=["direct"],
+                         adversary_rounds=0, max_turns=1)  # fmt: skip
+    assert row["sim_completion_clean"] == row["real_completion_clean"] == 0.0  # one turn ends no store
+    assert sum(row["endings"].values()) == 4  # clean and the one unseen style, in both worlds
+    assert "| tiny | 0.000 |" in table_markdown({"tiny": row})

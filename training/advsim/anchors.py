@@ -2,47 +2,60 @@
 
     python -m training.advsim.anchors storebench-short/train storebench-short/eval --anchors smart-triage,hardened \
         --seeds 200000-200003 --styles direct,quoted
-    python -m training.advsim.anchors servicedesk/train servicedesk/eval --real-user-model PATH
+    python -m training.advsim.anchors servicedesk/train servicedesk/eval --anchors oracle --real-user-model PATH
+    python -m training.advsim.anchors storebench-short/train storebench-short/eval --model base-small --max-turns 60
 
 Each anchor plays the held-out seeds in both worlds, clean and under (b) the unseen styles and (c) an adversary
 trained for `--adversary-rounds` rounds against it (the co-trained adversary (a) needs a training run, so it has no
 row here), through the same `evaluate_checkpoint` as a trained checkpoint: the printed measures have the names of the
 experiment's table (`real_completion_unseen`, `gap_asr_fresh`, ...). A scripted anchor plays to `--max-turns`, its
 own budget, not the agent's turn cap: the rows say what an agent that finishes its task scores under the same
-attacks, not what a model at the CPU cap could reach.
+attacks, not what a model at the CPU cap could reach. `--model` adds a row for a checkpoint (a zoo name or folder),
+played greedily by the experiment's ModelPlayer under the same budget, with how its episodes ended.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import dataclasses
 import sys
 from typing import Any
 
 from environments.seeds import SeedError, seeds_parse
-from training.advsim.worlds import ScriptedPlayer
+from training.advsim.worlds import ModelPlayer, ScriptedPlayer
 
 MEASURES = ("completion_clean", "completion_unseen", "completion_fresh", "asr_unseen", "asr_fresh", "benign_utility")
 
 
 def anchor_figures(
     anchor: str, *, task: str, eval_task_set: str, seeds: list[int], styles: list[str] | None = None, adversary_rounds: int = 1,
-    max_turns: int = 60, real_user_model: str = "",
-) -> dict[str, float]:  # fmt: skip
-    """The anchor's measures in both worlds (sim_*, real_*, gap_*), as experiment_measures gives a checkpoint's."""
+    max_turns: int = 60, real_user_model: str = "", model: str = "",
+) -> dict[str, Any]:  # fmt: skip
+    """The anchor's measures in both worlds (sim_*, real_*, gap_*), as experiment_measures gives a checkpoint's; with
+    `model` (a from_pretrained folder) that checkpoint plays instead of the scripted `anchor`. `endings` counts how the
+    evaluation's episodes ended (termination reasons)."""
     from environments.runner import make_policy
     from training.recipes.advsim import AdvSimConfig, coadversary, evaluate_checkpoint, new_roles, train_fresh_adversary, worlds_for
 
-    # `model` names no checkpoint: nothing here samples a model, except the service desk's real caller (real_user_model).
-    config = AdvSimConfig(model="scripted-anchor", task=task, eval_task_set=eval_task_set, unseen_styles=list(styles or []),
-                          real_user_model=real_user_model, final_adversary_rounds=adversary_rounds)  # fmt: skip
-    player = ScriptedPlayer(lambda env, seed: make_policy(anchor, env, seed), max_turns=max_turns)
+    # Without `model` nothing here samples a model, except the service desk's real caller (real_user_model).
+    config = AdvSimConfig(model=model or "scripted-anchor", task=task, eval_task_set=eval_task_set, unseen_styles=list(styles or []),
+                          real_user_model=real_user_model, final_adversary_rounds=adversary_rounds, max_turns=max_turns)  # fmt: skip
+    player: Any = ScriptedPlayer(lambda env, seed: make_policy(anchor, env, seed), max_turns=max_turns)
+    if model:
+        from training.experiments.runner import load_checkpoint, prompt_style_of
+
+        style = prompt_style_of(model, {"compact_tools": True, "max_result_chars": 400})  # the experiments' StoreBench style
+        config = dataclasses.replace(config, compact_tools=style.compact_tools, max_result_chars=style.max_result_chars)
+        checkpoint, tokenizer = load_checkpoint(model, model)
+        player = ModelPlayer(checkpoint, tokenizer, config)
     worlds = worlds_for(config, "cpu")
     adversaries: dict[str, dict[str, Any]] = {}
     if adversary_rounds:
         fresh, _ = train_fresh_adversary(player, config, worlds[0], new_roles(config)[1], rounds=adversary_rounds)
         adversaries["fresh"] = coadversary(config, fresh)
-    figures, _ = evaluate_checkpoint(player, config, worlds, adversaries, seeds=seeds)
-    return figures
+    figures, records = evaluate_checkpoint(player, config, worlds, adversaries, seeds=seeds)
+    return {**figures, "endings": dict(collections.Counter(r["header"]["termination_reason"] for r in records))}
 
 
 def table_markdown(rows: dict[str, dict[str, float]]) -> str:
@@ -50,6 +63,7 @@ def table_markdown(rows: dict[str, dict[str, float]]) -> str:
     lines = ["| anchor | " + " | ".join(columns) + " |", "| --- | " + " | ".join("---:" for _ in columns) + " |"]
     for anchor, figures in rows.items():
         lines.append(f"| {anchor} | " + " | ".join("-" if figures.get(c) is None else f"{figures[c]:.3f}" for c in columns) + " |")
+    lines += ["", "How the episodes ended: " + "; ".join(f"{name} {figures['endings']}" for name, figures in rows.items())]
     return "\n".join(lines)
 
 
@@ -63,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adversary-rounds", type=int, default=1, help="rounds of the adversary trained against each anchor (0: none)")
     parser.add_argument("--max-turns", type=int, default=60, help="the anchor's turn budget per episode")
     parser.add_argument("--real-user-model", default="", help="from_pretrained folder of the service desk's real-world caller")
+    parser.add_argument("--model", default="", help="also play this checkpoint (a zoo name or from_pretrained folder), greedy")
     args = parser.parse_args(argv)
     try:
         seeds = seeds_parse(args.seeds, maximum=100)
@@ -76,20 +91,25 @@ def main(argv: list[str] | None = None) -> int:
     if problem := world_problem(args.task) or world_problem(args.eval_task_set):
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    rows = {}
+    players = [(a, "") for a in args.anchors.split(",") if a]
     try:
-        for anchor in [a for a in args.anchors.split(",") if a]:
-            rows[anchor] = anchor_figures(anchor, task=args.task, eval_task_set=args.eval_task_set, seeds=seeds,
-                                          styles=[s for s in args.styles.split(",") if s], adversary_rounds=args.adversary_rounds,
-                                          max_turns=args.max_turns, real_user_model=args.real_user_model)  # fmt: skip
+        if args.model:
+            from training.zoo import resolve
+
+            players.append((args.model, str(resolve(args.model))))
+        rows = {}
+        for name, model in players:
+            rows[name] = anchor_figures(name, task=args.task, eval_task_set=args.eval_task_set, seeds=seeds, model=model,
+                                        styles=[s for s in args.styles.split(",") if s], adversary_rounds=args.adversary_rounds,
+                                        max_turns=args.max_turns, real_user_model=args.real_user_model)  # fmt: skip
     except EnvError as exc:  # an anchor the environment does not have, an attack style its axis lacks
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
     except (ConfigError, ValueError, KeyError, AssertionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # the service desk's real world loads its caller
-        print(f"error: the real world's caller could not be loaded ({str(exc)[:200]}); give --real-user-model PATH", file=sys.stderr)
+    except OSError as exc:  # --model, or the service desk's real caller, could not be loaded
+        print(f"error: a model could not be loaded ({str(exc)[:200]}); check --model / --real-user-model", file=sys.stderr)
         return 2
     print(
         f"{args.eval_task_set}, seeds {seeds[0]}-{seeds[-1]}, anchors at {args.max_turns} turns; "
