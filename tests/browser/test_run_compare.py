@@ -1,5 +1,6 @@
 """In chromium: a researcher ticks a native and an external run on the runs page, presses Compare, and the compare
-page draws one uPlot chart per shared metric with a legend entry per run."""
+page draws one uPlot chart per shared metric with a legend entry per run. A run's own page, in the same console:
+its charts under one heading per role, loaded and live."""
 
 from __future__ import annotations
 

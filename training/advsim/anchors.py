@@ -22,8 +22,10 @@ import dataclasses
 import sys
 from typing import Any
 
+from environments.core import EnvError
 from environments.seeds import SeedError, seeds_parse
-from training.advsim.worlds import ModelPlayer, ScriptedPlayer
+from training.advsim.worlds import ModelPlayer, ScriptedPlayer, world_problem
+from training.config import ConfigError
 
 MEASURES = ("completion_clean", "completion_unseen", "completion_fresh", "asr_unseen", "asr_fresh", "benign_utility")
 
@@ -36,7 +38,7 @@ def anchor_figures(
     `model` (a from_pretrained folder) that checkpoint plays instead of the scripted `anchor`. `endings` counts how the
     evaluation's episodes ended (termination reasons)."""
     from environments.runner import make_policy
-    from training.recipes.advsim import AdvSimConfig, coadversary, evaluate_checkpoint, new_roles, train_fresh_adversary, worlds_for
+    from training.recipes.advsim import AdvSimConfig, evaluate_checkpoint, evaluation_adversaries, new_roles, worlds_for
 
     # Without `model` nothing here samples a model, except the service desk's real caller (real_user_model).
     config = AdvSimConfig(model=model or "scripted-anchor", task=task, eval_task_set=eval_task_set, unseen_styles=list(styles or []),
@@ -50,10 +52,7 @@ def anchor_figures(
         checkpoint, tokenizer = load_checkpoint(model, model)
         player = ModelPlayer(checkpoint, tokenizer, config)
     worlds = worlds_for(config, "cpu")
-    adversaries: dict[str, dict[str, Any]] = {}
-    if adversary_rounds:
-        fresh, _ = train_fresh_adversary(player, config, worlds[0], new_roles(config)[1], rounds=adversary_rounds)
-        adversaries["fresh"] = coadversary(config, fresh)
+    adversaries, _ = evaluation_adversaries(player, config, worlds[0], new_roles(config)[1])  # (c) only: no co-trained one
     figures, records = evaluate_checkpoint(player, config, worlds, adversaries, seeds=seeds)
     return {**figures, "endings": dict(collections.Counter(r["header"]["termination_reason"] for r in records))}
 
@@ -84,10 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     except SeedError as exc:
         print(f"error: --seeds: {exc}", file=sys.stderr)
         return 2
-    from environments.core import EnvError
-    from training.advsim.worlds import world_problem
-    from training.config import ConfigError
-
     if problem := world_problem(args.task) or world_problem(args.eval_task_set):
         print(f"error: {problem}", file=sys.stderr)
         return 2

@@ -47,7 +47,7 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     from training.advsim.roles import CategoricalRole
     from training.advsim.worlds import ModelPlayer
     from training.experiments.runner import load_checkpoint, prompt_style_of
-    from training.recipes.advsim import AdvSimConfig, coadversary, evaluate_checkpoint, new_roles, train_fresh_adversary, worlds_for
+    from training.recipes.advsim import AdvSimConfig, evaluate_checkpoint, evaluation_adversaries, new_roles, worlds_for
 
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(AdvSimConfig)}
@@ -57,16 +57,11 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     model, tokenizer = load_checkpoint(checkpoint, base)
     player = ModelPlayer(model, tokenizer, config)
     worlds = worlds_for(config, str(next(model.parameters()).device))
-    adversaries: dict[str, dict[str, Any]] = {}
     state_file = Path(checkpoint) / "trainer_state.json"
     saved = json.loads(state_file.read_text()).get("recipe_state", {}).get("advsim") if state_file.exists() else None
-    curriculum = new_roles(config)[1]
-    if saved:
-        adversaries["coadv"] = coadversary(config, CategoricalRole.from_state(saved["adversary"]))
-        curriculum = CategoricalRole.from_state(saved["curriculum"])
-    if config.final_adversary_rounds:
-        fresh, _ = train_fresh_adversary(player, config, worlds[0], curriculum, rounds=config.final_adversary_rounds)
-        adversaries["fresh"] = coadversary(config, fresh)
+    coadv = CategoricalRole.from_state(saved["adversary"]) if saved else None
+    curriculum = CategoricalRole.from_state(saved["curriculum"]) if saved else new_roles(config)[1]
+    adversaries, _ = evaluation_adversaries(player, config, worlds[0], curriculum, coadv)
     figures, _ = evaluate_checkpoint(player, config, worlds, adversaries, seeds=seeds)
     return figures
 

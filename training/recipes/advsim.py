@@ -320,20 +320,30 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
     return trainer.finish()
 
 
+def evaluation_adversaries(
+    player: Player, config: AdvSimConfig, sim: World, curriculum: CategoricalRole, coadv: CategoricalRole | None = None,
+    store: RoundStore | None = None,
+) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:  # fmt: skip
+    """The injections an evaluation plays besides the unseen styles, and the fresh adversary's training metrics:
+    (a) `coadv`'s most likely one when a co-trained adversary is given, (c) one trained for final_adversary_rounds
+    rounds against the frozen `player` in the simulator (none when that is 0)."""
+    adversaries = {"coadv": coadversary(config, coadv)} if coadv is not None else {}
+    fresh_metrics: dict[str, float] = {}
+    if config.final_adversary_rounds:
+        fresh, fresh_metrics = train_fresh_adversary(player, config, sim, curriculum, rounds=config.final_adversary_rounds, store=store)
+        adversaries["fresh"] = coadversary(config, fresh)
+    return adversaries, fresh_metrics
+
+
 def final_evaluation(
     player: Player, config: AdvSimConfig, worlds: list[World], adversary: CategoricalRole, curriculum: CategoricalRole, store: RoundStore
 ) -> dict[str, float]:
     """(a), (b) and (c) on the final agent, in both worlds; written as evals/final.json and returned as eval_* metrics."""
-    adversaries = {"coadv": coadversary(config, adversary)}
-    fresh_metrics: dict[str, float] = {}
-    if config.final_adversary_rounds:
-        fresh, fresh_metrics = train_fresh_adversary(
-            player, config, worlds[0], curriculum, rounds=config.final_adversary_rounds, store=store
-        )
-        adversaries["fresh"] = coadversary(config, fresh)
+    adversaries, fresh_metrics = evaluation_adversaries(player, config, worlds[0], curriculum, adversary, store=store)
     figures, records = evaluate_checkpoint(player, config, worlds, adversaries)
     store.write_eval("final", figures, records, {"adversaries": adversaries, "fresh_training": fresh_metrics})
     return {f"eval_{k}": v for k, v in figures.items()}
 
 
-__all__ = ["AdvSimConfig", "run", "phase", "propose", "train_fresh_adversary", "evaluate_checkpoint", "final_evaluation"]
+__all__ = ["AdvSimConfig", "run", "phase", "propose", "train_fresh_adversary", "evaluation_adversaries", "evaluate_checkpoint",
+           "final_evaluation"]  # fmt: skip
