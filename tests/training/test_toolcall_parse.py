@@ -22,3 +22,23 @@ def test_malformed_output_is_an_error_not_an_exception():
 def test_render_and_parse_round_trip():
     text = render_tool_call("restock", {"sku": "A-1", "quantity": 3})
     assert parse_tool_calls(text).tool_calls == [ToolCall("restock", {"sku": "A-1", "quantity": 3}, "call_0")]
+
+
+def test_it_parses_a_list_of_calls_in_one_block():
+    parsed = parse_tool_calls(
+        '<tool_call>[{"name": "lookup", "arguments": {"item": "lamp"}}, {"name": "answer", "arguments": {}}]</tool_call>'
+    )
+    assert parsed.error is None
+    assert [(c.name, c.arguments, c.id) for c in parsed.tool_calls] == [("lookup", {"item": "lamp"}, "call_0"), ("answer", {}, "call_1")]
+
+
+def test_a_list_with_a_bad_item_keeps_the_good_ones_and_says_why():
+    parsed = parse_tool_calls('<tool_call>[{"name": "lookup", "arguments": {"item": "lamp"}}, 7, []]</tool_call>')
+    assert [c.name for c in parsed.tool_calls] == ["lookup"]
+    assert parsed.error is not None and "must be a JSON object" in parsed.error
+
+
+def test_an_empty_list_or_an_unclosed_block_is_an_invalid_call():
+    assert parse_tool_calls("<tool_call>[]</tool_call>").error is not None
+    unclosed = parse_tool_calls('<tool_call>{"name": "lookup", "arguments": {"item": "la')  # ran out of tokens
+    assert unclosed.tool_calls == [] and "never closed" in (unclosed.error or "")

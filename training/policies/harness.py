@@ -25,6 +25,7 @@ from typing import Any
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
 from environments.registry import env_meta
 from environments.roles import ACTOR, CONSULTANT, CRITIC, RUNNER_TOOLS, USER
+from training.context import omission_note, truncate_messages
 from training.policies.roles import (
     CONSULTANT_INSTRUCTION,
     LLM_ROLES,
@@ -181,8 +182,7 @@ def build_messages(
             turns.append([shown])
     dropped = max(0, len(turns) - window_turns)
     if dropped:
-        note = f"[{dropped} earlier turns are omitted to fit the context window.]"
-        messages.append({"role": "user", "content": f"{note} Current state: {summary}" if summary else note})
+        messages.append(omission_note(dropped, summary))
     for turn in turns[dropped:]:
         messages.extend(turn)
     if status:
@@ -235,6 +235,7 @@ class LLMPolicy(Policy):
             self.system_prompt = self.harness.system_prompt or default_system_prompt(env)
         if role == CONSULTANT:
             self.system_prompt = f"{self.system_prompt}\n\n{CONSULTANT_INSTRUCTION}"
+        self.context: dict[str, Any] = {}  # what the last prompt omitted to fit (fit_messages)
 
     @abstractmethod
     def count_prompt_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int: ...
@@ -259,18 +260,29 @@ class LLMPolicy(Policy):
                               max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
 
     def fit_messages(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The longest window (down to one turn) whose prompt leaves room for `max_new_tokens`."""
+        """The last `window_turns` turns, fewer when the prompt would leave no room for `max_new_tokens` (the one
+        truncation rule, training.context: oldest turns first, a marker note in their place, never the system prompt
+        or the task). Sets `self.context` to what was omitted, which the step records as `meta.context`."""
         budget = self.harness.max_context_tokens - self.harness.max_new_tokens
-        window = self.harness.window_turns
         summary, status = self.env.summary(), self.env.status_line()
-        while True:
-            messages = self.render(history, window_turns=window, summary=summary, status=status)
-            used = self.count_prompt_tokens(messages, tools)
-            if used <= budget:
-                return messages
-            if window == 1:
-                raise HarnessStop("context_window_exceeded", f"the prompt needs {used} tokens with one turn kept; the budget is {budget}")
-            window = max(1, window // 2)
+        messages = self.render(history, window_turns=self.harness.window_turns, summary=summary, status=status)
+        used: dict[int, int] = {}
+
+        def fits(candidate: list[dict[str, Any]]) -> bool:
+            used[0] = self.count_prompt_tokens(candidate, tools)
+            return used[0] <= budget
+
+        if self.role == ACTOR:
+            messages, omitted = truncate_messages(messages, fits=fits, summary=summary)
+        else:  # a critic's or user's transcript has no assistant turns of its own: its window halves instead
+            window, omitted = self.harness.window_turns, 0
+            while not fits(messages) and window > 1:
+                window = max(1, window // 2)
+                messages = self.render(history, window_turns=window, summary=summary, status=status)
+        if not fits(messages):
+            raise HarnessStop("context_window_exceeded", f"the prompt needs {used[0]} tokens with one turn kept; the budget is {budget}")
+        self.context = {"omitted_turns": omitted, "prompt_tokens": used[0], "budget": budget}
+        return messages
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         # The critic writes advice and a user speaks, so they see no tools; a consultant suggests an environment
@@ -280,6 +292,8 @@ class LLMPolicy(Policy):
         index = len(history)
         messages = self.fit_messages(history, schemas)
         completion = self.complete(messages, schemas, seed=step_seed(int(self.sampling.get("seed", self.seed)), index))
+        if self.context.get("omitted_turns"):  # recorded where it happened, so a reader sees what the model was shown
+            completion.meta["context"] = dict(self.context)
         return self.to_action(completion, index)
 
     def to_action(self, completion: Completion, index: int) -> Action:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from training.config import ConfigError
+from training.model_store import ModelStoreError
 from training.zoo import manifest, prompt_style_for, resolve
 from training.zoo.build import REPO_ROOT, build, build_folder
 from training.zoo.evaluate import evaluate_model, results_table, targets_reached
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(targets_reached(results), indent=2))
         else:
             print(resolve(args.name))
-    except ConfigError as exc:
+    except (ConfigError, ModelStoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -204,15 +204,35 @@ def _sft_stage(spec: ZooSpec, folder: Path, start_from: str, control: BuildContr
         demos.with_suffix(".tmp").write_text("".join(json.dumps(r) + "\n" for r in records))
         demos.with_suffix(".tmp").rename(demos)
         control.say(f"[{spec.name} sft] {len(records)} demonstrations ({time.time() - started:.0f}s)")
-    values = {"model": start_from, "data": str(demos), "max_steps": spec.sft_steps, "learning_rate": spec.sft_lr,
+    if spec.lora_r:
+        from training.zoo.specs import ALL_LINEAR
+
+        lora = {"lora_r": spec.lora_r, "lora_alpha": spec.lora_alpha, "lora_target_modules": list(ALL_LINEAR)}
+    else:
+        lora = {}
+    values = {**lora, "cpu_bf16": spec.cpu_bf16, "model": start_from, "data": str(demos), "max_steps": spec.sft_steps, "learning_rate": spec.sft_lr,
               "lr_schedule": "cosine", "warmup_steps": min(20, spec.sft_steps // 10), "batch_size": spec.sft_batch,
               "max_tokens": spec.sft_max_tokens, "compact_tools": spec.compact_tools, "max_result_chars": spec.max_result_chars,
               "seed": spec.seed, "save_every": spec.save_every, "output_dir": str(stage / "run"), "device": "cpu"}  # fmt: skip
     final = _train("sft", values, control, f"{spec.name} sft", started)
-    return _finish(stage, wall_s=round(time.time() - started, 1), final=final)
+    return _finish(stage, wall_s=round(time.time() - started, 1), final=final, start_from=start_from)
 
 
-def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, walls: dict[str, float], control: BuildControl) -> Path:
+def _save_merged(adapter: Path, base: str, out: Path) -> None:
+    """An SFT stage trained with LoRA ends in an adapter folder; the zoo's final folder is a plain model, so the
+    adapter is merged into the base's weights (saved in the base's dtype) with the adapter's tokenizer beside it."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from training.modeling import pretrained_kwargs
+
+    network: Any = AutoModelForCausalLM.from_pretrained(base, dtype="auto", **pretrained_kwargs(base))
+    merged = PeftModel.from_pretrained(network, str(adapter)).merge_and_unload()
+    merged.save_pretrained(out)
+    AutoTokenizer.from_pretrained(str(adapter), local_files_only=True).save_pretrained(out)
+
+
+def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, start_from: str, walls: dict[str, float], control: BuildControl) -> Path:
     final = folder / "final"
     if (final / "zoo.json").exists():
         return final
@@ -220,8 +240,10 @@ def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, walls: dict[str, f
     staging = folder / "final.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    if (Path(sft_final) / "adapter_config.json").exists():
+        _save_merged(Path(sft_final), start_from, staging)
     for name in MODEL_FILES:
-        if (Path(sft_final) / name).exists():
+        if (Path(sft_final) / name).exists() and not (staging / name).exists():
             shutil.copy2(Path(sft_final) / name, staging / name)
     control.say(f"[{spec.name} eval] evaluating")
     results = evaluate_model(str(staging), spec)
@@ -230,6 +252,7 @@ def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, walls: dict[str, f
     manifest = {"name": spec.name, "hash": config_hash(spec), "spec": canonical(spec),
                 "prompt_style": {"compact_tools": spec.compact_tools, "max_result_chars": spec.max_result_chars,
                                  "max_prompt_tokens": spec.max_positions - 128},
+                "base_model": _base_model_manifest(spec),
                 "parent": None if parent is None else {"name": parent.name, "hash": config_hash(parent)},
                 "parameters": _parameter_count(staging), "wall_s": walls, "evaluation": results,
                 "targets_reached": targets_reached(results)}  # fmt: skip
@@ -237,6 +260,16 @@ def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, walls: dict[str, f
     shutil.rmtree(final, ignore_errors=True)
     staging.rename(final)
     return final
+
+
+def _base_model_manifest(spec: ZooSpec) -> dict[str, Any] | None:
+    """Which packaged model (and which exact weights) a spec fine-tuned, for the final folder's zoo.json."""
+    if spec.base_model is None:
+        return None
+    from training.model_store import installed_path, read_manifest
+
+    source = read_manifest(installed_path(spec.base_model))
+    return {"name": spec.base_model, "source": source.get("source"), "conversion_version": source.get("conversion_version")}
 
 
 def _parameter_count(folder: Path) -> int:
@@ -259,15 +292,24 @@ def build(spec: ZooSpec, *, out: str | None = None, control: BuildControl | None
         started = time.time()
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "spec.json").write_text(json.dumps(canonical(spec), indent=2))
-        parent = parent_spec(spec)
-        base = build_folder(parent) if parent is not None else folder
-        if parent is not None:
-            control.say(f"[{spec.name}] continuing from {parent.name}'s pretrained stage in {base}")
-        tokenizer = _tokenizer_stage(parent or spec, base, control)
-        pretrained = _pretrain_stage(parent or spec, base, control)
-        sft = _sft_stage(spec, folder, pretrained["final"], control)
-        walls = {"tokenizer": tokenizer["wall_s"], "pretrain": pretrained["wall_s"], "sft": sft["wall_s"]}
-        final = _final_stage(spec, folder, sft["final"], walls, control)
+        if spec.base_model is not None:
+            from training.model_store import installed_path
+
+            start_from = str(installed_path(spec.base_model))  # ModelStoreError naming the install command if missing
+            control.say(f"[{spec.name}] fine-tuning the packaged {spec.base_model} ({start_from})")
+            walls = {"tokenizer": 0.0, "pretrain": 0.0}
+        else:
+            parent = parent_spec(spec)
+            base = build_folder(parent) if parent is not None else folder
+            if parent is not None:
+                control.say(f"[{spec.name}] continuing from {parent.name}'s pretrained stage in {base}")
+            tokenizer = _tokenizer_stage(parent or spec, base, control)
+            pretrained = _pretrain_stage(parent or spec, base, control)
+            start_from = pretrained["final"]
+            walls = {"tokenizer": tokenizer["wall_s"], "pretrain": pretrained["wall_s"]}
+        sft = _sft_stage(spec, folder, start_from, control)
+        walls["sft"] = sft["wall_s"]
+        final = _final_stage(spec, folder, sft["final"], start_from, walls, control)
         control.say(f"{spec.name} built in {time.time() - started:.0f}s: {final}")
     if out is not None:
         shutil.copytree(final, out, dirs_exist_ok=True)
