@@ -30,8 +30,13 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 @pytest.fixture(scope="session")
 def model_store(tmp_path_factory: Any) -> Any:
-    """The operator's model store for the whole session (models built into it are shared, like the tiny model)."""
-    return tmp_path_factory.mktemp("models")
+    """The operator's model store for the whole session (models built into it are shared, like the tiny model).
+    `org/tiny` is a name the launch-form tests give as a base model: a folder with a config.json, so a run may be
+    created on it (the lab refuses a model the store does not hold) though nothing ever loads it."""
+    store = tmp_path_factory.mktemp("models")
+    (store / "org" / "tiny").mkdir(parents=True)
+    (store / "org" / "tiny" / "config.json").write_text("{}")
+    return store
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,8 @@ right before loading, since a symlink may have been swapped in between. Rules:
   checkpoints were kept per project wrote to <checkpoints>/run-<id>);
 - "..", a leading "~" and NUL bytes are refused outright, whatever they would resolve to.
 
-The path need not exist yet: loading a missing folder fails when the job runs, with transformers' message.
+Confining does not ask the path to exist; `model_folder_check` does, where a run or an agent is created: a name
+not in the store is a 400 that lists the installed models.
 """
 
 from __future__ import annotations
@@ -84,6 +85,35 @@ def model_path_confine(*, project: Project, value: str, field: str) -> str:
     )
 
 
+def store_model_names() -> list[str]:
+    """The loadable folders of the model store, by the name a run or agent gives (`name`, or `org/name` as hub ids go)."""
+    store = Path(settings.PRACTICUM_MODEL_STORE)
+    if not store.is_dir():
+        return []
+    tops = [p for p in store.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    nested = [q for p in tops if not _loadable(p) for q in p.iterdir() if q.is_dir() and not q.name.startswith(".")]
+    return sorted(str(p.relative_to(store)) for p in [*tops, *nested] if _loadable(p))
+
+
+def _loadable(folder: Path) -> bool:
+    return (folder / "config.json").is_file() or (folder / "adapter_config.json").is_file()
+
+
+def model_folder_check(*, path: str, value: str, field: str) -> str:
+    """`path` (confined and resolved by model_path_confine) when it is a folder a loader can take (a model's
+    config.json, or a LoRA adapter's adapter_config.json), else DomainError 400 naming the field and, for a name, the
+    models installed in the store: checked when a run or agent is created, not when a worker first loads it."""
+    folder = Path(path)
+    if folder.is_dir() and _loadable(folder):
+        return path
+    installed = ", ".join(store_model_names()) or "none (run `make setup`)"
+    if not folder.exists():
+        why = f"no such model; the model store has: {installed}"
+    else:
+        why = f"{folder.name} is not a loadable model folder (no config.json or adapter_config.json); the model store has: {installed}"
+    raise DomainError("unknown_model", f"{field}={value!r}: {why}", fields=[field])
+
+
 def agent_config_check(*, project: Project, values: dict[str, Any]) -> None:
     """An agent config's fields as they will be stored: an `hf`/`vllm` model confined like any weights path, and a
     checkpoint only of this project's runs. DomainError (400) naming the field otherwise."""
@@ -91,7 +121,8 @@ def agent_config_check(*, project: Project, values: dict[str, Any]) -> None:
     if checkpoint is not None and checkpoint.run.project_id != project.pk:
         raise DomainError("cross_project", f"checkpoint={checkpoint.pk}: not a checkpoint of project {project.slug}", fields=["checkpoint"])
     if values.get("kind") in PATH_AGENT_KINDS and values.get("model"):
-        model_path_confine(project=project, value=values["model"], field="model")
+        path = model_path_confine(project=project, value=values["model"], field="model")
+        model_folder_check(path=path, value=values["model"], field="model")
 
 
 def agent_model_path(*, agent: AgentConfig) -> str:

@@ -33,7 +33,7 @@ from lab.jobs import TERMINAL, JobStatus
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
-from lab.runs.paths import model_path_confine, run_folder
+from lab.runs.paths import model_folder_check, model_path_confine, run_folder
 from lab.runs.storage import checkpoint_store
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
@@ -83,10 +83,13 @@ def run_config_validate(*, recipe: str, base_model: str, config: Any) -> dict[st
 def run_model_paths(*, project: Project, recipe: str, base_model: str, config: dict[str, Any]) -> dict[str, str]:
     """Every weights folder the run will read (base_model and the recipe's path fields such as resume_from or
     teacher), each confined to the model store and the project's checkpoints and resolved; keyed by config field."""
-    paths = {"model": model_path_confine(project=project, value=base_model, field="base_model")}
+    given = {"model": ("base_model", base_model)}
     for name in training.recipe_config_class(recipe).MODEL_PATH_FIELDS:
         if name != "model" and config.get(name):
-            paths[name] = model_path_confine(project=project, value=config[name], field=f"config.{name}")
+            given[name] = (f"config.{name}", config[name])
+    paths = {name: model_path_confine(project=project, value=value, field=field) for name, (field, value) in given.items()}
+    for name, (field, value) in given.items():  # every path confined first: a refusal never reveals what exists outside
+        model_folder_check(path=paths[name], value=value, field=field)
     return paths
 
 

@@ -24,8 +24,9 @@ pytestmark = pytest.mark.django_db
 def store(tmp_path: Path, settings: Any) -> Path:
     """A model store of its own holding one model folder, `gpt2`, and an `org/small` one; a folder `outside` beside it."""
     folder = tmp_path / "store"
-    (folder / "gpt2").mkdir(parents=True)
-    (folder / "org" / "small").mkdir(parents=True)
+    for name in ("gpt2", "org/small"):  # loadable as far as the lab checks (a config.json): nothing loads them here
+        (folder / name).mkdir(parents=True)
+        (folder / name / "config.json").write_text("{}")
     (tmp_path / "outside").mkdir()
     settings.PRACTICUM_MODEL_STORE = folder
     return folder
