@@ -189,6 +189,7 @@ class EnvMeta:
     default_anchor: str = ""  # the anchor pivotal search and rule diagnosis use unless told otherwise
     demo_task: str = ""  # a short task (its key) the lab's first-run demo runs every anchor on, so a newcomer sees episodes
     demo_priority: int = 0  # among environments with a demo task, the highest is the demo (then playable ones, then by name)
+    model_demo_task: str = ""  # a task (its key) short enough for the packaged small model's live episode in the first-run demo
     attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page

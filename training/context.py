@@ -9,6 +9,8 @@ are omitted and, when the environment has one, its state summary; a note already
 counts every omitted turn. The newest `min_turns` turns are always kept: if they alone do not fit, the caller
 ends the episode (context_window_exceeded) rather than cut a turn in half.
 
+`compact_tool_listing` is the other half of fitting a small context: the tools as one `name(args)` line each.
+
 Both paths that prompt a model use it: the harness of a local or served policy (training/policies/harness.py)
 and the sampler of the training recipes (training/sampling.py), whose records note the truncation on the step
 (`meta.context`), so a reader of a trajectory sees what the model was shown.
@@ -81,3 +83,15 @@ def truncate_messages(
         keep -= 1
         candidate = shown(keep)
     return candidate, omitted + len(turns) - keep
+
+
+def compact_tool_listing(tools: list[dict[str, Any]]) -> str:
+    """One line per tool, `name(arg, arg?)`: what a small context can afford instead of full JSON schemas."""
+    lines = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        params = function.get("parameters") or {}
+        required = set(params.get("required") or [])
+        args = ", ".join(name if name in required else f"{name}?" for name in params.get("properties") or {})
+        lines.append(f"{function['name']}({args})")
+    return 'Tools (call one as <tool_call>{"name": ..., "arguments": {...}}</tool_call>):\n' + "\n".join(lines)

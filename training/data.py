@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from environments.roles import ACTOR, step_role
+from training.context import compact_tool_listing
 from training.policies.roles import context_messages, is_actor_turn
 
 AGENT_SOURCES = ("agent", "human")  # a human expert's actions are demonstrations like an agent's
@@ -108,18 +109,6 @@ def _content_text(content: Any) -> str:
 def cut_text(text: str, max_chars: int) -> str:
     """A tool result cut to max_chars (0: whole) with a note, as the harness cuts results before they reach the prompt."""
     return text if not max_chars or len(text) <= max_chars else text[:max_chars] + f"...[cut {len(text) - max_chars} chars]"
-
-
-def compact_tool_listing(tools: list[dict[str, Any]]) -> str:
-    """One line per tool, `name(arg, arg?)`: what a small context can afford instead of full JSON schemas."""
-    lines = []
-    for tool in tools:
-        function = tool.get("function", tool)
-        params = function.get("parameters") or {}
-        required = set(params.get("required") or [])
-        args = ", ".join(name if name in required else f"{name}?" for name in params.get("properties") or {})
-        lines.append(f"{function['name']}({args})")
-    return 'Tools (call one as <tool_call>{"name": ..., "arguments": {...}}</tool_call>):\n' + "\n".join(lines)
 
 
 @dataclass(frozen=True)

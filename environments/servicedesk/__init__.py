@@ -54,6 +54,7 @@ register_env(
         default_anchor="oracle",
         # No demo_task: the console's first-run demo takes the first playable environment by name, and that would
         # move it off StoreBench (tests/lab/rollouts/test_demo.py); "roaming-on" is the short task to name when wanted.
+        model_demo_task="roaming-on",  # one call: the local model plays the agent's side live in the first-run demo
         attacks=AttackAxis(styles=STYLES, goals=GOALS, guidance=GUIDANCE),
         roles=(
             RoleSlot(

@@ -79,4 +79,5 @@ def register_short(storebench: EnvMeta, *, default_threshold: float) -> None:
             public_seeds=tuple(scenario["public_seeds"]),
         )
         register(task, ShortStoreBenchEnv)
-    register_env(dataclasses.replace(storebench, env=ENV, demo_task="", demo_priority=0))
+    # payment-outage-2d: the first-run demo's scenario, cut to two days, for the local model's live episode
+    register_env(dataclasses.replace(storebench, env=ENV, demo_task="", demo_priority=0, model_demo_task="payment-outage-2d"))

@@ -23,8 +23,10 @@ from lab.errors import DomainError
 from lab.jobs import JobStatus
 from lab.projects.models import Project
 from lab.rollouts.evaluations import evaluation_launch
+from lab.rollouts.local_models import local_agent_names, local_agents_ensure
 from lab.rollouts.models import Evaluation
 from lab.rollouts.services import anchor_agent_resolve
+from lab.trajectories.models import AgentConfig
 
 DEMO_SEEDS = 2  # the task's first public seeds: enough to see seeds differ, few enough to finish in seconds
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
@@ -35,6 +37,7 @@ class Demo:
     task: str  # a task id, also the evaluations' task set
     anchors: tuple[str, ...]  # the default anchor last, so its evaluation ends with the others beside it
     seeds: tuple[int, ...]
+    model_tasks: tuple[str, ...] = ()  # tasks the packaged local model plays live (EnvMeta.model_demo_task), one seed each
 
 
 def demo_choice() -> Demo | None:
@@ -48,8 +51,20 @@ def demo_choice() -> Demo | None:
         except EnvError:  # the contract check reports it; the console just offers no demo
             continue
         anchors = sorted(meta.anchors, key=lambda name: (name == meta.default_anchor, name))
-        return Demo(task=task.id, anchors=tuple(anchors), seeds=tuple(task.public_seeds[:DEMO_SEEDS]))
+        return Demo(task=task.id, anchors=tuple(anchors), seeds=tuple(task.public_seeds[:DEMO_SEEDS]), model_tasks=_model_tasks())
     return None
+
+
+def _model_tasks() -> tuple[str, ...]:
+    """The tasks environments name for a small model's live demo episode, by environment name."""
+    tasks = []
+    for meta in sorted(registry.list_envs(), key=lambda m: m.env):
+        if meta.model_demo_task:
+            try:
+                tasks.append(registry.get_task(f"{meta.env}/{meta.model_demo_task}").id)
+            except EnvError:
+                continue
+    return tuple(tasks)
 
 
 def demo_offer(*, projects: Iterable[Project]) -> dict[str, Any]:
@@ -63,9 +78,12 @@ def demo_offer(*, projects: Iterable[Project]) -> dict[str, Any]:
 
 
 def demo_running(*, project: Project, demo: Demo) -> list[Evaluation]:
-    """The project's unfinished evaluations of the demo's anchors on its task."""
-    evaluations = Evaluation.objects.filter(project=project, task_set=demo.task, agent__name__in=demo.anchors, status__in=ACTIVE)
-    return list(evaluations.select_related("agent").order_by("id"))
+    """The project's unfinished evaluations of the demo: its anchors on its task, the local model on its tasks."""
+    anchors = Evaluation.objects.filter(project=project, task_set=demo.task, agent__name__in=demo.anchors, status__in=ACTIVE)
+    model = Evaluation.objects.filter(
+        project=project, task_set__in=demo.model_tasks, agent__name__in=local_agent_names(), status__in=ACTIVE
+    )
+    return list((anchors | model).select_related("agent").order_by("id"))
 
 
 def demo_launch(*, project: Project, user: Any = None) -> list[Evaluation]:
@@ -81,4 +99,13 @@ def demo_launch(*, project: Project, user: Any = None) -> list[Evaluation]:
         if running:
             return running
         agents = [anchor_agent_resolve(project=project, name=name) for name in demo.anchors]
-        return [evaluation_launch(project=project, agent=agent, task_set=demo.task, seeds=list(demo.seeds), user=user) for agent in agents]
+        launched = [
+            evaluation_launch(project=project, agent=agent, task_set=demo.task, seeds=list(demo.seeds), user=user) for agent in agents
+        ]
+        # The packaged model, when installed, plays beside the anchors: one episode per model task, streamed live.
+        local_agents_ensure(projects=[project])
+        for agent in AgentConfig.objects.filter(project=project, name__in=local_agent_names()):
+            for task in demo.model_tasks:
+                seed = registry.get_task(task).public_seeds[0]
+                launched.append(evaluation_launch(project=project, agent=agent, task_set=task, seeds=[seed], user=user))
+        return launched

@@ -25,7 +25,7 @@ from typing import Any
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
 from environments.registry import env_meta
 from environments.roles import ACTOR, CONSULTANT, CRITIC, RUNNER_TOOLS, USER
-from training.context import omission_note, truncate_messages
+from training.context import compact_tool_listing, omission_note, truncate_messages
 from training.policies.roles import (
     CONSULTANT_INSTRUCTION,
     LLM_ROLES,
@@ -65,6 +65,10 @@ class HarnessConfig:
     """Invalid actions in a row before the episode ends as too_many_errors."""
     max_result_chars: int = 4000
     """A tool result longer than this is cut (with a note) before it goes into the prompt."""
+    compact_tools: bool = False
+    """List the tools as one `name(args)` line each at the end of the system prompt instead of handing their JSON
+    schemas to the chat template (training.data.PromptStyle): a small model's context (StoreBench's 29 schemas are
+    ~4,800 SmolLM2 tokens, the listing ~450). The sampler of the training recipes prompts the same way."""
     on_text_only: str = "error"
     """Output with no tool call: "error" sends a reminder back as an invalid action, "stop" ends the episode."""
     record_prompt_ids: bool = True
@@ -290,7 +294,15 @@ class LLMPolicy(Policy):
         offered = [] if self.role in (CRITIC, USER) else [t for t in tools if self.role == ACTOR or t.name not in RUNNER_TOOLS]
         schemas = [t.openai_schema() for t in offered]
         index = len(history)
-        messages = self.fit_messages(history, schemas)
+        if self.harness.compact_tools and schemas:  # listed in the system prompt; the template gets none
+            listing, schemas = compact_tool_listing(schemas), []
+            base, self.system_prompt = self.system_prompt, f"{self.system_prompt}\n{listing}"
+            try:
+                messages = self.fit_messages(history, schemas)
+            finally:
+                self.system_prompt = base
+        else:
+            messages = self.fit_messages(history, schemas)
         completion = self.complete(messages, schemas, seed=step_seed(int(self.sampling.get("seed", self.seed)), index))
         if self.context.get("omitted_turns"):  # recorded where it happened, so a reader sees what the model was shown
             completion.meta["context"] = dict(self.context)

@@ -9,8 +9,10 @@ beside the field (400). Only owners and researchers see the form and may post it
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -20,7 +22,9 @@ from lab.edge import json_loads_checked
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects, write_projects
 from lab.rollouts.agents_api import AgentConfigSerializer
+from lab.rollouts.local_models import local_agents_ensure
 from lab.trajectories.models import AgentConfig, AgentKind
+from training.model_store import store_models
 
 AGENT_FIELDS = ("project", "name", "kind", "model", "endpoint", "sampling", "harness", "team")
 _JSON_FIELDS = ("sampling", "harness", "team")
@@ -44,12 +48,30 @@ def team_summary(team: Any) -> str:
 
 
 def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    local_agents_ensure(projects=visible_projects(request))
     agents = list(
         AgentConfig.objects.filter(project__in=visible_projects(request)).select_related("project").order_by("project__slug", "name")
     )
     for agent in agents:
         agent.team_summary = team_summary(agent.team)  # type: ignore[attr-defined]
-    return {"agents": agents, "launch_projects": write_projects(request), "kinds": AgentKind.values, **extra}
+    return {"agents": agents, "launch_projects": write_projects(request), "kinds": AgentKind.values, "store_models": store_model_rows(),
+            **extra}  # fmt: skip
+
+
+def store_model_rows() -> list[dict[str, Any]]:
+    """The model store as the page lists it: name, size, and what the manifest says (parameters, context, licence, source)."""
+    rows = []
+    for entry in store_models(Path(settings.PRACTICUM_MODEL_STORE)):
+        manifest = entry["manifest"]
+        source = manifest.get("source") or {}
+        rows.append({
+            "name": entry["name"], "megabytes": round(entry["bytes"] / 1e6), "display_name": manifest.get("display_name", ""),
+            "parameters": f"{manifest['parameters'] / 1e6:.1f}M" if manifest.get("parameters") else "",
+            "context": manifest.get("context_length", ""), "license": manifest.get("license", ""),
+            "source": f"{source['package']}=={source['version']} ({source['file']})" if source.get("package") else "",
+            "note": manifest.get("note", ""), "dtype": manifest.get("dtype", ""),
+        })  # fmt: skip
+    return rows
 
 
 @console_view

@@ -24,6 +24,7 @@ from lab.edge import json_loads_checked
 from lab.errors import DomainError, Forbidden, NotFound
 from lab.pages import is_htmx, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES, Project
+from lab.rollouts.local_models import local_agents_ensure
 from lab.runs.services import LAB_FIELDS
 from lab.trajectories.models import AgentConfig, AgentKind
 from lab.trajectories.selectors import FILTER_FIELDS
@@ -160,7 +161,9 @@ def task_set_choices() -> list[str]:
 
 
 def agent_choices(projects: QuerySet[Project]) -> list[str]:
-    """The projects' runnable agents, then every environment's anchors (created in the project on first use)."""
+    """The projects' runnable agents (the local real model's among them), then every environment's anchors (created
+    in the project on first use)."""
+    local_agents_ensure(projects=projects)
     runnable = AgentConfig.objects.filter(project__in=projects, kind__in=RUNNABLE_KINDS, disabled_reason="")
     names = runnable.values_list("name", flat=True)
     anchors = {name for env in {t.env for t in registry.list_tasks()} for name in policy_names(env)}

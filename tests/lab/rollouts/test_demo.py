@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -22,7 +23,9 @@ N = len(ANCHORS)
 
 def test_it_picks_the_demo_task_a_playable_environment_declares_with_its_anchors_default_last() -> None:
     demo = demo_choice()
-    assert demo == Demo(task="storebench/payment-outage", anchors=ANCHORS, seeds=(61, 62))  # its first public seeds
+    # its first public seeds; the local model's short tasks, named by the environments (EnvMeta.model_demo_task)
+    assert demo == Demo(task="storebench/payment-outage", anchors=ANCHORS, seeds=(61, 62),
+                        model_tasks=("servicedesk/roaming-on", "storebench-short/payment-outage-2d"))  # fmt: skip
     assert registry.get_task(demo.task).split == "dev"
 
 
@@ -107,3 +110,28 @@ def test_every_demo_episode_finishes_in_the_embedded_worker(celery_worker: Any, 
     smart = Evaluation.objects.get(agent__name="smart-triage")
     assert smart.aggregate["episodes"] == 2 and smart.aggregate["composite"]["mean"] > 0.5
     print(f"demo: {episodes.count()} episodes, {sum(e.step_count for e in episodes)} steps, finished in {elapsed:.1f} s")
+
+
+def test_the_local_model_plays_beside_the_anchors_when_the_store_has_it(
+    project_a: Any, alice: Any, settings: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from celery.app.task import Task
+
+    from training.model_store import CONVERSION_VERSION, SMOLLM2
+
+    monkeypatch.setattr(Task, "apply_async", lambda self, *args, **kwargs: None)  # nothing runs (see above)
+    folder = tmp_path / "store" / SMOLLM2.name  # an installed model as the store knows it (nothing is loaded here)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    manifest = {"source": {"sha256": SMOLLM2.sha256}, "conversion_version": CONVERSION_VERSION, "context_length": 8192,
+                "prompt_style": {"compact_tools": True, "max_result_chars": 1200}}  # fmt: skip
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    settings.PRACTICUM_MODEL_STORE = tmp_path / "store"
+    evaluations = demo_launch(project=project_a, user=alice)
+    local = [e for e in evaluations if e.agent.name == "SmolLM2-135M-Instruct (local)"]
+    assert sorted(e.task_set for e in local) == ["servicedesk/roaming-on", "storebench-short/payment-outage-2d"]
+    agent = local[0].agent
+    assert (agent.kind, agent.model, agent.sampling) == ("hf", SMOLLM2.name, {"temperature": 0.0})
+    assert agent.harness["compact_tools"] is True and agent.harness["max_context_tokens"] == 8192
+    assert len(evaluations) == len(ANCHORS) + 2
+    assert {e.pk for e in demo_launch(project=project_a, user=alice)} == {e.pk for e in evaluations}  # a second click: the same

@@ -183,3 +183,32 @@ def test_a_storebench_model_gets_the_status_line_with_each_prompt_and_no_free_st
     assert last[-1] == {"role": "user", "content": f"Status: {env.status_line()}"} and "Day 1 of 35" in last[-1]["content"]
     assert [m["content"] for m in last if "omitted" in str(m["content"])] == ["[1 earlier turns are omitted to fit the context window.]"]
     assert not any(cash in str(m["content"]) or cash.replace(",", "") in str(m["content"]) for m in last)
+
+
+def test_compact_tools_lists_the_tools_in_the_system_prompt_and_hands_the_template_none() -> None:
+    env = make("toolgym/lookup", seed=0)
+    seen: list[list[dict[str, Any]]] = []
+
+    class Compact(_Scripted):
+        def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int) -> Completion:
+            seen.append(tools)
+            return super().complete(messages, tools, seed=seed)
+
+    policy = Compact(["x"], env=env, seed=0, name="s", model="m", harness=HarnessConfig(system_prompt="S", compact_tools=True))
+    policy.act(_history(1), env.tools())
+    system = policy.prompts[0][0]["content"]
+    assert system.startswith("S\nTools (call one as <tool_call>") and system.endswith("lookup(item)\nanswer(color)")
+    assert seen == [[]] and policy.system_prompt == "S"  # the listing is per prompt, never kept
+
+
+def test_a_truncated_prompt_is_recorded_on_the_step() -> None:
+    env = make("toolgym/lookup", seed=0)
+    env.summary = lambda: "Day 9"  # type: ignore[method-assign]
+    policy = _Scripted(['<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call>'], env=env, seed=0, name="s", model="m",
+                       harness=HarnessConfig(system_prompt="S", window_turns=8, max_context_tokens=150, max_new_tokens=10))  # fmt: skip
+    action = policy.act(_history(12), env.tools())
+    assert action.meta["context"] == {
+        "omitted_turns": 10,
+        "prompt_tokens": policy.count_prompt_tokens(policy.prompts[0], []),
+        "budget": 140,
+    }
