@@ -44,6 +44,9 @@ def manifest(model_path: str | Path) -> dict[str, Any]:
 
 
 def prompt_style_for(model_path: str | Path) -> PromptStyle:
-    """The prompt style a zoo model was trained with (from zoo.json); PromptStyle() for any other model."""
-    style = manifest(model_path).get("prompt_style") or {}
+    """The prompt style a zoo model was trained with (zoo.json), or a packaged model's own (the store's manifest.json:
+    SmolLM2 lists its tools compactly); PromptStyle() for any other model."""
+    from training.model_store import read_manifest
+
+    style = manifest(model_path).get("prompt_style") or read_manifest(Path(model_path)).get("prompt_style") or {}
     return PromptStyle(compact_tools=bool(style.get("compact_tools", False)), max_result_chars=int(style.get("max_result_chars", 0)))
