@@ -180,7 +180,12 @@ def model_identity(player: str, path: str | None) -> dict[str, Any]:
 
     store = read_manifest(Path(path))
     if store:
-        return {"kind": "model", "name": player, "source_sha256": store["source"]["sha256"], "conversion_version": store.get("conversion_version")}
+        return {
+            "kind": "model",
+            "name": player,
+            "source_sha256": store["source"]["sha256"],
+            "conversion_version": store.get("conversion_version"),
+        }
     zoo = zoo_manifest(path)
     return {"kind": "model", "name": player, "zoo_hash": zoo.get("hash"), "base_model": zoo.get("base_model")}
 

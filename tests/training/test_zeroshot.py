@@ -27,7 +27,13 @@ def test_a_summary_counts_calls_and_passes() -> None:
     episodes = [{"valid_calls": 3, "invalid_calls": 1, "passed": True, "composite": 1.0},
                 {"valid_calls": 0, "invalid_calls": 4, "passed": False, "composite": 0.0}]  # fmt: skip
     summary = summarise(episodes)
-    assert (summary["n"], summary["calls"], summary["valid_call_rate"], summary["pass_rate"], summary["composite"]) == (2, 8, 0.375, 0.5, 0.5)
+    assert (summary["n"], summary["calls"], summary["valid_call_rate"], summary["pass_rate"], summary["composite"]) == (
+        2,
+        8,
+        0.375,
+        0.5,
+        0.5,
+    )
 
 
 def test_a_malformed_result_file_is_named_and_skipped(tmp_path: Path) -> None:
