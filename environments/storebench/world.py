@@ -145,11 +145,13 @@ class World:
         self.agenda: list[tuple[int, int, str, Any]] = []
         self.agenda_seq = 0
         self._agenda_sum: int | None = None  # multiset digest of the agenda, kept up to date by clock.py; None: recompute
+        self._entry_digests: dict[int, int] = {}  # agenda seq -> entry_digest of the entries _agenda_sum counts
         self.sold_today: dict[str, int] = {}
         self.spend_today: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
         self.settled_today: list[float] = []
         self.day_tally: dict[str, Any] = {"revenue": 0.0, "units": 0, "orders": 0}
         self._rates: tuple[Any, ...] | None = None  # derived demand rates (clock.py), never hashed or pickled
+        self._rates_settled = False  # clock.py: nothing but customers acted since _rates was checked
         # The running composite at the last end_window, for the daily reward option. Not hashed: it is a
         # function of past states and changes nothing the world does.
         self.value_mark = 0.0
@@ -394,13 +396,17 @@ class World:
         state["_order_sum"] = 0
         state["_orders_dirty"] = None
         state["_rates"] = None
+        state["_rates_settled"] = False
         state["_agenda_sum"] = None
+        state["_entry_digests"] = {}
         state.pop("_rows", None)  # attrgetters do not pickle; rebuilt from `intraday`
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._rows = _ROWS_V2 if self.intraday else _ROWS
+        self._entry_digests = {}  # snapshots taken before these caches existed lack them
+        self._rates_settled = False
 
 
 _CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
@@ -412,9 +418,9 @@ HASH_PARTS = ("skus", "suppliers", "pos", "orders", "tickets", "discounts", "pay
 HASH_PARTS_V2 = (*HASH_PARTS, "clock", "sales")
 
 
-def _rows(world: World, items: Any) -> list[Any]:
-    rows = world._rows
-    return [rows[type(item)](item) for item in items]
+def _rows(world: World, cls: type, items: Any) -> list[Any]:
+    """Each item's row (all of class `cls`), through the engine's C getter: no Python loop per row."""
+    return list(map(world._rows[cls], items))
 
 
 def _part_digest(world: World, part: str) -> bytes:
@@ -444,7 +450,8 @@ def entry_digest(entry: tuple[Any, ...]) -> int:
 def agenda_digest(world: World) -> int:
     """The agenda as a multiset sum of entry digests: O(1) per push or pop (clock.py keeps `_agenda_sum`)."""
     if world._agenda_sum is None:
-        world._agenda_sum = sum(map(entry_digest, world.agenda)) % DIGEST_MOD
+        world._entry_digests = {entry[1]: entry_digest(entry) for entry in world.agenda}
+        world._agenda_sum = sum(world._entry_digests.values()) % DIGEST_MOD
     return world._agenda_sum
 
 
@@ -472,20 +479,20 @@ def _orders_digest(world: World) -> bytes:
 
 def _part_rows(world: World, part: str) -> Any:
     if part == "skus":
-        return _rows(world, world.skus.values())
+        return _rows(world, Sku, world.skus.values())
     if part == "suppliers":
-        return _rows(world, world.suppliers.values())
+        return _rows(world, Supplier, world.suppliers.values())
     if part == "pos":
-        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, world.pos.values())]
+        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, PurchaseOrder, world.pos.values())]
     if part == "tickets":
-        return _rows(world, world.tickets.values())
+        return _rows(world, Ticket, world.tickets.values())
     if part == "discounts":
-        return _rows(world, world.discounts.values())
+        return _rows(world, Discount, world.discounts.values())
     if part == "payables":
-        return _rows(world, world.payables)
+        return _rows(world, Payable, world.payables)
     if part == "misc":
         return (
-            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, world.shocks), len(world.news), repr(world.news[-5:]),
+            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, Shock, world.shocks), len(world.news), repr(world.news[-5:]),
             repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
         )  # fmt: skip
     if part == "sales":  # 2.0.0 only: touched at midnight and when a product is added
