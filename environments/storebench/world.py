@@ -10,6 +10,7 @@ import hashlib
 import marshal
 import math
 import random
+from operator import attrgetter
 from typing import Any
 
 from environments.storebench.entities import (
@@ -410,10 +411,10 @@ class World:
 
 
 _CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
-_ROWS = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
+_ROWS: dict[type, attrgetter[Any]] = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
 # 2.0.0 hashes the SKUs' daily sales histories (up to 120 ints each) as their own part: they change only at
 # midnight, while the rest of a SKU row (reserved stock) changes in most slots.
-_ROWS_V2 = {cls: row_getter(cls, ("sold",) if cls is Sku else ()) for cls in _CLASSES}
+_ROWS_V2: dict[type, attrgetter[Any]] = {cls: row_getter(cls, ("sold",) if cls is Sku else ()) for cls in _CLASSES}
 HASH_PARTS = ("skus", "suppliers", "pos", "orders", "tickets", "discounts", "payables", "misc", "rng")
 HASH_PARTS_V2 = (*HASH_PARTS, "clock", "sales")
 
