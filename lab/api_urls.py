@@ -3,7 +3,7 @@
 from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
-from lab.console.api import FidelityReportView
+from lab.console.api import EnvironmentListView, FidelityReportView
 from lab.diagnoses.api import DiagnosisViewSet
 from lab.federation.api import (
     FederationRoundViewSet,
@@ -52,6 +52,7 @@ urlpatterns = [
     re_path(r"^screenshots/(?P<sha256>[^/]+)/?$", ScreenshotView.as_view(), name="screenshot"),
     re_path(r"^federation/inbox/?$", InboxView.as_view(), name="federation-inbox"),
     re_path(r"^fidelity/?$", FidelityReportView.as_view(), name="fidelity-report"),
+    re_path(r"^environments/?$", EnvironmentListView.as_view(), name="environment-list"),
     re_path(r"^runs/(?P<pk>[^/.]+)/evaluate-checkpoint/?$", CheckpointEvaluateView.as_view(), name="run-evaluate-checkpoint"),
     *router.urls,
 ]

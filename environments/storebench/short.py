@@ -79,4 +79,8 @@ def register_short(storebench: EnvMeta, *, default_threshold: float) -> None:
             public_seeds=tuple(scenario["public_seeds"]),
         )
         register(task, ShortStoreBenchEnv)
-    register_env(dataclasses.replace(storebench, env=ENV, demo_task="", demo_priority=0))
+    register_env(
+        dataclasses.replace(
+            storebench, env=ENV, demo_task="", demo_priority=0, analyzer="", calibration="environments.storebench.short_calibration"
+        )
+    )
