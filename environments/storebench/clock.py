@@ -52,7 +52,6 @@ from environments.storebench.simulation import (
     pay_suppliers,
     place_order,
     poisson,
-    sku_shock_multiplier,
     strike,
 )
 from environments.storebench.world import (
@@ -65,6 +64,7 @@ from environments.storebench.world import (
     derive_seed,
     entry_digest,
     season_multiplier,
+    sku_shock_multiplier,
 )
 
 SLOT_MINUTES = 30

@@ -80,6 +80,23 @@ def season_multiplier(season: str, day_of_year: int) -> float:
     return 1.0 + 0.08 * math.cos(2 * math.pi * (day_of_year - 330) / 365)
 
 
+def sku_shock_multiplier(world: World, sku: Any, day: int, active: list[Any] | None = None) -> float:
+    """How the shocks active on `day` (or the given `active` ones) scale one SKU's demand."""
+    mult = 1.0
+    for shock in world.shocks if active is None else active:
+        if active is None and not (shock.day <= day < shock.day + shock.duration):
+            continue
+        if shock.kind == "viral_trend" and sku.category == shock.target:
+            mult *= 1.0 + (shock.magnitude - 1.0) * min(1.0, (day - shock.day + 1) / 3)
+        elif shock.kind in ("heat_wave", "cold_snap"):
+            hot = "summer" if shock.kind == "heat_wave" else "winter"
+            cold = "winter" if hot == "summer" else "summer"
+            mult *= shock.magnitude if sku.season == hot else (1 / shock.magnitude if sku.season == cold else 1.0)
+        elif shock.kind in ("holiday_peak", "demand_slump"):
+            mult *= shock.magnitude
+    return mult
+
+
 class World:
     """All state of one StoreBench episode. Tools and the world's own time (simulation.py for engine 1.0.0's
     overnight batch, clock.py for 2.0.0's intraday slots) mutate it; nothing else does.
@@ -160,10 +177,6 @@ class World:
         self.ledger.start_net_worth = self.net_worth()
         self.potential = self._potential()
         self.idle_loss = (self.fixed_cost + sum(DEFAULT_BUDGET.values())) * self.days
-        if intraday:
-            from environments.storebench.clock import begin  # the clock imports this module
-
-            begin(self)
 
     # --- generation ------------------------------------------------------------------------------------
 
@@ -272,8 +285,6 @@ class World:
         """Expected gross margin over the horizon at reference prices (hidden): the yardstick profit is
         measured against, so seeds with a richer or poorer catalogue score on the same scale."""
         fee = sum(CHANNEL_SHARE[c] * CHANNEL_FEE[c] for c in CHANNELS)
-        from environments.storebench.simulation import sku_shock_multiplier  # the simulation imports this module
-
         total = 0.0
         for sku in self.skus.values():
             margin = max(0.0, sku.ref_price * (1 - fee) - sku.unit_cost - SHIPPING_COST)
