@@ -176,8 +176,6 @@ KNOWN_CYCLES: dict[str, list[list[str]]] = {
     ],
     "training": [
         ["training", "training.engine", "training"],
-        ["training.pooled_rollouts", "training.recipes.onpolicy", "training.pooled_rollouts"],
-        ["training.recipes.raised", "training.recipes.raised_eval", "training.recipes.raised"],
         ["training.scripted", "training.zoo.build", "training.scripted"],
     ],
 }
