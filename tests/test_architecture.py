@@ -175,7 +175,7 @@ KNOWN_CYCLES: dict[str, list[list[str]]] = {
         ["environments.workdesk.calc", "environments.workdesk.calc_functions", "environments.workdesk.calc"],
     ],
     "training": [
-        ["training", "training.engine", "training"],
+        # the scripted zoo's builder and the scripted players (training/zoo is being changed in another branch).
         ["training.scripted", "training.zoo.build", "training.scripted"],
     ],
 }
