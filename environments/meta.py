@@ -250,6 +250,8 @@ class EnvMeta:
                 out.append(
                     f"panel {panel.title!r}: the screenshot renderer needs {type(env).__name__}.screen(), the root of its widget tree"
                 )
+            if panel.renderer == "screenshot" and not self.screen:
+                out.append(f"panel {panel.title!r}: the screenshot renderer needs a screen renderer declared (EnvMeta.screen)")
             out += [f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}" for s in panel.series
                     if env.tool(s.tool) is None]  # fmt: skip
         out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]
