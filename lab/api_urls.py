@@ -4,7 +4,7 @@ from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from lab.console.api import EnvironmentListView, FidelityReportView
-from lab.diagnoses.api import DiagnosisViewSet
+from lab.diagnoses.api import DiagnosisViewSet, EpisodeCoachView
 from lab.federation.api import (
     FederationRoundViewSet,
     InboxView,
@@ -46,6 +46,7 @@ router.register("federation/received", ReceivedArtifactViewSet, basename="federa
 
 urlpatterns = [
     path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),
+    re_path(r"^episodes/(?P<pk>[^/.]+)/coach/?$", EpisodeCoachView.as_view(), name="episode-coach"),
     path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
     path("datasets/export/", DatasetExportSlashView.as_view()),
