@@ -176,9 +176,13 @@ def schedule(world: World, minute: int, kind: str, ref: Any) -> None:
     world.touch("clock")
 
 
-def schedule_delivery(world: World, order: Order) -> None:
-    """A parcel shipped today reaches the customer two days later (plus a carrier strike's delay), in the daytime."""
-    strike_days = sum(int(s.magnitude) for s in world.shock_active("shipping_strike"))
+def strike_delay(world: World) -> int:
+    """The days a carrier strike in force now adds to every parcel shipped now."""
+    return sum(int(s.magnitude) for s in world.shock_active("shipping_strike"))
+
+
+def schedule_delivery(world: World, order: Order, *, strike_days: int) -> None:
+    """A parcel shipped today reaches the customer two days later (plus `strike_days`, strike_delay), in the daytime."""
     schedule(world, (order.ship_day + 2 + strike_days) * DAY + OPENING_MINUTE + order.id % 18 * SLOT_MINUTES, "deliver", order.id)
 
 
