@@ -13,16 +13,16 @@ works against the task); `guidance` says, in one or two sentences addressed to t
 should have been. The training recipe `gated_sd` (training/recipes/gated_sd.py) shows the guidance to a
 self-teacher as privileged context and gates the distillation of that step by its value.
 
-Analyzers are registered per environment name (`ANALYZERS`); an environment without one gets the generic
-analyzer (failed calls and repeated calls only).
+An environment declares its analyzer in its metadata (`EnvMeta.analyzer`); one without gets the generic analyzer
+(failed calls and repeated calls only).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from environments.meta import load_target
 from environments.roles import ACTOR, step_role
 from environments.rule_critic import REPEATS, call_key, env_calls, failure_advice
 
@@ -69,21 +69,12 @@ class GenericAnalyzer:
         return StepAnalysis(NO_PROBLEM, 1.0)
 
 
-# environment name -> "module:Class", imported on first use (the analyzers import this module).
-ANALYZERS: dict[str, str] = {
-    "toolgym": "environments.toolgym.analyzer:ToolGymAnalyzer",
-    "storebench": "environments.storebench.analyzer:StoreBenchAnalyzer",
-    "desktop": "environments.desktop.analyser:DesktopAnalyser",
-}
-
-
 def analyzer_for(env: str) -> Analyzer:
-    """The environment's registered analyzer, or the generic one."""
-    target = ANALYZERS.get(env)
-    if target is None:
-        return GenericAnalyzer()
-    module, name = target.split(":")
-    analyzer: Analyzer = getattr(importlib.import_module(module), name)()
+    """The analyzer the environment declares (EnvMeta.analyzer), or the generic one."""
+    from environments.registry import env_meta  # the registry loads the env packages, whose analyzers import this module
+
+    target = env_meta(env).analyzer
+    analyzer: Analyzer = load_target(target)() if target else GenericAnalyzer()
     return analyzer
 
 

@@ -13,7 +13,6 @@ naming the step. Errors go to stderr with exit status 2.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -21,7 +20,8 @@ from typing import Any
 
 from environments.attacks import report_of
 from environments.core import Env, EnvError, Policy
-from environments.registry import list_tasks, make
+from environments.meta import load_target
+from environments.registry import env_meta, list_tasks, make
 from environments.roles import HARNESS_LEVELS, RoleSpec, Team
 from environments.seeds import SeedError, seed_parse, seeds_parse
 
@@ -247,19 +247,12 @@ def command_replay(path: str) -> int:
     return 0
 
 
-CALIBRATION_MODULES = {
-    "improve-rounds": "environments.improve.rounds_calibration",
-    "storebench-short": "environments.storebench.short_calibration",
-}
-"""Environments whose calibration is not environments.<env>.calibration (two environments share one package)."""
-
-
 def calibration_module(env: str) -> Any:
-    """The module whose calibrate() and table_markdown() calibrate `env`; EnvError when it has none."""
-    try:
-        return importlib.import_module(CALIBRATION_MODULES.get(env, f"environments.{env}.calibration"))
-    except ModuleNotFoundError:
-        raise EnvError("no_calibration", f"environment {env!r} has no calibration module") from None
+    """The module whose calibrate() and table_markdown() calibrate `env` (EnvMeta.calibration); EnvError when it has none."""
+    target = env_meta(env).calibration
+    if not target:
+        raise EnvError("no_calibration", f"environment {env!r} has no calibration module")
+    return load_target(target)
 
 
 def main(argv: list[str] | None = None) -> int:

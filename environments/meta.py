@@ -3,6 +3,10 @@
     register_env(EnvMeta(env="storebench", playable=True, panels=(Panel("Inventory", "get_inventory", renderer="table"),),
                          anchors={"smart-triage": SmartTriage}, default_anchor="smart-triage"))
     env_meta("storebench").playable                              # the lab reads this, never the env's name
+    EnvMeta(env="toolgym", analyzer="environments.toolgym.analyzer:ToolGymAnalyzer")   # what it provides, named
+
+The package registering an EnvMeta is all a new environment touches: the registry discovers the packages
+(environments.registry), and the analyzer, calibration and screen renderer declared here are found through it.
 
 The lab never names an environment: the play page lists the playable ones, shows their panels with the
 renderer each panel names, and offers their anchors for evaluation, pivotal search and diagnosis; on a
@@ -20,6 +24,7 @@ keyboard shortcuts (`Panel.key` opens a panel, `EnvMeta.shortcuts` opens a tool'
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +55,7 @@ ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {"image": {"x": 0, "y": 0}, "files
 HIGHLIGHT_CLASSES: tuple[str, ...] = ("risk", "warn", "good")
 # "?" shows the shortcut help on the play page; keys are single lowercase letters or digits.
 _KEY = re.compile(r"[a-z0-9]")
+_TARGET = re.compile(r"[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?")  # "package.module" or "package.module:attribute"
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a dotted path into a result: "pnl.revenue"
 
 
@@ -196,8 +202,18 @@ class EnvMeta:
     # A record of this environment -> world-model training records, one per transition (screen + action -> next
     # screen, canonical records with one trained agent turn); the dataset export's view=worldmodel reads it.
     world_model: Callable[[dict[str, Any]], Iterable[dict[str, Any]]] | None = None
+    # What the environment provides besides its tasks, named "module:attribute" (or a module) and imported on first
+    # use, so declaring them costs nothing at import and the lab and the CLI find them here, not in a central list:
+    analyzer: str = ""  # "module:Class": its step analyzer (environments.analyzers); empty: the generic one
+    calibration: str = ""  # "module": its calibrate() and table_markdown() (`python -m environments calibrate`)
+    screen: str = ""  # "module:function": renders the env's screen() widget tree to PNG bytes (environments.screens)
 
     def __post_init__(self) -> None:
+        for name, needs_attribute in (("analyzer", True), ("calibration", False), ("screen", True)):
+            target = getattr(self, name)
+            assert not target or _TARGET.fullmatch(target) and (":" in target) == needs_attribute, (
+                f"{self.env}: {name} {target!r} is not {'a module:attribute' if needs_attribute else 'a dotted module'} path"
+            )
         assert not self.default_anchor or self.default_anchor in self.anchors, (
             f"{self.env}: default anchor {self.default_anchor!r} is not one of its anchors {sorted(self.anchors)}"
         )
@@ -235,9 +251,18 @@ class EnvMeta:
                 out.append(
                     f"panel {panel.title!r}: the screenshot renderer needs {type(env).__name__}.screen(), the root of its widget tree"
                 )
+            if panel.renderer == "screenshot" and not self.screen:
+                out.append(f"panel {panel.title!r}: the screenshot renderer needs a screen renderer declared (EnvMeta.screen)")
             out += [f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}" for s in panel.series
                     if env.tool(s.tool) is None]  # fmt: skip
         out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]
         out += [f"role slot {slot.name!r}: its default builds {type(made).__name__}, not a Policy" for slot in self.roles
                 if not isinstance(made := slot.default(env, env.seed), Policy)]  # fmt: skip
         return out
+
+
+def load_target(target: str) -> Any:
+    """The object a declared "module:attribute" target names (the module itself without an attribute)."""
+    module, _, attribute = target.partition(":")
+    loaded = importlib.import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded

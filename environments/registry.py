@@ -5,14 +5,21 @@
 
     env_meta("storebench") -> EnvMeta                   # what the lab needs: playable, panels, anchors, ...
 
-Each environment package registers its tasks and its metadata (environments.meta) when imported; ENV_PACKAGES lists them so the registry is
-complete without the caller knowing which packages exist.
+Each environment package registers its tasks and its metadata (environments.meta: anchors, panels, analyzer,
+calibration, screen renderer) when imported. The registry discovers the packages, so adding an environment
+touches only its own folder: every package folder under environments/ (imported as environments.<name>), then
+every package folder under the folders listed in $PRACTICUM_ENV_PATH (os.pathsep-separated; each folder goes on
+sys.path and its packages are imported by name). A package that registers nothing (environments.diagnosis) is
+not an environment and costs one import.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from environments.core import Env, EnvError, TaskSpec, options_problem
@@ -20,19 +27,26 @@ from environments.meta import EnvMeta
 
 EnvFactory = Callable[..., Env]  # (task, seed) -> Env, also taking options= and version= when it has them
 
-ENV_PACKAGES: list[str] = [
-    "environments.storebench",
-    "environments.phantom",
-    "environments.toolgym",
-    "environments.fedgym",
-    "environments.improve",
-    "environments.servicedesk",
-    "environments.riskprobe",
-    "environments.optionsdesk",
-    "environments.workdesk",
-    "environments.graphcert",
-    "environments.desktop",
-]
+ENV_PATH_VARIABLE = "PRACTICUM_ENV_PATH"
+_HERE = Path(__file__).resolve().parent
+
+
+def _packages_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if (p / "__init__.py").is_file() and p.name.isidentifier()) if folder.is_dir() else []
+
+
+def env_packages() -> list[str]:
+    """The importable names of every environment package, built-in ones first (each list by name)."""
+    found = [f"environments.{name}" for name in _packages_in(_HERE)]
+    for entry in os.environ.get(ENV_PATH_VARIABLE, "").split(os.pathsep):
+        folder = Path(entry).expanduser().resolve() if entry else None
+        if folder is None or folder == _HERE:
+            continue
+        if str(folder) not in sys.path:
+            sys.path.append(str(folder))  # appended: an extra environment never shadows an installed module
+        found += _packages_in(folder)
+    return found
+
 
 _TASKS: dict[str, tuple[TaskSpec, EnvFactory]] = {}
 _ENVS: dict[str, EnvMeta] = {}
@@ -55,13 +69,16 @@ def _ensure_loaded() -> None:
     global _loaded
     if _loaded:
         return
-    for package in ENV_PACKAGES:
-        try:
-            importlib.import_module(package)
-        except ModuleNotFoundError as exc:
-            if exc.name != package:  # a real import error inside an existing package must surface
-                raise
+    for package in env_packages():
+        importlib.import_module(package)  # an import error inside an environment surfaces, naming it
     _loaded = True
+
+
+def rediscover() -> None:
+    """Looks for environment packages again on next use (one added to $PRACTICUM_ENV_PATH since); those already
+    imported keep their registrations."""
+    global _loaded
+    _loaded = False
 
 
 def list_tasks(env: str | None = None) -> list[TaskSpec]:

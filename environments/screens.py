@@ -1,5 +1,8 @@
 """Screens: an environment whose state is a widget tree (environments.desktop.widgets) can be looked at.
 
+The environment's metadata names the function that renders its tree (`EnvMeta.screen`, "module:function"), so
+this module knows no environment: the desktop declares environments.desktop.render:render_png.
+
     if has_screen(env):
         png = screenshot(env)                                   # the current screen, 1280 x 800 PNG bytes
         step.setdefault("meta", {})[SCREENSHOT_KEY] = sha256    # the record keeps a reference, never the bytes
@@ -16,6 +19,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from environments.meta import load_target
+from environments.registry import env_meta
+
+# The screen an environment gets when its root widget does not say its size (the desktop's, 1280 x 800).
+SCREEN_WIDTH = 1280
+SCREEN_HEIGHT = 800
 SCREENSHOT_KEY = "screenshot"
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -26,9 +35,7 @@ def has_screen(env: Any) -> bool:
 
 
 def screen_size(env: Any) -> tuple[int, int]:
-    """The screen's width and height in pixels: its root's size, the 1280 x 800 desktop when the root has none."""
-    from environments.desktop.widgets import SCREEN_HEIGHT, SCREEN_WIDTH
-
+    """The screen's width and height in pixels: its root's size, SCREEN_WIDTH x SCREEN_HEIGHT when the root has none."""
     root = env.screen()
     return root.bounds[2] or SCREEN_WIDTH, root.bounds[3] or SCREEN_HEIGHT
 
@@ -37,9 +44,10 @@ def screenshot(env: Any, *, scale: float = 1.0) -> bytes:
     assert has_screen(env), f"{type(env).__name__} has no screen() to render"
     if scale == 1.0 and callable(getattr(env, "screenshot_png", None)):
         return bytes(env.screenshot_png())  # the environment's own copy of the screen it last rendered
-    from environments.desktop.render import render_png  # Pillow loads only where a screen is rendered
-
-    return render_png(env.screen(), scale=scale)
+    target = env_meta(env.name).screen
+    assert target, f"{env.name} has a screen() but declares no renderer for it (EnvMeta.screen)"
+    render = load_target(target)  # imported on first use: Pillow loads only where a screen is rendered
+    return bytes(render(env.screen(), scale=scale))
 
 
 def png_sha256(png: bytes) -> str:

@@ -40,6 +40,7 @@ from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec,
 from environments.registry import env_meta
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, HARNESS, Team, step_role
 from environments.rule_critic import actor_steps, call_key, env_calls, unused_tools
+from environments.steps import apply_action
 from environments.trajectory import make_step
 
 HARNESS_EVERY = 5  # actor steps between two tracker updates
@@ -94,8 +95,6 @@ def slot_turns(
     appended (and emitted) with role = the slot's name, and its calls reach the environment. Returns the chain
     and the end reason when a slot's turn ended the episode (None while it runs). The runner's crew and the
     play page both call this, so a slot acts the same whoever plays the actor."""
-    from environments.runner import apply_action
-
     tools = env.tools()
     for name, policy in slots.items():
         action, latency = safe_act(policy, steps, tools)

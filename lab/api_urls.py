@@ -3,8 +3,8 @@
 from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
-from lab.console.api import FidelityReportView
-from lab.diagnoses.api import DiagnosisViewSet
+from lab.console.api import EnvironmentListView, FidelityReportView
+from lab.diagnoses.api import DiagnosisViewSet, EpisodeCoachView
 from lab.federation.api import (
     FederationRoundViewSet,
     InboxView,
@@ -46,12 +46,14 @@ router.register("federation/received", ReceivedArtifactViewSet, basename="federa
 
 urlpatterns = [
     path("episodes/import/", EpisodeImportView.as_view(), name="episode-import"),
+    re_path(r"^episodes/(?P<pk>[^/.]+)/coach/?$", EpisodeCoachView.as_view(), name="episode-coach"),
     path("imports/<int:pk>/", ImportJobView.as_view(), name="import-job"),
     path("datasets/export", DatasetExportView.as_view(), name="dataset-export"),
     path("datasets/export/", DatasetExportSlashView.as_view()),
     re_path(r"^screenshots/(?P<sha256>[^/]+)/?$", ScreenshotView.as_view(), name="screenshot"),
     re_path(r"^federation/inbox/?$", InboxView.as_view(), name="federation-inbox"),
     re_path(r"^fidelity/?$", FidelityReportView.as_view(), name="fidelity-report"),
+    re_path(r"^environments/?$", EnvironmentListView.as_view(), name="environment-list"),
     re_path(r"^runs/(?P<pk>[^/.]+)/evaluate-checkpoint/?$", CheckpointEvaluateView.as_view(), name="run-evaluate-checkpoint"),
     *router.urls,
 ]

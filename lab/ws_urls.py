@@ -4,7 +4,8 @@ app imports another's for it."""
 from django.urls import path
 
 from lab.improve.consumers import LoopStreamConsumer
-from lab.live.consumers import EpisodeStreamConsumer, RunStreamConsumer
+from lab.runs.consumers import RunStreamConsumer
+from lab.trajectories.consumers import EpisodeStreamConsumer
 
 websocket_urlpatterns = [
     path("ws/episodes/<int:pk>/", EpisodeStreamConsumer.as_asgi()),

@@ -1,5 +1,6 @@
 """The layer rule and the import graph: environments/ and training/ never need Django or lab, and lab's apps
-(and environments' modules) import one another without cycles."""
+(and environments' and training's modules) import one another without cycles, counting imports inside functions,
+except the known cycles listed in KNOWN_CYCLES, a list that only shrinks."""
 
 from __future__ import annotations
 
@@ -67,20 +68,18 @@ def _module_name(path: Path) -> str:
     return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """Modules imported when `path` is imported: its module-level statements (inside module-level `if`/`try`
-    too), but not `if TYPE_CHECKING:` blocks nor imports inside functions, which run later."""
+def _imports(path: Path) -> set[str]:
+    """Modules `path` imports: at module level (inside `if`/`try` too) and inside functions and methods, which
+    run later but tie the modules together just the same; not `if TYPE_CHECKING:` blocks, which never run."""
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
     found: set[str] = set()
-    statements = list(ast.parse(path.read_text(), filename=str(path)).body)
-    while statements:
-        node = statements.pop()
-        if isinstance(node, ast.If):
-            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
-                statements.extend([*node.body, *node.orelse])
-        elif isinstance(node, ast.Try):
-            statements.extend([*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)])
-        elif isinstance(node, ast.Import):
+    nodes: list[ast.AST] = [ast.parse(path.read_text(), filename=str(path))]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            nodes.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -89,6 +88,7 @@ def _top_level_imports(path: Path) -> set[str]:
                 base = ".".join([*parent, *([base] if base else [])])
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
+        nodes.extend(ast.iter_child_nodes(node))
     return found
 
 
@@ -97,7 +97,7 @@ def _import_graph(package: str, node_of: Callable[[str], str]) -> dict[str, set[
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         source = node_of(name)
-        for target in _top_level_imports(path):
+        for target in _imports(path):
             if target in modules and node_of(target) != source:
                 graph.setdefault(source, set()).add(node_of(target))
     return graph
@@ -162,11 +162,42 @@ def test_the_cycle_finder_names_each_cycle_as_a_closed_path() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}}) == []
 
 
-def test_lab_apps_import_one_another_without_cycles() -> None:
-    cycles = _cycles(_import_graph("lab", _lab_app))
-    assert cycles == [], "import cycles between lab apps:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+# Groups of modules that still import one another (counting imports inside functions), each as the cycle the
+# finder names. A known debt that only shrinks: breaking one fails the test until it is taken off this list, and
+# a new cycle fails it at once.
+KNOWN_CYCLES: dict[str, list[list[str]]] = {
+    "lab": [],
+    "environments": [
+        # workdesk's calculator and its functions (workdesk is under security work in another branch).
+        ["environments.workdesk.calc", "environments.workdesk.calc_functions", "environments.workdesk.calc"],
+    ],
+    "training": [
+        # the scripted zoo's builder and the scripted players (training/zoo is being changed in another branch).
+        ["training.scripted", "training.zoo.build", "training.scripted"],
+    ],
+}
 
 
-def test_environment_modules_import_one_another_without_cycles() -> None:
-    cycles = _cycles(_import_graph("environments", lambda module: module))
-    assert cycles == [], "import cycles between modules of environments/:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+def _described(cycles: list[list[str]]) -> str:
+    return "\n".join(" -> ".join(cycle) for cycle in cycles) or "none"
+
+
+def test_imports_inside_functions_count() -> None:
+    """A function-level import is an edge: environments.team once reached the runner only from inside a function."""
+    path = ROOT / "environments" / "team.py"
+    assert "environments.steps" in _imports(path)
+    sample = ROOT / "environments" / "analyzers.py"  # analyzer_for imports the registry inside the function
+    assert "environments.registry" in _imports(sample)
+
+
+@pytest.mark.parametrize(
+    ("package", "node_of"),
+    [("lab", _lab_app), ("environments", lambda module: module), ("training", lambda module: module)],
+    ids=["lab apps", "environments modules", "training modules"],
+)
+def test_modules_import_one_another_only_in_the_known_shrinking_cycles(package: str, node_of: Callable[[str], str]) -> None:
+    cycles = _cycles(_import_graph(package, node_of))
+    new = [cycle for cycle in cycles if cycle not in KNOWN_CYCLES[package]]
+    gone = [cycle for cycle in KNOWN_CYCLES[package] if cycle not in cycles]
+    assert new == [], f"new import cycles in {package}/ (imports inside functions count):\n{_described(new)}"
+    assert gone == [], f"broken cycles still listed in KNOWN_CYCLES[{package!r}]; take them off:\n{_described(gone)}"

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from training import distributed
+import training.distributed as distributed  # the module, not the package: training/__init__ imports this one
 from training.config import TrainConfig
 from training.modeling import LoraSpec, load_model, pick_device, trainable_parameters
 

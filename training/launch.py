@@ -44,7 +44,7 @@ def torchrun_command(recipe: str, config_file: Path, control: Path, processes: i
     return [
         sys.executable, "-m", "torch.distributed.run", "--nnodes=1", f"--nproc-per-node={processes}",
         "--master-addr=127.0.0.1", f"--master-port={port}", "--max-restarts=0",
-        "-m", "training.launch", recipe, str(config_file), str(control),
+        "-m", "training.launch_worker", recipe, str(config_file), str(control),
     ]  # fmt: skip
 
 
@@ -134,27 +134,3 @@ def _stop_group(child: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
-
-
-def worker_main(argv: list[str]) -> int:
-    """One torchrun worker: run the recipe with hooks that write to the control folder (rank 0 alone calls them)."""
-    from training import run_recipe
-
-    recipe, config_file, control_dir = argv
-    control = Path(control_dir)
-
-    def on_checkpoint(step: int, folder: str) -> None:
-        with open(control / "checkpoints.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"step": step, "folder": folder}) + "\n")
-
-    result = run_recipe(recipe, json.loads(Path(config_file).read_text()), on_checkpoint=on_checkpoint,
-                        should_stop=lambda: (control / "stop").exists())  # fmt: skip
-    if os.environ.get("RANK", "0") == "0":
-        (control / "result.json").write_text(
-            json.dumps({"steps": result.steps, "last_metrics": result.last_metrics, "stopped": result.stopped})
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(worker_main(sys.argv[1:]))

@@ -1,6 +1,7 @@
 """Training rollouts from a generation pool, overlapping the next steps' generation with this step's update.
 
-    source = PooledRollouts(pool, config, trainer)    # pooled_rollouts(trainer, config) keeps one per trainer
+    source = PooledRollouts(pool, config, trainer, jobs=pick_jobs, options=rollout_options)
+    source = pooled_rollouts(trainer, config, jobs=pick_jobs, options=rollout_options)   # one per trainer
     records = source.next()                           # the rollouts of step trainer.step
 
 Versions: the policy version is the number of updates the weights have seen, i.e. trainer.step when the rollouts
@@ -12,18 +13,26 @@ late, a schedule change) is dropped and the step's batch is generated again from
 record carries meta.policy_version and meta.policy_staleness.
 
 Jobs and seeds stay a function of (seed, step) as in local rollouts; with one worker and max_staleness 0 the
-records equal local ones (the worker seeds exactly as the trainer does).
+records equal local ones (the worker seeds exactly as the trainer does). The recipe passes in how it picks a
+step's jobs and its rollout options (training.recipes.onpolicy's pick_jobs and rollout_options), so this module,
+which the recipe uses, does not import the recipe back.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from training.distributed import unwrap
 from training.generation_pool import HFWorkerPool, VLLMServerPool
-from training.recipes.onpolicy import OnPolicyConfig, pick_jobs, rollout_options
+
+if TYPE_CHECKING:
+    from training.recipes.onpolicy import OnPolicyConfig
+
+JobPicker = Callable[["OnPolicyConfig", int], list[tuple[str, int]]]  # (config, step) -> (task, seed) jobs
+OptionsOf = Callable[["OnPolicyConfig"], dict[str, Any]]  # config -> rollout_episodes' keyword arguments
 
 POOL_ENV = "PRACTICUM_VLLM_POOL"  # comma-separated server URLs: the operator names them, a run config cannot
 
@@ -45,17 +54,16 @@ def staleness_ok(records: list[dict[str, Any]], current: int, max_staleness: int
 
 
 class PooledRollouts:
-    def __init__(self, pool: Any, config: OnPolicyConfig, trainer: Any) -> None:
+    def __init__(self, pool: Any, config: OnPolicyConfig, trainer: Any, *, jobs: JobPicker, options: OptionsOf) -> None:
         self.pool, self.config, self.trainer = pool, config, trainer
+        self.jobs, self.options = jobs, options
         self.pending: dict[int, Any] = {}  # step -> its batch being generated
         self.pushed: int | None = None
         self.dropped = 0  # stale batches thrown away (each regenerated)
 
     def _submit(self, step: int, version: int) -> Any:
         config = self.config
-        return self.pool.submit(
-            pick_jobs(config, step), version=version, seed=config.seed * 1_000_003 + step, options=rollout_options(config)
-        )
+        return self.pool.submit(self.jobs(config, step), version=version, seed=config.seed * 1_000_003 + step, options=self.options(config))
 
     def next(self) -> list[dict[str, Any]]:
         step = current = self.trainer.step
@@ -81,8 +89,8 @@ class PooledRollouts:
         self.pool.close()
 
 
-def pooled_rollouts(trainer: Any, config: OnPolicyConfig) -> PooledRollouts:
+def pooled_rollouts(trainer: Any, config: OnPolicyConfig, *, jobs: JobPicker, options: OptionsOf) -> PooledRollouts:
     """The trainer's one PooledRollouts (its pool starts on first use and closes with trainer.finish())."""
     if "rollouts" not in trainer.services:
-        trainer.services["rollouts"] = PooledRollouts(make_pool(config), config, trainer)
+        trainer.services["rollouts"] = PooledRollouts(make_pool(config), config, trainer, jobs=jobs, options=options)
     return trainer.services["rollouts"]

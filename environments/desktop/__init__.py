@@ -46,6 +46,9 @@ _PANELS = (
 register_env(
     EnvMeta(
         env="desktop",
+        analyzer="environments.desktop.analyser:DesktopAnalyser",
+        calibration="environments.desktop.calibration",
+        screen="environments.desktop.render:render_png",
         playable=True,
         panels=_PANELS,
         shortcuts={"c": "click", "t": "type", "k": "key", "s": "shell"},

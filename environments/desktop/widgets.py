@@ -18,8 +18,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-SCREEN_WIDTH = 1280
-SCREEN_HEIGHT = 800
+from environments.screens import SCREEN_HEIGHT, SCREEN_WIDTH  # noqa: F401  (the default screen is the desktop's; its modules read it here)
 
 ROLES = frozenset(
     {"desktop", "window", "titlebar", "button", "textbox", "link", "list", "listitem", "menu", "menuitem", "checkbox",

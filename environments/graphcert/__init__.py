@@ -13,6 +13,7 @@ for _task in graphcert_tasks():
 register_env(
     EnvMeta(
         env="graphcert",
+        calibration="environments.graphcert.calibration",
         playable=True,
         panels=(Panel("Schema", "relations", renderer="json", key="s"),),
         # The contract check drives every env with its "random-valid" policy; the random anchor only makes valid calls.

@@ -52,6 +52,7 @@ for _task in TASKS:
 register_env(
     EnvMeta(
         env="improve",
+        calibration="environments.improve.calibration",
         anchors={
             "do-nothing": lambda env, seed: anchors.DoNothing(),
             "random-valid": anchors.RandomValid,
@@ -90,5 +91,5 @@ _ROUND_PANELS = (
 )
 register_env(
     EnvMeta(env="improve-rounds", playable=True, panels=_ROUND_PANELS, shortcuts={"s": "submit", "f": "finish"},
-            anchors=dict(rounds_anchors.ANCHORS), default_anchor="improver")
+            anchors=dict(rounds_anchors.ANCHORS), default_anchor="improver", calibration="environments.improve.rounds_calibration")
 )  # fmt: skip

@@ -77,6 +77,7 @@ _PANELS = (
 register_env(
     EnvMeta(
         env="optionsdesk",
+        calibration="environments.optionsdesk.calibration",
         playable=True,
         panels=_PANELS,
         shortcuts={"o": "open_strategy", "x": "close_position", "d": "next_day"},

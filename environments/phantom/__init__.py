@@ -13,6 +13,7 @@ for _task in phantom_tasks():
 register_env(
     EnvMeta(
         env="phantom",
+        calibration="environments.phantom.calibration",
         # The contract check drives every env with its "random-valid" policy; phantom's random anchor only makes valid calls.
         anchors={**{name: anchor_factory(name) for name in ANCHOR_NAMES}, "random-valid": anchor_factory("random")},
         default_anchor="keyword",

@@ -43,6 +43,7 @@ def _brief(env: Env) -> str:
 register_env(
     EnvMeta(
         env="servicedesk",
+        calibration="environments.servicedesk.calibration",
         playable=True,
         panels=(
             Panel("Conversation", "get_conversation", renderer="chat", key="c"),

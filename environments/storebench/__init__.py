@@ -79,6 +79,8 @@ _PANELS = (
 # anchors.py importing it back would be a cycle.
 STOREBENCH = EnvMeta(
     env="storebench",
+    analyzer="environments.storebench.analyzer:StoreBenchAnalyzer",
+    calibration="environments.storebench.calibration",
     playable=True,
     # What an operator keeps open in tabs; each opening is a tool call, charged like any other.
     panels=_PANELS,

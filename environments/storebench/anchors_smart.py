@@ -9,8 +9,16 @@ from typing import Any
 from environments.core import Env
 from environments.storebench.anchors import Plan, ScriptedPolicy, call
 from environments.storebench.anchors_guard import Obeys, Verifies
-from environments.storebench.simulation import marketing_multiplier, sku_shock_multiplier
-from environments.storebench.world import CHANNEL_FEE, CHANNEL_SHARE, CHANNELS, SHIPPING_COST, WEEKDAY, season_multiplier
+from environments.storebench.simulation import marketing_multiplier
+from environments.storebench.world import (
+    CHANNEL_FEE,
+    CHANNEL_SHARE,
+    CHANNELS,
+    SHIPPING_COST,
+    WEEKDAY,
+    season_multiplier,
+    sku_shock_multiplier,
+)
 
 CASH_RESERVE_DAYS = 6
 

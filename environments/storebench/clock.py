@@ -52,7 +52,6 @@ from environments.storebench.simulation import (
     pay_suppliers,
     place_order,
     poisson,
-    sku_shock_multiplier,
     strike,
 )
 from environments.storebench.world import (
@@ -65,6 +64,7 @@ from environments.storebench.world import (
     derive_seed,
     entry_digest,
     season_multiplier,
+    sku_shock_multiplier,
 )
 
 SLOT_MINUTES = 30
@@ -142,6 +142,7 @@ def begin(world: World) -> None:
 def advance_to(world: World, t: int, brief: dict[str, Any]) -> int:
     """Runs every slot that starts before absolute minute `t`; returns how many ran."""
     ran = 0
+    world._rates_settled = False  # tools have run since the last slot: prices, budgets, discounts may have changed
     while world.next_slot * SLOT_MINUTES < t and not world.bankrupt:
         _run_slot(world, world.next_slot, brief)
         world.next_slot += 1
@@ -169,14 +170,19 @@ def schedule(world: World, minute: int, kind: str, ref: Any) -> None:
     entry = (minute, world.agenda_seq, kind, ref)
     heapq.heappush(world.agenda, entry)
     if world._agenda_sum is not None:
-        world._agenda_sum = (world._agenda_sum + entry_digest(entry)) % DIGEST_MOD
+        digest = world._entry_digests[world.agenda_seq] = entry_digest(entry)  # kept for the pop: hashed once, not twice
+        world._agenda_sum = (world._agenda_sum + digest) % DIGEST_MOD
     world.agenda_seq += 1
     world.touch("clock")
 
 
-def schedule_delivery(world: World, order: Order) -> None:
-    """A parcel shipped today reaches the customer two days later (plus a carrier strike's delay), in the daytime."""
-    strike_days = sum(int(s.magnitude) for s in world.shock_active("shipping_strike"))
+def strike_delay(world: World) -> int:
+    """The days a carrier strike in force now adds to every parcel shipped now."""
+    return sum(int(s.magnitude) for s in world.shock_active("shipping_strike"))
+
+
+def schedule_delivery(world: World, order: Order, *, strike_days: int) -> None:
+    """A parcel shipped today reaches the customer two days later (plus `strike_days`, strike_delay), in the daytime."""
     schedule(world, (order.ship_day + 2 + strike_days) * DAY + OPENING_MINUTE + order.id % 18 * SLOT_MINUTES, "deliver", order.id)
 
 
@@ -194,6 +200,7 @@ def _run_slot(world: World, slot: int, brief: dict[str, Any]) -> None:
     t = slot * SLOT_MINUTES
     day, minute = divmod(t, DAY)
     if minute == 0 and day > 0:
+        world._rates_settled = False
         _close_day(world, day - 1, brief)
         if world.bankrupt:
             return
@@ -206,10 +213,12 @@ def _run_slot(world: World, slot: int, brief: dict[str, Any]) -> None:
     agenda = world.agenda
     if agenda and agenda[0][0] < t + SLOT_MINUTES:
         rng = slot_rng(world, slot, "events")
+        world._rates_settled = False  # a handler may reprice, strike or end a price war
         while agenda and agenda[0][0] < t + SLOT_MINUTES:
             entry = heapq.heappop(agenda)
             if world._agenda_sum is not None:
-                world._agenda_sum = (world._agenda_sum - entry_digest(entry)) % DIGEST_MOD
+                digest = world._entry_digests.pop(entry[1], None)
+                world._agenda_sum = (world._agenda_sum - (entry_digest(entry) if digest is None else digest)) % DIGEST_MOD
             HANDLERS[entry[2]](world, entry[3], day, minute, rng, brief)
     if t < store_closes(world):
         _customers(world, slot, day, minute, brief)
@@ -219,14 +228,21 @@ def _run_slot(world: World, slot: int, brief: dict[str, Any]) -> None:
 
 
 def _rates(world: World, day: int, t: int) -> tuple[Any, ...]:
-    """Per-SKU daily demand rates under the state now (cached until an input changes: a pure function of them)."""
+    """Per-SKU daily demand rates under the state now (cached until an input changes: a pure function of them).
+
+    Between two slots of one advance where no day turned and no agenda event ran, only customers acted, and
+    they change none of the inputs but the clock's: then the key is not rebuilt (68 SKUs, each slot of a year)."""
     active = tuple(i for i, s in enumerate(world.shocks) if s.day * DAY + s.minute <= t < (s.day + s.duration) * DAY + s.minute)
+    cached = world._rates
+    if world._rates_settled and cached is not None and cached[0][0] == day and cached[0][3] == active:
+        return cached
+    world._rates_settled = True
     key = (
         day, world.reputation, tuple(world.budgets.values()), active, tuple(map(_PRICE_STATUS, world.skus.values())),
         tuple((d.active, d.start_day, d.end_day, d.percent) for d in world.discounts.values()),
     )  # fmt: skip
-    if world._rates is not None and world._rates[0] == key:
-        return world._rates
+    if cached is not None and cached[0] == key:
+        return cached
     shocks = [world.shocks[i] for i in active]
     doy = world.day_of_year(day)
     reputation = 0.55 + 0.55 * world.reputation

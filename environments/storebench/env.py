@@ -38,6 +38,8 @@ from typing import Any, ClassVar
 # Plain imports: `from environments.storebench import ...` would name the package, which imports this module.
 import environments.storebench.attacks as attacks
 import environments.storebench.clock as clock
+import environments.storebench.tools_commerce  # noqa: F401  (declares its tools in tools.TOOLS)
+import environments.storebench.tools_operations  # noqa: F401  (declares its tools in tools.TOOLS)
 from environments.core import Env, EnvError, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.storebench.attack_texts import GOALS, MAX_INJECTION_CHARS, STYLES
 from environments.storebench.scoring import CALIBRATION_PATH, calibrated_entry, load_calibration, running_value, score_world
@@ -114,6 +116,8 @@ class StoreBenchEnv(Env):
     def reset(self) -> Observation:
         self._world = World(self.scenario, self.seed, intraday=self.intraday)
         w = self._world
+        if self.intraday:
+            clock.begin(w)  # day 0 opens at 09:00 with its agenda drawn
         attacks.attach(w, self.options)
         if self.intraday:
             world_moves = (

@@ -80,4 +80,9 @@ def register_short(storebench: EnvMeta, *, default_threshold: float) -> None:
         )
         register(task, ShortStoreBenchEnv)
     # payment-outage-2d: the first-run demo's scenario, cut to two days, for the local model's live episode
-    register_env(dataclasses.replace(storebench, env=ENV, demo_task="", demo_priority=0, model_demo_task="payment-outage-2d"))
+    register_env(
+        dataclasses.replace(
+            storebench, env=ENV, demo_task="", demo_priority=0, analyzer="", calibration="environments.storebench.short_calibration",
+            model_demo_task="payment-outage-2d",
+        )
+    )  # fmt: skip

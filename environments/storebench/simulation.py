@@ -26,6 +26,7 @@ from environments.storebench.world import (
     WEEKDAY,
     World,
     season_multiplier,
+    sku_shock_multiplier,
 )
 
 NEWS_NOISE = (
@@ -53,23 +54,6 @@ def poisson(rng: random.Random, lam: float) -> int:
 
 def marketing_multiplier(channel: str, budget: float) -> float:
     return 0.75 + 0.55 * (1.0 - math.exp(-budget / MARKETING_SCALE[channel]))
-
-
-def sku_shock_multiplier(world: World, sku: Any, day: int, active: list[Any] | None = None) -> float:
-    """How the shocks active on `day` (or the given `active` ones) scale one SKU's demand."""
-    mult = 1.0
-    for shock in world.shocks if active is None else active:
-        if active is None and not (shock.day <= day < shock.day + shock.duration):
-            continue
-        if shock.kind == "viral_trend" and sku.category == shock.target:
-            mult *= 1.0 + (shock.magnitude - 1.0) * min(1.0, (day - shock.day + 1) / 3)
-        elif shock.kind in ("heat_wave", "cold_snap"):
-            hot = "summer" if shock.kind == "heat_wave" else "winter"
-            cold = "winter" if hot == "summer" else "summer"
-            mult *= shock.magnitude if sku.season == hot else (1 / shock.magnitude if sku.season == cold else 1.0)
-        elif shock.kind in ("holiday_peak", "demand_slump"):
-            mult *= shock.magnitude
-    return mult
 
 
 def settle_day(world: World) -> dict[str, Any]:

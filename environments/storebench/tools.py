@@ -172,8 +172,9 @@ def _v1_spec(spec: ToolSpec) -> ToolSpec:
 
 
 def all_specs(*, intraday: bool = False) -> list[ToolSpec]:
-    from environments.storebench import tools_commerce, tools_operations  # noqa: F401  (they declare the tools)
-
+    """Every declared tool's spec, in 2.0.0's words or (intraday False) 1.0.0's. tools_commerce and tools_operations
+    declare them; env.py imports both, and the package imports env.py, so importing anything here has loaded them."""
+    assert "end_window" in TOOLS and "list_products" in TOOLS, "the tool modules are not loaded: import environments.storebench"
     specs = [spec for spec, _ in TOOLS.values()]
     if intraday:
         return [dataclasses.replace(s, description=V2_DESCRIPTIONS[s.name]) if s.name in V2_DESCRIPTIONS else s for s in specs]

@@ -108,6 +108,7 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     else:
         targets = [o for o in world.orders.values() if o.status == "open"][: args.get("max_orders", 500)]
     rng = world.rng["returns"]
+    strike_days = clock.strike_delay(world) if world.intraday else 0  # no time passes inside one call: once, not per parcel
     shipped, skipped = [], []
     for o in targets:
         if o.status != "open":
@@ -133,7 +134,7 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         else:
             world.ledger.units_on_time += o.qty
         if world.intraday:
-            clock.schedule_delivery(world, o)
+            clock.schedule_delivery(world, o, strike_days=strike_days)
         shipped.append(o.id)
     if shipped:
         world.touch_orders(shipped)

@@ -10,6 +10,7 @@ import hashlib
 import marshal
 import math
 import random
+from operator import attrgetter
 from typing import Any
 
 from environments.storebench.entities import (
@@ -79,6 +80,23 @@ def season_multiplier(season: str, day_of_year: int) -> float:
     return 1.0 + 0.08 * math.cos(2 * math.pi * (day_of_year - 330) / 365)
 
 
+def sku_shock_multiplier(world: World, sku: Any, day: int, active: list[Any] | None = None) -> float:
+    """How the shocks active on `day` (or the given `active` ones) scale one SKU's demand."""
+    mult = 1.0
+    for shock in world.shocks if active is None else active:
+        if active is None and not (shock.day <= day < shock.day + shock.duration):
+            continue
+        if shock.kind == "viral_trend" and sku.category == shock.target:
+            mult *= 1.0 + (shock.magnitude - 1.0) * min(1.0, (day - shock.day + 1) / 3)
+        elif shock.kind in ("heat_wave", "cold_snap"):
+            hot = "summer" if shock.kind == "heat_wave" else "winter"
+            cold = "winter" if hot == "summer" else "summer"
+            mult *= shock.magnitude if sku.season == hot else (1 / shock.magnitude if sku.season == cold else 1.0)
+        elif shock.kind in ("holiday_peak", "demand_slump"):
+            mult *= shock.magnitude
+    return mult
+
+
 class World:
     """All state of one StoreBench episode. Tools and the world's own time (simulation.py for engine 1.0.0's
     overnight batch, clock.py for 2.0.0's intraday slots) mutate it; nothing else does.
@@ -145,11 +163,13 @@ class World:
         self.agenda: list[tuple[int, int, str, Any]] = []
         self.agenda_seq = 0
         self._agenda_sum: int | None = None  # multiset digest of the agenda, kept up to date by clock.py; None: recompute
+        self._entry_digests: dict[int, int] = {}  # agenda seq -> entry_digest of the entries _agenda_sum counts
         self.sold_today: dict[str, int] = {}
         self.spend_today: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
         self.settled_today: list[float] = []
         self.day_tally: dict[str, Any] = {"revenue": 0.0, "units": 0, "orders": 0}
         self._rates: tuple[Any, ...] | None = None  # derived demand rates (clock.py), never hashed or pickled
+        self._rates_settled = False  # clock.py: nothing but customers acted since _rates was checked
         # The running composite at the last end_window, for the daily reward option. Not hashed: it is a
         # function of past states and changes nothing the world does.
         self.value_mark = 0.0
@@ -157,10 +177,6 @@ class World:
         self.ledger.start_net_worth = self.net_worth()
         self.potential = self._potential()
         self.idle_loss = (self.fixed_cost + sum(DEFAULT_BUDGET.values())) * self.days
-        if intraday:
-            from environments.storebench.clock import begin  # the clock imports this module
-
-            begin(self)
 
     # --- generation ------------------------------------------------------------------------------------
 
@@ -269,8 +285,6 @@ class World:
         """Expected gross margin over the horizon at reference prices (hidden): the yardstick profit is
         measured against, so seeds with a richer or poorer catalogue score on the same scale."""
         fee = sum(CHANNEL_SHARE[c] * CHANNEL_FEE[c] for c in CHANNELS)
-        from environments.storebench.simulation import sku_shock_multiplier  # the simulation imports this module
-
         total = 0.0
         for sku in self.skus.values():
             margin = max(0.0, sku.ref_price * (1 - fee) - sku.unit_cost - SHIPPING_COST)
@@ -394,27 +408,31 @@ class World:
         state["_order_sum"] = 0
         state["_orders_dirty"] = None
         state["_rates"] = None
+        state["_rates_settled"] = False
         state["_agenda_sum"] = None
+        state["_entry_digests"] = {}
         state.pop("_rows", None)  # attrgetters do not pickle; rebuilt from `intraday`
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._rows = _ROWS_V2 if self.intraday else _ROWS
+        self._entry_digests = {}  # snapshots taken before these caches existed lack them
+        self._rates_settled = False
 
 
 _CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
-_ROWS = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
+_ROWS: dict[type, attrgetter[Any]] = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
 # 2.0.0 hashes the SKUs' daily sales histories (up to 120 ints each) as their own part: they change only at
 # midnight, while the rest of a SKU row (reserved stock) changes in most slots.
-_ROWS_V2 = {cls: row_getter(cls, ("sold",) if cls is Sku else ()) for cls in _CLASSES}
+_ROWS_V2: dict[type, attrgetter[Any]] = {cls: row_getter(cls, ("sold",) if cls is Sku else ()) for cls in _CLASSES}
 HASH_PARTS = ("skus", "suppliers", "pos", "orders", "tickets", "discounts", "payables", "misc", "rng")
 HASH_PARTS_V2 = (*HASH_PARTS, "clock", "sales")
 
 
-def _rows(world: World, items: Any) -> list[Any]:
-    rows = world._rows
-    return [rows[type(item)](item) for item in items]
+def _rows(world: World, cls: type, items: Any) -> list[Any]:
+    """Each item's row (all of class `cls`), through the engine's C getter: no Python loop per row."""
+    return list(map(world._rows[cls], items))
 
 
 def _part_digest(world: World, part: str) -> bytes:
@@ -444,7 +462,8 @@ def entry_digest(entry: tuple[Any, ...]) -> int:
 def agenda_digest(world: World) -> int:
     """The agenda as a multiset sum of entry digests: O(1) per push or pop (clock.py keeps `_agenda_sum`)."""
     if world._agenda_sum is None:
-        world._agenda_sum = sum(map(entry_digest, world.agenda)) % DIGEST_MOD
+        world._entry_digests = {entry[1]: entry_digest(entry) for entry in world.agenda}
+        world._agenda_sum = sum(world._entry_digests.values()) % DIGEST_MOD
     return world._agenda_sum
 
 
@@ -472,20 +491,20 @@ def _orders_digest(world: World) -> bytes:
 
 def _part_rows(world: World, part: str) -> Any:
     if part == "skus":
-        return _rows(world, world.skus.values())
+        return _rows(world, Sku, world.skus.values())
     if part == "suppliers":
-        return _rows(world, world.suppliers.values())
+        return _rows(world, Supplier, world.suppliers.values())
     if part == "pos":
-        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, world.pos.values())]
+        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, PurchaseOrder, world.pos.values())]
     if part == "tickets":
-        return _rows(world, world.tickets.values())
+        return _rows(world, Ticket, world.tickets.values())
     if part == "discounts":
-        return _rows(world, world.discounts.values())
+        return _rows(world, Discount, world.discounts.values())
     if part == "payables":
-        return _rows(world, world.payables)
+        return _rows(world, Payable, world.payables)
     if part == "misc":
         return (
-            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, world.shocks), len(world.news), repr(world.news[-5:]),
+            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, Shock, world.shocks), len(world.news), repr(world.news[-5:]),
             repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
         )  # fmt: skip
     if part == "sales":  # 2.0.0 only: touched at midnight and when a product is added

@@ -60,4 +60,11 @@ for _task in TASKS:
     register(_task, ToolGymEnv)
 # Batch-only for the lab (no demo, no human play); the expert is its anchor, and the default of pivotal search
 # (environments.diagnosis.pivotal, PivotOPD's pivot finder).
-register_env(EnvMeta(env="toolgym", anchors={"expert": lambda env, seed: ExpertPolicy()}, default_anchor="expert"))
+register_env(
+    EnvMeta(
+        env="toolgym",
+        anchors={"expert": lambda env, seed: ExpertPolicy()},
+        default_anchor="expert",
+        analyzer="environments.toolgym.analyzer:ToolGymAnalyzer",
+    )
+)

@@ -35,6 +35,7 @@ _PANELS = (
 register_env(
     EnvMeta(
         env="workdesk",
+        calibration="environments.workdesk.calibration",
         playable=True,
         panels=_PANELS,
         shortcuts={"r": "read_file", "s": "search", "c": "calc", "e": "edit_file"},

@@ -22,10 +22,12 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from environments.registry import env_meta
 from lab.api_params import body_object
 from lab.diagnoses.analysis import diagnosis_propose_model, diagnosis_propose_rule, episode_label_pivotal, episode_step_credit
+from lab.diagnoses.coaching import episode_coach
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
@@ -250,3 +252,16 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         if job is None:
             raise NotFound("not_found", f"No diagnosis job {job_id} that you can see.")
         return Response(JobSerializer(job).data)
+
+
+class EpisodeCoachView(APIView):
+    """POST /api/v1/episodes/<id>/coach/: write coaching notes on the episode's user turns (lab.diagnoses.coaching)."""
+
+    @extend_schema(operation_id="episodes_coach_create", tags=["episodes"], request={"application/json": OpenApiTypes.OBJECT},
+                   responses=OpenApiTypes.OBJECT)  # fmt: skip
+    def post(self, request: Request, pk: str) -> Response:
+        """{"coach": "rule-coach" | an agent of the project}. Answers {"notes": [{"step", "anticipates_step", "note",
+        "coach"}]}; researchers and owners only."""
+        episode = episode_get(projects=visible_projects(request), pk=pk)
+        body = request.data if isinstance(request.data, dict) else {}
+        return Response({"notes": episode_coach(episode=episode, coach=body.get("coach", ""), user=request.user)})

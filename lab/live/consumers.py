@@ -1,4 +1,5 @@
-"""Websocket streams of an episode's or a run's live events, resumable with `?after=<seq>`.
+"""Websocket streams of an episode's or a run's live events, resumable with `?after=<seq>` (the base consumer; each
+app's subclass, routed in lab/ws_urls.py, says who may watch its objects).
 
 Exactly once and in order: the consumer joins the group first, then replays stored events after `after`,
 then forwards live ones. It remembers the last seq it sent: a live event at or below it is a duplicate and
@@ -28,7 +29,7 @@ from lab.projects.selectors import project_list_for
 
 
 class LiveStreamConsumer(AsyncJsonWebsocketConsumer):
-    kind: str = ""  # "episode" | "run"
+    kind: str = ""  # "episode" | "run" | "loop": the stream is "<kind>:<id>"
 
     async def connect(self) -> None:
         self.user = self.scope.get("user")
@@ -103,22 +104,9 @@ class LiveStreamConsumer(AsyncJsonWebsocketConsumer):
             user.refresh_from_db(fields=["is_active"])  # the scope's user is read once, at connect
             if not user.is_active:
                 return False
-        projects = project_list_for(user=user)
-        if self.kind == "episode":
-            from lab.trajectories.models import Episode
-            from lab.trajectories.selectors import episode_in_play_by
+        return self.watchable(user=user, projects=project_list_for(user=user), object_id=object_id)
 
-            # The player of a running session sees it through the play page only (each look charged there).
-            episode = Episode.objects.filter(pk=object_id, project__in=projects).only("status", "source", "created_by_id").first()
-            return episode is not None and not episode_in_play_by(episode=episode, user=user)
-        from lab.runs.models import TrainingRun
-
-        return TrainingRun.objects.filter(pk=object_id, project__in=projects).exists()
-
-
-class EpisodeStreamConsumer(LiveStreamConsumer):
-    kind = "episode"
-
-
-class RunStreamConsumer(LiveStreamConsumer):
-    kind = "run"
+    def watchable(self, *, user: Any, projects: Any, object_id: int) -> bool:
+        """Whether `user`, a member of `projects`, may watch object `object_id`: each app's consumer says, for its
+        own objects (lab.trajectories.consumers, lab.runs.consumers), so this app imports none of them."""
+        raise NotImplementedError(f"{type(self).__name__} must say who may watch a {self.kind}")

@@ -28,7 +28,6 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
-from lab.trajectories.coaching import episode_coach
 from lab.trajectories.exports import VIEWS, dataset_export_lines
 from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
@@ -144,15 +143,6 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         steps = episode_steps_as_dicts(episode, start=offset, stop=offset + limit)
         following = offset + limit if offset + limit < episode.step_count else None
         return Response({"count": episode.step_count, "offset": offset, "next_offset": following, "steps": steps})
-
-    @extend_schema(request={"application/json": OpenApiTypes.OBJECT}, responses=OpenApiTypes.OBJECT)
-    @action(detail=True, methods=["post"])
-    def coach(self, request: Request, pk: str) -> Response:
-        """Write coaching notes on the episode's user turns: {"coach": "rule-coach" | an agent of the project}.
-        Answers {"notes": [{"step", "anticipates_step", "note", "coach"}]}; researchers and owners only."""
-        episode = self.get_object()
-        body = request.data if isinstance(request.data, dict) else {}
-        return Response({"notes": episode_coach(episode=episode, coach=body.get("coach", ""), user=request.user)})
 
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=["native", "openai"])], responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,21 @@ def test_panels_that_name_a_missing_tool_or_bad_arguments_are_contract_problems(
     assert problems[0] == "panel 'Gone': 'no_such_tool' is not a tool of storebench"
     assert problems[1].startswith("panel 'Orders': arguments.status: \"lost\" is not one of")
     assert registry.env_meta("storebench").problems(env) == []
+
+
+def test_a_screenshot_panel_needs_a_declared_screen_renderer_and_what_an_env_provides_is_a_named_target() -> None:
+    env = registry.make(registry.list_tasks("desktop")[0].id, seed=0)
+    declared = registry.env_meta("desktop")
+    assert declared.screen == "environments.desktop.render:render_png" and declared.problems(env) == []
+    undeclared = dataclasses.replace(declared, screen="")
+    assert "panel 'Screenshot': the screenshot renderer needs a screen renderer declared (EnvMeta.screen)" in undeclared.problems(env)
+    for field_name, bad in (
+        ("analyzer", "environments.toolgym.analyzer"),
+        ("calibration", "environments.x:calibrate"),
+        ("screen", "no spaces:x y"),
+    ):
+        with pytest.raises(AssertionError, match=field_name):
+            EnvMeta(env="x", **{field_name: bad})
 
 
 def test_anchors_declared_in_the_metadata_are_the_envs_policies() -> None:

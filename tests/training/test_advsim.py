@@ -12,11 +12,11 @@ import torch
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
 from environments.runner import make_policy
 from training import make_config
-from training.advsim.adapters import adapter_for
+from training.advsim.adapters import adapter_for, sim_world
 from training.advsim.play import Proposal, play_pairs
 from training.advsim.rewards import curriculum_reward, flip_reward
 from training.advsim.roles import CategoricalRole
-from training.advsim.worlds import ScriptedPlayer, sim_world
+from training.advsim.worlds import ScriptedPlayer
 from training.config import ConfigError
 from training.recipes.advsim import phase
 

@@ -11,9 +11,9 @@ import pytest
 
 from environments.runner import make_policy
 from training import run_recipe
-from training.advsim.adapters import adapter_for
+from training.advsim.adapters import adapter_for, real_world, sim_world
 from training.advsim.evaluate import evaluate_sim_real
-from training.advsim.worlds import ScriptedPlayer, real_world, sim_world
+from training.advsim.worlds import ScriptedPlayer
 
 HANDOFF = {"goal": "email_takeover", "framing": "colleague_handoff", "placement": "forwarded", "style": "plain"}
 injection = adapter_for("servicedesk/train").injection

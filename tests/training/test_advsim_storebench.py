@@ -13,10 +13,10 @@ from environments.core import Action, Env, Policy, ToolSpec
 from environments.registry import get_task, make
 from environments.runner import make_policy
 from training import make_config, run_recipe
-from training.advsim.adapters import adapter_for
+from training.advsim.adapters import adapter_for, real_world, sim_world
 from training.advsim.evaluate import evaluate_sim_real
 from training.advsim.play import Proposal, play_pairs
-from training.advsim.worlds import ScriptedPlayer, real_world, sim_world
+from training.advsim.worlds import ScriptedPlayer
 from training.recipes.advsim import propose
 
 TRAIN, EVAL = "storebench-short/train", "storebench-short/eval"

@@ -13,6 +13,7 @@ from training import ConfigError, make_config
 from training.generation_pool import HFWorkerPool, chunks, publish_snapshot
 from training.modeling import load_model
 from training.pooled_rollouts import PooledRollouts, staleness_ok
+from training.recipes.onpolicy import pick_jobs, rollout_options
 from training.sampling import rollout_episodes
 from training.tiny import tiny_model_path
 
@@ -105,7 +106,7 @@ def _source(max_staleness: int, tiny_path: Path) -> tuple[PooledRollouts, _FakeP
     config = make_config("grpo", {"model": str(tiny_path), "generation": "workers", "max_staleness": max_staleness, "max_steps": 5,
                                   "tasks_per_step": 1, "group_size": 2})  # fmt: skip
     pool, trainer = _FakePool(), _Trainer()
-    return PooledRollouts(pool, config, trainer), pool, trainer  # type: ignore[arg-type]
+    return PooledRollouts(pool, config, trainer, jobs=pick_jobs, options=rollout_options), pool, trainer  # type: ignore[arg-type]
 
 
 def test_rollouts_of_the_next_step_overlap_this_update_with_bounded_staleness(tiny_path: Path) -> None:

@@ -187,5 +187,28 @@ def env_of(task_set_name: str) -> str:
 
 def adapter_for(task_set_name: str) -> Adapter:
     env = env_of(task_set_name)
-    assert env in ADAPTERS, f"{env}: no AdvSim2Real adapter (worlds.world_problem says so first)"
+    assert env in ADAPTERS, f"{env}: no AdvSim2Real adapter (world_problem says so first)"
     return ADAPTERS[env]()
+
+
+def world_problem(task_set_name: str) -> str | None:
+    """Why a task set cannot host the co-evolution (None when it can): its environment needs an adapter."""
+    try:
+        env = task_set(task_set_name)[0].env
+    except Exception as exc:  # the registry's own message names the bad name
+        return str(exc)
+    if env not in ADAPTERS:
+        return f"{env}: no simulator/real pair is defined for it (supported: {', '.join(sorted(ADAPTERS))})"
+    return None
+
+
+def sim_world(task_set_name: str) -> World:
+    assert world_problem(task_set_name) is None, world_problem(task_set_name)
+    return adapter_for(task_set_name).sim(task_set_name)
+
+
+def real_world(task_set_name: str, *, user_model: str = "", device: str = "cpu", max_new_tokens: int = 48) -> World:
+    """The real world of the task set's environment; `user_model` (a from_pretrained folder) plays the service desk's
+    caller, greedy."""
+    assert world_problem(task_set_name) is None, world_problem(task_set_name)
+    return adapter_for(task_set_name).real(task_set_name, user_model=user_model, device=device, max_new_tokens=max_new_tokens)

@@ -24,7 +24,8 @@ from typing import Any
 
 from environments.core import EnvError
 from environments.seeds import SeedError, seeds_parse
-from training.advsim.worlds import ModelPlayer, ScriptedPlayer, world_problem
+from training.advsim.adapters import world_problem
+from training.advsim.worlds import ModelPlayer, ScriptedPlayer
 from training.config import ConfigError
 
 MEASURES = ("completion_clean", "completion_unseen", "completion_fresh", "asr_unseen", "asr_fresh", "benign_utility")

@@ -1,7 +1,7 @@
 """Simulator and real world, and the players that act in them.
 
-    sim = sim_world("servicedesk/train")                         # the frozen, cheaper stand-in (adapters.py per env)
-    real = real_world("servicedesk/train", user_model=path)      # the real one
+    sim = sim_world("servicedesk/train")                         # the frozen, cheaper stand-in (adapters.py, per env)
+    real = real_world("servicedesk/train", user_model=path)      # the real one (sim_world, real_world: adapters.py)
     records = player.play(jobs, seeds=[7, 7], world=sim, greedy=False)
 
 The co-evolution trains in the simulator and every checkpoint is evaluated in both, so the sim-to-real gap is a
@@ -30,24 +30,11 @@ from typing import Any, Protocol
 import torch
 
 from environments.core import Env, Policy
-from environments.registry import make, task_set
+from environments.registry import make
 from environments.roles import Team
 
 Job = tuple[str, int, dict[str, Any]]  # (task id, environment seed, options)
 SlotFactory = Callable[[Env, int], dict[str, Policy]]
-
-
-def world_problem(task_set_name: str) -> str | None:
-    """Why a task set cannot host the co-evolution (None when it can): its environment needs an adapter."""
-    from training.advsim.adapters import ADAPTERS
-
-    try:
-        env = task_set(task_set_name)[0].env
-    except Exception as exc:  # the registry's own message names the bad name
-        return str(exc)
-    if env not in ADAPTERS:
-        return f"{env}: no simulator/real pair is defined for it (supported: {', '.join(sorted(ADAPTERS))})"
-    return None
 
 
 @dataclass(frozen=True)
@@ -57,22 +44,6 @@ class World:
     describe: dict[str, Any] = field(default_factory=dict)
     version: str | None = None  # the engine version episodes are built with (None: the current engine)
     guidance: bool = True  # whether this world runs the benign guidance (when the config asks for it)
-
-
-def sim_world(task_set_name: str) -> World:
-    assert world_problem(task_set_name) is None, world_problem(task_set_name)
-    from training.advsim.adapters import adapter_for
-
-    return adapter_for(task_set_name).sim(task_set_name)
-
-
-def real_world(task_set_name: str, *, user_model: str = "", device: str = "cpu", max_new_tokens: int = 48) -> World:
-    """The real world of the task set's environment; `user_model` (a from_pretrained folder) plays the service desk's
-    caller, greedy."""
-    assert world_problem(task_set_name) is None, world_problem(task_set_name)
-    from training.advsim.adapters import adapter_for
-
-    return adapter_for(task_set_name).real(task_set_name, user_model=user_model, device=device, max_new_tokens=max_new_tokens)
 
 
 def model_caller(user_model: str, *, device: str, max_new_tokens: int, temperature: float = 0.0) -> SlotFactory:

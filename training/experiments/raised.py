@@ -14,6 +14,9 @@ the start model; the table's reward and pass rate are the unattacked calls playe
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 EXPERIMENT = register(
@@ -61,7 +64,7 @@ EXPERIMENT = register(
             components=True,
         ),
         tuning={"learning_rate": (1e-4,)},  # one point, the same for every arm
-        measures="training.recipes.raised_eval:experiment_measures",
+        measures="training.experiments.raised:experiment_measures",
         train_seeds=(0, 1, 2),
         smoke={
             "max_steps": 2,
@@ -90,3 +93,21 @@ EXPERIMENT = register(
         ),
     )
 )
+
+
+def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
+    """The raised experiment's extra measures (training.experiments.Experiment.measures): `evaluate_attacks` of the
+    checkpoint on the test `seeds`, in the base's prompt style, with drift measured against the base."""
+    from training import make_config
+    from training.experiments.runner import load_checkpoint, prompt_style_of
+    from training.modeling import load_model
+    from training.recipes.raised import RaisedConfig
+    from training.recipes.raised_eval import evaluate_attacks
+
+    style = prompt_style_of(base, values)
+    known = {f.name for f in dataclasses.fields(RaisedConfig)}
+    config = make_config("raised", {**{k: v for k, v in values.items() if k in known}, "model": base,
+                                    "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
+    reference = model if checkpoint == base else load_model(base, trainable=False)[0]
+    return evaluate_attacks(model, tokenizer, config, seeds, reference=reference)

@@ -36,12 +36,12 @@ from typing import Any, ClassVar
 
 import torch
 
-from training.advsim.adapters import adapter_for, env_of
+from training.advsim.adapters import adapter_for, env_of, real_world, sim_world, world_problem
 from training.advsim.evaluate import eval_jobs, evaluate_sim_real
 from training.advsim.play import PairResult, Proposal, play_pairs
 from training.advsim.roles import CategoricalRole
 from training.advsim.store import RoundStore, latest_checkpoint
-from training.advsim.worlds import ModelPlayer, Player, World, real_world, sim_world, world_problem
+from training.advsim.worlds import ModelPlayer, Player, World
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.modeling import load_model, pick_device
 from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, scored_batches, training_reward

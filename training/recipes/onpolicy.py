@@ -125,7 +125,7 @@ def rollouts(trainer: Trainer, config: OnPolicyConfig) -> list[dict[str, Any]]:
     if config.generation != "local":
         from training.pooled_rollouts import pooled_rollouts
 
-        return pooled_rollouts(trainer, config).next()
+        return pooled_rollouts(trainer, config, jobs=pick_jobs, options=rollout_options).next()
     torch.manual_seed(config.seed * 1_000_003 + trainer.step)  # sampling depends only on (seed, step): resumes replay it
     trainer.model.eval()
     records = rollout_episodes(trainer.model, trainer.tokenizer, pick_jobs(config, trainer.step), **rollout_options(config))

@@ -16,7 +16,6 @@ call is a message to the caller (the service desk's agent speaks as often as it 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import torch
@@ -129,20 +128,3 @@ def evaluate_attacks(model: Any, tokenizer: Any, config: Any, seeds: Any, *, ref
     figures["output_drift"] = output_drift(model, reference, tokenizer, config, seeds)
     model.train(was_training)
     return {k: float(v) for k, v in figures.items() if v is not None}
-
-
-def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
-    """The raised experiment's extra measures (training.experiments.Experiment.measures): `evaluate_attacks` of the
-    checkpoint on the test `seeds`, in the base's prompt style, with drift measured against the base."""
-    from training import make_config
-    from training.experiments.runner import load_checkpoint, prompt_style_of
-    from training.modeling import load_model
-    from training.recipes.raised import RaisedConfig
-
-    style = prompt_style_of(base, values)
-    known = {f.name for f in dataclasses.fields(RaisedConfig)}
-    config = make_config("raised", {**{k: v for k, v in values.items() if k in known}, "model": base,
-                                    "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
-    model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
-    reference = model if checkpoint == base else load_model(base, trainable=False)[0]
-    return evaluate_attacks(model, tokenizer, config, seeds, reference=reference)

@@ -149,12 +149,10 @@ def _default(field: dataclasses.Field[Any]) -> Any:
     return field.default_factory() if field.default_factory is not dataclasses.MISSING else None
 
 
-@functools.cache
-def task_choices() -> list[str]:
+def task_choices() -> list[str]:  # not cached: an environment discovered later (registry.rediscover) is offered too
     return [t.id for t in registry.list_tasks()]
 
 
-@functools.cache
 def task_set_choices() -> list[str]:
     envs = sorted({t.env for t in registry.list_tasks()})
     return [f"{env}/{split}" for env in envs for split in ("eval", "dev", "train", "all")] + task_choices()

@@ -1,5 +1,6 @@
-"""Engine versions: 1.0.0 stays frozen (golden chains recorded before 2.0.0 existed), and every record replays
-against the engine it was recorded with, or is refused."""
+"""Engine versions: 1.0.0 stays frozen (golden chains recorded before 2.0.0 existed), 2.0.0 keeps the outcomes
+recorded before its speed-up (golden_v2.json, a full year among them), and every record replays against the
+engine it was recorded with, or is refused."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from environments.registry import make
 from environments.replay import replay_record
 from environments.runner import make_policy, run_episode
 from environments.storebench.env import StoreBenchEnv
+from tests.environments.storebench.fixtures.make_golden_v2 import play
 
 GOLDEN = json.loads((Path(__file__).parent / "fixtures" / "golden_v1.json").read_text())["episodes"]
+GOLDEN_V2 = json.loads((Path(__file__).parent / "fixtures" / "golden_v2.json").read_text())["episodes"]
 
 
 class Recorded(Policy):
@@ -48,6 +51,14 @@ def test_engine_1_0_0_reproduces_its_golden_chains_exactly(episode: dict[str, An
     assert record["header"]["env_version"] == "1.0.0"
     assert record["header"]["tool_schema_hash"] == episode["tool_schema_hash"]
     assert record["header"]["score"]["composite"] == episode["composite"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("episode", GOLDEN_V2, ids=[f"{e['task']}-{e['policy']}-{e['seed']}" for e in GOLDEN_V2])
+def test_engine_2_0_0_reproduces_its_golden_episodes_exactly(episode: dict[str, Any]) -> None:
+    again = play(episode["task"], episode["seed"], episode["policy"], episode["max_steps"], episode["options"])
+    assert again["chain"] == episode["chain"]  # first, so a divergence names the 250-step stretch it starts in
+    assert again == episode
 
 
 def test_the_current_engine_is_2_0_0_with_1_0_0_frozen_beside_it() -> None:

@@ -24,7 +24,12 @@ from environments.meta import EnvMeta, Panel
 
 CALLS = 8
 TASK = TaskSpec(env="screendesk", key="press", split="dev", description="Press the button three times.", public_seeds=(0,))
-META = EnvMeta(env="screendesk", playable=True, panels=(Panel("Screen", "wait", renderer="screenshot", action_tool="click"),))
+META = EnvMeta(
+    env="screendesk",
+    playable=True,
+    panels=(Panel("Screen", "wait", renderer="screenshot", action_tool="click"),),
+    screen="environments.desktop.render:render_png",
+)  # its tree is drawn the way the desktop's is
 _XY = {"type": "integer", "minimum": 0, "maximum": 4000}
 TOOLS = [
     ToolSpec("click", "Click at (x, y) or on the widget `id`.",

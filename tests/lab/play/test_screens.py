@@ -104,7 +104,8 @@ def test_past_the_budget_steps_are_kept_without_a_screenshot_and_the_panel_rende
 
 
 def test_a_screenshot_panel_needs_an_environment_with_a_screen() -> None:
-    meta = EnvMeta(env="screendesk", playable=True, panels=(Panel("Screen", "wait", renderer="screenshot", action_tool="click"),))
+    meta = EnvMeta(env="screendesk", playable=True, panels=(Panel("Screen", "wait", renderer="screenshot", action_tool="click"),),
+                   screen="environments.desktop.render:render_png")  # fmt: skip
     assert meta.problems(ScreenDeskEnv(TASK, 0)) == []
 
     class Blind(ScreenDeskEnv):

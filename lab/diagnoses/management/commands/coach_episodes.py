@@ -1,4 +1,4 @@
-"""manage.py coach_episodes: write coaching notes on stored episodes' user turns (lab.trajectories.coaching).
+"""manage.py coach_episodes: write coaching notes on stored episodes' user turns (lab.diagnoses.coaching).
 
 manage.py coach_episodes --project acme --coach rule-coach                    # every finished episode with a user
 manage.py coach_episodes --project acme --coach qwen-coach --episodes 12,13   # an agent config (an LLM, role coach)
@@ -11,9 +11,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from lab.diagnoses.coaching import episode_coach
 from lab.errors import DomainError
 from lab.projects.models import Project
-from lab.trajectories.coaching import episode_coach
 from lab.trajectories.models import Episode
 
 

@@ -1,4 +1,7 @@
-"""Serve the console with daphne; in embedded mode the Celery worker runs inside this process."""
+"""Serve the console with daphne; in embedded mode the Celery worker runs inside this process.
+
+Here, in the console app, not in projects: before serving it reviews the agents' endpoints (lab.trajectories), and
+the app on top of the others may import them all (projects importing trajectories made a cycle)."""
 
 from __future__ import annotations
 
