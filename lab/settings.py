@@ -212,6 +212,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 # One budget of bytes that decoding an upload may produce: unzipped members at every nesting level and inspect
 # `attachment://` expansions together. Past it the upload answers 413 before the expansion is built.
 PRACTICUM_MAX_EXPANDED_BYTES = env_int("PRACTICUM_MAX_EXPANDED_BYTES", 4 * PRACTICUM_MAX_UPLOAD_BYTES, minimum=1024)
+# The same budget relative to the upload's size: decoding may produce at most this many times the bytes uploaded
+# (0 turns it off), never less than the floor, so a 300 KB bomb is refused after 16 MB of work, not 256 MB.
+PRACTICUM_MAX_EXPANSION_RATIO = env_int("PRACTICUM_MAX_EXPANSION_RATIO", 50, minimum=0)
+PRACTICUM_EXPANSION_FLOOR_BYTES = env_int("PRACTICUM_EXPANSION_FLOOR_BYTES", 16 * 1024 * 1024, minimum=1024)
 # Screenshots (lab.screenshots): one PNG at most this big, and at most this many bytes of them per project;
 # past the budget a step is recorded without its screenshot (and says why), never refused.
 PRACTICUM_MAX_SCREENSHOT_BYTES = env_int("PRACTICUM_MAX_SCREENSHOT_BYTES", min(8 * 1024 * 1024, PRACTICUM_MAX_UPLOAD_BYTES), minimum=1024)
