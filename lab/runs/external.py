@@ -30,6 +30,7 @@ from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.runs.models import Checkpoint, TrainingRun
+from lab.runs.paths import reported_path_check
 from lab.runs.services import run_metrics_record, run_status_set, run_stream
 from lab.trajectories.models import Provenance
 
@@ -123,6 +124,7 @@ def external_checkpoint_report(*, run: TrainingRun, step: Any, path: Any, eval_r
     if not isinstance(path, str) or not isinstance(eval_results, dict):
         raise DomainError("invalid_checkpoint", "path must be a string and eval_results an object", fields=["path", "eval_results"])
     fields_check(Checkpoint, path=path)
+    reported_path_check(project=run.project, value=path, field="path")  # checked again whenever anything loads it
     _json_small(eval_results, "eval_results")
     with transaction.atomic():
         checkpoint, _ = Checkpoint.objects.update_or_create(run=run, step=step, defaults={"path": path, "eval_results": eval_results})
