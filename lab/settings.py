@@ -224,6 +224,11 @@ PRACTICUM_SCREENSHOT_BUDGET_BYTES = env_int("PRACTICUM_SCREENSHOT_BUDGET_BYTES",
 PRACTICUM_MAX_SEEDS = env_int("PRACTICUM_MAX_SEEDS", 1000, minimum=1)
 # The fidelity report (lab/console/fidelity.py) reads at most this many episodes per set, so it computes inline.
 PRACTICUM_FIDELITY_MAX_EPISODES = env_int("PRACTICUM_FIDELITY_MAX_EPISODES", 200, minimum=1)
+# An external run's metric reports (lab/runs/external.py): values per report and bytes per request (413 past
+# either), and values per run per minute (429 with Retry-After past it), so no reporter holds the database.
+PRACTICUM_METRIC_ROWS_PER_REPORT = env_int("PRACTICUM_METRIC_ROWS_PER_REPORT", 5000, minimum=1)
+PRACTICUM_METRIC_REPORT_BYTES = env_int("PRACTICUM_METRIC_REPORT_BYTES", 1024 * 1024, minimum=1024)
+PRACTICUM_METRIC_ROWS_PER_MINUTE = env_int("PRACTICUM_METRIC_ROWS_PER_MINUTE", 20_000, minimum=1)
 PRACTICUM_MAX_RECORDS_PER_UPLOAD = env_int("PRACTICUM_MAX_RECORDS_PER_UPLOAD", 10_000, minimum=1)
 PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100_000, minimum=1)
 # Extra secret patterns (regular expressions, separated by newlines) redacted at ingest beside the defaults.

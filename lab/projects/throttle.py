@@ -56,3 +56,21 @@ def auth_failure_record(*, scope: str, request: Any, ident: str) -> None:
         cache.incr(key)
     except ValueError:  # expired between add and incr, at the very end of the window
         cache.add(key, 1, timeout=WINDOW_S + 5)
+
+
+def rate_spend(*, scope: str, ident: str, amount: int, per_minute: int) -> int:
+    """Spend `amount` from `ident`'s budget of `per_minute` in the current one-minute window (the same cache as
+    the failure counts); 0 when spent, else the seconds until the window ends, with nothing spent. Concurrent
+    spenders may overshoot by one batch: the check and the add are two cache calls."""
+    window, now = _window()
+    cache = caches[CACHE_ALIAS]
+    digest = hashlib.sha256(f"{scope}\0{ident}".encode()).hexdigest()[:32]
+    key = f"rate:{digest}:{window}"
+    if cache.get(key, 0) + amount > per_minute:
+        return max(1, math.ceil((window + 1) * WINDOW_S - now))
+    cache.add(key, 0, timeout=WINDOW_S + 5)
+    try:
+        cache.incr(key, amount)
+    except ValueError:  # expired between add and incr, at the very end of the window
+        cache.add(key, amount, timeout=WINDOW_S + 5)
+    return 0
