@@ -229,6 +229,8 @@ PRACTICUM_FIDELITY_MAX_EPISODES = env_int("PRACTICUM_FIDELITY_MAX_EPISODES", 200
 PRACTICUM_METRIC_ROWS_PER_REPORT = env_int("PRACTICUM_METRIC_ROWS_PER_REPORT", 5000, minimum=1)
 PRACTICUM_METRIC_REPORT_BYTES = env_int("PRACTICUM_METRIC_REPORT_BYTES", 1024 * 1024, minimum=1024)
 PRACTICUM_METRIC_ROWS_PER_MINUTE = env_int("PRACTICUM_METRIC_ROWS_PER_MINUTE", 20_000, minimum=1)
+# Rollout jobs one comparison request may create (agents x tasks x seeds); above it the launch is refused uncreated.
+PRACTICUM_MAX_COMPARISON_JOBS = env_int("PRACTICUM_MAX_COMPARISON_JOBS", 2000, minimum=1)
 PRACTICUM_MAX_RECORDS_PER_UPLOAD = env_int("PRACTICUM_MAX_RECORDS_PER_UPLOAD", 10_000, minimum=1)
 PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100_000, minimum=1)
 # Extra secret patterns (regular expressions, separated by newlines) redacted at ingest beside the defaults.
