@@ -139,7 +139,7 @@ def federation_config_check(config: Any) -> dict[str, Any]:
     return out
 
 
-def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, Any]:
+def _participant(index: int, item: Any, *, user: Any, mode: str, projects: Any = None) -> dict[str, Any]:
     from environments.core import EnvError
     from environments.registry import get_task
     from lab.trajectories.selectors import episode_list
@@ -149,7 +149,8 @@ def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, An
         raise _bad("invalid_participants", where, 'an object {"project": slug, "task": task id}')
     ref, task = item["project"], item["task"]
     lookup = {"pk": int(ref)} if isinstance(ref, int) or str(ref).isdigit() else {"slug": str(ref)}
-    project = Project.objects.filter(**lookup).first()
+    # Within what the caller reaches: an API key reaches its own project only, whatever else its user belongs to.
+    project = (Project.objects if projects is None else projects).filter(**lookup).first()
     role = role_in(user=user, project=project) if project is not None else None
     if project is None or role is None:
         raise NotFound("not_found", f"{where}.project: no project {ref!r} that you can see", fields=[f"{where}.project"])
@@ -195,15 +196,17 @@ def _received_check(project: Project, mode: str, ids: list[int]) -> None:
 
 
 def federation_create(*, project: Project, name: str, mode: str, base_model: str, participants: Any, config: Any = None,
-                      user: Any = None, enqueue: bool = True) -> FederationRound:  # fmt: skip
-    """Validate everything (the caller checked the role in `project`), store the federation queued, enqueue it."""
+                      user: Any = None, enqueue: bool = True, projects: Any = None) -> FederationRound:  # fmt: skip
+    """Validate everything (the caller checked the role in `project`), store the federation queued, enqueue it.
+    `projects`: what the caller reaches (the API's visible_projects: a key only its own project); None for every
+    project the user belongs to (the management command)."""
     fields_check(FederationRound, name=name, base_model=base_model)
     if mode not in MODES:
         raise _bad("invalid_mode", "mode", f"{mode!r}: one of {', '.join(MODES)}")
     model_path_confine(project=project, value=base_model, field="base_model")
     if not isinstance(participants, list) or not 1 <= len(participants) <= MAX_PARTICIPANTS:
         raise _bad("invalid_participants", "participants", f"a list of 1 to {MAX_PARTICIPANTS} {{project, task}} objects")
-    checked = [_participant(i, item, user=user, mode=mode) for i, item in enumerate(participants)]
+    checked = [_participant(i, item, user=user, mode=mode, projects=projects) for i, item in enumerate(participants)]
     if len({p["project"] for p in checked}) != len(checked):
         raise _bad("invalid_participants", "participants", "a project takes part once")
     settings_ = federation_config_check(config or {})
