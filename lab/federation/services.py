@@ -48,10 +48,12 @@ MAX_RECEIVED = 32  # received artifacts one federation aggregates
 _FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 INT_LIMITS = {"rounds": (1, 20), "local_steps": (1, 10_000), "lora_r": (1, 256), "lora_alpha": (1, 1024), "batch_size": (1, 256),
               "utility_episodes": (1, 256), "max_turns": (1, 32), "max_new_tokens": (1, 2048), "probe_records": (1, 256), "seed": (0, 2**31)}  # fmt: skip
-FLOAT_LIMITS = {"learning_rate": (1e-7, 1.0), "max_advantage": (0.0, 1.0), "holdout_fraction": (0.05, 0.5)}
+FLOAT_LIMITS = {"learning_rate": (1e-7, 1.0), "max_advantage": (0.0, 1.0), "holdout_fraction": (0.05, 0.5), "max_update_norm": (0.0, 1e6),
+                "update_norm_factor": (1.0, 1000.0)}  # fmt: skip
 DEFAULTS: dict[str, Any] = {"rounds": 2, "local_steps": 4, "lora_r": 4, "lora_alpha": 16, "batch_size": 4, "utility_episodes": 4,
                             "max_turns": 4, "max_new_tokens": 48, "probe_records": 8, "seed": 0, "learning_rate": 1e-3,
-                            "max_advantage": 1.0, "holdout_fraction": 0.25, "received": []}  # fmt: skip
+                            "max_advantage": 1.0, "holdout_fraction": 0.25, "received": [], "max_update_norm": 0.0,
+                            "update_norm_factor": 3.0}  # fmt: skip
 UTILITY_SEED_START = 50_000
 
 
@@ -307,6 +309,7 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
             learning_rate=c["learning_rate"], batch_size=c["batch_size"], seed=c["seed"], max_turns=c["max_turns"],
             utility_seeds=list(range(UTILITY_SEED_START, UTILITY_SEED_START + c["utility_episodes"])),
             max_new_tokens=c["max_new_tokens"], probe_records=c["probe_records"], max_advantage=c["max_advantage"],
+            max_update_norm=float(c.get("max_update_norm", 0.0)), update_norm_factor=float(c.get("update_norm_factor", 3.0)),
         )  # fmt: skip
         received = received_artifacts(project=federation.project_id, ids=list(c.get("received") or []))
         federation_run(_participants(federation), settings_, out=folder, received=received,
