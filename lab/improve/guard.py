@@ -54,6 +54,11 @@ def loop_plan_check(*, config: dict[str, Any], episode_keys: Iterable[Key], succ
     leakage_refuse(keys=task_keys(config["dev_task_set"], config["dev_seeds"]), tested=tested,
                    what="the dev split (checkpoint selection)", field="dev_seeds")  # fmt: skip
     leakage_refuse(keys=episode_keys, tested=tested, what="the picked episodes", field="episodes")
+    # Disjoint by construction, whatever the task sets: a seed that chose the checkpoint never reports on it.
+    shared = sorted(set(config["dev_seeds"]) & set(config["test_seeds"]))
+    if shared:
+        raise DomainError("test_leakage", f"seeds {shared[:5]} are both dev seeds (checkpoint selection) and test seeds, which the loop "
+                          "tests on; choose test seeds that are not dev seeds", path="test_seeds", seed=shared[0])  # fmt: skip
     env = next(iter(registry.task_set(config["test_task_set"]))).env
     if config["sources"].get("anchors"):
         leakage_refuse(keys=task_keys(f"{env}/train", config["anchor_seeds"]), tested=tested,

@@ -67,6 +67,7 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     assert loop.baseline_evaluation.agent == loop.agent and loop.baseline_evaluation.seeds == [20, 21]
     assert loop.test_evaluation.checkpoint_id == loop.checkpoint_id and loop.test_evaluation.seeds == [20, 21]
     assert report["pairs"] == 2 and report["metrics"][0] == "composite"
+    assert (report["dev_seeds"], report["test_seeds"], report["dev_test_seed_overlap"]) == ([10, 11], [20, 21], 0)
     diff = report["overall"]["composite"]
     means = report["candidate"]["means"]["composite"] - report["baseline"]["means"]["composite"]
     assert diff["mean"] == pytest.approx(means) and diff["n"] == 2
