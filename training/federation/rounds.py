@@ -38,6 +38,7 @@ from training.federation.aggregate import fedavg, skills_merge, stats_merge, upd
 from training.federation.artifacts import Artifact, adapter_artifact, adapter_tensors, skills_artifact, skills_of, stats_artifact
 from training.federation.checks import ExportRefused, GateResult, ModelProbe, export_gate
 from training.federation.participants import Participant
+from training.policies.quoting import quoted_block
 
 MODES = ("local", "fedavg", "skills")
 SHARED = "shared"
@@ -143,6 +144,12 @@ def _write_export(folder: Path, artifact: Artifact, gate: GateResult | None, ref
     stem.with_suffix(".json").write_text(json.dumps(record, indent=1))
 
 
+def skills_prompt(system: str, skills: Sequence[str]) -> str:
+    """The system prompt with the shared skills after it, quoted as user content (training.policies.quoting)."""
+    block = quoted_block("Skills shared by other projects", skills)
+    return f"{system}\n\n{block}" if block else system
+
+
 def utility(settings: FederationSettings, model_path: str, task: str, skills: Sequence[str] = ()) -> float:
     """Greedy mean composite of the model on the task's utility seeds, skills (if any) prepended to its system prompt."""
     import torch
@@ -154,8 +161,7 @@ def utility(settings: FederationSettings, model_path: str, task: str, skills: Se
 
     model, tokenizer = load_model(model_path, trainable=False)
     system = system_prompt_for(make(task, settings.utility_seeds[0]))
-    if skills:
-        system += "\n\nSkills shared by other projects:\n" + "\n".join(f"- {s}" for s in skills)
+    system = skills_prompt(system, skills)
     with torch.no_grad():
         records = rollout_episodes(model, tokenizer, [(task, s) for s in settings.utility_seeds], max_turns=settings.max_turns,
                                    max_new_tokens=settings.max_new_tokens, temperature=0.0, system_prompt=system,
