@@ -157,6 +157,11 @@ AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.Mi
 # Failed sign-ins and API-key attempts one client address may make per username / key prefix in a minute
 # (lab.projects.throttle); successful ones are never counted.
 PRACTICUM_AUTH_FAILURES_PER_MINUTE = env_int("PRACTICUM_AUTH_FAILURES_PER_MINUTE", 10, minimum=1)
+# Failed sign-ins on one username from all addresses together, per minute, before it is refused from everywhere.
+PRACTICUM_AUTH_ACCOUNT_FAILURES_PER_MINUTE = env_int("PRACTICUM_AUTH_ACCOUNT_FAILURES_PER_MINUTE", 50, minimum=1)
+# Reverse proxies in front of the server that append to X-Forwarded-For (0: the header is never read, as any client can
+# write it). With N, the client's address for throttling is the one the outermost of the N proxies saw.
+PRACTICUM_TRUSTED_PROXIES = env_int("PRACTICUM_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # Shared by every web process in the Redis mode, so a client cannot spread its guesses over them.
