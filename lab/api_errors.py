@@ -10,12 +10,13 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from lab.errors import DomainError
+from lab.errors import DomainError, RateLimited
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        return Response(exc.as_json(), status=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return Response(exc.as_json(), status=exc.status, headers=headers)
     # DRF's own get_object_or_404 and permission checks raise Django's exceptions; they get the same shape.
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or None)

@@ -30,3 +30,13 @@ class Forbidden(DomainError):
 
 class Conflict(DomainError):
     status = 409
+
+
+class RateLimited(DomainError):
+    """429 `rate_limited`; the API answers with Retry-After: `retry_after` seconds."""
+
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int, **details: Any) -> None:
+        super().__init__("rate_limited", message, retry_after=retry_after, **details)
+        self.retry_after = retry_after

@@ -157,6 +157,11 @@ AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.Mi
 # Failed sign-ins and API-key attempts one client address may make per username / key prefix in a minute
 # (lab.projects.throttle); successful ones are never counted.
 PRACTICUM_AUTH_FAILURES_PER_MINUTE = env_int("PRACTICUM_AUTH_FAILURES_PER_MINUTE", 10, minimum=1)
+# Failed sign-ins on one username from all addresses together, per minute, before it is refused from everywhere.
+PRACTICUM_AUTH_ACCOUNT_FAILURES_PER_MINUTE = env_int("PRACTICUM_AUTH_ACCOUNT_FAILURES_PER_MINUTE", 50, minimum=1)
+# Reverse proxies in front of the server that append to X-Forwarded-For (0: the header is never read, as any client can
+# write it). With N, the client's address for throttling is the one the outermost of the N proxies saw.
+PRACTICUM_TRUSTED_PROXIES = env_int("PRACTICUM_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # Shared by every web process in the Redis mode, so a client cannot spread its guesses over them.
@@ -212,6 +217,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 # One budget of bytes that decoding an upload may produce: unzipped members at every nesting level and inspect
 # `attachment://` expansions together. Past it the upload answers 413 before the expansion is built.
 PRACTICUM_MAX_EXPANDED_BYTES = env_int("PRACTICUM_MAX_EXPANDED_BYTES", 4 * PRACTICUM_MAX_UPLOAD_BYTES, minimum=1024)
+# The same budget relative to the upload's size: decoding may produce at most this many times the bytes uploaded
+# (0 turns it off), never less than the floor, so a 300 KB bomb is refused after 16 MB of work, not 256 MB.
+PRACTICUM_MAX_EXPANSION_RATIO = env_int("PRACTICUM_MAX_EXPANSION_RATIO", 50, minimum=0)
+PRACTICUM_EXPANSION_FLOOR_BYTES = env_int("PRACTICUM_EXPANSION_FLOOR_BYTES", 16 * 1024 * 1024, minimum=1024)
 # Screenshots (lab.screenshots): one PNG at most this big, and at most this many bytes of them per project;
 # past the budget a step is recorded without its screenshot (and says why), never refused.
 PRACTICUM_MAX_SCREENSHOT_BYTES = env_int("PRACTICUM_MAX_SCREENSHOT_BYTES", min(8 * 1024 * 1024, PRACTICUM_MAX_UPLOAD_BYTES), minimum=1024)
@@ -220,6 +229,13 @@ PRACTICUM_SCREENSHOT_BUDGET_BYTES = env_int("PRACTICUM_SCREENSHOT_BUDGET_BYTES",
 PRACTICUM_MAX_SEEDS = env_int("PRACTICUM_MAX_SEEDS", 1000, minimum=1)
 # The fidelity report (lab/console/fidelity.py) reads at most this many episodes per set, so it computes inline.
 PRACTICUM_FIDELITY_MAX_EPISODES = env_int("PRACTICUM_FIDELITY_MAX_EPISODES", 200, minimum=1)
+# An external run's metric reports (lab/runs/external.py): values per report and bytes per request (413 past
+# either), and values per run per minute (429 with Retry-After past it), so no reporter holds the database.
+PRACTICUM_METRIC_ROWS_PER_REPORT = env_int("PRACTICUM_METRIC_ROWS_PER_REPORT", 5000, minimum=1)
+PRACTICUM_METRIC_REPORT_BYTES = env_int("PRACTICUM_METRIC_REPORT_BYTES", 1024 * 1024, minimum=1024)
+PRACTICUM_METRIC_ROWS_PER_MINUTE = env_int("PRACTICUM_METRIC_ROWS_PER_MINUTE", 20_000, minimum=1)
+# Rollout jobs one comparison request may create (agents x tasks x seeds); above it the launch is refused uncreated.
+PRACTICUM_MAX_COMPARISON_JOBS = env_int("PRACTICUM_MAX_COMPARISON_JOBS", 2000, minimum=1)
 PRACTICUM_MAX_RECORDS_PER_UPLOAD = env_int("PRACTICUM_MAX_RECORDS_PER_UPLOAD", 10_000, minimum=1)
 PRACTICUM_MAX_STEPS_PER_EPISODE = env_int("PRACTICUM_MAX_STEPS_PER_EPISODE", 100_000, minimum=1)
 # Extra secret patterns (regular expressions, separated by newlines) redacted at ingest beside the defaults.

@@ -8,7 +8,9 @@ exec or ast, no attribute access and no names beyond the variables a program ass
 Programs are statements separated by `;` or new lines; the last one's value is the answer. Values are
 numbers (floats), text, lists and tables (rows from a workspace CSV or spreadsheet). Every limit below is
 checked as the program runs and answered with a CalcError naming it, so hostile input (deep nesting, huge
-numbers, giant strings, long aggregates) costs a bounded amount of work.
+numbers, giant strings, long aggregates, lists of lists of shared lists) costs a bounded amount of work: a list
+is charged its whole size (size_of) before it is kept, so `a=[1,1]; b=[a,a]; c=[b,b]...` pays for every element
+it would expand to, and text is measured before it is built.
 This is not improve's language (environments/improve/calc.py: integer statements with while/if/return, coded
 errors). The two share no grammar, value type or message, and both messages reach recorded tool results, so
 they stay two interpreters rather than one with switches.
@@ -16,6 +18,7 @@ they stay two interpreters rather than one with switches.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
@@ -25,7 +28,9 @@ from typing import Any
 
 MAX_SOURCE = 2000  # characters of program text
 MAX_DEPTH = 32  # nesting of parentheses, brackets, calls and operators
-MAX_OPS = 50_000  # evaluation steps, each element an aggregate touches counts as one
+MAX_OPS = 50_000  # evaluation steps: every operator, and every element an aggregate, list or comparison touches
+MAX_VALUE = 10_000  # size of one built value: elements across every level of nesting, plus characters of text
+MAX_RESULT = 20_000  # characters of the answer as JSON
 MAX_NUMBER = 1e15  # magnitude of any intermediate number
 MAX_TEXT = 200  # characters of a text value
 MAX_DIGITS = 18  # characters of a number literal
@@ -193,7 +198,39 @@ def evaluate(source: str, loader: Loader) -> Any:
     value: Any = None
     for statement in parse(source):
         value = state.eval(statement)
+    state.measure(value, "answer")
+    if len(json.dumps(plain(value))) > MAX_RESULT:  # bounded work: the value's size is already within MAX_VALUE
+        raise CalcError(f"answer: more than {MAX_RESULT} characters as JSON; aggregate it (sum, count, ...) or pick a part")
     return value
+
+
+def plain(value: Any) -> Any:
+    """A calc value as JSON: tables as their columns and first 50 rows, lists item by item."""
+    if isinstance(value, Table):
+        return {"columns": list(value.columns), "rows": [list(r) for r in value.rows[:50]], "total_rows": len(value.rows)}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def size_of(value: Any, limit: int) -> int:
+    """Elements across all levels of nesting plus characters of text (a table counts its cells); the walk stops
+    as soon as the count passes `limit`, so measuring costs at most `limit` steps whatever the value shares."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            total += 1
+            stack.extend(item)
+        elif isinstance(item, Table):
+            total += 1 + len(item.rows) * max(1, len(item.columns))
+        elif isinstance(item, str):
+            total += 1 + len(item)
+        else:
+            total += 1
+        if total > limit:
+            return total
+    return total
 
 
 class _Run:
@@ -205,6 +242,14 @@ class _Run:
         self.ops += count
         if self.ops > MAX_OPS:
             raise CalcError(f"program: more than {MAX_OPS} operations")
+
+    def measure(self, value: Any, where: str) -> int:
+        """Charges the run the size of a value and refuses one above MAX_VALUE, before anything keeps it."""
+        size = size_of(value, MAX_VALUE)
+        if size > MAX_VALUE and not isinstance(value, Table):  # a table read from the workspace is the workspace's size
+            raise CalcError(f"{where}: a value larger than {MAX_VALUE} elements and characters (nested lists count every element)")
+        self.spend(min(size, MAX_VALUE + 1))
+        return size
 
     def eval(self, node: Any) -> Any:
         self.spend()
@@ -223,7 +268,9 @@ class _Run:
             self.variables[node[1]] = value = self.eval(node[2])
             return value
         if kind == "list":
-            return [self.eval(item) for item in node[1]]
+            built = [self.eval(item) for item in node[1]]
+            self.measure(built, "list")
+            return built
         if kind == "neg":
             return checked(-number(self.eval(node[1]), "-"))
         if kind == "call":
@@ -234,9 +281,16 @@ class _Run:
         if kind == "chain":
             value = self.eval(node[1])
             for op, operand in node[2]:
-                value = binary(op, value, self.eval(operand))
+                value = self.operate(op, value, self.eval(operand))
             return value
-        return binary(node[1], self.eval(node[2]), self.eval(node[3]))
+        return self.operate(node[1], self.eval(node[2]), self.eval(node[3]))
+
+    def operate(self, op: str, left: Any, right: Any) -> Any:
+        """Every operator counts; an equality over lists or tables costs what it compares."""
+        self.spend()
+        if op in ("==", "!=") and not (isinstance(left, float | int | str) and isinstance(right, float | int | str)):
+            self.spend(min(size_of(left, MAX_OPS), size_of(right, MAX_OPS)))
+        return binary(op, left, right)
 
 
 def number(value: Any, where: str) -> float:

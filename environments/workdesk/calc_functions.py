@@ -144,11 +144,14 @@ def f_abs(run: _Run, *args: Any) -> float:
 
 
 def f_text(run: _Run, *args: Any) -> str:
-    """Joins values into text (for labelled answers); bounded like every text value."""
-    out = " ".join(str(a) for a in args)
-    if len(out) > MAX_TEXT:
-        raise CalcError(f"text: at most {MAX_TEXT} characters, got {len(out)}")
-    return out
+    """Joins numbers and text into text (for labelled answers); the length is known before anything is built."""
+    for arg in args:
+        if isinstance(arg, list | Table):
+            raise CalcError(f"text: takes numbers and text, got {describe(arg)}")
+    length = sum(len(a) if isinstance(a, str) else len(str(a)) for a in args) + max(0, len(args) - 1)
+    if length > MAX_TEXT:
+        raise CalcError(f"text: at most {MAX_TEXT} characters, got {length}")
+    return " ".join(str(a) for a in args)
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {

@@ -32,7 +32,7 @@ from typing import Any
 
 from environments.budgeted import CallLedger, WorldEnv
 from environments.core import Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
-from environments.workdesk.calc import CalcError, Table, evaluate
+from environments.workdesk.calc import CalcError, Table, evaluate, plain
 from environments.workdesk.graph import build_graph
 from environments.workdesk.render import render_workspace, table_of, view
 from environments.workdesk.rubric import grade
@@ -69,15 +69,6 @@ TOOLS = (
           {"program": {"type": "string", "maxLength": 2000}}, ("program",)),
     _tool("submit", "Hand in the deliverable and end the episode.", {}),
 )  # fmt: skip
-
-
-def _plain(value: Any) -> Any:
-    """A calc value as JSON: tables as their columns and first 50 rows, lists item by item."""
-    if isinstance(value, Table):
-        return {"columns": list(value.columns), "rows": [list(r) for r in value.rows[:50]], "total_rows": len(value.rows)}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 @dataclass
@@ -155,7 +146,7 @@ class WorkdeskEnv(WorldEnv):
             return table_of(path, self.desk.files[path])
 
         try:
-            return StepResult(content={"value": _plain(evaluate(args["program"], loader))})
+            return StepResult(content={"value": plain(evaluate(args["program"], loader))})
         except CalcError as exc:
             return self._error(f"calc: {exc}")
 

@@ -128,13 +128,15 @@ def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", prov
 def leaderboard(
     *, projects: QuerySet, env: str = "", split: str = "", env_version: str = "", task: str = "", tiers: tuple[str, ...] = SCORED_TIERS
 ) -> Leaderboard:
-    """Finished, scored episodes grouped by contender (agent config; each human is one), per task and overall.
+    """Finished, scored episodes grouped by contender (agent config; each human is one), per task and overall;
+    branches (a diagnosis's verification replays) are never a contender's episodes.
 
     Only `recorded` episodes by default: the server ran them, so their scores are its own. Other `tiers`
     (UNVERIFIED_TIERS: external, upload) give the labelled section of reported scores; a contender's rows
     stay apart per tier, so a reported score never joins a recorded one.
     Unfinished runs that were scored (agent_stop, bankrupt: composite 0) stay in the means, as the score rules say."""
     episodes = Episode.objects.filter(project__in=projects, provenance__in=tiers, status="finished", composite__isnull=False)
+    episodes = episodes.exclude(source="branch")  # a diagnosis's what-if replays, never a contender's result
     if env:
         episodes = episodes.filter(task__env=env)
     if split:

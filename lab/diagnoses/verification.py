@@ -41,7 +41,8 @@ class ChildEpisodeSink:
         header = {**header, "parent": {"episode_id": self.parent.pk, "branch_step": self.diagnosis.step_index}}
         header["meta"] = {**(header.get("meta") or {}), "branch": self.label, "diagnosis": self.diagnosis.pk}
         self.episode = episode_start(
-            project=self.parent.project, task=self.parent.task, source="branch", seed=self.parent.seed, agent=self.parent.agent,
+            # No agent: a branch is its own kind, never one of the agent's or anchor's episodes (the header names its policy).
+            project=self.parent.project, task=self.parent.task, source="branch", seed=self.parent.seed, agent=None,
             header=header, parent=self.parent, branch_step=self.diagnosis.step_index,
         )  # fmt: skip
         for step in self.prefix:

@@ -168,7 +168,7 @@ class FederationRoundViewSet(viewsets.ReadOnlyModelViewSet):
         federation = federation_create(
             project=project, name=body_field(body, "name", str, ""), mode=body_field(body, "mode", str, ""),
             base_model=body_field(body, "base_model", str, ""), participants=body.get("participants"), config=body.get("config") or {},
-            user=request.user,
+            user=request.user, projects=visible_projects(request),
         )  # fmt: skip
         return Response(FederationRoundSerializer(federation).data, status=status.HTTP_201_CREATED)
 

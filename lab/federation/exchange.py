@@ -154,7 +154,7 @@ def artifact_push(*, project: Project, export_id: Any, peer_name: Any, target: A
         raise
     transfer.bytes = len(body)
     try:
-        status, answer = post_signed(base_url=spec["base_url"], key=key, sender=settings.PRACTICUM_FEDERATION_NAME, body=body,
+        status, answer = post_signed(base_url=spec["base_url"], key=key, sender=settings.PRACTICUM_FEDERATION_NAME, recipient=peer.endpoint, body=body,
                                      timeout=float(settings.PRACTICUM_FEDERATION_TIMEOUT_S))  # fmt: skip
     except httpx.HTTPError as exc:
         _finish(transfer, "failed", error=f"{type(exc).__name__}: {exc}")
@@ -177,7 +177,12 @@ def received_path(received: ReceivedArtifact) -> Path:
     return project_checkpoint_dir(received.project_id) / "federation-received" / f"received-{received.pk}-{received.kind}.bin"
 
 
-def _authenticate(*, method: str, path: str, headers: Mapping[str, str]) -> tuple[str, int, str, str, str]:
+def inbox_name() -> str:
+    """The name this installation receives under: what its peers declare it as, and sign as the recipient."""
+    return str(settings.PRACTICUM_FEDERATION_NAME)
+
+
+def _authenticate(*, method: str, path: str, headers: Mapping[str, str]) -> tuple[str, int, str, str, str, str]:
     fields = signed_fields(headers)
     if isinstance(fields, str):
         raise Unauthenticated("unsigned", f"not a signed federation request: {fields}")
@@ -190,6 +195,8 @@ def _authenticate(*, method: str, path: str, headers: Mapping[str, str]) -> tupl
         raise Unauthenticated("stale_request", f"the request's timestamp is more than {window} s from this server's clock")
     if not signature_valid(key=key, method=method, path=path, fields=fields):
         raise Unauthenticated("bad_signature", f"the signature does not verify with the key declared for {sender!r}")
+    if fields[5] != inbox_name():  # checked after the signature: the recipient named is the one the sender signed
+        raise Unauthenticated("wrong_recipient", f"the request was signed for {fields[5]!r}, not for this installation ({inbox_name()!r})")
     return fields
 
 

@@ -48,10 +48,12 @@ MAX_RECEIVED = 32  # received artifacts one federation aggregates
 _FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 INT_LIMITS = {"rounds": (1, 20), "local_steps": (1, 10_000), "lora_r": (1, 256), "lora_alpha": (1, 1024), "batch_size": (1, 256),
               "utility_episodes": (1, 256), "max_turns": (1, 32), "max_new_tokens": (1, 2048), "probe_records": (1, 256), "seed": (0, 2**31)}  # fmt: skip
-FLOAT_LIMITS = {"learning_rate": (1e-7, 1.0), "max_advantage": (0.0, 1.0), "holdout_fraction": (0.05, 0.5)}
+FLOAT_LIMITS = {"learning_rate": (1e-7, 1.0), "max_advantage": (0.0, 1.0), "holdout_fraction": (0.05, 0.5), "max_update_norm": (0.0, 1e6),
+                "update_norm_factor": (1.0, 1000.0)}  # fmt: skip
 DEFAULTS: dict[str, Any] = {"rounds": 2, "local_steps": 4, "lora_r": 4, "lora_alpha": 16, "batch_size": 4, "utility_episodes": 4,
                             "max_turns": 4, "max_new_tokens": 48, "probe_records": 8, "seed": 0, "learning_rate": 1e-3,
-                            "max_advantage": 1.0, "holdout_fraction": 0.25, "received": []}  # fmt: skip
+                            "max_advantage": 1.0, "holdout_fraction": 0.25, "received": [], "max_update_norm": 0.0,
+                            "update_norm_factor": 3.0}  # fmt: skip
 UTILITY_SEED_START = 50_000
 
 
@@ -139,7 +141,7 @@ def federation_config_check(config: Any) -> dict[str, Any]:
     return out
 
 
-def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, Any]:
+def _participant(index: int, item: Any, *, user: Any, mode: str, projects: Any = None) -> dict[str, Any]:
     from environments.core import EnvError
     from environments.registry import get_task
     from lab.trajectories.selectors import episode_list
@@ -149,7 +151,8 @@ def _participant(index: int, item: Any, *, user: Any, mode: str) -> dict[str, An
         raise _bad("invalid_participants", where, 'an object {"project": slug, "task": task id}')
     ref, task = item["project"], item["task"]
     lookup = {"pk": int(ref)} if isinstance(ref, int) or str(ref).isdigit() else {"slug": str(ref)}
-    project = Project.objects.filter(**lookup).first()
+    # Within what the caller reaches: an API key reaches its own project only, whatever else its user belongs to.
+    project = (Project.objects if projects is None else projects).filter(**lookup).first()
     role = role_in(user=user, project=project) if project is not None else None
     if project is None or role is None:
         raise NotFound("not_found", f"{where}.project: no project {ref!r} that you can see", fields=[f"{where}.project"])
@@ -195,15 +198,17 @@ def _received_check(project: Project, mode: str, ids: list[int]) -> None:
 
 
 def federation_create(*, project: Project, name: str, mode: str, base_model: str, participants: Any, config: Any = None,
-                      user: Any = None, enqueue: bool = True) -> FederationRound:  # fmt: skip
-    """Validate everything (the caller checked the role in `project`), store the federation queued, enqueue it."""
+                      user: Any = None, enqueue: bool = True, projects: Any = None) -> FederationRound:  # fmt: skip
+    """Validate everything (the caller checked the role in `project`), store the federation queued, enqueue it.
+    `projects`: what the caller reaches (the API's visible_projects: a key only its own project); None for every
+    project the user belongs to (the management command)."""
     fields_check(FederationRound, name=name, base_model=base_model)
     if mode not in MODES:
         raise _bad("invalid_mode", "mode", f"{mode!r}: one of {', '.join(MODES)}")
     model_path_confine(project=project, value=base_model, field="base_model")
     if not isinstance(participants, list) or not 1 <= len(participants) <= MAX_PARTICIPANTS:
         raise _bad("invalid_participants", "participants", f"a list of 1 to {MAX_PARTICIPANTS} {{project, task}} objects")
-    checked = [_participant(i, item, user=user, mode=mode) for i, item in enumerate(participants)]
+    checked = [_participant(i, item, user=user, mode=mode, projects=projects) for i, item in enumerate(participants)]
     if len({p["project"] for p in checked}) != len(checked):
         raise _bad("invalid_participants", "participants", "a project takes part once")
     settings_ = federation_config_check(config or {})
@@ -304,6 +309,7 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
             learning_rate=c["learning_rate"], batch_size=c["batch_size"], seed=c["seed"], max_turns=c["max_turns"],
             utility_seeds=list(range(UTILITY_SEED_START, UTILITY_SEED_START + c["utility_episodes"])),
             max_new_tokens=c["max_new_tokens"], probe_records=c["probe_records"], max_advantage=c["max_advantage"],
+            max_update_norm=float(c.get("max_update_norm", 0.0)), update_norm_factor=float(c.get("update_norm_factor", 3.0)),
         )  # fmt: skip
         received = received_artifacts(project=federation.project_id, ids=list(c.get("received") or []))
         federation_run(_participants(federation), settings_, out=folder, received=received,

@@ -23,6 +23,7 @@ from environments.core import EnvError
 from environments.policies import policy_names
 from lab.errors import DomainError
 from lab.rollouts.models import Evaluation
+from lab.runs.paths import model_path_confine
 from lab.trajectories.models import AgentConfig, AgentKind
 
 RECIPES = ("sft", "grpo", "self_distill")
@@ -123,7 +124,9 @@ def loop_config_check(raw: Any, *, agent: AgentConfig, evaluation: Evaluation) -
     base_model = out.get("base_model") or (agent.model if agent.kind == AgentKind.HF else "")
     if not isinstance(base_model, str) or not base_model.strip():
         raise _bad("base_model", f"the starting agent {agent.name!r} is not an hf model: give the base model to train")
+    # Confined before model_size reads its config.json; run_model_paths confines it (and resume_from) again.
     out["base_model"] = base_model.strip()
+    model_path_confine(project=agent.project, value=out["base_model"], field="base_model")
     overrides = out.get("recipe_config") or {}
     if not isinstance(overrides, dict):
         raise _bad("recipe_config", f"an object of recipe fields, got {overrides!r}")

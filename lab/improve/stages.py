@@ -155,7 +155,10 @@ def stage_report(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
         loop.save(update_fields=["test_evaluation"])
     baseline = evaluation_run_inline(loop.baseline_evaluation, lambda f, m: progress(f / 2, m), "starting agent on test seeds")
     candidate = evaluation_run_inline(loop.test_evaluation, lambda f, m: progress(0.5 + f / 2, m), "chosen checkpoint on test seeds")
-    loop.report = loop_report(candidate=candidate, baseline=baseline)
+    overlap = sorted(set(config["dev_seeds"]) & set(candidate.seeds))
+    assert not overlap, f"loop {loop.pk}: test seeds {overlap} were dev seeds; loop_config_check keeps them apart"
+    loop.report = {**loop_report(candidate=candidate, baseline=baseline), "dev_seeds": list(config["dev_seeds"]),
+                   "test_seeds": list(candidate.seeds), "dev_test_seed_overlap": len(overlap)}  # fmt: skip
     loop.save(update_fields=["report"])
     overall = loop.report["overall"].get("composite") or {}
     return {"pairs": loop.report["pairs"], "composite_diff": overall.get("mean"), "ci95": overall.get("ci95")}

@@ -30,6 +30,8 @@ from lab.ingest.redaction import PatternSpec, Redactor, record_sampled_ids_dropp
 
 DEFAULT_MAX_RECORDS = 10_000
 DEFAULT_MAX_EXPANDED_BYTES = 1 << 30  # when the caller names no upload limit either
+DEFAULT_MAX_EXPANSION_RATIO = 50.0  # expanded / uploaded bytes; JSON compresses about 10x, bombs 1000x
+DEFAULT_EXPANSION_FLOOR = 16 << 20  # the ratio limit never goes below this many bytes
 
 
 @dataclass
@@ -76,13 +78,18 @@ def import_payload(
     max_records: int = DEFAULT_MAX_RECORDS,
     max_bytes: int | None = None,
     max_expanded_bytes: int | None = None,
+    max_expansion_ratio: float = DEFAULT_MAX_EXPANSION_RATIO,
+    expansion_floor: int = DEFAULT_EXPANSION_FLOOR,
 ) -> ImportResult:
     """Parse, detect, map, redact and validate an upload. Raises IngestError on the first bad record.
 
     `redaction_patterns`: None for the defaults, a mapping or list of (kind, regex) to replace them
     ([] disables text patterns), or a ready Redactor. `max_expanded_bytes`: the one budget of bytes that
     decoding may produce (unzipping at every level, attachment expansion; lab.ingest.budget), 4 x `max_bytes`
-    by default; past it the upload is refused with status 413 and code "too_large".
+    by default; past it the upload is refused with status 413 and code "too_large". `max_expansion_ratio`: the
+    same budget relative to the upload's own size (never below `expansion_floor` bytes; 0 turns it off); the
+    tighter limit applies, and the refusal names it. Shared context that a container's episodes each carry
+    (tau2's run info, inspect's plan) is spent from the budget once per episode, as stored.
     """
     if format not in FORMAT_NAMES:
         raise IngestError(0, "format", f"unknown format {format!r}; expected one of {', '.join(FORMAT_NAMES)}")
@@ -95,7 +102,12 @@ def import_payload(
         natives = _read_native(data, filename, redactor, max_records)
         if natives is not None:
             return ImportResult("native", natives, _report(natives, ["native"], [], []))
-    budget = ByteBudget(max_expanded_bytes or (4 * max_bytes if max_bytes else DEFAULT_MAX_EXPANDED_BYTES))
+    budget = ByteBudget(
+        max_expanded_bytes or (4 * max_bytes if max_bytes else DEFAULT_MAX_EXPANDED_BYTES),
+        stored=len(data),
+        ratio=max_expansion_ratio,
+        floor=expansion_floor,
+    )
     episodes: list[ImportedEpisode] = []
     try:
         return _import_documents(data, filename, format, redactor, max_records, budget, episodes)
@@ -117,6 +129,7 @@ def _import_documents(
         document_unmapped.extend(f"{document.file}:{path}" if document.file else path for path in split.unmapped)
         # One scan of the document's text instead of a walk over each of its strings, when it proves there is nothing to redact.
         walk_raw = document.text is None or redactor.may_hold_secrets(document.text)
+        _spend_shared_context(split, budget)
         for unit in split.units:
             if len(episodes) >= max_records:
                 raise IngestError(len(episodes), unit.origin, f"too many records: at most {max_records} per upload", 413, file=unit.file)
@@ -125,6 +138,15 @@ def _import_documents(
         raise IngestError(0, "", "the upload holds no records", file=filename)
     formats = sorted({episode.format for episode in episodes})
     return ImportResult(formats[0] if len(formats) == 1 else "mixed", episodes, _report(episodes, formats, document_unmapped, skipped))
+
+
+def _spend_shared_context(split: Split, budget: ByteBudget) -> None:
+    """A container's shared context (tau2's run info, inspect's eval spec and plan) is stored in every episode's
+    header: spend all those copies before the first episode is mapped, so a refusal costs no mapping at all."""
+    shared = [unit.context.get("shared_bytes", 0) for unit in split.units]
+    if any(shared):
+        what = f"the shared context (run info, plan; {max(shared)} bytes) copied into each of {len(shared)} episodes"
+        budget.spend(sum(shared), what=what, file=split.units[0].file)
 
 
 def _read_native(data: bytes, filename: str, redactor: Redactor, max_records: int) -> list[ImportedEpisode] | None:

@@ -42,10 +42,20 @@ DEFAULT_REDACTION_PATTERNS: tuple[tuple[str, str], ...] = (
     ("url_credentials", r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?!\[REDACTED:)(?P<secret>[^\s/\"'<>]+)@"),
     # JSON text (tool arguments kept as a string) quoting a bare credential key: {"token": "..."}.
     ("assignment", r'"(?i:token|secret|refresh_token|authorization)"\s*:\s*"(?![^"]*\[REDACTED:)(?P<secret>[^"\s][^"]{7,})"'),
+    # What users leak most besides (appended: _DEFAULT_TEXT_CHECKS names the patterns above by position).
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("payment_key", r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}"),  # Stripe's live secret and restricted keys
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("basic_auth", r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
+    ("aws_secret_key", r"(?i)\baws[_\-]?secret[_\-]?(?:access[_\-]?)?key[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})"),
+    # camelCase names: dbPassword, clientSecret, refreshToken (a lower-case start, then the capitalised suffix).
+    ("assignment", r"\b[a-z][a-z0-9]*(?:Password|Passwd|Secret|Token)[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"',;{}\[\]]{8,})"),
 )
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
 SECRET_KEY_NAMES = re.compile(
     r"(?i)^(?:api[_\-]?key|apikey|x[_\-]api[_\-]key|secret|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|"
-    r"auth[_\-]?token|refresh[_\-]?token|token|password|passwd|authorization|"
+    r"auth[_\-]?token|refresh[_\-]?token|token|password|passwd|authorization|[a-z][a-z0-9]*(?:password|passwd)|"
     r"(?!(?:eos|bos|pad|unk|sep|cls|mask)[_\-]token$)(?:[a-z0-9]+[_\-])+(?:password|passwd|token|secret))$"
 )
 MIN_KEYED_SECRET = 8  # shorter values under such keys are placeholders ("", "none", "xxx"), not secrets
@@ -105,7 +115,7 @@ class Redactor:
 
     def _walk(self, value: Any, counter: list[int], key: str | None) -> Any:
         if isinstance(value, str):
-            if value.startswith(REDACTED_PREFIX):
+            if _PLACEHOLDER.fullmatch(value):  # only a placeholder itself is done: a secret may follow one
                 return value
             if self.redact_secret_keys and key is not None and len(value) >= MIN_KEYED_SECRET and SECRET_KEY_NAMES.match(key):
                 counter[0] += 1
@@ -243,6 +253,13 @@ _DEFAULT_TEXT_CHECKS: dict[str, tuple[str, ...]] = {
     # alone); leaving the spaces in makes the check wider than the pattern, which is allowed.
     DEFAULT_REDACTION_PATTERNS[10][1]: (r"://[^/:@\"'<>]*:[^/\"'<>]+@",),
     DEFAULT_REDACTION_PATTERNS[11][1]: (r"token[\s\"']*[:=]", r"secret(?:[_\-]?key)?[\s\"']*[:=]", r"authorization[\s\"']*[:=]"),
+    DEFAULT_REDACTION_PATTERNS[12][1]: (r"hf_[a-z0-9]{30}",),
+    DEFAULT_REDACTION_PATTERNS[13][1]: (r"aiza[0-9a-z_\-]{35}",),
+    DEFAULT_REDACTION_PATTERNS[14][1]: (r"_live_[0-9a-z]{16}",),
+    DEFAULT_REDACTION_PATTERNS[15][1]: (r"eyj[a-z0-9_\-]{8}",),
+    DEFAULT_REDACTION_PATTERNS[16][1]: (r"authorization[\s\"']*[:=]",),
+    DEFAULT_REDACTION_PATTERNS[17][1]: (r"aws[_\-]?secret",),
+    DEFAULT_REDACTION_PATTERNS[18][1]: (r"passw(?:or)?d[\s\"']*[:=]", r"secret[\s\"']*[:=]", r"token[\s\"']*[:=]"),
 }
 # A key SECRET_KEY_NAMES matches, quoted and followed by a colon (`$` also matches before a final newline).
 _SECRET_KEY_TEXT_CHECKS = (

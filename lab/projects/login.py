@@ -10,7 +10,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 
-from lab.projects.throttle import auth_failure_record, auth_failures_wait
+from lab.projects.throttle import auth_account_wait, auth_failure_record, auth_failures_wait
 
 SCOPE = "login"
 
@@ -24,6 +24,13 @@ class _RateLimited:
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username") or "")
+        self.retry_after = auth_account_wait(scope=SCOPE, ident=username)
+        if self.retry_after:
+            raise ValidationError(
+                "Too many failed sign-ins for this account. Try again in %(seconds)d seconds.",
+                code="rate_limited",
+                params={"seconds": self.retry_after},
+            )
         self.retry_after = auth_failures_wait(scope=SCOPE, request=self.request, ident=username)
         if self.retry_after:
             raise ValidationError(

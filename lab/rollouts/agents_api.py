@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from lab.errors import DomainError
 from lab.projects.schema import PROJECT_PARAMETER
-from lab.rollouts.teams import secrets_check, team_validate
+from lab.rollouts.teams import agent_settings_check, secrets_check, team_validate
 from lab.runs.paths import agent_config_check
 from lab.trajectories.api import ProjectScopedViewSet
 from lab.trajectories.endpoints import endpoint_connection
@@ -43,6 +43,7 @@ class AgentConfigSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         try:
+            agent_settings_check(attrs)
             secrets_check(attrs)
         except DomainError as exc:
             raise serializers.ValidationError({exc.details["path"]: exc.message}) from None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from environments import registry
@@ -40,10 +41,7 @@ def comparison_launch(*, project: Project, base: str, variants: list[str], task_
         raise DomainError("invalid_variants", f"variants must be 1 to {MAX_VARIANTS} agent names, got {variants!r}"[:300], path="variants")
     if len(set(names)) != len(names):
         raise DomainError("invalid_variants", f"variants repeat an agent (the base is {base!r}): {variants!r}"[:300], path="variants")
-    try:
-        env_name = registry.task_set(task_set)[0].env
-    except EnvError as exc:
-        raise DomainError(exc.code, exc.message, path="task_set") from exc
+    env_name = comparison_plan(agents=len(names), task_set=task_set, seeds=seeds)["env"]
     with transaction.atomic():
         agents = [agent_resolve_for_run(project=project, name=name.strip(), env_name=env_name) for name in names]
         evaluations = [evaluation_launch(project=project, agent=agent, task_set=task_set, seeds=seeds, user=user, enqueue=enqueue,
@@ -54,6 +52,26 @@ def comparison_launch(*, project: Project, base: str, variants: list[str], task_
         )  # fmt: skip
         comparison.evaluations.set(evaluations)
     return comparison
+
+
+def comparison_plan(*, agents: int, task_set: Any, seeds: Any) -> dict[str, Any]:
+    """What a launch would create: {"env", "jobs", "text"}; DomainError `too_many_jobs` (400, on `seeds`) above
+    PRACTICUM_MAX_COMPARISON_JOBS, counted before anything is created. The console shows `text` before launching."""
+    if not isinstance(task_set, str):
+        raise DomainError("invalid_task_set", f"task_set must be a string, got {task_set!r}"[:300], path="task_set")
+    try:
+        specs = registry.task_set(task_set)
+    except EnvError as exc:
+        raise DomainError(exc.code, exc.message, path="task_set") from exc
+    count = len(seeds) if isinstance(seeds, list) else 0
+    jobs = agents * len(specs) * count
+    text = f"{jobs} jobs ({agents} agents x {len(specs)} tasks x {count} seeds)"
+    cap = settings.PRACTICUM_MAX_COMPARISON_JOBS
+    if jobs > cap:
+        raise DomainError(
+            "too_many_jobs", f"the comparison would launch {text}; at most {cap} (PRACTICUM_MAX_COMPARISON_JOBS)", path="seeds"
+        )
+    return {"env": specs[0].env, "jobs": jobs, "text": text}
 
 
 def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:

@@ -30,6 +30,35 @@ def _invalid(field: str, message: str) -> DomainError:
     return DomainError("invalid_team", f"{field}: {message}", path=field)
 
 
+# Sampling settings read as numbers by the policies (hf, openai, vllm); the others are passed through as given.
+NUMERIC_SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "timeout_s", "max_retries", "frequency_penalty",
+                    "presence_penalty", "repetition_penalty", "n")  # fmt: skip
+
+
+def agent_settings_check(values: dict[str, Any], *, prefix: str = "") -> None:
+    """`sampling` and `harness` as the agent's first run will read them, refused now (400 naming the field): each an
+    object; sampling values scalars or lists of them, the numeric ones finite numbers; harness accepted by HarnessConfig."""
+    import math
+
+    from training.policies import harness_for
+
+    sampling, harness = values.get("sampling"), values.get("harness")
+    if sampling is not None and not isinstance(sampling, dict):
+        raise _invalid(f"{prefix}sampling", f"an object of settings (temperature, top_p, max_tokens, ...), got {type(sampling).__name__}")
+    for key, value in (sampling or {}).items():
+        scalar = value is None or isinstance(value, str | int | float | bool)
+        if not scalar and not (isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)):
+            raise _invalid(f"{prefix}sampling", f"{key!r}: a number, text, true/false or a list of them, got {type(value).__name__}")
+        if key in NUMERIC_SAMPLING and (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)):
+            raise _invalid(f"{prefix}sampling", f"{key!r} must be a finite number, got {value!r}"[:200])
+    if harness is not None and not isinstance(harness, dict):
+        raise _invalid(f"{prefix}harness", f"an object of harness settings, got {type(harness).__name__}")
+    try:
+        harness_for({"harness": harness})
+    except (ValueError, TypeError) as exc:
+        raise _invalid(f"{prefix}harness", str(exc).removeprefix("harness: ")[:300]) from None
+
+
 def secrets_check(values: dict[str, Any], *, prefix: str = "") -> None:
     """Keys belong in the environment or settings, never in a stored config that exports would carry."""
     for field in ("sampling", "harness"):
@@ -104,6 +133,7 @@ def _inline_role(*, project: Project, config: dict[str, Any], field: str) -> Non
     for key, kind in (("name", str), ("model", str), ("endpoint", str), ("sampling", dict), ("harness", dict)):
         if key in config and not isinstance(config[key], kind):
             raise _invalid(f"{field}.{key}", f"must be {'text' if kind is str else 'an object'}, got {config[key]!r}")
+    agent_settings_check(config, prefix=f"{field}.")
     secrets_check(config, prefix=f"{field}.")
     try:
         endpoint_connection(kind=config["kind"], endpoint=config.get("endpoint", ""), sampling=config.get("sampling", {}))

@@ -129,7 +129,8 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         """An external run's metrics; the answer's `should_stop` is the console's cancel flag."""
         run = self._writable(request, pk, "report training runs")
         body = body_object(request)
-        return Response(external_metrics_report(run=run, metrics=body.get("metrics"), progress=body.get("progress")))
+        return Response(external_metrics_report(run=run, metrics=body.get("metrics"), progress=body.get("progress"),
+                                                body_bytes=len(request.body)))  # fmt: skip
 
     @extend_schema(responses=CheckpointSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -21,15 +21,18 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from lab.edge import fields_check, text_problem
-from lab.errors import Conflict, DomainError
+from lab.errors import Conflict, DomainError, RateLimited
 from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.live.services import live_publish
 from lab.projects.models import Project
+from lab.projects.throttle import rate_spend
 from lab.runs.models import Checkpoint, TrainingRun
+from lab.runs.paths import reported_path_check
 from lab.runs.services import run_metrics_record, run_status_set, run_stream
 from lab.trajectories.models import Provenance
 
@@ -80,7 +83,12 @@ def _points(metrics: Any) -> dict[int, dict[str, float]]:
     if not isinstance(metrics, list) or not metrics:
         raise DomainError("invalid_metrics", "metrics must be a non-empty list of {step, values}", fields=["metrics"])
     if len(metrics) > MAX_POINTS_PER_REPORT:
-        raise DomainError("too_large", f"{len(metrics)} metric points; at most {MAX_POINTS_PER_REPORT} per report", fields=["metrics"])
+        raise DomainError("too_large", f"{len(metrics)} metric points; at most {MAX_POINTS_PER_REPORT} per report", fields=["metrics"],
+                          status=413)  # fmt: skip
+    rows = sum(len(p["values"]) for p in metrics if isinstance(p, dict) and isinstance(p.get("values"), dict))
+    if rows > settings.PRACTICUM_METRIC_ROWS_PER_REPORT:
+        raise DomainError("too_large", f"{rows} metric values; at most {settings.PRACTICUM_METRIC_ROWS_PER_REPORT} values per report "
+                          "(PRACTICUM_METRIC_ROWS_PER_REPORT): send them in several", fields=["metrics"], status=413)  # fmt: skip
     pending: dict[int, dict[str, float]] = {}
     for i, point in enumerate(metrics):
         where = f"metrics[{i}]"
@@ -102,13 +110,22 @@ def _points(metrics: Any) -> dict[int, dict[str, float]]:
     return pending
 
 
-def external_metrics_report(*, run: TrainingRun, metrics: Any, progress: Any = None) -> dict[str, Any]:
+def external_metrics_report(*, run: TrainingRun, metrics: Any, progress: Any = None, body_bytes: int = 0) -> dict[str, Any]:
     """Record a batch of the trainer's metrics; the answer tells it whether the console asked it to stop.
 
     A resent batch adds nothing twice (a (name, step) the run has is kept as first reported). Reports still land
-    after a cancel: the trainer's last steps before it reads the flag are real."""
+    after a cancel: the trainer's last steps before it reads the flag are real. Bounded: `body_bytes` (the request's
+    size) and the values per report (413), and the values per run per minute (429 RateLimited, with Retry-After)."""
     _external(run, "report metrics")
+    if body_bytes > settings.PRACTICUM_METRIC_REPORT_BYTES:
+        raise DomainError("too_large", f"the report is {body_bytes} bytes; at most {settings.PRACTICUM_METRIC_REPORT_BYTES} bytes "
+                          "(PRACTICUM_METRIC_REPORT_BYTES)", status=413)  # fmt: skip
     pending = _points(metrics)
+    rows = sum(len(values) for values in pending.values())
+    wait = rate_spend(scope="metric_rows", ident=str(run.pk), amount=rows, per_minute=settings.PRACTICUM_METRIC_ROWS_PER_MINUTE)
+    if wait:
+        raise RateLimited(f"run {run.pk} reported more than {settings.PRACTICUM_METRIC_ROWS_PER_MINUTE} metric values this minute "
+                          f"(PRACTICUM_METRIC_ROWS_PER_MINUTE); retry in {wait} s", retry_after=wait)  # fmt: skip
     if progress is not None and (isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0 <= progress <= 1):
         raise DomainError("invalid_metrics", f"progress={progress!r}: a fraction in [0, 1]", fields=["progress"])
     written = run_metrics_record(run_id=run.pk, pending=pending, progress=None if progress is None else float(progress), skip_existing=True)
@@ -123,6 +140,7 @@ def external_checkpoint_report(*, run: TrainingRun, step: Any, path: Any, eval_r
     if not isinstance(path, str) or not isinstance(eval_results, dict):
         raise DomainError("invalid_checkpoint", "path must be a string and eval_results an object", fields=["path", "eval_results"])
     fields_check(Checkpoint, path=path)
+    reported_path_check(project=run.project, value=path, field="path")  # checked again whenever anything loads it
     _json_small(eval_results, "eval_results")
     with transaction.atomic():
         checkpoint, _ = Checkpoint.objects.update_or_create(run=run, step=step, defaults={"path": path, "eval_results": eval_results})

@@ -9,8 +9,12 @@ right before loading, since a symlink may have been swapped in between. Rules:
 
 - a name or relative path ("gpt2", "Qwen/Qwen3-8B") is looked up in the model store, never on the hub;
 - an absolute path must resolve (symlinks followed) inside the model store or inside this project's checkpoint
-  folder, or inside a checkpoint the database records for one of the project's runs (runs started before
-  checkpoints were kept per project wrote to <checkpoints>/run-<id>);
+  folder, or inside an old flat checkpoint folder (<checkpoints>/run-<id>, written by runs started before
+  checkpoints were kept per project) that the database records for one of the project's own recorded runs: an
+  external run's checkpoints are its trainer's word and never make a folder of this server the project's;
+- an external run's reported checkpoint path (`reported_path_check`) that names a place on this server (the
+  model store or the checkpoint folder, symlinks followed) obeys the same rule when it is reported; a URL or a
+  path elsewhere stays a label of where the trainer keeps it, and loading it is refused like any other path;
 - "..", a leading "~" and NUL bytes are refused outright, whatever they would resolve to.
 
 Confining does not ask the path to exist; `model_folder_check` does, where a run or an agent is created: a name
@@ -28,7 +32,7 @@ from django.conf import settings
 from lab.errors import DomainError
 from lab.projects.models import Project
 from lab.runs.models import Checkpoint, TrainingRun
-from lab.trajectories.models import AgentConfig
+from lab.trajectories.models import AgentConfig, Provenance
 
 # AgentConfig kinds whose `model` is a folder of weights loaded in the worker (an `openai` model is a served name).
 PATH_AGENT_KINDS = ("hf", "vllm")
@@ -132,7 +136,38 @@ def agent_model_path(*, agent: AgentConfig) -> str:
     return str(agent.model)
 
 
+def reported_path_check(*, project: Project, value: str, field: str) -> str:
+    """An external trainer's word for where a checkpoint is: a URL or a path off this server is kept as a label;
+    one that names the model store or the checkpoint folder (as written, or once its symlinks are followed) must
+    pass `model_path_confine`, so no report can name another project's weights. DomainError (400) otherwise."""
+    if "://" in value or not os.path.isabs(value):
+        return value  # s3://..., hf://..., or a relative name: never a path into this server's folders as reported
+    if "\x00" in value or ".." in Path(value).parts:
+        raise _refuse(field, value, "'..' and NUL bytes are not allowed in a checkpoint path")
+    roots = [Path(settings.PRACTICUM_MODEL_STORE).resolve(), Path(settings.PRACTICUM_CHECKPOINT_DIR).resolve()]
+    try:
+        resolved = Path(value).resolve()
+    except (OSError, RuntimeError):
+        raise _refuse(field, value, "cannot be resolved (a symlink loop, or a name too long)") from None
+    if any(path.is_relative_to(root) for path in (Path(os.path.normpath(value)), resolved) for root in roots):
+        model_path_confine(project=project, value=value, field=field)
+    return value
+
+
 def _recorded_checkpoint(project: Project, path: Path) -> bool:
-    """Inside a checkpoint folder the database records for one of the project's runs (the old flat layout)."""
-    folders = Checkpoint.objects.filter(run__project=project).values_list("path", flat=True)
-    return any(path.is_relative_to(Path(folder).resolve()) for folder in folders if folder)
+    """Inside an old flat checkpoint folder (<checkpoints>/run-<id>) that the database records for one of the
+    project's own recorded runs. Recorded paths elsewhere (another project's folder) admit nothing, whoever wrote them."""
+    checkpoints = Path(settings.PRACTICUM_CHECKPOINT_DIR).resolve()
+    folders = Checkpoint.objects.filter(run__project=project, run__provenance=Provenance.RECORDED).values_list("path", flat=True)
+    for folder in folders:
+        if not folder:
+            continue
+        recorded = Path(folder).resolve()
+        flat = (
+            recorded.is_relative_to(checkpoints)
+            and recorded.relative_to(checkpoints).parts[:1] != ()
+            and (recorded.relative_to(checkpoints).parts[0].startswith("run-"))
+        )
+        if flat and path.is_relative_to(recorded):
+            return True
+    return False

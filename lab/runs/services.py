@@ -177,7 +177,7 @@ def run_metrics_record(*, run_id: int, pending: dict[int, dict[str, float]], pro
         if skip_existing:
             have = set(RunMetric.objects.filter(run_id=run_id, step__in=list(pending)).values_list("name", "step"))
             rows = [row for row in rows if (row.name, row.step) not in have]
-        RunMetric.objects.bulk_create(rows)
+        RunMetric.objects.bulk_create(rows, batch_size=500)
         # The run's row before the stream's counter, the order run_cancel takes them in: the other order deadlocks
         # against a cancel arriving mid-flush (seen in CI).
         if progress is not None:

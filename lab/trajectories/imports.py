@@ -53,6 +53,8 @@ def parse_upload(data: bytes, *, filename: str, fmt: str) -> ParsedUpload:
         max_records=settings.PRACTICUM_MAX_RECORDS_PER_UPLOAD,
         max_bytes=settings.PRACTICUM_MAX_UPLOAD_BYTES,
         max_expanded_bytes=settings.PRACTICUM_MAX_EXPANDED_BYTES,
+        max_expansion_ratio=settings.PRACTICUM_MAX_EXPANSION_RATIO,
+        expansion_floor=settings.PRACTICUM_EXPANSION_FLOOR_BYTES,
     )
     return ParsedUpload(
         format=result.format,

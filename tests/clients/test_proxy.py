@@ -13,6 +13,7 @@ import pytest
 
 from lab.trajectories.models import Episode, Step
 from practicum_client.proxy import RecordingProxy
+from practicum_client.proxy.app import TOKEN_HEADER
 from practicum_client.proxy.server import serving
 from tests.clients.upstream import MODEL, Upstream
 
@@ -54,9 +55,9 @@ def _stored(episode: Episode) -> str:
 def test_conversations_with_tool_calls_become_episodes_and_errors_are_passed_through(connect: Any, celery_worker: Any,
                                                                                      upstream: tuple[Upstream, str]) -> None:  # fmt: skip
     stub, upstream_url = upstream
-    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05)
+    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05, forward_credentials=True)
     with proxy.running() as base_url:
-        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
+        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0, default_headers={TOKEN_HEADER: proxy.token})
         assert [m.id for m in model.models.list()] == [MODEL]
         _converse(model, "Paris")
         _converse(model, "Oslo")  # interleaved would group the same way: by what each request's messages extend
@@ -89,9 +90,9 @@ def test_conversations_with_tool_calls_become_episodes_and_errors_are_passed_thr
 def test_streamed_answers_are_passed_on_and_a_header_groups_calls(connect: Any, celery_worker: Any,
                                                                   upstream: tuple[Upstream, str]) -> None:  # fmt: skip
     _, upstream_url = upstream
-    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05)
+    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05, forward_credentials=True)
     with proxy.running() as base_url:
-        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
+        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0, default_headers={TOKEN_HEADER: proxy.token})
         stream = model.chat.completions.create(model=MODEL, stream=True, tools=TOOLS,
                                                messages=[{"role": "user", "content": "What is the weather in Rome"}])  # fmt: skip
         deltas = [chunk.choices[0].delta for chunk in stream if chunk.choices]
@@ -114,9 +115,11 @@ def test_streamed_answers_are_passed_on_and_a_header_groups_calls(connect: Any, 
 
 
 def test_an_unreachable_upstream_answers_502_and_is_recorded(connect: Any, celery_worker: Any) -> None:
-    proxy = RecordingProxy(connect(), "http://127.0.0.1:9/v1", idle_s=30, interval_s=0.05)  # port 9: nothing listens
+    proxy = RecordingProxy(
+        connect(), "http://127.0.0.1:9/v1", idle_s=30, interval_s=0.05, forward_credentials=True
+    )  # port 9: nothing listens
     with proxy.running() as base_url:
-        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
+        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0, default_headers={TOKEN_HEADER: proxy.token})
         with pytest.raises(openai.APIStatusError) as failed:
             model.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hello"}])
         assert failed.value.status_code == 502
@@ -127,9 +130,9 @@ def test_an_unreachable_upstream_answers_502_and_is_recorded(connect: Any, celer
 def test_an_upstream_that_breaks_off_mid_stream_drops_the_harness_and_is_recorded(connect: Any, celery_worker: Any,
                                                                                    upstream: tuple[Upstream, str]) -> None:  # fmt: skip
     _, upstream_url = upstream
-    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05)
+    proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05, forward_credentials=True)
     with proxy.running() as base_url:
-        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0)
+        model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0, default_headers={TOKEN_HEADER: proxy.token})
         with pytest.raises(openai.APIError):
             list(model.chat.completions.create(model=MODEL, stream=True, messages=[{"role": "user", "content": "break in Rome"}]))
     [episode] = Episode.objects.all()

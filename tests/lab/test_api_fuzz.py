@@ -124,3 +124,28 @@ def test_no_operation_answers_a_server_error_or_off_schema(fuzz_world: str) -> N
     # The fuzzing reached the views, not only the authentication: many requests succeeded, none was refused as unauthenticated.
     assert sum(n for code, n in statuses.items() if code < 300) >= 100, statuses
     assert statuses[401] == 0, statuses
+
+
+# Fields that hold free JSON (an agent's sampling, harness and team; a loop's and a federation's config) are where
+# schema-driven generation reaches least: the schema says "object", so a `true` or a nested list in them is rarely
+# sent. Here every JSON shape goes into each of them, and no answer may be a server error.
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
+    max_leaves=8,
+)
+_SETTING_NAMES = st.sampled_from(["temperature", "max_tokens", "seed", "window_turns", "max_new_tokens", "stop", "x"])
+# Bare scalars first: hypothesis tries the strategies of one_of in order when it shrinks, and these are what broke.
+_SETTINGS = st.one_of(st.sampled_from([True, False, 0, 1.5, "text", [1, "a"]]), _JSON, st.dictionaries(_SETTING_NAMES, _JSON, max_size=3))
+
+
+@settings(max_examples=120, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(field=st.sampled_from(["sampling", "harness", "team"]), value=_SETTINGS)
+def test_agent_json_settings_of_any_shape_never_answer_a_server_error(alice_api: Any, field: str, value: Any) -> None:
+    from django.db import transaction
+
+    with transaction.atomic():
+        body = {"name": "fuzzed", "kind": "scripted", "model": "smart-triage", field: value}
+        response = alice_api.post("/api/v1/agents/", body, format="json")
+        assert response.status_code < 500, (field, value, response.content[:300])
+        transaction.set_rollback(True)

@@ -7,6 +7,12 @@
 FedAvg here averages the LoRA A and B matrices separately, as FedIT does: the mean of products B_i A_i is not the
 product of the means, so the averaged adapter is an approximation of averaging the participants' weight updates
 (exact when one participant holds all the weight, or when the A matrices agree).
+
+Before averaging, `updates_screen` refuses an update holding NaN or infinite values and clips (scales down, keeping
+its direction) one whose L2 norm passes the round's bound: the norm clipping of DP-FedAvg (McMahan et al., 2018)
+and the norm-bounding defence against boosted (model-replacement) updates (Sun et al., 2019, "Can you really
+backdoor federated learning?"). The bound is the configured one, else a multiple of the median norm of the round's
+finite updates, so one participant cannot outweigh the rest by scaling its update up.
 """
 
 from __future__ import annotations
@@ -36,6 +42,29 @@ def fedavg(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequence[float
         w = torch.tensor([float(x) / total for x in weights], dtype=torch.float32).view(-1, *[1] * (stacked.dim() - 1))  # (P, 1, ...)
         out[name] = (stacked * w).sum(dim=0).to(states[0][name].dtype)  # (*shape)
     return out
+
+
+def update_norm(state: Mapping[str, torch.Tensor]) -> float:
+    """The L2 norm of an adapter's tensors taken together (a LoRA adapter is the update to the shared model)."""
+    return float(torch.sqrt(sum((t.detach().to(torch.float64) ** 2).sum() for t in state.values())))
+
+
+def updates_screen(
+    updates: Sequence[tuple[Mapping[str, torch.Tensor], int]], *, max_norm: float, norm_factor: float
+) -> tuple[list[tuple[dict[str, torch.Tensor], int]], dict[str, float]]:
+    """(state, weight) pairs fit to average, and what was done: non-finite updates refused, norms above the bound
+    clipped to it. The bound is `max_norm` when positive, else `norm_factor` x the median norm of the finite updates."""
+    finite = [(dict(state), weight) for state, weight in updates if all(bool(torch.isfinite(t).all()) for t in state.values())]
+    norms = [update_norm(state) for state, _ in finite]
+    median = sorted(norms)[(len(norms) - 1) // 2] if norms else 0.0
+    bound = max_norm if max_norm > 0 else norm_factor * median
+    kept, clipped = [], 0
+    for (state, weight), norm in zip(finite, norms, strict=True):
+        if bound > 0 and norm > bound:
+            clipped += 1
+            state = {name: (t.to(torch.float32) * (bound / norm)).to(t.dtype) for name, t in state.items()}
+        kept.append((state, weight))
+    return kept, {"refused_non_finite": float(len(updates) - len(finite)), "clipped": float(clipped), "bound": float(bound)}
 
 
 _SPACE = re.compile(r"\s+")

@@ -34,10 +34,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.federation.aggregate import fedavg, skills_merge, stats_merge
+from training.federation.aggregate import fedavg, skills_merge, stats_merge, updates_screen
 from training.federation.artifacts import Artifact, adapter_artifact, adapter_tensors, skills_artifact, skills_of, stats_artifact
 from training.federation.checks import ExportRefused, GateResult, ModelProbe, export_gate
 from training.federation.participants import Participant
+from training.policies.quoting import quoted_block
 
 MODES = ("local", "fedavg", "skills")
 SHARED = "shared"
@@ -61,9 +62,14 @@ class FederationSettings:
     max_advantage: float = 1.0  # the gate refuses an export whose leakage advantage passes this (1.0: never)
     compact_tools: bool = False
     max_result_chars: int = 0
+    max_update_norm: float = 0.0  # fedavg: an adapter whose L2 norm passes this is clipped to it; 0: update_norm_factor x the median
+    update_norm_factor: float = 3.0  # the bound relative to the round's median adapter norm, when max_update_norm is 0
 
     def __post_init__(self) -> None:
         assert self.mode in MODES, f"mode={self.mode!r}: one of {', '.join(MODES)}"
+        assert self.max_update_norm >= 0 and self.update_norm_factor >= 1, (
+            f"max_update_norm={self.max_update_norm} must be >= 0 and update_norm_factor={self.update_norm_factor} >= 1"
+        )
         assert self.rounds >= 1 and self.local_steps >= 1 and self.lora_r >= 1, f"rounds, local_steps, lora_r must be >= 1: {self}"
 
 
@@ -138,6 +144,12 @@ def _write_export(folder: Path, artifact: Artifact, gate: GateResult | None, ref
     stem.with_suffix(".json").write_text(json.dumps(record, indent=1))
 
 
+def skills_prompt(system: str, skills: Sequence[str]) -> str:
+    """The system prompt with the shared skills after it, quoted as user content (training.policies.quoting)."""
+    block = quoted_block("Skills shared by other projects", skills)
+    return f"{system}\n\n{block}" if block else system
+
+
 def utility(settings: FederationSettings, model_path: str, task: str, skills: Sequence[str] = ()) -> float:
     """Greedy mean composite of the model on the task's utility seeds, skills (if any) prepended to its system prompt."""
     import torch
@@ -149,8 +161,7 @@ def utility(settings: FederationSettings, model_path: str, task: str, skills: Se
 
     model, tokenizer = load_model(model_path, trainable=False)
     system = system_prompt_for(make(task, settings.utility_seeds[0]))
-    if skills:
-        system += "\n\nSkills shared by other projects:\n" + "\n".join(f"- {s}" for s in skills)
+    system = skills_prompt(system, skills)
     with torch.no_grad():
         records = rollout_episodes(model, tokenizer, [(task, s) for s in settings.utility_seeds], max_turns=settings.max_turns,
                                    max_new_tokens=settings.max_new_tokens, temperature=0.0, system_prompt=system,
@@ -222,11 +233,14 @@ def run_round(settings: FederationSettings, people: Sequence[Participant], r: in
     adapters = {p.name: _train(settings, p, starts[p.name], folder / "train" / p.name, r) for p in people}
     accepted, gates = ([], []) if settings.mode == "local" else _exports(settings, people, r, starts, adapters, folder / "artifacts")
     down, models, skills, used = 0, {}, [], 0
+    screened: dict[str, float] = {}
     if settings.mode == "fedavg":
         template = adapters[people[0].name]
         shared = [(adapter_tensors(a), int(a.meta["examples"])) for _, a in accepted if a.kind == "adapter"]
         joined = received_adapters(received, like=_adapter_state(template), cap=max((w for _, w in shared), default=1))
-        shared, used = shared + joined, len(joined)
+        shared, report = updates_screen(shared + joined, max_norm=settings.max_update_norm, norm_factor=settings.update_norm_factor)
+        used = len(joined)
+        screened = report
         if shared:
             averaged = fedavg([tensors for tensors, _ in shared], [weight for _, weight in shared])
             adapter = _averaged_adapter(template, averaged, folder / "aggregate-adapter")
@@ -263,6 +277,8 @@ def run_round(settings: FederationSettings, people: Sequence[Participant], r: in
     metrics["models"] = models
     metrics["skills"] = len(skills)
     metrics["received"] = float(used)
+    metrics["refused non-finite updates"] = screened.get("refused_non_finite", 0.0)
+    metrics["clipped updates"] = screened.get("clipped", 0.0)
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=1))  # last: the round's done marker
     return metrics
 

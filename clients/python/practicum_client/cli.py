@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,6 +85,14 @@ def _parser() -> argparse.ArgumentParser:
     proxy.add_argument("--listen", default="127.0.0.1:8787", type=_listen, help="HOST:PORT to serve on (default 127.0.0.1:8787)")
     proxy.add_argument("--idle", type=float, default=60.0, help="seconds without a request after which a conversation is uploaded")
     proxy.add_argument("--env", default=None, help="the environment name to file the episodes under")
+    proxy.add_argument(
+        "--token-env",
+        default="PRACTICUM_PROXY_TOKEN",
+        help="the variable holding the token callers present (generated and printed when it is unset)",
+    )
+    proxy.add_argument("--upstream-key-env", default=None, help="the variable holding the upstream's API key, sent as its bearer key")
+    proxy.add_argument("--forward-credentials", action="store_true",
+                       help="pass the caller's own Authorization and Cookie headers upstream (off: they stay at the proxy)")  # fmt: skip
     return parser
 
 
@@ -102,9 +111,18 @@ def _proxy(args: argparse.Namespace, client: Client) -> int:
     if not args.upstream.startswith(("http://", "https://")):
         raise PracticumError("invalid_upstream", f"--upstream {args.upstream!r}: must start with http:// or https://")
     host, port = args.listen
-    proxy = RecordingProxy(client, args.upstream, idle_s=args.idle, env=args.env)
+    upstream_key = None
+    if args.upstream_key_env:
+        upstream_key = os.environ.get(args.upstream_key_env)
+        if not upstream_key:
+            raise PracticumError("invalid_upstream_key", f"--upstream-key-env {args.upstream_key_env}: the variable is not set")
+    token = os.environ.get(args.token_env) or None
+    proxy = RecordingProxy(client, args.upstream, idle_s=args.idle, env=args.env, token=token, upstream_key=upstream_key,
+                           forward_credentials=args.forward_credentials)  # fmt: skip
     print(f"recording proxy for {args.upstream} on http://{host}:{port}/v1 (conversations idle {args.idle:g}s are uploaded)",
           file=sys.stderr)  # fmt: skip
+    if token is None:
+        print(f"proxy token (give it as the harness's api_key, or as X-Practicum-Proxy-Token): {proxy.token}", file=sys.stderr)
     proxy.serve(host=host, port=port)
     return 0
 

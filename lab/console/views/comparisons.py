@@ -11,7 +11,7 @@ from lab.console.views.evaluations import evaluation_list_context
 from lab.console.views.launch_forms import launch_project, refused_fields, seeds_parse
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects
-from lab.rollouts.comparisons import comparison_launch, comparison_summary
+from lab.rollouts.comparisons import comparison_launch, comparison_plan, comparison_summary
 from lab.rollouts.selectors import comparison_get
 
 COMPARISON_FIELDS = ("project", "base", "variants", "task_set", "seeds")
@@ -36,6 +36,14 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
     post = request.POST
     try:
         project = launch_project(request, "run evaluations")
+        if post.get("preview"):  # the count of jobs first, nothing launched
+            variants = variants_parse(post.get("variants", ""))
+            plan = comparison_plan(
+                agents=1 + len(variants), task_set=post.get("task_set", "").strip(), seeds=seeds_parse(post.get("seeds", ""))
+            )
+            context = evaluation_list_context(request, form={}, errors={})
+            context.update(comparison_form=post, comparison_errors={}, comparison_preview=f"This comparison launches {plan['text']}.")
+            return page(request, "console/evaluations.html", context)
         comparison = comparison_launch(project=project, base=post.get("base", "").strip(), variants=variants_parse(post.get("variants", "")),
                                        task_set=post.get("task_set", "").strip(), seeds=seeds_parse(post.get("seeds", "")),
                                        user=request.user)  # fmt: skip

@@ -42,7 +42,7 @@ def improve_context(
     env = registry.task_set(evaluation.task_set)[0].env
     agent = evaluation.agent
     base_model = form.get("base_model") or (agent.model if agent.kind == AgentKind.HF else "")
-    recipe = form.get("recipe") or DEFAULTS["recipe"]
+    recipe = form.get("recipe") if form.get("recipe") in RECIPES else DEFAULTS["recipe"]  # a refused recipe shows the default's settings
     defaults = {name: recipe_defaults(name, base_model=base_model, env=env) for name in RECIPES}
     failing = failing_episodes(evaluation)
     picked = set(form.getlist("episodes")) if hasattr(form, "getlist") and "episodes" in form else None

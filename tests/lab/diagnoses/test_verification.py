@@ -129,3 +129,20 @@ def test_an_expert_may_not_verify_an_episode_a_model_played_but_may_verify_an_an
     anchor_episode = store("ledger/loose")  # another record: the same one would be the deduplicated episode above
     assert anchor_episode.pk != tight_episode.pk and not runs_a_model(anchor_episode.agent)
     assert expert.post(f"/api/v1/diagnoses/{diagnose(anchor_episode).pk}/verify/?wait=1").status_code == 200
+
+
+def test_branch_episodes_are_their_own_kind_never_an_agents_or_anchors(tight_episode: Any, project_a: Any) -> None:
+    from lab.console.selectors import leaderboard
+    from lab.projects.models import Project
+    from lab.trajectories.models import AgentConfig
+
+    anchor = AgentConfig.objects.create(project=project_a, name="ledger-stubborn", kind="scripted", model="ledger-stubborn")
+    Episode.objects.filter(pk=tight_episode.pk).update(agent=anchor, provenance="recorded")
+    before = [(r.name, r.n, r.mean) for r in leaderboard(projects=Project.objects.filter(pk=project_a.pk)).overall]
+    diagnosis = diagnosis_verify(diagnosis=diagnose(Episode.objects.get(pk=tight_episode.pk)))
+    assert diagnosis.verification == "verified"  # one branch passed: counted, it would move the anchor's mean
+    assert [(r.name, r.n, r.mean) for r in leaderboard(projects=Project.objects.filter(pk=project_a.pk)).overall] == before
+    children = list(diagnosis.child_episodes.all())
+    assert len(children) == 2 and all(c.agent_id is None and c.source == "branch" for c in children)
+    assert not anchor.episodes.filter(source="branch").exists()
+    assert all(episode_to_record(c)["header"]["policy"] for c in children)  # the policy that played it is still recorded

@@ -162,3 +162,15 @@ def test_bad_config_is_refused_naming_the_setting(config, field):
     with pytest.raises(DomainError) as refused:
         federation_config_check(config)
     assert refused.value.details["fields"] == [field] and field in refused.value.message
+
+
+@pytest.mark.django_db
+def test_an_api_key_enters_only_its_own_project_into_a_federation(three_projects, fed_participants, api, tiny_model):
+    """alice is a researcher of bravo too, but her acme key reaches acme alone: bravo's episodes stay out of reach."""
+    acme_key = api(three_projects["owners"]["a"], three_projects["projects"]["a"])
+    body = {"project": "acme", "name": "f", "mode": "fedavg", "base_model": "tiny", "participants": fed_participants[:2]}
+    response = acme_key.post("/api/v1/federation/rounds/", body, format="json")
+    assert response.status_code == 404 and response.json()["error"]["fields"] == ["participants[1].project"]
+    assert not FederationRound.objects.exists()
+    alone = acme_key.post("/api/v1/federation/rounds/", {**body, "participants": fed_participants[:1]}, format="json")
+    assert alone.status_code == 201, alone.content

@@ -19,7 +19,7 @@ from lab.errors import DomainError
 from lab.federation.exchange import artifact_push, received_decide, received_path
 from lab.federation.models import ArtifactExport, FederationNonce, OutgoingTransfer, ReceivedArtifact
 from lab.federation.services import federation_create, federation_execute, federation_folder, peer_create, sharing_policy_set
-from lab.federation.transport import INBOX_PATH, SENDER, SIGNATURE, post_signed, signed_headers
+from lab.federation.transport import INBOX_PATH, RECIPIENT, SENDER, SIGNATURE, post_signed, signed_headers
 from tests.lab.federation.exports import SKILL, make_export
 from training.federation.artifacts import Artifact
 
@@ -38,6 +38,8 @@ def installations(settings: Any, monkeypatch: pytest.MonkeyPatch, live_server: A
         "bravo-lab": {"base_url": live_server.url, "key_env": "FED_KEY_BRAVO"},
         "acme-lab": {"base_url": "http://acme-lab.invalid", "key_env": "FED_KEY_ACME"},
     }
+    # One process plays both installations: its inbox answers as bravo-lab, the recipient acme-lab's pushes name.
+    monkeypatch.setattr("lab.federation.exchange.inbox_name", lambda: "bravo-lab")
     sharing_policy_set(project=project_a, kinds=["skills", "stats"], canaries={"ledger.ref": CANARY}, user=alice)
     return {
         "peer": peer_create(project=project_a, name="bravo", endpoint="bravo-lab", user=alice),
@@ -57,11 +59,13 @@ def _body(project: str = "bravo", skills: tuple[str, ...] = (SKILL,), **manifest
 
 
 def _send(url: str, body: bytes, *, key: str = SECRET, sender: str = "acme-lab", signed_body: bytes | None = None,
-          now: float | None = None, nonce: str | None = None, path: str = INBOX_PATH, tamper: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
+          now: float | None = None, nonce: str | None = None, path: str = INBOX_PATH, tamper: dict[str, str] | None = None,
+          recipient: str = "bravo-lab") -> tuple[int, Any]:  # fmt: skip
     """POST to the inbox as a sender would, with what is signed (and which headers are then changed) under the test's control."""
     headers = signed_headers(key=key, method="POST", path=path, sender=sender, body=body if signed_body is None else signed_body,
-                             now=now, nonce=nonce)  # fmt: skip
-    return post_signed(base_url=url, key=key, sender=sender, body=body, timeout=10.0, headers={**headers, **(tamper or {})})
+                             now=now, nonce=nonce, recipient=recipient)  # fmt: skip
+    return post_signed(base_url=url, key=key, sender=sender, body=body, timeout=10.0, headers={**headers, **(tamper or {})},
+                       recipient=recipient)  # fmt: skip
 
 
 def _closed_port() -> int:
@@ -107,6 +111,13 @@ def test_the_inbox_refuses_every_forged_or_mistaken_request(installations: Any, 
         ("email in a skill", dict(body=_body(skills=("Write to ops@acme.example.com first.",))), 400, "content_refused"),
         ("long number in a skill", dict(body=_body(skills=("Account 4929 1234 5678 9012 pays.",))), 400, "content_refused"),
         ("not JSON", dict(body=b"\x00\xff not json"), 400, "invalid_json"),
+        ("signed for another recipient", dict(body=good, recipient="charlie-lab"), 401, "wrong_recipient"),
+        (
+            "recipient changed after signing",
+            dict(body=good, tamper={RECIPIENT: "bravo-lab"}, recipient="charlie-lab"),
+            401,
+            "bad_signature",
+        ),
     ]
     from lab.projects.services import project_create
 
@@ -115,7 +126,7 @@ def test_the_inbox_refuses_every_forged_or_mistaken_request(installations: Any, 
         answer_status, answer = _send(url, **kwargs)
         assert (answer_status, answer["error"]["code"]) == (status, code), (name, answer)
         assert "ops@acme" not in json.dumps(answer) and "4929" not in json.dumps(answer), name  # refusals never echo the value
-    status, answer = post_signed(base_url=url, key=SECRET, sender="acme-lab", body=good, timeout=10.0, headers={})
+    status, answer = post_signed(base_url=url, key=SECRET, sender="acme-lab", body=good, timeout=10.0, headers={}, recipient="bravo-lab")
     assert (status, answer["error"]["code"]) == (401, "unsigned")
     assert not ReceivedArtifact.objects.exists()
 

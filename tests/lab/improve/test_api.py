@@ -56,6 +56,11 @@ def test_alice_starts_a_loop_and_reads_its_lineage(alice_api: Any, clumsy_evalua
         ({"episodes": [999_999]}, 400, "episodes"),
         ({"config": {"test_seeds": [1]}}, 400, "episodes"),
         ({"config": []}, 400, "config"),
+        # Seeds shared by checkpoint selection and the test are refused whatever the task sets (here chain vs echo).
+        ({"config": {"test_seeds": [20, 10], "test_task_set": "toolgym/echo"}}, 400, "test_seeds"),
+        # A recipe task naming a split, not a task, once answered 500 from the leakage guard.
+        ({"config": {"test_seeds": [20], "recipe": "grpo", "recipe_config": {"task": "toolgym/train"}}}, 400, "recipe_config.task"),
+        ({"config": {"test_seeds": [20], "recipe": "grpo", "recipe_config": {"task": 7}}}, 400, "task"),
     ],
 )  # fmt: skip
 def test_bad_input_answers_4xx_naming_the_field(alice_api: Any, clumsy_evaluation: Any, loop_config: dict[str, Any],

@@ -44,6 +44,7 @@ def test_the_evaluation_page_offers_improve_and_the_form_lists_its_failing_episo
         ({"weight-anchors": "lots"}, "sources", "sources.anchors"),
         ({"recipe_config": "{"}, "recipe_config", "recipe_config"),
         ({"base_model": ""}, "base_model", "base_model"),
+        ({"recipe": "ppo", "recipe_config": ""}, "recipe", "&#x27;ppo&#x27;; choose one of"),  # an unknown recipe once answered 500
     ],
 )  # fmt: skip
 def test_a_refused_form_is_the_page_again_with_the_message(

@@ -67,6 +67,7 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     assert loop.baseline_evaluation.agent == loop.agent and loop.baseline_evaluation.seeds == [20, 21]
     assert loop.test_evaluation.checkpoint_id == loop.checkpoint_id and loop.test_evaluation.seeds == [20, 21]
     assert report["pairs"] == 2 and report["metrics"][0] == "composite"
+    assert (report["dev_seeds"], report["test_seeds"], report["dev_test_seed_overlap"]) == ([10, 11], [20, 21], 0)
     diff = report["overall"]["composite"]
     means = report["candidate"]["means"]["composite"] - report["baseline"]["means"]["composite"]
     assert diff["mean"] == pytest.approx(means) and diff["n"] == 2
@@ -89,3 +90,26 @@ def test_a_second_loop_gets_the_next_dataset_version(project_a: Any, clumsy_eval
         versions.append(loop_dataset_build(loop=loop, anchor_evaluation=None).version)
     assert versions == [1, 2]
     assert ImprovementLoop.objects.get(pk=loop.pk).dataset.version == 2
+
+
+def test_a_loop_cannot_train_from_another_projects_checkpoint_even_one_reported_as_its_own(
+    project_a: Any, project_b: Any, clumsy_evaluation: Any, loop_config: dict[str, Any], settings: Any
+) -> None:
+    from pathlib import Path
+
+    from lab.errors import DomainError
+    from lab.improve.services import loop_create
+    from lab.runs.models import Checkpoint, TrainingRun
+
+    theirs = Path(settings.PRACTICUM_CHECKPOINT_DIR) / f"project-{project_b.pk}" / "run-1" / "step-000001"
+    theirs.mkdir(parents=True)
+    (theirs / "config.json").write_text('{"n_embd": 4096, "n_layer": 48}')  # must not even be read
+    external = TrainingRun.objects.create(project=project_a, name="ext", recipe="trl", base_model="gpt2", provenance="external")
+    Checkpoint.objects.create(run=external, step=1, path=str(theirs))
+    for config in (
+        {**loop_config, "base_model": str(theirs)},
+        {**loop_config, "recipe_config": {**loop_config["recipe_config"], "resume_from": str(theirs)}},
+    ):
+        with pytest.raises(DomainError) as caught:
+            loop_create(project=project_a, evaluation=clumsy_evaluation, config=config, enqueue=False)
+        assert caught.value.code == "path_refused"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import time
 import tracemalloc
 import zipfile
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import pytest
 from lab.ingest import IngestError, import_payload
 from lab.ingest.budget import BudgetExceeded, ByteBudget
 from lab.ingest.documents import read_documents
+from lab.ingest.formats import inspect_ai
 from tests.lab.ingest.test_ingest_containers import zipped
 
 MB = 1 << 20
@@ -114,10 +116,11 @@ def test_an_attachment_referenced_thousands_of_times_answers_413_without_buildin
 
 
 def test_attachments_within_the_budget_are_expanded():
-    result = import_payload(json.dumps(inspect_log("y" * 1000, 3)), max_expanded_bytes=3000)
+    shared = inspect_ai.container_context(inspect_log("y", 1))[0]["shared_bytes"]  # the eval spec each sample's header copies
+    result = import_payload(json.dumps(inspect_log("y" * 1000, 3)), max_expanded_bytes=3000 + shared)
     assert result.records[0]["steps"][0]["message"] == " ".join(["y" * 1000] * 3)
     with pytest.raises(IngestError) as caught:
-        import_payload(json.dumps(inspect_log("y" * 1000, 3)), max_expanded_bytes=2999)
+        import_payload(json.dumps(inspect_log("y" * 1000, 3)), max_expanded_bytes=2999 + shared)
     assert caught.value.code == "too_large"
 
 
@@ -151,3 +154,62 @@ def test_an_encrypted_member_is_refused_with_a_reason():
     with pytest.raises(IngestError) as caught:
         import_payload(encrypted, filename="x.zip")
     assert caught.value.status == 400 and "is encrypted" in caught.value.reason
+
+
+# What the upload API passes (lab.trajectories.imports.parse_upload): the absolute limits are far above these bombs,
+# so only the expansion ratio, counted as decoding streams, refuses them fast.
+API_LIMITS = {"max_bytes": 64 * MB, "max_expanded_bytes": 256 * MB}
+
+
+def refused_quickly(data: bytes, filename: str) -> IngestError:
+    started = time.perf_counter()
+    with pytest.raises(IngestError) as caught:
+        import_payload(data, filename=filename, **API_LIMITS)
+    assert time.perf_counter() - started < 5.0
+    assert (caught.value.status, caught.value.code) == (413, "too_large")
+    return caught.value
+
+
+def test_a_small_nested_archive_of_records_is_refused_by_the_ratio_limit_in_seconds():
+    record = json.dumps({"messages": [{"role": "user", "content": "a" * 30_000}, {"role": "assistant", "content": "ok"}]}) + "\n"
+    inner = zipped({"run.jsonl": (record * 6_000).encode()})  # 180 MB of records: under the absolute limit
+    outer = zipped({"inner.zip": inner})
+    assert len(outer) < 2 * MB
+    error = refused_quickly(outer, "outer.zip")
+    assert "expansion ratio limit: 50 x" in error.reason and f"the {len(outer)} bytes uploaded" in error.reason
+
+
+def test_one_attachment_referenced_150_times_is_refused_by_the_ratio_limit_in_seconds():
+    log = json.dumps(inspect_log("x" * MB, 150)).encode()  # 1 MB uploaded, 150 MB expanded: within the absolute limit
+    error = refused_quickly(log, "log.json")
+    assert "attachment://" in error.reason and "expansion ratio limit" in error.reason
+
+
+def tau2_results(policy_bytes: int, simulations: int) -> dict[str, Any]:
+    info = {"environment_info": {"domain_name": "airline", "policy": "p" * policy_bytes}, "agent_info": {"implementation": "a", "llm": "m"}}
+    sims = [
+        {"id": f"s{i}", "task_id": "1", "trial": i, "termination_reason": "user_stop", "messages": [{"role": "user", "content": "hi"}]}
+        for i in range(simulations)
+    ]
+    return {"timestamp": "t", "info": info, "tasks": [{"id": "1"}], "simulations": sims}
+
+
+def test_shared_context_copied_into_every_episode_counts_against_the_budget():
+    # 50 KB of policy shared by 600 one-line simulations: about 150 KB uploaded, 30 MB stored once per episode.
+    data = json.dumps(tau2_results(50_000, 600)).encode()
+    assert len(data) < 200_000
+    error = refused_quickly(data, "results.json")
+    assert (
+        "the shared context (run info, plan; " in error.reason
+        and "copied into each of 600 episodes" in error.reason
+        and "expansion ratio limit" in error.reason
+    )
+    assert import_payload(json.dumps(tau2_results(50_000, 20)), **API_LIMITS).format == "tau2"  # a normal run fits
+
+
+def test_the_absolute_limit_still_applies_when_it_is_the_tighter_one():
+    budget = ByteBudget(100, stored=10, ratio=50, floor=0)
+    with pytest.raises(BudgetExceeded, match=r"more than 100 bytes \(the expansion limit"):
+        budget.spend(101, what="x")
+    tight = ByteBudget(1000, stored=10, ratio=5, floor=20)
+    assert tight.cap == 50 and "5 x the 10 bytes uploaded" in tight.which

@@ -143,3 +143,52 @@ def test_an_uploaded_step_with_sampled_ids_that_lost_a_secret_loses_its_ids_and_
     assert later["token_ids"] == [5, 6] and later.get("prompt_token_ids") is None  # its prompt spelt the secret out
     untouched = import_payload(json.dumps({**record, "steps": [steps[0], {**steps[2], "index": 1}]}).encode()).records[0]["steps"]
     assert [s["prompt_token_ids"] for s in untouched] == [[1], [1, 5, 6, 5, 6]]
+
+
+# A corpus of what users leak most, as it appears in real logs and configs, and of look-alikes that are no secret.
+LEAKS = [
+    ("HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
+    ("login with hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678 then push", "hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678"),
+    ("maps?key=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY&q=x", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
+    ("stripe.api_key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("restricted rk_live_51H8aBcDeFgHiJkLmNoPqRsT in env", "rk_live_51H8aBcDeFgHiJkLmNoPqRsT"),
+    (
+        "cookie: session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
+    ("-H 'Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l'", "YWxhZGRpbjpvcGVuc2VzYW1l"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ('{"dbPassword": "Tr0ub4dor&3xyz"}', "Tr0ub4dor&3xyz"),
+    ("dbPassword: Tr0ub4dor-3xyz", "Tr0ub4dor-3xyz"),
+    ("passwd: correct-horse-battery", "correct-horse-battery"),
+    ("DATABASE_URL=postgres://admin:s3cr3tP4ssw0rd@db.internal:5432/app", "s3cr3tP4ssw0rd"),
+    ("[REDACTED:assignment] and then sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+]
+LOOK_ALIKES = [
+    "the hf_hub_download function and hf_transfer",
+    "AIza is how Google keys start; see the docs",
+    "sk_test_ keys are for tests; use sk_live_ in production",
+    "eyJ is base64 for '{\"'",
+    "Basic understanding of the Authorization header helps",
+    "the aws_secret_access_key setting names your key",
+    '{"pwd": "/home/alice/project", "eos_token": "</s>", "passwordHint": "pet"}',
+    "passwordless login; reset your password: open the settings",
+    "mailto:alice@example.com and user@host",
+]
+
+
+def test_a_corpus_of_realistic_leaks_is_redacted():
+    redactor = Redactor()
+    for text, secret in LEAKS:
+        redacted, count = redactor.redact_text(text)
+        assert secret not in redacted and count >= 1, text
+        walked, _ = redactor.redact({"note": text})
+        assert secret not in json.dumps(walked), text  # the walk too, whatever the string starts with
+        assert redactor.may_hold_secrets(json.dumps({"note": text})), text  # the pre-scan never skips one
+
+
+def test_look_alikes_are_left_alone():
+    redactor = Redactor()
+    for text in LOOK_ALIKES:
+        assert redactor.redact_text(text) == (text, 0), text
+        assert redactor.redact({"note": text, **json.loads(text)} if text.startswith("{") else {"note": text})[1] == 0, text

@@ -91,3 +91,41 @@ def test_a_revoked_key_counts_as_a_failure(mallory: tuple[Any, str]) -> None:
     client = APIClient(REMOTE_ADDR="10.0.0.9")
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert [client.get(API).status_code for _ in range(LIMIT + 1)] == [401] * LIMIT + [429]
+
+
+# --- behind a reverse proxy, and per account ---------------------------------------------------------------------
+
+PROXY = "10.9.9.9"
+
+
+def _via_proxy(client: Any, username: str, password: str, forwarded: str) -> Any:
+    return client.post(LOGIN, {"username": username, "password": password}, REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=forwarded)
+
+
+def test_behind_a_trusted_proxy_one_attacker_does_not_lock_everyone_out(client: Any, alice: Any, settings: Any) -> None:
+    settings.PRACTICUM_TRUSTED_PROXIES = 1
+    for _ in range(LIMIT):
+        _via_proxy(client, "alice", "wrong", "203.0.113.66")
+    assert _via_proxy(client, "alice", "alice-password", "203.0.113.66").status_code == 429  # the attacker's own address
+    assert _via_proxy(APIClient(), "alice", "alice-password", "198.51.100.7").status_code == 302  # alice, through the same proxy
+
+
+def test_forged_forwarded_addresses_are_ignored_beyond_the_trusted_proxies(client: Any, alice: Any, settings: Any) -> None:
+    settings.PRACTICUM_TRUSTED_PROXIES = 1
+    # The client writes whatever it likes on the left; the trusted proxy appends the address it saw on the right.
+    for i in range(LIMIT):
+        _via_proxy(client, "alice", "wrong", f"192.0.2.{i}, 203.0.113.66")
+    assert _via_proxy(client, "alice", "alice-password", "192.0.2.200, 203.0.113.66").status_code == 429
+    settings.PRACTICUM_TRUSTED_PROXIES = 0  # no proxy declared: the header is not read at all
+    for i in range(LIMIT):
+        _via_proxy(client, "bob", "wrong", f"192.0.2.{i}")
+    assert _via_proxy(client, "bob", "wrong", "192.0.2.99").status_code == 429
+
+
+def test_failures_on_one_account_from_many_addresses_lock_that_account(client: Any, alice: Any, settings: Any) -> None:
+    settings.PRACTICUM_AUTH_ACCOUNT_FAILURES_PER_MINUTE = 5
+    for i in range(5):
+        assert _login(client, "alice", "wrong", address=f"10.1.0.{i}").status_code == 200  # each address below its own limit
+    refused = _login(client, "alice", "alice-password", address="10.1.0.99")
+    assert refused.status_code == 429 and b"Too many failed sign-ins for this account" in refused.content
+    assert _login(client, "bob", "wrong", address="10.1.0.99").status_code == 200  # other accounts are untouched

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -94,3 +95,27 @@ def test_regrading_an_evaluation_needs_the_role_that_runs_evaluations(api: Any, 
     else:
         assert answer.status_code == 403
         assert answer.json()["error"]["message"] == f"A {role} may not regrade evaluations; ask a project owner for a higher role."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"sampling": True}, "sampling"),
+        ({"sampling": [1, 2]}, "sampling"),
+        ({"sampling": {"temperature": "hot"}}, "sampling"),
+        ({"sampling": {"max_tokens": True}}, "sampling"),
+        ({"sampling": {"stop": {"nested": 1}}}, "sampling"),
+        ({"harness": True}, "harness"),
+        ({"harness": {"window_turns": "many"}}, "harness"),
+        ({"harness": {"max_new_tokens": 0}}, "harness"),
+        ({"harness": {"no_such_setting": 1}}, "harness"),
+    ],
+)
+def test_agent_sampling_and_harness_are_validated_when_the_agent_is_created(alice_api: Any, body: dict[str, Any], field: str) -> None:
+    answer = alice_api.post("/api/v1/agents/", {"name": "odd", "kind": "scripted", "model": "smart-triage", **body}, format="json")
+    assert answer.status_code == 400, answer.content
+    assert field in json.dumps(answer.json()["error"])
+    created = alice_api.post("/api/v1/agents/", {"name": "fine", "kind": "scripted", "model": "smart-triage"}, format="json").json()["id"]
+    patched = alice_api.patch(f"/api/v1/agents/{created}/", body, format="json")
+    assert patched.status_code == 400, patched.content

@@ -140,3 +140,23 @@ def test_the_console_launches_a_comparison_and_shows_it(client: Any, role_users:
     assert 'id="comparison-table"' in html and "smart-triage" in html and "n=2" in html and 'id="comparison-roles"' in html
     refused = client.post("/evaluations/comparisons/new", {**form, "variants": "nobody-here"})
     assert refused.status_code == 400 and "nobody-here" in refused.content.decode()
+
+
+def test_a_comparison_above_the_job_cap_is_refused_before_anything_is_created(alice_api: Any, project_a: Any, settings: Any) -> None:
+    settings.PRACTICUM_MAX_COMPARISON_JOBS = 50
+    body = {"base": "do-nothing", "variants": ["naive-restock", "smart-triage"], "task_set": TASK, "seeds": list(range(20))}
+    response = alice_api.post("/api/v1/comparisons/", body, format="json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "too_many_jobs"
+    assert "60 jobs (3 agents x 1 tasks x 20 seeds); at most 50" in response.json()["error"]["message"]
+    assert not Comparison.objects.exists() and not Evaluation.objects.exists() and not RolloutJob.objects.exists()
+
+
+def test_the_console_shows_the_job_count_before_launching(client: Any, role_users: dict[str, Any], project_a: Any, settings: Any) -> None:
+    settings.PRACTICUM_MAX_COMPARISON_JOBS = 50
+    client.force_login(role_users["researcher"])
+    form = {"project": "acme", "base": "do-nothing", "variants": "naive-restock", "task_set": TASK, "seeds": "0-4", "preview": "1"}
+    preview = client.post("/evaluations/comparisons/new", form)
+    assert preview.status_code == 200 and "10 jobs (2 agents x 1 tasks x 5 seeds)" in preview.content.decode()
+    assert not Comparison.objects.exists() and not RolloutJob.objects.exists()
+    refused = client.post("/evaluations/comparisons/new", {**form, "seeds": "0-99"})
+    assert refused.status_code == 400 and "200 jobs" in refused.content.decode() and "at most 50" in refused.content.decode()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -132,3 +133,41 @@ def test_the_run_pages_show_the_tier_and_hide_evaluate_for_external_checkpoints(
     assert '<span class="tag provenance-upload">upload</span>' in page and "trained elsewhere" in page
     assert "Evaluate</th>" not in page and f'ws-connect="/ws/runs/{run_id}/' in page  # live, like a native run
     assert '<span class="tag provenance-upload">upload</span>' in client.get("/runs/").content.decode()
+
+
+# --- bounds on metric ingestion: rows and bytes per report, rows per minute per run --------------------------------
+
+
+@pytest.mark.django_db
+def test_a_report_of_100k_metric_rows_is_refused_413_before_anything_is_written(alice_api: Any, settings: Any) -> None:
+    run_id = _start(alice_api).json()["id"]
+    points = [{"step": s, "values": {f"m{i}": 1.0 for i in range(100)}} for s in range(1000)]  # within the per-point caps
+    started = time.perf_counter()
+    response = _report(alice_api, run_id, points)
+    assert time.perf_counter() - started < 5.0
+    assert (response.status_code, response.json()["error"]["code"]) == (413, "too_large")
+    assert f"at most {settings.PRACTICUM_METRIC_ROWS_PER_REPORT} values per report" in response.json()["error"]["message"]
+    assert not RunMetric.objects.filter(run_id=run_id).exists()
+
+
+@pytest.mark.django_db
+def test_a_report_body_over_the_byte_limit_is_refused_413(alice_api: Any, settings: Any) -> None:
+    settings.PRACTICUM_METRIC_REPORT_BYTES = 2048
+    run_id = _start(alice_api).json()["id"]
+    response = _report(alice_api, run_id, [{"step": 1, "values": {"loss": 1.0}}], padding="x" * 4096)
+    assert (response.status_code, response.json()["error"]["code"]) == (413, "too_large")
+    assert "at most 2048 bytes" in response.json()["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_metric_rows_are_rate_limited_per_run_with_retry_after(alice_api: Any, settings: Any, monkeypatch: Any) -> None:
+    settings.PRACTICUM_METRIC_ROWS_PER_MINUTE = 300
+    monkeypatch.setattr("lab.projects.throttle.time.time", lambda: 6_000_030.0)  # mid-window: no minute ends during the test
+    first, second = _start(alice_api).json()["id"], _start(alice_api).json()["id"]
+    batch = [{"step": s, "values": {"a": 1.0, "b": 2.0}} for s in range(100)]  # 200 rows
+    assert _report(alice_api, first, batch).status_code == 200
+    limited = _report(alice_api, first, [{"step": 100 + s, "values": {"a": 1.0, "b": 2.0}} for s in range(100)])
+    assert (limited.status_code, limited.json()["error"]["code"]) == (429, "rate_limited")
+    assert 1 <= int(limited["Retry-After"]) <= 60
+    assert RunMetric.objects.filter(run_id=first).count() == 200  # the refused batch wrote nothing
+    assert _report(alice_api, second, batch).status_code == 200  # the budget is per run

@@ -201,3 +201,54 @@ def test_a_rollout_of_an_hf_agent_whose_model_now_points_out_fails_before_loadin
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task=task, seed=0, enqueue=False).pk)
     assert job.status == "failed" and job.episode is None
     assert job.error == "model='current': follows a symlink out of the model store and this project's checkpoints"
+
+
+# --- reported paths: an external run's checkpoints and what the lab then loads ------------------------------------
+
+
+def _their_checkpoint(project_b: Any, settings: Any) -> Path:
+    theirs = Path(settings.PRACTICUM_CHECKPOINT_DIR) / f"project-{project_b.pk}" / "run-9" / "output" / "step-000001"
+    theirs.mkdir(parents=True)
+    return theirs
+
+
+def test_an_external_run_cannot_report_another_projects_checkpoint_folder(
+    alice_api: Any, project_b: Any, store: Path, settings: Any, tmp_path: Path
+) -> None:
+    theirs = _their_checkpoint(project_b, settings)
+    (tmp_path / "link").symlink_to(theirs)
+    run_id = alice_api.post("/api/v1/runs/external/", {"name": "trl", "recipe": "trl-sft", "base_model": "gpt2"}, format="json").json()[
+        "id"
+    ]
+    for path in (str(theirs), str(tmp_path / "link")):
+        response = alice_api.post(f"/api/v1/runs/{run_id}/checkpoints/", {"step": 1, "path": path}, format="json")
+        assert (response.status_code, response.json()["error"]["code"]) == (400, "path_refused"), path
+        assert response.json()["error"]["fields"] == ["path"]
+    assert not Checkpoint.objects.filter(run_id=run_id).exists()
+    # Where a trainer elsewhere keeps its files stays a label: it names nothing this server holds.
+    for label in ("s3://bucket/ckpt-1", "/home/trainer/ckpt-1"):
+        assert alice_api.post(f"/api/v1/runs/{run_id}/checkpoints/", {"step": 2, "path": label}, format="json").status_code == 201
+
+
+def test_a_recorded_checkpoint_pointing_into_another_project_opens_nothing_when_used(
+    project_a: Any, project_b: Any, store: Path, settings: Any
+) -> None:
+    """Rows stored before reports were checked (or written by any other way) are checked again at load time."""
+    theirs = _their_checkpoint(project_b, settings)
+    for provenance in ("external", "recorded"):
+        run = TrainingRun.objects.create(project=project_a, name=provenance, recipe="sft", base_model="gpt2", provenance=provenance)
+        Checkpoint.objects.create(run=run, step=1, path=str(theirs))
+    assert "outside the model store and project acme's checkpoints" in _refusal(project_a, str(theirs)).message
+    agent = AgentConfig.objects.create(project=project_a, name="borrower", kind="hf", model=str(theirs))
+    with pytest.raises(DomainError, match="outside the model store"):
+        from lab.runs.paths import agent_model_path
+
+        agent_model_path(agent=agent)
+
+
+def test_an_old_flat_checkpoint_of_an_external_run_is_not_the_projects(project_a: Any, store: Path, settings: Any) -> None:
+    folder = Path(settings.PRACTICUM_CHECKPOINT_DIR) / "run-7" / "output" / "step-000004"  # another project's old flat run
+    folder.mkdir(parents=True)
+    run = TrainingRun.objects.create(project=project_a, name="ext", recipe="trl", base_model="gpt2", provenance="external")
+    Checkpoint.objects.create(run=run, step=4, path=str(folder))
+    assert "outside the model store" in _refusal(project_a, str(folder)).message

@@ -171,3 +171,15 @@ def test_a_zip_bomb_upload_answers_413_too_large_and_stores_nothing(alice_api: A
     response = alice_api.post("/api/v1/episodes/import/", {"file": upload}, format="multipart")
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
     assert Episode.objects.count() == 0 and ImportJob.objects.count() == 0
+
+
+def test_a_shared_context_bomb_answers_413_naming_the_ratio_limit_and_stores_nothing(alice_api: Any, settings: Any) -> None:
+    # Within the default absolute limits (64 MB uploaded, 256 MB expanded); only the ratio refuses it.
+    from tests.lab.ingest.test_ingest_budget import tau2_results
+
+    settings.PRACTICUM_MAX_EXPANSION_RATIO, settings.PRACTICUM_EXPANSION_FLOOR_BYTES = 50, 4 * 1024 * 1024
+    upload = SimpleUploadedFile("results.json", json.dumps(tau2_results(50_000, 200)).encode())
+    response = alice_api.post("/api/v1/episodes/import/", {"file": upload}, format="multipart")
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+    assert "the expansion ratio limit: 50 x the" in response.json()["error"]["message"]
+    assert Episode.objects.count() == 0 and ImportJob.objects.count() == 0

@@ -5,17 +5,24 @@ and hands each chat completion to the recorder.
   as it arrives) goes back unchanged, and the request with the assistant message (reassembled from the stream's
   deltas) is recorded. A non-2xx answer is passed through with its status and recorded as an error.
 - Anything else (`GET .../models`, embeddings, ...): forwarded and answered, not recorded.
-- Headers go upstream as given (the Authorization key included) except hop-by-hop ones and `X-Practicum-*`, which
-  are the proxy's own. The key is never read, kept or logged here.
+- Every request must carry the proxy's token (`X-Practicum-Proxy-Token: <token>`, or `Authorization: Bearer <token>`
+  as an SDK's api_key sends it); without it the answer is 401 and nothing is forwarded.
+- Headers go upstream as given except hop-by-hop ones, `X-Practicum-*` (the proxy's own), and the caller's
+  `Authorization` and `Cookie`: those stay here unless `forward_credentials` is set. The upstream's key is the
+  operator's `upstream_key` when given. Keys are never kept or logged here.
+- The path is normalised before it is matched or forwarded (percent-encodings decoded, `.` and empty segments
+  dropped), and a path with a `..` segment is refused (400): no request reaches the upstream outside its base path.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -29,6 +36,8 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 EPISODE_HEADER = "x-practicum-episode"
+TOKEN_HEADER = "X-Practicum-Proxy-Token"
+_CREDENTIALS = frozenset({"authorization", "cookie"})
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # Not forwarded: hop-by-hop headers, the length (recomputed), and encodings (httpx decodes, so the proxy sees text).
 _REQUEST_DROPPED = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
@@ -38,15 +47,41 @@ _RESPONSE_DROPPED = frozenset({"content-length", "connection", "keep-alive", "tr
 
 class ProxyApp:
     def __init__(
-        self, upstream: str, recorder: Recorder, *, timeout_s: float = 600.0, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
+        self, upstream: str, recorder: Recorder, *, token: str, upstream_key: str | None = None, forward_credentials: bool = False,
+        timeout_s: float = 600.0, transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:  # fmt: skip
+        """`token`: what every caller must present. `upstream_key`: sent upstream as the bearer key. `forward_credentials`:
+        pass the caller's own Authorization and Cookie on (off by default)."""
         if not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream={upstream!r}: must start with http:// or https://")
+        if not isinstance(token, str) or len(token) < 16:
+            raise ValueError("token: the proxy needs a token of at least 16 characters that callers present")
+        self.token, self.upstream_key, self.forward_credentials = token, upstream_key, forward_credentials
         self.upstream = upstream.rstrip("/")
         self.recorder = recorder
         self.timeout_s = timeout_s
         self.transport = transport
         self.http: httpx.AsyncClient | None = None
+
+    def authorised(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        given = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+        offered = [given.get(TOKEN_HEADER.lower(), ""), given.get("authorization", "").removeprefix("Bearer ").strip()]
+        return any(hmac.compare_digest(value.encode(), self.token.encode()) for value in offered if value)
+
+    def upstream_headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        out = []
+        for key, value in headers:
+            name = key.decode("latin-1").lower()
+            if name in _REQUEST_DROPPED or name.startswith("x-practicum-"):
+                continue
+            if name in _CREDENTIALS and (not self.forward_credentials or self.upstream_key is not None):
+                continue
+            if name == "authorization" and value.decode("latin-1").removeprefix("Bearer ").strip() == self.token:
+                continue  # the proxy's own token, never passed on
+            out.append((key, value))
+        if self.upstream_key is not None:
+            out.append((b"authorization", f"Bearer {self.upstream_key}".encode("latin-1")))
+        return out
 
     def target(self, path: str, query: bytes) -> str:
         """`/v1/chat/completions` on the proxy is `<upstream>/chat/completions`: the upstream URL is a base URL
@@ -68,12 +103,20 @@ class ProxyApp:
                 send, 413, {"error": {"message": f"practicum proxy: request body over {MAX_BODY_BYTES} bytes", "type": "proxy_error"}}
             )
             return
-        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in _REQUEST_DROPPED
-                   and not k.decode("latin-1").lower().startswith("x-practicum-")]  # fmt: skip
+        if not self.authorised(scope["headers"]):
+            await _answer(
+                send, 401, {"error": {"message": f"practicum proxy: present the proxy's token ({TOKEN_HEADER})", "type": "proxy_error"}}
+            )
+            return
+        path = normalised_path(scope.get("raw_path") or scope["path"].encode())
+        if path is None:
+            await _answer(send, 400, {"error": {"message": "practicum proxy: a path with '..' segments is refused", "type": "proxy_error"}})
+            return
+        headers = self.upstream_headers(scope["headers"])
         named = next((v.decode("latin-1").strip() for k, v in scope["headers"] if k.decode("latin-1").lower() == EPISODE_HEADER), "")
         episode = named[:200] or None  # the harness's own id for the conversation, kept in its record
-        url = self.target(scope["path"], scope.get("query_string", b""))
-        request = _json_object(body) if scope["method"] == "POST" and scope["path"].endswith("/chat/completions") else None
+        url = self.target(path, scope.get("query_string", b""))
+        request = _json_object(body) if scope["method"] == "POST" and path.endswith("/chat/completions") else None
         started = time.monotonic()
         try:
             upstream = self.http.build_request(scope["method"], url, headers=headers, content=body)
@@ -145,6 +188,28 @@ class ProxyApp:
                     await self.http.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def normalised_path(raw: bytes) -> str | None:
+    """The request path with every percent-encoding decoded (repeatedly: `%252e` too) and empty and `.` segments
+    dropped; None when it holds a `..` segment (no client of an API needs one; resolved by the upstream's URL handling
+    it could leave the base path), a backslash or a NUL."""
+    text = raw.decode("latin-1").split("?", 1)[0]
+    for _ in range(3):  # double-encoded dots are dots to some servers
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    if "\\" in text or "\x00" in text:
+        return None
+    parts: list[str] = []
+    for segment in text.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            return None
+        parts.append(segment)
+    return "/" + "/".join(parts)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -11,10 +12,24 @@ from typing import Any
 
 import uvicorn
 
+log = logging.getLogger("practicum_client.proxy")
+
+
+def bind_warning(host: str) -> str | None:
+    """A warning (also logged) when `host` listens on every interface: anyone on the network who learns the token
+    can then spend the upstream's key through this proxy. None for a specific address."""
+    if host.strip("[]") not in ("0.0.0.0", "::", ""):
+        return None
+    message = (f"the proxy listens on every interface ({host or 'all'}): anyone who can reach this machine and has the token "
+               "can call the upstream through it; listen on 127.0.0.1 unless that is what you want")  # fmt: skip
+    log.warning(message)
+    return message
+
 
 def serve(app: Any, *, host: str, port: int) -> None:
     """Until interrupted (Ctrl-C / SIGTERM, which uvicorn handles). No access log: a request line can carry a key in
     its query string (some providers take `?key=`), and the proxy logs no key."""
+    bind_warning(host)
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, lifespan="on")
 
 
