@@ -280,8 +280,8 @@ class DecodeEngine:
                 sampling.append(request)
         logits = self._forward(feeds, logits_for=[i for i, r in enumerate(self.running) if not r.todo])
         finished: list[Done] = []
-        for request, row in zip(sampling, logits, strict=True):
-            token, logprob = self._sample(row, request.temperature)
+        picks = self._sample(logits, [r.temperature for r in sampling]) if sampling else []
+        for request, (token, logprob) in zip(sampling, picks, strict=True):
             request.ids.append(token)
             request.logprobs.append(logprob)
             self.stats["sampled_tokens"] += 1
@@ -306,14 +306,19 @@ class DecodeEngine:
         return out
 
     @staticmethod
-    def _sample(logits: torch.Tensor, temperature: float) -> tuple[int, float]:
-        if temperature > 0:
-            logp = torch.log_softmax(logits / temperature, dim=-1)
-            token = int(torch.multinomial(logp.exp(), 1))
-        else:
-            logp = torch.log_softmax(logits, dim=-1)
-            token = int(torch.argmax(logits))
-        return token, float(logp[token])
+    def _sample(logits: torch.Tensor, temperatures: list[float]) -> list[tuple[int, float]]:
+        """One token per row of fp32 logits (S, V): greedy where the temperature is 0 (the logprob then of the raw
+        logits), else drawn from softmax(logits / temperature) by inverse CDF (one uniform per row: torch.multinomial
+        draws an exponential per vocabulary entry, 3 ms a row for 49k entries here)."""
+        t = torch.tensor([x if x > 0 else 1.0 for x in temperatures], dtype=logits.dtype).unsqueeze(1)
+        logp = torch.log_softmax(logits / t, dim=-1)
+        greedy = logits.argmax(dim=-1)
+        cdf = logp.exp().cumsum(dim=-1)
+        u = torch.rand(len(temperatures), 1, dtype=cdf.dtype) * cdf[:, -1:]
+        drawn = torch.searchsorted(cdf, u).squeeze(1).clamp_(max=logits.shape[1] - 1)
+        tokens = torch.where(torch.tensor([x > 0 for x in temperatures]), drawn, greedy)
+        chosen = logp.gather(1, tokens.unsqueeze(1)).squeeze(1)
+        return list(zip(tokens.tolist(), chosen.tolist(), strict=True))
 
     # -- the ragged forward -----------------------------------------------------------------------------------------
     @torch.inference_mode()
