@@ -62,7 +62,7 @@ def free_cores() -> int:
     return max(1, min(cores, cores - busy))
 
 
-def _base(model: Any) -> Any:
+def base_model(model: Any) -> Any:
     return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
@@ -70,7 +70,7 @@ def supports(model: Any) -> bool:
     """Whether the engine can run this model's decoder layers itself."""
     if hasattr(model, "sample_completions") or not isinstance(model, torch.nn.Module):
         return False
-    base = _base(model)
+    base = base_model(model)
     config = getattr(base, "config", None)
     if config is None or getattr(config, "model_type", None) not in SUPPORTED_TYPES:
         return False
@@ -85,7 +85,7 @@ def model_device(model: Any) -> torch.device:
 
 
 def kv_bytes_per_token(model: Any, dtype: torch.dtype | None = None) -> int:
-    config = _base(model).config
+    config = base_model(model).config
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     dtype = dtype or next(model.parameters()).dtype
     return config.num_hidden_layers * 2 * config.num_key_value_heads * head_dim * torch.finfo(dtype).bits // 8
@@ -173,11 +173,11 @@ class DecodeEngine:
         self, model: Any, *, eos_id: int, token_budget: int | None = None, max_batch: int = 64, prefill_chunk: int = DEFAULT_PREFILL_CHUNK,
         autocast: bool = False, threads: int | None = None,
     ) -> None:  # fmt: skip
-        assert supports(model), f"the decode engine does not run {type(_base(model)).__name__}"
+        assert supports(model), f"the decode engine does not run {type(base_model(model)).__name__}"
         if threads is not None and model_device(model).type == "cpu":
             torch.set_num_threads(threads)  # a busy core in the OpenMP team stalls every matmul (~6 ms each, measured)
         self.model = model
-        base = _base(model)
+        base = base_model(model)
         self.config = base.config
         self.inner = base.model
         self.lm_head = base.lm_head

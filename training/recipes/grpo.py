@@ -31,7 +31,7 @@ from training.data import record_reward
 from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import AGGREGATIONS, entropy_bonus, grpo_loss
-from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
+from training.modeling import AdapterDisabled, forward_logits, gather_logprobs, load_model, token_logprobs
 from training.recipes.onpolicy import (
     OnPolicyConfig,
     evaluate,
@@ -93,7 +93,7 @@ class GRPOConfig(OnPolicyConfig):
 def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="grpo", hooks=hooks)
     model, tokenizer = trainer.model, trainer.tokenizer
-    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
+    reference = reference_policy(trainer, config) if config.kl_coef > 0 else None
     if trainer.step == 0:
         trainer.log(evaluate(model, tokenizer, config))
 
@@ -114,6 +114,15 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
         trainer.log(metrics)
         trainer.maybe_save()
     return trainer.finish()
+
+
+def reference_policy(trainer: Any, config: Any) -> Any:
+    """The frozen starting policy for the KL term: with LoRA the trainer's own model with its adapter disabled (no
+    second copy of the weights; the adapter starts at zero, so that is the starting model, resumed or not), else a
+    frozen copy loaded from config.model."""
+    if hasattr(trainer.model, "disable_adapter"):
+        return AdapterDisabled(trainer.model)
+    return load_model(config.model, device=trainer.device, trainable=False)[0]
 
 
 def training_reward(record: dict[str, Any], component: str, *, steps: bool = False) -> float | None:
