@@ -6,6 +6,8 @@
    SmolLM2 zoo entry samples them): HF generate one sequence at a time, HF generate batched (left-padded), the engine
    (continuous batching). Every sequence samples exactly --new-tokens tokens (no early end-of-turn), temperature 1;
    the clock covers the prefill and the decode, as a rollout turn does. Targets: engine >= 5x one-at-a-time, >= 1.5x batched.
+   Where the prompts are one (a GRPO group: the same scenario's opening), "engine, forked" prefills it once and forks it,
+   as the sampler does.
 2. A --turns-turn episode with scripted tool results (each turn samples 32 tokens, then a fixed ~60-token tool result
    and the next generation prompt are appended): the engine keeping its cache vs re-prefilling the whole history
    every turn (HF generate, as training.sampling did). Target >= 3x at the last turn.
@@ -30,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from training.data import PromptStyle  # noqa: E402
 from training.decode import DecodeEngine, bf16_supported, free_cores  # noqa: E402
-from training.sampling import _render, _start  # noqa: E402
+from training.sampling import _group_sessions, _render, _start  # noqa: E402
 
 TASK = "storebench-short/cold-snap-2d"
 NO_EOS = -1  # throughput runs sample every token up to the limit
@@ -94,7 +96,8 @@ def main() -> None:
     prompts = [_start(TASK, seed, tokenizer, None, style, 40).prompt_ids for seed in range(args.episodes)]
     new = args.new_tokens
     print(f"model: {Path(args.model).name}, {params / 1e6:.1f}M parameters, {dtype}; {len(prompts)} prompts of "
-          f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens ({TASK}), {new} new tokens each")  # fmt: skip
+          f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens ({TASK}, {len(set(map(tuple, prompts)))} distinct), "
+          f"{new} new tokens each")  # fmt: skip
 
     def share(tok_s: float) -> str:
         return f"{2 * params * tok_s / rate:.1%} of the matmul rate"
@@ -110,6 +113,10 @@ def main() -> None:
         figures["engine"] = total / timed(
             lambda: engine.generate([engine.session() for _ in prompts], prompts, max_new_tokens=new, temperature=1.0)
         )
+        if len(set(map(tuple, prompts))) < len(prompts):  # a GRPO group: the sampler prefills the shared prompt once and forks it
+            figures["engine, forked"] = total / timed(
+                lambda: engine.generate(_group_sessions(engine, prompts), prompts, max_new_tokens=new, temperature=1.0)
+            )
     print(f"\n1. decode, {len(prompts)} concurrent episodes (prefill + {new} tokens each), tokens/s:")
     for name, value in figures.items():
         print(f"   {name:<18} {value:7.1f}  ({share(value)})")
