@@ -25,7 +25,7 @@ idle sessions' caches are dropped (re-prefilled when they come back) before anyt
 larger than the machine's available memory allows is refused with the figure that fits (`check_token_budget`).
 
 Supported: the Llama family and Qwen2/Qwen3 (decoder layers with input/post-attention norms, q/k/v/o projections,
-optional q/k norms, rotary embeddings, no sliding window). Anything else answers None from `engine_for` and the
+optional q/k norms, rotary embeddings, no sliding window), on the CPU. Anything else answers None from `engine_for` and the
 caller keeps HF `generate`.
 """
 
@@ -397,9 +397,9 @@ class DecodeEngine:
 
 
 def engine_for(model: Any, tokenizer: Any, **options: Any) -> DecodeEngine | None:
-    """An engine over `model`, or None where it cannot run it (a generation server's client, an unsupported
-    architecture): the caller then keeps HF generate."""
-    if os.environ.get("PRACTICUM_DECODE_ENGINE", "1") == "0" or not supports(model):
-        return None
+    """An engine over `model`, or None where it should not run it (a generation server's client, an unsupported
+    architecture, a model on a GPU): the caller then keeps HF generate."""
+    if os.environ.get("PRACTICUM_DECODE_ENGINE", "1") == "0" or not supports(model) or model_device(model).type != "cpu":
+        return None  # on a GPU the per-sequence attention calls would dominate: HF generate or the vLLM pool serve it
     options.setdefault("threads", free_cores())
     return DecodeEngine(model, eos_id=tokenizer.eos_token_id, **options)
