@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,3 +194,31 @@ def test_an_environment_that_raises_ends_only_its_episode_and_frees_its_cache(ti
         assert record["header"]["termination_reason"] != "env_error" and len(record["steps"]) >= 2
     assert len(engines) == 1 and engines[0].stats["sampled_tokens"] > 0
     assert all(len(s) == 0 and s.kv is None for s in engines[0].sessions)  # every cache released when its episode ended
+
+
+REAL_MODEL = Path(os.environ.get("PRACTICUM_SMOLLM2", Path(__file__).resolve().parents[2] / "var/models/smollm2-135m-instruct"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (REAL_MODEL / "config.json").exists(), reason="SmolLM2-135M-Instruct is not in the model store")
+def test_on_the_real_model_the_engine_samples_what_generate_does_over_two_turns() -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(REAL_MODEL)
+    model = AutoModelForCausalLM.from_pretrained(REAL_MODEL, dtype=torch.float32).eval()  # fp32: exact argmax ties aside
+    chats = [[{"role": "user", "content": "Name three colours."}], [{"role": "system", "content": "Answer briefly."},
+             {"role": "user", "content": "What is 2 + 2? Then say why."}]]  # fmt: skip
+    prompts = [tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"] for c in chats]
+    engine = DecodeEngine(model, eos_id=tokenizer.eos_token_id)
+    sessions = [engine.session() for _ in prompts]
+    for _turn in range(2):
+        got = engine.generate(sessions, prompts, max_new_tokens=12, temperature=0)
+        expected = hf_generate(model, tokenizer, prompts, max_new_tokens=12, temperature=0)
+        assert [ids for ids, _ in got] == [ids for ids, _ in expected]
+        for (_, a), (_, b) in zip(got, expected, strict=True):
+            assert a == pytest.approx(b, abs=1e-3)
+        follow = tokenizer("<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
+        prompts = [
+            p + ids + ([] if ids[-1] == tokenizer.eos_token_id else [tokenizer.eos_token_id]) + follow
+            for p, (ids, _) in zip(prompts, got, strict=True)
+        ]
