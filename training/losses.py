@@ -199,6 +199,12 @@ def entropy_bonus(
     return loss, {"entropy": ((entropy.detach() * mask).sum() / _active(mask)).item()}
 
 
+def entropy_term(entropy: torch.Tensor, mask: torch.Tensor, aggregation: str = "token-mean") -> tuple[torch.Tensor, Metrics]:
+    """`entropy_bonus` from per-position entropies (B, T) already computed (training.modeling.logprobs_and_entropy)."""
+    mask = mask.float()
+    return -_aggregate(entropy, mask, aggregation), {"entropy": ((entropy.detach() * mask).sum() / _active(mask)).item()}
+
+
 ONPOLICY_WARN_DIFF = 0.1
 """Mean |sampler logprob - trainer logprob| above which a run's on-policy check warns (bf16 sampling against an
 fp32 trainer stays well under it; a sampler that plays another model, temperature or template does not)."""

@@ -153,6 +153,38 @@ def token_logprobs(
     return torch.cat(pieces, dim=1)
 
 
+def logprobs_and_entropy(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, chunk_size: int = 256
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """(B, T-1) log-probabilities of the next tokens and (B, T-1) entropies of the next-token distribution, from the
+    final hidden states a chunk of positions at a time (checkpointed per chunk under autograd: no B x T x V logits
+    are kept for backward). None for a model the chunked path does not run (the caller takes full logits)."""
+    from training.decode import base_model, supports
+
+    if not supports(model):
+        return None
+    base = base_model(model)
+    hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state[:, :-1]
+    targets = input_ids[:, 1:]
+    logps, entropies = [], []
+    for start in range(0, hidden.shape[1], chunk_size):
+        piece, taken = hidden[:, start : start + chunk_size], targets[:, start : start + chunk_size]
+        if torch.is_grad_enabled() and piece.requires_grad:
+            logp, entropy = checkpoint(_chunk_logprobs_entropy, base.lm_head, piece, taken, use_reentrant=False)
+        else:
+            logp, entropy = _chunk_logprobs_entropy(base.lm_head, piece, taken)
+        logps.append(logp)
+        entropies.append(entropy)
+    return torch.cat(logps, dim=1), torch.cat(entropies, dim=1)
+
+
+def _chunk_logprobs_entropy(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    logits = head(hidden).float()
+    norm = torch.logsumexp(logits, dim=-1)
+    entropy = norm - (torch.softmax(logits, dim=-1) * logits).sum(-1)
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - norm, entropy
+
+
 def _chunk_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
     logits = head(hidden).float()
     logits = logits / temperature if temperature != 1.0 else logits

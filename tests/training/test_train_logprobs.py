@@ -78,3 +78,24 @@ def test_the_onpolicy_check_sums_the_difference_and_the_k3_kl_over_known_agent_t
     assert count == 2 and diff == pytest.approx(0.5)
     r = torch.exp(torch.tensor(-0.5, dtype=torch.float64))
     assert kl == pytest.approx(float(r - 1 + 0.5))
+
+
+def test_chunked_logprobs_and_entropy_equal_the_full_logits_with_the_same_gradient(llama: Any) -> None:
+    from training.losses import entropy_bonus, entropy_term
+    from training.modeling import logprobs_and_entropy
+
+    ids = torch.randint(3, 300, (2, 19), generator=torch.Generator().manual_seed(4))
+    attention = torch.ones_like(ids)
+    mask = torch.zeros(2, 18)
+    mask[:, 5:] = 1
+    logits = llama(input_ids=ids, attention_mask=attention).logits[:, :-1]
+    full_loss = entropy_bonus(logits, mask)[0] + (gather_logprobs(logits, ids[:, 1:]) * mask).sum()
+    full_loss.backward()
+    expected = llama.model.layers[1].self_attn.q_proj.weight.grad.clone()
+    llama.zero_grad()
+    logp, entropy = logprobs_and_entropy(llama, ids, attention, chunk_size=4)
+    loss = entropy_term(entropy, mask)[0] + (logp * mask).sum()
+    loss.backward()
+    assert float(loss) == pytest.approx(float(full_loss), abs=1e-4)
+    assert torch.allclose(llama.model.layers[1].self_attn.q_proj.weight.grad, expected, atol=1e-5)
+    llama.zero_grad()
