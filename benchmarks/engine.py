@@ -1,6 +1,7 @@
 """The decode engine (training/decode.py) against HF generate on the real model: one run, same model, same prompts.
 
     python benchmarks/engine.py [--model var/models/smollm2-135m-instruct] [--new-tokens 64] [--turns 20]
+    python benchmarks/engine.py --grpo-turns 6 --gradient-checkpointing
 
 1. Decode throughput, 8 concurrent StoreBench-short episodes (their opening prompts, compact tool listing as the
    SmolLM2 zoo entry samples them): HF generate one sequence at a time, HF generate batched (left-padded), the engine
@@ -13,6 +14,9 @@
    every turn (HF generate, as training.sampling did). Target >= 3x at the last turn.
 3. The physical limit: this machine's measured bf16 and fp32 matmul rate now (a 512x576 @ 576x1536 product, the
    model's MLP shape), and each decode figure's share of it (2 x parameters x tokens/s).
+
+4. `--grpo-turns N [--gradient-checkpointing]` runs one GRPO step through the recipe instead (StoreBench-short, group
+   of 8, LoRA r16, fp32 on CPU): wall time, peak RSS, and the step's on-policy check.
 
 Threads: every figure runs with torch threads = training.decode.free_cores() at the start (printed), the setting
 the engine itself uses: on a shared machine a thread waiting for a busy core stalls each matmul by ~6 ms.
@@ -78,7 +82,12 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--grpo-turns", type=int, default=0, help="instead: one GRPO step (group of 8, LoRA r16) of this many turns")
+    parser.add_argument("--gradient-checkpointing", action="store_true")
     args = parser.parse_args()
+    if args.grpo_turns:
+        grpo_step(args.model, args.grpo_turns, args.gradient_checkpointing)
+        return
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     threads = free_cores()
@@ -148,6 +157,28 @@ def main() -> None:
               f"= {plain_times[turn] / cached_times[turn]:.2f}x")  # fmt: skip
     print(f"   whole episode: engine {sum(cached_times):.1f} s, re-prefill {sum(plain_times):.1f} s = "
           f"{sum(plain_times) / sum(cached_times):.2f}x; at turn {args.turns}: {plain_times[-1] / cached_times[-1]:.2f}x (target 3x)")  # fmt: skip
+
+
+def grpo_step(model: str, turns: int, gradient_checkpointing: bool) -> None:
+    """One GRPO step on StoreBench-short through the recipe (a 1-episode greedy evaluation before and after included):
+    wall time, this process's peak RSS, and the step's on-policy check."""
+    import json
+    import resource
+    import tempfile
+
+    from training import run_recipe
+
+    out = Path(tempfile.mkdtemp())
+    config = {"model": model, "task": TASK, "tasks_per_step": 1, "group_size": 8, "max_turns": turns, "max_new_tokens": 64,
+              "eval_episodes": 1, "eval_every": 0, "max_steps": 1, "lora_r": 16, "gradient_checkpointing": gradient_checkpointing,
+              "compact_tools": True, "max_result_chars": 600, "output_dir": str(out)}  # fmt: skip
+    started = time.perf_counter()
+    run_recipe("grpo", config)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"GRPO step ({turns} turns, group of 8, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
+          f"{time.perf_counter() - started:.0f} s with two 1-episode evaluations, peak RSS {peak:.2f} GB")  # fmt: skip
+    row = json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
+    print({k: row[k] for k in ("tokens", "onpolicy_logprob_diff", "onpolicy_kl", "turns_mean") if k in row})
 
 
 if __name__ == "__main__":
