@@ -509,6 +509,8 @@ def _apply_guarded(live: _Live, tokenizer: Any, completion: list[int], logprobs:
     header) instead of the whole rollout. Whether the episode goes on."""
     try:
         _apply(live, tokenizer, completion, logprobs, routed=routed)
+    except AssertionError:
+        raise  # the sampler's own invariants are bugs to see, not an environment's failure
     except Exception as exc:  # an environment's bug ends its own episode, never the group's
         live.finished = True
         live.reason = "env_error"
