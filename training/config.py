@@ -55,8 +55,10 @@ class TrainConfig:
     """LoRA rank; 0 means full fine-tuning."""
     lora_alpha: int = 16
     """LoRA scaling numerator (the scale is alpha / r)."""
-    lora_target_modules: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
-    """Module names LoRA adapts."""
+    lora_target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
+    """Module names LoRA adapts (["all-linear"]: every linear layer of the decoder, peft's shorthand)."""
+    lora_top_layers: int = 0
+    """LoRA on the last N decoder layers only (0: every layer)."""
     gradient_checkpointing: bool = False
     """Recompute activations in backward to save memory."""
     device: str = "auto"
@@ -90,7 +92,7 @@ class TrainConfig:
         for name in ("max_steps", "grad_accum"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        for name in ("warmup_steps", "save_every", "lora_r"):
+        for name in ("warmup_steps", "save_every", "lora_r", "lora_top_layers"):
             if getattr(self, name) < 0:
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         if not self.learning_rate > 0:

@@ -19,6 +19,7 @@ hold full state in the one-process format (training/distributed.py), so they res
 from __future__ import annotations
 
 import json
+import logging
 import math
 import pickle
 import random
@@ -33,7 +34,10 @@ import torch
 
 import training.distributed as distributed  # the module, not the package: training/__init__ imports this one
 from training.config import TrainConfig
-from training.modeling import LoraSpec, load_model, pick_device, trainable_parameters
+from training.losses import ONPOLICY_WARN_DIFF, onpolicy_check
+from training.modeling import LoraSpec, load_model, pick_device, token_logprobs, trainable_parameters
+
+logger = logging.getLogger(__name__)
 
 MetricCallback = Callable[[int, str, float], None]
 CheckpointCallback = Callable[[int, str], None]
@@ -113,7 +117,14 @@ class Trainer:
     def _load(self, resume: Path | None) -> tuple[Any, Any]:
         config = self.config
         lora = (
-            LoraSpec(r=config.lora_r, alpha=config.lora_alpha, target_modules=tuple(config.lora_target_modules)) if config.lora_r else None
+            LoraSpec(
+                r=config.lora_r,
+                alpha=config.lora_alpha,
+                target_modules=tuple(config.lora_target_modules),
+                top_layers=config.lora_top_layers,
+            )
+            if config.lora_r
+            else None
         )
         if resume is not None and lora is not None:
             from peft import PeftModel
@@ -131,8 +142,8 @@ class Trainer:
         over ranks, so the update is the one-process update) and the metrics are averaged over ranks."""
         batches = distributed.shard(list(micro_batches), self.dist)
         assert batches, "an optimizer step needs at least one micro-batch"
+        totals: dict[str, float] = self._onpolicy_metrics(batches) if getattr(self.config, "onpolicy_check", False) else {}
         self.model.train()
-        totals: dict[str, float] = {}
         for index, batch in enumerate(batches):
             with distributed.gradient_sync(self.model, enabled=index == len(batches) - 1), self._autocast():
                 loss, metrics = loss_fn(batch)
@@ -157,6 +168,35 @@ class Trainer:
 
         enabled = self.config.cpu_bf16 and self.device.type == "cpu" and cpu_computes_bf16()
         return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+
+    def _onpolicy_metrics(self, batches: list[Any]) -> dict[str, float]:
+        """The on-policy check (on-policy recipes, OnPolicyConfig.onpolicy_check): before the update, the sampler's
+        logprobs of the sampled tokens against this model's, as `onpolicy_logprob_diff` (mean absolute difference) and
+        `onpolicy_kl` (k3 estimate); a batch's `old_logp` is reused where it is this model's at temperature 1, else the
+        tokens are scored once more. A difference above losses.ONPOLICY_WARN_DIFF is logged as a warning and
+        `onpolicy_warning` = 1."""
+        temperature = float(getattr(self.config, "temperature", 1.0) or 1.0)  # greedy samples carry raw logprobs
+        diff = kl = 0.0
+        count = 0
+        with torch.no_grad():
+            for batch in batches:
+                sampled = batch.get("sampled_logprobs") if isinstance(batch, dict) else None
+                if sampled is None or "mask" not in batch or not (~torch.isnan(sampled[:, 1:]) & (batch["mask"][:, 1:] > 0)).any():
+                    continue
+                if "old_logp" in batch and temperature == 1.0:
+                    mine = batch["old_logp"]
+                else:
+                    mine = token_logprobs(self.model, batch["input_ids"], batch["attention_mask"], temperature=temperature)
+                d, k, n = onpolicy_check(sampled[:, 1:].to(mine.device), mine, batch["mask"][:, 1:])
+                diff, kl, count = diff + d, kl + k, count + n
+        if not count:
+            return {}
+        metrics = {"onpolicy_logprob_diff": diff / count, "onpolicy_kl": kl / count}
+        metrics["onpolicy_warning"] = float(metrics["onpolicy_logprob_diff"] > ONPOLICY_WARN_DIFF)
+        if metrics["onpolicy_warning"]:
+            logger.warning("step %d: the sampler's logprobs differ from the trainer's by %.3f on average (KL %.4f): the samples are not "
+                           "on-policy", self.step, metrics["onpolicy_logprob_diff"], metrics["onpolicy_kl"])  # fmt: skip
+        return metrics
 
     def skip_step(self) -> dict[str, float]:
         """Count a step that had nothing to train on: no optimizer update, but the step and the schedule advance

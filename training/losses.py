@@ -197,3 +197,24 @@ def entropy_bonus(
     entropy = torch.cat(pieces, dim=1)  # (B, T)
     loss = -_aggregate(entropy, mask, aggregation)
     return loss, {"entropy": ((entropy.detach() * mask).sum() / _active(mask)).item()}
+
+
+def entropy_term(entropy: torch.Tensor, mask: torch.Tensor, aggregation: str = "token-mean") -> tuple[torch.Tensor, Metrics]:
+    """`entropy_bonus` from per-position entropies (B, T) already computed (training.modeling.logprobs_and_entropy)."""
+    mask = mask.float()
+    return -_aggregate(entropy, mask, aggregation), {"entropy": ((entropy.detach() * mask).sum() / _active(mask)).item()}
+
+
+ONPOLICY_WARN_DIFF = 0.1
+"""Mean |sampler logprob - trainer logprob| above which a run's on-policy check warns (bf16 sampling against an
+fp32 trainer stays well under it; a sampler that plays another model, temperature or template does not)."""
+
+
+def onpolicy_check(sampled: torch.Tensor, recomputed: torch.Tensor, mask: torch.Tensor) -> tuple[float, float, int]:
+    """Over the positions where `mask` is set and the sampler's logprob is known (not nan): the sum of
+    |sampled - recomputed|, the sum of the k3 estimate of KL(sampler || trainer) (r - 1 - log r, r = p_trainer / p_sampler,
+    the tokens drawn from the sampler) and their count."""
+    known = ~torch.isnan(sampled) & (mask > 0)
+    s, t = sampled[known].double(), recomputed[known].double()
+    log_ratio = t - s
+    return float((s - t).abs().sum()), float((log_ratio.exp() - 1 - log_ratio).sum()), int(known.sum())

@@ -3,7 +3,14 @@
     model, tokenizer = load_model("path/or/hub-id", lora=LoraSpec(r=8, target_modules=("q_proj", "v_proj")))
     logp = token_logprobs(model, input_ids, attention_mask)          # (B, T-1): log p(x_{t+1} | x_≤t)
 
-bf16 on CUDA, fp32 on CPU. LoRA through peft, or full fine-tuning when `lora` is None.
+bf16 on CUDA, fp32 on CPU. LoRA through peft (all linear layers of the decoder by default, or those of the top
+`top_layers` layers only), or full fine-tuning when `lora` is None.
+
+`token_logprobs` never holds the (B, T, V) logits of a 49k vocabulary: for the architectures the decode engine runs
+(training.decode.supports) it runs the decoder to its final hidden states and the lm_head over a chunk of positions
+at a time; under autograd each chunk is checkpointed, so backward recomputes one chunk's logits at a time too.
+`AdapterDisabled(model)` is a LoRA model's base (the adapter switched off), used as the frozen reference policy
+without a second copy of the weights.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils.checkpoint import checkpoint
 
 
 @dataclass(frozen=True)
@@ -20,7 +28,19 @@ class LoraSpec:
     r: int = 8
     alpha: int = 16
     dropout: float = 0.0
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    target_modules: tuple[str, ...] = ("all-linear",)  # peft's every linear layer but the output head
+    top_layers: int = 0  # adapt only the last `top_layers` decoder layers (0: all)
+
+    def peft_config(self, model: Any) -> Any:
+        from peft import LoraConfig
+
+        targets: Any = "all-linear" if self.target_modules == ("all-linear",) else list(self.target_modules)
+        num_layers = int(model.config.num_hidden_layers)
+        layers = list(range(max(num_layers - self.top_layers, 0), num_layers)) if self.top_layers else None
+        if layers is not None and targets == "all-linear":  # peft takes a layer list only with module names: the decoder's linears
+            targets = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and ".layers." in n})
+        return LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout, target_modules=targets, layers_to_transform=layers,
+                          task_type="CAUSAL_LM")  # fmt: skip
 
 
 def pretrained_kwargs(path: str) -> dict[str, Any]:
@@ -63,14 +83,11 @@ def load_model(
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.config.use_cache = False
     if lora is not None:
-        from peft import LoraConfig, get_peft_model
+        from peft import get_peft_model
 
         if gradient_checkpointing:
             model.enable_input_require_grads()  # frozen embeddings would otherwise cut the checkpointed graph
-        config = LoraConfig(
-            r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules), task_type="CAUSAL_LM"
-        )
-        model = get_peft_model(model, config)
+        model = get_peft_model(model, lora.peft_config(model))
     model.train()
     return model, tokenizer
 
@@ -98,10 +115,80 @@ def forward_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Te
     return model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
 
 
-def token_logprobs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """(B, T-1): the model's log-probability of each next token input_ids[:, 1:]."""
-    logits = forward_logits(model, input_ids, attention_mask)
-    return gather_logprobs(logits[:, :-1], input_ids[:, 1:])
+class AdapterDisabled:
+    """A peft model seen with its adapter switched off: the frozen starting policy, sharing the weights."""
+
+    def __init__(self, model: Any) -> None:
+        assert hasattr(model, "disable_adapter"), "only a peft (LoRA) model has an adapter to disable"
+        self.model = model
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self.model.disable_adapter():
+            return self.model(*args, **kwargs)
+
+
+def token_logprobs(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, chunk_size: int = 256, temperature: float = 1.0
+) -> torch.Tensor:
+    """(B, T-1): the model's log-probability of each next token input_ids[:, 1:] (module docstring: in chunks), of
+    softmax(logits / temperature) where a temperature other than 1 is given (a sampler's distribution)."""
+    if isinstance(model, AdapterDisabled):
+        with torch.no_grad(), model.model.disable_adapter():
+            return token_logprobs(model.model, input_ids, attention_mask, chunk_size=chunk_size, temperature=temperature)
+    from training.decode import base_model, supports
+
+    if not supports(model):
+        logits = forward_logits(model, input_ids, attention_mask)
+        return gather_logprobs(logits[:, :-1] / temperature if temperature != 1.0 else logits[:, :-1], input_ids[:, 1:])
+    base = base_model(model)
+    hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state[:, :-1]  # normed
+    targets = input_ids[:, 1:]
+    pieces = []
+    for start in range(0, hidden.shape[1], chunk_size):
+        piece, taken = hidden[:, start : start + chunk_size], targets[:, start : start + chunk_size]
+        if torch.is_grad_enabled() and piece.requires_grad:
+            pieces.append(checkpoint(_chunk_logprobs, base.lm_head, piece, taken, temperature, use_reentrant=False))
+        else:
+            pieces.append(_chunk_logprobs(base.lm_head, piece, taken, temperature))
+    return torch.cat(pieces, dim=1)
+
+
+def logprobs_and_entropy(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, chunk_size: int = 256
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """(B, T-1) log-probabilities of the next tokens and (B, T-1) entropies of the next-token distribution, from the
+    final hidden states a chunk of positions at a time (checkpointed per chunk under autograd: no B x T x V logits
+    are kept for backward). None for a model the chunked path does not run (the caller takes full logits)."""
+    from training.decode import base_model, supports
+
+    if not supports(model):
+        return None
+    base = base_model(model)
+    hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state[:, :-1]
+    targets = input_ids[:, 1:]
+    logps, entropies = [], []
+    for start in range(0, hidden.shape[1], chunk_size):
+        piece, taken = hidden[:, start : start + chunk_size], targets[:, start : start + chunk_size]
+        if torch.is_grad_enabled() and piece.requires_grad:
+            logp, entropy = checkpoint(_chunk_logprobs_entropy, base.lm_head, piece, taken, use_reentrant=False)
+        else:
+            logp, entropy = _chunk_logprobs_entropy(base.lm_head, piece, taken)
+        logps.append(logp)
+        entropies.append(entropy)
+    return torch.cat(logps, dim=1), torch.cat(entropies, dim=1)
+
+
+def _chunk_logprobs_entropy(head: Any, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    logits = head(hidden).float()
+    norm = torch.logsumexp(logits, dim=-1)
+    entropy = norm - (torch.softmax(logits, dim=-1) * logits).sum(-1)
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - norm, entropy
+
+
+def _chunk_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
+    logits = head(hidden).float()
+    logits = logits / temperature if temperature != 1.0 else logits
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
 
 
 def trainable_parameters(model: Any) -> list[torch.nn.Parameter]:

@@ -49,7 +49,7 @@ from typing import Any
 import torch
 
 from environments.attacks import REPORT_KEY
-from environments.core import Action, Env, Policy, StepResult, ToolCall, ToolSpec, validate_arguments
+from environments.core import Action, Env, Policy, Score, StepResult, ToolCall, ToolSpec, validate_arguments
 from environments.registry import make
 from environments.replay import heard_by
 from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, Team, step_role
@@ -57,6 +57,7 @@ from environments.runner import env_end_reason
 from environments.team import CONSULT_TOOL, Crew, slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
 from training.data import PromptStyle, cut_text
+from training.decode import DecodeEngine, Session, engine_for
 from training.policies.roles import context_messages, critic_messages
 from training.toolcall_parse import parse_tool_calls
 
@@ -123,6 +124,37 @@ def generate(
     """
     if hasattr(model, "sample_completions"):
         return model.sample_completions(prompts, max_new_tokens=max_new_tokens, temperature=temperature, eos_id=tokenizer.eos_token_id)
+    engine = engine_for(model, tokenizer)
+    if engine is not None:
+        sessions = _group_sessions(engine, prompts)
+        return engine.generate(sessions, prompts, max_new_tokens=max_new_tokens, temperature=temperature)
+    return hf_generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature)
+
+
+def _group_sessions(engine: DecodeEngine, prompts: list[list[int]]) -> list[Session]:
+    """A session per prompt; prompts that are the same ids (a GRPO group, pass@k) share one prefill, forked."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, prompt in enumerate(prompts):
+        groups.setdefault(tuple(prompt), []).append(i)
+    sessions: list[Any] = [None] * len(prompts)
+    for key, members in groups.items():
+        if len(members) == 1:
+            sessions[members[0]] = engine.session()
+            continue
+        parent = engine.session()
+        engine.prefill(parent, list(key[:-1]))  # the last prompt token is fed by each turn: its logits start the sample
+        for i, child in zip(members, engine.fork(parent, len(members)), strict=True):
+            sessions[i] = child
+        parent.release()
+    return sessions
+
+
+@torch.no_grad()
+def hf_generate(
+    model: Any, tokenizer: Any, prompts: list[list[int]], *, max_new_tokens: int, temperature: float
+) -> list[tuple[list[int], list[float]]]:
+    """`generate` through HF `generate` (left-padded batch, no cache kept): models the engine does not run, and the
+    reference the engine's tests and benchmark compare against."""
     device = next(model.parameters()).device
     pad_id, eos_id = tokenizer.pad_token_id, tokenizer.eos_token_id
     width = max(len(p) for p in prompts)
@@ -444,7 +476,16 @@ def _play(
 ) -> None:  # fmt: skip
     """Turn by turn, one batched generate over the unfinished episodes, until each ends or outgrows the prompt budget;
     a turn the router forces is applied from its text instead (the model is not called when every turn is forced);
-    with a critic, its due turns after each actor turn (one more batched generate)."""
+    with a critic, its due turns after each actor turn (one more batched generate).
+
+    A model the decode engine runs (training.decode) plays continuously instead: each episode keeps its KV cache
+    across turns, episodes with the same opening prompt share one prefill, and an episode whose turn ended goes to
+    its environment and back into the batch while the others decode (`_play_engine`)."""
+    engine = engine_for(model, tokenizer)
+    if engine is not None:
+        _play_engine(engine, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature,
+                     max_prompt_tokens=max_prompt_tokens, router=router, critic=critic)  # fmt: skip
+        return
     while True:
         active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
         if not active:
@@ -454,13 +495,55 @@ def _play(
         prompts = [live.prompt_ids for live in sampled]
         outputs = generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature) if sampled else []
         for live, (completion, logprobs) in zip(sampled, outputs, strict=True):
-            _apply(live, tokenizer, completion, logprobs)
+            _apply_guarded(live, tokenizer, completion, logprobs)
         for live, text in zip(active, forced, strict=True):
             if text is not None:
                 ids = _encode(tokenizer, text) + [tokenizer.eos_token_id]
-                _apply(live, tokenizer, ids, [math.nan] * len(ids), routed=True)
+                _apply_guarded(live, tokenizer, ids, [math.nan] * len(ids), routed=True)
         if critic is not None:
             _critic_turns(critic, tokenizer, active, max_prompt_tokens)
+
+
+def _apply_guarded(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float], *, routed: bool = False) -> bool:
+    """`_apply`, except that an environment raising ends that episode as failed ("env_error", the cause in the
+    header) instead of the whole rollout. Whether the episode goes on."""
+    try:
+        _apply(live, tokenizer, completion, logprobs, routed=routed)
+    except AssertionError:
+        raise  # the sampler's own invariants are bugs to see, not an environment's failure
+    except Exception as exc:  # an environment's bug ends its own episode, never the group's
+        live.finished = True
+        live.reason = "env_error"
+        live.record["header"]["termination_cause"] = {"type": type(exc).__name__, "message": str(exc)[:500]}
+    return not live.finished
+
+
+def _play_engine(
+    engine: DecodeEngine, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int,
+    router: Router | None = None, critic: CriticTurns | None = None,
+) -> None:  # fmt: skip
+    """`_play` with continuous batching: each episode is submitted as soon as its previous turn has been applied."""
+    sessions = dict(zip(map(id, lives), _group_sessions(engine, [live.prompt_ids for live in lives]), strict=True))
+
+    def next_turn(live: _Live) -> None:
+        while not live.finished and len(live.prompt_ids) < max_prompt_tokens:
+            text = router(live.record) if router is not None else None
+            if text is None:
+                engine.submit(sessions[id(live)], live.prompt_ids, max_new_tokens=max_new_tokens, temperature=temperature, tag=live)
+                return
+            ids = _encode(tokenizer, text) + [tokenizer.eos_token_id]
+            if _apply_guarded(live, tokenizer, ids, [math.nan] * len(ids), routed=True) and critic is not None:
+                _critic_turns(critic, tokenizer, [live], max_prompt_tokens)
+        sessions.pop(id(live)).release()  # the episode is over (or outgrew the prompt budget): its cache goes
+
+    for live in lives:
+        next_turn(live)
+    while engine.busy():
+        for done in engine.step():
+            live = done.tag
+            if _apply_guarded(live, tokenizer, done.ids, done.logprobs) and critic is not None:
+                _critic_turns(critic, tokenizer, [live], max_prompt_tokens)
+            next_turn(live)
 
 
 @dataclass(frozen=True)
@@ -538,7 +621,11 @@ def _insert_turn(live: _Live, tokenizer: Any, message: dict[str, Any]) -> None:
 
 
 def _close(live: _Live, max_turns: int) -> dict[str, Any]:
-    score = live.env.score()
+    try:
+        score = live.env.score()
+    except Exception:  # an environment that raised mid-turn may not score either: the episode failed
+        assert live.reason == "env_error", "an environment that ran cleanly must score"
+        score = Score(composite=0.0, passed=False, components={}, termination_reason="env_error")
     if live.reason is not None:
         reason = live.reason  # the harness ended it (its stop check), or the environment's end it let stand
     elif score.termination_reason:

@@ -132,6 +132,9 @@ def test_grpo_runs_multi_turn_groups_and_ties_give_no_update(tiny_path, tmp_path
     assert "eval_reward_mean" in rows[0] and rows[-1]["step"] == 2
     assert {"reward_mean", "clip_fraction", "kl_ref", "sampler_logp_gap"} <= set(rows[1])
     assert rows[1]["sampler_logp_gap"] < 1e-3 and rows[1]["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    # the on-policy check: the engine's sampled logprobs against the trainer's recomputation, every step
+    for row in rows[1:]:
+        assert row["onpolicy_logprob_diff"] < 1e-3 and 0 <= row["onpolicy_kl"] < 1e-6 and row["onpolicy_warning"] == 0
     # a random model scores 0 in every rollout: equal rewards give zero advantages, and the KL to an identical
     # reference has zero gradient, so GRPO must leave the weights exactly as they were
     assert all(r["reward_std"] == 0.0 for r in rows[1:])
@@ -146,6 +149,7 @@ def test_opd_and_self_distill_run_and_report_kl(tiny_path, tmp_path):
     run_recipe("opd", {**ONPOLICY, "model": str(tiny_path), "teacher": str(teacher), "max_steps": 1, "output_dir": str(tmp_path / "opd")})
     row = _rows(tmp_path / "opd" / "metrics.jsonl")[-1]
     assert row["reverse_kl"] != 0 and row["tokens"] > 0  # the sampled estimator may be negative on a few tokens
+    assert row["onpolicy_logprob_diff"] < 1e-3 and row["onpolicy_warning"] == 0  # scored again: opd keeps no old_logp
     run_recipe(
         "opd",
         {
@@ -165,6 +169,7 @@ def test_opd_and_self_distill_run_and_report_kl(tiny_path, tmp_path):
     )
     row = _rows(tmp_path / "sd" / "metrics.jsonl")[-1]
     assert row["feedback_nll"] > 0 and row["reverse_kl"] >= 0
+    assert row["onpolicy_logprob_diff"] < 1e-3
 
 
 def test_cli_trains_a_critic_on_the_critic_turns_that_preceded_success(tiny_path, team_record, tmp_path, capsys):

@@ -6,6 +6,11 @@ The prompt is `tokenizer.apply_chat_template(messages, tools=...)`; the output i
 `<tool_call>{...}</tool_call>` blocks. Each step records the exact prompt ids, the sampled ids and their
 logprobs, so on-policy training never re-tokenizes. Sampling is seeded per step (harness.step_seed): the same
 history samples the same completion, which makes a resumed rollout continue exactly as it would have.
+
+Where the decode engine runs the model (training.decode), a policy (one per episode) keeps its episode's KV cache
+between turns: the runner calls `act` with the growing history, the new prompt ids extend the cached ones, and only
+the new tokens are prefilled (a prompt that does not extend them keeps the shared prefix only). On a CPU with native
+bf16 (AVX512-BF16 / AMX) the default dtype is bfloat16.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from abc import abstractmethod
 from functools import lru_cache
 from typing import Any
 
+from training.decode import bf16_supported, engine_for
 from training.policies.harness import Completion, LLMPolicy
 
 # One generation at a time per process: torch's global RNG is seeded per step, and two worker threads
@@ -76,8 +82,10 @@ class HFPolicy(TemplatePolicy):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         device = str(self.sampling.get("device") or default_device())
-        dtype = str(self.sampling.get("dtype") or ("bfloat16" if device.startswith("cuda") else "float32"))
+        dtype = str(self.sampling.get("dtype") or ("bfloat16" if device.startswith("cuda") or bf16_supported() else "float32"))
         self.model_obj, self.tokenizer = load_hf(self.model, device, dtype)
+        self.engine = engine_for(self.model_obj, self.tokenizer) if device == "cpu" else None
+        self.session = self.engine.session() if self.engine is not None else None  # this episode's cache
         temperature = float(self.sampling.get("temperature", 1.0))
         if temperature < 0:
             raise ValueError(f"sampling.temperature must be at least 0, got {temperature}")
@@ -90,6 +98,10 @@ class HFPolicy(TemplatePolicy):
 
         with _GENERATE_LOCK:
             torch.manual_seed(seed)
+            if self.engine is not None and self.session is not None:
+                [(ids, logprobs)] = self.engine.generate([self.session], [prompt_ids], max_new_tokens=self.harness.max_new_tokens,
+                                                         temperature=self.temperature)  # fmt: skip
+                return list(ids), [float(x) for x in logprobs]
             [(ids, logprobs)] = generate(self.model_obj, self.tokenizer, [prompt_ids], max_new_tokens=self.harness.max_new_tokens,
                                          temperature=self.temperature)  # fmt: skip
         return list(ids), [float(x) for x in logprobs]

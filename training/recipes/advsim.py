@@ -43,8 +43,8 @@ from training.advsim.roles import CategoricalRole
 from training.advsim.store import RoundStore, latest_checkpoint
 from training.advsim.worlds import ModelPlayer, Player, World
 from training.engine import Hooks, RunResult, Trainer, step_generator
-from training.modeling import load_model, pick_device
-from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, scored_batches, training_reward
+from training.modeling import pick_device
+from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, reference_policy, scored_batches, training_reward
 from training.recipes.onpolicy import tokenized
 
 SCHEDULES = ("joint", "alternating")
@@ -267,7 +267,7 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
     config = resumed(config)
     trainer = Trainer(config, recipe="advsim", hooks=hooks)
     store = RoundStore(config.output_dir)
-    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
+    reference = reference_policy(trainer, config) if config.kl_coef > 0 else None
     adversary, curriculum = new_roles(config)
     if saved := trainer.state.get("advsim"):
         adversary, curriculum = CategoricalRole.from_state(saved["adversary"]), CategoricalRole.from_state(saved["curriculum"])

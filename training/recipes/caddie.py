@@ -34,7 +34,7 @@ from training.data import TokenizedEpisode, record_reward
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import AGGREGATIONS
 from training.modeling import check_same_vocabulary, load_model
-from training.recipes.grpo import clipped_loss, sampler_gap, scored_batches
+from training.recipes.grpo import clipped_loss, reference_policy, sampler_gap, scored_batches
 from training.recipes.onpolicy import OnPolicyConfig, pick_jobs, should_evaluate
 from training.role_views import role_steps, tokenize_role
 from training.sampling import CriticTurns, episode_stats, rollout_episodes
@@ -131,7 +131,7 @@ def run(config: CaddieConfig, hooks: Hooks | None = None) -> RunResult:
     critic, tokenizer = trainer.model, trainer.tokenizer
     actor, actor_tokenizer = load_model(config.actor or config.model, device=trainer.device, trainable=False)  # a copy: never trained
     check_same_vocabulary(tokenizer, actor_tokenizer)
-    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
+    reference = reference_policy(trainer, config) if config.kl_coef > 0 else None
     if trainer.step == 0:
         trainer.log(evaluate(actor, critic, tokenizer, config, alone=True))
 

@@ -20,7 +20,7 @@ turns together: the same network learns each role from that role's own credit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -47,6 +47,7 @@ OTHERS = ("frozen", "live")
 
 @dataclass
 class FlowrightConfig(TrainConfig, PromptStyleFields):
+    onpolicy_check: ClassVar[bool] = True  # the trainer logs onpolicy_logprob_diff / onpolicy_kl every step (training.engine)
     tasks: list[str] = field(default_factory=lambda: ["toolgym/lookup", "toolgym/chain", "toolgym/echo"])
     """Single-agent tasks the relays are made of (environments/relay.py draws each stage from these)."""
     stages: int = 2

@@ -31,7 +31,7 @@ from training.data import PromptStyle, TokenizedEpisode, encode_text, render_cha
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import grpo_loss, kl_full, reverse_kl_sampled
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.grpo import GRPOConfig, grpo_advantages, training_reward, with_entropy
+from training.recipes.grpo import GRPOConfig, grpo_advantages, reference_policy, training_reward, with_entropy
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
@@ -193,7 +193,7 @@ def run(config: GatedSDConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="gated_sd", hooks=hooks)
     model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
     frozen = load_model(config.model, device=trainer.device, trainable=False)[0] if config.teacher_weights == "frozen" else None
-    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
+    reference = reference_policy(trainer, config) if config.kl_coef > 0 else None
     if trainer.step == 0:
         trainer.log(evaluate(model, tokenizer, config))
 

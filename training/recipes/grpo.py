@@ -30,8 +30,8 @@ from training.credit import group_advantages
 from training.data import record_reward
 from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import AGGREGATIONS, entropy_bonus, grpo_loss
-from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
+from training.losses import AGGREGATIONS, entropy_bonus, entropy_term, grpo_loss
+from training.modeling import AdapterDisabled, forward_logits, gather_logprobs, load_model, logprobs_and_entropy, token_logprobs
 from training.recipes.onpolicy import (
     OnPolicyConfig,
     evaluate,
@@ -93,7 +93,7 @@ class GRPOConfig(OnPolicyConfig):
 def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="grpo", hooks=hooks)
     model, tokenizer = trainer.model, trainer.tokenizer
-    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
+    reference = reference_policy(trainer, config) if config.kl_coef > 0 else None
     if trainer.step == 0:
         trainer.log(evaluate(model, tokenizer, config))
 
@@ -114,6 +114,15 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
         trainer.log(metrics)
         trainer.maybe_save()
     return trainer.finish()
+
+
+def reference_policy(trainer: Any, config: Any) -> Any:
+    """The frozen starting policy for the KL term: with LoRA the trainer's own model with its adapter disabled (no
+    second copy of the weights; the adapter starts at zero, so that is the starting model, resumed or not), else a
+    frozen copy loaded from config.model."""
+    if hasattr(trainer.model, "disable_adapter"):
+        return AdapterDisabled(trainer.model)
+    return load_model(config.model, device=trainer.device, trainable=False)[0]
 
 
 def training_reward(record: dict[str, Any], component: str, *, steps: bool = False) -> float | None:
@@ -166,8 +175,24 @@ def clipped_loss(model: Any, config: Any, *, entropy: bool) -> Callable[[dict[st
     `entropy`, GRPO's entropy term too (config.entropy_coef; the entropy is logged either way)."""
 
     def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-        logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
         mask = batch["mask"][:, 1:]
+        chunked = logprobs_and_entropy(model, batch["input_ids"], batch["attention_mask"])
+        if chunked is not None:  # never the (B, T-1, V) logits: 8 x 1.5k x 49k fp32 is 2.4 GB a copy on SmolLM2
+            logp, token_entropy = chunked
+            loss, metrics = grpo_loss(
+                logp, batch["old_logp"], batch["advantages"], mask, clip_low=config.clip_low, clip_high=config.clip_high,
+                ref_logp=batch.get("ref_logp"), kl_coef=config.kl_coef, aggregation=config.aggregation,
+            )  # fmt: skip
+            if not entropy:
+                return loss, metrics
+            bonus, entropy_metrics = entropy_term(
+                token_entropy if config.entropy_coef > 0 else token_entropy.detach(), mask, config.aggregation
+            )
+            if config.entropy_coef > 0:
+                loss = loss + config.entropy_coef * bonus
+                return loss, {**metrics, **entropy_metrics, "loss": float(loss.detach())}
+            return loss, {**metrics, **entropy_metrics}
+        logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
         loss, metrics = grpo_loss(
             gather_logprobs(logits, batch["input_ids"][:, 1:]), batch["old_logp"], batch["advantages"], mask,
             clip_low=config.clip_low, clip_high=config.clip_high, ref_logp=batch.get("ref_logp"), kl_coef=config.kl_coef,

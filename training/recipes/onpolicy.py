@@ -13,7 +13,7 @@ each record carries `meta.policy_version` and `meta.policy_staleness`, and a bat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -27,6 +27,7 @@ GENERATION_MODES = ("local", "workers", "vllm")
 
 @dataclass
 class OnPolicyConfig(TrainConfig, PromptStyleFields):
+    onpolicy_check: ClassVar[bool] = True  # the trainer logs onpolicy_logprob_diff / onpolicy_kl every step (training.engine)
     task: str = "toolgym/lookup"
     """Environment task id the policy plays, or a task set of one environment ("storebench/train"; environments.registry)."""
     env_options: dict[str, Any] = field(default_factory=dict)

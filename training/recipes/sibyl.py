@@ -37,8 +37,8 @@ from environments.registry import env_meta
 from environments.roles import ACTOR, CONSULT, CONSULTANT, step_role
 from training.data import TokenizedEpisode, collate, record_reward, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, step_generator
-from training.modeling import load_model, token_logprobs
-from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, scored_batches, training_reward
+from training.modeling import token_logprobs
+from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, reference_policy, scored_batches, training_reward
 from training.recipes.onpolicy import pick_jobs, should_evaluate, tokenized
 from training.recipes.sft import sft_step_loss
 from training.sampling import Consultation, Router, continue_episodes, episode_stats, rollout_episodes
@@ -325,7 +325,7 @@ def sft_update(trainer: Trainer, config: SibylConfig, episodes: list[TokenizedEp
 
 def run(config: SibylConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="sibyl", hooks=hooks)
-    reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef > 0 else None
+    reference = reference_policy(trainer, config) if config.kl_coef > 0 else None
     consultation = consultation_for(config) if config.consult else None
 
     def offered(step: int) -> Consultation | None:
