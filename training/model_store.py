@@ -32,6 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from training.tiny import ASSISTANT_TURN
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = "manifest.json"
 CONVERSION_VERSION = 1  # bump when the conversion's output changes: installed folders are then converted again
@@ -91,14 +93,8 @@ TOOL_CHAT_TEMPLATE = (
     'Call one as <tool_call>{"name": "tool_name", "arguments": {...}}</tool_call>{% endif %}<|im_end|>\n'
     "{% for message in messages %}"
     "{% if message.role == 'system' and loop.first %}"
-    "{% elif message.role == 'assistant' %}<|im_start|>assistant\n{% generation %}"
-    "{{ message.content or '' }}"
-    "{% for call in message.tool_calls or [] %}"
-    '<tool_call>{"name": "{{ call.function.name }}", "arguments": '
-    "{% if call.function.arguments is string %}{{ call.function.arguments }}{% else %}{{ call.function.arguments | tojson }}{% endif %}"
-    "}</tool_call>"
-    "{% endfor %}<|im_end|>{% endgeneration %}{{ '\\n' }}"
-    "{% else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n"
+    + ASSISTANT_TURN
+    + "{% else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n"
     "{% endif %}"
     "{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"

@@ -29,6 +29,19 @@ SPECIAL_TOKENS: tuple[str, ...] = (
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|pad|>"
 
+# An assistant turn in ChatML: its text, then each call as <tool_call>{json}</tool_call> (what training.toolcall_parse
+# reads), inside generation markers for exact assistant masks. Shared by the tiny template and the packaged model's
+# (training.model_store.TOOL_CHAT_TEMPLATE).
+ASSISTANT_TURN = (
+    "{% elif message.role == 'assistant' %}<|im_start|>assistant\n{% generation %}"
+    "{{ message.content or '' }}"
+    "{% for call in message.tool_calls or [] %}"
+    '<tool_call>{"name": "{{ call.function.name }}", "arguments": '
+    "{% if call.function.arguments is string %}{{ call.function.arguments }}{% else %}{{ call.function.arguments | tojson }}{% endif %}"
+    "}</tool_call>"
+    "{% endfor %}<|im_end|>{% endgeneration %}{{ '\\n' }}"
+)
+
 # Qwen-style, tool-aware. Each tool result is its own "tool" turn; assistant bodies sit inside generation markers
 # (the trailing newline after <|im_end|> is template glue, not something the model generates).
 CHAT_TEMPLATE = (
@@ -40,14 +53,8 @@ CHAT_TEMPLATE = (
     "{% endif %}"
     "{% for message in messages %}"
     "{% if message.role == 'system' and loop.first %}"
-    "{% elif message.role == 'assistant' %}<|im_start|>assistant\n{% generation %}"
-    "{{ message.content or '' }}"
-    "{% for call in message.tool_calls or [] %}"
-    '<tool_call>{"name": "{{ call.function.name }}", "arguments": '
-    "{% if call.function.arguments is string %}{{ call.function.arguments }}{% else %}{{ call.function.arguments | tojson }}{% endif %}"
-    "}</tool_call>"
-    "{% endfor %}<|im_end|>{% endgeneration %}{{ '\\n' }}"
-    "{% elif message.role == 'tool' %}<|im_start|>tool\n<tool_response>{{ message.content }}</tool_response><|im_end|>\n"
+    + ASSISTANT_TURN
+    + "{% elif message.role == 'tool' %}<|im_start|>tool\n<tool_response>{{ message.content }}</tool_response><|im_end|>\n"
     "{% else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n"
     "{% endif %}"
     "{% endfor %}"
