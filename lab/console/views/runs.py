@@ -56,7 +56,11 @@ def run_detail_context(request: HttpRequest, run: TrainingRun, *, eval_form: Any
     """The run page; the checkpoint whose "Evaluate" form was refused (`eval_checkpoint`) shows its values and errors."""
     last_seq = live_last_seq(stream=f"run:{run.pk}")
     names = list(RunMetric.objects.filter(run=run).values_list("name", flat=True).distinct().order_by("name"))
-    return {"run": run, "checkpoints": run.checkpoints.prefetch_related("evaluations"), "metric_names": names, "last_seq": last_seq,
+    # The on-policy check (training.engine): steps whose sampled logprobs differ from the trainer's above the threshold.
+    off_policy = list(
+        RunMetric.objects.filter(run=run, name="onpolicy_warning", value__gt=0).order_by("step").values_list("step", flat=True)[:50]
+    )
+    return {"run": run, "off_policy_steps": off_policy, "checkpoints": run.checkpoints.prefetch_related("evaluations"), "metric_names": names, "last_seq": last_seq,
             "live": run.status in ("queued", "running"), "may_write": role_of(request, run.project) in WRITE_ROLES,
             "eval_form": eval_form or {}, "eval_errors": eval_errors or {}, "eval_checkpoint": eval_checkpoint}  # fmt: skip
 

@@ -140,3 +140,14 @@ def test_diagnoses_list_filters_by_category(login: Any, role_users: dict[str, An
     listed = list(client.get("/diagnoses/", {"category": "ignored_alert"}).context["diagnoses"])
     assert [d.explanation for d in listed] == ["ignored the cash warning"]
     assert len(client.get("/diagnoses/").context["diagnoses"]) == 2
+
+
+def test_the_run_page_warns_when_the_on_policy_check_fired(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    run = TrainingRun.objects.create(project=project_a, name="grpo", recipe="grpo", base_model="tiny", status="running")
+    client = login(role_users["viewer"])
+    metrics = [(1, "onpolicy_warning", 0.0), (1, "onpolicy_logprob_diff", 0.01), (2, "onpolicy_warning", 1.0), (3, "onpolicy_warning", 1.0)]
+    RunMetric.objects.bulk_create([RunMetric(run=run, step=s, name=n, value=v) for s, n, v in metrics[:2]])
+    assert 'id="off-policy-warning"' not in client.get(f"/runs/{run.pk}/").content.decode()
+    RunMetric.objects.bulk_create([RunMetric(run=run, step=s, name=n, value=v) for s, n, v in metrics[2:]])
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="off-policy-warning"' in page and "at steps 2, 3 the sampler" in page
