@@ -56,6 +56,7 @@ from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, Team, step_ro
 from environments.runner import env_end_reason
 from environments.team import CONSULT_TOOL, Crew, slot_policies, slot_turns
 from environments.trajectory import make_step, new_record
+from training.context import truncate_messages
 from training.data import PromptStyle, cut_text
 from training.decode import DecodeEngine, Session, engine_for
 from training.policies.roles import context_messages, critic_messages
@@ -103,6 +104,7 @@ class _Live:
     consultations: int = 0
     crew: Crew | None = None  # the harness's decisions when a harness level other than tools-only is played
     reason: str | None = None  # the harness's end decision (the stop check), when it ended the episode
+    context: dict[str, Any] | None = None  # what the next prompt omitted to fit (_fit_context), recorded on the next step
 
 
 def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], generation_prompt: bool) -> str:
@@ -279,6 +281,8 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     events: list[dict[str, Any]] = []
     reward = 0.0
     meta: dict[str, Any] = {"routed": True} if routed else {}
+    if live.context is not None:  # this turn's prompt was cut to fit: the step says so, as the harness's steps do
+        meta["context"], live.context = live.context, None
     consultant_steps: list[dict[str, Any]] = []
     speaks = bool(parsed.message) and not parsed.error
     if parsed.error or not (parsed.tool_calls or (speaks and live.slots)):
@@ -461,6 +465,9 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
         assert step.get("source") == "agent" and step.get("token_ids"), (
             f"step {step.get('index')} carries no sampled token ids: only this sampler's records can be continued"
         )
+        cut = (step.get("meta") or {}).get("context")
+        if cut:  # the sampler cut this turn's prompt to fit its budget then: cut it the same way again
+            _fit_context(live, tokenizer, int(cut["budget"]))
         recorded = step.get("prompt_token_ids")
         assert recorded is None or recorded == live.prompt_ids, (
             f"step {step['index']}: the rebuilt prompt differs from the recorded one (another tokenizer or prompt style?)"
@@ -487,6 +494,8 @@ def _play(
                      max_prompt_tokens=max_prompt_tokens, router=router, critic=critic)  # fmt: skip
         return
     while True:
+        for live in lives:
+            _fit_context(live, tokenizer, max_prompt_tokens)
         active = [live for live in lives if not live.finished and len(live.prompt_ids) < max_prompt_tokens]
         if not active:
             return
@@ -502,6 +511,26 @@ def _play(
                 _apply_guarded(live, tokenizer, ids, [math.nan] * len(ids), routed=True)
         if critic is not None:
             _critic_turns(critic, tokenizer, active, max_prompt_tokens)
+
+
+def _fit_context(live: _Live, tokenizer: Any, max_prompt_tokens: int) -> list[int]:
+    """The episode's next prompt ids, cut to fit `max_prompt_tokens` by the one truncation rule (training.context: the
+    oldest turns go, whole, behind a marker note; never the system prompt or the task) when they have outgrown it.
+    The cut prompt starts a new sequence (the engine keeps the shared prefix's cache; training.data starts a new
+    training sequence where a prompt stops extending the last) and the next step records `meta.context`. When the
+    newest turn alone does not fit, nothing changes and the episode ends (context_window_exceeded)."""
+    if live.finished or len(live.prompt_ids) < max_prompt_tokens:
+        return live.prompt_ids
+
+    def ids(messages: list[dict[str, Any]]) -> list[int]:
+        return _encode(tokenizer, _render(tokenizer, messages, live.tools, True))
+
+    messages, omitted = truncate_messages(live.messages, fits=lambda m: len(ids(m)) < max_prompt_tokens, summary=live.env.summary())
+    cut = ids(messages)
+    if omitted and len(cut) < max_prompt_tokens:
+        live.messages, live.prompt_ids = messages, cut
+        live.context = {"omitted_turns": omitted, "prompt_tokens": len(cut), "budget": max_prompt_tokens}
+    return live.prompt_ids
 
 
 def _apply_guarded(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[float], *, routed: bool = False) -> bool:
@@ -526,7 +555,7 @@ def _play_engine(
     sessions = dict(zip(map(id, lives), _group_sessions(engine, [live.prompt_ids for live in lives]), strict=True))
 
     def next_turn(live: _Live) -> None:
-        while not live.finished and len(live.prompt_ids) < max_prompt_tokens:
+        while not live.finished and len(_fit_context(live, tokenizer, max_prompt_tokens)) < max_prompt_tokens:
             text = router(live.record) if router is not None else None
             if text is None:
                 engine.submit(sessions[id(live)], live.prompt_ids, max_new_tokens=max_new_tokens, temperature=temperature, tag=live)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -36,7 +37,8 @@ def scripted_rollout(
         ids = [*tokenizer(next(texts), add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
         return [(ids, [0.0] * len(ids)) for _ in prompts]
 
-    with mock.patch.object(sampling, "generate", fake_generate):
+    # the scripted turns replace HF generate, so the decode engine (which would sample instead) stays off
+    with mock.patch.object(sampling, "generate", fake_generate), mock.patch.dict(os.environ, {"PRACTICUM_DECODE_ENGINE": "0"}):
         (record,) = rollout_episodes(model, tokenizer, [(task, seed)], max_turns=max_turns)
     return record
 
@@ -199,7 +201,7 @@ def test_a_teacher_taking_over_finds_the_same_pivot_as_the_anchor(student):
             out.append((ids, [0.0] * len(ids)))
         return out
 
-    with mock.patch.object(sampling, "generate", expert_generate):
+    with mock.patch.object(sampling, "generate", expert_generate), mock.patch.dict(os.environ, {"PRACTICUM_DECODE_ENGINE": "0"}):
         (result,) = teacher_pivots(None, tokenizer, [record], max_turns=5, max_new_tokens=32, max_prompt_tokens=4096)
     assert (result.step, result.reason, result.anchor) == (3, "found", "teacher")
     assert [result.checks[cut]["passed"] for cut in (1, 2, 3, 4, 5)] == [True, True, True, False, False]

@@ -71,3 +71,34 @@ def test_on_the_service_desk_a_spoken_turn_is_valid_and_the_rule_user_answers_it
     (rendered,) = tokenize_record(record, tokenizer, style=style)
     assert tokenizer.decode(rendered.input_ids).startswith(prompt)
     assert [m["role"] for m in record_messages(record, style=style)][1:] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_a_prompt_that_outgrows_its_budget_drops_its_oldest_turns_and_the_step_records_it(tiny_path):
+    from training.context import omitted_count
+    from training.sampling import continue_episodes
+
+    model, tokenizer = load_model(str(tiny_path), trainable=False)
+    job = [("toolgym/chain", 3)]
+    (free,) = rollout_episodes(model, tokenizer, job, max_turns=4, max_new_tokens=12, temperature=0.0, max_prompt_tokens=100_000)
+    lengths = [len(s["prompt_token_ids"]) for s in free["steps"] if s["source"] == "agent"]
+    assert len(lengths) == 4 and lengths == sorted(lengths)
+    budget = lengths[3]  # the fourth prompt no longer fits (a prompt must be shorter than the budget); the third does
+    (cut,) = rollout_episodes(model, tokenizer, job, max_turns=4, max_new_tokens=12, temperature=0.0, max_prompt_tokens=budget)
+    agent = [s for s in cut["steps"] if s["source"] == "agent"]
+    assert len(agent) == 4 and cut["header"]["termination_reason"] != "context_window_exceeded"
+    assert [s["token_ids"] for s in agent[:3]] == [s["token_ids"] for s in free["steps"] if s["source"] == "agent"][:3]
+    context = agent[3]["meta"]["context"]
+    assert context["omitted_turns"] >= 1 and context["prompt_tokens"] == len(agent[3]["prompt_token_ids"]) < budget == context["budget"]
+    assert not any("context" in (s.get("meta") or {}) for s in agent[:3])
+    shown = tokenizer.decode(agent[3]["prompt_token_ids"])
+    assert "earlier turns are omitted to fit the context window" in shown and shown.startswith(
+        tokenizer.decode(agent[0]["prompt_token_ids"][:20])
+    )
+    note = shown[shown.index("[" + str(context["omitted_turns"]) + " earlier") :]
+    assert omitted_count({"content": note}) == context["omitted_turns"]
+    # a record with a cut prompt can be continued: its prefix is rebuilt and cut the same way (_resume asserts every
+    # rebuilt prompt equals the recorded one), here up to the last step
+    (branch,) = continue_episodes(model, tokenizer, [(cut, len(cut["steps"]))], turns=0, max_turns=4, max_prompt_tokens=budget)
+    assert len(branch["steps"]) == len(cut["steps"])
+    episodes = tokenize_record(cut, tokenizer)
+    assert len(episodes) == 2  # the cut prompt does not extend the sequence before it: training starts a new one
