@@ -43,7 +43,10 @@ def test_a_researcher_compares_role_configurations_from_the_console(console: Any
     form.locator("[name=variants]").fill("naive-restock\nsmart-triage")
     form.locator("[name=task_set]").fill("storebench/payment-outage")
     form.locator("[name=seeds]").fill("0,1")
-    form.locator("button[type=submit]").click()
+    form.get_by_role("button", name="Count the jobs").click()  # the count first, as the form offers (2 variants + base, 2 seeds)
+    page.wait_for_load_state()
+    assert "6" in page.locator("#comparison-preview").inner_text()
+    page.locator("#comparison-form").get_by_role("button", name="Start comparison").click()
     page.wait_for_url("**/evaluations/comparisons/*/")
     page.wait_for_function("() => !document.querySelector('#comparison-body[hx-get]') && document.body.innerText.includes('n=2')",
                            timeout=180_000)  # fmt: skip
