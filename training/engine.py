@@ -35,6 +35,7 @@ import torch
 import training.distributed as distributed  # the module, not the package: training/__init__ imports this one
 from training.config import TrainConfig
 from training.losses import ONPOLICY_WARN_DIFF, onpolicy_check
+from training.model_store import cpu_computes_bf16
 from training.modeling import LoraSpec, load_model, pick_device, token_logprobs, trainable_parameters
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class Trainer:
         self.services: dict[str, Any] = {}  # helpers the run starts (a generation pool); each .close()d by finish()
         self.checkpoints: list[str] = []
         self.last_metrics: dict[str, float] = {}
+        self._cpu_bf16 = config.cpu_bf16 and self.device.type == "cpu" and cpu_computes_bf16()  # decided once, used every micro-batch
         seed_everything(config.seed)
         resume = Path(config.resume_from) if config.resume_from else None
         self.model, self.tokenizer = self._load(resume)
@@ -164,10 +166,7 @@ class Trainer:
 
     def _autocast(self) -> Any:
         """bf16 autocast on a CPU that computes bf16 natively when the config asks for it; a no-op context otherwise."""
-        from training.model_store import cpu_computes_bf16
-
-        enabled = self.config.cpu_bf16 and self.device.type == "cpu" and cpu_computes_bf16()
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=self._cpu_bf16)
 
     def _onpolicy_metrics(self, batches: list[Any]) -> dict[str, float]:
         """The on-policy check (on-policy recipes, OnPolicyConfig.onpolicy_check): before the update, the sampler's

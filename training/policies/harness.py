@@ -252,29 +252,39 @@ class LLMPolicy(Policy):
         described = {"name": self.name, "kind": self.kind, "model": self.model, "sampling": safe_sampling, "seed": self.seed}
         return described if self.role == ACTOR else {**described, "role": self.role}
 
-    def render(self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str) -> list[dict[str, Any]]:
-        """The prompt of this policy's role for the next turn, keeping the last `window_turns` turns."""
+    def render(
+        self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str, system_prompt: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The prompt of this policy's role for the next turn, keeping the last `window_turns` turns; `system_prompt`
+        replaces the policy's own for this prompt (its own plus the compact tool listing)."""
+        system = self.system_prompt if system_prompt is None else system_prompt
         if self.role == CRITIC:
-            return critic_messages(history, system_prompt=self.system_prompt, window_turns=window_turns,
+            return critic_messages(history, system_prompt=system, window_turns=window_turns,
                                    max_result_chars=self.harness.max_result_chars, summary=summary)  # fmt: skip
         if self.role == USER:
-            return user_messages(history, system_prompt=self.system_prompt, window_turns=window_turns,
+            return user_messages(history, system_prompt=system, window_turns=window_turns,
                                  max_result_chars=self.harness.max_result_chars)  # fmt: skip
-        return build_messages(history, system_prompt=self.system_prompt, window_turns=window_turns, summary=summary,
+        return build_messages(history, system_prompt=system, window_turns=window_turns, summary=summary,
                               max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
 
-    def fit_messages(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def fit_messages(
+        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], *, system_prompt: str | None = None
+    ) -> list[dict[str, Any]]:
         """The last `window_turns` turns, fewer when the prompt would leave no room for `max_new_tokens` (the one
         truncation rule, training.context: oldest turns first, a marker note in their place, never the system prompt
         or the task). Sets `self.context` to what was omitted, which the step records as `meta.context`."""
         budget = self.harness.max_context_tokens - self.harness.max_new_tokens
         summary, status = self.env.summary(), self.env.status_line()
-        messages = self.render(history, window_turns=self.harness.window_turns, summary=summary, status=status)
-        used: dict[int, int] = {}
+        messages = self.render(history, window_turns=self.harness.window_turns, summary=summary, status=status, system_prompt=system_prompt)
+        last: list[Any] = [None, 0]  # the last prompt counted and its tokens: the final check must not count it again
+
+        def tokens(candidate: list[dict[str, Any]]) -> int:
+            if last[0] is not candidate:
+                last[:] = [candidate, self.count_prompt_tokens(candidate, tools)]
+            return int(last[1])
 
         def fits(candidate: list[dict[str, Any]]) -> bool:
-            used[0] = self.count_prompt_tokens(candidate, tools)
-            return used[0] <= budget
+            return tokens(candidate) <= budget
 
         if self.role == ACTOR:
             messages, omitted = truncate_messages(messages, fits=fits, summary=summary)
@@ -282,10 +292,12 @@ class LLMPolicy(Policy):
             window, omitted = self.harness.window_turns, 0
             while not fits(messages) and window > 1:
                 window = max(1, window // 2)
-                messages = self.render(history, window_turns=window, summary=summary, status=status)
+                messages = self.render(history, window_turns=window, summary=summary, status=status, system_prompt=system_prompt)
         if not fits(messages):
-            raise HarnessStop("context_window_exceeded", f"the prompt needs {used[0]} tokens with one turn kept; the budget is {budget}")
-        self.context = {"omitted_turns": omitted, "prompt_tokens": used[0], "budget": budget}
+            raise HarnessStop(
+                "context_window_exceeded", f"the prompt needs {tokens(messages)} tokens with one turn kept; the budget is {budget}"
+            )
+        self.context = {"omitted_turns": omitted, "prompt_tokens": tokens(messages), "budget": budget}
         return messages
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
@@ -294,15 +306,10 @@ class LLMPolicy(Policy):
         offered = [] if self.role in (CRITIC, USER) else [t for t in tools if self.role == ACTOR or t.name not in RUNNER_TOOLS]
         schemas = [t.openai_schema() for t in offered]
         index = len(history)
+        system = None
         if self.harness.compact_tools and schemas:  # listed in the system prompt; the template gets none
-            listing, schemas = compact_tool_listing(schemas), []
-            base, self.system_prompt = self.system_prompt, f"{self.system_prompt}\n{listing}"
-            try:
-                messages = self.fit_messages(history, schemas)
-            finally:
-                self.system_prompt = base
-        else:
-            messages = self.fit_messages(history, schemas)
+            system, schemas = f"{self.system_prompt}\n{compact_tool_listing(schemas)}", []
+        messages = self.fit_messages(history, schemas, system_prompt=system)
         completion = self.complete(messages, schemas, seed=step_seed(int(self.sampling.get("seed", self.seed)), index))
         if self.context.get("omitted_turns"):  # recorded where it happened, so a reader sees what the model was shown
             completion.meta["context"] = dict(self.context)

@@ -45,9 +45,11 @@ class ModelPolicy(TemplatePolicy):
         super().__init__(env=env, seed=seed, name="raised-eval", model="in-memory", harness=harness)
         self.model_obj, self.tokenizer, self.style = model, tokenizer, style
 
-    def render(self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str) -> list[dict[str, Any]]:
+    def render(
+        self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str, system_prompt: str | None = None
+    ) -> list[dict[str, Any]]:
         record = {"header": {"tools": [t.openai_schema() for t in self.env.tools()]}, "steps": history}
-        messages = record_messages(record, system_prompt=self.system_prompt, style=self.style)
+        messages = record_messages(record, system_prompt=self.system_prompt if system_prompt is None else system_prompt, style=self.style)
         return [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
 
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[int]:
