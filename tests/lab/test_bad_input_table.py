@@ -133,6 +133,16 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": "tiny", "name": LONG}, 400, 400),
     ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": LONG}, 400, 400),
     ("api", "post", "/api/v1/runs/", {"recipe": LONG, "base_model": "tiny"}, 400, 400),
+    ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": "no-such-model"}, 400, 400),  # not in the store: lists the installed
+    ("api", "post", "/api/v1/agents/", {"name": "a", "kind": "hf", "model": "no-such-model"}, 400, 400),
+    (
+        "api",
+        "post",
+        "/api/v1/agents/",
+        {"name": "a", "kind": "hf", "model": "org/tiny", "harness": {"compact_tools": "x"}},
+        400,
+        400,
+    ),
     ("api", "post", "/api/v1/evaluations/", {"agent": "smart-triage", "task_set": LONG, "seeds": [0]}, 400, 400),
     ("api", "post", "/api/v1/rollouts/", {"agent": LONG, "task": "storebench/cash-crunch", "seed": 0}, 400, 400),
     ("api", "post", "/api/v1/diagnoses/", {"episode": "{episode}", "step_index": 0, "category": LONG, "explanation": "x"}, 400, 400),

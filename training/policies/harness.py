@@ -88,6 +88,8 @@ class HarnessConfig:
             problems.append(f"max_consecutive_errors must be at least 1, got {self.max_consecutive_errors}")
         if self.on_text_only not in ("error", "stop"):
             problems.append(f"on_text_only must be 'error' or 'stop', got {self.on_text_only!r}")
+        if not isinstance(self.compact_tools, bool):
+            problems.append(f"compact_tools must be true or false, got {self.compact_tools!r}")
         if not 0 <= self.pace_ms <= 60_000:
             problems.append(f"pace_ms must be in [0, 60000], got {self.pace_ms}")
         if problems:
