@@ -22,10 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import random
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -33,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.registry import env_meta, list_tasks
+from training.provenance import commit, machine, write_result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "training" / "results" / "zeroshot"
@@ -157,20 +155,6 @@ def play_anchor(name: str, suite: Suite) -> list[dict[str, Any]]:
 # --- result files ------------------------------------------------------------------------------------------------
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-    except OSError:
-        return ""
-
-
-def machine() -> dict[str, Any]:
-    import torch
-
-    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(), "torch": torch.__version__}  # fmt: skip
-
-
 def model_identity(player: str, path: str | None) -> dict[str, Any]:
     """What the player is and which weights: the store manifest's GGUF hash, or the zoo's config hash."""
     if path is None:
@@ -205,12 +189,9 @@ def run(player: str, path: str | None, only: list[str] | None = None, say: Any =
             started = time.time()
             episodes = play_model(path, suite) if path is not None else play_anchor(name, suite)
             result = {"experiment": "zeroshot", "player": model_identity(name, path), "suite": asdict(suite), "seeds": suite.jobs(),
-                      "greedy": True, "commit": _commit(), "episodes": episodes, "summary": summarise(episodes),
+                      "greedy": True, "commit": commit(), "episodes": episodes, "summary": summarise(episodes),
                       "wall_s": round(time.time() - started, 1), "machine": machine()}  # fmt: skip
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_suffix(".tmp")
-            tmp.write_text(json.dumps(result, indent=1) + "\n")
-            tmp.rename(out)  # a killed run leaves no half-written result
+            write_result(out, result)  # a killed run leaves no half-written result
             say(f"{name} / {suite.name}: {result['summary']} ({result['wall_s']} s)")
             written.append(out)
     return written

@@ -227,11 +227,39 @@ def test_the_cli_lists_builds_and_writes_the_readme_table(
     final = build_folder(SMOKE) / "final"
     assert cli.main(["list"]) == 0 and re.search(rf"smoke\s+{config_hash(SMOKE)}\s+built\s+{final}", capsys.readouterr().out)
     assert cli.main(["eval", "smoke"]) == 0 and "| toolgym/lookup held-out correct (greedy) | 0.500 ± 0.100 |" in capsys.readouterr().out
-    assert cli.update_readme(readme, names=("smoke", "teacher-small")) == ["teacher-small"]  # not built: the table stays
-    assert "old" in readme.read_text()
-    assert cli.update_readme(readme, names=("smoke",)) == []
+    results = tmp_path / "results"
+    assert cli.publish(SMOKE, root=results) == results / "smoke.json"
+    published = json.loads((results / "smoke.json").read_text())
+    assert published["hash"] == config_hash(SMOKE) and published["commit"] is not None and published["machine"]["cores"] >= 1
+    (results / "teacher-small.json").write_text("{not json")  # a malformed file is named and left out
+    cli.update_readme(readme, names=("smoke", "teacher-small"), root=results)
     text = readme.read_text()
     assert text.startswith(f"intro\n<!-- zoo:begin -->\n| measure | smoke ({config_hash(SMOKE)}) |\n") and text.endswith(
         "<!-- zoo:end -->\noutro\n"
     )
     assert "old" not in text and "targets: toolgym/lookup >= 0.80 correct: NO" in text
+    assert "teacher-small.json: skipped (JSONDecodeError" in text
+    with pytest.raises(ConfigError, match="not built here"):
+        cli.publish(SPECS["teacher-small"], root=results)
+
+
+def test_the_readme_zoo_table_is_what_the_committed_result_files_give() -> None:
+    from training.zoo import __main__ as cli
+
+    text = (cli.REPO_ROOT / "training" / "README.md").read_text()
+    shown = text.split(cli.BEGIN, 1)[1].split(cli.END, 1)[0].strip()
+    assert shown == cli.readme_section().strip(), "run `python -m training.zoo report` and commit training/README.md"
+
+
+def test_storebench_targets_come_from_the_zero_shot_files(tmp_path: Path) -> None:
+    from training.zoo import __main__ as cli
+
+    assert cli.storebench_short_targets("smol-base", root=tmp_path) == {}  # not played yet: no claim either way
+    for player, composite, valid in (("smol-base", 0.2, 0.97), ("do-nothing", 0.1, None)):
+        (tmp_path / player).mkdir()
+        summary = {"composite": composite, "valid_call_rate": valid}
+        (tmp_path / player / "storebench-short.json").write_text(json.dumps({"summary": summary}))
+    assert cli.storebench_short_targets("smol-base", root=tmp_path) == {
+        "storebench-short valid calls >= 0.95": True,
+        "storebench-short composite > do-nothing": True,
+    }

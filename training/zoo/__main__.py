@@ -1,7 +1,8 @@
-"""`python -m training.zoo list | build NAME [--out PATH] [--seed N] | eval PATH_OR_NAME | path NAME`.
+"""`python -m training.zoo list | build NAME [--out PATH] [--seed N] | eval PATH_OR_NAME | path NAME | report`.
 
-`build` prints a line per stage with the elapsed time, and after a build writes every built spec's evaluation
-table into training/README.md between the zoo markers.
+`build` prints a line per stage with the elapsed time, writes the build's evaluation as the committed result file
+`training/results/zoo/<name>.json` (with the commit and the machine), and rewrites training/README.md's zoo table
+from those files (`report` rewrites it alone).
 """
 
 from __future__ import annotations
@@ -11,16 +12,20 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from training.config import ConfigError
 from training.model_store import ModelStoreError
+from training.provenance import provenance, write_result
 from training.zoo import manifest, prompt_style_for, resolve
 from training.zoo.build import REPO_ROOT, build, build_folder
 from training.zoo.evaluate import evaluate_model, results_table, targets_reached
 from training.zoo.specs import SPECS, ZooSpec, config_hash, get_spec
 
 BEGIN, END = "<!-- zoo:begin -->", "<!-- zoo:end -->"
-README_SPECS = ("base-small", "teacher-small", "desk-small")  # the models whose tables training/README.md shows
+README_SPECS = ("smol-base", "smol-teacher", "base-small", "teacher-small", "desk-small")  # the models training/README.md shows
+RESULTS = REPO_ROOT / "training" / "results" / "zoo"
+ZEROSHOT = REPO_ROOT / "training" / "results" / "zeroshot"  # training.zeroshot.RESULTS
 
 
 def _spec(name: str, seed: int | None) -> ZooSpec:
@@ -28,35 +33,84 @@ def _spec(name: str, seed: int | None) -> ZooSpec:
     return spec if seed is None else dataclasses.replace(spec, seed=seed)
 
 
-def readme_section(names: tuple[str, ...] = README_SPECS) -> str:
-    """The evaluation table of the built specs among `names`, with their targets and build times."""
-    built = {}
-    notes = []
+def result_path(name: str, root: Path = RESULTS) -> Path:
+    return root / f"{name}.json"
+
+
+def publish(spec: ZooSpec, root: Path = RESULTS) -> Path:
+    """Write a built spec's zoo.json (spec, hash, evaluation, targets, stage times) with the commit and the machine as
+    the committed result file `training/results/zoo/<name>.json` (`<name>-seed<N>` for another seed)."""
+    final = build_folder(spec) / "final"
+    info = manifest(final)
+    if not info:
+        raise ConfigError(f"{spec.name} is not built here; run `python -m training.zoo build {spec.name}` first", ["name"])
+    name = spec.name if spec.seed == SPECS[spec.name].seed else f"{spec.name}-seed{spec.seed}"
+    return write_result(result_path(name, root), {"experiment": "zoo", **info, **provenance()})
+
+
+def load_results(names: tuple[str, ...], root: Path = RESULTS) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """{name: result} for the names with a readable file, and a line for each file that could not be read."""
+    found: dict[str, dict[str, Any]] = {}
+    problems = []
     for name in names:
-        final = build_folder(get_spec(name)) / "final"
-        if not (final / "zoo.json").exists():
+        path = result_path(name, root)
+        if not path.exists():
             continue
-        info = manifest(final)
-        built[f"{name} ({info['hash']})"] = info["evaluation"]
-        reached = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in info["targets_reached"].items())
-        walls = ", ".join(f"{k} {v:.0f}s" for k, v in info["wall_s"].items())
-        notes.append(f"- {name}: {info['parameters']:,} parameters; stages {walls}; targets: {reached}")
-    if not built:
-        return "No zoo model is built yet."
-    return results_table(built) + "\n\n" + "\n".join(notes)
+        try:
+            data = json.loads(path.read_text())
+            _ = (data["hash"], data["evaluation"], data["targets_reached"], data["wall_s"], data["parameters"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            problems.append(f"{path.name}: skipped ({type(exc).__name__}: {exc})")
+            continue
+        found[name] = data
+    return found, problems
 
 
-def update_readme(path: Path = REPO_ROOT / "training" / "README.md", names: tuple[str, ...] = README_SPECS) -> list[str]:
-    """Rewrite the README's zoo table when every spec in `names` is built here; otherwise leave it (a machine with only
-    some builds must not erase the others' columns) and return the names not built."""
-    missing = [name for name in names if not (build_folder(get_spec(name)) / "final" / "zoo.json").exists()]
+def storebench_short_targets(name: str, root: Path = ZEROSHOT) -> dict[str, bool]:
+    """The issue's StoreBench targets for a real-model base, read from the zero-shot table's files (the held-out test
+    scenarios played to 40 turns): valid calls >= 0.95 and a mean composite above the do-nothing anchor's."""
+    try:
+        model = json.loads((root / name / "storebench-short.json").read_text())["summary"]
+        anchor = json.loads((root / "do-nothing" / "storebench-short.json").read_text())["summary"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {"storebench-short valid calls >= 0.95": (model["valid_call_rate"] or 0.0) >= 0.95,
+            "storebench-short composite > do-nothing": model["composite"] > anchor["composite"]}  # fmt: skip
+
+
+def readme_section(names: tuple[str, ...] = README_SPECS, root: Path = RESULTS) -> str:
+    """The evaluation table of the specs among `names` that have a committed result file, with their targets, build
+    times, and where a result was made from an older spec than today's (its hash differs), that fact."""
+    results, problems = load_results(names, root)
+    if not results:
+        return "No zoo model has a result file yet."
+    columns = {f"{name} ({data['hash']})": data["evaluation"] for name, data in results.items()}
+    notes = []
+    for name, data in results.items():
+        targets = {**data["targets_reached"], **storebench_short_targets(name)}
+        reached = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in targets.items()) or "none set"
+        walls = ", ".join(f"{k} {v:.0f}s" for k, v in data["wall_s"].items())
+        stale = (
+            ""
+            if name not in SPECS or data["hash"] == config_hash(SPECS[name])
+            else f"; built from an older spec (today's hash {config_hash(SPECS[name])})"
+        )
+        where = (
+            data.get("reconstructed_from")
+            or f"commit {str(data.get('commit', ''))[:10]}, {data.get('machine', {}).get('cores', '?')} cores"
+        )
+        notes.append(f"- {name}: {data['parameters']:,} parameters; stages {walls}; targets: {reached} ({where}{stale})")
+    return results_table(columns) + "\n\n" + "\n".join(notes + [f"- {line}" for line in problems])
+
+
+def update_readme(path: Path = REPO_ROOT / "training" / "README.md", names: tuple[str, ...] = README_SPECS, root: Path = RESULTS) -> None:
+    """Rewrite the README's zoo table from the committed result files (files, not local builds: every machine agrees)."""
     text = path.read_text()
-    if missing or BEGIN not in text or END not in text:
-        return missing
+    if BEGIN not in text or END not in text:
+        raise ConfigError(f"{path} has no {BEGIN} ... {END} block to write the zoo table into", ["readme"])
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    path.write_text(f"{head}{BEGIN}\n{readme_section(names)}\n{END}{tail}")
-    return []
+    path.write_text(f"{head}{BEGIN}\n{readme_section(names, root)}\n{END}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     eval_cmd = commands.add_parser("eval", help="print a built model's evaluation (from zoo.json)")
     eval_cmd.add_argument("model", help="a spec name or a model folder")
     eval_cmd.add_argument("--rerun", action="store_true", help="play the evaluation again instead of reading zoo.json")
+    commands.add_parser("report", help="rewrite training/README.md's zoo table from training/results/zoo/")
     path_cmd = commands.add_parser("path", help="the final folder of a built spec")
     path_cmd.add_argument("name")
     args = parser.parse_args(argv)
@@ -80,9 +135,13 @@ def main(argv: list[str] | None = None) -> int:
                 state = "built" if (final / "zoo.json").exists() else "not built"
                 print(f"{name:16} {config_hash(spec)}  {state:9}  {final}")
         elif args.command == "build":
-            build(_spec(args.name, args.seed), out=args.out)
-            if missing := update_readme():
-                print(f"training/README.md's zoo table left as it is: {', '.join(missing)} not built here", file=sys.stderr)
+            spec = _spec(args.name, args.seed)
+            build(spec, out=args.out)
+            print(f"result: {publish(spec).relative_to(REPO_ROOT)}")
+            update_readme()
+        elif args.command == "report":
+            update_readme()
+            print(readme_section())
         elif args.command == "eval":
             path = resolve(args.model)
             info = manifest(path)
