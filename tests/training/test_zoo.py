@@ -263,3 +263,20 @@ def test_storebench_targets_come_from_the_zero_shot_files(tmp_path: Path) -> Non
         "storebench-short valid calls >= 0.95": True,
         "storebench-short composite > do-nothing": True,
     }
+
+
+def test_a_spec_continues_another_built_zoo_model(var_root: Path, quick_eval: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # As smol-teacher continues smol-base: SFT starts from the other spec's final folder, whose spec is in the hash.
+    follow = dataclasses.replace(SMOKE, name="smoke-more", base_model="smoke", sft_steps=1, save_every=0)
+    monkeypatch.setitem(SPECS, "smoke-more", follow)
+    with pytest.raises(ConfigError, match="run `python -m training.zoo build smoke` first"):
+        build(follow, control=quiet())
+    first = build(SMOKE, control=quiet())
+    final = build(follow, control=quiet())
+    info = manifest(final)
+    assert info["base_model"] == {"name": "smoke", "zoo_hash": config_hash(SMOKE), "base_model": None}
+    assert json.loads((build_folder(follow) / "sft" / "done.json").read_text())["start_from"] == str(first)
+    monkeypatch.setitem(SPECS, "smoke", dataclasses.replace(SMOKE, sft_steps=3))
+    assert config_hash(follow) != info["hash"]  # another smoke makes another continuation
+    with pytest.raises(ConfigError, match="cannot continue itself"):
+        dataclasses.replace(SMOKE, base_model="smoke")

@@ -14,6 +14,7 @@ with the weights of a straight one. A spec with a parent takes the parent's toke
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -26,12 +27,13 @@ from typing import Any
 import torch
 
 from training import run_recipe
+from training.config import ConfigError
 from training.engine import Hooks, RunResult
 from training.scripted import anchor_episode, scripted_episodes
 from training.zoo import pretrain
 from training.zoo.corpus import build_corpus, demo_policy, toolgym_sft_tasks, training_task_ids
 from training.zoo.evaluate import evaluate_model, targets_reached
-from training.zoo.specs import ZooSpec, canonical, config_hash, parent_spec
+from training.zoo.specs import SPECS, ZooSpec, canonical, config_hash, parent_spec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
@@ -262,13 +264,31 @@ def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, start_from: str, w
     return final
 
 
+def base_model_folder(spec: ZooSpec) -> Path:
+    """The folder SFT starts from: the store's packaged model, or the built final folder of the zoo spec it continues
+    (a ConfigError naming the build command when that is not built yet; a ModelStoreError naming `make setup`)."""
+    from training.model_store import installed_path
+
+    assert spec.base_model is not None
+    if spec.base_model not in SPECS:
+        return installed_path(spec.base_model)
+    final = build_folder(dataclasses.replace(SPECS[spec.base_model], seed=spec.seed)) / "final"
+    if not (final / "zoo.json").exists():
+        raise ConfigError(f"{spec.name} continues {spec.base_model}, which is not built here: run `python -m training.zoo build "
+                          f"{spec.base_model}` first", ["base_model"])  # fmt: skip
+    return final
+
+
 def _base_model_manifest(spec: ZooSpec) -> dict[str, Any] | None:
     """Which packaged model (and which exact weights) a spec fine-tuned, for the final folder's zoo.json."""
     if spec.base_model is None:
         return None
-    from training.model_store import installed_path, read_manifest
+    if spec.base_model in SPECS:
+        continued = json.loads((base_model_folder(spec) / "zoo.json").read_text())
+        return {"name": spec.base_model, "zoo_hash": continued["hash"], "base_model": continued.get("base_model")}
+    from training.model_store import read_manifest
 
-    source = read_manifest(installed_path(spec.base_model))
+    source = read_manifest(base_model_folder(spec))
     return {"name": spec.base_model, "source": source.get("source"), "conversion_version": source.get("conversion_version")}
 
 
@@ -293,10 +313,8 @@ def build(spec: ZooSpec, *, out: str | None = None, control: BuildControl | None
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "spec.json").write_text(json.dumps(canonical(spec), indent=2))
         if spec.base_model is not None:
-            from training.model_store import installed_path
-
-            start_from = str(installed_path(spec.base_model))  # ModelStoreError naming the install command if missing
-            control.say(f"[{spec.name}] fine-tuning the packaged {spec.base_model} ({start_from})")
+            start_from = str(base_model_folder(spec))
+            control.say(f"[{spec.name}] fine-tuning {spec.base_model} ({start_from})")
             walls = {"tokenizer": 0.0, "pretrain": 0.0}
         else:
             parent = parent_spec(spec)

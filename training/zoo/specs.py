@@ -80,8 +80,9 @@ class ZooSpec:
     parent: str | None = None
     """A spec name whose pretrained stage (tokenizer and weights) this one continues from; None: its own."""
     base_model: str | None = None
-    """A packaged pretrained model of the store (training.model_store, e.g. smollm2-135m-instruct) that SFT starts
-    from instead of a model pretrained here: no tokenizer or pretraining stage, the shape fields are the model's."""
+    """A packaged pretrained model of the store (training.model_store, e.g. smollm2-135m-instruct), or another zoo
+    spec whose built model this one continues (e.g. smol-teacher from smol-base), that SFT starts from instead of a
+    model pretrained here: no tokenizer or pretraining stage, the shape fields are the model's."""
     lora_r: int = 0
     """LoRA rank of the SFT stage on every linear layer (merged into the final folder); 0: full fine-tuning."""
     lora_alpha: int = 32
@@ -124,6 +125,8 @@ class ZooSpec:
             out.append(f"parent={self.parent!r}: a spec cannot be its own parent")
         if self.base_model is not None and self.parent is not None:
             out.append(f"base_model={self.base_model!r}: a spec starts from a packaged model or from a parent's pretrained stage, not both")
+        if self.base_model == self.name:
+            out.append(f"base_model={self.base_model!r}: a spec cannot continue itself")
         if self.lora_r < 0:
             out.append(f"lora_r={self.lora_r!r}: must not be negative")
         return out
@@ -156,6 +159,8 @@ def canonical(spec: ZooSpec) -> dict[str, Any]:
     parent = parent_spec(spec)
     if parent is not None:
         values["parent"] = canonical(parent)
+    if spec.base_model in SPECS:  # a zoo model continued: its spec is part of this one's identity
+        values["base_model"] = canonical(dataclasses.replace(SPECS[spec.base_model], seed=spec.seed))
     return values
 
 
@@ -251,8 +256,9 @@ SPECS: dict[str, ZooSpec] = {
 }
 
 
-# The real-model teacher: twice smol-base's demonstrations and steps, from the same packaged model.
-SPECS["smol-teacher"] = dataclasses.replace(SPECS["smol-base"], name="smol-teacher", sft_episodes=96, sft_steps=320)
+# The real-model teacher: smol-base trained on for another 160 steps over twice its demonstrations (smol-base's 48
+# episodes per task and 48 more), so it has seen twice the data for twice the steps at the cost of one more build.
+SPECS["smol-teacher"] = dataclasses.replace(SPECS["smol-base"], name="smol-teacher", base_model="smol-base", sft_episodes=96)
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
