@@ -31,6 +31,7 @@ caller keeps HF `generate`.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import weakref
@@ -85,10 +86,15 @@ def model_device(model: Any) -> torch.device:
 
 
 def kv_bytes_per_token(model: Any, dtype: torch.dtype | None = None) -> int:
-    config = base_model(model).config
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     dtype = dtype or next(model.parameters()).dtype
-    return config.num_hidden_layers * 2 * config.num_key_value_heads * head_dim * torch.finfo(dtype).bits // 8
+    return _kv_bytes(base_model(model).config.to_dict(), torch.finfo(dtype).bits // 8)
+
+
+def _kv_bytes(config: dict[str, Any], dtype_bytes: int) -> int:
+    """Keys and values of every layer for one token, from a model's config.json values."""
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    kv_heads = config.get("num_key_value_heads") or config["num_attention_heads"]
+    return int(config["num_hidden_layers"]) * 2 * int(kv_heads) * int(head_dim) * dtype_bytes
 
 
 def available_bytes() -> int:
@@ -102,18 +108,40 @@ def available_bytes() -> int:
     return 8 << 30
 
 
-def check_token_budget(model: Any, token_budget: int, *, max_sequence: int = 0, share: float = 0.5) -> None:
-    """Refuse a KV-cache budget larger than `share` of the available memory, or smaller than one sequence, naming
-    the figure that fits."""
-    per_token = kv_bytes_per_token(model)
+def token_budget_problem(per_token: int, token_budget: int, *, max_sequence: int = 0, share: float = 0.5) -> str | None:
+    """Why a KV-cache budget cannot be held (more than `share` of the available memory, or less than one sequence),
+    naming the figure that fits; None when it can."""
     fits = int(available_bytes() * share) // per_token
     if token_budget > fits:
-        raise ValueError(
-            f"token_budget {token_budget:,} needs {token_budget * per_token / 2**30:.2f} GiB of KV cache "
-            f"({per_token:,} bytes a token); {fits:,} tokens fit in {share:.0%} of the available memory"
-        )
+        return (f"token_budget {token_budget:,} needs {token_budget * per_token / 2**30:.2f} GiB of KV cache "
+                f"({per_token:,} bytes a token); {fits:,} tokens fit in {share:.0%} of the available memory")  # fmt: skip
     if token_budget < max_sequence:
-        raise ValueError(f"token_budget {token_budget:,} is smaller than one sequence (prompt + new tokens = {max_sequence:,})")
+        return f"token_budget {token_budget:,} is smaller than one sequence (prompt + new tokens = {max_sequence:,})"
+    return None
+
+
+def check_token_budget(model: Any, token_budget: int, *, max_sequence: int = 0, share: float = 0.5) -> None:
+    """ValueError naming the figure that fits when the engine could not hold `token_budget` tokens (above)."""
+    problem = token_budget_problem(kv_bytes_per_token(model), token_budget, max_sequence=max_sequence, share=share)
+    if problem:
+        raise ValueError(problem)
+
+
+def folder_token_budget_problem(folder: str | Path, token_budget: int, *, max_sequence: int = 0) -> str | None:
+    """The same check for a model folder before anything is loaded (a run being created): its config.json's shape,
+    at 4 bytes a value (the trainer holds CPU weights in fp32)."""
+    config = json.loads((Path(folder) / "config.json").read_text())
+    return token_budget_problem(_kv_bytes(config, 4), token_budget, max_sequence=max_sequence)
+
+
+# The budget of engines built by `engine_for` when the caller names none: set once per run by the trainer from the
+# recipe's `decode_token_budget` (a run is one process: a Celery task or a CLI call); None: a quarter of the memory.
+_run_token_budget: int | None = None
+
+
+def set_run_token_budget(token_budget: int | None) -> None:
+    global _run_token_budget
+    _run_token_budget = token_budget or None
 
 
 @dataclass(eq=False)
@@ -402,4 +430,5 @@ def engine_for(model: Any, tokenizer: Any, **options: Any) -> DecodeEngine | Non
     if os.environ.get("PRACTICUM_DECODE_ENGINE", "1") == "0" or not supports(model) or model_device(model).type != "cpu":
         return None  # on a GPU the per-sequence attention calls would dominate: HF generate or the vLLM pool serve it
     options.setdefault("threads", free_cores())
+    options.setdefault("token_budget", _run_token_budget)
     return DecodeEngine(model, eos_id=tokenizer.eos_token_id, **options)

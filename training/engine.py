@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+import training.decode as decode
 import training.distributed as distributed  # the module, not the package: training/__init__ imports this one
 from training.config import TrainConfig
 from training.losses import ONPOLICY_WARN_DIFF, onpolicy_check
@@ -101,6 +102,7 @@ class Trainer:
         self.last_metrics: dict[str, float] = {}
         self._cpu_bf16 = config.cpu_bf16 and self.device.type == "cpu" and cpu_computes_bf16()  # decided once, used every micro-batch
         seed_everything(config.seed)
+        decode.set_run_token_budget(getattr(config, "decode_token_budget", 0))  # engines the sampler builds this run
         resume = Path(config.resume_from) if config.resume_from else None
         self.model, self.tokenizer = self._load(resume)
         self._architecture = type(self.model).__name__  # FSDP2 renames the class; checkpoints keep the real name

@@ -90,7 +90,21 @@ def run_model_paths(*, project: Project, recipe: str, base_model: str, config: d
     paths = {name: model_path_confine(project=project, value=value, field=field) for name, (field, value) in given.items()}
     for name, (field, value) in given.items():  # every path confined first: a refusal never reveals what exists outside
         model_folder_check(path=paths[name], value=value, field=field)
+    decode_budget_check(model_path=paths["model"], config=config)
     return paths
+
+
+def decode_budget_check(*, model_path: str, config: dict[str, Any]) -> None:
+    """A decode token budget the worker's memory cannot hold for this model is refused now, with the figure that
+    fits, rather than when the engine is built mid-run. (An adapter folder has no config.json: the worker checks.)"""
+    budget = config.get("decode_token_budget")
+    if not budget or not isinstance(budget, int) or not (Path(model_path) / "config.json").exists():
+        return
+    from training.decode import folder_token_budget_problem
+
+    problem = folder_token_budget_problem(model_path, budget)
+    if problem:
+        raise DomainError("token_budget_too_large", f"config.decode_token_budget: {problem}", fields=["config.decode_token_budget"])
 
 
 def _frozen_episodes(*, project: Project, filters: dict[str, Any]) -> list[int]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from training.config import ConfigError
 from training.decode import DecodeEngine, check_token_budget, kv_bytes_per_token
 from training.sampling import hf_generate, rollout_episodes
 
@@ -145,6 +146,24 @@ def test_a_budget_beyond_memory_is_refused_with_the_figure_that_fits(llama: Any)
         DecodeEngine(llama, eos_id=EOS, token_budget=10**12)
     with pytest.raises(ValueError, match="smaller than one sequence"):
         check_token_budget(llama, 100, max_sequence=4096 + 64)
+
+
+def test_a_folder_budget_is_checked_from_its_config_and_a_run_budget_reaches_the_engines(llama: Any, tmp_path: Any) -> None:
+    from training import decode
+    from training.recipes.onpolicy import OnPolicyConfig
+
+    llama.config.save_pretrained(tmp_path)  # config.json only: nothing is loaded to check a run's budget
+    assert decode.folder_token_budget_problem(tmp_path, 4096) is None
+    problem = decode.folder_token_budget_problem(tmp_path, 10**12)
+    assert problem and "tokens fit in 50% of the available memory" in problem
+    try:
+        decode.set_run_token_budget(5000)
+        assert decode.engine_for(llama, type("T", (), {"eos_token_id": EOS})()).token_budget == 5000
+    finally:
+        decode.set_run_token_budget(0)
+    assert decode.engine_for(llama, type("T", (), {"eos_token_id": EOS})()).token_budget >= 4096  # the memory default
+    with pytest.raises(ConfigError, match=r"decode_token_budget=100: must be 0 or hold one sequence"):
+        OnPolicyConfig(decode_token_budget=100)
 
 
 def test_rollouts_through_the_engine_record_what_hf_generate_records(tiny_path: Any, monkeypatch: Any) -> None:

@@ -55,6 +55,10 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
     """Sampling temperature of training rollouts."""
     max_prompt_tokens: int = 4096
     """An episode whose prompt grows past this many tokens ends (context_window_exceeded)."""
+    decode_token_budget: int = 0
+    """KV-cache tokens the CPU decode engine may hold at once over all running episodes (their caches and the
+    reservations of running turns; more waits). 0: a quarter of the available memory. A budget the machine cannot
+    hold is refused when the run is created, with the figure that fits."""
     generation: str = "local"
     """Who samples training rollouts: local (the trainer's model) | workers (HF generate in generation_workers CPU
     processes) | vllm (the vLLM servers the operator lists in PRACTICUM_VLLM_POOL). Pools get the weights after each update."""
@@ -73,6 +77,9 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
             out.append(f"max_prompt_tokens={self.max_prompt_tokens!r}: must be at least 16")
         if self.eval_every < 0:
             out.append(f"eval_every={self.eval_every!r}: must not be negative")
+        if self.decode_token_budget and self.decode_token_budget < self.max_prompt_tokens + self.max_new_tokens:
+            out.append(f"decode_token_budget={self.decode_token_budget!r}: must be 0 or hold one sequence "
+                       f"(max_prompt_tokens + max_new_tokens = {self.max_prompt_tokens + self.max_new_tokens})")  # fmt: skip
         if not self.temperature > 0:
             out.append(f"temperature={self.temperature!r}: must be positive for on-policy sampling")
         if self.generation not in GENERATION_MODES:

@@ -50,6 +50,18 @@ def test_it_answers_a_bad_launch_with_400_naming_the_field(
 
 
 @pytest.mark.django_db
+def test_a_decode_budget_the_machine_cannot_hold_is_refused_at_launch_with_what_fits(alice_api: Any, tiny_model: str) -> None:
+    grpo = {"max_steps": 1, "task": "toolgym/lookup", "device": "cpu"}
+    response = _launch(alice_api, tiny_model, recipe="grpo", config={**grpo, "decode_token_budget": 10**13}, dataset={})
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "token_budget_too_large" and error["fields"] == ["config.decode_token_budget"]
+    assert "tokens fit in 50% of the available memory" in error["message"]
+    assert _launch(alice_api, tiny_model, recipe="grpo", config={**grpo, "decode_token_budget": 8192}, dataset={}).status_code == 201
+    assert TrainingRun.objects.count() == 1
+
+
+@pytest.mark.django_db
 def test_it_freezes_the_dataset_at_launch(alice_api: Any, tiny_model: str, lookup_episodes: list[int]) -> None:
     response = _launch(alice_api, tiny_model)
     assert response.status_code == 201, response.json()
