@@ -281,6 +281,8 @@ class Trainer:
         distributed.load_full_optimizer_state(self.optimizer, tensors["optimizer"])
         self.scheduler.load_state_dict(tensors["scheduler"])
         self.step, self.state = int(plain["step"]), plain["recipe_state"]
+        if self.dist.is_main:  # a run killed between logging a step and saving it logs that step again now
+            trim_metrics(self.output_dir, self.step)
         version, internal, gauss = plain["python_rng"]
         random.setstate((version, tuple(internal), gauss))
         np.random.set_state(_numpy_state_from_json(plain["numpy_rng"]))
@@ -297,6 +299,15 @@ class Trainer:
         for service in self.services.values():
             service.close()
         return RunResult(self.recipe, self.step, list(self.checkpoints), dict(self.last_metrics), stopped)
+
+
+def trim_metrics(run_dir: Path, step: int) -> None:
+    """Drop metric lines past `step` from a run folder's metrics.jsonl: a run resuming from that step logs them again,
+    so every step appears once however often the run was interrupted."""
+    path = run_dir / "metrics.jsonl"
+    if path.exists():
+        kept = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= step]
+        path.write_text("".join(line + "\n" for line in kept))
 
 
 def load_trainer_tensors(folder: Path) -> dict[str, Any]:

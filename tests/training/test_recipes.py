@@ -4,6 +4,7 @@ import itertools
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -253,3 +254,40 @@ def test_horizon_options_are_checked(tiny_path, demos, tmp_path):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=3, refine_count=2, warm_start_steps=1))
     with pytest.raises(ConfigError, match=r"token_budget=-1: must not be negative"):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, token_budget=-1))
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_rollout_resumes_to_the_straight_runs_weights_with_each_step_logged_once(tiny_path, tmp_path, monkeypatch):
+    from training import sampling
+    from training.tiny import build_tiny_model
+
+    teacher = build_tiny_model(tmp_path / "teacher", seed=1)  # OPD updates on every step (a random policy's GRPO would not)
+
+    def config(out: str, **extra: Any) -> dict[str, Any]:
+        return {**ONPOLICY, "model": str(tiny_path), "teacher": str(teacher), "group_size": 2, "max_steps": 3, "save_every": 1,
+                "output_dir": str(tmp_path / out), **extra}  # fmt: skip
+
+    straight = run_recipe("opd", config("straight"))
+    real_make = sampling.make
+
+    def make_or_die(*args: Any, **kwargs: Any) -> Any:
+        if (tmp_path / "killed" / "step-000002" / "trainer_state.json").exists():
+            raise KeyboardInterrupt  # the process dies while step 3's episodes are being played
+        return real_make(*args, **kwargs)
+
+    monkeypatch.setattr(sampling, "make", make_or_die)
+    with pytest.raises(KeyboardInterrupt):
+        run_recipe("opd", config("killed"))
+    monkeypatch.setattr(sampling, "make", real_make)
+    # as if the process had also logged a step it never saved: the resumed run must not show it twice
+    with open(tmp_path / "killed" / "metrics.jsonl", "a") as handle:
+        handle.write(json.dumps({"step": 3, "loss": 123.0}) + "\n")
+    resumed = run_recipe("opd", config("killed", resume_from=str(tmp_path / "killed" / "step-000002")))
+    assert resumed.steps == 3
+    steps = [r["step"] for r in _rows(tmp_path / "killed" / "metrics.jsonl") if "loss" in r]
+    assert steps == [1, 2, 3] and 123.0 not in [r.get("loss") for r in _rows(tmp_path / "killed" / "metrics.jsonl")]
+    assert [r["kl_mean"] for r in _rows(tmp_path / "killed" / "metrics.jsonl") if "kl_mean" in r] == pytest.approx(
+        [r["kl_mean"] for r in _rows(tmp_path / "straight" / "metrics.jsonl") if "kl_mean" in r], abs=1e-6
+    )  # the same episodes were played at step 3: none lost, none doubled
+    a, b = _weights(straight.final_checkpoint), _weights(resumed.final_checkpoint)
+    assert all(torch.allclose(a[k], b[k], atol=1e-6, rtol=0) for k in a)

@@ -28,7 +28,7 @@ import torch
 
 from training import run_recipe
 from training.config import ConfigError
-from training.engine import Hooks, RunResult
+from training.engine import Hooks, RunResult, trim_metrics
 from training.scripted import anchor_episode, scripted_episodes
 from training.zoo import pretrain
 from training.zoo.corpus import build_corpus, demo_policy, toolgym_sft_tasks, training_task_ids
@@ -78,21 +78,13 @@ def last_checkpoint(run_dir: Path) -> Path | None:
     return complete[-1] if complete else None
 
 
-def _trim_metrics(run_dir: Path, step: int) -> None:
-    """Drop metric lines past the checkpoint a run resumes from: the resumed run logs those steps again."""
-    path = run_dir / "metrics.jsonl"
-    if path.exists():
-        kept = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= step]
-        path.write_text("".join(line + "\n" for line in kept))
-
-
 def _train(recipe: str, values: dict[str, Any], control: BuildControl, label: str, started: float) -> str:
     """Run (or resume) one engine run to its end; returns its final checkpoint."""
     run_dir = Path(values["output_dir"])
     resume = last_checkpoint(run_dir)
     # A run killed before its first checkpoint starts over: its metric lines go (step 0), as those past a checkpoint do.
     step = json.loads((resume / "trainer_state.json").read_text())["step"] if resume is not None else 0
-    _trim_metrics(run_dir, step)
+    trim_metrics(run_dir, step)
     if resume is not None:
         control.say(f"[{label}] resuming from {resume.name}")
         values = {**values, "resume_from": str(resume)}
