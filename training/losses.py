@@ -42,6 +42,22 @@ def sft_loss(
     }
 
 
+def sft_loss_from_logprobs(
+    logprobs: torch.Tensor, hits: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None
+) -> tuple[torch.Tensor, Metrics]:
+    """sft_loss from the taken tokens' log-probabilities (training.modeling.token_logprobs_and_hits, in chunks) and
+    whether each was the argmax: the same loss and metrics without a (B, T, V) logits tensor."""
+    nll = -logprobs.float()
+    mask = mask.float()
+    loss = (nll * _weighted(mask, weights)).sum() / _active(mask)
+    return loss, {
+        "loss": loss.item(),
+        "nll": ((nll.detach() * mask).sum() / _active(mask)).item(),
+        "token_accuracy": ((hits.float() * mask).sum() / _active(mask)).item(),
+        "tokens": mask.sum().item(),
+    }
+
+
 def _aggregate(per_token: torch.Tensor, mask: torch.Tensor, aggregation: str) -> torch.Tensor:
     if aggregation == "token-mean":
         return (per_token * mask).sum() / _active(mask)

@@ -128,29 +128,56 @@ class AdapterDisabled:
 
 
 def token_logprobs(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, chunk_size: int = 256, temperature: float = 1.0
-) -> torch.Tensor:
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, *, chunk_size: int = 256, temperature: float = 1.0,
+    position_ids: torch.Tensor | None = None,
+) -> torch.Tensor:  # fmt: skip
     """(B, T-1): the model's log-probability of each next token input_ids[:, 1:] (module docstring: in chunks), of
-    softmax(logits / temperature) where a temperature other than 1 is given (a sampler's distribution)."""
+    softmax(logits / temperature) where a temperature other than 1 is given (a sampler's distribution). Packed rows
+    (training.data.collate_packed) pass position_ids and no attention mask."""
+    return _taken(model, input_ids, attention_mask, position_ids, chunk_size, temperature, hits=False)[0]
+
+
+def token_logprobs_and_hits(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, *, position_ids: torch.Tensor | None = None,
+    chunk_size: int = 256,
+) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """token_logprobs and, (B, T-1), whether each next token was the model's most likely one (SFT's token accuracy)."""
+    logprobs, hits = _taken(model, input_ids, attention_mask, position_ids, chunk_size, 1.0, hits=True)
+    assert hits is not None
+    return logprobs, hits
+
+
+def _taken(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, position_ids: torch.Tensor | None, chunk_size: int,
+    temperature: float, *, hits: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
     if isinstance(model, AdapterDisabled):
         with torch.no_grad(), model.model.disable_adapter():
-            return token_logprobs(model.model, input_ids, attention_mask, chunk_size=chunk_size, temperature=temperature)
+            return _taken(model.model, input_ids, attention_mask, position_ids, chunk_size, temperature, hits=hits)
     from training.decode import base_model, supports
 
-    if not supports(model):
-        logits = forward_logits(model, input_ids, attention_mask)
-        return gather_logprobs(logits[:, :-1] / temperature if temperature != 1.0 else logits[:, :-1], input_ids[:, 1:])
-    base = base_model(model)
-    hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state[:, :-1]  # normed
+    if position_ids is not None:
+        attention_mask = None  # transformers reads packed rows from the restarting positions (masking_utils)
     targets = input_ids[:, 1:]
-    pieces = []
+    if not supports(model):
+        logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits[:, :-1]
+        hit = (logits.argmax(-1) == targets) if hits else None
+        return gather_logprobs(logits / temperature if temperature != 1.0 else logits, targets), hit
+    base = base_model(model)
+    hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).last_hidden_state[
+        :, :-1
+    ]
+    pieces, hit_pieces = [], []
     for start in range(0, hidden.shape[1], chunk_size):
         piece, taken = hidden[:, start : start + chunk_size], targets[:, start : start + chunk_size]
         if torch.is_grad_enabled() and piece.requires_grad:
             pieces.append(checkpoint(_chunk_logprobs, base.lm_head, piece, taken, temperature, use_reentrant=False))
         else:
             pieces.append(_chunk_logprobs(base.lm_head, piece, taken, temperature))
-    return torch.cat(pieces, dim=1)
+        if hits:
+            with torch.no_grad():
+                hit_pieces.append(base.lm_head(piece.detach()).argmax(-1) == taken)
+    return torch.cat(pieces, dim=1), (torch.cat(hit_pieces, dim=1) if hits else None)
 
 
 def logprobs_and_entropy(

@@ -199,3 +199,36 @@ def test_sft_trains_a_recovery_export_from_its_corrected_step(tokenizer):
     assert {step for step, m in zip(episode.turn_of_token, episode.mask, strict=True) if m} == {
         s["index"] for s in example["steps"] if s["source"] == "agent" and s["index"] >= 3
     }
+
+
+def test_packing_puts_short_episodes_in_one_row_and_trains_exactly_the_agents_tokens(alice_record, tokenizer):
+    from training.data import collate_packed
+
+    (full,) = tokenize_record(alice_record, tokenizer)
+    (short,) = tokenize_record(alice_record, tokenizer, max_tokens=len(full) // 3)
+    batch = collate_packed([short, full, short], pad_id=tokenizer.pad_token_id)
+    assert batch["input_ids"].shape == (2, len(full))  # the full episode alone, the two short ones side by side
+    row = batch["position_ids"][1].tolist()
+    assert row[: len(short)] == list(range(len(short))) and row[len(short) : 2 * len(short)] == list(range(len(short)))
+    assert batch["mask"].sum() == sum(sum(e.mask[1:]) for e in (full, short, short))  # nothing gained, nothing lost
+    assert batch["mask"][1, len(short)] == 0 and batch["mask"][1, 2 * len(short) :].sum() == 0
+
+
+def test_a_packed_micro_batch_has_the_loss_and_gradients_of_the_padded_one(alice_record, tokenizer, tiny_path):
+    from training.data import collate_packed
+    from training.modeling import load_model
+    from training.recipes.sft import sft_step_loss
+
+    model, _ = load_model(str(tiny_path))
+    (full,) = tokenize_record(alice_record, tokenizer)
+    (short,) = tokenize_record(alice_record, tokenizer, max_tokens=len(full) // 2)
+    short.mask[0] = 0  # the padded batch does not train an episode's first token either (nothing predicts it)
+    results = []
+    for collator in (collate, collate_packed):
+        model.zero_grad()
+        loss, metrics = sft_step_loss(model, collator([full, short, short], pad_id=tokenizer.pad_token_id))
+        loss.backward()
+        results.append((loss.item(), metrics["token_accuracy"], [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (padded_loss, padded_acc, padded_grads), (packed_loss, packed_acc, packed_grads) = results
+    assert packed_loss == pytest.approx(padded_loss, abs=1e-5) and packed_acc == pytest.approx(padded_acc)
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(padded_grads, packed_grads, strict=True))

@@ -40,12 +40,12 @@ import torch
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.credit import REFINE_RULES, continuation_logprob, horizon, select_for_refinement, turns_end
-from training.data import PromptStyleFields, TokenizedEpisode, collate, read_records
+from training.data import PromptStyleFields, TokenizedEpisode, collate, collate_packed, read_records
 from training.diagnosis_view import DIAGNOSIS_VIEW, as_diagnoser_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.info_gain import weigh_by_info_gain
-from training.losses import kl_full, sft_loss
-from training.modeling import forward_logits, load_model
+from training.losses import kl_full, sft_loss, sft_loss_from_logprobs
+from training.modeling import forward_logits, load_model, token_logprobs_and_hits
 from training.role_views import tokenize_role
 
 SCORING_COST = 1 / 3  # compute of a forward-only token relative to a trained one (forward + backward)
@@ -62,6 +62,9 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     """Episodes per micro-batch."""
     max_tokens: int = 2048
     """Episodes longer than this are truncated (masks cut alike)."""
+    pack: bool = True
+    """Pack a micro-batch's episodes end to end into rows as long as its longest episode (training.data.collate_packed):
+    the same tokens and the same loss without the padding. Off with kl_coef (its KL reads right-padded rows)."""
     min_score: float | None = None
     """Keep only episodes whose score composite is at least this (None keeps all)."""
     passed_only: bool = False
@@ -207,11 +210,16 @@ def within_budget(micro: list[list[TokenizedEpisode]], tokens_left: float) -> li
 
 def sft_step_loss(model: Any, batch: dict[str, Any], reference: Any = None, kl_coef: float = 0.0) -> tuple[Any, dict[str, float]]:
     """Next-token cross-entropy on the batch's trained tokens (weighted), plus kl_coef x KL(model || reference) per
-    trained token (unweighted) when a reference model is given: the loss the SFT recipe optimizes."""
+    trained token (unweighted) when a reference model is given: the loss the SFT recipe optimizes. Without the KL
+    (which needs both full distributions) only the taken tokens' log-probabilities are computed, in chunks, over
+    packed rows when the batch has position_ids (training.data.collate_packed)."""
+    if reference is None:
+        logprobs, hits = token_logprobs_and_hits(
+            model, batch["input_ids"], batch.get("attention_mask"), position_ids=batch.get("position_ids")
+        )
+        return sft_loss_from_logprobs(logprobs, hits, batch["mask"][:, 1:], batch["weights"][:, 1:])
     logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
     loss, metrics = sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["mask"][:, 1:], batch["weights"][:, 1:])
-    if reference is None:
-        return loss, metrics
     with torch.no_grad():
         start = forward_logits(reference, batch["input_ids"], batch["attention_mask"])
     kl, kl_metrics = kl_full(logits[:, :-1], start[:, :-1], batch["mask"][:, 1:], direction="reverse")
@@ -254,7 +262,8 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
         return [episodes[i] for i in state["refine_selection"]]
 
     def loss_fn(items: list[TokenizedEpisode]) -> tuple[Any, dict[str, float]]:
-        batch = {k: v.to(trainer.device) for k, v in collate(items, pad_id=pad_id).items()}
+        packed = config.pack and not config.kl_coef  # the KL compares full distributions over right-padded rows
+        batch = {k: v.to(trainer.device) for k, v in (collate_packed if packed else collate)(items, pad_id=pad_id).items()}
         return sft_step_loss(trainer.model, batch, reference if config.kl_coef else None, config.kl_coef)
 
     while trainer.step < config.max_steps and not trainer.stopping():
