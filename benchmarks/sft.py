@@ -11,6 +11,8 @@ share of the machine's bf16 matmul rate (6 x parameters x tokens/s, the usual tr
 
     padded   training.data.collate: every episode right-padded to the micro-batch's longest
     packed   training.data.collate_packed: episodes end to end in rows as long as the longest (the default)
+    trl      TRL's SFTTrainer (the dev extra) on the same tokenized episodes (input_ids, labels -100 where our mask is
+             0), the same LoRA, batch, learning rate and bf16 autocast on CPU; its own data order and padding collator
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 REPO = Path(__file__).resolve().parents[1]
-ARMS = ("padded", "packed")
+ARMS = ("padded", "packed", "trl")
 
 
 def demonstrations(path: Path) -> Path:
@@ -48,6 +51,54 @@ def parameter_count(folder: Path) -> int:
 
     with safe_open(str(folder / "model.safetensors"), framework="pt") as weights:
         return sum(prod(weights.get_slice(name).get_shape()) for name in weights.keys())  # noqa: SIM118 (not a dict)
+
+
+def run_trl(args: argparse.Namespace) -> None:
+    import torch
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import SFTConfig, SFTTrainer
+
+    from training.data import read_records
+    from training.recipes.sft import SFTConfig as OurConfig
+    from training.recipes.sft import training_pairs
+
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    ours = OurConfig(model=args.model, data=args.data, max_tokens=args.max_tokens, compact_tools=True, max_result_chars=600)
+    episodes = [e for _, e in training_pairs(read_records(args.data), tokenizer, ours)]
+    rows = {
+        "input_ids": [e.input_ids for e in episodes],
+        "labels": [[t if m else -100 for t, m in zip(e.input_ids, e.mask, strict=True)] for e in episodes],
+    }
+    stamps: dict[int, float] = {}
+    read: dict[int, int] = {}
+
+    class Clock(TrainerCallback):
+        def on_step_end(self, _args: Any, state: Any, _control: Any, **_kw: Any) -> None:
+            stamps[state.global_step] = time.perf_counter()
+
+    config = SFTConfig(output_dir=tempfile.mkdtemp(), max_steps=args.steps, per_device_train_batch_size=args.batch, learning_rate=3e-4,
+                       lr_scheduler_type="constant", bf16=True, use_cpu=True, report_to="none", logging_steps=1, save_strategy="no",
+                       max_length=args.max_tokens, seed=0, dataloader_num_workers=0, gradient_checkpointing=False)  # fmt: skip
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
+    lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")
+    trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_dict(rows), processing_class=tokenizer, peft_config=lora,
+                         callbacks=[Clock()])  # fmt: skip
+    collate = trainer.data_collator
+
+    def counting(examples: list[dict[str, Any]]) -> Any:
+        read[len(read) + 1] = sum(len(e["input_ids"]) for e in examples)
+        return collate(examples)
+
+    trainer.data_collator = counting
+    trainer.train_dataset = trainer.train_dataset  # the dataloader is built in train(): the counting collator is used
+    trainer.train()
+    wall = stamps[args.steps] - stamps[1]
+    tokens = sum(n for step, n in read.items() if 1 < step <= args.steps)
+    print(json.dumps({"arm": "trl", "wall_s": wall, "steps": args.steps - 1, "tokens_per_s": tokens / wall,
+                      "loss": next(float(h["loss"]) for h in reversed(trainer.state.log_history) if "loss" in h),
+                      "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "threads": torch.get_num_threads()}))  # fmt: skip
 
 
 def run_arm(arm: str, args: argparse.Namespace) -> None:
@@ -79,7 +130,7 @@ def main() -> None:
     parser.add_argument("--arm", choices=ARMS, help="run one arm in this process (the parent runs each this way)")
     args = parser.parse_args()
     if args.arm:
-        run_arm(args.arm, args)
+        run_trl(args) if args.arm == "trl" else run_arm(args.arm, args)
         return
     Path(args.data).parent.mkdir(parents=True, exist_ok=True)
     demonstrations(Path(args.data))
@@ -107,9 +158,10 @@ def main() -> None:
         print(f"   {arm:<7} {r['tokens_per_s']:7.1f} tokens/s  peak RSS {r['peak_rss_gb']:.2f} GB  "
               f"({6 * params * r['tokens_per_s'] / rate:.1%} of the matmul rate; {r['steps']} timed steps, {r['wall_s']:.0f} s, "
               f"last loss {r['loss']:.3f}, {r['threads']} threads)")  # fmt: skip
-    if len(results) == 2:
-        print(f"   packed / padded = {results['packed']['tokens_per_s'] / results['padded']['tokens_per_s']:.2f}x tokens/s, "
-              f"{results['packed']['peak_rss_gb'] / results['padded']['peak_rss_gb']:.2f}x peak RSS")  # fmt: skip
+    for other in ("padded", "trl"):
+        if "packed" in results and other in results:
+            print(f"   packed / {other} = {results['packed']['tokens_per_s'] / results[other]['tokens_per_s']:.2f}x tokens/s, "
+                  f"{results['packed']['peak_rss_gb'] / results[other]['peak_rss_gb']:.2f}x peak RSS")  # fmt: skip
 
 
 if __name__ == "__main__":
