@@ -94,7 +94,7 @@ def shared_contexts_prune(*, project: Project) -> int:
         held = dict(SharedContext.objects.filter(project=project).select_for_update(skip_locked=skip).values_list("sha256", "pk"))
         if not held:
             return 0
-        named = set()
+        named: set[str] = set()
         for refs in Episode.objects.filter(project=project, meta__has_key="shared").values_list("meta__shared", flat=True).iterator():
             named.update(refs.values() if isinstance(refs, dict) else ())
         unused = [pk for digest, pk in held.items() if digest not in named]

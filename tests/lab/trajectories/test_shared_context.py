@@ -200,3 +200,26 @@ def test_the_data_migration_turns_stored_copies_into_references_once_and_back(pr
 
     migration.expand(apps, None)
     assert {episode.pk: episode.meta for episode in Episode.objects.all()} == old
+
+
+@pytest.mark.postgres
+def test_native_records_stored_by_the_streaming_path_share_context_too(
+    project_a: Any, project_b: Any, alice: Any, bob: Any, monkeypatch: Any
+) -> None:
+    stored = _upload(project_a, alice, json.dumps(tau2_results(20_000, 50)).encode())
+    records = [episode_to_record(outcome.episode) for outcome in stored.outcomes]
+    monkeypatch.setattr(imports, "parse_upload", None)  # the general path would fail here: the streaming one must not call it
+    again = imports.upload_ingest(project=project_b, user=bob, data=json.dumps(records).encode(), filename="body.json", fmt="native")
+    assert SharedContext.objects.filter(project=project_b).count() == SharedContext.objects.filter(project=project_a).count() == 1
+    assert [episode_to_record(outcome.episode) for outcome in again.outcomes] == records
+
+
+def test_episodes_deleted_in_the_admin_take_the_context_only_they_named(project_a: Any, alice: Any) -> None:
+    from django.contrib.admin.sites import site
+
+    stored = _upload(project_a, alice, (FIXTURES / "tau2_airline_results.json").read_bytes())
+    first, second = (outcome.episode for outcome in stored.outcomes)
+    site._registry[Episode].delete_model(None, first)
+    assert set(SharedContext.objects.values_list("sha256", flat=True)) == set(second.meta["shared"].values())
+    site._registry[Episode].delete_queryset(None, Episode.objects.filter(pk=second.pk))
+    assert not SharedContext.objects.exists()
