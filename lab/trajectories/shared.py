@@ -15,9 +15,9 @@ may share the expanded values: copy before mutating them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.db import connection, transaction
 
@@ -26,6 +26,7 @@ from lab.projects.models import Project
 from lab.trajectories.models import Episode, SharedContext
 
 PAGE = 200
+T = TypeVar("T")
 
 
 def shared_refs(episode: Episode) -> dict[str, str]:
@@ -33,23 +34,20 @@ def shared_refs(episode: Episode) -> dict[str, str]:
     return refs if isinstance(refs, dict) else {}
 
 
-def shared_contexts_store(*, project: Project, values: SharedValues, episodes: Iterable[Episode]) -> int:
-    """Store the contexts `episodes` name (their contents from `values`) unless the project holds them; returns the
-    bytes newly stored. Run it in the transaction that stores the episodes. A content stored at the same time by
-    another upload of the project is stored once (the constraint), and both uploads reference that row."""
+def shared_contexts_store(*, project: Project, values: SharedValues, episodes: Iterable[Episode]) -> None:
+    """Store the contexts `episodes` name (their contents from `values`) unless the project holds them. Run it in the
+    transaction that stores the episodes. A content stored at the same time by another upload of the project is
+    stored once (the constraint), and both uploads reference that row."""
     digests = {digest for episode in episodes for digest in shared_refs(episode).values()}
-    stored = 0
     while digests:
         held = set(SharedContext.objects.filter(project=project, sha256__in=digests).values_list("sha256", flat=True))
         new = [SharedContext(project=project, sha256=d, content=values.contents[d], size=values.sizes[d]) for d in sorted(digests - held)]
         SharedContext.objects.bulk_create(new, ignore_conflicts=True)
-        stored += sum(row.size for row in new)
         # Locked until this upload commits, so that shared_contexts_prune cannot delete a row it references; a row
         # a prune deleted in the meantime is stored again.
         digests -= set(
             SharedContext.objects.filter(project=project, sha256__in=digests).select_for_update().values_list("sha256", flat=True)
         )
-    return stored
 
 
 def episode_headers(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
@@ -71,15 +69,19 @@ def episode_headers(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
 
 
 def episode_header(episode: Episode) -> dict[str, Any]:
-    """The record header the episode was stored with, its shared context expanded (a copy: changing it changes nothing)."""
+    """The record header the episode was stored with, its shared context expanded (a shallow copy, as a record's is)."""
     return episode_headers([episode])[0]
 
 
-def episodes_with_headers(episodes: Iterable[Episode], *, page: int = PAGE) -> Iterator[tuple[Episode, dict[str, Any]]]:
-    """(episode, header) for each episode, in order; shared context is read once per page of `page` episodes."""
-    iterator = iter(episodes)
+def episodes_with_headers(
+    items: Iterable[T], *, episode: Callable[[T], Episode] | None = None, page: int = PAGE
+) -> Iterator[tuple[T, dict[str, Any]]]:
+    """(item, its episode's header) for each item (an episode, or what `episode` finds one in), in order; shared
+    context is read once per page of `page` items."""
+    iterator = iter(items)
     while chunk := list(islice(iterator, page)):
-        yield from zip(chunk, episode_headers(chunk), strict=True)
+        episodes = [episode(item) for item in chunk] if episode is not None else cast(list[Episode], chunk)
+        yield from zip(chunk, episode_headers(episodes), strict=True)
 
 
 def shared_contexts_prune(*, project: Project) -> int:

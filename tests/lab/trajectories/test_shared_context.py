@@ -223,3 +223,14 @@ def test_episodes_deleted_in_the_admin_take_the_context_only_they_named(project_
     assert set(SharedContext.objects.values_list("sha256", flat=True)) == set(second.meta["shared"].values())
     site._registry[Episode].delete_queryset(None, Episode.objects.filter(pk=second.pk))
     assert not SharedContext.objects.exists()
+
+
+def test_a_dataset_export_reads_shared_context_once_per_page_of_200(alice_api: Any, project_a: Any, alice: Any) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _upload(project_a, alice, json.dumps(tau2_results(2_000, 250)).encode())
+    with CaptureQueriesContext(connection) as queries:
+        lines = _lines(alice_api.get("/api/v1/datasets/export?format=native"))
+    assert len(lines) == 250 and all(line["header"]["meta"]["run_info"]["environment_info"]["policy"] == "p" * 2_000 for line in lines)
+    assert sum("trajectories_sharedcontext" in query["sql"] for query in queries.captured_queries) == 2
