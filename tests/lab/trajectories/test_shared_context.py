@@ -234,3 +234,15 @@ def test_a_dataset_export_reads_shared_context_once_per_page_of_200(alice_api: A
         lines = _lines(alice_api.get("/api/v1/datasets/export?format=native"))
     assert len(lines) == 250 and all(line["header"]["meta"]["run_info"]["environment_info"]["policy"] == "p" * 2_000 for line in lines)
     assert sum("trajectories_sharedcontext" in query["sql"] for query in queries.captured_queries) == 2
+
+
+def test_the_viewer_and_the_episode_api_read_uploaded_episodes_whole(client: Any, alice_api: Any, project_a: Any, alice: Any) -> None:
+    from lab.trajectories.selectors import episode_tools
+
+    client.force_login(alice)
+    for name in FILES:
+        for outcome in _upload(project_a, alice, (FIXTURES / name).read_bytes(), name).outcomes:
+            assert client.get(f"/episodes/{outcome.episode.pk}/").status_code == 200
+            assert alice_api.get(f"/api/v1/episodes/{outcome.episode.pk}/").status_code == 200
+    native = Episode.objects.get(project=project_a, meta__header__meta__runner__isnull=False)
+    assert native.meta["header"]["tools"] is None and sorted(episode_tools(native)) == ["check_inventory", "place_order"]
