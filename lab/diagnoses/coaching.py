@@ -23,11 +23,12 @@ from lab.projects.models import WRITE_ROLES
 from lab.projects.selectors import role_in
 from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Step
 from lab.trajectories.services import episode_to_record
+from lab.trajectories.shared import episode_header
 
 
 def _coach_policy(episode: Episode, coach: str) -> Policy:
     """An agent config of the episode's project named `coach` (an LLM with role "coach"), else a scripted coach."""
-    header = episode.meta.get("header") or {}
+    header = episode_header(episode)
     try:
         env = env_for_header({**header, "env": episode.task.env, "task": episode.task.key, "seed": episode.seed or 0})
     except EnvError as exc:

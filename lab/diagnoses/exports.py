@@ -22,6 +22,7 @@ from lab.diagnoses.models import Diagnosis, Verification
 from lab.errors import DomainError
 from lab.trajectories.models import Episode
 from lab.trajectories.services import episode_to_record
+from lab.trajectories.shared import episodes_with_headers
 
 VIEWS = ("diagnosis", "recovery")
 
@@ -58,16 +59,17 @@ def diagnoses_export_lines(*, diagnoses: QuerySet[Diagnosis], view: str) -> Iter
 def _lines(diagnoses: QuerySet[Diagnosis], view: str) -> Iterator[bytes]:
     cache: dict[int, dict[str, Any]] = {}
 
-    def record_of(episode: Episode) -> dict[str, Any]:
+    def record_of(episode: Episode, header: dict[str, Any]) -> dict[str, Any]:
         if episode.pk not in cache:
             cache.clear()  # diagnoses come ordered by episode: keep one record in memory at a time
-            cache[episode.pk] = episode_to_record(episode)
+            cache[episode.pk] = episode_to_record(episode, header=header)
         return cache[episode.pk]
 
-    for diagnosis in diagnoses.select_related("episode").order_by("episode_id", "id").iterator(chunk_size=200):
+    diagnosed = diagnoses.select_related("episode").order_by("episode_id", "id").iterator(chunk_size=200)
+    for diagnosis, header in episodes_with_headers(diagnosed, episode=lambda diagnosis: diagnosis.episode):
         data = diagnosis_as_dict(diagnosis)
         if view == "diagnosis":
-            record = record_of(diagnosis.episode)
+            record = record_of(diagnosis.episode, header)
             yield _line(diagnosis_example(record, data, env_tools=_tools(record)))
             continue
         result = diagnosis.verification_result or {}

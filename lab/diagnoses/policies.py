@@ -18,6 +18,7 @@ from environments.policies import make_policy
 from lab.errors import DomainError
 from lab.rollouts.teams import agent_config_dict
 from lab.trajectories.models import AgentConfig, AgentKind, Episode
+from lab.trajectories.shared import episode_header
 
 PolicyFactory = Callable[[Env, int], Policy]
 MODEL_KINDS = (AgentKind.HF, AgentKind.VLLM, AgentKind.OPENAI)
@@ -59,7 +60,7 @@ def policy_factory_for_episode(episode: Episode) -> PolicyFactory:
     """The policy that played `episode`: its agent config when it has one, else the header's scripted policy."""
     if episode.agent is not None and episode.agent.kind != "external":
         return policy_factory_for_agent(episode.agent)
-    policy = (episode.meta.get("header") or {}).get("policy") or {}
+    policy = episode_header(episode).get("policy") or {}
     if policy.get("kind") == "scripted" and policy.get("name"):
         return policy_factory_for_agent(AgentConfig(name=str(policy["name"]), kind="scripted", model=str(policy["name"])))
     raise DomainError(
@@ -71,6 +72,6 @@ def policy_factory_for_episode(episode: Episode) -> PolicyFactory:
 
 def continuation_seed_for(episode: Episode) -> int:
     """The seed the continuation policy is built with: the recorded policy seed, else the episode's seed."""
-    policy = (episode.meta.get("header") or {}).get("policy") or {}
+    policy = episode_header(episode).get("policy") or {}
     seed = policy.get("seed", episode.seed)
     return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else 0

@@ -250,13 +250,14 @@ def federation_folder(federation: FederationRound) -> Path:
 def _participants(federation: FederationRound) -> list[Any]:
     from lab.trajectories.selectors import episode_list
     from lab.trajectories.services import episode_to_record
+    from lab.trajectories.shared import episodes_with_headers
     from training.federation.participants import Participant, private_facts
 
     people = []
     for item in federation.participants:
         projects = Project.objects.filter(pk=item["project"])
         episodes = episode_list(projects=projects, filters={"task": item["task"]}).exclude(status="running").order_by("pk")[:MAX_RECORDS]
-        records = [episode_to_record(e) for e in episodes]
+        records = [episode_to_record(e, header=header) for e, header in episodes_with_headers(episodes)]
         held = max(1, int(len(records) * float(federation.config["holdout_fraction"])))
         policy = sharing_policy_current(project=item["project"])
         people.append(Participant(name=item["slug"], task=item["task"], records=records[:-held], holdout=records[-held:],

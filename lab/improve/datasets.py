@@ -32,6 +32,7 @@ from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_episodes
 from lab.runs.paths import project_checkpoint_dir
 from lab.trajectories.services import episode_to_record
+from lab.trajectories.shared import episodes_with_headers
 
 Example = tuple[dict[str, Any], int]  # (record, the episode it came from)
 
@@ -56,7 +57,7 @@ def evaluation_examples(evaluation: Evaluation | None, *, passed_only: bool) -> 
     if evaluation is None:
         return []
     episodes = [e for e in evaluation_episodes(evaluation) if e.passed or not passed_only]
-    return [(episode_to_record(e), e.pk) for e in episodes]
+    return [(episode_to_record(e, header=header), e.pk) for e, header in episodes_with_headers(episodes)]
 
 
 def dataset_folder(loop: ImprovementLoop) -> Path:

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 from environments.core import TERMINATION_REASONS
-
-
-def stored_size(value: Any) -> int:
-    """Bytes a value takes stored as JSON; computed once per container, then spent once per episode that copies it."""
-    return len(json.dumps(value, default=str).encode())
-
 
 TASK_UNKNOWN = "unknown"  # the format names no task; the lab can reassign episodes to a Task later
 

@@ -27,6 +27,7 @@ from lab.ingest.export import conversation_problems
 from lab.ingest.native_fast import read_native
 from lab.ingest.reader import RecordContext
 from lab.ingest.redaction import PatternSpec, Redactor, record_sampled_ids_dropped
+from lab.ingest.shared import SharedValues
 
 DEFAULT_MAX_RECORDS = 10_000
 DEFAULT_MAX_EXPANDED_BYTES = 1 << 30  # when the caller names no upload limit either
@@ -89,7 +90,8 @@ def import_payload(
     by default; past it the upload is refused with status 413 and code "too_large". `max_expansion_ratio`: the
     same budget relative to the upload's own size (never below `expansion_floor` bytes; 0 turns it off); the
     tighter limit applies, and the refusal names it. Shared context that a container's episodes each carry
-    (tau2's run info, inspect's plan) is spent from the budget once per episode, as stored.
+    (tau2's run info, inspect's plan; lab.ingest.shared) is spent from the budget once per distinct value, as
+    the lab stores it.
     """
     if format not in FORMAT_NAMES:
         raise IngestError(0, "format", f"unknown format {format!r}; expected one of {', '.join(FORMAT_NAMES)}")
@@ -121,6 +123,7 @@ def _import_documents(
     """The general path; `episodes` is filled in place so that an error can name the record index reached."""
     document_unmapped: list[str] = []
     skipped: list[str] = []
+    shared = SharedValues()
     for document in _documents(data, filename, episodes, budget):
         if document.kind == "skipped":
             skipped.extend(document.skipped)
@@ -129,24 +132,25 @@ def _import_documents(
         document_unmapped.extend(f"{document.file}:{path}" if document.file else path for path in split.unmapped)
         # One scan of the document's text instead of a walk over each of its strings, when it proves there is nothing to redact.
         walk_raw = document.text is None or redactor.may_hold_secrets(document.text)
-        _spend_shared_context(split, budget)
         for unit in split.units:
             if len(episodes) >= max_records:
                 raise IngestError(len(episodes), unit.origin, f"too many records: at most {max_records} per upload", 413, file=unit.file)
-            episodes.append(_import_unit(unit, len(episodes), redactor, walk_raw=walk_raw, depth=document.depth, budget=budget))
+            episode = _import_unit(unit, len(episodes), redactor, walk_raw=walk_raw, depth=document.depth, budget=budget)
+            _spend_shared_context(episode, shared, budget)
+            episodes.append(episode)
     if not episodes:
         raise IngestError(0, "", "the upload holds no records", file=filename)
     formats = sorted({episode.format for episode in episodes})
     return ImportResult(formats[0] if len(formats) == 1 else "mixed", episodes, _report(episodes, formats, document_unmapped, skipped))
 
 
-def _spend_shared_context(split: Split, budget: ByteBudget) -> None:
-    """A container's shared context (tau2's run info, inspect's eval spec and plan) is stored in every episode's
-    header: spend all those copies before the first episode is mapped, so a refusal costs no mapping at all."""
-    shared = [unit.context.get("shared_bytes", 0) for unit in split.units]
-    if any(shared):
-        what = f"the shared context (run info, plan; {max(shared)} bytes) copied into each of {len(shared)} episodes"
-        budget.spend(sum(shared), what=what, file=split.units[0].file)
+def _spend_shared_context(episode: ImportedEpisode, shared: SharedValues, budget: ByteBudget) -> None:
+    """The lab stores each distinct shared value of a header (a container's run info, task, plan) once per project:
+    spend it the first time the upload holds it, not once per episode that copies it."""
+    _, refs, fresh = shared.factor(episode.record["header"])
+    if fresh:
+        what = f"the shared context ({', '.join(refs)}; stored once for all the episodes that hold it)"
+        budget.spend(fresh, what=what, file=episode.file)
 
 
 def _read_native(data: bytes, filename: str, redactor: Redactor, max_records: int) -> list[ImportedEpisode] | None:

@@ -47,12 +47,6 @@ class RecordContext:
     unmapped: list[str] = field(default_factory=list)
     budget: ByteBudget | None = None
 
-    def spend_shared(self, size: int, what: str) -> None:
-        """Count shared context (a container's run info, plan, task) that this record's header carries a copy of:
-        each episode is stored on its own, so what the upload holds once is stored once per episode."""
-        if self.budget is not None:
-            self.budget.spend(size, what=what, file=self.file)
-
     def fail(self, path: str, reason: str) -> NoReturn:
         raise IngestError(self.record_index, path, reason, file=self.file)
 

@@ -41,6 +41,7 @@ from lab.projects.selectors import role_in
 from lab.screenshots.services import step_screenshot_attach
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Step
 from lab.trajectories.services import episode_append_step, episode_finish, episode_start, task_resolve
+from lab.trajectories.shared import episode_header
 
 _CACHE_SIZE = 64  # environments kept warm per process; the largest world (StoreBench's) is ~40 kB pickled
 
@@ -113,7 +114,7 @@ def _task_id(session: HumanSession) -> str:
 def _session_env(session: HumanSession, episode: Episode) -> Env:
     """A fresh environment of the engine version the session was recorded with (an engine this installation
     no longer runs is refused: the session is then read-only)."""
-    header = episode.meta.get("header") or {}
+    header = episode_header(episode)
     try:
         return env_for_header({**header, "env": session.task.env, "task": session.task.key, "seed": session.seed})
     except EnvError as exc:

@@ -12,6 +12,7 @@ from lab.jobs import JobStatus
 from lab.projects.selectors import visible_get
 from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Provenance
+from lab.trajectories.shared import episode_header
 
 
 def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
@@ -34,12 +35,6 @@ def episode_row(episode: Episode) -> dict[str, Any]:
     return {**metric_row(composite=composite, score=episode.score), "task": episode.task.key, "seed": episode.seed, "composite": composite,
             "passed": bool(episode.passed), "termination_reason": episode.termination_reason, "episode": episode.pk,
             "roles": episode_header(episode).get("roles") or {}}  # fmt: skip
-
-
-def episode_header(episode: Episode) -> dict[str, Any]:
-    """The record header the episode was stored with (its "team" and "roles" among the fields without a column)."""
-    header = (episode.meta or {}).get("header")
-    return header if isinstance(header, dict) else {}
 
 
 def agent_team(agent: AgentConfig) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from lab.runs.storage import checkpoint_store
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 from lab.trajectories.services import episode_to_record
+from lab.trajectories.shared import episode_headers
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +123,9 @@ def dataset_export(episode_ids: Iterable[int], handle: IO[str] | None = None) ->
     ids = list(episode_ids)
     for start in range(0, len(ids), 200):  # bounded memory for large datasets
         chunk = {e.pk: e for e in Episode.objects.filter(pk__in=ids[start : start + 200])}
-        for pk in ids[start : start + 200]:
-            line = json.dumps(episode_to_record(chunk[pk]), sort_keys=True, separators=(",", ":")) + "\n"
+        page = [chunk[pk] for pk in ids[start : start + 200]]
+        for episode, header in zip(page, episode_headers(page), strict=True):
+            line = json.dumps(episode_to_record(episode, header=header), sort_keys=True, separators=(",", ":")) + "\n"
             digest.update(line.encode())
             if handle is not None:
                 handle.write(line)

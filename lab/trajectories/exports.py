@@ -35,6 +35,7 @@ from lab.trajectories.coaching import coach_export_lines
 from lab.trajectories.models import Episode
 from lab.trajectories.roles import episodes_with_role, role_examples
 from lab.trajectories.services import episode_to_record
+from lab.trajectories.shared import episodes_with_headers
 
 VIEWS = ("episode", "role", "coach", "worldmodel")
 FORMATS = ("openai", "native")
@@ -62,9 +63,9 @@ def _line(value: Any) -> bytes:
 
 def _episode_lines(episodes: QuerySet[Episode], fmt: str) -> Iterator[bytes]:
     skipped = []
-    for episode in episodes.order_by("id").iterator(chunk_size=200):
+    for episode, header in episodes_with_headers(episodes.order_by("id").iterator(chunk_size=200)):
         try:
-            record = without_coach_notes(episode_to_record(episode))
+            record = without_coach_notes(episode_to_record(episode, header=header))
             yield imports.export_line(record, fmt=fmt, episode_id=episode.pk, provenance=episode.provenance)
         except ingest.ConversationError as exc:
             skipped.append({"episode_id": episode.pk, "problems": exc.problems})
@@ -73,20 +74,20 @@ def _episode_lines(episodes: QuerySet[Episode], fmt: str) -> Iterator[bytes]:
 
 
 def _role_lines(episodes: QuerySet[Episode], role: str) -> Iterator[bytes]:
-    for episode in episodes_with_role(episodes, role).order_by("id").iterator(chunk_size=200):
-        for example in role_examples(episode_to_record(episode), role=role):
+    for episode, header in episodes_with_headers(episodes_with_role(episodes, role).order_by("id").iterator(chunk_size=200)):
+        for example in role_examples(episode_to_record(episode, header=header), role=role):
             yield _line({"episode_id": episode.pk, "provenance": episode.provenance, **example})
 
 
 def _worldmodel_lines(episodes: QuerySet[Episode]) -> Iterator[bytes]:
     skipped = []
-    for episode in episodes.select_related("task").order_by("id").iterator(chunk_size=200):
+    for episode, header in episodes_with_headers(episodes.select_related("task").order_by("id").iterator(chunk_size=200)):
         exporter = env_meta(episode.task.env).world_model
         if exporter is None:
             skipped.append({"episode_id": episode.pk, "problems": [f"environment {episode.task.env!r} declares no world-model data"]})
             continue
         try:
-            for example in exporter(episode_to_record(episode)):
+            for example in exporter(episode_to_record(episode, header=header)):
                 yield _line({"episode_id": episode.pk, "provenance": episode.provenance, **example})
         except (EnvError, ReplayDivergence, ValueError) as exc:
             skipped.append({"episode_id": episode.pk, "problems": [str(getattr(exc, "message", exc))[:300]]})

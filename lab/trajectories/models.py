@@ -1,7 +1,8 @@
 """Tasks, agent configurations, and episodes with their steps: the faithful storage of trajectory records.
 
 An Episode row holds a record's header; Step rows hold its steps, one field per record field
-(environments/trajectory.py). `services.episode_to_record` turns them back into the record, unchanged.
+(environments/trajectory.py); a SharedContext row holds a header value many episodes share, once.
+`services.episode_to_record` turns them back into the record, unchanged.
 """
 
 from __future__ import annotations
@@ -161,6 +162,25 @@ class Episode(models.Model):
             self.reward = reward
         self.ended_at = timezone.now()
         self.save(update_fields=["status", "termination_reason", "score", "composite", "passed", "reward", "ended_at"])
+
+
+class SharedContext(models.Model):
+    """A header value that many of a project's episodes hold in common (a tau2 run's info and tasks, an inspect
+    log's plan and eval spec, a producer's tool schemas), stored once per content. An episode names it in
+    meta["shared"] ({header path: sha256}) with None at that path in meta["header"]; every reader expands it
+    through lab.trajectories.shared. Rows are scoped to their project: another project never reads them."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="shared_contexts")
+    sha256 = models.CharField(max_length=64, help_text="Digest of the content's canonical JSON (lab.ingest.shared).")
+    content = models.JSONField()
+    size = models.PositiveIntegerField(help_text="Bytes of the canonical JSON, as counted against the upload's budget.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "sha256"], name="unique_shared_context_per_project")]
+
+    def __str__(self) -> str:
+        return f"shared context {self.sha256[:12]} ({self.size} bytes)"
 
 
 class Step(models.Model):

@@ -25,13 +25,14 @@ from typing import Any
 
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, step_role, without_private_notes
 from lab.trajectories.models import Episode, Step
+from lab.trajectories.shared import episode_header
 
 _SUMMED = ("turns", "tokens", "cost")
 
 
 def episode_role_stats(episode: Episode) -> dict[str, dict[str, float]]:
     """Per-role turns, tokens and cost of one episode: the header's accounting, else counted from the steps."""
-    header_roles = (episode.meta or {}).get("header", {}).get("roles")
+    header_roles = episode_header(episode).get("roles")
     if isinstance(header_roles, dict) and header_roles:
         return {str(role): {key: _number(values.get(key)) for key in _SUMMED}
                 for role, values in header_roles.items() if isinstance(values, dict)}  # fmt: skip

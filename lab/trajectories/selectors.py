@@ -12,6 +12,7 @@ from lab.edge import float_param, int_param
 from lab.errors import DomainError, NotFound
 from lab.projects.models import Project
 from lab.trajectories.models import Episode, EpisodeStatus, Provenance, Step
+from lab.trajectories.shared import episode_header
 
 FILTER_FIELDS = ("project", "env", "task", "agent", "source", "provenance", "status", "passed", "score_min", "score_max", "after", "before",
                  "q", "seed")  # fmt: skip
@@ -118,7 +119,7 @@ def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:
 def episode_tools(episode: Episode) -> dict[str, ToolSpec]:
     """The tools the episode was played with, from its header (OpenAI function schemas)."""
     tools: dict[str, ToolSpec] = {}
-    for entry in (episode.meta.get("header") or {}).get("tools") or []:
+    for entry in episode_header(episode).get("tools") or []:
         function = entry.get("function", entry) if isinstance(entry, dict) else {}
         if isinstance(function.get("name"), str) and isinstance(function.get("parameters"), dict):
             tools[function["name"]] = ToolSpec(

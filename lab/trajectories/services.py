@@ -11,6 +11,8 @@ records `recorded`; episodes_ingest takes the tier from its caller (`upload`, or
 API key). A record's header is the sender's word: for any tier but `recorded`, a header that claims a server
 source (rollout, human, branch), a parent episode, or a scripted or human agent is stored as an upload with the
 claim kept in meta (claimed_source, claimed_parent, claimed_agent) and nothing linked (lab.trajectories.provenance).
+A stored header keeps large values its upload's episodes share (a tau2 run's info, an inspect plan, tool schemas)
+as references to one SharedContext row each (lab.trajectories.shared); episode_to_record puts them back.
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ from environments.roles import ROLE_NAME
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
 from lab.ingest.native_fast import NativeRecord
+from lab.ingest.shared import SharedValues
 from lab.live.services import live_publish
 from lab.projects.models import Project
 from lab.trajectories import bulk
 from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Provenance, Step, Task
 from lab.trajectories.provenance import agent_resolve_external, header_claims
 from lab.trajectories.redaction import step_redact
+from lab.trajectories.shared import episode_header, shared_contexts_store
 
 
 @dataclass
@@ -107,6 +111,7 @@ class _Resolver:
         self.trusted = provenance == Provenance.RECORDED  # only then is the header's word on source, parent and agent taken
         self.tasks: dict[tuple[str, str, str], Task] = {}
         self.agents: dict[str, AgentConfig | None] = {}
+        self.shared = SharedValues()  # the upload's shared header values, by digest
 
     def task(self, header: dict[str, Any]) -> Task:
         key = (header["env"], header["task"], str(header.get("env_version", "")))
@@ -133,8 +138,10 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
     project = resolver.project
     header = record["header"]
     agent = resolver.agent(header.get("policy") or {})
+    stored, refs, _ = resolver.shared.factor(header)
+    meta: dict[str, Any] = {"header": stored, "shared": refs} if refs else {"header": header}
     if not resolver.trusted:  # an upload or an external report: source `upload`, no parent, its claims kept aside
-        meta = {"header": header, **header_claims(header, agent)}
+        meta.update(header_claims(header, agent))
         return _episode(resolver, index, record, digest, raw, user, agent=agent, source="upload", parent=None, branch_step=None, meta=meta)
     parent = None
     parent_ref = header.get("parent") or {}
@@ -146,7 +153,7 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
         if parent_ref.get("branch_step") is not None and parent_ref["branch_step"] >= parent.step_count:
             raise record_error(index, "header.parent.branch_step", f"episode {parent.pk} has no step {parent_ref['branch_step']}")
     return _episode(resolver, index, record, digest, raw, user, agent=agent, source=header["source"], parent=parent,
-                    branch_step=parent_ref.get("branch_step") if parent else None, meta={"header": header})  # fmt: skip
+                    branch_step=parent_ref.get("branch_step") if parent else None, meta=meta)  # fmt: skip
 
 
 # Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
@@ -232,6 +239,7 @@ def episodes_ingest(
             new_episodes.append(_episode_from_header(resolver, i, record, digest, raws[i], user))
             new_positions.append(i)
         created = bulk.insert_episodes(new_episodes)
+        shared_contexts_store(project=project, values=resolver.shared, episodes=created)
         pairs = [(ep.pk, step) for ep, i in zip(created, new_positions, strict=True) for step in prepared[i][0]["steps"]]
         if not pairs:
             pass
@@ -293,6 +301,7 @@ def episodes_ingest_native(
             if repeated:
                 Step.objects.filter(episode_id__in=repeated).delete()
             bulk.copy_episodes(list(first.values()))
+            shared_contexts_store(project=project, values=resolver.shared, episodes=first.values())
     except _NotForTheFastPath:
         return None
     outcomes = []
@@ -468,6 +477,7 @@ def episode_steps_as_dicts(episode: Episode, *, start: int = 0, stop: int | None
     return [_step_to_dict(s) for s in steps.order_by("index")]
 
 
-def episode_to_record(episode: Episode) -> dict[str, Any]:
-    header = dict(episode.meta.get("header") or {})
+def episode_to_record(episode: Episode, *, header: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record as it was stored. `header`: the episode's, already read with others' (shared.episodes_with_headers)."""
+    header = header if header is not None else episode_header(episode)
     return {"schema_version": "practicum.trajectory/1", "header": header, "steps": episode_steps_as_dicts(episode)}

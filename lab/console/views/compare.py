@@ -13,9 +13,9 @@ from lab.console.selectors import first_divergence, score_deltas, steps_window
 from lab.edge import int_param
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects
-from lab.rollouts.selectors import episode_header
 from lab.trajectories.models import Episode
 from lab.trajectories.selectors import episode_get
+from lab.trajectories.shared import episode_header
 
 ROWS = 100
 

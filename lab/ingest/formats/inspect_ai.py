@@ -13,7 +13,7 @@ from typing import Any
 from environments.trajectory import new_record
 from lab.ingest.budget import ByteBudget
 from lab.ingest.chat import StepList
-from lab.ingest.common import finite_number, set_termination, stored_size, upload_header
+from lab.ingest.common import finite_number, set_termination, upload_header
 from lab.ingest.reader import Reader, RecordContext, drop_none
 
 NAME = "inspect"
@@ -30,7 +30,6 @@ def is_container(value: Any) -> bool:
 def container_context(log: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The eval spec and plan every sample shares; run-level results/stats are summaries, not episode data."""
     context = {"eval": log.get("eval") or {}, "plan": log.get("plan"), "status": log.get("status"), "version": log.get("version")}
-    context["shared_bytes"] = stored_size(context)  # an upper bound of each header's copy, spent per sample by the pipeline
     unmapped = [key for key in log if key not in ("eval", "plan", "status", "version", "samples") and log[key] is not None]
     return context, unmapped
 

@@ -1,9 +1,9 @@
 """tau2-bench `Results{timestamp, info, tasks, simulations}`: one episode per simulation.
 
 Messages carry `tool_calls[{id, name, arguments, requestor}]` (the simulated user may call tools too) and
-tool results carry the call `id` and an `error` flag. The task a simulation ran and the run's `info` are
-copied into each episode's header.meta, since each episode is stored on its own; each copy is spent from the
-upload's byte budget (a large policy shared by thousands of tiny simulations is an expansion like any other).
+tool results carry the call `id` and an `error` flag. The task a simulation ran and the run's `info` go into
+each episode's header.meta; the lab stores each distinct one once per project and counts it once against the
+upload's byte budget (lab.ingest.shared), so a large policy shared by thousands of simulations is stored once.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from environments.trajectory import new_record
 from lab.ingest.chat import StepList
-from lab.ingest.common import finite_number, score_from_reward, set_termination, stored_size, upload_header
+from lab.ingest.common import finite_number, score_from_reward, set_termination, upload_header
 from lab.ingest.reader import Reader, RecordContext, drop_none
 
 NAME = "tau2"
@@ -32,13 +32,7 @@ def container_context(results: dict[str, Any]) -> tuple[dict[str, Any], list[str
     """What every simulation shares, and the top-level keys that are not understood."""
     tasks = {str(task.get("id")): task for task in results.get("tasks") or [] if isinstance(task, dict)}
     info = results.get("info") if isinstance(results.get("info"), dict) else {}
-    context = {
-        "info": info,
-        "tasks": tasks,
-        "timestamp": results.get("timestamp"),
-        "shared_bytes": stored_size(info),
-        "task_bytes": {key: stored_size(task) for key, task in tasks.items()},
-    }
+    context = {"info": info, "tasks": tasks, "timestamp": results.get("timestamp")}
     unmapped = [key for key in results if key not in ("timestamp", "info", "tasks", "simulations")]
     return context, unmapped
 
@@ -46,7 +40,6 @@ def container_context(results: dict[str, Any]) -> tuple[dict[str, Any], list[str
 def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
     sim = Reader(raw, origin, ctx)
     task_id = sim.get("task_id", "string|integer", required=True)
-    ctx.spend_shared(context.get("task_bytes", {}).get(str(task_id), 0), "the task copied into its simulation")
     steps = StepList(ctx)
     for i, value in enumerate(sim.array("messages", required=True)):
         _add_message(Reader(value, f"{sim.at('messages')}[{i}]", ctx), steps)

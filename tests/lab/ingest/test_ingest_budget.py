@@ -17,7 +17,7 @@ import pytest
 from lab.ingest import IngestError, import_payload
 from lab.ingest.budget import BudgetExceeded, ByteBudget
 from lab.ingest.documents import read_documents
-from lab.ingest.formats import inspect_ai
+from lab.ingest.shared import SharedValues
 from tests.lab.ingest.test_ingest_containers import zipped
 
 MB = 1 << 20
@@ -116,11 +116,14 @@ def test_an_attachment_referenced_thousands_of_times_answers_413_without_buildin
 
 
 def test_attachments_within_the_budget_are_expanded():
-    shared = inspect_ai.container_context(inspect_log("y", 1))[0]["shared_bytes"]  # the eval spec each sample's header copies
-    result = import_payload(json.dumps(inspect_log("y" * 1000, 3)), max_expanded_bytes=3000 + shared)
+    log = inspect_log("y" * 1000, 3)
+    log["plan"] = {"steps": [{"solver": "system_message", "params": {"template": "p" * 500}}]}  # stored once, counted once
+    shared = SharedValues().factor(import_payload(json.dumps(log)).records[0]["header"])[2]
+    assert shared > 500
+    result = import_payload(json.dumps(log), max_expanded_bytes=3000 + shared)
     assert result.records[0]["steps"][0]["message"] == " ".join(["y" * 1000] * 3)
     with pytest.raises(IngestError) as caught:
-        import_payload(json.dumps(inspect_log("y" * 1000, 3)), max_expanded_bytes=2999 + shared)
+        import_payload(json.dumps(log), max_expanded_bytes=2999 + shared)
     assert caught.value.code == "too_large"
 
 
@@ -194,17 +197,15 @@ def tau2_results(policy_bytes: int, simulations: int) -> dict[str, Any]:
     return {"timestamp": "t", "info": info, "tasks": [{"id": "1"}], "simulations": sims}
 
 
-def test_shared_context_copied_into_every_episode_counts_against_the_budget():
-    # 50 KB of policy shared by 600 one-line simulations: about 150 KB uploaded, 30 MB stored once per episode.
+def test_shared_context_counts_against_the_budget_once_as_it_is_stored_once():
+    # 50 KB of policy shared by 600 one-line simulations: the lab stores it once (lab.ingest.shared), so it is spent
+    # once: 600 copies (30 MB) would not fit 60 KB, one does.
     data = json.dumps(tau2_results(50_000, 600)).encode()
-    assert len(data) < 200_000
-    error = refused_quickly(data, "results.json")
-    assert (
-        "the shared context (run info, plan; " in error.reason
-        and "copied into each of 600 episodes" in error.reason
-        and "expansion ratio limit" in error.reason
-    )
-    assert import_payload(json.dumps(tau2_results(50_000, 20)), **API_LIMITS).format == "tau2"  # a normal run fits
+    assert len(import_payload(data, max_expanded_bytes=60_000, max_expansion_ratio=0).records) == 600
+    with pytest.raises(IngestError) as caught:
+        import_payload(data, max_expanded_bytes=49_000, max_expansion_ratio=0)
+    assert caught.value.code == "too_large" and caught.value.record_index == 0
+    assert "the shared context (meta.run_info; stored once for all the episodes that hold it)" in caught.value.reason
 
 
 def test_the_absolute_limit_still_applies_when_it_is_the_tighter_one():

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from lab.trajectories.models import Episode, ImportJob, Step, Task
+from lab.trajectories.models import Episode, ImportJob, SharedContext, Step, Task
 
 pytestmark = pytest.mark.django_db
 
@@ -173,13 +173,14 @@ def test_a_zip_bomb_upload_answers_413_too_large_and_stores_nothing(alice_api: A
     assert Episode.objects.count() == 0 and ImportJob.objects.count() == 0
 
 
-def test_a_shared_context_bomb_answers_413_naming_the_ratio_limit_and_stores_nothing(alice_api: Any, settings: Any) -> None:
-    # Within the default absolute limits (64 MB uploaded, 256 MB expanded); only the ratio refuses it.
+def test_shared_context_past_the_budget_even_once_answers_413_and_stores_nothing(alice_api: Any, settings: Any) -> None:
+    # A policy shared by 200 simulations is stored (and counted) once: the upload is refused only when one copy is
+    # already past the budget.
     from tests.lab.ingest.test_ingest_budget import tau2_results
 
-    settings.PRACTICUM_MAX_EXPANSION_RATIO, settings.PRACTICUM_EXPANSION_FLOOR_BYTES = 50, 4 * 1024 * 1024
+    settings.PRACTICUM_MAX_EXPANDED_BYTES, settings.PRACTICUM_MAX_EXPANSION_RATIO = 40_000, 0
     upload = SimpleUploadedFile("results.json", json.dumps(tau2_results(50_000, 200)).encode())
     response = alice_api.post("/api/v1/episodes/import/", {"file": upload}, format="multipart")
     assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
-    assert "the expansion ratio limit: 50 x the" in response.json()["error"]["message"]
-    assert Episode.objects.count() == 0 and ImportJob.objects.count() == 0
+    assert "the shared context (meta.run_info; stored once" in response.json()["error"]["message"]
+    assert Episode.objects.count() == 0 and ImportJob.objects.count() == 0 and SharedContext.objects.count() == 0

@@ -9,6 +9,7 @@ import pytest
 
 from lab.trajectories.models import EpisodeStatus
 from lab.trajectories.selectors import episode_list_failed, episode_list_siblings, episode_tools
+from lab.trajectories.shared import episode_header
 from tests.lab.diagnoses.conftest import store  # noqa: F401  (the ledger episode fixture)
 
 pytestmark = pytest.mark.django_db
@@ -30,8 +31,11 @@ def test_failed_episodes_are_the_unpassed_or_failed_ones_newest_first_filtered_b
 
 def test_an_episodes_tools_come_from_its_header_and_skip_malformed_entries(store: Any) -> None:  # noqa: F811
     episode = store("ledger/tight")
-    header_tools = episode.meta["header"]["tools"]
-    episode.meta["header"]["tools"] = [*header_tools, {"function": {"name": "no_schema"}}, "not a tool"]
+    header_tools = episode_header(episode)["tools"]
+    assert sorted(episode_tools(episode)) == sorted(entry.get("function", entry)["name"] for entry in header_tools)
+    assert episode.meta["header"]["tools"] is None and set(episode.meta["shared"]) == {"tools"}  # stored once, as shared context
+    malformed = [*header_tools, {"function": {"name": "no_schema"}}, "not a tool"]
+    episode.meta = {**episode.meta, "header": {**episode.meta["header"], "tools": malformed}, "shared": {}}
     tools = episode_tools(episode)
     assert sorted(tools) == sorted(entry.get("function", entry)["name"] for entry in header_tools)
     assert "no_schema" not in tools and all(spec.parameters for spec in tools.values())
