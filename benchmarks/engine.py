@@ -1,7 +1,7 @@
 """The decode engine (training/decode.py) against HF generate on the real model: one run, same model, same prompts.
 
     python benchmarks/engine.py [--model var/models/smollm2-135m-instruct] [--new-tokens 64] [--turns 20]
-    python benchmarks/engine.py --grpo-turns 6 --gradient-checkpointing
+    python benchmarks/engine.py --grpo-turns 6 --gradient-checkpointing [--grad-accum 8]
 
 1. Decode throughput, 8 concurrent StoreBench-short episodes (their opening prompts, compact tool listing as the
    SmolLM2 zoo entry samples them): HF generate one sequence at a time, HF generate batched (left-padded), the engine
@@ -84,9 +84,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--grpo-turns", type=int, default=0, help="instead: one GRPO step (group of 8, LoRA r16) of this many turns")
     parser.add_argument("--gradient-checkpointing", action="store_true")
+    parser.add_argument("--grad-accum", type=int, default=1, help="GRPO: the group's episodes in this many micro-batches (peak memory)")
     args = parser.parse_args()
     if args.grpo_turns:
-        grpo_step(args.model, args.grpo_turns, args.gradient_checkpointing)
+        grpo_step(args.model, args.grpo_turns, args.gradient_checkpointing, args.grad_accum)
         return
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -159,7 +160,7 @@ def main() -> None:
           f"{sum(plain_times) / sum(cached_times):.2f}x; at turn {args.turns}: {plain_times[-1] / cached_times[-1]:.2f}x (target 3x)")  # fmt: skip
 
 
-def grpo_step(model: str, turns: int, gradient_checkpointing: bool) -> None:
+def grpo_step(model: str, turns: int, gradient_checkpointing: bool, grad_accum: int = 1) -> None:
     """One GRPO step on StoreBench-short through the recipe (a 1-episode greedy evaluation before and after included):
     wall time, this process's peak RSS, and the step's on-policy check."""
     import json
@@ -170,12 +171,12 @@ def grpo_step(model: str, turns: int, gradient_checkpointing: bool) -> None:
 
     out = Path(tempfile.mkdtemp())
     config = {"model": model, "task": TASK, "tasks_per_step": 1, "group_size": 8, "max_turns": turns, "max_new_tokens": 64,
-              "eval_episodes": 1, "eval_every": 0, "max_steps": 1, "lora_r": 16, "gradient_checkpointing": gradient_checkpointing,
+              "eval_episodes": 1, "eval_every": 0, "max_steps": 1, "lora_r": 16, "gradient_checkpointing": gradient_checkpointing, "grad_accum": grad_accum,
               "compact_tools": True, "max_result_chars": 600, "output_dir": str(out)}  # fmt: skip
     started = time.perf_counter()
     run_recipe("grpo", config)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"GRPO step ({turns} turns, group of 8, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
+    print(f"GRPO step ({turns} turns, group of 8 in {grad_accum} micro-batches, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
           f"{time.perf_counter() - started:.0f} s with two 1-episode evaluations, peak RSS {peak:.2f} GB")  # fmt: skip
     row = json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
     print({k: row[k] for k in ("tokens", "onpolicy_logprob_diff", "onpolicy_kl", "turns_mean") if k in row})
