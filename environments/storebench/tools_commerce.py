@@ -399,7 +399,8 @@ def create_purchase_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     for sku_id, qty, _ in priced:
         world.skus[sku_id].incoming += qty
     attacks.recode_followed(world, supplier.id, [line["sku"] for line in args["lines"]])
-    world.touch("skus", "rng")
+    world.touch_pieces("skus", [sku_id for sku_id, _, _ in priced])
+    world.touch_pieces("rng", ("suppliers",))
     ctx.write("pos", f"po:{po_id}", "created", None, total)
     return {
         "po_id": po_id,

@@ -109,7 +109,7 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         targets = [o for o in world.orders.values() if o.status == "open"][: args.get("max_orders", 500)]
     rng = world.rng["returns"]
     strike_days = clock.strike_delay(world) if world.intraday else 0  # no time passes inside one call: once, not per parcel
-    shipped, skipped = [], []
+    shipped, skipped, picked = [], [], []
     for o in targets:
         if o.status != "open":
             skipped.append({"order_id": o.id, "reason": f"order is {o.status}"})
@@ -136,9 +136,11 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         if world.intraday:
             clock.schedule_delivery(world, o, strike_days=strike_days)
         shipped.append(o.id)
+        picked.append(sku.id)
     if shipped:
         world.touch_orders(shipped)
-        world.touch("skus", "rng")
+        world.touch_pieces("skus", picked)
+        world.touch_pieces("rng", ("returns",))
         ctx.write("", "orders:*", "shipped", len(shipped), shipped[:50])
     return {"shipped": len(shipped), "shipped_order_ids": shipped[:200], "skipped": skipped[:50], "skipped_total": len(skipped)}
 

@@ -7,10 +7,14 @@ so adding a draw in one subsystem never shifts another, and no global `random` o
 from __future__ import annotations
 
 import hashlib
+import heapq
 import marshal
 import math
 import random
-from operator import attrgetter
+from collections.abc import Iterable
+from functools import partial
+from itertools import repeat
+from operator import attrgetter, methodcaller
 from typing import Any
 
 from environments.storebench.entities import (
@@ -149,6 +153,9 @@ class World:
         self.archive_digest = ""
         self.archived_orders = 0
         self._digests: dict[str, bytes] = {}
+        # Parts hashed from cached pieces (each SKU's marshalled row, each RNG stream's state): touch_pieces
+        # re-digests only the named pieces, touching the whole part re-digests them all. Never pickled.
+        self._pieces: dict[str, dict[str, Any]] = {"skus": {}, "rng": {}}
         # The order book is hashed as a multiset sum of per-order digests: one changed order costs O(1).
         self._order_digests: dict[int, int] = {}
         self._order_sum = 0
@@ -164,12 +171,14 @@ class World:
         self.agenda_seq = 0
         self._agenda_sum: int | None = None  # multiset digest of the agenda, kept up to date by clock.py; None: recompute
         self._entry_digests: dict[int, int] = {}  # agenda seq -> entry_digest of the entries _agenda_sum counts
+        self._agenda_new: dict[int, tuple[Any, ...]] = {}  # agenda seq -> entry pushed since; digested in a batch at the next hash
         self.sold_today: dict[str, int] = {}
         self.spend_today: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
         self.settled_today: list[float] = []
         self.day_tally: dict[str, Any] = {"revenue": 0.0, "units": 0, "orders": 0}
         self._rates: tuple[Any, ...] | None = None  # derived demand rates (clock.py), never hashed or pickled
         self._rates_settled = False  # clock.py: nothing but customers acted since _rates was checked
+        self._shock_window: tuple[int, int, tuple[int, ...]] | None = None  # clock.py: the shocks in force from, until
         # The running composite at the last end_window, for the daily reward option. Not hashed: it is a
         # function of past states and changes nothing the world does.
         self.value_mark = 0.0
@@ -357,8 +366,19 @@ class World:
 
     def touch(self, *parts: str) -> None:
         """Marks state parts as changed, so `state_hash` re-digests them. Every mutation must touch."""
+        digests, pieces = self._digests, self._pieces
         for part in parts:
-            self._digests.pop(part, None)
+            digests.pop(part, None)
+            if part in pieces:
+                pieces[part].clear()
+
+    def touch_pieces(self, part: str, keys: Iterable[str]) -> None:
+        """Marks single pieces of a part as changed: SKUs by id ("skus"), RNG streams by name ("rng").
+        Cheaper than touching the part when the caller knows exactly which ones it changed."""
+        cache = self._pieces[part]
+        for key in keys:
+            cache.pop(key, None)
+        self._digests.pop(part, None)
 
     def touch_orders(self, ids: Any) -> None:
         """Marks single orders as changed (cheaper than touching the whole order book)."""
@@ -369,9 +389,12 @@ class World:
     def touch_all(self, *, keep_orders: bool = False) -> None:
         """Everything changed; with keep_orders the caller has touched each changed order itself."""
         self._digests.clear()
+        for cache in self._pieces.values():
+            cache.clear()
         if not keep_orders:
             self._orders_dirty = None
             self._agenda_sum = None
+            self._agenda_new.clear()
 
     def state_hash(self) -> str:
         digests = self._digests
@@ -411,13 +434,17 @@ class World:
         state["_rates_settled"] = False
         state["_agenda_sum"] = None
         state["_entry_digests"] = {}
-        state.pop("_rows", None)  # attrgetters do not pickle; rebuilt from `intraday`
+        for derived in ("_rows", "_pieces", "_agenda_new", "_shock_window"):  # rebuilt on restore: a snapshot is the state alone
+            state.pop(derived, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._rows = _ROWS_V2 if self.intraday else _ROWS
         self._entry_digests = {}  # snapshots taken before these caches existed lack them
+        self._agenda_new = {}
+        self._pieces = {"skus": {}, "rng": {}}
+        self._shock_window = None
         self._rates_settled = False
 
 
@@ -438,41 +465,96 @@ def _rows(world: World, cls: type, items: Any) -> list[Any]:
 def _part_digest(world: World, part: str) -> bytes:
     if part == "orders":
         return _orders_digest(world)
+    if part == "skus":
+        return _skus_digest(world)
     if part == "rng":
-        # Python's hash of int tuples is not randomised per process (only str/bytes are), and is far cheaper
-        # than serialising 7 x 625 words on every purchase; replays run on the same interpreter version.
-        # (Only int tuples: hash(None) is address-based before Python 3.12, so gauss_next goes through repr.)
-        states = [world.rng[name].getstate() for name in STREAMS]
-        words = hash(tuple(state[1] for state in states)).to_bytes(8, "big", signed=True)
-        return words + repr([state[2] for state in states]).encode()
+        return _rng_digest(world)
     return hashlib.sha256(marshal.dumps(_part_rows(world, part), 2)).digest()
 
 
+def _skus_digest(world: World) -> bytes:
+    """The same bytes as hashing the list of SKU rows in one marshal, from one cached marshal per row.
+
+    Version 2 marshal writes no back-references, so a list is b"[", its length, then its items one after another:
+    a slot that reserves stock for three SKUs re-marshals three rows, not 68."""
+    blobs: dict[str, bytes] = world._pieces["skus"]
+    skus, getter = world.skus, world._rows[Sku]
+    for sku_id in skus.keys() - blobs.keys():
+        blobs[sku_id] = marshal.dumps(getter(skus[sku_id]), 2)
+    h = hashlib.sha256(b"[" + len(skus).to_bytes(4, "little"))
+    h.update(b"".join(map(blobs.__getitem__, skus)))
+    return h.digest()
+
+
+def _rng_digest(world: World) -> bytes:
+    # Python's hash of int tuples is not randomised per process (only str/bytes are), and is far cheaper
+    # than serialising 7 x 625 words on every purchase; replays run on the same interpreter version.
+    # (Only int tuples: hash(None) is address-based before Python 3.12, so gauss_next goes through repr.)
+    # A stream's state is read again only when it was touched: most calls draw from one stream, or none.
+    states: dict[str, Any] = world._pieces["rng"]
+    for name in STREAMS:
+        if name not in states:
+            states[name] = world.rng[name].getstate()
+    words = hash(tuple(states[name][1] for name in STREAMS)).to_bytes(8, "big", signed=True)
+    return words + repr([states[name][2] for name in STREAMS]).encode()
+
+
 DIGEST_MOD = 1 << 128
+_BLAKE16 = partial(hashlib.blake2b, digest_size=16)
+_DIGEST = methodcaller("digest")
+_FROM_BIG = partial(int.from_bytes, byteorder="big")
 
 
-def _order_digest(getter: Any, order: Order) -> int:
-    return int.from_bytes(hashlib.blake2b(marshal.dumps(getter(order), 2), digest_size=16).digest(), "big")
+def multiset_digests(rows: Iterable[Any]) -> list[int]:
+    """Each row's 128-bit digest (blake2b over its version 2 marshal), in C iterators: no Python frame per row."""
+    return list(map(_FROM_BIG, map(_DIGEST, map(_BLAKE16, map(marshal.dumps, rows, repeat(2))))))
 
 
 def entry_digest(entry: tuple[Any, ...]) -> int:
-    return int.from_bytes(hashlib.blake2b(marshal.dumps(entry, 2), digest_size=16).digest(), "big")
+    return multiset_digests((entry,))[0]
+
+
+def agenda_push(world: World, entry: tuple[Any, ...]) -> None:
+    """Schedules an agenda entry (minute, seq, kind, ref); its digest joins the agenda's at the next hash."""
+    heapq.heappush(world.agenda, entry)
+    if world._agenda_sum is not None:
+        world._agenda_new[entry[1]] = entry
+
+
+def agenda_pop(world: World) -> tuple[Any, ...]:
+    """Takes the earliest agenda entry off, and its digest out of the agenda's (never digested if it came and went
+    between two hashes)."""
+    entry = heapq.heappop(world.agenda)
+    if world._agenda_sum is not None:
+        digest = world._entry_digests.pop(entry[1], None)
+        if digest is not None:
+            world._agenda_sum = (world._agenda_sum - digest) % DIGEST_MOD
+        elif world._agenda_new.pop(entry[1], None) is None:  # counted before per-entry digests were kept
+            world._agenda_sum = (world._agenda_sum - entry_digest(entry)) % DIGEST_MOD
+    return entry
 
 
 def agenda_digest(world: World) -> int:
-    """The agenda as a multiset sum of entry digests: O(1) per push or pop (clock.py keeps `_agenda_sum`)."""
+    """The agenda as a multiset sum of entry digests: O(1) per push or pop (agenda_push, agenda_pop keep `_agenda_sum`)."""
     if world._agenda_sum is None:
-        world._entry_digests = {entry[1]: entry_digest(entry) for entry in world.agenda}
+        world._entry_digests = dict(zip((entry[1] for entry in world.agenda), multiset_digests(world.agenda), strict=True))
         world._agenda_sum = sum(world._entry_digests.values()) % DIGEST_MOD
+        world._agenda_new.clear()
+    elif world._agenda_new:
+        digests = multiset_digests(world._agenda_new.values())
+        world._entry_digests.update(zip(world._agenda_new, digests, strict=True))
+        world._agenda_sum = (world._agenda_sum + sum(digests)) % DIGEST_MOD
+        world._agenda_new.clear()
     return world._agenda_sum
 
 
 def _orders_digest(world: World) -> bytes:
     cache = world._order_digests
+    orders = world.orders
     getter = world._rows[Order]
     if world._orders_dirty is None:
         cache.clear()
-        cache.update((oid, _order_digest(getter, o)) for oid, o in world.orders.items())
+        cache.update(zip(orders, multiset_digests(map(getter, orders.values())), strict=True))
         world._order_sum = sum(cache.values()) % DIGEST_MOD
     else:
         total = world._order_sum
@@ -480,18 +562,15 @@ def _orders_digest(world: World) -> bytes:
             old = cache.pop(oid, None)
             if old is not None:
                 total -= old
-            order = world.orders.get(oid)
-            if order is not None:
-                cache[oid] = _order_digest(getter, order)
-                total += cache[oid]
-        world._order_sum = total % DIGEST_MOD
+        live = [oid for oid in world._orders_dirty if oid in orders]
+        digests = multiset_digests(map(getter, map(orders.__getitem__, live)))
+        cache.update(zip(live, digests, strict=True))
+        world._order_sum = (total + sum(digests)) % DIGEST_MOD
     world._orders_dirty = set()
     return hashlib.sha256(f"{world._order_sum}:{len(world.orders)}:{world.archive_digest}:{world.archived_orders}".encode()).digest()
 
 
 def _part_rows(world: World, part: str) -> Any:
-    if part == "skus":
-        return _rows(world, Sku, world.skus.values())
     if part == "suppliers":
         return _rows(world, Supplier, world.suppliers.values())
     if part == "pos":
