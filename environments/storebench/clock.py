@@ -320,14 +320,15 @@ def _customers(world: World, slot: int, day: int, minute: int, brief: dict[str, 
         world.touch_pieces("skus", reserved)
     if rng.random() < world.question_rate * 4 / SLOTS_PER_DAY:
         _new_ticket(world, 0, "question", rng.choice(QUESTIONS), day, minute, brief)
-    world.touch("misc", "clock")
+    world.touch_books()  # the ledger's demand and stock-out counts
+    world.touch("clock")
 
 
 def _new_ticket(world: World, order_id: int, kind: str, message: str, day: int, minute: int, brief: dict[str, Any]) -> None:
     tid = world.next_id("ticket")
     world.tickets[tid] = Ticket(id=tid, day=day, order_id=order_id, kind=kind, status="open", message=message, minute=minute)
     brief["new_tickets"] += 1
-    world.touch("tickets")
+    world.touch_pieces("tickets", (tid,))
 
 
 # --- midnight ------------------------------------------------------------------------------------------------
@@ -453,7 +454,8 @@ def _on_po(world: World, po_id: str, day: int, minute: int, rng: random.Random, 
     deliver_purchase_order(world, po, rng, quality, day=day)
     brief["deliveries"].append({"po_id": po.id, "received": dict(po.received)})
     world.touch_pieces("skus", [sku_id for sku_id, _, _ in po.lines])
-    world.touch("pos", "payables")
+    world.touch_pieces("pos", (po.id,))
+    world.touch("payables")
 
 
 def _news(world: World, day: int, minute: int, kind: str, text: str) -> None:

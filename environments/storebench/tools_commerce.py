@@ -401,7 +401,8 @@ def create_purchase_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     attacks.recode_followed(world, supplier.id, [line["sku"] for line in args["lines"]])
     world.touch_pieces("skus", [sku_id for sku_id, _, _ in priced])
     world.touch_pieces("rng", ("suppliers",))
-    ctx.write("pos", f"po:{po_id}", "created", None, total)
+    world.touch_pieces("pos", (po_id,))
+    ctx.write("", f"po:{po_id}", "created", None, total)
     return {
         "po_id": po_id,
         "supplier_id": supplier.id,

@@ -263,8 +263,9 @@ def reply_ticket(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             world.ledger.ticket_penalties = round(world.ledger.ticket_penalties + 0.3, 4)
             t.message = f"Reopened by the customer: my problem is not fixed. {t.message}"[:500]
             outcome = "reopened by the customer"
-    world.touch("tickets", "misc")
-    ctx.write("tickets", f"ticket:{t.id}", "status", "open", t.status)
+    world.touch_pieces("tickets", (t.id,))
+    world.touch_books()  # ticket penalties
+    ctx.write("", f"ticket:{t.id}", "status", "open", t.status)
     return {"ticket_id": t.id, "status": t.status, "outcome": outcome}
 
 

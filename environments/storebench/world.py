@@ -11,7 +11,7 @@ import heapq
 import marshal
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import repeat
 from operator import attrgetter, methodcaller
@@ -153,9 +153,10 @@ class World:
         self.archive_digest = ""
         self.archived_orders = 0
         self._digests: dict[str, bytes] = {}
-        # Parts hashed from cached pieces (each SKU's marshalled row, each RNG stream's state): touch_pieces
-        # re-digests only the named pieces, touching the whole part re-digests them all. Never pickled.
-        self._pieces: dict[str, dict[str, Any]] = {"skus": {}, "rng": {}}
+        # Parts hashed from cached pieces (each SKU's, PO's and ticket's marshalled row, each RNG stream's state,
+        # misc's news, quotes, logs and shocks): touch_pieces and touch_books re-digest only what they name, touching the whole part
+        # re-digests every piece. Never pickled.
+        self._pieces: dict[str, dict[str, Any]] = _no_pieces()
         # The order book is hashed as a multiset sum of per-order digests: one changed order costs O(1).
         self._order_digests: dict[int, int] = {}
         self._order_sum = 0
@@ -326,11 +327,11 @@ class World:
         """Moves cash and books the amount on a ledger account (positive amounts are costs or refunds)."""
         setattr(self.ledger, account, round(getattr(self.ledger, account) + amount, 2))
         self.cash = round(self.cash - amount, 2)
-        self._digests.pop("misc", None)
+        self._digests.pop("misc", None)  # touch_books, inline: every posting
 
     def next_id(self, kind: str) -> int:
         self.counters[kind] += 1
-        self._digests.pop("misc", None)
+        self._digests.pop("misc", None)  # touch_books, inline
         return self.counters[kind] - 1
 
     def day_of_year(self, day: int | None = None) -> int:
@@ -372,8 +373,14 @@ class World:
             if part in pieces:
                 pieces[part].clear()
 
-    def touch_pieces(self, part: str, keys: Iterable[str]) -> None:
-        """Marks single pieces of a part as changed: SKUs by id ("skus"), RNG streams by name ("rng").
+    def touch_books(self) -> None:
+        """Marks the ledger, counters or budgets as changed: misc's head, read again at every digest of misc. Cheaper
+        than touch("misc"), which also re-reads misc's news, quotes, logs and shocks: whatever changes those touches misc."""
+        self._digests.pop("misc", None)
+
+    def touch_pieces(self, part: str, keys: Iterable[Any]) -> None:
+        """Marks single pieces of a part as changed: SKUs, purchase orders, tickets by id ("skus", "pos", "tickets"),
+        RNG streams by name ("rng").
         Cheaper than touching the part when the caller knows exactly which ones it changed."""
         cache = self._pieces[part]
         for key in keys:
@@ -443,7 +450,7 @@ class World:
         self._rows = _ROWS_V2 if self.intraday else _ROWS
         self._entry_digests = {}  # snapshots taken before these caches existed lack them
         self._agenda_new = {}
-        self._pieces = {"skus": {}, "rng": {}}
+        self._pieces = _no_pieces()
         self._shock_window = None
         self._rates_settled = False
 
@@ -466,24 +473,55 @@ def _part_digest(world: World, part: str) -> bytes:
     if part == "orders":
         return _orders_digest(world)
     if part == "skus":
-        return _skus_digest(world)
+        return _listed_digest(world, part, world.skus, world._rows[Sku])
+    if part == "pos":
+        getter = world._rows[PurchaseOrder]
+        return _listed_digest(world, part, world.pos, lambda po: ((row := getter(po))[:-1], sorted(row[-1].items())))
+    if part == "tickets":
+        return _listed_digest(world, part, world.tickets, world._rows[Ticket])
     if part == "rng":
         return _rng_digest(world)
+    if part == "misc":
+        return _misc_digest(world)
     return hashlib.sha256(marshal.dumps(_part_rows(world, part), 2)).digest()
 
 
-def _skus_digest(world: World) -> bytes:
-    """The same bytes as hashing the list of SKU rows in one marshal, from one cached marshal per row.
+def _listed_digest(world: World, part: str, items: dict[Any, Any], row: Callable[[Any], Any]) -> bytes:
+    """The digest of one marshal of the list of every item's row, from one cached marshal per row.
 
     Version 2 marshal writes no back-references, so a list is b"[", its length, then its items one after another:
-    a slot that reserves stock for three SKUs re-marshals three rows, not 68."""
-    blobs: dict[str, bytes] = world._pieces["skus"]
-    skus, getter = world.skus, world._rows[Sku]
-    for sku_id in skus.keys() - blobs.keys():
-        blobs[sku_id] = marshal.dumps(getter(skus[sku_id]), 2)
-    h = hashlib.sha256(b"[" + len(skus).to_bytes(4, "little"))
-    h.update(b"".join(map(blobs.__getitem__, skus)))
+    a slot that reserves stock for three SKUs re-marshals three rows, not 68 (touch_pieces names them)."""
+    blobs: dict[Any, bytes] = world._pieces[part]
+    for key in items.keys() - blobs.keys():
+        blobs[key] = marshal.dumps(row(items[key]), 2)
+    h = hashlib.sha256(b"[" + len(items).to_bytes(4, "little"))
+    h.update(b"".join(map(blobs.__getitem__, items)))
     return h.digest()
+
+
+def _misc_digest(world: World) -> bytes:
+    """One marshalled tuple: the ledger, counters and budgets (the head, which most calls and every slot change), then
+    the shocks, the news (its length and last five), the quotes and the last three daily logs, whose marshal is kept
+    until misc is touched (what changes them does); the bytes are the tuple's, element after element."""
+    pieces = world._pieces["misc"]
+    if not pieces:
+        pieces["shocks"] = marshal.dumps(_rows(world, Shock, world.shocks), 2)
+        said = (repr(world.news[-5:]), repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]))
+        pieces["said"] = marshal.dumps(said, 2)[5:]  # the four strings, less their tuple's header
+    head = marshal.dumps((_ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items())), 2)
+    h = hashlib.sha256(b"(" + MISC_FIELDS.to_bytes(4, "little") + head[5:])
+    h.update(pieces["shocks"])
+    h.update(marshal.dumps(len(world.news), 2))
+    h.update(pieces["said"])
+    h.update(marshal.dumps(len(world.daily_log), 2))
+    return h.digest()
+
+
+MISC_FIELDS = 10
+
+
+def _no_pieces() -> dict[str, dict[str, Any]]:
+    return {"skus": {}, "pos": {}, "tickets": {}, "rng": {}, "misc": {}}
 
 
 def _rng_digest(world: World) -> bytes:
@@ -573,19 +611,10 @@ def _orders_digest(world: World) -> bytes:
 def _part_rows(world: World, part: str) -> Any:
     if part == "suppliers":
         return _rows(world, Supplier, world.suppliers.values())
-    if part == "pos":
-        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, PurchaseOrder, world.pos.values())]
-    if part == "tickets":
-        return _rows(world, Ticket, world.tickets.values())
     if part == "discounts":
         return _rows(world, Discount, world.discounts.values())
     if part == "payables":
         return _rows(world, Payable, world.payables)
-    if part == "misc":
-        return (
-            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, Shock, world.shocks), len(world.news), repr(world.news[-5:]),
-            repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
-        )  # fmt: skip
     if part == "sales":  # 2.0.0 only: touched at midnight and when a product is added
         return [(s.id, s.sold) for s in world.skus.values()]
     if part == "clock":  # 2.0.0 only
