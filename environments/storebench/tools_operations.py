@@ -46,7 +46,7 @@ def _get_order(world: World, order_id: int) -> Order:
 def list_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     status = args.get("status")
     rows = []
-    for o in world.orders.values():
+    for o in world.orders.values() if status in (None, "return_requested", "late") else world.orders_with(status):
         if status == "return_requested":
             if o.return_status != "requested":
                 continue
@@ -106,7 +106,7 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     if "order_ids" in args:
         targets = [_get_order(world, oid) for oid in dict.fromkeys(args["order_ids"])]
     else:
-        targets = [o for o in world.orders.values() if o.status == "open"][: args.get("max_orders", 500)]
+        targets = world.orders_with("open")[: args.get("max_orders", 500)]
     rng = world.rng["returns"]
     strike_days = clock.strike_delay(world) if world.intraday else 0  # no time passes inside one call: once, not per parcel
     shipped, skipped, picked = [], [], []

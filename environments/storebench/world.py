@@ -13,8 +13,8 @@ import math
 import random
 from collections.abc import Callable, Iterable
 from functools import partial
-from itertools import repeat
-from operator import attrgetter, methodcaller
+from itertools import compress, repeat
+from operator import attrgetter, eq, methodcaller
 from typing import Any
 
 from environments.storebench.entities import (
@@ -334,6 +334,11 @@ class World:
         self._digests.pop("misc", None)  # touch_books, inline
         return self.counters[kind] - 1
 
+    def orders_with(self, status: str) -> list[Order]:
+        """The orders with this status, oldest first; the statuses are compared in C (the book holds ~2,000 orders)."""
+        orders = self.orders.values()
+        return list(compress(orders, map(eq, map(_STATUS, orders), repeat(status))))
+
     def day_of_year(self, day: int | None = None) -> int:
         return (self.start_doy + (self.day if day is None else day)) % 365
 
@@ -455,6 +460,7 @@ class World:
         self._rates_settled = False
 
 
+_STATUS = attrgetter("status")
 _CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
 _ROWS: dict[type, attrgetter[Any]] = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
 # 2.0.0 hashes the SKUs' daily sales histories (up to 120 ints each) as their own part: they change only at
