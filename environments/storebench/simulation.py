@@ -306,11 +306,13 @@ def book_costs(world: World, *, marketing: float | None = None, stamp: dict[str,
     ledger.stock_unit_days += units
     ledger.days += 1
     rng = world.rng["shrinkage"]
+    world.touch_pieces("rng", ("shrinkage",))
     if rng.random() < 0.12:
         candidates = [s for s in world.skus.values() if s.physical > 3]
         if candidates:
             sku = rng.choice(candidates)
             sku.physical -= rng.randint(1, 2)
+            world.touch_pieces("skus", (sku.id,))
             if rng.random() < 0.6:
                 world.news.append(
                     {
@@ -375,6 +377,8 @@ def archive(world: World) -> None:
         del world.orders[o.id]
     for t in closed:
         del world.tickets[t.id]
+    world.touch_pieces("tickets", [t.id for t in closed])
+    world.touch_pieces("pos", [p.id for p in old_pos])
     world.archived_orders += len(done)
 
 

@@ -158,7 +158,7 @@ def cancel_order_tool(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     if o.status != "open":
         raise ToolError(f"order_id: order {o.id} is {o.status}; only open orders can be cancelled (use refund_order)")
     cancel_order(world, o, by="merchant")
-    world.touch("skus")
+    world.touch_pieces("skus", (o.sku,))
     ctx.write("", f"order:{o.id}", "status", "open", "cancelled")
     return {"order_id": o.id, "status": "cancelled", "refunded": round(o.refunded, 2)}
 
@@ -209,7 +209,7 @@ def process_return(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             sku = world.skus[o.sku]
             sku.physical += o.qty
             sku.on_hand += o.qty
-            world.touch("skus")
+            world.touch_pieces("skus", (sku.id,))
     world.touch_orders((o.id,))
     ctx.write("", f"order:{o.id}", "return_status", "requested", o.return_status)
     return {"order_id": o.id, "return_status": o.return_status, "refunded_total": o.refunded}

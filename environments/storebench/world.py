@@ -534,13 +534,36 @@ def _rng_digest(world: World) -> bytes:
     # Python's hash of int tuples is not randomised per process (only str/bytes are), and is far cheaper
     # than serialising 7 x 625 words on every purchase; replays run on the same interpreter version.
     # (Only int tuples: hash(None) is address-based before Python 3.12, so gauss_next goes through repr.)
-    # A stream's state is read again only when it was touched: most calls draw from one stream, or none.
-    states: dict[str, Any] = world._pieces["rng"]
+    # A stream's state is read and hashed again only when it was touched: most calls draw from one stream, or none.
+    streams: dict[str, tuple[int, Any]] = world._pieces["rng"]
     for name in STREAMS:
-        if name not in states:
-            states[name] = world.rng[name].getstate()
-    words = hash(tuple(states[name][1] for name in STREAMS)).to_bytes(8, "big", signed=True)
-    return words + repr([states[name][2] for name in STREAMS]).encode()
+        if name not in streams:
+            state = world.rng[name].getstate()
+            streams[name] = (hash(state[1]), state[2])
+    words = tuple_hash([streams[name][0] for name in STREAMS]).to_bytes(8, "big", signed=True)
+    return words + repr([streams[name][1] for name in STREAMS]).encode()
+
+
+_XXPRIME_1, _XXPRIME_2, _XXPRIME_5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+_U64 = (1 << 64) - 1
+
+
+def tuple_hash(item_hashes: list[int]) -> int:
+    """hash(tuple(items)) from the items' own hashes: CPython's 64-bit tuple hash (xxHash-based, Objects/tupleobject.c),
+    so a tuple of seven RNG states whose one changed is not hashed over all seven again. Checked at import."""
+    acc = _XXPRIME_5
+    for lane in item_hashes:
+        acc = (acc + (lane & _U64) * _XXPRIME_2) & _U64
+        acc = ((acc << 31) | (acc >> 33)) & _U64
+        acc = (acc * _XXPRIME_1) & _U64
+    acc = (acc + (len(item_hashes) ^ (_XXPRIME_5 ^ 3527539))) & _U64
+    if acc == _U64:
+        return 1546275796
+    return acc - (1 << 64) if acc >> 63 else acc
+
+
+_SAMPLE = ((1, 2, 3), (-1, 1 << 70), (), tuple(range(625)))
+assert tuple_hash([hash(t) for t in _SAMPLE]) == hash(_SAMPLE), "this interpreter's tuple hash is not CPython's 64-bit one"
 
 
 DIGEST_MOD = 1 << 128
