@@ -418,7 +418,7 @@ def _on_deliver(world: World, oid: int, day: int, minute: int, rng: random.Rando
     if o is None or o.status != "shipped":
         return
     world.touch_orders((o.id,))
-    o.status = "delivered"
+    world.set_order_status(o, "delivered")
     o.delivered_day = day
     o.satisfaction = 0.6 if o.late else 1.0
     world.settled_today.append(o.satisfaction)

@@ -12,8 +12,6 @@ import hashlib
 import marshal
 import math
 import random
-from itertools import compress, repeat
-from operator import attrgetter, lt
 from typing import Any
 
 from environments.storebench.entities import Order, Payable, Ticket
@@ -148,7 +146,7 @@ def place_order(
         brief["units_lost_to_stockouts"] += qty
         return None
     oid = world.next_id("order")
-    world.orders[oid] = Order(id=oid, day=day, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open", minute=minute)
+    world.add_order(Order(id=oid, day=day, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open", minute=minute))
     sku.reserved += qty
     gross = price * qty
     fee = round(gross * CHANNEL_FEE[channel], 2)  # the same amount as order_fee()
@@ -183,7 +181,7 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
                 _new_ticket(world, o.id, "late", f"Order {o.id} has not shipped yet. Where is it?", brief)
         elif o.status == "shipped" and d >= o.ship_day + 2 + strike:
             world.touch_orders((o.id,))
-            o.status = "delivered"
+            world.set_order_status(o, "delivered")
             o.delivered_day = d
             o.satisfaction = 0.6 if o.late else 1.0
             settled.append(o.satisfaction)
@@ -235,7 +233,7 @@ def cancel_order(world: World, o: Order, *, by: str) -> None:
     world.post("refunds", amount)
     world.post("fees", -order_fee(o))  # channels return their fee on a sale cancelled before it shipped
     o.refunded += amount
-    o.status = "cancelled"
+    world.set_order_status(o, "cancelled")
     o.cancelled_by = by
     o.satisfaction = 0.0 if by == "customer" else 0.2
     world.skus[o.sku].reserved -= o.qty
@@ -350,11 +348,8 @@ def _drift(world: World) -> None:
 def archive(world: World) -> None:
     """Folds closed orders and tickets into a digest so the live state stays small over a full year."""
     d = world.day
-    # Only an order placed over RETURN_WINDOW_DAYS ago can be done (none is delivered before its day): those are found
-    # in C, and the rest of the test runs on them alone, not on the whole book.
-    old = compress(world.orders.values(), map(lt, map(_ORDER_DAY, world.orders.values()), repeat(d - RETURN_WINDOW_DAYS)))
     done = [
-        o for o in old
+        o for o in world.orders.values()
         if (o.status == "delivered" and d - o.delivered_day > RETURN_WINDOW_DAYS and o.return_status != "requested")
         or (o.status == "cancelled" and d - o.day > RETURN_WINDOW_DAYS)
     ]  # fmt: skip
@@ -380,9 +375,6 @@ def archive(world: World) -> None:
     world.touch_pieces("tickets", [t.id for t in closed])
     world.touch_pieces("pos", [p.id for p in old_pos])
     world.archived_orders += len(done)
-
-
-_ORDER_DAY = attrgetter("day")
 
 
 def check_solvency(world: World) -> None:

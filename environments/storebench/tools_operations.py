@@ -121,7 +121,7 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         sku.physical -= o.qty
         sku.on_hand -= o.qty
         sku.reserved -= o.qty
-        o.status = "shipped"
+        world.set_order_status(o, "shipped")
         o.ship_day = world.day
         o.late = world.day - o.day > LATE_AFTER_DAYS - 1
         o.faulty = rng.random() < sku.defect_rate
@@ -379,6 +379,6 @@ def end_window(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         "day": world.day,
         "days_total": world.days,
         "cash": world.cash,
-        "open_orders": sum(1 for o in world.orders.values() if o.status == "open"),
+        "open_orders": len(world.orders_with("open")),
         **brief,
     }

@@ -13,8 +13,8 @@ import math
 import random
 from collections.abc import Callable, Iterable
 from functools import partial
-from itertools import compress, repeat
-from operator import attrgetter, eq, methodcaller
+from itertools import repeat
+from operator import attrgetter, methodcaller
 from typing import Any
 
 from environments.storebench.entities import (
@@ -139,6 +139,9 @@ class World:
         self.suppliers: dict[str, Supplier] = {}
         self.pos: dict[str, PurchaseOrder] = {}
         self.orders: dict[int, Order] = {}
+        # The open orders by id, oldest first: derived from `orders` (add_order and set_order_status keep it), never
+        # pickled. Fulfilment and the day's end look for them, and a year's order book holds some 2,000 orders.
+        self._open_orders: dict[int, Order] = {}
         self.tickets: dict[int, Ticket] = {}
         self.discounts: dict[str, Discount] = {}
         self.quotes: dict[str, dict[str, Any]] = {}
@@ -334,10 +337,24 @@ class World:
         self._digests.pop("misc", None)  # touch_books, inline
         return self.counters[kind] - 1
 
+    def add_order(self, order: Order) -> None:
+        self.orders[order.id] = order
+        if order.status == "open":
+            self._open_orders[order.id] = order
+
+    def set_order_status(self, order: Order, status: str) -> None:
+        """Every change of an order's status goes through here (the open orders are indexed)."""
+        if order.status == "open":
+            del self._open_orders[order.id]
+        order.status = status
+        if status == "open":
+            self._open_orders[order.id] = order
+
     def orders_with(self, status: str) -> list[Order]:
-        """The orders with this status, oldest first; the statuses are compared in C (the book holds ~2,000 orders)."""
-        orders = self.orders.values()
-        return list(compress(orders, map(eq, map(_STATUS, orders), repeat(status))))
+        """The orders with this status, oldest first."""
+        if status == "open":
+            return list(self._open_orders.values())
+        return [o for o in self.orders.values() if o.status == status]
 
     def day_of_year(self, day: int | None = None) -> int:
         return (self.start_doy + (self.day if day is None else day)) % 365
@@ -446,7 +463,13 @@ class World:
         state["_rates_settled"] = False
         state["_agenda_sum"] = None
         state["_entry_digests"] = {}
-        for derived in ("_rows", "_pieces", "_agenda_new", "_shock_window"):  # rebuilt on restore: a snapshot is the state alone
+        for derived in (
+            "_rows",
+            "_pieces",
+            "_agenda_new",
+            "_shock_window",
+            "_open_orders",
+        ):  # rebuilt on restore: a snapshot is the state alone
             state.pop(derived, None)
         return state
 
@@ -457,10 +480,10 @@ class World:
         self._agenda_new = {}
         self._pieces = _no_pieces()
         self._shock_window = None
+        self._open_orders = {oid: o for oid, o in self.orders.items() if o.status == "open"}
         self._rates_settled = False
 
 
-_STATUS = attrgetter("status")
 _CLASSES = (Sku, Supplier, PurchaseOrder, Order, Ticket, Discount, Payable, Shock, Ledger)
 _ROWS: dict[type, attrgetter[Any]] = {cls: row_getter(cls, V2_FIELDS) for cls in _CLASSES}  # 1.0.0 rows: exactly the fields it had
 # 2.0.0 hashes the SKUs' daily sales histories (up to 120 ints each) as their own part: they change only at
