@@ -31,7 +31,8 @@ The last day is for closing: the store takes no new orders once its window opens
 
 from __future__ import annotations
 
-import heapq
+import _random
+import hashlib
 import random
 from bisect import bisect_right
 from collections.abc import Callable
@@ -57,12 +58,11 @@ from environments.storebench.simulation import (
 from environments.storebench.world import (
     CHANNEL_SHARE,
     CHANNELS,
-    DIGEST_MOD,
     OPENING_MINUTE,
     WEEKDAY,
     World,
-    derive_seed,
-    entry_digest,
+    agenda_pop,
+    agenda_push,
     season_multiplier,
     sku_shock_multiplier,
 )
@@ -118,7 +118,17 @@ QUESTIONS = ("Does this run true to size?", "Do you ship abroad?", "Can I change
 
 
 def slot_rng(world: World, slot: int, stream: str) -> random.Random:
-    return random.Random(derive_seed(world.scenario_key, world.scenario_version, world.seed, stream, slot))
+    """random.Random(derive_seed(scenario key, version, seed, stream, slot)), the same generator built with less
+    Python around it: a year makes 25,000 of them."""
+    digest = hashlib.sha256(f"{world.scenario_key}:{world.scenario_version}:{world.seed}:{stream}:{slot}".encode()).digest()
+    rng = _NEW_RANDOM(random.Random)
+    _SEED(rng, int.from_bytes(digest[:8], "big"))  # what Random.seed does with an int, less its Python frame
+    rng.gauss_next = None  # type: ignore[attr-defined]  # (random.Random's, undeclared in its stub)
+    return rng
+
+
+_NEW_RANDOM = random.Random.__new__
+_SEED = _random.Random.seed
 
 
 def new_brief() -> dict[str, Any]:
@@ -167,11 +177,7 @@ def end_window(world: World) -> dict[str, Any]:
 
 
 def schedule(world: World, minute: int, kind: str, ref: Any) -> None:
-    entry = (minute, world.agenda_seq, kind, ref)
-    heapq.heappush(world.agenda, entry)
-    if world._agenda_sum is not None:
-        digest = world._entry_digests[world.agenda_seq] = entry_digest(entry)  # kept for the pop: hashed once, not twice
-        world._agenda_sum = (world._agenda_sum + digest) % DIGEST_MOD
+    agenda_push(world, (minute, world.agenda_seq, kind, ref))
     world.agenda_seq += 1
     world.touch("clock")
 
@@ -213,12 +219,10 @@ def _run_slot(world: World, slot: int, brief: dict[str, Any]) -> None:
     agenda = world.agenda
     if agenda and agenda[0][0] < t + SLOT_MINUTES:
         rng = slot_rng(world, slot, "events")
-        world._rates_settled = False  # a handler may reprice, strike or end a price war
         while agenda and agenda[0][0] < t + SLOT_MINUTES:
-            entry = heapq.heappop(agenda)
-            if world._agenda_sum is not None:
-                digest = world._entry_digests.pop(entry[1], None)
-                world._agenda_sum = (world._agenda_sum - (entry_digest(entry) if digest is None else digest)) % DIGEST_MOD
+            entry = agenda_pop(world)
+            if entry[2] not in RATE_NEUTRAL:  # a strike or a price war's end moves reference prices
+                world._rates_settled = False
             HANDLERS[entry[2]](world, entry[3], day, minute, rng, brief)
     if t < store_closes(world):
         _customers(world, slot, day, minute, brief)
@@ -230,9 +234,10 @@ def _run_slot(world: World, slot: int, brief: dict[str, Any]) -> None:
 def _rates(world: World, day: int, t: int) -> tuple[Any, ...]:
     """Per-SKU daily demand rates under the state now (cached until an input changes: a pure function of them).
 
-    Between two slots of one advance where no day turned and no agenda event ran, only customers acted, and
-    they change none of the inputs but the clock's: then the key is not rebuilt (68 SKUs, each slot of a year)."""
-    active = tuple(i for i, s in enumerate(world.shocks) if s.day * DAY + s.minute <= t < (s.day + s.duration) * DAY + s.minute)
+    Between two slots of one advance where no day turned and no event outside RATE_NEUTRAL ran, only customers and
+    rate-neutral events acted, and they change none of the inputs but the clock's: then the key is not rebuilt
+    (68 SKUs, each slot of a year)."""
+    active = _active_shocks(world, t)
     cached = world._rates
     if world._rates_settled and cached is not None and cached[0][0] == day and cached[0][3] == active:
         return cached
@@ -272,12 +277,26 @@ def _rates(world: World, day: int, t: int) -> tuple[Any, ...]:
     return world._rates
 
 
+def _active_shocks(world: World, t: int) -> tuple[int, ...]:
+    """The indices of the shocks in force at absolute minute `t`, remembered until the next onset or end (shocks
+    keep their timing once planned)."""
+    window = world._shock_window
+    if window is None or not window[0] <= t < window[1]:
+        spans = [(s.day * DAY + s.minute, (s.day + s.duration) * DAY + s.minute) for s in world.shocks]
+        active = tuple(i for i, (start, end) in enumerate(spans) if start <= t < end)
+        edges = [edge for span in spans for edge in span]
+        since = max((edge for edge in edges if edge <= t), default=-(1 << 62))
+        until = min((edge for edge in edges if edge > t), default=1 << 62)
+        window = world._shock_window = (since, until, active)
+    return window[2]
+
+
 def _customers(world: World, slot: int, day: int, minute: int, brief: dict[str, Any]) -> None:
     """This slot's customers: orders per channel (Poisson, thinned over SKUs by their rates) and questions."""
     _, skus, prices, cumulative, total, channel_mult, outage = _rates(world, day, slot * SLOT_MINUTES)
     rng = slot_rng(world, slot, "demand")
     share = minute // SLOT_MINUTES
-    placed = []
+    placed, reserved = [], []
     for channel in CHANNELS:
         n = poisson(rng, total * channel_mult[channel] * CURVES[channel][share]) if total > 0 else 0
         for _ in range(n):
@@ -288,6 +307,7 @@ def _customers(world: World, slot: int, day: int, minute: int, brief: dict[str, 
             if oid is None:
                 continue
             placed.append(oid)
+            reserved.append(sku.id)
             world.sold_today[sku.id] = world.sold_today.get(sku.id, 0) + qty
             tally = world.day_tally
             tally["revenue"] = round(tally["revenue"] + price * qty, 2)
@@ -297,17 +317,18 @@ def _customers(world: World, slot: int, day: int, minute: int, brief: dict[str, 
             schedule(world, (day + 2) * DAY + OPENING_MINUTE + rng.randrange(18) * SLOT_MINUTES, "late", oid)
     if placed:
         world.touch_orders(placed)
-        world.touch("skus", "misc")
+        world.touch_pieces("skus", reserved)
     if rng.random() < world.question_rate * 4 / SLOTS_PER_DAY:
         _new_ticket(world, 0, "question", rng.choice(QUESTIONS), day, minute, brief)
-    world.touch("misc", "clock")
+    world.touch_books()  # the ledger's demand and stock-out counts
+    world.touch("clock")
 
 
 def _new_ticket(world: World, order_id: int, kind: str, message: str, day: int, minute: int, brief: dict[str, Any]) -> None:
     tid = world.next_id("ticket")
     world.tickets[tid] = Ticket(id=tid, day=day, order_id=order_id, kind=kind, status="open", message=message, minute=minute)
     brief["new_tickets"] += 1
-    world.touch("tickets")
+    world.touch_pieces("tickets", (tid,))
 
 
 # --- midnight ------------------------------------------------------------------------------------------------
@@ -342,7 +363,9 @@ def _close_day(world: World, day: int, brief: dict[str, Any]) -> None:
     world.spend_today = dict.fromkeys(CHANNELS, 0.0)
     world.settled_today = []
     world.day_tally = {"revenue": 0.0, "units": 0, "orders": 0}
-    world.touch_all(keep_orders=True)  # the books touch most parts; orders were touched one by one
+    # What the books changed beside what they touched themselves (orders, shrinkage, archived tickets and POs):
+    # the payables, misc (ledger, logs, news), the day's tallies and the sales histories.
+    world.touch("payables", "misc", "clock", "sales")
 
 
 def _open_day(world: World, day: int, rng: random.Random) -> None:
@@ -385,7 +408,7 @@ def _on_expire(world: World, oid: int, day: int, minute: int, rng: random.Random
     if o is None or o.status != "open":
         return
     cancel_order(world, o, by="customer")
-    world.touch("skus")
+    world.touch_pieces("skus", (o.sku,))
     world.settled_today.append(o.satisfaction)
     brief["customer_cancellations"] += 1
 
@@ -395,7 +418,7 @@ def _on_deliver(world: World, oid: int, day: int, minute: int, rng: random.Rando
     if o is None or o.status != "shipped":
         return
     world.touch_orders((o.id,))
-    o.status = "delivered"
+    world.set_order_status(o, "delivered")
     o.delivered_day = day
     o.satisfaction = 0.6 if o.late else 1.0
     world.settled_today.append(o.satisfaction)
@@ -432,7 +455,9 @@ def _on_po(world: World, po_id: str, day: int, minute: int, rng: random.Random, 
     quality = {s.target: s.magnitude for s in world.shock_active("quality_defect", day * DAY + minute)}
     deliver_purchase_order(world, po, rng, quality, day=day)
     brief["deliveries"].append({"po_id": po.id, "received": dict(po.received)})
-    world.touch("skus", "pos", "payables")
+    world.touch_pieces("skus", [sku_id for sku_id, _, _ in po.lines])
+    world.touch_pieces("pos", (po.id,))
+    world.touch("payables")
 
 
 def _news(world: World, day: int, minute: int, kind: str, text: str) -> None:
@@ -470,6 +495,9 @@ def _on_drift(world: World, _: int, day: int, minute: int, rng: random.Random, b
     world.touch("suppliers")
 
 
+# The dated events that change no input of the demand rates (prices, statuses, budgets, discounts, reputation):
+# after them the next slot's customers need not rebuild the rates' key (clock._rates).
+RATE_NEUTRAL = frozenset(("late", "expire", "deliver", "return", "chargeback", "po", "warn", "noise", "drift"))
 HANDLERS: dict[str, Handler] = {
     "late": _on_late, "expire": _on_expire, "deliver": _on_deliver, "return": _on_return, "chargeback": _on_chargeback, "po": _on_po,
     "warn": _on_warn, "strike": _on_strike, "war_end": _on_war_end, "noise": _on_noise, "drift": _on_drift,

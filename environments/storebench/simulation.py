@@ -146,7 +146,7 @@ def place_order(
         brief["units_lost_to_stockouts"] += qty
         return None
     oid = world.next_id("order")
-    world.orders[oid] = Order(id=oid, day=day, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open", minute=minute)
+    world.add_order(Order(id=oid, day=day, channel=channel, sku=sku.id, qty=qty, unit_price=price, status="open", minute=minute))
     sku.reserved += qty
     gross = price * qty
     fee = round(gross * CHANNEL_FEE[channel], 2)  # the same amount as order_fee()
@@ -181,7 +181,7 @@ def _age_orders(world: World, brief: dict[str, Any]) -> None:
                 _new_ticket(world, o.id, "late", f"Order {o.id} has not shipped yet. Where is it?", brief)
         elif o.status == "shipped" and d >= o.ship_day + 2 + strike:
             world.touch_orders((o.id,))
-            o.status = "delivered"
+            world.set_order_status(o, "delivered")
             o.delivered_day = d
             o.satisfaction = 0.6 if o.late else 1.0
             settled.append(o.satisfaction)
@@ -233,7 +233,7 @@ def cancel_order(world: World, o: Order, *, by: str) -> None:
     world.post("refunds", amount)
     world.post("fees", -order_fee(o))  # channels return their fee on a sale cancelled before it shipped
     o.refunded += amount
-    o.status = "cancelled"
+    world.set_order_status(o, "cancelled")
     o.cancelled_by = by
     o.satisfaction = 0.0 if by == "customer" else 0.2
     world.skus[o.sku].reserved -= o.qty
@@ -304,11 +304,13 @@ def book_costs(world: World, *, marketing: float | None = None, stamp: dict[str,
     ledger.stock_unit_days += units
     ledger.days += 1
     rng = world.rng["shrinkage"]
+    world.touch_pieces("rng", ("shrinkage",))
     if rng.random() < 0.12:
         candidates = [s for s in world.skus.values() if s.physical > 3]
         if candidates:
             sku = rng.choice(candidates)
             sku.physical -= rng.randint(1, 2)
+            world.touch_pieces("skus", (sku.id,))
             if rng.random() < 0.6:
                 world.news.append(
                     {
@@ -370,6 +372,8 @@ def archive(world: World) -> None:
         del world.orders[o.id]
     for t in closed:
         del world.tickets[t.id]
+    world.touch_pieces("tickets", [t.id for t in closed])
+    world.touch_pieces("pos", [p.id for p in old_pos])
     world.archived_orders += len(done)
 
 

@@ -93,9 +93,10 @@ def set_price(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     price = round(float(args["price"]), 2)
     changed = []
     for s in skus_of(world, args["sku"]):
-        ctx.write("skus", f"sku:{s.id}", "price", s.price, price)
+        ctx.write("", f"sku:{s.id}", "price", s.price, price)
         s.price = price
         changed.append(s.id)
+    world.touch_pieces("skus", changed)
     return {"updated": changed, "price": price}
 
 
@@ -167,9 +168,10 @@ def end_discount(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
 def set_product_status(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     changed = []
     for s in skus_of(world, args["sku"]):
-        ctx.write("skus", f"sku:{s.id}", "status", s.status, args["status"])
+        ctx.write("", f"sku:{s.id}", "status", s.status, args["status"])
         s.status = args["status"]
         changed.append(s.id)
+    world.touch_pieces("skus", changed)
     return {"updated": changed, "status": args["status"]}
 
 
@@ -224,13 +226,15 @@ def add_product_from_supplier(world: World, args: dict[str, Any], ctx: Ctx) -> A
     category="inventory",
 )
 def get_inventory(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
+    category, low_stock_only = args.get("category"), args.get("low_stock_only")
     rows = []
     for s in world.skus.values():
-        if args.get("category", s.category) != s.category:
+        if category is not None and s.category != category:
             continue
-        rate = recent_sales(s, 14) / 14
-        cover = round((s.on_hand - s.reserved + s.incoming) / rate, 1) if rate > 0 else None
-        if args.get("low_stock_only") and (cover is None or cover >= 10) and s.on_hand - s.reserved > 0:
+        rate = sum(s.sold[-14:]) / 14  # recent_sales(s, 14), inline: an operator opens this every day
+        available = s.on_hand - s.reserved
+        cover = round((available + s.incoming) / rate, 1) if rate > 0 else None
+        if low_stock_only and (cover is None or cover >= 10) and available > 0:
             continue
         rows.append(
             {
@@ -238,7 +242,7 @@ def get_inventory(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
                 "status": s.status,
                 "on_hand": s.on_hand,
                 "reserved": s.reserved,
-                "available": s.on_hand - s.reserved,
+                "available": available,
                 "incoming": s.incoming,
                 "days_of_cover": cover,
             }
@@ -265,8 +269,9 @@ def adjust_inventory(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         raise ToolError("delta: 0 changes nothing; give a positive or negative number of units")
     if s.on_hand + delta < s.reserved:
         raise ToolError(f"delta: {delta} would leave {s.on_hand + delta} on hand, below the {s.reserved} reserved for open orders")
-    ctx.write("skus", f"sku:{s.id}", "on_hand", s.on_hand, s.on_hand + delta)
+    ctx.write("", f"sku:{s.id}", "on_hand", s.on_hand, s.on_hand + delta)
     s.on_hand += delta
+    world.touch_pieces("skus", (s.id,))
     return {"sku": s.id, "on_hand": s.on_hand, "reason": args["reason"]}
 
 
@@ -399,8 +404,10 @@ def create_purchase_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     for sku_id, qty, _ in priced:
         world.skus[sku_id].incoming += qty
     attacks.recode_followed(world, supplier.id, [line["sku"] for line in args["lines"]])
-    world.touch("skus", "rng")
-    ctx.write("pos", f"po:{po_id}", "created", None, total)
+    world.touch_pieces("skus", [sku_id for sku_id, _, _ in priced])
+    world.touch_pieces("rng", ("suppliers",))
+    world.touch_pieces("pos", (po_id,))
+    ctx.write("", f"po:{po_id}", "created", None, total)
     return {
         "po_id": po_id,
         "supplier_id": supplier.id,
@@ -435,8 +442,9 @@ def cancel_purchase_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     po.status = "cancelled"
     for sku_id, qty, _ in po.lines:
         world.skus[sku_id].incoming -= qty
-    world.touch("skus")
-    ctx.write("pos", f"po:{po.id}", "status", "open", "cancelled")
+    world.touch_pieces("skus", [sku_id for sku_id, _, _ in po.lines])
+    world.touch_pieces("pos", (po.id,))
+    ctx.write("", f"po:{po.id}", "status", "open", "cancelled")
     return {"po_id": po.id, "status": "cancelled", "cancellation_fee": fee}
 
 
@@ -458,7 +466,8 @@ def expedite_purchase_order(world: World, args: dict[str, Any], ctx: Ctx) -> Any
     po.arrival_day -= remaining // 2 + (1 if remaining else 0)
     po.eta_day = max(world.day + 1, po.eta_day - (remaining // 2 + (1 if remaining else 0)))
     po.expedited = True
-    ctx.write("pos", f"po:{po.id}", "eta_day", before, po.eta_day)
+    world.touch_pieces("pos", (po.id,))
+    ctx.write("", f"po:{po.id}", "eta_day", before, po.eta_day)
     return {"po_id": po.id, "fee": fee, "eta_day": po.eta_day}
 
 

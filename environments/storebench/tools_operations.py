@@ -46,7 +46,7 @@ def _get_order(world: World, order_id: int) -> Order:
 def list_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     status = args.get("status")
     rows = []
-    for o in world.orders.values():
+    for o in world.orders.values() if status in (None, "return_requested", "late") else world.orders_with(status):
         if status == "return_requested":
             if o.return_status != "requested":
                 continue
@@ -106,10 +106,10 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     if "order_ids" in args:
         targets = [_get_order(world, oid) for oid in dict.fromkeys(args["order_ids"])]
     else:
-        targets = [o for o in world.orders.values() if o.status == "open"][: args.get("max_orders", 500)]
+        targets = world.orders_with("open")[: args.get("max_orders", 500)]
     rng = world.rng["returns"]
     strike_days = clock.strike_delay(world) if world.intraday else 0  # no time passes inside one call: once, not per parcel
-    shipped, skipped = [], []
+    shipped, skipped, picked = [], [], []
     for o in targets:
         if o.status != "open":
             skipped.append({"order_id": o.id, "reason": f"order is {o.status}"})
@@ -121,7 +121,7 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         sku.physical -= o.qty
         sku.on_hand -= o.qty
         sku.reserved -= o.qty
-        o.status = "shipped"
+        world.set_order_status(o, "shipped")
         o.ship_day = world.day
         o.late = world.day - o.day > LATE_AFTER_DAYS - 1
         o.faulty = rng.random() < sku.defect_rate
@@ -136,9 +136,11 @@ def fulfil_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         if world.intraday:
             clock.schedule_delivery(world, o, strike_days=strike_days)
         shipped.append(o.id)
+        picked.append(sku.id)
     if shipped:
         world.touch_orders(shipped)
-        world.touch("skus", "rng")
+        world.touch_pieces("skus", picked)
+        world.touch_pieces("rng", ("returns",))
         ctx.write("", "orders:*", "shipped", len(shipped), shipped[:50])
     return {"shipped": len(shipped), "shipped_order_ids": shipped[:200], "skipped": skipped[:50], "skipped_total": len(skipped)}
 
@@ -156,7 +158,7 @@ def cancel_order_tool(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     if o.status != "open":
         raise ToolError(f"order_id: order {o.id} is {o.status}; only open orders can be cancelled (use refund_order)")
     cancel_order(world, o, by="merchant")
-    world.touch("skus")
+    world.touch_pieces("skus", (o.sku,))
     ctx.write("", f"order:{o.id}", "status", "open", "cancelled")
     return {"order_id": o.id, "status": "cancelled", "refunded": round(o.refunded, 2)}
 
@@ -207,7 +209,7 @@ def process_return(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             sku = world.skus[o.sku]
             sku.physical += o.qty
             sku.on_hand += o.qty
-            world.touch("skus")
+            world.touch_pieces("skus", (sku.id,))
     world.touch_orders((o.id,))
     ctx.write("", f"order:{o.id}", "return_status", "requested", o.return_status)
     return {"order_id": o.id, "return_status": o.return_status, "refunded_total": o.refunded}
@@ -261,8 +263,9 @@ def reply_ticket(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
             world.ledger.ticket_penalties = round(world.ledger.ticket_penalties + 0.3, 4)
             t.message = f"Reopened by the customer: my problem is not fixed. {t.message}"[:500]
             outcome = "reopened by the customer"
-    world.touch("tickets", "misc")
-    ctx.write("tickets", f"ticket:{t.id}", "status", "open", t.status)
+    world.touch_pieces("tickets", (t.id,))
+    world.touch_books()  # ticket penalties
+    ctx.write("", f"ticket:{t.id}", "status", "open", t.status)
     return {"ticket_id": t.id, "status": t.status, "outcome": outcome}
 
 
@@ -376,6 +379,6 @@ def end_window(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         "day": world.day,
         "days_total": world.days,
         "cash": world.cash,
-        "open_orders": sum(1 for o in world.orders.values() if o.status == "open"),
+        "open_orders": len(world.orders_with("open")),
         **brief,
     }

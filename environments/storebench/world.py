@@ -7,10 +7,14 @@ so adding a draw in one subsystem never shifts another, and no global `random` o
 from __future__ import annotations
 
 import hashlib
+import heapq
 import marshal
 import math
 import random
-from operator import attrgetter
+from collections.abc import Callable, Iterable
+from functools import partial
+from itertools import repeat
+from operator import attrgetter, methodcaller
 from typing import Any
 
 from environments.storebench.entities import (
@@ -135,6 +139,9 @@ class World:
         self.suppliers: dict[str, Supplier] = {}
         self.pos: dict[str, PurchaseOrder] = {}
         self.orders: dict[int, Order] = {}
+        # The open orders by id, oldest first: derived from `orders` (add_order and set_order_status keep it), never
+        # pickled. Fulfilment and the day's end look for them, and a year's order book holds some 2,000 orders.
+        self._open_orders: dict[int, Order] = {}
         self.tickets: dict[int, Ticket] = {}
         self.discounts: dict[str, Discount] = {}
         self.quotes: dict[str, dict[str, Any]] = {}
@@ -149,6 +156,10 @@ class World:
         self.archive_digest = ""
         self.archived_orders = 0
         self._digests: dict[str, bytes] = {}
+        # Parts hashed from cached pieces (each SKU's, PO's and ticket's marshalled row, each RNG stream's state,
+        # misc's news, quotes, logs and shocks): touch_pieces and touch_books re-digest only what they name, touching the whole part
+        # re-digests every piece. Never pickled.
+        self._pieces: dict[str, dict[str, Any]] = _no_pieces()
         # The order book is hashed as a multiset sum of per-order digests: one changed order costs O(1).
         self._order_digests: dict[int, int] = {}
         self._order_sum = 0
@@ -164,12 +175,14 @@ class World:
         self.agenda_seq = 0
         self._agenda_sum: int | None = None  # multiset digest of the agenda, kept up to date by clock.py; None: recompute
         self._entry_digests: dict[int, int] = {}  # agenda seq -> entry_digest of the entries _agenda_sum counts
+        self._agenda_new: dict[int, tuple[Any, ...]] = {}  # agenda seq -> entry pushed since; digested in a batch at the next hash
         self.sold_today: dict[str, int] = {}
         self.spend_today: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
         self.settled_today: list[float] = []
         self.day_tally: dict[str, Any] = {"revenue": 0.0, "units": 0, "orders": 0}
         self._rates: tuple[Any, ...] | None = None  # derived demand rates (clock.py), never hashed or pickled
         self._rates_settled = False  # clock.py: nothing but customers acted since _rates was checked
+        self._shock_window: tuple[int, int, tuple[int, ...]] | None = None  # clock.py: the shocks in force from, until
         # The running composite at the last end_window, for the daily reward option. Not hashed: it is a
         # function of past states and changes nothing the world does.
         self.value_mark = 0.0
@@ -317,12 +330,31 @@ class World:
         """Moves cash and books the amount on a ledger account (positive amounts are costs or refunds)."""
         setattr(self.ledger, account, round(getattr(self.ledger, account) + amount, 2))
         self.cash = round(self.cash - amount, 2)
-        self._digests.pop("misc", None)
+        self._digests.pop("misc", None)  # touch_books, inline: every posting
 
     def next_id(self, kind: str) -> int:
         self.counters[kind] += 1
-        self._digests.pop("misc", None)
+        self._digests.pop("misc", None)  # touch_books, inline
         return self.counters[kind] - 1
+
+    def add_order(self, order: Order) -> None:
+        self.orders[order.id] = order
+        if order.status == "open":
+            self._open_orders[order.id] = order
+
+    def set_order_status(self, order: Order, status: str) -> None:
+        """Every change of an order's status goes through here (the open orders are indexed)."""
+        if order.status == "open":
+            del self._open_orders[order.id]
+        order.status = status
+        if status == "open":
+            self._open_orders[order.id] = order
+
+    def orders_with(self, status: str) -> list[Order]:
+        """The orders with this status, oldest first."""
+        if status == "open":
+            return list(self._open_orders.values())
+        return [o for o in self.orders.values() if o.status == status]
 
     def day_of_year(self, day: int | None = None) -> int:
         return (self.start_doy + (self.day if day is None else day)) % 365
@@ -357,8 +389,25 @@ class World:
 
     def touch(self, *parts: str) -> None:
         """Marks state parts as changed, so `state_hash` re-digests them. Every mutation must touch."""
+        digests, pieces = self._digests, self._pieces
         for part in parts:
-            self._digests.pop(part, None)
+            digests.pop(part, None)
+            if part in pieces:
+                pieces[part].clear()
+
+    def touch_books(self) -> None:
+        """Marks the ledger, counters or budgets as changed: misc's head, read again at every digest of misc. Cheaper
+        than touch("misc"), which also re-reads misc's news, quotes, logs and shocks: whatever changes those touches misc."""
+        self._digests.pop("misc", None)
+
+    def touch_pieces(self, part: str, keys: Iterable[Any]) -> None:
+        """Marks single pieces of a part as changed: SKUs, purchase orders, tickets by id ("skus", "pos", "tickets"),
+        RNG streams by name ("rng").
+        Cheaper than touching the part when the caller knows exactly which ones it changed."""
+        cache = self._pieces[part]
+        for key in keys:
+            cache.pop(key, None)
+        self._digests.pop(part, None)
 
     def touch_orders(self, ids: Any) -> None:
         """Marks single orders as changed (cheaper than touching the whole order book)."""
@@ -369,9 +418,12 @@ class World:
     def touch_all(self, *, keep_orders: bool = False) -> None:
         """Everything changed; with keep_orders the caller has touched each changed order itself."""
         self._digests.clear()
+        for cache in self._pieces.values():
+            cache.clear()
         if not keep_orders:
             self._orders_dirty = None
             self._agenda_sum = None
+            self._agenda_new.clear()
 
     def state_hash(self) -> str:
         digests = self._digests
@@ -411,13 +463,24 @@ class World:
         state["_rates_settled"] = False
         state["_agenda_sum"] = None
         state["_entry_digests"] = {}
-        state.pop("_rows", None)  # attrgetters do not pickle; rebuilt from `intraday`
+        for derived in (
+            "_rows",
+            "_pieces",
+            "_agenda_new",
+            "_shock_window",
+            "_open_orders",
+        ):  # rebuilt on restore: a snapshot is the state alone
+            state.pop(derived, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._rows = _ROWS_V2 if self.intraday else _ROWS
         self._entry_digests = {}  # snapshots taken before these caches existed lack them
+        self._agenda_new = {}
+        self._pieces = _no_pieces()
+        self._shock_window = None
+        self._open_orders = {oid: o for oid, o in self.orders.items() if o.status == "open"}
         self._rates_settled = False
 
 
@@ -438,41 +501,150 @@ def _rows(world: World, cls: type, items: Any) -> list[Any]:
 def _part_digest(world: World, part: str) -> bytes:
     if part == "orders":
         return _orders_digest(world)
+    if part == "skus":
+        return _listed_digest(world, part, world.skus, world._rows[Sku])
+    if part == "pos":
+        getter = world._rows[PurchaseOrder]
+        return _listed_digest(world, part, world.pos, lambda po: ((row := getter(po))[:-1], sorted(row[-1].items())))
+    if part == "tickets":
+        return _listed_digest(world, part, world.tickets, world._rows[Ticket])
     if part == "rng":
-        # Python's hash of int tuples is not randomised per process (only str/bytes are), and is far cheaper
-        # than serialising 7 x 625 words on every purchase; replays run on the same interpreter version.
-        # (Only int tuples: hash(None) is address-based before Python 3.12, so gauss_next goes through repr.)
-        states = [world.rng[name].getstate() for name in STREAMS]
-        words = hash(tuple(state[1] for state in states)).to_bytes(8, "big", signed=True)
-        return words + repr([state[2] for state in states]).encode()
+        return _rng_digest(world)
+    if part == "misc":
+        return _misc_digest(world)
     return hashlib.sha256(marshal.dumps(_part_rows(world, part), 2)).digest()
 
 
+def _listed_digest(world: World, part: str, items: dict[Any, Any], row: Callable[[Any], Any]) -> bytes:
+    """The digest of one marshal of the list of every item's row, from one cached marshal per row.
+
+    Version 2 marshal writes no back-references, so a list is b"[", its length, then its items one after another:
+    a slot that reserves stock for three SKUs re-marshals three rows, not 68 (touch_pieces names them)."""
+    blobs: dict[Any, bytes] = world._pieces[part]
+    for key in items.keys() - blobs.keys():
+        blobs[key] = marshal.dumps(row(items[key]), 2)
+    h = hashlib.sha256(b"[" + len(items).to_bytes(4, "little"))
+    h.update(b"".join(map(blobs.__getitem__, items)))
+    return h.digest()
+
+
+def _misc_digest(world: World) -> bytes:
+    """One marshalled tuple: the ledger, counters and budgets (the head, which most calls and every slot change), then
+    the shocks, the news (its length and last five), the quotes and the last three daily logs, whose marshal is kept
+    until misc is touched (what changes them does); the bytes are the tuple's, element after element."""
+    pieces = world._pieces["misc"]
+    if not pieces:
+        pieces["shocks"] = marshal.dumps(_rows(world, Shock, world.shocks), 2)
+        said = (repr(world.news[-5:]), repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]))
+        pieces["said"] = marshal.dumps(said, 2)[5:]  # the four strings, less their tuple's header
+    head = marshal.dumps((_ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items())), 2)
+    h = hashlib.sha256(b"(" + MISC_FIELDS.to_bytes(4, "little") + head[5:])
+    h.update(pieces["shocks"])
+    h.update(marshal.dumps(len(world.news), 2))
+    h.update(pieces["said"])
+    h.update(marshal.dumps(len(world.daily_log), 2))
+    return h.digest()
+
+
+MISC_FIELDS = 10
+
+
+def _no_pieces() -> dict[str, dict[str, Any]]:
+    return {"skus": {}, "pos": {}, "tickets": {}, "rng": {}, "misc": {}}
+
+
+def _rng_digest(world: World) -> bytes:
+    # Python's hash of int tuples is not randomised per process (only str/bytes are), and is far cheaper
+    # than serialising 7 x 625 words on every purchase; replays run on the same interpreter version.
+    # (Only int tuples: hash(None) is address-based before Python 3.12, so gauss_next goes through repr.)
+    # A stream's state is read and hashed again only when it was touched: most calls draw from one stream, or none.
+    streams: dict[str, tuple[int, Any]] = world._pieces["rng"]
+    for name in STREAMS:
+        if name not in streams:
+            state = world.rng[name].getstate()
+            streams[name] = (hash(state[1]), state[2])
+    words = tuple_hash([streams[name][0] for name in STREAMS]).to_bytes(8, "big", signed=True)
+    return words + repr([streams[name][1] for name in STREAMS]).encode()
+
+
+_XXPRIME_1, _XXPRIME_2, _XXPRIME_5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+_U64 = (1 << 64) - 1
+
+
+def tuple_hash(item_hashes: list[int]) -> int:
+    """hash(tuple(items)) from the items' own hashes: CPython's 64-bit tuple hash (xxHash-based, Objects/tupleobject.c),
+    so a tuple of seven RNG states whose one changed is not hashed over all seven again. Checked at import."""
+    acc = _XXPRIME_5
+    for lane in item_hashes:
+        acc = (acc + (lane & _U64) * _XXPRIME_2) & _U64
+        acc = ((acc << 31) | (acc >> 33)) & _U64
+        acc = (acc * _XXPRIME_1) & _U64
+    acc = (acc + (len(item_hashes) ^ (_XXPRIME_5 ^ 3527539))) & _U64
+    if acc == _U64:
+        return 1546275796
+    return acc - (1 << 64) if acc >> 63 else acc
+
+
+_SAMPLE = ((1, 2, 3), (-1, 1 << 70), (), tuple(range(625)))
+assert tuple_hash([hash(t) for t in _SAMPLE]) == hash(_SAMPLE), "this interpreter's tuple hash is not CPython's 64-bit one"
+
+
 DIGEST_MOD = 1 << 128
+_BLAKE16 = partial(hashlib.blake2b, digest_size=16)
+_DIGEST = methodcaller("digest")
+_FROM_BIG = partial(int.from_bytes, byteorder="big")
 
 
-def _order_digest(getter: Any, order: Order) -> int:
-    return int.from_bytes(hashlib.blake2b(marshal.dumps(getter(order), 2), digest_size=16).digest(), "big")
+def multiset_digests(rows: Iterable[Any]) -> list[int]:
+    """Each row's 128-bit digest (blake2b over its version 2 marshal), in C iterators: no Python frame per row."""
+    return list(map(_FROM_BIG, map(_DIGEST, map(_BLAKE16, map(marshal.dumps, rows, repeat(2))))))
 
 
 def entry_digest(entry: tuple[Any, ...]) -> int:
-    return int.from_bytes(hashlib.blake2b(marshal.dumps(entry, 2), digest_size=16).digest(), "big")
+    return multiset_digests((entry,))[0]
+
+
+def agenda_push(world: World, entry: tuple[Any, ...]) -> None:
+    """Schedules an agenda entry (minute, seq, kind, ref); its digest joins the agenda's at the next hash."""
+    heapq.heappush(world.agenda, entry)
+    if world._agenda_sum is not None:
+        world._agenda_new[entry[1]] = entry
+
+
+def agenda_pop(world: World) -> tuple[Any, ...]:
+    """Takes the earliest agenda entry off, and its digest out of the agenda's (never digested if it came and went
+    between two hashes)."""
+    entry = heapq.heappop(world.agenda)
+    if world._agenda_sum is not None:
+        digest = world._entry_digests.pop(entry[1], None)
+        if digest is not None:
+            world._agenda_sum = (world._agenda_sum - digest) % DIGEST_MOD
+        elif world._agenda_new.pop(entry[1], None) is None:  # counted before per-entry digests were kept
+            world._agenda_sum = (world._agenda_sum - entry_digest(entry)) % DIGEST_MOD
+    return entry
 
 
 def agenda_digest(world: World) -> int:
-    """The agenda as a multiset sum of entry digests: O(1) per push or pop (clock.py keeps `_agenda_sum`)."""
+    """The agenda as a multiset sum of entry digests: O(1) per push or pop (agenda_push, agenda_pop keep `_agenda_sum`)."""
     if world._agenda_sum is None:
-        world._entry_digests = {entry[1]: entry_digest(entry) for entry in world.agenda}
+        world._entry_digests = dict(zip((entry[1] for entry in world.agenda), multiset_digests(world.agenda), strict=True))
         world._agenda_sum = sum(world._entry_digests.values()) % DIGEST_MOD
+        world._agenda_new.clear()
+    elif world._agenda_new:
+        digests = multiset_digests(world._agenda_new.values())
+        world._entry_digests.update(zip(world._agenda_new, digests, strict=True))
+        world._agenda_sum = (world._agenda_sum + sum(digests)) % DIGEST_MOD
+        world._agenda_new.clear()
     return world._agenda_sum
 
 
 def _orders_digest(world: World) -> bytes:
     cache = world._order_digests
+    orders = world.orders
     getter = world._rows[Order]
     if world._orders_dirty is None:
         cache.clear()
-        cache.update((oid, _order_digest(getter, o)) for oid, o in world.orders.items())
+        cache.update(zip(orders, multiset_digests(map(getter, orders.values())), strict=True))
         world._order_sum = sum(cache.values()) % DIGEST_MOD
     else:
         total = world._order_sum
@@ -480,33 +652,21 @@ def _orders_digest(world: World) -> bytes:
             old = cache.pop(oid, None)
             if old is not None:
                 total -= old
-            order = world.orders.get(oid)
-            if order is not None:
-                cache[oid] = _order_digest(getter, order)
-                total += cache[oid]
-        world._order_sum = total % DIGEST_MOD
+        live = [oid for oid in world._orders_dirty if oid in orders]
+        digests = multiset_digests(map(getter, map(orders.__getitem__, live)))
+        cache.update(zip(live, digests, strict=True))
+        world._order_sum = (total + sum(digests)) % DIGEST_MOD
     world._orders_dirty = set()
     return hashlib.sha256(f"{world._order_sum}:{len(world.orders)}:{world.archive_digest}:{world.archived_orders}".encode()).digest()
 
 
 def _part_rows(world: World, part: str) -> Any:
-    if part == "skus":
-        return _rows(world, Sku, world.skus.values())
     if part == "suppliers":
         return _rows(world, Supplier, world.suppliers.values())
-    if part == "pos":
-        return [(r[:-1], sorted(r[-1].items())) for r in _rows(world, PurchaseOrder, world.pos.values())]
-    if part == "tickets":
-        return _rows(world, Ticket, world.tickets.values())
     if part == "discounts":
         return _rows(world, Discount, world.discounts.values())
     if part == "payables":
         return _rows(world, Payable, world.payables)
-    if part == "misc":
-        return (
-            _ROWS[Ledger](world.ledger), sorted(world.counters.items()), sorted(world.budgets.items()), _rows(world, Shock, world.shocks), len(world.news), repr(world.news[-5:]),
-            repr(world.quotes), repr(world.marketing_log[-3:]), repr(world.daily_log[-3:]), len(world.daily_log),
-        )  # fmt: skip
     if part == "sales":  # 2.0.0 only: touched at midnight and when a product is added
         return [(s.id, s.sold) for s in world.skus.values()]
     if part == "clock":  # 2.0.0 only

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 
 import pytest
 
 from environments.core import EnvError, ToolCall
 from environments.policies import make_policy
 from environments.registry import list_tasks, make, task_set
+from environments.storebench.entities import PurchaseOrder, Sku, Ticket
+from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import SCENARIO_DIR, load_scenarios, validate_scenario
-from environments.storebench.world import World
+from environments.storebench.world import World, _part_digest, tuple_hash
 
 from .conftest import do, new_store
 
@@ -80,6 +84,45 @@ def test_the_cached_state_hash_always_equals_a_full_rehash(policy_name: str, ver
         assert env.state_hash() == env.world.full_hash(), f"stale digest after {call.name} at step {step}"
         if env.done:
             break
+
+
+def _played(version: str, steps: int) -> StoreBenchEnv:
+    env = make("storebench/quality-recall", seed=17, version=version)
+    policy = make_policy("smart-triage", env, 17)
+    history: list = []
+    for _ in range(steps):
+        result = env.step(policy.act(history, env.tools()).tool_calls[0])
+        history = [{"results": [{"content": result.content}]}]
+    return env
+
+
+@pytest.mark.parametrize("version", ["2.0.0", "1.0.0"])
+def test_rows_hashed_piece_by_piece_give_the_bytes_of_one_marshal_of_every_row(version: str) -> None:
+    """The SKU, PO and ticket parts keep one marshalled row each; their digest must be that of the whole list."""
+    world = _played(version, 300).world
+    assert world.pos and world.tickets
+    for part, items, cls in (("skus", world.skus, Sku), ("pos", world.pos, PurchaseOrder), ("tickets", world.tickets, Ticket)):
+        rows = [world._rows[cls](item) for item in items.values()]
+        if part == "pos":
+            rows = [(row[:-1], sorted(row[-1].items())) for row in rows]
+        assert _part_digest(world, part) == hashlib.sha256(marshal.dumps(rows, 2)).digest(), part
+
+
+def test_tuple_hash_is_the_interpreters_hash_of_a_tuple_from_its_items_hashes() -> None:
+    for items in [(), (1,), (-1, -2, 2**64, "x"), tuple(range(625)), ((1, 2), (3,), 0.5)]:
+        assert tuple_hash([hash(item) for item in items]) == hash(items)
+
+
+def test_the_open_orders_index_is_the_open_orders_of_the_book_oldest_first_also_after_a_restore() -> None:
+    env = _played("2.0.0", 400)
+    world = env.world
+    scan = [o for o in world.orders.values() if o.status == "open"]
+    assert scan and world.orders_with("open") == scan
+    assert any(o.status != "open" for o in world.orders.values())  # shipped and cancelled orders left the index
+    env.restore(env.snapshot())
+    assert [o.id for o in env.world.orders_with("open")] == [o.id for o in scan]
+    do(env, "fulfil_orders")
+    assert env.world.orders_with("open") == [o for o in env.world.orders.values() if o.status == "open"]
 
 
 def test_settlement_moves_the_clock_and_books_fixed_costs(store) -> None:
