@@ -61,10 +61,12 @@ _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a do
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a table panel: the row key it shows and its heading (the key itself when empty)."""
+    """One column of a table panel: the row key it shows, its heading (the key itself when empty) and what a
+    row without a value shows (`missing`: the rule that left it empty, e.g. "no sales in 14 days")."""
 
     key: str
     label: str = ""
+    missing: str = "—"
 
     def __post_init__(self) -> None:
         assert _PATH.fullmatch(self.key), f"column {self.key!r}: a key is a name like 'days_of_cover'"

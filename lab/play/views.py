@@ -26,7 +26,7 @@ from lab.play.selectors import conversation, play_session_visible, playable_task
 from lab.play.services import play_env, play_finish, play_require_player, play_session_start, play_submit
 from lab.projects.models import ANNOTATE_ROLES
 from lab.rollouts.demo import demo_offer
-from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
+from lab.tool_forms import form_text, tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Step
 from lab.trajectories.selectors import episode_tools
 
@@ -161,7 +161,7 @@ def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:
         except (KeyError, ValueError):
             raise DomainError("invalid_click", "the click lost its coordinates; click the image again", path="panel") from None
     if "path" in data and panel.renderer == "files" and panel.action_tool:
-        return panel.action_tool, {"path": str(data["path"]), "content": str(data.get("content", ""))}
+        return panel.action_tool, {"path": str(data["path"]), "content": form_text(data.get("content", ""))}
     return panel.tool, dict(panel.arguments)
 
 
