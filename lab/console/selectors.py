@@ -12,7 +12,9 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, Concat
 from django.utils.dateparse import parse_datetime
 
+from environments.stats import wilson
 from lab.errors import DomainError
+from lab.rollouts.aggregate import COMPOSITE, bounded_t_interval
 from lab.trajectories.models import SCORED_TIERS, Episode, Step
 
 PAGE_SIZE = 50
@@ -86,18 +88,13 @@ class LeaderRow:
     n: int
     mean: float
     pass_rate: float
-    ci: float  # half-width of the 95% confidence interval of the mean
+    low: float | None  # the mean's 95% interval (lab.rollouts.aggregate: Student-t clipped to [0, 1]); None at n = 1
+    high: float | None
+    pass_low: float  # the pass rate's 95% Wilson interval
+    pass_high: float
     task: str = ""
     provenance: str = "recorded"
     agent: str = ""  # the agent config's name, for the link to its episodes; "" for a claimed or missing name
-
-    @property
-    def low(self) -> float:
-        return max(0.0, self.mean - self.ci)
-
-    @property
-    def high(self) -> float:
-        return min(1.0, self.mean + self.ci)
 
 
 @dataclass
@@ -113,16 +110,17 @@ def contender_kind(source: str, agent_kind: str | None) -> str:
 
 
 def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", provenance: str = "recorded", agent: str = "") -> LeaderRow:
-    """Mean, pass rate and the half-width of the normal-approximation 95% interval from n, Σx, Σx² and passes
-    (sums rather than SQL's stddev: SQLite's fails on groups of one, and sums add up across tasks)."""
+    """Mean and pass rate with their 95% intervals from n, Σx, Σx² and passes (sums rather than SQL's stddev:
+    SQLite's fails on groups of one, and sums add up across tasks). The same intervals as an evaluation's."""
     n = int(sums["n"])
     mean = sums["total"] / n
-    ci = 0.0  # with n < 2 there is no spread to estimate; the page shows n=1
+    low = high = None  # with n < 2 there is no spread to estimate; the page shows n=1
     if n >= 2:
         variance = max(0.0, (sums["total_sq"] - n * mean * mean) / (n - 1))
-        ci = 1.96 * math.sqrt(variance / n)
-    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task, provenance=provenance,
-                     agent=agent)  # fmt: skip
+        low, high = bounded_t_interval(n, mean, math.sqrt(variance), COMPOSITE)
+    pass_low, pass_high = wilson(sums["passes"], n)
+    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, low=low, high=high, pass_low=pass_low,
+                     pass_high=pass_high, task=task, provenance=provenance, agent=agent)  # fmt: skip
 
 
 def leaderboard(

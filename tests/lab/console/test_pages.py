@@ -94,7 +94,10 @@ def test_leaderboard_ranks_anchors_and_humans_with_pass_rates_and_filters_by_spl
     rows = {row.name: row for row in board.by_task["storebench/cash-crunch"]}
     assert rows["human:expert-user"].kind == "human" and rows["human:expert-user"].n == 2
     assert rows["human:expert-user"].mean == pytest.approx(0.3) and rows["human:expert-user"].pass_rate == pytest.approx(0.5)
-    assert rows["human:expert-user"].ci == pytest.approx(1.96 * 0.1414213 / 2**0.5, rel=1e-4)
+    # n = 2: t(1) = 12.706 makes the interval ± 1.27 around .3, clipped to the composite's [0, 1] (never past it)
+    assert (rows["human:expert-user"].low, rows["human:expert-user"].high) == (0.0, 1.0)
+    assert (rows["human:expert-user"].pass_low, rows["human:expert-user"].pass_high) == (pytest.approx(0.094531, abs=1e-5),
+                                                                                      pytest.approx(0.905469, abs=1e-5))  # fmt: skip
     assert rows["smart-triage"].kind == "anchor" and rows["smart-triage"].mean == pytest.approx(store_episodes["smart"].composite)
     assert task.split in ("train", "dev", "test")
     other_split = "train" if task.split != "train" else "test"
