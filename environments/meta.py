@@ -201,6 +201,9 @@ class EnvMeta:
     attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
+    # Marks a message carries for the environment itself (the simulated caller's end-of-call "###STOP###"): recorded
+    # and replayed as sent, never shown to a person reading the transcript.
+    control_marks: tuple[str, ...] = ()
     # A record of this environment -> world-model training records, one per transition (screen + action -> next
     # screen, canonical records with one trained agent turn); the dataset export's view=worldmodel reads it.
     world_model: Callable[[dict[str, Any]], Iterable[dict[str, Any]]] | None = None

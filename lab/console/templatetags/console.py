@@ -10,6 +10,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils.html import format_html
 
+from environments import registry
 from environments.screens import screenshot_ref
 
 register = template.Library()
@@ -21,6 +22,18 @@ def pretty_json(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+@register.filter
+def spoken(value: Any) -> Any:
+    """A message as a person reads it: without the marks environments send themselves (EnvMeta.control_marks, a
+    caller's "###STOP###"); the stored step keeps them, as replay needs."""
+    if not isinstance(value, str):
+        return value
+    for meta in registry.list_envs():
+        for mark in meta.control_marks:
+            value = value.replace(mark, "")
+    return value.strip()
 
 
 @register.filter

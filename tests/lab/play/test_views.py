@@ -211,3 +211,38 @@ def test_a_compact_snapshot_in_a_table_panel_is_shown_as_it_came_and_the_pnl_cha
     response = expert_client.post(f"/play/{session.pk}/submit", {"panel": str(pnl), "expected_index": "2"}, **HTMX)
     chart = response.context["view"].panels[pnl]["data"]
     assert [line["points"] for line in chart["series"]] == [[(25, 1000000.0)]]
+
+
+def test_finish_on_a_session_that_already_ended_goes_to_the_episode_not_a_409(expert_client: Any, started: HumanSession) -> None:
+    expert_client.post(f"/play/{started.pk}/finish")  # another tab finished it
+    response = expert_client.post(f"/play/{started.pk}/finish")
+    assert response.status_code == 302 and response["Location"] == f"/episodes/{started.episode_id}/"
+    html = expert_client.get(f"/play/{started.pk}/").content.decode()
+    assert 'id="finish-session"' not in html and "This session is" in html and "tag life-finished" in html
+
+
+def test_a_session_left_idle_ends_as_abandoned_unscored_and_a_submit_keeps_it_alive(
+    expert_client: Any, started: HumanSession, settings: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.PRACTICUM_PLAY_IDLE_MINUTES = 30
+    expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "1"}, **HTMX)
+    assert timezone.now() - HumanSession.objects.get().last_active_at < timedelta(seconds=30)  # a step is activity
+    HumanSession.objects.update(last_active_at=timezone.now() - timedelta(minutes=29))
+    expert_client.get("/play/")
+    assert Episode.objects.get().status == "running"
+    HumanSession.objects.update(last_active_at=timezone.now() - timedelta(minutes=31))
+    html = expert_client.get("/play/").content.decode()
+    episode, session = Episode.objects.get(), HumanSession.objects.get()
+    assert (episode.life_cycle, episode.termination_reason, episode.composite, session.status) == (
+        "abandoned",
+        "abandoned",
+        None,
+        "abandoned",
+    )
+    assert "tag life-abandoned" in html and "continue #" not in html
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "2"}, **HTMX)
+    assert response.status_code == 409 and "this session ended (abandoned)" in response.content.decode()
