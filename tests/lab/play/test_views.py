@@ -246,3 +246,16 @@ def test_a_session_left_idle_ends_as_abandoned_unscored_and_a_submit_keeps_it_al
     assert "tag life-abandoned" in html and "continue #" not in html
     response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "2"}, **HTMX)
     assert response.status_code == 409 and "this session ended (abandoned)" in response.content.decode()
+
+
+def test_the_command_ends_idle_sessions_for_a_cron_line(started: HumanSession, settings: Any) -> None:
+    from datetime import timedelta
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    HumanSession.objects.update(last_active_at=timezone.now() - timedelta(minutes=settings.PRACTICUM_PLAY_IDLE_MINUTES + 1))
+    out = StringIO()
+    call_command("abandon_idle_sessions", stdout=out)
+    assert out.getvalue().startswith("1 session(s) idle for over 120 minutes") and Episode.objects.get().life_cycle == "abandoned"
