@@ -29,7 +29,7 @@ def _play(browser: Any, console: Any, task: str, seed: int) -> tuple[Any, list[s
     page.add_init_script(WATCH_VIOLATIONS)
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if _counts(message) else None)
-    page.goto(f"{console.url}/play/", timeout=60_000)  # the first play page imports every environment: slow on a busy CPU
+    page.goto(f"{console.url}/play/")
     page.select_option("select[name=task]", task)
     page.fill("input[name=seed]", str(seed))
     page.click("form.inline-form button[type=submit]")

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _start(page: Any, console: Any, task: str, seed: int) -> str:
-    page.goto(f"{console.url}/play/", timeout=60_000)  # the first play page imports every environment: slow on a busy CPU
+    page.goto(f"{console.url}/play/")
     page.select_option("form.inline-form >> nth=0 >> select[name=task]", task)
     page.fill("form.inline-form >> nth=0 >> input[name=seed]", str(seed))
     page.click("form.inline-form >> nth=0 >> button[type=submit]")
@@ -67,7 +67,7 @@ def test_a_callers_end_of_call_mark_never_reaches_the_transcript(console: Any, b
     page.add_init_script(WATCH_VIOLATIONS)
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if _counts(message) else None)
-    page.goto(f"{console.url}/play/", timeout=60_000)
+    page.goto(f"{console.url}/play/")
     form = page.locator("#play-user form")
     form.locator("select[name=task]").select_option("servicedesk/cancel-line-in-contract")
     form.locator("select[name=agent]").select_option("desk-oracle")
