@@ -61,10 +61,12 @@ _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a do
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a table panel: the row key it shows and its heading (the key itself when empty)."""
+    """One column of a table panel: the row key it shows, its heading (the key itself when empty) and what a
+    row without a value shows (`missing`: the rule that left it empty, e.g. "no sales in 14 days")."""
 
     key: str
     label: str = ""
+    missing: str = "—"
 
     def __post_init__(self) -> None:
         assert _PATH.fullmatch(self.key), f"column {self.key!r}: a key is a name like 'days_of_cover'"
@@ -199,6 +201,9 @@ class EnvMeta:
     attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
+    # Marks a message carries for the environment itself (the simulated caller's end-of-call "###STOP###"): recorded
+    # and replayed as sent, never shown to a person reading the transcript.
+    control_marks: tuple[str, ...] = ()
     # A record of this environment -> world-model training records, one per transition (screen + action -> next
     # screen, canonical records with one trained agent turn); the dataset export's view=worldmodel reads it.
     world_model: Callable[[dict[str, Any]], Iterable[dict[str, Any]]] | None = None

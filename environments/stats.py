@@ -1,6 +1,7 @@
 """Small statistics shared by the environments' calibrations (pure Python).
 
 ci95([0.61, 0.70, 0.66])     # half-width of the 95% interval of the mean, Student's t
+wilson(3, 4)                 # the 95% Wilson interval of a rate: (0.301, 0.954), inside [0, 1] at any n
 anchor_grid("phantom", ANCHOR_NAMES, run_cell, workers=2, seeds=100, tasks=None, split="dev")   # anchors x tasks
 """
 
@@ -26,6 +27,16 @@ def ci95(values: Sequence[float]) -> float:
     # The tabled quantile at or below the degrees of freedom: never narrower than the exact interval.
     t = _T975[max(k for k in _T975 if k <= len(values) - 1)]
     return t * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a rate: inside [0, 1] at any n, unlike mean ± t·s/√n; (0, 1) when n is 0."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def write_between_markers(path: Path, start: str, end: str, body: str) -> None:

@@ -227,6 +227,8 @@ PRACTICUM_MAX_SCREENSHOT_BYTES = env_int("PRACTICUM_MAX_SCREENSHOT_BYTES", min(8
 PRACTICUM_SCREENSHOT_BUDGET_BYTES = env_int("PRACTICUM_SCREENSHOT_BUDGET_BYTES", 2 * 1024**3, minimum=1024)
 # Seeds in one evaluation (console forms, API, `manage.py evaluate`); a longer list or range is refused unexpanded.
 PRACTICUM_MAX_SEEDS = env_int("PRACTICUM_MAX_SEEDS", 1000, minimum=1)
+# A play session nobody has touched for this long ends as abandoned (unscored, kept apart from success rates).
+PRACTICUM_PLAY_IDLE_MINUTES = env_int("PRACTICUM_PLAY_IDLE_MINUTES", 120, minimum=1)
 # The fidelity report (lab/console/fidelity.py) reads at most this many episodes per set, so it computes inline.
 PRACTICUM_FIDELITY_MAX_EPISODES = env_int("PRACTICUM_FIDELITY_MAX_EPISODES", 200, minimum=1)
 # An external run's metric reports (lab/runs/external.py): values per report and bytes per request (413 past

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.registry import env_meta, list_tasks
+from environments.stats import wilson
 from training.provenance import commit, machine, write_result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -68,16 +68,6 @@ def suites() -> list[Suite]:
 
 
 # --- statistics --------------------------------------------------------------------------------------------------
-
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a rate: inside [0, 1] at any n, unlike mean ± t·s/√n."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def bootstrap(values: list[float], *, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:

@@ -70,7 +70,10 @@ _PANELS = (
     Panel("Positions", "portfolio", renderer="table", key="p",
           columns=(Column("position"), Column("strategy"), Column("underlying"), Column("legs"), Column("value"), Column("pnl", "P&L")),
           highlights=(Highlight("pnl", below=0, css="risk"),)),
-    Panel("P&L", "pnl_history", renderer="chart", key="l", series=(Series("equity", "next_day", y="equity"),)),
+    # One equity line over days: a point per day ended (next_day), the whole curve each time the panel is opened
+    # (pnl_history, whose rows count days as "t").
+    Panel("P&L", "pnl_history", renderer="chart", key="l",
+          series=(Series("equity", "next_day", y="equity"), Series("equity", "pnl_history", y="equity", x="t", rows=True))),
     Panel("Market", "market_snapshot", renderer="table", key="m"),
     Panel("News", "read_news", {"days": 5}, renderer="table", key="n"),
 )  # fmt: skip

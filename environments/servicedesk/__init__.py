@@ -14,6 +14,7 @@ from environments.core import Env, Policy, TaskSpec
 from environments.meta import EnvMeta, Panel, RoleSlot
 from environments.registry import register, register_env
 from environments.servicedesk.anchors import DoNothing, Oracle, RandomValid, Shortcut
+from environments.servicedesk.dialogue import STOP_MARK
 from environments.servicedesk.env import ServiceDeskEnv, goal_of
 from environments.servicedesk.injections import GOALS, GUIDANCE, STYLES
 from environments.servicedesk.tasks import TEMPLATES
@@ -51,6 +52,7 @@ register_env(
             Panel("Policy", "read_policy", renderer="text", key="p"),
         ),
         shortcuts={"t": "transfer_to_human", "v": "verify_identity"},
+        control_marks=(STOP_MARK,),
         anchors={"oracle": Oracle, "do-nothing": DoNothing, "shortcut": Shortcut, "random-valid": RandomValid},
         default_anchor="oracle",
         # No demo_task: the console's first-run demo takes the first playable environment by name, and that would

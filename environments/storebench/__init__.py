@@ -51,7 +51,7 @@ _PANELS = (
           series=(Series("cash", "get_finance", y="cash"), Series("revenue per day", "get_sales_report", y="revenue", rows=True))),
     Panel("Inventory", "get_inventory", renderer="table", key="i",
           columns=(Column("sku", "SKU"), Column("status"), Column("available"), Column("on_hand", "on hand"), Column("reserved"),
-                   Column("incoming"), Column("days_of_cover", "days of cover")),
+                   Column("incoming"), Column("days_of_cover", "days of cover", missing="no sales in 14 days")),
           sort=(SortKey("days_of_cover"),),
           highlights=(Highlight("available", below=1, css="risk"), Highlight("days_of_cover", below=3, css="risk"),
                       Highlight("days_of_cover", below=7, css="warn"))),

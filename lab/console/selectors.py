@@ -12,8 +12,10 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, Concat
 from django.utils.dateparse import parse_datetime
 
+from environments.stats import wilson
 from lab.errors import DomainError
-from lab.trajectories.models import SCORED_TIERS, Episode, Step
+from lab.rollouts.aggregate import COMPOSITE, bounded_t_interval
+from lab.trajectories.models import SCORED_TIERS, SET_APART, Episode, Step
 
 PAGE_SIZE = 50
 # sort key -> (column, ascending?)
@@ -86,24 +88,20 @@ class LeaderRow:
     n: int
     mean: float
     pass_rate: float
-    ci: float  # half-width of the 95% confidence interval of the mean
+    low: float | None  # the mean's 95% interval (lab.rollouts.aggregate: Student-t clipped to [0, 1]); None at n = 1
+    high: float | None
+    pass_low: float  # the pass rate's 95% Wilson interval
+    pass_high: float
     task: str = ""
     provenance: str = "recorded"
     agent: str = ""  # the agent config's name, for the link to its episodes; "" for a claimed or missing name
-
-    @property
-    def low(self) -> float:
-        return max(0.0, self.mean - self.ci)
-
-    @property
-    def high(self) -> float:
-        return min(1.0, self.mean + self.ci)
 
 
 @dataclass
 class Leaderboard:
     overall: list[LeaderRow] = field(default_factory=list)
     by_task: dict[str, list[LeaderRow]] = field(default_factory=dict)
+    set_apart: dict[str, int] = field(default_factory=dict)  # cancelled / abandoned episodes left out, by ending
 
 
 def contender_kind(source: str, agent_kind: str | None) -> str:
@@ -113,16 +111,17 @@ def contender_kind(source: str, agent_kind: str | None) -> str:
 
 
 def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", provenance: str = "recorded", agent: str = "") -> LeaderRow:
-    """Mean, pass rate and the half-width of the normal-approximation 95% interval from n, Σx, Σx² and passes
-    (sums rather than SQL's stddev: SQLite's fails on groups of one, and sums add up across tasks)."""
+    """Mean and pass rate with their 95% intervals from n, Σx, Σx² and passes (sums rather than SQL's stddev:
+    SQLite's fails on groups of one, and sums add up across tasks). The same intervals as an evaluation's."""
     n = int(sums["n"])
     mean = sums["total"] / n
-    ci = 0.0  # with n < 2 there is no spread to estimate; the page shows n=1
+    low = high = None  # with n < 2 there is no spread to estimate; the page shows n=1
     if n >= 2:
         variance = max(0.0, (sums["total_sq"] - n * mean * mean) / (n - 1))
-        ci = 1.96 * math.sqrt(variance / n)
-    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, ci=ci, task=task, provenance=provenance,
-                     agent=agent)  # fmt: skip
+        low, high = bounded_t_interval(n, mean, math.sqrt(variance), COMPOSITE)
+    pass_low, pass_high = wilson(sums["passes"], n)
+    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, low=low, high=high, pass_low=pass_low,
+                     pass_high=pass_high, task=task, provenance=provenance, agent=agent)  # fmt: skip
 
 
 def leaderboard(
@@ -134,8 +133,10 @@ def leaderboard(
     Only `recorded` episodes by default: the server ran them, so their scores are its own. Other `tiers`
     (UNVERIFIED_TIERS: external, upload) give the labelled section of reported scores; a contender's rows
     stay apart per tier, so a reported score never joins a recorded one.
-    Unfinished runs that were scored (agent_stop, bankrupt: composite 0) stay in the means, as the score rules say."""
-    episodes = Episode.objects.filter(project__in=projects, provenance__in=tiers, status="finished", composite__isnull=False)
+    Unfinished runs that were scored (agent_stop, bankrupt: composite 0) stay in the means, as the score rules say;
+    cancelled and abandoned ones (SET_APART: someone stopped them, they say nothing of the contender) are counted
+    apart, in `set_apart`."""
+    episodes = Episode.objects.filter(project__in=projects, provenance__in=tiers)
     episodes = episodes.exclude(source="branch")  # a diagnosis's what-if replays, never a contender's result
     if env:
         episodes = episodes.filter(task__env=env)
@@ -145,6 +146,9 @@ def leaderboard(
         episodes = episodes.filter(task__env_version=env_version)
     if task:
         episodes = episodes.filter(task__key=task.rpartition("/")[2])
+    apart = episodes.filter(termination_reason__in=SET_APART).values("termination_reason").annotate(n=Count("id"))
+    set_apart = {row["termination_reason"]: row["n"] for row in apart.order_by("termination_reason")}
+    episodes = episodes.filter(status="finished", composite__isnull=False).exclude(termination_reason__in=SET_APART)
     passed = Case(When(passed=True, then=Value(1.0)), default=Value(0.0), output_field=FloatField())
     stats = dict(n=Count("id"), total=Sum("composite"), total_sq=Sum(F("composite") * F("composite")), passes=Sum(passed))
     # An upload whose agent claim was refused still shows the name it claimed, marked as a claim (never merged with
@@ -158,7 +162,7 @@ def leaderboard(
     grouped = grouped.annotate(**stats)
     # One grouped query per (task, contender, tier); the overall rows are the exact sums of those groups.
     overall: dict[tuple[str, str, str], dict[str, float]] = {}
-    board = Leaderboard()
+    board = Leaderboard(set_apart=set_apart)
     for group in grouped:
         row: dict[str, Any] = dict(group)
         kind, key, tier = contender_kind(row["source"], row["agent__kind"]), f"{row['task__env']}/{row['task__key']}", row["provenance"]

@@ -2,17 +2,20 @@
 
     report = loop_report(candidate=test_evaluation, baseline=baseline_evaluation)
 
-Per scenario and per score component, the mean paired difference (candidate − baseline) with the half-width of its
-95% interval (environments.stats.ci95, Student's t); overall too. Only (task, seed) pairs both have count.
+Per scenario and per score component, the mean paired difference (candidate − baseline) with its 95% interval
+(Student's t; for the composite and pass differences clipped to [-1, 1], as lab.rollouts.aggregate does) and the
+interval's half-width before clipping (ci95); overall too. Only (task, seed) pairs both have count.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from typing import Any
 
 from environments.stats import ci95
+from lab.rollouts.aggregate import DIFFERENCE, mean_ci
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_episodes
 
@@ -30,9 +33,10 @@ def _scores(evaluation: Evaluation) -> dict[tuple[str, int], dict[str, float]]:
     return out
 
 
-def _diff(values: list[float]) -> dict[str, Any]:
-    mean = statistics.fmean(values) if values else None
-    return {"n": len(values), "mean": mean, "ci95": ci95(values) if values else None}
+def _diff(name: str, values: list[float]) -> dict[str, Any]:
+    """A paired difference. A component's range is the environment's own, unknown here: its interval is not clipped."""
+    ci = mean_ci(values, DIFFERENCE if name in ("composite", "passed") else (-math.inf, math.inf))
+    return {"n": len(values), "mean": ci["mean"], "ci95": ci95(values) if values else None, "low": ci["low"], "high": ci["high"]}
 
 
 def loop_report(*, candidate: Evaluation, baseline: Evaluation) -> dict[str, Any]:
@@ -63,9 +67,9 @@ def loop_report(*, candidate: Evaluation, baseline: Evaluation) -> dict[str, Any
             "agent": baseline.agent.name,
             "means": {n: statistics.fmean(v) for n, v in means["baseline"].items()},
         },  # fmt: skip
-        "overall": {name: _diff(diffs[name]) for name in metrics},
+        "overall": {name: _diff(name, diffs[name]) for name in metrics},
         "per_task": [
-            {"task": task, "diffs": {name: _diff(values[name]) for name in metrics if name in values}}
+            {"task": task, "diffs": {name: _diff(name, values[name]) for name in metrics if name in values}}
             for task, values in sorted(per_task.items())
         ],  # fmt: skip
         "wins": sum(d > 0 for d in diffs["composite"]),

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from environments import registry
 from environments.core import Action, Env
@@ -199,6 +200,7 @@ def _person_turn(session: HumanSession, episode: Episode, warm: _Warm, steps: li
     step, chain, _ = apply_action(warm.env, Action(message=text), index=episode.step_count, chain=warm.chain, source="human",
                                   role=session.role)  # fmt: skip
     _store(episode, warm, steps, step, chain)
+    HumanSession.objects.filter(pk=session.pk).update(last_active_at=timezone.now())  # what the idle sweep reads
     return [step, *_slots(episode, warm, steps, _others(session, warm.env, before=False))]
 
 

@@ -15,7 +15,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from lab.edge import form_check
-from lab.errors import DomainError
+from lab.errors import Conflict, DomainError
 from lab.pages import console_view, is_htmx, page
 from lab.play.chat import awaiting_person, chat_advance, chat_close, chat_goal_card, chat_reply
 from lab.play.models import HumanSession
@@ -81,5 +81,10 @@ def chat_reply_view(request: HttpRequest, pk: int) -> HttpResponse:
 @console_view
 def chat_close_view(request: HttpRequest, pk: int) -> HttpResponse:
     session = play_session_visible(request, pk)
-    chat_close(session=session, user=request.user)
+    try:
+        chat_close(session=session, user=request.user)
+    except Conflict as exc:
+        if exc.code != "session_finished":
+            raise
+        # Already over: the episode's page is where it is, as for the play page's Finish.
     return redirect("episode", pk=session.episode_id)

@@ -102,8 +102,26 @@ def operator_view(env: Env, episode: Episode) -> OperatorView:
         elif shown is not None:
             entry["data"] = shown["content"] if shown["is_error"] else panel_data(panel.renderer, shown["content"], panel)
             entry["drawn"] = True
+        if shown is not None and not shown["is_error"] and (not entry.get("drawn") or _not_its_shape(panel.renderer, shown["content"])):
+            entry.update(_as_it_came(shown["content"]))
         view.panels.append(entry)
     return view
+
+
+def _not_its_shape(renderer: str, content: Any) -> bool:
+    """A result the renderer cannot draw (a compact one-line snapshot in a table panel): no list anywhere on top.
+    An empty list ({"orders": []}) is the renderer's shape, and its "No rows." is the truth."""
+    if renderer not in ("table", "chart", "chat", "files"):
+        return False
+    return not isinstance(content, list) and not (isinstance(content, dict) and any(isinstance(v, list) for v in content.values()))
+
+
+def _as_it_came(content: Any) -> dict[str, Any]:
+    """An opened panel always shows what its call bought: when its renderer has nothing to draw from the result,
+    the result itself, as text or JSON."""
+    if isinstance(content, str):
+        return {"renderer": "text", "data": _text(content), "drawn": True, "as_it_came": True}
+    return {"renderer": "json", "data": content, "drawn": True, "as_it_came": True}
 
 
 # --- renderers: a tool result -> what templates/play/panels/<renderer>.html draws ------------------------------
@@ -141,15 +159,17 @@ def _table(content: Any, panel: Panel | None = None) -> dict[str, Any]:
     found = [r if isinstance(r, dict) else {"value": r} for r in _rows(content)]
     rows = _sorted(found, panel.sort)[:_ROWS_SHOWN] if panel else found[:_ROWS_SHOWN]
     declared = panel.columns if panel else ()
-    columns = [(c.key, c.heading) for c in declared] or [(k, k) for k in dict.fromkeys(k for r in rows for k in r)]
+    columns = [(c.key, c.heading, c.missing) for c in declared] or [(k, k, "—") for k in dict.fromkeys(k for r in rows for k in r)]
     out = []
     for row in rows:
         rule = next((h for h in (panel.highlights if panel else ()) if h.matches(row.get(h.column))), None)
-        cells = [{"value": row.get(key, ""), "num": isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool),
-                  "marked": rule is not None and rule.column == key} for key, _ in columns]  # fmt: skip
+        # A cell without a value says why (the column's rule) instead of JSON's "null".
+        cells = [{"value": missing if row.get(key) is None else row[key], "missing": row.get(key) is None,
+                  "num": isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool),
+                  "marked": rule is not None and rule.column == key} for key, _, missing in columns]  # fmt: skip
         out.append({"css": rule.css if rule else "", "cells": cells})
     return {
-        "columns": [heading for _, heading in columns],
+        "columns": [heading for _, heading, _ in columns],
         "rows": out,
         "empty": not out,
         "total": len(found),
@@ -219,17 +239,21 @@ def _number(value: Any) -> bool:
 
 def series_chart(series: tuple[Series, ...], by_tool: dict[str, list[Any]]) -> dict[str, Any]:
     """Lines over x on one shared scale, from recorded results only; a later result's point replaces an
-    earlier one at the same x (a day's figures as last seen)."""
-    lines: list[dict[str, Any]] = []
+    earlier one at the same x (a day's figures as last seen: per tool in recording order, the series in order)."""
+    # Series with one label are one line fed by several tools (the equity curve from pnl_history and each next_day).
+    by_label: dict[str, dict[float, float]] = {}
+    colour: dict[str, int] = {}
     for n, s in enumerate(series):
-        points: dict[float, float] = {}
+        points = by_label.setdefault(s.label, {})
+        colour.setdefault(s.label, n)
         for content in by_tool.get(s.tool, []):
             for item in _rows(content) if s.rows else [content]:
                 x, y = _path(item, s.x), _path(item, s.y)
                 if _number(x) and _number(y):
                     points[x] = y
-        if points:
-            lines.append({"name": s.label, "n": n, "points": sorted(points.items())})
+    lines: list[dict[str, Any]] = [
+        {"name": label, "n": colour[label], "points": sorted(points.items())} for label, points in by_label.items() if points
+    ]
     if not lines:
         return {"empty": True, "series": []}
     xs = [x for line in lines for x, _ in line["points"]]

@@ -24,9 +24,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from environments import registry
 from environments.core import Action, Env, EnvError, Policy, TaskSpec, ToolCall, ToolSpec, tool_schema_hash
@@ -263,7 +266,7 @@ def play_submit(
                     chain, replies = _slot_replies(episode, warm.env, chain)
                 warm.chain, warm.step_count = chain, episode.step_count
                 finished = _finish_if_over(session, episode, warm.env)
-                HumanSession.objects.filter(pk=session.pk).update(budget_used=session.budget_used + 1)
+                HumanSession.objects.filter(pk=session.pk).update(budget_used=session.budget_used + 1, last_active_at=timezone.now())
                 session.budget_used += 1
         except BaseException:
             warm = None  # the environment may be ahead of the database now; the next submit replays
@@ -331,6 +334,26 @@ def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> E
         _close(session, episode, warm.env, "abandoned" if abandon else "agent_stop")
     session.episode = episode
     return episode
+
+
+def play_sessions_abandon_idle(*, now: datetime | None = None) -> int:
+    """End every session untouched for PRACTICUM_PLAY_IDLE_MINUTES as abandoned (either seat): unscored, so it
+    ranks nowhere and counts in no success rate; the episode keeps its steps. Returns how many ended. Run on every
+    play page and by `manage.py abandon_idle_sessions` (for cron): one query when nothing is idle."""
+    cutoff = (now or timezone.now()) - timedelta(minutes=settings.PRACTICUM_PLAY_IDLE_MINUTES)
+    idle = HumanSession.objects.filter(status=HumanSession.Status.ACTIVE, last_active_at__lt=cutoff, episode__status=EpisodeStatus.RUNNING)
+    ended = 0
+    for pk, episode_id in idle.values_list("pk", "episode_id"):
+        with ENV_CACHE.episode_lock(episode_id), transaction.atomic():
+            episode = Episode.objects.select_for_update().get(pk=episode_id)
+            if episode.status != EpisodeStatus.RUNNING or not HumanSession.objects.filter(pk=pk, last_active_at__lt=cutoff).exists():
+                continue  # its player came back (or it ended) while we looked
+            episode_finish(episode=episode, reason="abandoned")
+            # .update(): the session keeps last_active_at, the moment its player left
+            HumanSession.objects.filter(pk=pk).update(status=HumanSession.Status.ABANDONED)
+            ENV_CACHE.take(episode_id)
+            ended += 1
+    return ended
 
 
 def play_env(session: HumanSession) -> Env:

@@ -16,17 +16,24 @@ from django.views.decorators.http import require_POST
 
 from environments import registry
 from lab.edge import form_check
-from lab.errors import DomainError
+from lab.errors import Conflict, DomainError
 from lab.pages import console_view, is_htmx, page, visible_projects, write_projects
 from lab.play.chat import chat_session_start
 from lab.play.chat_views import chat_offer, chat_page
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view, panel_data, play_panel
 from lab.play.selectors import conversation, play_session_visible, playable_tasks
-from lab.play.services import play_env, play_finish, play_require_player, play_session_start, play_submit
+from lab.play.services import (
+    play_env,
+    play_finish,
+    play_require_player,
+    play_session_start,
+    play_sessions_abandon_idle,
+    play_submit,
+)
 from lab.projects.models import ANNOTATE_ROLES
 from lab.rollouts.demo import demo_offer
-from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
+from lab.tool_forms import form_text, tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Step
 from lab.trajectories.selectors import episode_tools
 
@@ -60,6 +67,7 @@ def play_index(request: HttpRequest) -> HttpResponse:
             errors = "chat_errors" if request.POST.get("seat") == "user" else "errors"
             context[errors] = {exc.details.get("path", "form"): exc.message}
             return page(request, "play/index.html", context, status=400)
+    play_sessions_abandon_idle()
     sessions = HumanSession.objects.filter(user_id=user_id).select_related("task", "episode", "agent").order_by("-last_active_at")[:30]
     context["sessions"] = sessions
     return page(request, "play/index.html", context)
@@ -86,6 +94,7 @@ def _area_context(session: HumanSession, *, submitted: str = "", values: dict[st
 
 @console_view
 def play_session_page(request: HttpRequest, pk: int) -> HttpResponse:
+    play_sessions_abandon_idle()
     session = play_session_visible(request, pk)
     if session.user_id != request.user.pk:
         return redirect(reverse("episode", args=[session.episode_id]))  # others spectate in the viewer
@@ -161,7 +170,7 @@ def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:
         except (KeyError, ValueError):
             raise DomainError("invalid_click", "the click lost its coordinates; click the image again", path="panel") from None
     if "path" in data and panel.renderer == "files" and panel.action_tool:
-        return panel.action_tool, {"path": str(data["path"]), "content": str(data.get("content", ""))}
+        return panel.action_tool, {"path": str(data["path"]), "content": form_text(data.get("content", ""))}
     return panel.tool, dict(panel.arguments)
 
 
@@ -169,5 +178,11 @@ def _panel_call(session: HumanSession, data: Any) -> tuple[str, dict[str, Any]]:
 @console_view
 def play_finish_view(request: HttpRequest, pk: int) -> HttpResponse:
     session = play_session_visible(request, pk)
-    play_finish(session=session, user=request.user, abandon=request.POST.get("abandon") == "1")
+    try:
+        play_finish(session=session, user=request.user, abandon=request.POST.get("abandon") == "1")
+    except Conflict as exc:
+        if exc.code != "session_finished":
+            raise
+        # Already over (the last step ended it, another tab finished it, it was abandoned while idle): the person
+        # wanted to reach the end, and the episode's page is where it is.
     return redirect("episode", pk=session.episode_id)

@@ -106,6 +106,10 @@ class EpisodeStatus(models.TextChoices):
     ABANDONED = "abandoned"
 
 
+# Endings that say nothing about how well the agent (or person) did: kept out of success rates, counted apart.
+SET_APART = ("cancelled", "abandoned")
+
+
 class Episode(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="episodes")
@@ -148,6 +152,14 @@ class Episode(models.Model):
 
     def __str__(self) -> str:
         return f"episode {self.pk} ({self.task}, seed {self.seed})"
+
+    @property
+    def life_cycle(self) -> str:
+        """Where the episode stands, one name on every page: running, finished, failed, cancelled (a person or an
+        operator stopped it) or abandoned (its player left). Cancelled and abandoned ones are SET_APART."""
+        if self.status == EpisodeStatus.FINISHED and self.termination_reason == "cancelled":
+            return "cancelled"
+        return str(self.status)
 
     def mark_finished(self, *, reason: str, score: dict | None = None, reward: float | None = None) -> None:
         assert reason in TERMINATION_REASONS, f"unknown termination reason {reason!r}"

@@ -60,9 +60,12 @@ def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Epi
             if str(agent).isdigit()
             else episodes.filter(agent__name=agent)
         )
-    for name in ("source", "status"):
-        if filters.get(name):
-            episodes = episodes.filter(**{name: filters[name]})
+    if filters.get("source"):
+        episodes = episodes.filter(source=filters["source"])
+    if filters.get("status") == "cancelled":  # a life cycle (Episode.life_cycle): finished, by someone stopping it
+        episodes = episodes.filter(status=EpisodeStatus.FINISHED, termination_reason="cancelled")
+    elif filters.get("status"):
+        episodes = episodes.filter(status=filters["status"])
     if filters.get("provenance"):
         # A comma list, so that "external,upload" reads every episode the server did not record itself.
         tiers = [tier.strip() for tier in str(filters["provenance"]).split(",")]

@@ -453,7 +453,13 @@ def episode_finish(
         live_publish(
             stream=f"episode:{episode.pk}",
             kind="status",
-            payload={"status": episode.status, "termination_reason": reason, "composite": episode.composite, "passed": episode.passed},
+            payload={
+                "status": episode.status,
+                "life_cycle": episode.life_cycle,
+                "termination_reason": reason,
+                "composite": episode.composite,
+                "passed": episode.passed,
+            },  # fmt: skip
         )
     return episode
 

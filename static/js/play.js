@@ -38,6 +38,70 @@
   });
 })();
 
+// JSON fields (lists of objects: purchase order lines, quote lines) are checked as the player types: the line
+// under the field says what is wrong, and the form's submit button stays disabled until every JSON field of the
+// form parses to the kind its schema asks for (an empty optional field is fine; the server checks the rest).
+(function () {
+  "use strict";
+  function problem(field) {
+    var text = field.value.trim();
+    if (!text) return "";
+    var value;
+    try { value = JSON.parse(text); } catch (error) { return "Not valid JSON yet: " + error.message; }
+    var wanted = field.dataset.json;
+    if (wanted === "array" && !Array.isArray(value)) return "Expected a JSON list [ ... ], like the example.";
+    if (wanted === "object" && (value === null || typeof value !== "object" || Array.isArray(value))) {
+      return "Expected a JSON object { ... }, like the example.";
+    }
+    return "";
+  }
+  function check(field) {
+    var note = document.getElementById(field.id + "-check");
+    var message = problem(field);
+    field.setAttribute("aria-invalid", message ? "true" : "false");
+    if (note) {
+      note.textContent = message || (field.value.trim() ? "Valid JSON." : note.dataset.idle || note.textContent);
+      note.classList.toggle("invalid", !!message);
+      note.classList.toggle("valid", !message && !!field.value.trim());
+    }
+    var form = field.form;
+    if (!form) return;
+    var blocked = Array.prototype.some.call(form.querySelectorAll("textarea[data-json]"), function (f) { return !!problem(f); });
+    form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = blocked; });
+  }
+  function checkAll(root) {
+    root.querySelectorAll("textarea[data-json]").forEach(function (field) {
+      var note = document.getElementById(field.id + "-check");
+      if (note && !note.dataset.idle) note.dataset.idle = note.textContent;
+      check(field);
+    });
+  }
+  document.addEventListener("input", function (event) {
+    if (event.target.matches && event.target.matches("textarea[data-json]")) check(event.target);
+  });
+  document.addEventListener("DOMContentLoaded", function () { checkAll(document); });
+  document.addEventListener("htmx:afterSettle", function (event) { checkAll(event.detail.target); });
+})();
+
+// After a tool call or a panel's call, focus goes back to the tool list (the summary of the tool just used, or
+// the list itself), so the next shortcut works at once; htmx would otherwise restore it to the field that was
+// focused, where every key types. A refused form (fields marked) focuses its first marked field instead.
+(function () {
+  "use strict";
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var area = document.getElementById("play-area");
+    var source = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (!area || event.detail.target !== area || !source || source.tagName !== "FORM") return;
+    if (source.id === "say-form") return;  // a conversation goes on in its message field
+    var marked = area.querySelector(".field.has-error input, .field.has-error textarea, .field.has-error select");
+    if (marked) { marked.focus(); return; }
+    var tool = source.elements.tool && source.elements.tool.value;
+    var summary = tool && document.querySelector("#tool-" + CSS.escape(tool) + " > summary");
+    var list = summary || area.querySelector(".tool-forms");
+    if (list) list.focus({ preventScroll: true });
+  });
+})();
+
 // A click on the screenshot panel: the picture is shown at whatever size the page allows, so the click is
 // scaled back to screen pixels (data-screen-width/-height) before the form posts it as screen.x / screen.y.
 (function () {

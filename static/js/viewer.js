@@ -116,8 +116,9 @@
     if (message.kind === "step") appendStep(message.payload.index);
     if (message.kind === "status" && message.payload.status !== "running") {
       (function () {
-        var status = message.payload.status + (message.payload.termination_reason ? " (" + message.payload.termination_reason + ")" : "");
-        document.getElementById("episode-status").textContent = status;
+        // The same words as the page's own tag (Episode.life_cycle), the reason beside it when it says more.
+        var cycle = message.payload.life_cycle || message.payload.status, reason = message.payload.termination_reason;
+        document.getElementById("episode-status").textContent = cycle + (reason && reason !== cycle ? " (" + reason + ")" : "");
         if (message.payload.composite !== undefined && message.payload.composite !== null) {
           document.getElementById("episode-composite").textContent = Number(message.payload.composite).toFixed(3);
         }

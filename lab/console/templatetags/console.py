@@ -8,7 +8,9 @@ from typing import Any
 from django import template
 from django.http import QueryDict
 from django.urls import reverse
+from django.utils.html import format_html
 
+from environments import registry
 from environments.screens import screenshot_ref
 
 register = template.Library()
@@ -23,9 +25,32 @@ def pretty_json(value: Any) -> str:
 
 
 @register.filter
+def spoken(value: Any) -> Any:
+    """A message as a person reads it: without the marks environments send themselves (EnvMeta.control_marks, a
+    caller's "###STOP###"); the stored step keeps them, as replay needs."""
+    if not isinstance(value, str):
+        return value
+    for meta in registry.list_envs():
+        for mark in meta.control_marks:
+            value = value.replace(mark, "")
+    return value.strip()
+
+
+@register.filter
 def short_json(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@register.simple_tag
+def interval(low: Any, high: Any, n: Any, style: str = "score") -> str:
+    """A 95% interval with its n beside it, the same on every page: "[0.210, 0.650] n=4"; "n=1" alone when there is
+    no interval. `style`: score, signed (differences) or percent (rates)."""
+    shown = {"score": score, "signed": signed, "percent": percent}[style]
+    count = 0 if _missing(n) else n
+    if _missing(low) or _missing(high):
+        return format_html('<span class="interval muted">n={}</span>', count)
+    return format_html('<span class="interval">[{}, {}] <small class="muted">n={}</small></span>', shown(low), shown(high), count)
 
 
 @register.filter

@@ -31,7 +31,7 @@ def episode_list_context(request: HttpRequest, *, rollout_form: Any = None, roll
         "agents": AgentConfig.objects.filter(project__in=projects).values_list("name", flat=True).distinct().order_by("name")[:200],
         "sources": SOURCES,
         "provenances": Provenance.values,
-        "statuses": EpisodeStatus.values,
+        "statuses": [*EpisodeStatus.values, "cancelled"],  # the life cycles Episode.life_cycle names
         "launched": RolloutJob.objects.filter(pk=int(launched), project__in=projects).select_related("agent", "task").first()
         if launched.isdigit()
         else None,

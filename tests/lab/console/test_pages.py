@@ -94,11 +94,39 @@ def test_leaderboard_ranks_anchors_and_humans_with_pass_rates_and_filters_by_spl
     rows = {row.name: row for row in board.by_task["storebench/cash-crunch"]}
     assert rows["human:expert-user"].kind == "human" and rows["human:expert-user"].n == 2
     assert rows["human:expert-user"].mean == pytest.approx(0.3) and rows["human:expert-user"].pass_rate == pytest.approx(0.5)
-    assert rows["human:expert-user"].ci == pytest.approx(1.96 * 0.1414213 / 2**0.5, rel=1e-4)
+    # n = 2: t(1) = 12.706 makes the interval ± 1.27 around .3, clipped to the composite's [0, 1] (never past it)
+    assert (rows["human:expert-user"].low, rows["human:expert-user"].high) == (0.0, 1.0)
+    assert (rows["human:expert-user"].pass_low, rows["human:expert-user"].pass_high) == (pytest.approx(0.094531, abs=1e-5),
+                                                                                      pytest.approx(0.905469, abs=1e-5))  # fmt: skip
     assert rows["smart-triage"].kind == "anchor" and rows["smart-triage"].mean == pytest.approx(store_episodes["smart"].composite)
     assert task.split in ("train", "dev", "test")
     other_split = "train" if task.split != "train" else "test"
     assert login(role_users["viewer"]).get("/leaderboard/", {"split": other_split}).context["board"].overall == []
+
+
+def test_cancelled_and_abandoned_episodes_are_kept_out_of_the_leaderboard_and_counted_apart(
+    login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any], project_a: Any
+) -> None:
+    from lab.trajectories.services import episode_finish, episode_start
+
+    human = AgentConfig.objects.create(project=project_a, name="human:expert-user", kind="human")
+    task = store_episodes["smart"].task
+    ended = {}
+    for reason, composite in (("agent_stop", 0.4), ("cancelled", 0.0), ("abandoned", None)):
+        episode = episode_start(project=project_a, task=task, source="human", seed=0, agent=human)
+        score = {"composite": composite, "passed": False, "components": {}} if composite is not None else None
+        ended[reason] = episode_finish(episode=episode, reason=reason, score=score)
+    assert [ended[r].life_cycle for r in ("agent_stop", "cancelled", "abandoned")] == ["finished", "cancelled", "abandoned"]
+    client = login(role_users["viewer"])
+    response = client.get("/leaderboard/")
+    board = response.context["board"]
+    row = next(r for r in board.by_task["storebench/cash-crunch"] if r.name == "human:expert-user")
+    assert (row.n, row.mean, row.pass_rate) == (1, pytest.approx(0.4), 0.0)  # the cancelled 0.0 is no failure of the human's
+    assert board.set_apart == {"abandoned": 1, "cancelled": 1}
+    assert "Not ranked: 1 abandoned, 1 cancelled episodes" in response.content.decode()
+    listed = client.get("/episodes/", {"status": "cancelled"})
+    assert [e.pk for e in listed.context["page"].rows] == [ended["cancelled"].pk]
+    assert 'class="tag life-cancelled"' in listed.content.decode()
 
 
 def test_runs_and_evaluations_pages_show_status_metrics_and_checkpoints(
@@ -123,7 +151,7 @@ def test_runs_and_evaluations_pages_show_status_metrics_and_checkpoints(
     listing = client.get("/evaluations/").content.decode()
     assert "tiny@100" in listing and "0.310" in listing
     detail = client.get(f"/evaluations/{evaluation.pk}/").content.decode()
-    assert "50%" in detail and "0.200 – 0.420" in detail and "smart-triage" in detail and "0.550" in detail
+    assert "50%" in detail and "[0.200, 0.420]" in detail and "smart-triage" in detail and "0.550" in detail
     other = login(bob)
     assert other.get(f"/runs/{run.pk}/").status_code == 404 and other.get(f"/evaluations/{evaluation.pk}/").status_code == 404
 

@@ -8,7 +8,7 @@ from lab.play.operator import panel_data
 def test_a_table_takes_the_rows_an_object_carries_with_one_column_per_key() -> None:
     data = panel_data("table", {"total": 2, "orders": [{"id": 1, "sku": "P01"}, {"id": 2, "qty": 3}]})
     assert data["columns"] == ["id", "sku", "qty"] and (data["total"], data["cut"], data["empty"]) == (2, False, False)
-    assert [[c["value"] for c in row["cells"]] for row in data["rows"]] == [[1, "P01", ""], [2, "", 3]]
+    assert [[c["value"] for c in row["cells"]] for row in data["rows"]] == [[1, "P01", "—"], [2, "—", 3]]
     assert [row["css"] for row in data["rows"]] == ["", ""]
     assert panel_data("table", {"nothing": 1})["empty"] is True
 
@@ -39,14 +39,16 @@ def test_a_declared_table_sorts_picks_columns_and_highlights_the_first_matching_
     from environments.meta import Column, Highlight, Panel, SortKey
 
     panel = Panel("Inventory", "get_inventory", renderer="table",
-                  columns=(Column("sku", "SKU"), Column("days_of_cover", "days of cover")), sort=(SortKey("days_of_cover"),),
+                  columns=(Column("sku", "SKU"), Column("days_of_cover", "days of cover", missing="no sales in 14 days")),
+                  sort=(SortKey("days_of_cover"),),
                   highlights=(Highlight("days_of_cover", below=3, css="risk"), Highlight("days_of_cover", below=7, css="warn")))  # fmt: skip
     rows = [{"sku": "A", "days_of_cover": None}, {"sku": "B", "days_of_cover": 9.0, "x": 1}, {"sku": "C", "days_of_cover": 1.5},
             {"sku": "D", "days_of_cover": 5}]  # fmt: skip
     data = panel_data("table", {"day": 3, "inventory": rows}, panel)
     assert data["columns"] == ["SKU", "days of cover"]
     assert [(r["cells"][0]["value"], r["css"]) for r in data["rows"]] == [("C", "risk"), ("D", "warn"), ("B", ""), ("A", "")]
-    assert data["rows"][0]["cells"][1] == {"value": 1.5, "num": True, "marked": True}
+    assert data["rows"][0]["cells"][1] == {"value": 1.5, "missing": False, "num": True, "marked": True}
+    assert data["rows"][3]["cells"][1] == {"value": "no sales in 14 days", "missing": True, "num": False, "marked": False}  # not "null"
 
 
 def test_a_ranked_sort_puts_the_listed_values_first_then_breaks_ties() -> None:
@@ -74,3 +76,16 @@ def test_a_series_chart_takes_one_point_per_recorded_result_or_row_on_one_scale(
     assert (chart["x0"], chart["x1"], chart["y_low"], chart["y_high"]) == (0, 2, 0.0, 200)
     assert cash["path"] == "8.0,80.0 892.0,8.0" and revenue["dots"] == [{"x": "450.0", "y": "116.0"}]
     assert series_chart(series, {})["empty"] is True
+
+
+def test_series_with_one_label_are_one_line_fed_by_several_tools() -> None:
+    from environments.meta import Series
+    from lab.play.operator import series_chart
+
+    series = (Series("equity", "pnl_history", y="equity", x="t", rows=True), Series("equity", "next_day", y="equity"))
+    recorded = {
+        "pnl_history": [{"points": [{"t": 25, "equity": 100.0}, {"t": 26, "equity": 90.0}]}],
+        "next_day": [{"day": 27, "equity": 95.0}],
+    }
+    (line,) = series_chart(series, recorded)["series"]
+    assert line["name"] == "equity" and line["points"] == [(25, 100.0), (26, 90.0), (27, 95.0)]

@@ -101,7 +101,7 @@ def test_a_human_session_and_a_model_episode_that_look_at_the_same_things_spend_
 
 def _visible_numbers(page: str) -> set[float]:
     """Numbers in the play area's text, the tool forms (static schema descriptions) left out."""
-    area = page.split('<div class="tool-forms">')[0]
+    area = page.split('<div class="tool-forms"')[0]
     text = html_lib.unescape(re.sub(r"<[^>]+>", " ", area))
     return {float(n) for n in _NUMBER.findall(text)}
 

@@ -59,7 +59,7 @@ def test_field_errors_are_shown_per_field_and_spend_nothing(expert_client: Any, 
     )
     html = response.content.decode()
     assert response.status_code == 422
-    assert "expected a number, got &#x27;lots&#x27;" in html and "does not match the expected form" in html
+    assert "expected a number, got &#x27;lots&#x27;" in html and "is not in the expected form: “P”, 2 digits" in html
     assert 'value="shoes"' in html  # what was typed stays in the form
     assert Episode.objects.get(pk=started.episode_id).step_count == 1
 
@@ -172,3 +172,90 @@ def test_the_page_declares_its_shortcuts_and_a_raw_json_view_per_opened_panel(ex
     inventory = html.split('id="panel-1"')[1].split("</section>")[0]
     assert '<details class="raw"><summary>Raw JSON</summary>' in inventory and "&quot;days_of_cover&quot;" in inventory
     assert "<th>days of cover</th>" in inventory and "<script" not in html
+
+
+def _playable_tasks() -> list[str]:
+    from environments import registry
+
+    return [registry.list_tasks(meta.env)[0].id for meta in registry.list_envs() if meta.playable and meta.panels]
+
+
+@pytest.mark.parametrize("task", [*_playable_tasks(), "optionsdesk/train-short"])
+def test_every_panel_shows_what_its_call_bought(expert_client: Any, task: str) -> None:
+    """Opening a panel is a charged call: whatever the result's shape (a compact one-line snapshot in a table panel,
+    a chart whose series are other tools'), the panel shows it, never "Not opened yet" or nothing."""
+    assert expert_client.post("/play/", {"project": "acme", "task": task, "seed": "0"}).status_code == 302
+    session = HumanSession.objects.get(task__key=task.rpartition("/")[2])
+    panels = expert_client.get(f"/play/{session.pk}/").context["view"].panels
+    for panel in panels:
+        if panel["renderer"] == "screenshot":
+            continue  # the current screen, drawn every step; not a bought result
+        index = Episode.objects.get(pk=session.episode_id).step_count
+        response = expert_client.post(f"/play/{session.pk}/submit", {"panel": str(panel["index"]), "expected_index": str(index)}, **HTMX)
+        assert response.status_code == 200, (task, panel["title"], response.content[:300])
+        shown = response.context["view"].panels[panel["index"]]
+        # An error (the account panel before the caller is verified) is what that call bought, and is shown as such.
+        assert shown["opened"] and (shown["drawn"] or shown["is_error"]), (task, panel["title"], shown)
+        html = response.content.decode().split(f'id="panel-{panel["index"]}"')[1].split('<details class="raw">')[0]
+        assert "Not opened yet" not in html and "No points over time" not in html, (task, panel["title"], html[:500])
+        assert shown["renderer"] == "json" or "null" not in html, (task, panel["title"], html[:500])  # a table says why a cell is empty
+
+
+def test_a_compact_snapshot_in_a_table_panel_is_shown_as_it_came_and_the_pnl_chart_draws_the_history(expert_client: Any) -> None:
+    expert_client.post("/play/", {"project": "acme", "task": "optionsdesk/train-short", "seed": "0"})
+    session = HumanSession.objects.get()
+    titles = [p["title"] for p in expert_client.get(f"/play/{session.pk}/").context["view"].panels]
+    market, pnl = titles.index("Market"), titles.index("P&L")
+    html = expert_client.post(f"/play/{session.pk}/submit", {"panel": str(market), "expected_index": "1"}, **HTMX).content.decode()
+    assert "As the tool returned it:" in html and "IDX 307.83" in html
+    response = expert_client.post(f"/play/{session.pk}/submit", {"panel": str(pnl), "expected_index": "2"}, **HTMX)
+    chart = response.context["view"].panels[pnl]["data"]
+    assert [line["points"] for line in chart["series"]] == [[(25, 1000000.0)]]
+
+
+def test_finish_on_a_session_that_already_ended_goes_to_the_episode_not_a_409(expert_client: Any, started: HumanSession) -> None:
+    expert_client.post(f"/play/{started.pk}/finish")  # another tab finished it
+    response = expert_client.post(f"/play/{started.pk}/finish")
+    assert response.status_code == 302 and response["Location"] == f"/episodes/{started.episode_id}/"
+    html = expert_client.get(f"/play/{started.pk}/").content.decode()
+    assert 'id="finish-session"' not in html and "This session is" in html and "tag life-finished" in html
+
+
+def test_a_session_left_idle_ends_as_abandoned_unscored_and_a_submit_keeps_it_alive(
+    expert_client: Any, started: HumanSession, settings: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.PRACTICUM_PLAY_IDLE_MINUTES = 30
+    expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "1"}, **HTMX)
+    assert timezone.now() - HumanSession.objects.get().last_active_at < timedelta(seconds=30)  # a step is activity
+    HumanSession.objects.update(last_active_at=timezone.now() - timedelta(minutes=29))
+    expert_client.get("/play/")
+    assert Episode.objects.get().status == "running"
+    HumanSession.objects.update(last_active_at=timezone.now() - timedelta(minutes=31))
+    html = expert_client.get("/play/").content.decode()
+    episode, session = Episode.objects.get(), HumanSession.objects.get()
+    assert (episode.life_cycle, episode.termination_reason, episode.composite, session.status) == (
+        "abandoned",
+        "abandoned",
+        None,
+        "abandoned",
+    )
+    assert "tag life-abandoned" in html and "continue #" not in html
+    response = expert_client.post(f"/play/{started.pk}/submit", {"tool": "get_finance", "expected_index": "2"}, **HTMX)
+    assert response.status_code == 409 and "this session ended (abandoned)" in response.content.decode()
+
+
+def test_the_command_ends_idle_sessions_for_a_cron_line(started: HumanSession, settings: Any) -> None:
+    from datetime import timedelta
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    HumanSession.objects.update(last_active_at=timezone.now() - timedelta(minutes=settings.PRACTICUM_PLAY_IDLE_MINUTES + 1))
+    out = StringIO()
+    call_command("abandon_idle_sessions", stdout=out)
+    assert out.getvalue().startswith("1 session(s) idle for over 120 minutes") and Episode.objects.get().life_cycle == "abandoned"

@@ -100,3 +100,16 @@ def test_role_stats_average_each_role_per_episode_and_tabulate_success_by_consul
         {"consultations": 2, "episodes": 2, "pass_rate": 1.0, "composite": pytest.approx(0.85)},
     ]
     assert role_stats([])["roles"] == {} and role_stats([])["success_by_consultations"] == []
+
+
+def test_intervals_stay_inside_what_they_estimate_and_carry_their_n_at_two_seeds() -> None:
+    # composites .1 and .9: mean .5, sd .565685, t(1) = 12.706: ± 5.08, so the plain t-interval was [-4.58, 5.58]
+    summary = summarize([_row("alpha", 0, 0.1, False), _row("alpha", 1, 0.9, True)])
+    assert summary["composite"] == {"n": 2, "mean": pytest.approx(0.5), "sd": pytest.approx(0.565685, abs=1e-6), "low": 0.0, "high": 1.0}
+    # Wilson for 1 of 2: centre (.5 + 1.9208 / 2) / (1 + 1.9208) = .5; half 1.96 * sqrt(.125 + .2401) / 2.9208 = .405469
+    wilson = {"n": 2, "rate": 0.5, "low": pytest.approx(0.094531, abs=1e-5), "high": pytest.approx(0.905469, abs=1e-5)}
+    assert summary["pass_interval"] == wilson and summary["per_task"][0]["pass_interval"] == wilson
+    # paired differences .8 and -.6 (in [-1, 1]): mean .1, t half-width 8.9; clipped to the range of a difference
+    diff = paired([_row("alpha", 0, 0.9, True), _row("alpha", 1, 0.1, False)], [_row("alpha", 0, 0.1, False), _row("alpha", 1, 0.7, True)])
+    assert (diff["composite_diff"]["low"], diff["composite_diff"]["high"], diff["composite_diff"]["n"]) == (-1.0, 1.0, 2)
+    assert (diff["pass_rate_diff"]["low"], diff["pass_rate_diff"]["high"]) == (-1.0, 1.0)

@@ -43,6 +43,11 @@ class Command(BaseCommand):
 
             start_embedded_worker()
             self.stdout.write("Celery: embedded worker (in-memory broker, queues cpu+gpu)")
+        # Importing every environment takes seconds (15 s on a busy 2-core machine): done here, before the console
+        # answers, so that no person's first play page is the one that waits for it.
+        from environments import registry
+
+        registry.list_envs()
         self.stdout.write(self.style.SUCCESS(open_line(options["host"], options["port"])))
         self.stdout.flush()  # before daphne takes over: piped to a file or `tee`, the line must not wait in a buffer
         CommandLineInterface().run(["-b", options["host"], "-p", str(options["port"]), "lab.asgi:application"])

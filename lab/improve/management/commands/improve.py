@@ -149,8 +149,18 @@ class Command(BaseCommand):
             self.stdout.write(f"report on {report['pairs']} test pairs ({report['candidate']['agent']} - {report['baseline']['agent']}):")
             for name in report["metrics"]:
                 d = report["overall"][name]
-                self.stdout.write(f"  {name:<28} {d['mean']:+.3f} ± {d['ci95']:.3f}")
+                self.stdout.write(f"  {name:<28} {d['mean']:+.3f} {_interval(d)}")
             for row in report["per_task"]:
                 d = row["diffs"].get("composite") or {}
                 if d:
-                    self.stdout.write(f"  {row['task']:<28} composite {d['mean']:+.3f} ± {d['ci95']:.3f} (n={d['n']})")
+                    self.stdout.write(f"  {row['task']:<28} composite {d['mean']:+.3f} {_interval(d)}")
+
+
+def _interval(d: dict[str, Any]) -> str:
+    """A difference's 95% interval with its n; one pair has none. Reports stored before the bounded intervals
+    carry only the half-width."""
+    if d.get("low") is not None:
+        return f"[{d['low']:+.3f}, {d['high']:+.3f}] (n={d['n']})"
+    if "low" not in d and d.get("ci95"):
+        return f"± {d['ci95']:.3f} (n={d['n']})"
+    return f"(n={d['n']})"
