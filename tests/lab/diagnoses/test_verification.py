@@ -146,3 +146,26 @@ def test_branch_episodes_are_their_own_kind_never_an_agents_or_anchors(tight_epi
     assert len(children) == 2 and all(c.agent_id is None and c.source == "branch" for c in children)
     assert not anchor.episodes.filter(source="branch").exists()
     assert all(episode_to_record(c)["header"]["policy"] for c in children)  # the policy that played it is still recorded
+
+
+def test_branches_stored_before_they_were_their_own_kind_are_moved_apart_by_the_migration(tight_episode: Any, project_a: Any) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    from lab.console.selectors import leaderboard
+    from lab.projects.models import Project
+    from lab.trajectories.models import AgentConfig
+
+    anchor = AgentConfig.objects.create(project=project_a, name="ledger-stubborn", kind="scripted", model="ledger-stubborn")
+    Episode.objects.filter(pk=tight_episode.pk).update(agent=anchor, provenance="recorded")
+    before = [(r.name, r.n, r.mean) for r in leaderboard(projects=Project.objects.filter(pk=project_a.pk)).overall]
+    children = [c.pk for c in diagnosis_verify(diagnosis=diagnose(Episode.objects.get(pk=tight_episode.pk))).child_episodes.all()]
+    Episode.objects.filter(pk__in=children).update(agent=anchor)  # as the old verifier stored them: the parent's agent
+    assert anchor.episodes.filter(source="branch").count() == 2
+    migration = importlib.import_module("lab.trajectories.migrations.0009_branch_episodes_are_their_own_kind")
+    migration.branches_apart(apps, None)
+    migration.branches_apart(apps, None)  # idempotent
+    assert not anchor.episodes.filter(source="branch").exists()
+    assert Episode.objects.get(pk=tight_episode.pk).agent_id == anchor.pk  # the diagnosed episode keeps its agent
+    assert [(r.name, r.n, r.mean) for r in leaderboard(projects=Project.objects.filter(pk=project_a.pk)).overall] == before
