@@ -71,6 +71,8 @@ def supports(model: Any) -> bool:
     """Whether the engine can run this model's decoder layers itself."""
     if hasattr(model, "sample_completions") or not isinstance(model, torch.nn.Module):
         return False
+    if any(type(m).__name__.startswith("FSDP") for m in (model, base_model(model))):
+        return False  # sharded parameters are gathered by the root's forward hooks, which calling inner modules skips
     base = base_model(model)
     config = getattr(base, "config", None)
     if config is None or getattr(config, "model_type", None) not in SUPPORTED_TYPES:

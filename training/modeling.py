@@ -160,7 +160,8 @@ def _taken(
         attention_mask = None  # transformers reads packed rows from the restarting positions (masking_utils)
     targets = input_ids[:, 1:]
     if not supports(model):
-        logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits[:, :-1]
+        packed = {"position_ids": position_ids} if position_ids is not None else {}  # a plain forward may not take it
+        logits = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **packed).logits[:, :-1]
         hit = (logits.argmax(-1) == targets) if hits else None
         return gather_logprobs(logits / temperature if temperature != 1.0 else logits, targets), hit
     base = base_model(model)
