@@ -85,10 +85,12 @@
 
 // After a tool call or a panel's call, focus goes back to the tool list (the summary of the tool just used, or
 // the list itself), so the next shortcut works at once; htmx would otherwise restore it to the field that was
-// focused, where every key types. A refused form (fields marked) focuses its first marked field instead.
+// focused, where every key types. A refused form (fields marked) focuses its first marked field instead. It runs
+// on afterSwap, in the same task as the swap: on afterSettle (20 ms later) it could take the focus from a form the
+// person opened by a shortcut in between, and their Enter would toggle the old tool instead of submitting.
 (function () {
   "use strict";
-  document.addEventListener("htmx:afterSettle", function (event) {
+  document.addEventListener("htmx:afterSwap", function (event) {
     var area = document.getElementById("play-area");
     var source = event.detail.requestConfig && event.detail.requestConfig.elt;
     if (!area || event.detail.target !== area || !source || source.tagName !== "FORM") return;
