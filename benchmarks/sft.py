@@ -92,7 +92,6 @@ def run_trl(args: argparse.Namespace) -> None:
         return collate(examples)
 
     trainer.data_collator = counting
-    trainer.train_dataset = trainer.train_dataset  # the dataloader is built in train(): the counting collator is used
     trainer.train()
     wall = stamps[args.steps] - stamps[1]
     tokens = sum(n for step, n in read.items() if 1 < step <= args.steps)

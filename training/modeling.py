@@ -134,7 +134,7 @@ def token_logprobs(
     """(B, T-1): the model's log-probability of each next token input_ids[:, 1:] (module docstring: in chunks), of
     softmax(logits / temperature) where a temperature other than 1 is given (a sampler's distribution). Packed rows
     (training.data.collate_packed) pass position_ids and no attention mask."""
-    return _taken(model, input_ids, attention_mask, position_ids, chunk_size, temperature, hits=False)[0]
+    return _taken(model, input_ids, attention_mask, position_ids, chunk_size, temperature)[0]
 
 
 def token_logprobs_and_hits(
@@ -142,18 +142,16 @@ def token_logprobs_and_hits(
     chunk_size: int = 256,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """token_logprobs and, (B, T-1), whether each next token was the model's most likely one (SFT's token accuracy)."""
-    logprobs, hits = _taken(model, input_ids, attention_mask, position_ids, chunk_size, 1.0, hits=True)
-    assert hits is not None
-    return logprobs, hits
+    return _taken(model, input_ids, attention_mask, position_ids, chunk_size, 1.0)
 
 
 def _taken(
     model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, position_ids: torch.Tensor | None, chunk_size: int,
-    temperature: float, *, hits: bool,
-) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
+    temperature: float,
+) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     if isinstance(model, AdapterDisabled):
         with torch.no_grad(), model.model.disable_adapter():
-            return _taken(model.model, input_ids, attention_mask, position_ids, chunk_size, temperature, hits=hits)
+            return _taken(model.model, input_ids, attention_mask, position_ids, chunk_size, temperature)
     from training.decode import base_model, supports
 
     if position_ids is not None:
@@ -162,23 +160,21 @@ def _taken(
     if not supports(model):
         packed = {"position_ids": position_ids} if position_ids is not None else {}  # a plain forward may not take it
         logits = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **packed).logits[:, :-1]
-        hit = (logits.argmax(-1) == targets) if hits else None
-        return gather_logprobs(logits / temperature if temperature != 1.0 else logits, targets), hit
+        return gather_logprobs(logits / temperature if temperature != 1.0 else logits, targets), logits.argmax(-1) == targets
     base = base_model(model)
     hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).last_hidden_state[
         :, :-1
     ]
-    pieces, hit_pieces = [], []
+    pieces, hits = [], []
     for start in range(0, hidden.shape[1], chunk_size):
         piece, taken = hidden[:, start : start + chunk_size], targets[:, start : start + chunk_size]
         if torch.is_grad_enabled() and piece.requires_grad:
-            pieces.append(checkpoint(_chunk_logprobs, base.lm_head, piece, taken, temperature, use_reentrant=False))
+            logprobs, hit = checkpoint(_chunk_logprobs, base.lm_head, piece, taken, temperature, use_reentrant=False)
         else:
-            pieces.append(_chunk_logprobs(base.lm_head, piece, taken, temperature))
-        if hits:
-            with torch.no_grad():
-                hit_pieces.append(base.lm_head(piece.detach()).argmax(-1) == taken)
-    return torch.cat(pieces, dim=1), (torch.cat(hit_pieces, dim=1) if hits else None)
+            logprobs, hit = _chunk_logprobs(base.lm_head, piece, taken, temperature)
+        pieces.append(logprobs)
+        hits.append(hit)
+    return torch.cat(pieces, dim=1), torch.cat(hits, dim=1)
 
 
 def logprobs_and_entropy(
@@ -213,10 +209,11 @@ def _chunk_logprobs_entropy(head: Any, hidden: torch.Tensor, targets: torch.Tens
     return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - norm, entropy
 
 
-def _chunk_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
+def _chunk_logprobs(head: Any, hidden: torch.Tensor, targets: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The chunk's taken-token log-probabilities, and whether each taken token was the most likely (from the same logits)."""
     logits = head(hidden).float()
     logits = logits / temperature if temperature != 1.0 else logits
-    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1), logits.argmax(-1) == targets
 
 
 def trainable_parameters(model: Any) -> list[torch.nn.Parameter]:

@@ -17,6 +17,7 @@ from typing import Any
 from training.config import ConfigError
 from training.model_store import ModelStoreError
 from training.provenance import provenance, write_result
+from training.zeroshot import RESULTS as ZEROSHOT_RESULTS
 from training.zoo import manifest, prompt_style_for, resolve
 from training.zoo.build import REPO_ROOT, build, build_folder
 from training.zoo.evaluate import evaluate_model, results_table, targets_reached
@@ -25,7 +26,6 @@ from training.zoo.specs import SPECS, ZooSpec, config_hash, get_spec
 BEGIN, END = "<!-- zoo:begin -->", "<!-- zoo:end -->"
 README_SPECS = ("smol-base", "smol-teacher", "base-small", "teacher-small", "desk-small")  # the models training/README.md shows
 RESULTS = REPO_ROOT / "training" / "results" / "zoo"
-ZEROSHOT = REPO_ROOT / "training" / "results" / "zeroshot"  # training.zeroshot.RESULTS
 
 
 def _spec(name: str, seed: int | None) -> ZooSpec:
@@ -66,7 +66,7 @@ def load_results(names: tuple[str, ...], root: Path = RESULTS) -> tuple[dict[str
     return found, problems
 
 
-def storebench_short_targets(name: str, root: Path = ZEROSHOT) -> dict[str, bool]:
+def storebench_short_targets(name: str, root: Path = ZEROSHOT_RESULTS) -> dict[str, bool]:
     """The issue's StoreBench targets for a real-model base, read from the zero-shot table's files (the held-out test
     scenarios played to 40 turns): valid calls >= 0.95 and a mean composite above the do-nothing anchor's."""
     try:
