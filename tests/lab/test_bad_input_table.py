@@ -134,6 +134,17 @@ API: list[tuple[str, str, str, Any, int, int]] = [
     ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": LONG}, 400, 400),
     ("api", "post", "/api/v1/runs/", {"recipe": LONG, "base_model": "tiny"}, 400, 400),
     ("api", "post", "/api/v1/runs/", {"recipe": "sft", "base_model": "no-such-model"}, 400, 400),  # not in the store: lists the installed
+    (
+        "api",
+        "post",
+        "/api/v1/runs/",
+        {"recipe": "grpo", "base_model": "tiny", "config": {"decode_token_budget": 10**13}},
+        400,
+        400,
+    ),  # names what fits
+    ("api", "post", "/api/v1/runs/", {"recipe": "grpo", "base_model": "tiny", "config": {"decode_token_budget": -1}}, 400, 400),
+    ("api", "post", "/api/v1/runs/", {"recipe": "grpo", "base_model": "tiny", "config": {"decode_token_budget": "lots"}}, 400, 400),
+    ("api", "post", "/api/v1/runs/", {"recipe": "grpo", "base_model": "tiny", "config": {"decode_token_budget": BIG}}, 400, 400),
     ("api", "post", "/api/v1/agents/", {"name": "a", "kind": "hf", "model": "no-such-model"}, 400, 400),
     (
         "api",
