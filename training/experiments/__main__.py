@@ -1,9 +1,13 @@
-"""python -m training.experiments list | NAME [--smoke] [--base P] [--teacher P] [--out DIR] [--seeds 0,1,2]
-[--arms a,b] [--no-readme]
+"""python -m training.experiments list | report [NAME ...] [--check] | NAME [--smoke] [--base P] [--teacher P] [--out DIR]
+[--seeds 0,1,2] [--arms a,b] [--no-readme] [--no-room-check] [--device cuda]
 
-A full run writes its table into its README (Experiment.readme, training/README.md unless it names another; between
-the experiment's markers) unless --no-readme;
---smoke runs the tiny models for a few steps and never writes the README. Exit 2 on a bad name or a missing model.
+A full run writes one result file per training run under training/results/NAME/ (training/experiments/results.py),
+first checks that the base has room on the test seeds (exit 3 when it has none), then makes its table from those
+files into its README (Experiment.readme, training/README.md unless it names another; between the experiment's
+markers) unless --no-readme. Rerunning the same command continues an interrupted series: runs whose file holds what the
+table needs are not trained again. `report` remakes every table from the committed files; `report --check` exits 1
+when a README differs from them. --smoke runs the tiny models for a few steps and writes neither files nor README.
+Exit 2 on a bad name or a missing model.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -45,12 +50,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="", help="training seeds, comma-separated (default: the experiment's)")
     parser.add_argument("--arms", default="", help="arms to run, comma-separated (default: all)")
     parser.add_argument("--no-readme", action="store_true", help="do not write the table into the experiment's README")
+    parser.add_argument("--device", default="auto", help="where the recipes train: auto, cpu, cuda or cuda:N (not part of a run's hash)")
+    parser.add_argument("--no-room-check", action="store_true", help="run even when the base leaves the arms no room (not evidence)")
+    parser.add_argument("--check", action="store_true", help="with `report`: compare the READMEs with the files, write nothing")
+    parser.add_argument("names", nargs="*", help=argparse.SUPPRESS)  # `report`'s experiments
     args = parser.parse_args(argv)
     if args.name == "list":
         return _list()
+    if args.name == "report":
+        from training.experiments import get
+        from training.experiments.results import report
+
+        try:
+            return report([get(name) for name in args.names] if args.names else None, check=args.check)
+        except ConfigError as exc:
+            return _fail(str(exc))
+    if args.names:
+        return _fail(f"unexpected argument(s) {' '.join(args.names)}")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", args.device):
+        return _fail(f"--device={args.device!r}: give auto, cpu, cuda or cuda:N")
 
     from training.experiments import get
     from training.experiments.report import experiment_markdown, write_readme_section
+    from training.experiments.results import RESULTS, NoRoom, table_markdown
     from training.experiments.runner import run_experiment
 
     try:
@@ -75,13 +97,20 @@ def main(argv: list[str] | None = None) -> int:
         except (FileNotFoundError, KeyError, ValueError) as exc:
             return _fail(str(exc))
     out = Path(args.out or f"var/experiments/{experiment.name}{'-smoke' if args.smoke else ''}")
-    result = run_experiment(experiment, base=base, teacher=teacher, out=out, smoke=args.smoke, seeds=seeds, arms=arms)
-    text = experiment_markdown(
-        experiment, result, command="python -m training.experiments " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m training.experiments " + shlex.join(sys.argv[1:] if argv is None else argv)
+    try:
+        result = run_experiment(experiment, base=base, teacher=teacher, out=out, smoke=args.smoke, seeds=seeds, arms=arms,
+                                results=None if args.smoke else RESULTS, command=command, room_check=not args.no_room_check, device=args.device)  # fmt: skip
+    except NoRoom as exc:
+        print(f"no room: {exc}", file=sys.stderr)
+        return 3
+    # a full run's table is the one its files make (all the files so far, also other calls' arms and seeds)
+    text = (None if args.smoke else table_markdown(experiment, RESULTS / experiment.name)) or experiment_markdown(
+        experiment, result, command=command
     )
     print(text)
     (out / "report.md").write_text(text)
-    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))  # everything the table came from
+    (out / "experiment.json").write_text(json.dumps(dataclasses.asdict(result), indent=1))  # this call's result, as it ran
     if not args.smoke and not args.no_readme:
         readme = ROOT / experiment.readme
         write_readme_section(readme, experiment.name, text)

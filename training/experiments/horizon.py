@@ -84,15 +84,17 @@ REFINE = register(
         name="refine",
         question="At equal compute, does a warm start on first turns plus refinement on whole episodes selected by the "
         "warm model's likelihood of their later turns beat whole-episode SFT, and does the selection beat a random one?",
-        method="unlikely",
+        # The paper's selection keeps the continuations the warm-start model finds MOST likely (it refines where the
+        # model is already near the demonstration); the least likely quarter is the ablation, not the method.
+        method="likely",
         arms=(
             Arm(
-                "unlikely",
+                "likely",
                 "sft",
-                {**WARM_START, "refine_select": "unlikely"},
-                "4 steps on first turns, then the quarter of episodes whose later turns the warm model finds least likely",
+                {**WARM_START, "refine_select": "likely"},
+                "4 steps on first turns, then the quarter of episodes whose later turns the warm model finds most likely",
             ),
-            Arm("likely", "sft", {**WARM_START, "refine_select": "likely"}, "the same, refining on the most likely quarter"),
+            Arm("unlikely", "sft", {**WARM_START, "refine_select": "unlikely"}, "the same, refining on the least likely quarter"),
             Arm("random", "sft", {**WARM_START, "refine_select": "random"}, "the same, refining on a random quarter (seeded)"),
             Arm("full", "sft", {}, "whole demonstrations for the whole budget (8 steps)"),
         ),

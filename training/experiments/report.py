@@ -18,10 +18,10 @@ from training.experiments.standard import paired_difference, summarise
 from training.zoo import manifest
 
 
-def _zoo_hash(path: str) -> str:
-    """ "zoo <hash>" from the model folder's zoo.json (the zoo records one per model), else "not from the zoo"."""
-    value = manifest(path).get("hash")
-    return f"zoo {value}" if value else "not from the zoo"
+def _model_hash(path: str, recorded: str) -> str:
+    """ "hash <hash>": the one the result recorded (a table made from files), else the model folder's zoo.json."""
+    value = recorded or manifest(path).get("hash")
+    return f"hash {value}" if value else "not from the zoo"
 
 
 def _point(point: dict[str, object]) -> str:
@@ -68,8 +68,8 @@ def experiment_markdown(experiment: Experiment, result: ExperimentResult, *, com
         "",
         f"Shared config: `{json.dumps(result.shared, sort_keys=True)}`; grid {json.dumps({k: list(v) for k, v in experiment.tuning.items()})}.",
         "",
-        f"Command: `{command}`. Base `{result.base}` ({_zoo_hash(result.base)}), teacher `{result.teacher}` "
-        f"({_zoo_hash(result.teacher) if experiment.needs_teacher else 'unused'}). Run {result.started}, {result.wall_s / 60:.1f} min"
+        f"Command: `{command}`. Base `{result.base}` ({_model_hash(result.base, result.base_hash)}), teacher `{result.teacher}` "
+        f"({_model_hash(result.teacher, result.teacher_hash) if experiment.needs_teacher else 'unused'}). Run {result.started}, {result.wall_s / 60:.1f} min"
         f"{' (smoke)' if result.smoke else ''}.",
     ]
     return "\n".join(lines) + "\n"
@@ -89,6 +89,15 @@ def _measures_table(result: ExperimentResult) -> list[str]:
             cells.append(f"{summarise(per_seed).mean:.3f} ± {summarise(per_seed).ci:.3f}" if per_seed else "-")
         lines.append(f"| {measure} | " + " | ".join(cells) + " |")
     return lines
+
+
+def read_readme_section(path: Path, name: str) -> str | None:
+    """The text between the experiment's markers, or None when the README has none."""
+    begin, end = f"<!-- experiment:{name}:begin -->", f"<!-- experiment:{name}:end -->"
+    readme = path.read_text() if path.exists() else ""
+    if begin not in readme or end not in readme:
+        return None
+    return readme.split(begin, 1)[1].split(end, 1)[0].strip()
 
 
 def write_readme_section(path: Path, name: str, text: str) -> None:

@@ -28,6 +28,17 @@ from typing import Any
 
 from training.data import PromptStyle
 from training.experiments import Experiment
+from training.experiments.results import (
+    NoRoom,
+    identity_label,
+    model_identity,
+    portable,
+    room_file,
+    room_verdict,
+    run_file,
+    write_run,
+)
+from training.provenance import REPO_ROOT, provenance, write_result
 from training.zoo import manifest, prompt_style_for
 
 DEFAULT_SMOKE_EVAL_EPISODES = 4
@@ -67,6 +78,8 @@ class ExperimentResult:
     started: str
     wall_s: float
     trained: int  # runs trained by this call (0 when everything was resumed)
+    base_hash: str = ""  # the models' identities (results.model_identity): what a table made from files names
+    teacher_hash: str = ""
 
 
 def prompt_style_of(base: str, config: dict[str, Any]) -> PromptStyle:
@@ -194,8 +207,13 @@ class _Runs:
         out: Path,
         progress: bool,
         smoke: bool = False,
+        files: RunFiles | None = None,
+        start: dict[str, dict[str, Any]] | None = None,
+        device: str = "auto",
     ):
+        self.device = device  # where the recipes train; not part of a run's identity (a series may move to a GPU)
         self.experiment, self.arm, self.base, self.values = experiment, experiment.arm(arm), base, values
+        self.files = files  # where the run's committed result file goes (None: a smoke run, kept under `out` only)
         ev = experiment.evaluation  # a smoke run plays its evaluation within the smoke's (smaller) turn and token limits
         self.limits = (ev.max_turns, ev.max_new_tokens)
         if smoke:
@@ -206,7 +224,8 @@ class _Runs:
         self.teacher, self.out, self.progress, self.trained = teacher, out, progress, 0
         self.used: dict[str, dict[str, Any]] = {}  # config hash -> result.json of every run this call used
         self.measured: dict[str, dict[str, float]] = {}  # (checkpoint, seeds, values) -> its extra measures
-        self.start: dict[str, dict[str, Any]] = {}  # (checkpoint, split, seeds, limits) -> a `none` arm's evaluation
+        # (checkpoint, split, seeds, limits) -> a `none` arm's evaluation; shared by the arms (and the room check)
+        self.start: dict[str, dict[str, Any]] = {} if start is None else start
 
     def config(self, point: dict[str, Any], seed: int) -> dict[str, Any]:
         """The run's recipe config. Harness fields (prompt style, the recipe's own monitoring evaluation, cut to one
@@ -222,6 +241,8 @@ class _Runs:
             "eval_episodes": min(1, int(config.get("eval_episodes", 1))),  # an experiment may turn it off altogether
         }
         harness["eval_seed_start"] = self.experiment.evaluation.dev_seeds[0]
+        if self.device != "auto":
+            harness["device"] = self.device
         if self.experiment.needs_teacher:
             harness["teacher"] = self.teacher
         known = recipe_fields(self.arm.recipe)
@@ -240,11 +261,21 @@ class _Runs:
         config = self.config(point, seed)
         ev = self.experiment.evaluation
         evaluated = [ev.task, *self.limits] + ([ev.options] if ev.options else [])  # no options: the hash runs always had
-        digest = config_hash({"recipe": self.arm.recipe, "config": config, "eval": evaluated})
+        # hashed without this machine's paths, so a run's committed file resumes it on another machine or clone
+        portable_config = portable(config, self.files.models) if self.files else config
+        identity = {k: v for k, v in portable_config.items() if k != "device"}  # a run continued on a GPU is the same run
+        digest = config_hash({"recipe": self.arm.recipe, "config": identity, "eval": evaluated})
         label = ",".join(f"{k}={v}" for k, v in point.items()) or "default"
-        folder = self.out / self.arm.name / f"{label}-seed{seed}-{digest}"
+        run_name = f"{label}-seed{seed}-{digest}"
+        folder = self.out / self.arm.name / run_name
         path = folder / "result.json"
         result: dict[str, Any] | None = json.loads(path.read_text()) if path.exists() else None
+        if (result is None or result.get("config_hash") != digest) and self.files:
+            result = self.files.adopt(self.arm.name, run_name, digest, path)
+        if result is not None and self._needs_checkpoint(result, split, seeds) and not Path(result["checkpoint"]).exists():
+            _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: its checkpoint is not on this machine")
+            result = None  # the committed file lacks what is asked now, and only the checkpoint could give it: train again
+        save = self._saver(path, run_name)
         if result is None or result.get("config_hash") != digest:
             shutil.rmtree(folder, ignore_errors=True)  # a run interrupted mid-way starts again from scratch
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: training")
@@ -258,13 +289,13 @@ class _Runs:
                 result["trained_tokens"] = _trained_tokens(folder, config.get("grad_accum", 1))
             folder.mkdir(parents=True, exist_ok=True)
             result["train_s"] = time.perf_counter() - start
-            path.write_text(json.dumps(result, indent=1))
+            save(result)
         done = result["evaluations"].get(split)
         start_key = json.dumps([result["checkpoint"], split, seeds, self.limits])  # a `none` arm: one checkpoint for every seed
         if (done is None or [e["seed"] for e in done["episodes"]] != seeds) and self.arm.recipe == NO_TRAINING and start_key in self.start:
             # greedy play of the same checkpoint on the same jobs is the same play: the start is evaluated once per call
             result["evaluations"][split] = {**self.start[start_key], "eval_s": 0.0, "reused": True}
-            path.write_text(json.dumps(result, indent=1))
+            save(result)
             done = result["evaluations"][split]
         if done is None or [e["seed"] for e in done["episodes"]] != seeds:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: evaluating on {len(seeds)} {split} seeds")
@@ -273,7 +304,7 @@ class _Runs:
             played = {**self.values, **self.arm.overrides, **point, **config}
             episodes = evaluate_checkpoint(result["checkpoint"], self.base, seeds, played, self.experiment, self.limits)
             result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
-            path.write_text(json.dumps(result, indent=1))
+            save(result)
             if self.arm.recipe == NO_TRAINING:
                 self.start[start_key] = {"episodes": episodes, "eval_s": result["evaluations"][split]["eval_s"]}
         if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
@@ -287,8 +318,69 @@ class _Runs:
                 self.measured[key] = dotted_function(self.experiment.measures)(result["checkpoint"], self.base, values, seeds)
             result["evaluations"][split]["measures"] = self.measured[key]
             result["evaluations"][split]["eval_s"] += time.perf_counter() - start
-            path.write_text(json.dumps(result, indent=1))
+            save(result)
         self.used[digest] = result
+        return result
+
+    def _needs_checkpoint(self, result: dict[str, Any], split: str, seeds: list[int]) -> bool:
+        """Whether evaluating `split` on `seeds` (and its measures) would play the run's checkpoint again."""
+        done = result["evaluations"].get(split)
+        if done is None or [e["seed"] for e in done["episodes"]] != seeds:
+            return result.get("recipe") != NO_TRAINING
+        return split == "test" and bool(self.experiment.measures) and "measures" not in done
+
+    def _saver(self, path: Path, run_name: str) -> Callable[[dict[str, Any]], None]:
+        """Writes the run's result.json under `out`, and its committed file where there is one."""
+
+        def save(result: dict[str, Any]) -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(result, indent=1))
+            if self.files:
+                self.files.write(self.arm.name, run_name, result)
+
+        return save
+
+
+@dataclass
+class RunFiles:
+    """Where a full run's committed result files go (training/experiments/results.py), and what they record."""
+
+    experiment: Experiment
+    results: Path
+    base: str
+    teacher: str
+    command: str
+
+    def __post_init__(self) -> None:
+        self.base_identity = model_identity(self.base)
+        self.teacher_identity = model_identity(self.teacher) if self.experiment.needs_teacher else None
+        self.models = {self.base: "model:" + identity_label(self.base_identity)}
+        if self.teacher_identity:
+            self.models[self.teacher] = "model:" + identity_label(self.teacher_identity)
+
+    def write(self, arm: str, run_name: str, result: dict[str, Any]) -> None:
+        write_run(run_file(self.results, self.experiment.name, arm, run_name), result, experiment=self.experiment, base=self.base_identity,
+                  teacher=self.teacher_identity, models=self.models, command=self.command)  # fmt: skip
+
+    def adopt(self, arm: str, run_name: str, digest: str, path: Path) -> dict[str, Any] | None:
+        """The committed file of this run as the run's result.json (made on another machine, or before `out` was
+        cleared), or None. Its checkpoint path is made this machine's again (relative to the repository)."""
+        committed = run_file(self.results, self.experiment.name, arm, run_name)
+        if not committed.exists():
+            return None
+        record = json.loads(committed.read_text())
+        if record.get("config_hash") != digest:
+            return None
+        keys = ("arm", "recipe", "point", "seed", "config", "config_hash", "checkpoint", "steps", "trained_tokens", "last_metrics",
+                "evaluations", "train_s")  # fmt: skip
+        result = {k: record[k] for k in keys if k in record}
+        checkpoint = str(result.get("checkpoint", ""))
+        if checkpoint.startswith("model:"):  # the start checkpoint itself (a `none` arm)
+            result["checkpoint"] = self.base
+        elif checkpoint and not Path(checkpoint).is_absolute():
+            result["checkpoint"] = str(REPO_ROOT / checkpoint)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=1))
         return result
 
 
@@ -302,8 +394,16 @@ def run_experiment(
     seeds: list[int] | None = None,
     arms: list[str] | None = None,
     progress: bool = True,
+    results: Path | None = None,
+    command: str = "",
+    room_check: bool = True,
+    device: str = "auto",
 ) -> ExperimentResult:
-    """Tune, train and evaluate every arm (module docstring); see ExperimentResult for what comes back."""
+    """Tune, train and evaluate every arm (module docstring); see ExperimentResult for what comes back.
+
+    With `results` (a full run from the CLI: training/results), every run also writes its committed result file there
+    and resumes from it, and the room check runs first: NoRoom when the base leaves the arms no room, unless
+    `room_check` is False (training/experiments/results.py)."""
     started, clock = time.strftime("%Y-%m-%d %H:%M"), time.perf_counter()
     out = Path(out)
     values = dict(experiment.shared)
@@ -317,10 +417,19 @@ def run_experiment(
     test_start, test_stop = experiment.evaluation.test_seeds
     test_seeds = list(range(test_start, test_stop))[: smoke_eval if smoke else None]
     dev_seeds = list(range(*experiment.evaluation.dev_seeds))
-    results: dict[str, ArmResult] = {}
+    files = RunFiles(experiment, Path(results), str(base), str(teacher), command) if results is not None and not smoke else None
+    start: dict[str, dict[str, Any]] = {}  # the start checkpoint's evaluations, shared by the room check and `none` arms
+    if files:
+        room = check_room(experiment, files, values, test_seeds, start, progress)
+        if room_verdict(room["reward_mean"]) != "room" and room_check:
+            raise NoRoom(f"{experiment.name}: the base {identity_label(files.base_identity)} scores {room['reward_mean']:.3f} on the "
+                         f"{len(test_seeds)} test seeds of {experiment.evaluation.task}, outside the room bounds; pick a split or "
+                         "difficulty where it has room, or pass --no-room-check (the table will say it is not evidence)")  # fmt: skip
+    results_by_arm: dict[str, ArmResult] = {}
     trained = 0
     for name in arms or [a.name for a in experiment.arms]:
-        runs = _Runs(experiment, name, base=str(base), teacher=str(teacher), values=values, out=out, progress=progress, smoke=smoke)
+        runs = _Runs(experiment, name, base=str(base), teacher=str(teacher), values=values, out=out, progress=progress, smoke=smoke,
+                     files=files, start=start, device=device)  # fmt: skip
         arm = ArmResult(name, chosen=points[0])
         if len(points) > 1:  # a one-point grid has nothing to choose: no dev evaluation is spent on it
             for point in points:
@@ -339,7 +448,7 @@ def run_experiment(
                 arm.measures[seed] = {**arm.measures.get(seed, {}), **result["evaluations"]["test"]["measures"]}
         arm.runs = list(runs.used.values())
         arm.wall_s = sum(r["train_s"] + sum(e["eval_s"] for e in r["evaluations"].values()) for r in arm.runs)
-        results[name] = arm
+        results_by_arm[name] = arm
         trained += runs.trained
     return ExperimentResult(
         experiment.name,
@@ -349,8 +458,38 @@ def run_experiment(
         str(out),
         test_seeds,
         values,
-        results,
+        results_by_arm,
         started,
         time.perf_counter() - clock,
         trained,
+        base_hash=files.base_identity["hash"] if files else "",
+        teacher_hash=files.teacher_identity["hash"] if files and files.teacher_identity else "",
     )
+
+
+def check_room(experiment: Experiment, files: RunFiles, values: dict[str, Any], test_seeds: list[int], start: dict[str, dict[str, Any]],
+               progress: bool) -> dict[str, Any]:  # fmt: skip
+    """The base played greedily on the test seeds, once per base and definition (its room file, committed): the record
+    with reward_mean and passed_mean. The evaluation seeds `start`, so a `none` arm reuses it rather than play again."""
+    from training.experiments.results import definition_hash
+
+    path = room_file(files.results, experiment.name, files.base_identity)
+    ev = experiment.evaluation
+    limits = (ev.max_turns, ev.max_new_tokens)
+    if path.exists():
+        room = json.loads(path.read_text())
+        if room.get("definition") == definition_hash(experiment) and room.get("test_seeds") == test_seeds:
+            start[json.dumps([files.base, "test", test_seeds, list(limits)])] = {"episodes": room["episodes"], "eval_s": room["eval_s"]}
+            return room
+    _say(progress, f"[{experiment.name}] room check: the base on {len(test_seeds)} test seeds")
+    clock = time.perf_counter()
+    episodes = evaluate_checkpoint(files.base, files.base, test_seeds, values, experiment, limits)
+    eval_s = time.perf_counter() - clock
+    start[json.dumps([files.base, "test", test_seeds, list(limits)])] = {"episodes": episodes, "eval_s": eval_s}
+    room = {"experiment": experiment.name, "definition": definition_hash(experiment), "base": files.base_identity, "task": ev.task,
+            "test_seeds": test_seeds, "reward_mean": sum(e["reward"] for e in episodes) / len(episodes),
+            "passed_mean": sum(1.0 for e in episodes if e["passed"]) / len(episodes), "episodes": episodes, "eval_s": eval_s, **provenance()}  # fmt: skip
+    room["verdict"] = room_verdict(room["reward_mean"])
+    write_result(path, room)
+    _say(progress, f"[{experiment.name}] room check: {room['reward_mean']:.3f} ({room['verdict']})")
+    return room
