@@ -227,3 +227,17 @@ def step_search(episode: Episode, query: str, *, limit: int = 100) -> list[dict[
         Q(message_text__icontains=text) | Q(reasoning__icontains=text) | Q(calls_text__icontains=text) | Q(results_text__icontains=text)
     )
     return [dict(hit) for hit in found.order_by("index").values("index", "source", "message_text", "calls_text")[:limit]]
+
+
+def first_steps_mentioning(episode: Episode, texts: list[str], *, limit: int = 20) -> dict[str, int]:
+    """{text: index of the first step whose tool calls contain it} for the first `limit` texts that some step's calls
+    contain (the viewer's evidence steps, lab/console/score_explanation.py)."""
+    from django.db.models import TextField
+
+    steps = Step.objects.filter(episode=episode).annotate(calls_text=Cast("tool_calls", TextField()))
+    found: dict[str, int] = {}
+    for text in texts[:limit]:
+        index = steps.filter(calls_text__contains=text[:200]).order_by("index").values_list("index", flat=True).first()
+        if index is not None:
+            found[text] = index
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -280,3 +281,33 @@ def test_a_spec_continues_another_built_zoo_model(var_root: Path, quick_eval: li
     assert config_hash(follow) != info["hash"]  # another smoke makes another continuation
     with pytest.raises(ConfigError, match="cannot continue itself"):
         dataclasses.replace(SMOKE, base_model="smoke")
+
+
+def test_a_kept_adapter_makes_the_built_model_bit_for_bit_without_training(
+    var_root: Path, quick_eval: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """smol-base is kept in the repository as its LoRA adapter (training/zoo/adapters.py); here a LoRA spec continues
+    the smoke model, is kept, its build is deleted, and resolve() makes the same weights again with no SFT."""
+    from training.zoo import adapters
+
+    lora = dataclasses.replace(SMOKE, name="smoke-lora", base_model="smoke", lora_r=4, sft_steps=1, save_every=0)
+    monkeypatch.setitem(SPECS, "smoke-lora", lora)
+    monkeypatch.setattr(adapters, "ADAPTERS", tmp_path / "adapters")
+    build(SMOKE, control=quiet())
+    with pytest.raises(ConfigError, match="only a spec fine-tuned with LoRA"):
+        adapters.keep_adapter(SMOKE)
+    built = build(lora, control=quiet())
+    weights = (built / "model.safetensors").read_bytes()
+    kept = adapters.keep_adapter(lora)
+    assert kept == tmp_path / "adapters" / f"smoke-lora-{config_hash(lora)}"
+    assert {p.name for p in kept.iterdir()} == {"adapter_config.json", "adapter_model.safetensors", "zoo.json", "tokenizer_config.json",
+                                               "chat_template.jinja"}  # fmt: skip
+    assert not (kept / "model.safetensors").exists()
+
+    shutil.rmtree(build_folder(lora))
+    monkeypatch.setattr(zoo_build, "_sft_stage", lambda *a, **k: pytest.fail("a kept adapter is never trained again"))
+    final = resolve("smoke-lora")
+    assert final == build_folder(lora) / "final" and (final / "model.safetensors").read_bytes() == weights
+    info = manifest(final)
+    assert info["hash"] == config_hash(lora) and info["materialized"]["from"] == kept.name and info["evaluation"] == STUB_RESULTS
+    assert build(lora, control=quiet()) == final  # built now: the same folder, nothing made again

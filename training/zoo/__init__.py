@@ -28,6 +28,10 @@ def resolve(name_or_path: str) -> Path:
 
         final = build_folder(get_spec(name_or_path)) / "final"
         if not (final / "zoo.json").exists():
+            from training.zoo.adapters import materialize
+
+            materialize(get_spec(name_or_path))  # kept in the repository as an adapter: made here in seconds
+        if not (final / "zoo.json").exists():
             raise ConfigError(f"zoo model {name_or_path!r} is not built yet ({final}); run `python -m training.zoo build {name_or_path}`",
                               ["model"])  # fmt: skip
         return final

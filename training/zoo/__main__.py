@@ -1,4 +1,4 @@
-"""`python -m training.zoo list | build NAME [--out PATH] [--seed N] | eval PATH_OR_NAME | path NAME | report`.
+"""`python -m training.zoo list | build NAME [--out PATH] [--seed N] | eval PATH_OR_NAME | path NAME | report | keep NAME`.
 
 `build` prints a line per stage with the elapsed time, writes the build's evaluation as the committed result file
 `training/results/zoo/<name>.json` (with the commit and the machine), and rewrites training/README.md's zoo table
@@ -19,6 +19,7 @@ from training.model_store import ModelStoreError
 from training.provenance import provenance, write_result
 from training.zeroshot import RESULTS as ZEROSHOT_RESULTS
 from training.zoo import manifest, prompt_style_for, resolve
+from training.zoo.adapters import adapter_folder, keep_adapter
 from training.zoo.build import REPO_ROOT, build, build_folder
 from training.zoo.evaluate import evaluate_model, results_table, targets_reached
 from training.zoo.specs import SPECS, ZooSpec, config_hash, get_spec
@@ -116,7 +117,7 @@ def update_readme(path: Path = REPO_ROOT / "training" / "README.md", names: tupl
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.zoo", description="Small models trained here from scratch.")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("list", help="specs, their hash, built or not, and their folder")
+    commands.add_parser("list", help="specs, their hash, built / kept (an adapter in the repository) / not built, and their folder")
     build_cmd = commands.add_parser("build", help="build a spec (cached stage by stage; an interrupted build resumes)")
     build_cmd.add_argument("name", choices=sorted(SPECS))
     build_cmd.add_argument("--out", help="also copy the final model folder here")
@@ -125,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     eval_cmd.add_argument("model", help="a spec name or a model folder")
     eval_cmd.add_argument("--rerun", action="store_true", help="play the evaluation again instead of reading zoo.json")
     commands.add_parser("report", help="rewrite training/README.md's zoo table from training/results/zoo/")
+    keep_cmd = commands.add_parser("keep", help="keep a built LoRA spec's adapter in training/zoo/adapters/ (build does it)")
+    keep_cmd.add_argument("name", choices=sorted(SPECS))
     path_cmd = commands.add_parser("path", help="the final folder of a built spec")
     path_cmd.add_argument("name")
     args = parser.parse_args(argv)
@@ -132,13 +135,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             for name, spec in SPECS.items():
                 final = build_folder(spec) / "final"
-                state = "built" if (final / "zoo.json").exists() else "not built"
+                state = (
+                    "built" if (final / "zoo.json").exists() else "kept" if (adapter_folder(spec) / "zoo.json").exists() else "not built"
+                )
                 print(f"{name:16} {config_hash(spec)}  {state:9}  {final}")
         elif args.command == "build":
             spec = _spec(args.name, args.seed)
             build(spec, out=args.out)
             print(f"result: {publish(spec).relative_to(REPO_ROOT)}")
+            if spec.lora_r and spec.base_model is not None and spec.seed == SPECS[spec.name].seed:
+                print(
+                    f"adapter kept: {keep_adapter(spec).relative_to(REPO_ROOT)} (commit it: a fresh clone then makes the model in seconds)"
+                )
             update_readme()
+        elif args.command == "keep":
+            print(keep_adapter(_spec(args.name, None)).relative_to(REPO_ROOT))
         elif args.command == "report":
             update_readme()
             print(readme_section())

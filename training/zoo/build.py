@@ -212,9 +212,10 @@ def _sft_stage(spec: ZooSpec, folder: Path, start_from: str, control: BuildContr
     return _finish(stage, wall_s=round(time.time() - started, 1), final=final, start_from=start_from)
 
 
-def _save_merged(adapter: Path, base: str, out: Path) -> None:
+def _save_merged(adapter: Path, base: str, out: Path, tokenizer_from: Path | None = None) -> None:
     """An SFT stage trained with LoRA ends in an adapter folder; the zoo's final folder is a plain model, so the
-    adapter is merged into the base's weights (saved in the base's dtype) with the adapter's tokenizer beside it."""
+    adapter is merged into the base's weights (saved in the base's dtype) with the adapter's tokenizer beside it (or
+    `tokenizer_from`'s: a kept adapter, training/zoo/adapters.py, carries no tokenizer.json)."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -223,7 +224,7 @@ def _save_merged(adapter: Path, base: str, out: Path) -> None:
     network: Any = AutoModelForCausalLM.from_pretrained(base, dtype="auto", **pretrained_kwargs(base))
     merged = PeftModel.from_pretrained(network, str(adapter)).merge_and_unload()
     merged.save_pretrained(out)
-    AutoTokenizer.from_pretrained(str(adapter), local_files_only=True).save_pretrained(out)
+    AutoTokenizer.from_pretrained(str(tokenizer_from or adapter), local_files_only=True).save_pretrained(out)
 
 
 def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, start_from: str, walls: dict[str, float], control: BuildControl) -> Path:
@@ -264,7 +265,12 @@ def base_model_folder(spec: ZooSpec) -> Path:
     assert spec.base_model is not None
     if spec.base_model not in SPECS:
         return installed_path(spec.base_model)
-    final = build_folder(dataclasses.replace(SPECS[spec.base_model], seed=spec.seed)) / "final"
+    continued = dataclasses.replace(SPECS[spec.base_model], seed=spec.seed)
+    final = build_folder(continued) / "final"
+    if not (final / "zoo.json").exists():
+        from training.zoo.adapters import materialize
+
+        materialize(continued)  # kept in the repository: made here in seconds
     if not (final / "zoo.json").exists():
         raise ConfigError(f"{spec.name} continues {spec.base_model}, which is not built here: run `python -m training.zoo build "
                           f"{spec.base_model}` first", ["base_model"])  # fmt: skip
@@ -298,6 +304,10 @@ def build(spec: ZooSpec, *, out: str | None = None, control: BuildControl | None
     control = control or BuildControl()
     folder = build_folder(spec)
     final = folder / "final"
+    if not (final / "zoo.json").exists():
+        from training.zoo.adapters import materialize
+
+        materialize(spec, say=control.say)  # a kept adapter is the build, made in seconds
     if (final / "zoo.json").exists():
         control.say(f"{spec.name} is built: {final}")
     else:

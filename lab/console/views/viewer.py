@@ -14,7 +14,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from lab.console.lanes import episode_lanes, steps_link
-from lab.console.selectors import step_search, steps_window
+from lab.console.score_explanation import explain, with_evidence_steps
+from lab.console.selectors import first_steps_mentioning, step_search, steps_window
 from lab.console.views.viewer_analysis import analysis_context, steps_annotate
 from lab.diagnoses.models import CATEGORIES
 from lab.diagnoses.selectors import diagnosis_list_for_episode, episode_credit_cached
@@ -79,7 +80,8 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     context.update(
         running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
         diagnoses=diagnosis_list_for_episode(episode=episode)[:50],
-        may_annotate=role in ANNOTATE_ROLES, role=role, components=(episode.score or {}).get("components") or {},
+        may_annotate=role in ANNOTATE_ROLES, role=role,
+        explanation=with_evidence_steps(explain(episode.score, set(tools)), lambda texts: first_steps_mentioning(episode, texts)),
     )  # fmt: skip
     return page(request, "console/viewer.html", context)
 

@@ -1,0 +1,94 @@
+"""How an episode's score was made, for the viewer: each component, each rubric item and policy check, passed or
+failed with its reason, and the step that holds the evidence where one can be found.
+
+An environment records its score as header.score = {composite, passed, components, termination_reason, details}
+(environments.core.Score). `details` is each environment's own; the shapes read here are those the environments
+write:
+
+    items               [{id, kind, ok, why, evidence: [...]}]   a rubric (the workdesk)
+    violations          [text]                                   policy checks broken (the service desk)
+    gates               [text]                                   conditions that refused the deliverable (the workdesk)
+    missing_statements  [name]                                   what the caller had to be told and was not
+    differing           [...]                                    records that differ from the expected end state
+
+Any other detail is shown as a fact (name: value, shortened). The evidence step of a line is the first step whose
+tool calls mention one of its evidence strings (a path, a record id, the tool a violation names), so a reader can
+jump to where the agent read or wrote it; none is claimed where nothing matches.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_LINES = 60  # a rubric of hundreds of items shows its first 60 and says how many more
+MAX_FACT_CHARS = 160
+CHECK_LISTS = {  # details key -> (what a line of it is, whether it is a failure)
+    "violations": "policy",
+    "gates": "gate",
+    "missing_statements": "statement not made",
+    "differing": "state differs",
+}
+
+
+@dataclass
+class Line:
+    kind: str  # "component", "rubric", "policy", ...
+    name: str
+    ok: bool | None  # None: a value, neither pass nor fail
+    value: str = ""
+    reason: str = ""
+    evidence: list[str] = field(default_factory=list)
+    step: int | None = None
+
+
+@dataclass
+class Explanation:
+    lines: list[Line]
+    facts: list[tuple[str, str]]
+    more: int  # lines left out past MAX_LINES
+    termination_reason: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.lines and not self.facts
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= MAX_FACT_CHARS else text[: MAX_FACT_CHARS - 1] + "…"
+
+
+def explain(score: dict[str, Any] | None, tool_names: frozenset[str] | set[str] = frozenset()) -> Explanation:
+    """The lines and facts of a stored score (module docstring); evidence steps are found by `with_evidence_steps`."""
+    score = score or {}
+    details = score.get("details") if isinstance(score.get("details"), dict) else {}
+    lines: list[Line] = []
+    for name, value in sorted((score.get("components") or {}).items()):
+        number = float(value) if isinstance(value, int | float) else None
+        binary = number in (0.0, 1.0)
+        lines.append(Line("component", name, bool(number) if binary else None, "" if number is None else f"{number:.3f}"))
+    for item in details.get("items") or []:
+        if isinstance(item, dict):
+            evidence = [str(e) for e in item.get("evidence") or [] if str(e)][:5]
+            lines.append(Line("rubric", str(item.get("id", "?")), bool(item.get("ok")), str(item.get("kind", "")), _short(item.get("why", "")),
+                              evidence))  # fmt: skip
+    for key, kind in CHECK_LISTS.items():
+        for entry in details.get(key) or []:
+            text = _short(entry)
+            first = text.split(" ", 1)[0]
+            lines.append(Line(kind, text, False, evidence=[first] if first in tool_names else []))
+    shown = {"items", *CHECK_LISTS, "attack"}
+    facts = [(name, _short(value)) for name, value in sorted(details.items()) if name not in shown and value not in (None, "", [], {})]
+    return Explanation(lines[:MAX_LINES], facts, max(0, len(lines) - MAX_LINES), str(score.get("termination_reason") or ""))
+
+
+def with_evidence_steps(explanation: Explanation, first_step: Any) -> Explanation:
+    """Each line's step: `first_step(texts) -> {text: step index}` (a selector over the episode's tool calls)."""
+    wanted = sorted({e for line in explanation.lines for e in line.evidence})
+    found = first_step(wanted) if wanted else {}
+    for line in explanation.lines:
+        steps = [found[e] for e in line.evidence if e in found]
+        line.step = min(steps) if steps else None
+    return explanation

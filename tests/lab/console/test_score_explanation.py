@@ -1,0 +1,64 @@
+"""The viewer explains a score: each component, rubric item and policy check with pass or fail, its reason, and a
+link to the step that holds its evidence (lab/console/score_explanation.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from environments import registry
+from environments.runner import make_policy, run_episode
+from environments.trajectory import make_step, new_record
+from lab.console.score_explanation import MAX_LINES, explain
+from lab.trajectories.services import episodes_ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def _rows(html: str) -> list[str]:
+    body = html.split('id="score-explanation"', 1)[1].split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row)).strip() for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+
+
+def test_a_workdesk_episode_shows_each_rubric_item_with_its_reason(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    env = registry.make("workdesk/analyst", seed=0)
+    record = run_episode(env, make_policy("shallow-reader", env, 0))  # copies numbers without aggregating: fails figures
+    episode = episodes_ingest(project=project_a, records=[record], user=role_users["owner"])[0].episode
+    html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
+    rows = _rows(html)
+    assert "component audit pass 1.000" in rows and "component rubric fail 0.000" in rows
+    assert "rubric figure:revenue_total/Q4 fail figure 6781.9 vs 6279.5 (±0.5) revenue_total/Q4" in rows
+    assert "rubric forbid:stale/revenue_total/Q4 pass forbidden-value absent stale/revenue_total/Q4" in rows
+    facts = html.split('id="score-facts"', 1)[1].split("</dl>", 1)[0]
+    assert "cited" in facts and "board/q4_review.slides.json" in facts  # the other details, as facts
+
+
+def test_a_policy_violation_links_to_the_first_call_of_the_tool_it_names(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    steps = [
+        make_step(index=0, message="", tool_calls=[{"id": "a", "name": "lookup_customer", "arguments": {"id": "C1"}}],
+                  results=[{"call_id": "a", "content": "ok", "is_error": False}]),
+        make_step(index=1, message="", tool_calls=[{"id": "b", "name": "issue_credit", "arguments": {"customer": "C1"}}],
+                  results=[{"call_id": "b", "content": "ok", "is_error": False}]),
+    ]  # fmt: skip
+    score = {"composite": 0.0, "passed": False, "components": {"policy": 0.0, "state": 1.0}, "termination_reason": "user_closed",
+             "details": {"violations": ["issue_credit for C1 before verifying their identity"], "missing_statements": ["refund_window"],
+                         "template": "refund"}}  # fmt: skip
+    header = {"env": "toyenv", "task": "desk", "seed": 3, "source": "upload", "policy": {"name": "agent"}, "score": score,
+              "tools": [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in ("lookup_customer", "issue_credit")]}  # fmt: skip
+    episode = episodes_ingest(project=project_a, records=[new_record(header=header, steps=steps)], user=role_users["owner"])[0].episode
+    html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
+    assert "ended: user_closed" in html
+    rows = _rows(html)
+    assert "policy issue_credit for C1 before verifying their identity fail step 1 issue_credit" in rows
+    assert "statement not made refund_window fail" in rows
+    assert 'href="?at=1#step-1"' in html.split('id="score-explanation"', 1)[1]
+
+
+def test_a_long_rubric_is_cut_and_says_how_much_and_no_score_shows_nothing() -> None:
+    items = [{"id": f"i{n}", "kind": "figure", "ok": n % 2 == 0, "why": "x", "evidence": []} for n in range(MAX_LINES + 15)]
+    explained = explain({"composite": 0.5, "passed": False, "details": {"items": items, "note": "y" * 500}})
+    assert len(explained.lines) == MAX_LINES and explained.more == 15
+    assert explained.facts == [("note", "y" * 159 + "…")]
+    assert explain(None).empty and explain({"composite": 1.0}).empty
