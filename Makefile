@@ -6,6 +6,9 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 MODELS := $(VENV)/.models
 HOST ?= 127.0.0.1
+# The suite runs on one pytest-xdist worker per core (tests/xdist_services.py gives each its own Redis database;
+# pytest-django its own test database); TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= auto
 PORT ?= 8000
 
 .PHONY: setup models run test test-fast test-contract-all lint typecheck browser-deps clean
@@ -53,7 +56,7 @@ typecheck: $(STAMP)
 test: $(STAMP) models browser-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" -x $(PYTEST_ARGS)
