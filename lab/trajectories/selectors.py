@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Case, Exists, OuterRef, Q, QuerySet, Value, When
 from django.utils.dateparse import parse_datetime
 
 from environments.core import ToolSpec
@@ -114,9 +114,17 @@ def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode
 
 
 def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:
-    """The project's other episodes of the same task and seed, best score first: what the viewer offers to compare."""
-    siblings = Episode.objects.filter(project=episode.project, task=episode.task, seed=episode.seed).exclude(pk=episode.pk)
-    return siblings.select_related("agent").order_by("-composite")
+    """The project's other episodes of the same task and seed, those of the same environment version first, then best
+    score first: what the viewer offers to compare (a human beside every agent and anchor that played the seed).
+
+    Matched on the task's environment and key, not its row: a task played under two environment versions is two rows,
+    and an episode of the other version is still the same task and seed, shown with its version (`same_version`)."""
+    task = episode.task
+    siblings = Episode.objects.filter(project=episode.project, task__env=task.env, task__key=task.key, seed=episode.seed).exclude(
+        pk=episode.pk
+    )
+    same_version = Case(When(task__env_version=task.env_version, then=Value(True)), default=Value(False), output_field=BooleanField())
+    return siblings.select_related("agent", "task").annotate(same_version=same_version).order_by("-same_version", "-composite", "pk")
 
 
 def episode_tools(episode: Episode) -> dict[str, ToolSpec]:

@@ -37,8 +37,9 @@ def compare(request: HttpRequest) -> HttpResponse:
             for i, (sa, sb) in enumerate(zip_longest(left, right))]  # fmt: skip
     longest = max(a.step_count, b.step_count)
     context = {
-        "a": a, "b": b, "rows": rows, "divergence": divergence, "deltas": score_deltas(a, b), "same_task": a.task_id == b.task_id,
-        "same_seed": a.seed == b.seed, "start": start, "next_start": start + ROWS if start + ROWS < longest else None,
+        "a": a, "b": b, "rows": rows, "divergence": divergence, "deltas": score_deltas(a, b),
+        "same_task": (a.task.env, a.task.key) == (b.task.env, b.task.key), "same_seed": a.seed == b.seed,
+        "same_version": a.task.env_version == b.task.env_version, "start": start, "next_start": start + ROWS if start + ROWS < longest else None,
         "prev_start": max(0, start - ROWS) if start else None, **team_context(a, b),
     }  # fmt: skip
     return page(request, "console/compare.html", context, fragment="console/_compare_rows.html")
