@@ -155,3 +155,16 @@ def test_every_committed_table_equals_what_its_result_files_give(capsys):
     assert report(check=True) == 0, capsys.readouterr().out
     assert experiments_cli(["report", "--check"]) == 0
     assert RESULTS.is_dir()
+
+
+def test_the_summary_has_one_row_per_experiment_with_its_headline_and_lists_those_without_files(full_run):
+    from training.experiments.results import summary_markdown
+
+    results, _, _ = full_run
+    other = type(PROBE)(**{**PROBE.__dict__, "name": "waiting"})
+    text = summary_markdown([PROBE, other], results)
+    (row,) = [line for line in text.splitlines() if line.startswith("| probe |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "sft − start" and cells[3] == "2 × 3" and cells[5] == "no room (0.00)"
+    assert cells[4].startswith("practicum-tiny-0-") and ("null (MDE" in cells[2] or "gain" in cells[2] or "loss" in cells[2])
+    assert "No result files yet" in text and text.rstrip().endswith(": waiting.")

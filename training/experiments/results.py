@@ -263,6 +263,52 @@ def table_markdown(experiment: Experiment, folder: Path) -> str | None:
     return text + "\n\n" + "\n".join(f"- {line}" for line in extra) + "\n"
 
 
+SUMMARY = "summary"  # the README block (between <!-- experiment:summary:begin/end -->) with one row per experiment
+
+
+def headline(experiment: Experiment, table: FileTable) -> str:
+    """One row: the method against its strongest baseline (the other arm of highest mean test reward), the paired
+    difference with its 95% interval and n, the base, and the room verdict."""
+    from training.experiments.standard import paired_difference, summarise
+
+    result = table.result
+    method = result.arms.get(experiment.method)
+    others = {name: arm for name, arm in result.arms.items() if name != experiment.method}
+    room = (
+        "unchecked" if table.room is None else f"{room_verdict(float(table.room['reward_mean']))} ({float(table.room['reward_mean']):.2f})"
+    )
+    base = f"{result.base}@{result.base_hash}" if result.base_hash else result.base
+    if method is None or not others:
+        return f"| {experiment.name} | {experiment.method} | - | - | {base} | {room} | partial: no arm to compare |"
+    strongest = max(others, key=lambda name: summarise(others[name].rewards).mean)
+    paired = paired_difference(method.rewards, others[strongest].rewards)
+    n = f"{len(method.rewards)} × {len(result.test_seeds)}"
+    verdict = "gain" if paired.low > 0 else "loss" if paired.high < 0 else f"null (MDE {paired.mde:.3f})"
+    return (f"| {experiment.name} | {experiment.method} − {strongest} | {paired.mean:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}] "
+            f"{verdict} | {n} | {base} | {room} | {len(table.notes)} note(s) |")  # fmt: skip
+
+
+def summary_markdown(experiments: list[Experiment], results: Path = RESULTS) -> str:
+    """The README's one-row-per-experiment table, from the files (experiments without files are listed as such)."""
+    rows, waiting = [], []
+    for experiment in sorted(experiments, key=lambda e: e.name):  # the registry's order is the modules' import order
+        table = result_from_files(experiment, results / experiment.name) if (results / experiment.name).is_dir() else None
+        if table is None:
+            waiting.append(experiment.name)
+        else:
+            rows.append(headline(experiment, table))
+    lines = ["Headlines from the committed result files (`python -m training.experiments report`): the method minus its strongest",
+             "baseline on the same (training seed, test seed) cells, 95% bootstrap interval, n = training seeds × test seeds.", "",
+             "| experiment | method − strongest baseline | effect [95% CI] | n | base | room (base's test reward) | notes |",
+             "| --- | --- | --- | --- | --- | --- | --- |", *rows]  # fmt: skip
+    if not rows:
+        lines.append("| (none yet) | | | | | | |")
+    if waiting:
+        lines += ["", "No result files yet (their tables below, where there are any, were written before results were kept as "
+                      f"files, most on base-small): {', '.join(waiting)}."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def report(experiments: list[Experiment] | None = None, *, results: Path = RESULTS, check: bool = False, out: Any = None) -> int:
     """Rewrite (or with check, compare) the README section of each experiment (default: every one with a folder under
     `results`). 0: all written or equal; 1: a table differs (check) or a folder holds an unreadable file (named, and
@@ -273,6 +319,7 @@ def report(experiments: list[Experiment] | None = None, *, results: Path = RESUL
     from training.experiments.report import read_readme_section, write_readme_section
 
     out = out or sys.stdout
+    everything = experiments is None
     if experiments is None:
         experiments = [e for e in load_all().values() if (results / e.name).is_dir()]
     status = 0
@@ -295,4 +342,14 @@ def report(experiments: list[Experiment] | None = None, *, results: Path = RESUL
             continue
         write_readme_section(readme, experiment.name, text)
         print(f"{experiment.name}: table written into {experiment.readme}", file=out)
+    if everything:  # the one-row-per-experiment table in training/README.md
+        summary, readme = summary_markdown(list(load_all().values()), results), REPO_ROOT / "training" / "README.md"
+        if check and read_readme_section(readme, SUMMARY) != summary.rstrip():
+            print(
+                "the summary table in training/README.md differs from the result files; run `python -m training.experiments report`",
+                file=out,
+            )
+            status = 1
+        elif not check:
+            write_readme_section(readme, SUMMARY, summary)
     return status
