@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Max, Q, QuerySet
 
 from lab.errors import DomainError, NotFound
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
@@ -61,6 +62,12 @@ class RunComparison:
     None where a run has no value at that step."""
     last: dict[int, dict[str, float | None]]
     """{run id: {metric: value at the run's highest step, or None}}."""
+    final: dict[str, list[float | None]] = field(default_factory=dict)
+    """{metric: [each run's value at its highest step of that metric, or None]} for every logged metric."""
+    config_rows: list[tuple[str, list[str]]] = field(default_factory=list)
+    """(dotted config key, [each run's value as JSON, "—" where it lacks the key]) for the keys whose values differ."""
+    config_same: list[tuple[str, str]] = field(default_factory=list)
+    """(dotted config key, value) for the keys every run sets alike."""
 
 
 def run_compare(*, projects: QuerySet, ids: list[int], metrics: list[str] | None = None) -> RunComparison:
@@ -94,4 +101,37 @@ def run_compare(*, projects: QuerySet, ids: list[int], metrics: list[str] | None
         steps = sorted(set().union(*by_run.values()))
         columns[name] = [steps, *([by_run[pk].get(step) for step in steps] for pk in ids)]
     last = {pk: {name: (points[name][pk][max(points[name][pk])] if points[name][pk] else None) for name in metrics} for pk in ids}
-    return RunComparison(runs=runs, metrics=metrics, logged=logged, columns=columns, last=last)
+    differ, same = config_diff([run.config for run in runs])
+    return RunComparison(runs=runs, metrics=metrics, logged=logged, columns=columns, last=last, final=final_values(ids, logged),
+                         config_rows=differ, config_same=same)  # fmt: skip
+
+
+def final_values(ids: list[int], logged: list[str]) -> dict[str, list[float | None]]:
+    """{metric: [value at the run's highest step of it, or None, per run in `ids`]}: two queries, whatever the history."""
+    highest = RunMetric.objects.filter(run__in=ids).order_by().values("run_id", "name").annotate(step=Max("step"))
+    wanted = Q()
+    for row in highest:
+        wanted |= Q(run_id=row["run_id"], name=row["name"], step=row["step"])
+    found: dict[tuple[int, str], float] = {}
+    if highest:
+        for run_id, name, value in RunMetric.objects.filter(wanted).order_by().values_list("run_id", "name", "value"):
+            found[(run_id, name)] = value
+    return {name: [found.get((pk, name)) for pk in ids] for name in logged}
+
+
+def _flatten(config: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(config, dict) and config:
+        out: dict[str, str] = {}
+        for key, value in config.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): json.dumps(config, sort_keys=True, default=str)}
+
+
+def config_diff(configs: list[dict[str, Any]]) -> tuple[list[tuple[str, list[str]]], list[tuple[str, str]]]:
+    """(keys whose values differ with each run's value, keys alike with their value), nested keys dotted."""
+    flat = [_flatten(config or {}) if config else {} for config in configs]
+    keys = sorted(set().union(*flat))
+    differ = [(key, [f.get(key, "—") for f in flat]) for key in keys if len({f.get(key, "—") for f in flat}) > 1]
+    same = [(key, flat[0][key]) for key in keys if all(f.get(key, "—") == flat[0].get(key) for f in flat)]
+    return differ, same

@@ -16,7 +16,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NATIVE = """
 from lab.projects.models import Project
 from lab.runs.models import RunMetric, TrainingRun
-run = TrainingRun.objects.create(project=Project.objects.get(slug="acme"), name="grpo-native", recipe="grpo", base_model="tiny", status="finished")
+run = TrainingRun.objects.create(project=Project.objects.get(slug="acme"), name="grpo-native", recipe="grpo", base_model="tiny", status="finished",
+                                 config={"learning_rate": 0.0001, "max_steps": 3})
 RunMetric.objects.bulk_create([RunMetric(run=run, step=s, name="loss", value=v) for s, v in ((1, 2.0), (2, 1.5), (3, 1.0))])
 print(run.pk)
 """
@@ -24,7 +25,8 @@ print(run.pk)
 
 def test_a_researcher_compares_a_native_and_an_external_run(console: Any, browser: Any, shoot: Any) -> None:
     native = int(console.manage("manage.py", "shell", "-v", "0", "-c", NATIVE).strip())
-    external = console.api("POST", "/api/v1/runs/external/", {"name": "trl-sft", "recipe": "trl-sft", "base_model": "Qwen/Qwen3-0.6B"})[
+    external = console.api("POST", "/api/v1/runs/external/", {"name": "trl-sft", "recipe": "trl-sft", "base_model": "Qwen/Qwen3-0.6B",
+                                                        "config": {"learning_rate": 0.0003, "max_steps": 3}})[
         "id"
     ]
     console.api(
@@ -42,6 +44,14 @@ def test_a_researcher_compares_a_native_and_an_external_run(console: Any, browse
     legend = page.locator('figure[data-metric="loss"] .u-legend').inner_text()
     assert f"grpo-native #{native} (recorded)" in legend and f"trl-sft #{external} (" in legend
     assert page.locator(f"#compared-run-{external}").inner_text().count("1.2000") == 1
+    # every metric either run logged, and the settings that differ, as the reader sees them
+    final = page.locator("#compare-final").inner_text()
+    assert "loss\t1.2000\t1.0000" in final  # newest run first, as ticked on the runs page
+    config = page.locator("#compare-config")
+    assert "differ" in config.locator("caption").inner_text() or "identical" in config.inner_text()
+    assert [row.inner_text().split("\t")[0] for row in config.locator("table").first.locator("tbody tr").all()] == ["learning_rate"]
+    config.locator("summary").click()  # the settings alike, folded until asked for
+    assert "max_steps\t3" in config.locator("details table").inner_text()
     shoot(page, "run-compare")
 
 

@@ -93,3 +93,21 @@ def test_the_runs_list_has_a_checkbox_per_run_in_a_plain_get_form(login: Any, al
     assert '<form method="get" action="/runs/compare" id="run-compare-form">' in html
     for run in (native, external):
         assert f'name="ids" value="{run.pk}" id="compare-run-{run.pk}" form="run-compare-form" hx-preserve' in html
+
+
+def test_every_logged_metric_and_the_config_diff_are_shown(login: Any, alice: Any, two_runs: Any) -> None:
+    native, external = two_runs
+    native.config = {"learning_rate": 1e-4, "lora": {"r": 16, "alpha": 32}, "seed": 0}
+    native.save(update_fields=["config"])
+    external.config = {"learning_rate": 3e-4, "lora": {"r": 16, "alpha": 16}, "seed": 0, "packing": True}
+    external.save(update_fields=["config"])
+    html = login(alice).get(f"/runs/compare?ids={native.pk},{external.pk}").content.decode()
+    final = html.split('id="compare-final"', 1)[1].split("</section>", 1)[0]
+    rows = {row.split("</th>")[0].split(">")[-1]: row for row in final.split("<tr>")[2:]}
+    assert set(rows) == {"kl", "loss", "lr"}  # every metric either run logs, not only the shared ones
+    assert "<td>0.5000</td><td>—</td>" in rows["kl"] and "<td>1.0000</td><td>1.2000</td>" in rows["loss"]
+    config = html.split('id="compare-config"', 1)[1].split("</section>", 1)[0]
+    assert "3 settings differ (2 alike, below)" in config
+    for key, a, b in (("learning_rate", "0.0001", "0.0003"), ("lora.alpha", "32", "16"), ("packing", "—", "true")):
+        assert f"<th><code>{key}</code></th><td><code>{a}</code></td><td><code>{b}</code></td>" in config
+    assert "<th><code>lora.r</code></th><td><code>16</code></td>" in config.split("<details>", 1)[1]
