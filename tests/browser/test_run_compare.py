@@ -25,10 +25,11 @@ print(run.pk)
 
 def test_a_researcher_compares_a_native_and_an_external_run(console: Any, browser: Any, shoot: Any) -> None:
     native = int(console.manage("manage.py", "shell", "-v", "0", "-c", NATIVE).strip())
-    external = console.api("POST", "/api/v1/runs/external/", {"name": "trl-sft", "recipe": "trl-sft", "base_model": "Qwen/Qwen3-0.6B",
-                                                        "config": {"learning_rate": 0.0003, "max_steps": 3}})[
-        "id"
-    ]
+    external = console.api(
+        "POST",
+        "/api/v1/runs/external/",
+        {"name": "trl-sft", "recipe": "trl-sft", "base_model": "Qwen/Qwen3-0.6B", "config": {"learning_rate": 0.0003, "max_steps": 3}},
+    )["id"]
     console.api(
         "POST", f"/api/v1/runs/{external}/metrics/", {"metrics": [{"step": s, "values": {"loss": v}} for s, v in ((1, 1.9), (3, 1.2))]}
     )
