@@ -19,6 +19,17 @@ def playable_tasks() -> list[TaskSpec]:
     return [task for meta in registry.list_envs() if meta.playable for task in registry.list_tasks(meta.env)]
 
 
+def tasks_grouped(tasks: list[TaskSpec]) -> list[tuple[str, list[TaskSpec]]]:
+    """The tasks under one heading per environment and split ("storebench · test"), environments by name and splits
+    in train, dev, test order: what a task picker shows instead of one list of every task."""
+    order = {"train": 0, "dev": 1, "test": 2}
+    groups: dict[tuple[str, str], list[TaskSpec]] = {}
+    for task in tasks:
+        groups.setdefault((task.env, task.split), []).append(task)
+    keys = sorted(groups, key=lambda key: (key[0], order.get(key[1], 3), key[1]))
+    return [(f"{env} · {split}", sorted(groups[(env, split)], key=lambda t: t.key)) for env, split in keys]
+
+
 def slot_tasks() -> list[TaskSpec]:
     """The tasks of every environment with a role slot a person may fill (the user's seat)."""
     return [task for meta in registry.list_envs() if meta.roles for task in registry.list_tasks(meta.env)]

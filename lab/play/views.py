@@ -22,7 +22,7 @@ from lab.play.chat import chat_session_start
 from lab.play.chat_views import chat_offer, chat_page
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view, panel_data, play_panel
-from lab.play.selectors import conversation, play_session_visible, playable_tasks
+from lab.play.selectors import conversation, play_session_visible, playable_tasks, tasks_grouped
 from lab.play.services import (
     play_env,
     play_finish,
@@ -43,7 +43,7 @@ def play_index(request: HttpRequest) -> HttpResponse:
     user_id = request.user.pk
     assert user_id is not None, "console_view lets only logged-in users in"
     projects = visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=ANNOTATE_ROLES)
-    context: dict[str, Any] = {"projects": projects, "tasks": playable_tasks(), "errors": {}, "form": request.POST,
+    context: dict[str, Any] = {"projects": projects, "task_groups": tasks_grouped(playable_tasks()), "errors": {}, "form": request.POST,
                                **chat_offer(projects), **demo_offer(projects=write_projects(request))}  # fmt: skip
     if request.method == "POST":
         try:

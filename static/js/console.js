@@ -24,6 +24,30 @@
     });
   }).observe(document.documentElement, { childList: true, subtree: true });
   document.addEventListener("DOMContentLoaded", function () { applyWidths(document); });
+  // A search box with data-filters="<select id>" narrows that select's options (and their groups) to those whose
+  // text holds every word typed, and selects the first match when the chosen one is filtered out.
+  document.addEventListener("input", function (event) {
+    var box = event.target;
+    if (!box.dataset || !box.dataset.filters) return;
+    var select = document.getElementById(box.dataset.filters);
+    if (!select) return;
+    var words = box.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var shown = 0;
+    var first = null;
+    Array.prototype.forEach.call(select.options, function (option) {
+      var text = (option.textContent + " " + (option.parentNode.label || "")).toLowerCase();
+      var match = words.every(function (word) { return text.indexOf(word) >= 0; });
+      option.hidden = !match;
+      option.disabled = !match;
+      if (match) { shown += 1; if (!first) first = option; }
+    });
+    Array.prototype.forEach.call(select.querySelectorAll("optgroup"), function (group) {
+      group.hidden = !Array.prototype.some.call(group.children, function (option) { return !option.hidden; });
+    });
+    if (select.selectedOptions.length && select.selectedOptions[0].hidden && first) first.selected = true;
+    var count = document.getElementById(box.id + "-count");
+    if (count) count.textContent = words.length ? shown + " of " + select.options.length + " tasks" : "";
+  });
   // Forms that ask before an irreversible step carry the question in data-confirm (no inline onsubmit handler).
   document.addEventListener("submit", function (event) {
     var question = event.target.dataset && event.target.dataset.confirm;
