@@ -1,4 +1,4 @@
-"""An experiment's evidence as committed files (training/experiments/results.py): what a full run writes, the room
+"""An experiment's evidence as committed files (training/experiments/results.py, tables.py): what a full run writes, the room
 check, resuming from the files alone, and README tables made from them and kept equal to them."""
 
 from __future__ import annotations
@@ -13,17 +13,9 @@ import training.experiments.runner as runner
 from training.experiments import Arm, Evaluation, Experiment
 from training.experiments.__main__ import main as experiments_cli
 from training.experiments.report import read_readme_section
-from training.experiments.results import (
-    RESULTS,
-    NoRoom,
-    definition_hash,
-    model_identity,
-    portable,
-    report,
-    result_from_files,
-    table_markdown,
-)
+from training.experiments.results import RESULTS, NoRoom, definition_hash, model_identity, portable
 from training.experiments.runner import run_experiment
+from training.experiments.tables import report, result_from_files, table_markdown
 from training.tiny import tiny_model_path
 
 PROBE = Experiment(
@@ -158,7 +150,7 @@ def test_every_committed_table_equals_what_its_result_files_give(capsys):
 
 
 def test_the_summary_has_one_row_per_experiment_with_its_headline_and_lists_those_without_files(full_run):
-    from training.experiments.results import summary_markdown
+    from training.experiments.tables import summary_markdown
 
     results, _, _ = full_run
     other = type(PROBE)(**{**PROBE.__dict__, "name": "waiting"})

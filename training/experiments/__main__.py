@@ -3,8 +3,8 @@
 
 A full run writes one result file per training run under training/results/NAME/ (training/experiments/results.py),
 first checks that the base has room on the test seeds (exit 3 when it has none), then makes its table from those
-files into its README (Experiment.readme, training/README.md unless it names another; between the experiment's
-markers) unless --no-readme. Rerunning the same command continues an interrupted series: runs whose file holds what the
+files (training/experiments/tables.py) into its README (Experiment.readme, training/README.md unless it names
+another; between the experiment's markers) unless --no-readme. Rerunning the same command continues an interrupted series: runs whose file holds what the
 table needs are not trained again. `report` remakes every table from the committed files; `report --check` exits 1
 when a README differs from them. --smoke runs the tiny models for a few steps and writes neither files nor README.
 Exit 2 on a bad name or a missing model.
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return _list()
     if args.name == "report":
         from training.experiments import get
-        from training.experiments.results import report
+        from training.experiments.tables import report
 
         try:
             return report([get(name) for name in args.names] if args.names else None, check=args.check)
@@ -72,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from training.experiments import get
     from training.experiments.report import experiment_markdown, write_readme_section
-    from training.experiments.results import RESULTS, NoRoom, table_markdown
+    from training.experiments.results import RESULTS, NoRoom
     from training.experiments.runner import run_experiment
+    from training.experiments.tables import table_markdown
 
     try:
         experiment = get(args.name)
