@@ -30,6 +30,7 @@ from training.data import PromptStyle
 from training.experiments import Experiment
 from training.experiments.results import (
     NoRoom,
+    definition_hash,
     identity_label,
     model_identity,
     portable,
@@ -291,10 +292,10 @@ class _Runs:
             result["train_s"] = time.perf_counter() - start
             save(result)
         done = result["evaluations"].get(split)
-        start_key = json.dumps([result["checkpoint"], split, seeds, self.limits])  # a `none` arm: one checkpoint for every seed
-        if (done is None or [e["seed"] for e in done["episodes"]] != seeds) and self.arm.recipe == NO_TRAINING and start_key in self.start:
+        shared = start_key(result["checkpoint"], split, seeds, self.limits)  # a `none` arm: one checkpoint for every seed
+        if (done is None or [e["seed"] for e in done["episodes"]] != seeds) and self.arm.recipe == NO_TRAINING and shared in self.start:
             # greedy play of the same checkpoint on the same jobs is the same play: the start is evaluated once per call
-            result["evaluations"][split] = {**self.start[start_key], "eval_s": 0.0, "reused": True}
+            result["evaluations"][split] = {**self.start[shared], "eval_s": 0.0, "reused": True}
             save(result)
             done = result["evaluations"][split]
         if done is None or [e["seed"] for e in done["episodes"]] != seeds:
@@ -306,7 +307,7 @@ class _Runs:
             result["evaluations"][split] = {"episodes": episodes, "eval_s": time.perf_counter() - start}
             save(result)
             if self.arm.recipe == NO_TRAINING:
-                self.start[start_key] = {"episodes": episodes, "eval_s": result["evaluations"][split]["eval_s"]}
+                self.start[shared] = {"episodes": episodes, "eval_s": result["evaluations"][split]["eval_s"]}
         if split == "test" and self.experiment.measures and "measures" not in result["evaluations"][split]:
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: measuring ({self.experiment.measures})")
             start = time.perf_counter()
@@ -467,25 +468,30 @@ def run_experiment(
     )
 
 
+def start_key(checkpoint: str, split: str, seeds: list[int], limits: tuple[int, int]) -> str:
+    """The key of the start checkpoint's evaluations that the room check and `none` arms share (greedy play of one
+    checkpoint on the same jobs is the same play)."""
+    return json.dumps([checkpoint, split, seeds, list(limits)])
+
+
 def check_room(experiment: Experiment, files: RunFiles, values: dict[str, Any], test_seeds: list[int], start: dict[str, dict[str, Any]],
                progress: bool) -> dict[str, Any]:  # fmt: skip
     """The base played greedily on the test seeds, once per base and definition (its room file, committed): the record
     with reward_mean and passed_mean. The evaluation seeds `start`, so a `none` arm reuses it rather than play again."""
-    from training.experiments.results import definition_hash
-
     path = room_file(files.results, experiment.name, files.base_identity)
     ev = experiment.evaluation
     limits = (ev.max_turns, ev.max_new_tokens)
+    key = start_key(files.base, "test", test_seeds, limits)
     if path.exists():
         room = json.loads(path.read_text())
         if room.get("definition") == definition_hash(experiment) and room.get("test_seeds") == test_seeds:
-            start[json.dumps([files.base, "test", test_seeds, list(limits)])] = {"episodes": room["episodes"], "eval_s": room["eval_s"]}
+            start[key] = {"episodes": room["episodes"], "eval_s": room["eval_s"]}
             return room
     _say(progress, f"[{experiment.name}] room check: the base on {len(test_seeds)} test seeds")
     clock = time.perf_counter()
     episodes = evaluate_checkpoint(files.base, files.base, test_seeds, values, experiment, limits)
     eval_s = time.perf_counter() - clock
-    start[json.dumps([files.base, "test", test_seeds, list(limits)])] = {"episodes": episodes, "eval_s": eval_s}
+    start[key] = {"episodes": episodes, "eval_s": eval_s}
     room = {"experiment": experiment.name, "definition": definition_hash(experiment), "base": files.base_identity, "task": ev.task,
             "test_seeds": test_seeds, "reward_mean": sum(e["reward"] for e in episodes) / len(episodes),
             "passed_mean": sum(1.0 for e in episodes if e["passed"]) / len(episodes), "episodes": episodes, "eval_s": eval_s, **provenance()}  # fmt: skip

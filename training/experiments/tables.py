@@ -64,6 +64,10 @@ class FileTable:
     notes: list[str]  # runs apart (another base), stale files, partial arms
 
 
+def _point_key(point: dict[str, Any]) -> str:
+    return json.dumps(point, sort_keys=True)
+
+
 def result_from_files(experiment: Experiment, folder: Path) -> FileTable | None:
     """The ExperimentResult the table is made of, rebuilt from the folder's files (module docstring), or None when the
     folder holds no run of the current definition."""
@@ -86,7 +90,7 @@ def result_from_files(experiment: Experiment, folder: Path) -> FileTable | None:
     if stale:
         notes.append(f"{len(stale)} run file(s) of an earlier definition of this experiment are stale and not in this table "
                      f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}).")  # fmt: skip
-    order = [json.dumps(p, sort_keys=True) for p in grid_points(experiment.tuning)]
+    order = [_point_key(p) for p in grid_points(experiment.tuning)]
     arms: dict[str, ArmResult] = {}
     test_seeds: list[int] | None = None
     for arm in experiment.arms:
@@ -97,15 +101,15 @@ def result_from_files(experiment: Experiment, folder: Path) -> FileTable | None:
         dev: dict[str, list[float]] = {}
         for r in mine:
             if "dev" in r["evaluations"]:
-                dev[json.dumps(r["point"], sort_keys=True)] = [e["reward"] for e in r["evaluations"]["dev"]["episodes"]]
+                dev[_point_key(r["point"])] = [e["reward"] for e in r["evaluations"]["dev"]["episodes"]]
         if dev:  # the grid order breaks ties, as the runner's max does
             ranked = sorted(dev, key=lambda key: order.index(key) if key in order else len(order))
             result.dev = [{"point": json.loads(key), "reward_mean": sum(dev[key]) / len(dev[key])} for key in ranked]
             result.chosen = max(result.dev, key=lambda d: d["reward_mean"])["point"]
-        chosen = json.dumps(result.chosen, sort_keys=True)
+        chosen = _point_key(result.chosen)
         for r in sorted(mine, key=lambda r: r["seed"]):
             test = r["evaluations"].get("test")
-            if json.dumps(r["point"], sort_keys=True) != chosen or not test:
+            if _point_key(r["point"]) != chosen or not test:
                 continue
             seeds = [e["seed"] for e in test["episodes"]]
             if test_seeds is None:
@@ -120,7 +124,7 @@ def result_from_files(experiment: Experiment, folder: Path) -> FileTable | None:
                 result.measures[r["seed"]] = episode_measures(episodes)
             if "measures" in test:
                 result.measures[r["seed"]] = {**result.measures.get(r["seed"], {}), **test["measures"]}
-        used = [r for r in mine if json.dumps(r["point"], sort_keys=True) == chosen or "dev" in r["evaluations"]]
+        used = [r for r in mine if _point_key(r["point"]) == chosen or "dev" in r["evaluations"]]
         result.runs = used
         result.wall_s = sum(r.get("train_s", 0.0) + sum(e.get("eval_s", 0.0) for e in r["evaluations"].values()) for r in used)
         if result.rewards:
