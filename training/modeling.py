@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from training.losses import HiddenLogits, Logits, chunked
+
 
 @dataclass(frozen=True)
 class LoraSpec:
@@ -100,19 +102,42 @@ def check_same_vocabulary(student_tokenizer: Any, teacher_tokenizer: Any) -> Non
         )
 
 
-def gather_logprobs(logits: torch.Tensor, targets: torch.Tensor, chunk_size: int = 512) -> torch.Tensor:
-    """log softmax(logits)[targets] for logits (B, T, V), targets (B, T) -> (B, T), in fp32 chunks over T."""
-    pieces = []
-    for start in range(0, logits.shape[1], chunk_size):
-        chunk = logits[:, start : start + chunk_size].float()
-        taken = chunk.gather(-1, targets[:, start : start + chunk_size].unsqueeze(-1)).squeeze(-1)
-        pieces.append(taken - torch.logsumexp(chunk, dim=-1))
-    return torch.cat(pieces, dim=1)
+def gather_logprobs(logits: Logits, targets: torch.Tensor, chunk_size: int = 512) -> torch.Tensor:
+    """log softmax(logits)[targets] for logits (B, T, V) (or HiddenLogits), targets (B, T) -> (B, T), in fp32 chunks
+    over T (checkpointed under autograd, so a chunk's logits are not kept for backward)."""
+    return chunked(_taken_rows, logits, targets.unsqueeze(-1), chunk_size=chunk_size)
+
+
+@torch.no_grad()
+def argmax_hits(logits: Logits, targets: torch.Tensor, chunk_size: int = 512) -> torch.Tensor:
+    """(B, T): whether each target was the most likely token under logits (B, T, V) (or HiddenLogits), in chunks."""
+    return chunked(lambda chunk, taken: chunk.argmax(-1) == taken.squeeze(-1), logits, targets.unsqueeze(-1), chunk_size=chunk_size)
+
+
+def _taken_rows(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """(B, n, V) logits, (B, n, 1) targets -> (B, n) log-probabilities of the targets."""
+    logits = logits.float()
+    return logits.gather(-1, targets).squeeze(-1) - torch.logsumexp(logits, dim=-1)
 
 
 def forward_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """Logits (B, T, V) of a right-padded batch."""
     return model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
+
+
+def forward_hidden_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, frozen: bool = False) -> Logits:
+    """The batch's logits as HiddenLogits (final hidden states and the lm_head) for a model whose decoder the engine
+    runs, so that no (B, T, V) tensor is made; a (B, T, V) tensor for any other model. `frozen`: a teacher's."""
+    if isinstance(model, AdapterDisabled):
+        with model.model.disable_adapter():
+            return forward_hidden_logits(model.model, input_ids, attention_mask, frozen=frozen)
+    from training.decode import base_model, supports
+
+    if not supports(model):
+        return forward_logits(model, input_ids, attention_mask)
+    base = base_model(model)
+    hidden = base.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+    return HiddenLogits(hidden, base.lm_head, frozen=frozen)
 
 
 class AdapterDisabled:

@@ -10,7 +10,7 @@ import torch
 from environments.analyzers import StepAnalysis, analyze_record
 from training import ConfigError, make_config, run_recipe
 from training.data import PromptStyle, collate
-from training.losses import grpo_loss
+from training.losses import HiddenLogits, dense, grpo_loss
 from training.modeling import forward_logits, load_model
 from training.recipes import gated_sd
 from training.recipes.gated_sd import GatedSDConfig, gate_weight, guided_prompt_ids, joint_loss, teacher_rows, teacher_targets
@@ -136,7 +136,8 @@ def test_teacher_positions_come_from_each_steps_own_guided_row(model_and_tokeniz
     row = rows[1]  # the second step of the first episode: compare with a forward of its own guided row
     alone = forward_logits(model, torch.tensor([row.input_ids]), torch.ones(1, len(row.input_ids), dtype=torch.long))[0]
     expected = alone[row.start - 1 + row.offset : row.end - 1 + row.offset]
-    assert torch.allclose(out["teacher_logits"][row.row, row.start - 1 : row.end - 1], expected, atol=1e-5)
+    assert isinstance(out["teacher_logits"], HiddenLogits)  # the engine runs this model: hidden states are kept, not logits
+    assert torch.allclose(dense(out["teacher_logits"])[row.row, row.start - 1 : row.end - 1], expected, atol=1e-5)
     # without guidance the teacher is the student itself: its aligned logits equal the student's, so the KL is 0
     monkeypatch.setattr(gated_sd, "guided_prompt_ids", lambda record, tok, guidance, turn=0: guided_prompt_ids(record, tok, None))
     plain = [t for row, (i, e) in enumerate(pairs) for t in teacher_rows(row, records[i], e, analyses[i], tokenizer, config)]

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from training.losses import grpo_loss, kl_full, kl_per_position, reverse_kl_sampled, sft_loss
+from training.losses import HiddenLogits, dense, entropy_bonus, grpo_loss, kl_full, kl_per_position, reverse_kl_sampled, sft_loss
+from training.modeling import argmax_hits, gather_logprobs
 
 
 def test_sft_loss_is_the_weighted_token_mean_of_the_masked_nll():
@@ -112,3 +113,49 @@ def test_kl_per_position_is_kl_full_before_aggregation_and_zero_off_the_mask():
     assert (per_position[mask == 0] == 0).all() and (per_position[mask == 1] > 0).all()
     p = torch.softmax(student[1, 2], -1)
     assert float(per_position[1, 2]) == pytest.approx(float((p * (p.log() - torch.log_softmax(teacher[1, 2], -1))).sum()), rel=1e-5)
+
+
+class _CountingHead(torch.nn.Linear):
+    """An lm_head that remembers how many positions each call mapped."""
+
+    def __init__(self, hidden: int, vocabulary: int) -> None:
+        super().__init__(hidden, vocabulary, bias=False)
+        self.positions: list[int] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.positions.append(x.shape[:-1].numel())
+        return super().forward(x)
+
+
+def test_hidden_logits_give_the_dense_losses_and_gradients_one_chunk_of_logits_at_a_time() -> None:
+    torch.manual_seed(0)
+    B, T, H, V, chunk = 2, 11, 8, 50, 4
+    head = _CountingHead(H, V)
+    student_hidden = torch.randn(B, T, H, requires_grad=True)
+    teacher_hidden = torch.randn(B, T, H)
+    mask = (torch.rand(B, T) > 0.3).float()
+    targets = torch.randint(0, V, (B, T))
+
+    def losses(student, teacher):
+        kl, _ = kl_full(student, teacher, mask, direction="reverse", top_k=5, chunk_size=chunk)
+        forward_kl, _ = kl_full(student, teacher, mask, direction="forward", chunk_size=chunk)
+        entropy, _ = entropy_bonus(student, mask, chunk_size=chunk)
+        taken = (gather_logprobs(student, targets, chunk_size=chunk) * mask).sum()
+        return kl + forward_kl + entropy + taken
+
+    # the same head serves the teacher (self-distillation): the teacher must send it no gradient
+    hidden_total = losses(HiddenLogits(student_hidden, head), HiddenLogits(teacher_hidden, head, frozen=True))
+    hidden_total.backward()
+    grads = (student_hidden.grad.clone(), head.weight.grad.clone())
+    assert max(head.positions) <= B * chunk  # never more than one chunk's logits at a time, forward or backward
+    student_hidden.grad, head.weight.grad = None, None
+
+    dense_total = losses(head(student_hidden), head(teacher_hidden).detach())
+    dense_total.backward()
+    assert float(hidden_total) == pytest.approx(float(dense_total), abs=1e-5)
+    assert torch.allclose(grads[0], student_hidden.grad, atol=1e-5) and torch.allclose(grads[1], head.weight.grad, atol=1e-5)
+
+    student, teacher = HiddenLogits(student_hidden, head), HiddenLogits(teacher_hidden, head, frozen=True)
+    assert torch.allclose(kl_per_position(student, teacher, mask), kl_per_position(dense(student), dense(teacher), mask), atol=1e-5)
+    assert torch.equal(argmax_hits(student, targets), dense(student).argmax(-1) == targets)
+    assert student[:, :-1].shape == (B, T - 1, V) and not teacher.requires_grad

@@ -29,8 +29,8 @@ import torch
 from environments.analyzers import StepAnalysis, analyze_record
 from training.data import PromptStyle, TokenizedEpisode, encode_text, render_chat
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import grpo_loss, kl_full, reverse_kl_sampled
-from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
+from training.losses import HiddenLogits, Logits, grpo_loss, kl_full, reverse_kl_sampled
+from training.modeling import forward_hidden_logits, gather_logprobs, load_model, token_logprobs
 from training.recipes.grpo import GRPOConfig, grpo_advantages, reference_policy, training_reward, with_entropy
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
@@ -126,40 +126,44 @@ def teacher_rows(
 
 
 @torch.no_grad()
-def teacher_targets(
-    teacher: Any, rows: list[TeacherRow], batch: dict[str, torch.Tensor], pad_id: int, full: bool
-) -> dict[str, torch.Tensor]:
+def teacher_targets(teacher: Any, rows: list[TeacherRow], batch: dict[str, torch.Tensor], pad_id: int, full: bool) -> dict[str, Any]:
     """For the student batch (B, T): `gate` (B, T-1), the step weight at each prediction position, and the
-    teacher's `teacher_logits` (B, T-1, V) (full) or `teacher_logp` of the student's tokens (B, T-1) (sampled),
-    each position taken from the guided teacher row of the step it belongs to. Teacher rows run in slices of B."""
+    teacher's `teacher_logits` (B, T-1, V) (full; HiddenLogits where the engine runs the teacher, so only hidden
+    states are kept) or `teacher_logp` of the student's tokens (B, T-1) (sampled), each position taken from the
+    guided teacher row of the step it belongs to. Teacher rows run in slices of B."""
     assert rows, "every student sequence has at least one agent step (tokenized() drops the others)"
     input_ids = batch["input_ids"]
     size, width = input_ids.shape[0], input_ids.shape[1] - 1
     gate = torch.zeros(size, width, device=input_ids.device)
-    out: dict[str, torch.Tensor] = {"gate": gate}
+    out: dict[str, Any] = {"gate": gate}
+    head = None  # the teacher's lm_head when its logits come as HiddenLogits
     for first in range(0, len(rows), size):
         part = rows[first : first + size]
         longest = max(len(r.input_ids) for r in part)
         ids = torch.tensor([r.input_ids + [pad_id] * (longest - len(r.input_ids)) for r in part], device=input_ids.device)
         attention = torch.tensor([[1] * len(r.input_ids) + [0] * (longest - len(r.input_ids)) for r in part], device=input_ids.device)
-        logits = forward_logits(teacher, ids, attention)  # (rows, longest, V), right padded
+        logits = forward_hidden_logits(teacher, ids, attention, frozen=True)  # (rows, longest, V), right padded
+        values = logits.hidden if isinstance(logits, HiddenLogits) else logits  # (rows, longest, H or V)
+        head = logits.head if isinstance(logits, HiddenLogits) else None
         for k, r in enumerate(part):
             # the student predicts its tokens [start, end) at positions [start - 1, end - 1); the teacher at + offset
             span = slice(r.start - 1 + r.offset, r.end - 1 + r.offset)
             gate[r.row, r.start - 1 : r.end - 1] = r.weight
             if full:
                 if "teacher_logits" not in out:
-                    out["teacher_logits"] = torch.zeros(size, width, logits.shape[-1], dtype=logits.dtype, device=logits.device)
-                out["teacher_logits"][r.row, r.start - 1 : r.end - 1] = logits[k, span]
+                    out["teacher_logits"] = torch.zeros(size, width, values.shape[-1], dtype=values.dtype, device=values.device)
+                out["teacher_logits"][r.row, r.start - 1 : r.end - 1] = values[k, span]
             else:
                 if "teacher_logp" not in out:
-                    out["teacher_logp"] = torch.zeros(size, width, device=logits.device)
+                    out["teacher_logp"] = torch.zeros(size, width, device=values.device)
                 targets = input_ids[r.row, r.start : r.end].unsqueeze(0)
-                out["teacher_logp"][r.row, r.start - 1 : r.end - 1] = gather_logprobs(logits[k, span].unsqueeze(0), targets)[0]
+                out["teacher_logp"][r.row, r.start - 1 : r.end - 1] = gather_logprobs(logits[k : k + 1, span], targets)[0]
+    if full and head is not None:
+        out["teacher_logits"] = HiddenLogits(out["teacher_logits"], head, frozen=True)
     return out
 
 
-def joint_loss(logits: torch.Tensor, batch: dict[str, Any], config: GatedSDConfig) -> tuple[torch.Tensor, dict[str, float]]:
+def joint_loss(logits: Logits, batch: dict[str, Any], config: GatedSDConfig) -> tuple[torch.Tensor, dict[str, float]]:
     """GRPO's clipped surrogate + sd_coef * the gated reverse KL to the guided teacher, from student logits (B, T, V)."""
     targets, mask = batch["input_ids"][:, 1:], batch["mask"][:, 1:]
     logp = gather_logprobs(logits[:, :-1], targets)  # (B, T-1)
@@ -215,7 +219,9 @@ def run(config: GatedSDConfig, hooks: Hooks | None = None) -> RunResult:
                 batch.update(teacher_targets(model if frozen is None else frozen, rows, batch, pad_id, full=config.loss == "full"))
                 prepared.append(batch)
 
-        metrics = trainer.optimize(prepared, lambda b: joint_loss(forward_logits(model, b["input_ids"], b["attention_mask"]), b, config))
+        metrics = trainer.optimize(
+            prepared, lambda b: joint_loss(forward_hidden_logits(model, b["input_ids"], b["attention_mask"]), b, config)
+        )
         metrics.update(episode_stats(records))
         metrics.update(diversity_metrics)
         metrics["reward_std"] = float(rewards.std())

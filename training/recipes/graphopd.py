@@ -33,7 +33,7 @@ import torch
 from environments.diagnosis.credit_graph import dependency_graph, stationary_credit
 from training.engine import Hooks, RunResult, step_generator
 from training.losses import kl_per_position
-from training.modeling import forward_logits
+from training.modeling import forward_hidden_logits
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import OPDConfig, distill_loss, start_distillation
 from training.sampling import episode_stats
@@ -211,8 +211,8 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
             model.eval()
             for chunk in micro_batches(pairs, config.grad_accum):
                 batch = to_device([e for _, e in chunk], pad_id, trainer.device)
-                batch["teacher_logits"] = forward_logits(teacher, batch["input_ids"], batch["attention_mask"])
-                student = forward_logits(model, batch["input_ids"], batch["attention_mask"])
+                batch["teacher_logits"] = forward_hidden_logits(teacher, batch["input_ids"], batch["attention_mask"], frozen=True)
+                student = forward_hidden_logits(model, batch["input_ids"], batch["attention_mask"])
                 kl = kl_per_position(student[:, :-1], batch["teacher_logits"][:, :-1], batch["mask"][:, 1:])  # (B, T-1)
                 del student
                 for (index, _), per_step in zip(chunk, step_divergence_sums(kl, [e.agent_spans for _, e in chunk]), strict=True):
@@ -234,7 +234,7 @@ def run(config: GraphOPDConfig, hooks: Hooks | None = None) -> RunResult:
             batch["mask"] = batch["mask"] * select
 
         def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-            logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
+            logits = forward_hidden_logits(model, batch["input_ids"], batch["attention_mask"])
             loss, metrics = distill_loss(logits, batch["teacher_logits"], batch, loss=config.loss, top_k=config.top_k)
             metrics["agent_tokens"] = float(batch["all_tokens"])
             return loss, metrics

@@ -30,7 +30,7 @@ from training.credit import group_advantages
 from training.data import record_reward
 from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import AGGREGATIONS, entropy_bonus, entropy_term, grpo_loss
+from training.losses import AGGREGATIONS, Logits, entropy_bonus, entropy_term, grpo_loss
 from training.modeling import AdapterDisabled, forward_logits, gather_logprobs, load_model, logprobs_and_entropy, token_logprobs
 from training.recipes.onpolicy import (
     OnPolicyConfig,
@@ -204,7 +204,7 @@ def clipped_loss(model: Any, config: Any, *, entropy: bool) -> Callable[[dict[st
 
 
 def with_entropy(
-    loss: torch.Tensor, metrics: dict[str, float], logits: torch.Tensor, mask: torch.Tensor, config: GRPOConfig
+    loss: torch.Tensor, metrics: dict[str, float], logits: Logits, mask: torch.Tensor, config: GRPOConfig
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """loss + entropy_coef × (−entropy) at the masked positions of logits (B, T, V); the entropy is logged either way
     (without a graph when the coefficient is 0, so the loss and its gradient are exactly GRPO's)."""

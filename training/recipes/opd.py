@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 import torch
 
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import kl_full, reverse_kl_sampled
-from training.modeling import check_same_vocabulary, forward_logits, gather_logprobs, load_model
+from training.losses import Logits, kl_full, reverse_kl_sampled
+from training.modeling import check_same_vocabulary, forward_hidden_logits, gather_logprobs, load_model
 from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
@@ -46,9 +46,10 @@ class OPDConfig(OnPolicyConfig):
 
 
 def distill_loss(
-    student_logits: torch.Tensor, teacher_logits: torch.Tensor, batch: dict[str, Any], *, loss: str, top_k: int
+    student_logits: Logits, teacher_logits: Logits, batch: dict[str, Any], *, loss: str, top_k: int
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Reverse KL of aligned (B, T, V) logits on the batch's agent tokens (next-token positions)."""
+    """Reverse KL of aligned (B, T, V) logits (tensors or HiddenLogits) on the batch's agent tokens (next-token
+    positions)."""
     targets, mask = batch["input_ids"][:, 1:], batch["mask"][:, 1:]
     logp_s = gather_logprobs(student_logits[:, :-1], targets)
     logp_t = gather_logprobs(teacher_logits[:, :-1], targets)
@@ -80,11 +81,12 @@ def run(config: OPDConfig, hooks: Hooks | None = None) -> RunResult:
         with torch.no_grad():
             for chunk in micro_batches(episodes, config.grad_accum):
                 batch = to_device(chunk, pad_id, trainer.device)
-                batch["teacher_logits"] = forward_logits(teacher, batch["input_ids"], batch["attention_mask"])
+                # the teacher's final hidden states, not its (B, T, V) logits: the loss makes a chunk's logits at a time
+                batch["teacher_logits"] = forward_hidden_logits(teacher, batch["input_ids"], batch["attention_mask"], frozen=True)
                 prepared.append(batch)
 
         def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-            logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
+            logits = forward_hidden_logits(model, batch["input_ids"], batch["attention_mask"])
             return distill_loss(logits, batch["teacher_logits"], batch, loss=config.loss, top_k=config.top_k)
 
         metrics = trainer.optimize(prepared, loss_fn)

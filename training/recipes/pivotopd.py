@@ -29,8 +29,8 @@ import torch
 from environments.diagnosis.pivotal import PivotalResult
 from training.data import TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult
-from training.losses import kl_full
-from training.modeling import forward_logits
+from training.losses import Logits, kl_full
+from training.modeling import forward_hidden_logits
 from training.pivot_search import anchor_pivots, resolve_anchor, runs_of, teacher_pivots
 from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device
 from training.recipes.opd import OPDConfig, distill_loss, start_distillation
@@ -120,19 +120,19 @@ def pivot_sequences(record: dict[str, Any], pivot: int, tokenizer: Any) -> list[
 
 
 def recovery_loss(
-    student_logits: torch.Tensor, teacher_logits: torch.Tensor, mask: torch.Tensor, *, top_k: int
+    student_logits: Logits, teacher_logits: Logits, mask: torch.Tensor, *, top_k: int
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Forward KL(teacher ‖ student) of aligned (B, T, V) logits at the next-token positions of `mask` (B, T)."""
     return kl_full(student_logits[:, :-1], teacher_logits[:, :-1], mask[:, 1:], direction="forward", top_k=top_k or None)
 
 
-def pivot_loss(student_logits: torch.Tensor, batch: dict[str, Any], config: PivotOPDConfig) -> tuple[torch.Tensor, dict[str, float]]:
+def pivot_loss(student_logits: Logits, batch: dict[str, Any], config: PivotOPDConfig) -> tuple[torch.Tensor, dict[str, float]]:
     """prevention_weight · reverse KL on the pivot tokens + recovery_weight · forward KL on the teacher's tokens.
 
     `batch["*_share"]` rescales each part so that the micro-batch means the Trainer averages add up to one token
     mean over the whole step (a micro-batch with more of a part's tokens weighs more)."""
     teacher_logits = batch["teacher_logits"]
-    total = student_logits.new_zeros(())
+    total = torch.zeros((), device=batch["input_ids"].device)
     metrics: dict[str, float] = {}
     if config.prevents and batch["prevention_share"] > 0:
         part = {"input_ids": batch["input_ids"], "mask": batch["prevention_mask"]}
@@ -195,7 +195,7 @@ def _batches(
             tokens = sum(sum(row) for row in rows)
             batch[f"{kind}_share"] = tokens * len(chunks) / totals[kind] if totals[kind] else 0.0
         with torch.no_grad():
-            batch["teacher_logits"] = forward_logits(teacher, batch["input_ids"], batch["attention_mask"])
+            batch["teacher_logits"] = forward_hidden_logits(teacher, batch["input_ids"], batch["attention_mask"], frozen=True)
         prepared.append(batch)
     return prepared
 
@@ -219,7 +219,7 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
         if used:
             batches = _batches(sequences, config, teacher, pad_id, trainer.device)
             metrics = trainer.optimize(
-                batches, lambda batch: pivot_loss(forward_logits(model, batch["input_ids"], batch["attention_mask"]), batch, config)
+                batches, lambda batch: pivot_loss(forward_hidden_logits(model, batch["input_ids"], batch["attention_mask"]), batch, config)
             )
         else:
             metrics = {**trainer.skip_step(), "loss": 0.0}

@@ -25,8 +25,8 @@ from environments.policies import make_policy
 from environments.registry import env_meta, get_task, make
 from environments.roles import USER
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import sft_loss
-from training.modeling import forward_logits, load_model
+from training.losses import HiddenLogits, Logits, sft_loss_from_logprobs
+from training.modeling import argmax_hits, forward_hidden_logits, gather_logprobs, load_model
 from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import distill_loss
 from training.sampling import episode_stats
@@ -78,15 +78,24 @@ def _has_user(task: str) -> bool:
         return True
 
 
-def feedback_loss(logits: torch.Tensor, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
+def feedback_loss(logits: Logits, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
     """Mean next-token NLL on the env_mask tokens (the environment's responses): logits (B, T, V) of input_ids."""
-    return sft_loss(logits[:, :-1], batch["input_ids"][:, 1:], batch["env_mask"][:, 1:])
+    targets = batch["input_ids"][:, 1:]
+    return sft_loss_from_logprobs(gather_logprobs(logits[:, :-1], targets), argmax_hits(logits[:, :-1], targets), batch["env_mask"][:, 1:])
 
 
-def aligned_teacher_logits(teacher_logits: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """Row b of the result holds teacher_logits[b, positions[b, t]] at position t: (B, Tt, V), (B, T) -> (B, T, V)."""
-    index = positions.clamp(0, teacher_logits.shape[1] - 1).unsqueeze(-1).expand(-1, -1, teacher_logits.shape[-1])
-    return teacher_logits.gather(1, index)
+def aligned_teacher_logits(teacher_logits: Logits, positions: torch.Tensor) -> Logits:
+    """Row b of the result holds teacher_logits[b, positions[b, t]] at position t: (B, Tt, V), (B, T) -> (B, T, V)
+    (of HiddenLogits, the hidden states are the ones gathered)."""
+    if isinstance(teacher_logits, HiddenLogits):
+        return HiddenLogits(_at_positions(teacher_logits.hidden, positions), teacher_logits.head, frozen=teacher_logits.frozen)
+    return _at_positions(teacher_logits, positions)
+
+
+def _at_positions(values: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """(B, Tt, D), (B, T) -> (B, T, D): values[b, positions[b, t]]."""
+    index = positions.clamp(0, values.shape[1] - 1).unsqueeze(-1).expand(-1, -1, values.shape[-1])
+    return values.gather(1, index)
 
 
 def teacher_batch(
@@ -126,13 +135,13 @@ def run(config: SelfDistillConfig, hooks: Hooks | None = None) -> RunResult:
             for chunk in micro_batches(pairs, config.grad_accum):
                 batch = to_device([e for _, e in chunk], pad_id, trainer.device)
                 side = teacher_batch(chunk, tokenizer, config.teacher_context, batch["input_ids"].shape[1], trainer.device)
-                logits = forward_logits(teacher, side["input_ids"], side["attention_mask"])
+                logits = forward_hidden_logits(teacher, side["input_ids"], side["attention_mask"], frozen=True)
                 batch["teacher_logits"] = aligned_teacher_logits(logits, side["positions"])
                 extra_tokens.extend(side["extra_tokens"].tolist())
                 prepared.append(batch)
 
         def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
-            logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
+            logits = forward_hidden_logits(model, batch["input_ids"], batch["attention_mask"])
             loss, metrics = distill_loss(logits, batch["teacher_logits"], batch, loss=config.loss, top_k=config.top_k)
             if config.feedback_modeling:
                 feedback, fb = feedback_loss(logits, batch)
