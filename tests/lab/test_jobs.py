@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,3 +146,69 @@ def test_transition_to_failed_stamps_the_end_and_the_error(project_a: Any) -> No
     assert DiagnosisJob.objects.filter(pk=job.pk).transition(F, error="not queued") == 1
     job.refresh_from_db()
     assert (job.status, job.error) == (F, "not queued") and job.ended_at is not None
+
+
+# --- the rule stays true: no status is assigned or bulk-updated outside the life-cycle methods ------------------
+
+LAB = Path(__file__).resolve().parents[2] / "lab"
+# Methods allowed to set `.status`: the life-cycle methods on models, and exception constructors (an HTTP status).
+_ALLOWED_FUNCTIONS = ("mark_", "_move", "__init__")
+
+
+def _names_status(keyword: ast.keyword) -> bool:
+    """`status=...`, or `**{"status": ...}`."""
+    if keyword.arg is not None:
+        return keyword.arg == "status"
+    return isinstance(keyword.value, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "status" for k in keyword.value.keys)
+
+
+def _status_writes(path: Path, root: Path = LAB.parent) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: list[str] = []
+
+    def visit(node: ast.AST, function: str, in_queryset: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            name, queryset = function, in_queryset
+            if isinstance(child, ast.ClassDef):
+                queryset = child.name.endswith("QuerySet")
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = child.name
+            targets: list[ast.expr] = []
+            if isinstance(child, ast.Assign):
+                targets = list(child.targets)
+            elif isinstance(child, (ast.AnnAssign, ast.AugAssign)):
+                targets = [child.target]
+            flat = [t for target in targets for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])]
+            if any(isinstance(t, ast.Attribute) and t.attr == "status" for t in flat) and not name.startswith(_ALLOWED_FUNCTIONS):
+                found.append(f"{path.relative_to(root)}:{child.lineno} assigns .status in {name or 'module'}")
+            if (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr == "update"
+                    and any(_names_status(k) for k in child.keywords) and not queryset):  # fmt: skip
+                found.append(f"{path.relative_to(root)}:{child.lineno} bulk-updates status in {name or 'module'}")
+            visit(child, name, queryset)
+
+    visit(tree, "", False)
+    return found
+
+
+def test_no_status_is_set_outside_the_life_cycle_methods() -> None:
+    files = [p for p in LAB.rglob("*.py") if "migrations" not in p.parts and p != LAB / "jobs.py"]
+    assert len(files) > 50
+    offenders = [line for path in sorted(files) for line in _status_writes(path)]
+    assert offenders == [], "set a status through Job.mark_* or JobQuerySet.transition (lab/jobs.py):\n" + "\n".join(offenders)
+
+
+def test_the_scan_finds_the_assignments_it_forbids(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def run(job):\n"
+        "    job.status = JobStatus.FAILED\n"
+        "    job.status, job.ended_at = 'failed', now\n"
+        "    Job.objects.filter(pk=1).update(status='failed')\n"
+        "    Job.objects.filter(pk=1).update(**{'status': 'failed'})\n"
+        "class Thing:\n"
+        "    def mark_done(self):\n"
+        "        self.status = 'done'\n"
+    )
+    assert [line.split(" ", 1)[1] for line in _status_writes(bad, root=tmp_path)] == [
+        "assigns .status in run", "assigns .status in run", "bulk-updates status in run", "bulk-updates status in run",
+    ]  # fmt: skip
