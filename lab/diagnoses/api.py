@@ -32,6 +32,7 @@ from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.diagnoses.policies import runs_a_model
+from lab.diagnoses.selectors import diagnosis_job_get, diagnosis_job_list
 from lab.diagnoses.services import diagnosis_create, diagnosis_may_edit, diagnosis_update
 from lab.diagnoses.tasks import verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
@@ -227,7 +228,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     @action(detail=False, methods=["get", "post"])
     def jobs(self, request: Request) -> Response:
         if request.method == "GET":
-            jobs = DiagnosisJob.objects.filter(project__in=visible_projects(request)).select_related("agent")[:100]
+            jobs = diagnosis_job_list(projects=visible_projects(request))[:100]
             return Response(JobSerializer(jobs, many=True).data)
         body = body_object(request)
         ids = body.get("episodes")
@@ -248,9 +249,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     @extend_schema(responses=JobSerializer, parameters=[OpenApiParameter("job_id", int, OpenApiParameter.PATH)])
     @action(detail=False, methods=["get"], url_path=r"jobs/(?P<job_id>\d+)")
     def job(self, request: Request, job_id: str) -> Response:
-        job = DiagnosisJob.objects.filter(pk=int(job_id), project__in=visible_projects(request)).select_related("agent").first()
-        if job is None:
-            raise NotFound("not_found", f"No diagnosis job {job_id} that you can see.")
+        job = diagnosis_job_get(projects=visible_projects(request), pk=int(job_id))
         return Response(JobSerializer(job).data)
 
 

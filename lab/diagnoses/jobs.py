@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from environments.core import EnvError
 from environments.policies import policy_names
@@ -102,15 +101,13 @@ def diagnosis_job_run(*, job_id: int, progress: Progress | None = None) -> Diagn
         raise
     except Exception as exc:
         log.exception("diagnosis job %s failed", job.pk)
-        job.status, job.error, job.ended_at = JobStatus.FAILED, f"{type(exc).__name__}: {exc}"[:2000], timezone.now()
-        job.save(update_fields=["status", "error", "ended_at"])
+        job.mark_failed(f"{type(exc).__name__}: {exc}"[:2000])
         _publish(job)
         return job
 
 
 def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
-    job.status, job.done, job.started_at = JobStatus.RUNNING, 0, job.started_at or timezone.now()
-    job.save(update_fields=["status", "done", "started_at"])
+    job.mark_running(done=0)
     _publish(job)
     errors: list[dict[str, Any]] = []
     episodes = {
@@ -142,11 +139,10 @@ def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
         _publish(job)
         if progress is not None:
             progress(job.done, job.total)
-    job.summary = {**diagnosis_summary(Diagnosis.objects.filter(attempt__job=job) if (job.agent or job.rule_anchor)
-                                       else Diagnosis.objects.filter(episode_id__in=job.episode_ids)),
-                   "attempts": attempt_counts(job.attempts.all()), "errors": errors}  # fmt: skip
-    job.status, job.ended_at = JobStatus.FINISHED, timezone.now()
-    job.save(update_fields=["summary", "status", "ended_at"])
+    summary = {**diagnosis_summary(Diagnosis.objects.filter(attempt__job=job) if (job.agent or job.rule_anchor)
+                                   else Diagnosis.objects.filter(episode_id__in=job.episode_ids)),
+               "attempts": attempt_counts(job.attempts.all()), "errors": errors}  # fmt: skip
+    job.mark_finished(summary=summary)
     _publish(job)
     return job
 

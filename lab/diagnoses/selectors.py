@@ -56,6 +56,11 @@ def diagnosis_get(*, projects: QuerySet, pk: int) -> Diagnosis:
     return visible_get(diagnoses, pk=pk, what="diagnosis")
 
 
+def diagnosis_job_list(*, projects: QuerySet) -> QuerySet[DiagnosisJob]:
+    """The diagnosis jobs of `projects`, newest first (DiagnosisJob.Meta.ordering)."""
+    return DiagnosisJob.objects.filter(project__in=projects).select_related("agent", "project")
+
+
 def diagnosis_job_get(*, projects: QuerySet, pk: int) -> DiagnosisJob:
     return visible_get(DiagnosisJob.objects.filter(project__in=projects).select_related("agent", "project"), pk=pk, what="diagnosis job")
 

@@ -111,9 +111,8 @@ def _push_body(*, project: Project, export: ArtifactExport, target: str) -> byte
 
 
 def _finish(transfer: OutgoingTransfer, status: str, *, error: str = "", response_status: int | None = None, remote_id: Any = None) -> None:
-    transfer.status, transfer.error, transfer.response_status = status, error[:MAX_ERROR_CHARS], response_status
-    transfer.remote_id = remote_id if isinstance(remote_id, int) and not isinstance(remote_id, bool) and remote_id > 0 else None
-    transfer.save(update_fields=["status", "error", "response_status", "remote_id", "bytes"])
+    remote_id = remote_id if isinstance(remote_id, int) and not isinstance(remote_id, bool) and remote_id > 0 else None
+    transfer.mark_ended(status, error=error[:MAX_ERROR_CHARS], response_status=response_status, remote_id=remote_id)
 
 
 def artifact_push(*, project: Project, export_id: Any, peer_name: Any, target: Any, user: Any = None) -> OutgoingTransfer:
@@ -281,10 +280,7 @@ def received_decide(*, received: ReceivedArtifact, accept: bool, user: Any = Non
         locked = ReceivedArtifact.objects.select_for_update().get(pk=received.pk)
         if locked.status != "pending":
             raise Conflict("already_decided", f"received artifact {locked.pk} was {locked.status} already")
-        locked.status = "accepted" if accept else "rejected"
-        locked.decided_by = user if getattr(user, "is_authenticated", False) else None
-        locked.decided_at = timezone.now()
-        locked.save(update_fields=["status", "decided_by", "decided_at"])
+        locked.mark_decided(accept=accept, user=user)
     if not accept:
         received_path(locked).unlink(missing_ok=True)
     return locked

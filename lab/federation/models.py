@@ -3,8 +3,11 @@ every artifact they exported (training/federation does the work; lab/federation/
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from lab.jobs import Job
 from lab.projects.models import Project
@@ -124,6 +127,12 @@ class OutgoingTransfer(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} to {self.peer_name}/{self.target}: {self.status}"
 
+    def mark_ended(self, status: str, *, error: str = "", response_status: int | None = None, remote_id: int | None = None) -> None:
+        """How the push ended, saved with the bytes it sent (`bytes`, set by the caller); once, from sending."""
+        assert self.status == "sending" and status in TRANSFER_STATUSES[1:], f"transfer {self.pk}: {self.status} cannot become {status}"
+        self.status, self.error, self.response_status, self.remote_id = status, error, response_status, remote_id
+        self.save(update_fields=["status", "error", "response_status", "remote_id", "bytes"])
+
 
 class ReceivedArtifact(models.Model):
     """An artifact another installation pushed to this project: pending until an owner accepts or rejects it. Its
@@ -146,6 +155,14 @@ class ReceivedArtifact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} from {self.sender} ({self.status})"
+
+    def mark_decided(self, *, accept: bool, user: Any = None) -> None:
+        """An owner's decision, once: pending -> accepted or rejected (the caller locked the row and checked it is pending)."""
+        assert self.status == "pending", f"received artifact {self.pk} was {self.status} already"
+        self.status = "accepted" if accept else "rejected"
+        self.decided_by = user if getattr(user, "is_authenticated", False) else None
+        self.decided_at = timezone.now()
+        self.save(update_fields=["status", "decided_by", "decided_at"])
 
 
 class FederationNonce(models.Model):

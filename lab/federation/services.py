@@ -28,7 +28,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from lab.edge import fields_check, id_param
 from lab.errors import DomainError, Forbidden, NotFound
@@ -232,11 +231,8 @@ def federation_cancel(*, federation: FederationRound) -> FederationRound:
     """Queued: cancelled at once; running: stops before its next round."""
     with transaction.atomic():
         federation = FederationRound.objects.select_for_update().get(pk=federation.pk)
-        if federation.status not in TERMINAL:
-            federation.status = JobStatus.CANCELLED
-            if federation.started_at is None:  # a running one gets its end time when its worker stops
-                federation.ended_at = timezone.now()
-            federation.save(update_fields=["status", "ended_at"])
+        if federation.status not in TERMINAL:  # a running one gets its end time when its worker stops
+            federation.mark_cancelled(stopping=federation.started_at is not None)
     return federation
 
 
@@ -297,7 +293,8 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
     federation = FederationRound.objects.get(pk=federation_id)
     if federation.status in TERMINAL:
         return federation
-    FederationRound.objects.filter(pk=federation.pk).update(status=JobStatus.RUNNING, started_at=federation.started_at or timezone.now())
+    rows = FederationRound.objects.filter(pk=federation.pk)
+    rows.transition(JobStatus.RUNNING)  # a cancel that came first stays: should_stop then ends it before its first round
     folder = federation_folder(federation)
     c = federation.config
     try:
@@ -318,14 +315,10 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
                        should_stop=lambda: FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).exists())  # fmt: skip
     except Exception as exc:  # a worker records every failure on the job, whatever raised it
         log.exception("federation %s failed", federation.pk)
-        FederationRound.objects.filter(pk=federation.pk).exclude(status=JobStatus.CANCELLED).update(
-            status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000], ended_at=timezone.now()
-        )
+        rows.transition(JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000])  # a cancelled one stays cancelled
         federation.refresh_from_db()
         return federation
-    FederationRound.objects.filter(pk=federation.pk).exclude(status=JobStatus.CANCELLED).update(
-        status=JobStatus.FINISHED, ended_at=timezone.now()
-    )
-    FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).update(ended_at=timezone.now())
+    if not rows.transition(JobStatus.FINISHED):
+        rows.stop_cancelled()
     federation.refresh_from_db()
     return federation

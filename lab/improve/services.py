@@ -117,8 +117,7 @@ def loop_run(*, loop_id: int, progress: Any = None) -> ImprovementLoop:
     loop = ImprovementLoop.objects.select_related("project", "agent", "evaluation").get(pk=loop_id)
     if loop.stage in (Stage.PROMOTE, Stage.DONE) or loop.status == JobStatus.CANCELLED:
         return loop
-    loop.status, loop.error, loop.started_at = JobStatus.RUNNING, "", loop.started_at or timezone.now()
-    loop.save(update_fields=["status", "error", "started_at"])
+    loop.mark_running(error="")
     for stage in AUTOMATIC_STAGES[AUTOMATIC_STAGES.index(Stage(loop.stage)) :]:
         loop.stage, loop.progress = stage, 0.0
         _stage_mark(loop, stage, status="running", started_at=loop.stages.get(stage, {}).get("started_at") or timezone.now().isoformat())
@@ -142,16 +141,14 @@ def loop_run(*, loop_id: int, progress: Any = None) -> ImprovementLoop:
             message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
             loop.refresh_from_db(fields=["stages"])
             _stage_mark(loop, stage, status="failed", error=message[:2000])
-            loop.status, loop.error, loop.ended_at = JobStatus.FAILED, message[:4000], timezone.now()
-            loop.save(update_fields=["stages", "status", "error", "ended_at"])
+            loop.mark_failed(message[:4000], stages=loop.stages)
             _publish(loop, f"{stage} failed: {message[:300]}")
             return loop
         loop.refresh_from_db(fields=["stages"])
         _stage_mark(loop, stage, status="finished", ended_at=timezone.now().isoformat(), **detail)
         loop.progress = 1.0
         loop.save(update_fields=["stages", "progress"])
-    loop.stage, loop.status, loop.ended_at = Stage.PROMOTE, JobStatus.FINISHED, timezone.now()
-    loop.save(update_fields=["stage", "status", "ended_at"])
+    loop.mark_finished(stage=Stage.PROMOTE)
     _publish(loop, "report ready: promote the checkpoint if it is better")
     return loop
 
@@ -160,7 +157,7 @@ def loop_resume(*, loop: ImprovementLoop) -> ImprovementLoop:
     """Enqueue a failed loop again at the stage it failed in."""
     if loop.status != JobStatus.FAILED:
         raise Conflict("not_failed", f"loop {loop.pk} is {loop.status}; only a failed loop is resumed", path="loop")
-    ImprovementLoop.objects.filter(pk=loop.pk).update(status=JobStatus.QUEUED, ended_at=None)
+    loop.mark_queued()
     loop.refresh_from_db()
     transaction.on_commit(lambda: loop_enqueue(loop))
     return loop

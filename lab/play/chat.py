@@ -221,8 +221,7 @@ def _agent_turns(session: HumanSession, episode: Episode, warm: _Warm, steps: li
             cause = {"type": "PolicyError", "message": str(exception)[:500]}
             score = env.score().to_dict()
             episode_finish(episode=episode, reason="agent_error", score=score, reward=score["composite"], cause=cause)
-            session.status = HumanSession.Status.FINISHED
-            session.save(update_fields=["status", "last_active_at"])
+            session.mark_ended()
             return added
         step, chain, _ = apply_action(env, action, index=episode.step_count, chain=warm.chain)
         step["latency_ms"] = latency

@@ -12,6 +12,13 @@ from django.db import models
 from lab.trajectories.models import AgentConfig, Episode, Task
 
 
+class HumanSessionQuerySet(models.QuerySet["HumanSession"]):
+    def abandon(self) -> int:
+        """End these sessions as abandoned by their player, in one UPDATE that leaves last_active_at alone: it keeps
+        the moment the player left (a save would stamp now)."""
+        return self.update(status=HumanSession.Status.ABANDONED)
+
+
 class HumanSession(models.Model):
     class Status(models.TextChoices):
         ACTIVE = "active"
@@ -32,5 +39,12 @@ class HumanSession(models.Model):
     last_active_at = models.DateTimeField(auto_now=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = models.Manager.from_queryset(HumanSessionQuerySet)()
+
     def __str__(self) -> str:
         return f"{self.user} playing {self.task} seed {self.seed}"
+
+    def mark_ended(self, *, abandoned: bool = False) -> None:
+        """The session ends with its episode: finished, or abandoned by its player. Saved with last_active_at (now)."""
+        self.status = self.Status.ABANDONED if abandoned else self.Status.FINISHED
+        self.save(update_fields=["status", "last_active_at"])

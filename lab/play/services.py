@@ -317,8 +317,7 @@ def _finish_if_over(session: HumanSession, episode: Episode, env: Env) -> bool:
 def _close(session: HumanSession, episode: Episode, env: Env, reason: str) -> None:
     score = env.score().to_dict()
     episode_finish(episode=episode, reason=reason, score=score, reward=score["composite"])
-    session.status = HumanSession.Status.FINISHED if reason != "abandoned" else HumanSession.Status.ABANDONED
-    session.save(update_fields=["status", "last_active_at"])
+    session.mark_ended(abandoned=reason == "abandoned")
 
 
 def play_finish(*, session: HumanSession, user: Any, abandon: bool = False) -> Episode:
@@ -349,8 +348,7 @@ def play_sessions_abandon_idle(*, now: datetime | None = None) -> int:
             if episode.status != EpisodeStatus.RUNNING or not HumanSession.objects.filter(pk=pk, last_active_at__lt=cutoff).exists():
                 continue  # its player came back (or it ended) while we looked
             episode_finish(episode=episode, reason="abandoned")
-            # .update(): the session keeps last_active_at, the moment its player left
-            HumanSession.objects.filter(pk=pk).update(status=HumanSession.Status.ABANDONED)
+            HumanSession.objects.filter(pk=pk).abandon()  # it keeps last_active_at, the moment its player left
             ENV_CACHE.take(episode_id)
             ended += 1
     return ended

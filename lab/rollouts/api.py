@@ -22,6 +22,7 @@ from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.comparisons import comparison_launch, comparison_summary
 from lab.rollouts.evaluations import checkpoint_evaluate, evaluation_cancel, evaluation_compare, evaluation_launch, evaluation_regrade
 from lab.rollouts.models import Comparison, Evaluation, RolloutJob
+from lab.rollouts.selectors import comparison_list, evaluation_list, rollout_job_list
 from lab.rollouts.services import rollout_cancel, rollout_launch
 from lab.runs.selectors import checkpoint_get, run_get
 
@@ -109,7 +110,7 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = EvaluationSerializer
 
     def get_queryset(self) -> Any:
-        return Evaluation.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "project")
+        return evaluation_list(projects=visible_projects(self.request))
 
     @extend_schema(request=EvaluationLaunchSerializer, responses={201: EvaluationSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -182,7 +183,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     one gives each variant minus the base with paired 95% intervals and per-role statistics."""
 
     def get_queryset(self) -> Any:
-        return Comparison.objects.filter(project__in=visible_projects(self.request)).select_related("project")
+        return comparison_list(projects=visible_projects(self.request))
 
     serializer_class = ComparisonSerializer
     pagination_class = None
@@ -213,7 +214,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = RolloutSerializer
 
     def get_queryset(self) -> Any:
-        return RolloutJob.objects.filter(project__in=visible_projects(self.request)).select_related("agent", "task", "project")
+        return rollout_job_list(projects=visible_projects(self.request))
 
     @extend_schema(request=RolloutLaunchSerializer, responses={201: RolloutSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:

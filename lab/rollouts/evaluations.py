@@ -118,16 +118,18 @@ def evaluation_refresh(*, evaluation_id: int) -> Evaluation:
             counts[status] += 1
         total = sum(counts.values())
         done = sum(counts[s] for s in TERMINAL)
-        evaluation.progress = done / total if total else 1.0
-        fields = ["progress"]
+        progress = done / total if total else 1.0
         if done == total and evaluation.status not in TERMINAL:
             episodes = evaluation_episodes(evaluation)
             evaluation.episodes.set(episodes)
-            evaluation.aggregate = evaluation_aggregate(evaluation, counts=counts)
-            evaluation.status = JobStatus.CANCELLED if counts[JobStatus.CANCELLED] else JobStatus.FINISHED
-            evaluation.ended_at = timezone.now()
-            fields += ["aggregate", "status", "ended_at"]
-        evaluation.save(update_fields=fields)
+            aggregate = evaluation_aggregate(evaluation, counts=counts)
+            if counts[JobStatus.CANCELLED]:
+                evaluation.mark_cancelled(progress=progress, aggregate=aggregate)
+            else:
+                evaluation.mark_finished(progress=progress, aggregate=aggregate)
+        else:
+            evaluation.progress = progress
+            evaluation.save(update_fields=["progress"])
     return evaluation
 
 

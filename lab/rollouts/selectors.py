@@ -14,6 +14,41 @@ from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Provenance
 from lab.trajectories.shared import episode_header
 
+ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+def evaluation_list(*, projects: QuerySet) -> QuerySet[Evaluation]:
+    """The evaluations of `projects`, newest first (Evaluation.Meta.ordering)."""
+    return Evaluation.objects.filter(project__in=projects).select_related("agent", "project", "checkpoint")
+
+
+def evaluation_list_active(*, projects: QuerySet) -> QuerySet[Evaluation]:
+    """Those still queued or running."""
+    return evaluation_list(projects=projects).filter(status__in=ACTIVE)
+
+
+def evaluation_episode_list(*, evaluation: Evaluation, live: bool) -> QuerySet[Episode]:
+    """Its episodes: while it runs, every episode its rollouts have started so far; once ended, the set it recorded."""
+    return Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
+
+
+def comparison_list(*, projects: QuerySet) -> QuerySet[Comparison]:
+    return Comparison.objects.filter(project__in=projects).select_related("project")
+
+
+def rollout_job_list(*, projects: QuerySet) -> QuerySet[RolloutJob]:
+    return RolloutJob.objects.filter(project__in=projects).select_related("agent", "task", "project")
+
+
+def rollout_job_find(*, projects: QuerySet, pk: int) -> RolloutJob | None:
+    """The rollout `pk` of `projects`, or None (a page that only mentions it, unlike rollout_job_get's 404)."""
+    return rollout_job_list(projects=projects).filter(pk=pk).first()
+
+
+def rollout_job_for_episode(*, episode: Episode) -> RolloutJob | None:
+    """The rollout that writes `episode`, if a rollout does (only its pk and status are loaded)."""
+    return RolloutJob.objects.filter(episode=episode).only("pk", "status").first()
+
 
 def evaluation_get(*, projects: QuerySet, pk: int) -> Evaluation:
     evaluations = Evaluation.objects.filter(project__in=projects).select_related("agent", "checkpoint")

@@ -17,7 +17,6 @@ import logging
 from typing import Any
 
 from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from environments import registry
 from environments.core import Env, EnvError
@@ -116,12 +115,11 @@ def rollout_cancel(*, job: RolloutJob) -> RolloutJob:
         job = RolloutJob.objects.select_for_update().get(pk=job.pk)
         if job.status in TERMINAL:
             return job
-        job.cancel_requested = True
-        fields = ["cancel_requested"]
         if job.status == JobStatus.QUEUED:
-            job.status, job.ended_at = JobStatus.CANCELLED, timezone.now()
-            fields += ["status", "ended_at"]
-        job.save(update_fields=fields)
+            job.mark_cancelled(cancel_requested=True)
+        else:  # running: the sink sees the flag between steps and the worker ends it cancelled
+            job.cancel_requested = True
+            job.save(update_fields=["cancel_requested"])
     if job.status == JobStatus.CANCELLED and job.evaluation_id:
         _evaluation_progress(job)
     return job
@@ -182,12 +180,11 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     with transaction.atomic():
         job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)
-        job.attempts += 1
-        job.status, job.started_at = JobStatus.RUNNING, job.started_at or timezone.now()
-        if job.episode is None:
-            job.episode = episode_start(project=job.project, task=job.task, source="rollout", seed=int(job.seed), agent=job.agent,
-                                        user=job.created_by)  # fmt: skip
-        job.save(update_fields=["attempts", "status", "started_at", "episode"])
+        if job.status in TERMINAL:  # cancelled while its environment was being made
+            return job
+        opened = job.episode or episode_start(project=job.project, task=job.task, source="rollout", seed=int(job.seed), agent=job.agent,
+                                              user=job.created_by)  # fmt: skip
+        job.mark_running(attempts=job.attempts + 1, episode=opened)
     episode = job.episode
     assert episode is not None
     if episode.status != EpisodeStatus.RUNNING:  # finished before a crash hit the bookkeeping below
@@ -226,8 +223,9 @@ def _job_status(episode: Episode) -> str:
 
 
 def _close(job: RolloutJob, status: str, *, error: str = "") -> RolloutJob:
-    RolloutJob.objects.filter(pk=job.pk).update(status=status, error=error, ended_at=timezone.now())
-    job.status, job.error = status, error
+    # Compare-and-set: a cancel that reached a queued job first stays (the worker's "failed" then changes nothing).
+    RolloutJob.objects.filter(pk=job.pk).transition(status, error=error)
+    job.refresh_from_db(fields=["status", "error", "ended_at"])
     if job.evaluation_id:
         _evaluation_progress(job)
     return job

@@ -159,4 +159,4 @@ def external_run_finish(*, run: TrainingRun, status: str, error: str = "") -> Tr
     if run.status in TERMINAL and (run.status != JobStatus.CANCELLED or run.ended_at is not None):
         return run  # a repeat of the finish (a retry that lost its answer) changes nothing
     extra = {"progress": 1.0} if status == JobStatus.FINISHED else {}
-    return run_status_set(run, status, error=error, ended_at=timezone.now(), **extra)
+    return run_status_set(run, status, error=error, **extra)

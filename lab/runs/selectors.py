@@ -10,11 +10,17 @@ from typing import Any
 from django.db.models import Max, Q, QuerySet
 
 from lab.errors import DomainError, NotFound
+from lab.jobs import JobStatus
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 
 
 def run_list(*, projects: QuerySet) -> QuerySet[TrainingRun]:
     return TrainingRun.objects.filter(project__in=projects).select_related("project").prefetch_related("checkpoints")
+
+
+def run_list_active(*, projects: QuerySet) -> QuerySet[TrainingRun]:
+    """The runs of `projects` still queued or running, newest first."""
+    return TrainingRun.objects.filter(project__in=projects, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).order_by("-created_at")
 
 
 def run_get(*, projects: QuerySet, pk: int | str) -> TrainingRun:

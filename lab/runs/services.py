@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.db import transaction
-from django.utils import timezone
 
 import training
 from lab.edge import fields_check
@@ -172,10 +171,7 @@ def run_cancel(*, run: TrainingRun) -> TrainingRun:
         run = TrainingRun.objects.select_for_update().get(pk=run.pk)
         if run.status in TERMINAL:
             return run
-        run.status = JobStatus.CANCELLED
-        if run.started_at is None:
-            run.ended_at = timezone.now()
-        run.save(update_fields=["status", "ended_at"])
+        run.mark_cancelled(stopping=run.started_at is not None)  # a worker that runs it stamps its end when it stops
         live_publish(stream=run_stream(run), kind="status", payload={"status": run.status, "progress": run.progress})
     return run
 
@@ -252,7 +248,7 @@ def run_execute(*, run_id: int) -> TrainingRun:
     if run.status == JobStatus.RUNNING and last is not None:
         checkpoint_store().pull(last.path)  # resumed on another machine than the one that wrote it
         config["resume_from"] = last.path
-    run_status_set(run, JobStatus.RUNNING, started_at=run.started_at or timezone.now())
+    run_status_set(run, JobStatus.RUNNING)
     recorder = RunRecorder(
         run, int(training.make_config(run.recipe, {**config, "model": run.base_model, **_dataset_placeholder(run)}).max_steps)
     )
@@ -267,8 +263,8 @@ def run_execute(*, run_id: int) -> TrainingRun:
     except Exception as exc:  # a worker must record every failure on the run, whatever raised it
         log.exception("training run %s failed", run.pk)
         recorder.flush()
-        return run_status_set(run, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000], ended_at=timezone.now())
-    return run_status_set(run, JobStatus.FINISHED, progress=1.0 if not result.stopped else run.progress, ended_at=timezone.now())
+        return run_status_set(run, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000])
+    return run_status_set(run, JobStatus.FINISHED, progress=1.0 if not result.stopped else run.progress)
 
 
 def _dataset_placeholder(run: TrainingRun) -> dict[str, str]:
@@ -292,10 +288,12 @@ def _write_dataset(run: TrainingRun, path: Path) -> Path:
 
 
 def run_status_set(run: TrainingRun, status: str, **fields: Any) -> TrainingRun:
-    """A cancel wins: a cancelled run keeps its status and only gets its end time (and any error) recorded."""
+    """Move the run to `status` (with its timestamps) and tell its stream. A cancel wins: a cancelled run keeps its
+    status, and when it ends (finished or failed) it only gets its end time (and any error) recorded."""
     with transaction.atomic():
-        if not TrainingRun.objects.filter(pk=run.pk).exclude(status=JobStatus.CANCELLED).update(status=status, **fields):
-            TrainingRun.objects.filter(pk=run.pk).update(**{k: v for k, v in fields.items() if k in ("ended_at", "error")})
+        rows = TrainingRun.objects.filter(pk=run.pk)
+        if not rows.transition(status, **fields) and status != JobStatus.RUNNING:
+            rows.stop_cancelled(**{k: v for k, v in fields.items() if k == "error"})
         run.refresh_from_db()
         live_publish(stream=run_stream(run), kind="status", payload={"status": run.status, "progress": run.progress, "error": run.error})
     return run

@@ -29,8 +29,8 @@ from lab.projects.permissions import require_role, visible_projects, write_proje
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.exports import VIEWS, dataset_export_lines
-from lab.trajectories.models import IdempotencyRecord, ImportJob, Task
-from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list
+from lab.trajectories.models import IdempotencyRecord, Task
+from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list, import_job_get
 from lab.trajectories.serializers import (
     EpisodeImportRequestSerializer,
     EpisodeSerializer,
@@ -201,9 +201,7 @@ class EpisodeImportView(APIView):
 class ImportJobView(APIView):
     @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        job = ImportJob.objects.filter(pk=pk, project__in=visible_projects(request)).first()
-        if job is None:
-            raise DomainError("not_found", f"No import {pk} that you can see.", status=404)
+        job = import_job_get(projects=visible_projects(request), pk=pk)
         return Response(imports.import_job_json(job))
 
 

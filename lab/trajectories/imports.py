@@ -17,7 +17,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
 
 from lab import ingest
 from lab.errors import DomainError
@@ -161,8 +160,8 @@ def _import_job_enqueue(job: ImportJob) -> None:
     except Exception as exc:
         logger.exception("import job %s could not be queued", job.pk)
         message = f"the import could not be queued ({type(exc).__name__}: {str(exc)[:300]}); upload the file again"
-        ImportJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
-            status=JobStatus.FAILED, error={"code": "not_queued", "message": message}, ended_at=timezone.now()
+        ImportJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).transition(
+            JobStatus.FAILED, error={"code": "not_queued", "message": message}
         )
         Path(job.path).unlink(missing_ok=True)
 
@@ -176,31 +175,27 @@ def import_job_run(*, job_id: int) -> ImportJob:
     job = ImportJob.objects.select_related("project", "created_by").get(pk=job_id)
     if job.status in (JobStatus.FINISHED, JobStatus.FAILED):
         return job
-    job.started_at = timezone.now()
-    ImportJob.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=job.started_at)
+    job.mark_running()
     try:
         data = Path(job.path).read_bytes()
         stored = upload_ingest(project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format,
                                provenance=job.provenance)  # fmt: skip
     except FileNotFoundError:
-        job.status, job.error = JobStatus.FAILED, _FILE_GONE
+        job.mark_failed(_FILE_GONE)
     except DomainError as exc:
-        job.status, job.error = JobStatus.FAILED, exc.as_json()["error"]
+        job.mark_failed(exc.as_json()["error"])
     except Exception as exc:  # a bug or an outage must not leave the job running forever; the trace goes to the log
         logger.exception("import job %s failed", job.pk)
         message = f"the import stopped on an unexpected error ({type(exc).__name__}: {str(exc)[:300]}); nothing was stored"
-        job.status, job.error = JobStatus.FAILED, {"code": "import_failed", "message": message}
+        job.mark_failed({"code": "import_failed", "message": message})
     else:
-        job.status = JobStatus.FINISHED
-        job.episode_ids = [o.episode.pk for o in stored.outcomes]
-        job.report = {
+        report = {
             **stored.report,
             "format": stored.format,
             "created": sum(o.created for o in stored.outcomes),
             "already_stored": sum(not o.created for o in stored.outcomes),
         }
-    job.ended_at = timezone.now()
-    job.save(update_fields=["status", "error", "episode_ids", "report", "ended_at"])
+        job.mark_finished(episode_ids=[o.episode.pk for o in stored.outcomes], report=report)
     Path(job.path).unlink(missing_ok=True)
     return job
 
@@ -222,9 +217,7 @@ def import_job_wait(job: ImportJob, *, timeout_s: float) -> ImportJob:
         if job.status in FINAL_STATUSES:
             return job
         if not Path(job.path).exists():
-            ImportJob.objects.filter(pk=job.pk, status__in=(JobStatus.QUEUED, JobStatus.RUNNING)).update(
-                status=JobStatus.FAILED, error=_FILE_GONE, ended_at=timezone.now()
-            )
+            ImportJob.objects.filter(pk=job.pk).transition(JobStatus.FAILED, error=_FILE_GONE)  # if still queued or running
             job.refresh_from_db()
             return job
         if connection.in_atomic_block or time.monotonic() >= deadline:

@@ -11,7 +11,8 @@ from environments.core import ToolSpec
 from lab.edge import float_param, int_param
 from lab.errors import DomainError, NotFound
 from lab.projects.models import Project
-from lab.trajectories.models import Episode, EpisodeStatus, Provenance, Step
+from lab.projects.selectors import visible_get
+from lab.trajectories.models import Episode, EpisodeStatus, ImportJob, Provenance, Step
 from lab.trajectories.shared import episode_header
 
 FILTER_FIELDS = ("project", "env", "task", "agent", "source", "provenance", "status", "passed", "score_min", "score_max", "after", "before",
@@ -101,6 +102,15 @@ def episode_get(*, projects: QuerySet, pk: int | str) -> Episode:
         return Episode.objects.select_related("task", "agent", "project").get(pk=int_param(pk, name="id", low=1), project__in=projects)
     except (Episode.DoesNotExist, DomainError):
         raise NotFound("not_found", f"No episode {pk!r} that you can see.") from None
+
+
+def episode_list_running(*, projects: QuerySet) -> QuerySet[Episode]:
+    """The episodes of `projects` still running, newest first."""
+    return Episode.objects.filter(project__in=projects, status=EpisodeStatus.RUNNING).select_related("task", "agent").order_by("-id")
+
+
+def import_job_get(*, projects: QuerySet, pk: int) -> ImportJob:
+    return visible_get(ImportJob.objects.filter(project__in=projects), pk=pk, what="import")
 
 
 def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode]:

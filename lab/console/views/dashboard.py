@@ -9,11 +9,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from lab.console.selectors import episode_page, leaderboard
 from lab.pages import console_view, page, visible_projects, write_projects
 from lab.rollouts.demo import demo_offer
-from lab.rollouts.models import Evaluation
-from lab.runs.models import TrainingRun
+from lab.rollouts.selectors import evaluation_list_active
+from lab.runs.selectors import run_list_active
 from lab.trajectories.models import Episode
-
-ACTIVE = ("queued", "running")
+from lab.trajectories.selectors import episode_list_running
 
 
 @console_view
@@ -22,9 +21,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     context = {
         "projects": projects,
         "recent": episode_page(Episode.objects.filter(project__in=projects), size=15).rows,
-        "running": Episode.objects.filter(project__in=projects, status="running").select_related("task", "agent").order_by("-id")[:20],
-        "runs": TrainingRun.objects.filter(project__in=projects, status__in=ACTIVE).order_by("-created_at")[:10],
-        "evaluations": Evaluation.objects.filter(project__in=projects, status__in=ACTIVE).select_related("agent")[:10],
+        "running": episode_list_running(projects=projects)[:20],
+        "runs": run_list_active(projects=projects)[:10],
+        "evaluations": evaluation_list_active(projects=projects)[:10],
         "board": leaderboard(projects=projects).overall[:8],
     }
     if not context["recent"] and not context["evaluations"] and not context["runs"]:

@@ -15,6 +15,7 @@ from django.shortcuts import redirect
 
 from environments.policies import policy_names
 from lab.console.views.launch_forms import error_fields, require_write
+from lab.diagnoses import selectors as diagnosis_selectors
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import attempt_counts, diagnosis_job_launch
 from lab.diagnoses.models import DiagnosisJob
@@ -48,7 +49,7 @@ def job_form_context(request: HttpRequest, *, form: Any = None, errors: dict[str
         "job_projects": write_projects(request), "job_project": project, "candidates": candidates,
         "agents": AgentConfig.objects.filter(project=project) if project else [], "anchors": anchors,
         "form": form, "errors": errors or {}, "selected": {str(v) for v in form.getlist("episodes")} if hasattr(form, "getlist") else set(),
-        "jobs": DiagnosisJob.objects.filter(project__in=visible_projects(request)).select_related("agent", "project")[:50],
+        "jobs": diagnosis_selectors.diagnosis_job_list(projects=visible_projects(request))[:50],
     }  # fmt: skip
 
 

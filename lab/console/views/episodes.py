@@ -10,7 +10,7 @@ from environments.trajectory import SOURCES
 from lab.console.selectors import SORTS, episode_page
 from lab.console.views.launch_forms import launch_context
 from lab.pages import console_view, page, visible_projects
-from lab.rollouts.models import RolloutJob
+from lab.rollouts.selectors import rollout_job_find
 from lab.trajectories.models import AgentConfig, EpisodeStatus, Provenance, Task
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 
@@ -32,9 +32,7 @@ def episode_list_context(request: HttpRequest, *, rollout_form: Any = None, roll
         "sources": SOURCES,
         "provenances": Provenance.values,
         "statuses": [*EpisodeStatus.values, "cancelled"],  # the life cycles Episode.life_cycle names
-        "launched": RolloutJob.objects.filter(pk=int(launched), project__in=projects).select_related("agent", "task").first()
-        if launched.isdigit()
-        else None,
+        "launched": rollout_job_find(projects=projects, pk=int(launched)) if launched.isdigit() else None,
         **launch_context(request),
         "form": rollout_form or {},
         "errors": rollout_errors or {},

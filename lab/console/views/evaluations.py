@@ -21,8 +21,7 @@ from lab.projects.models import WRITE_ROLES
 from lab.rollouts.demo import demo_launch
 from lab.rollouts.evaluations import attack_setting, evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
-from lab.rollouts.selectors import evaluation_get
-from lab.trajectories.models import Episode
+from lab.rollouts.selectors import evaluation_episode_list, evaluation_get, evaluation_list
 
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds", "attack", "options")
 
@@ -36,7 +35,7 @@ def attack_choices() -> dict[str, Any]:
 
 
 def evaluation_list_context(request: HttpRequest, *, form: Any = None, errors: dict[str, str] | None = None) -> dict[str, Any]:
-    evaluations = Evaluation.objects.filter(project__in=visible_projects(request)).select_related("agent", "checkpoint")[:200]
+    evaluations = evaluation_list(projects=visible_projects(request))[:200]
     return {"evaluations": evaluations, **launch_context(request), **attack_choices(), "form": form or {}, "errors": errors or {}}
 
 
@@ -48,7 +47,7 @@ def evaluation_list_page(request: HttpRequest) -> HttpResponse:
 def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
     live = evaluation.status in ("queued", "running")
     # While it runs, its jobs' episodes as they start (watchable live); once ended, the scored ones its figures count.
-    episodes = Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
+    episodes = evaluation_episode_list(evaluation=evaluation, live=live)
     aggregate = evaluation.aggregate or {}
     return {"evaluation": evaluation, "episodes": episodes.select_related("task").order_by("task__key", "seed")[:500], "live": live,
             "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],

@@ -25,7 +25,7 @@ from lab.errors import DomainError, Forbidden
 from lab.live.services import live_last_seq
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
-from lab.rollouts.models import RolloutJob
+from lab.rollouts.selectors import rollout_job_for_episode
 from lab.tool_forms import tool_arguments_parse, tool_fields, tool_values
 from lab.trajectories.models import Episode
 from lab.trajectories.selectors import episode_get, episode_in_play_by, episode_list_siblings, episode_tools
@@ -76,7 +76,7 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     siblings = episode_list_siblings(episode=episode)[:12]
     role = role_of(request, episode.project_id)
     # A running episode written by a rollout job can be stopped by those who may launch one.
-    job = RolloutJob.objects.filter(episode=episode).only("pk", "status").first() if running and role in WRITE_ROLES else None
+    job = rollout_job_for_episode(episode=episode) if running and role in WRITE_ROLES else None
     context.update(
         running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
         diagnoses=diagnosis_list_for_episode(episode=episode)[:50],
