@@ -17,6 +17,7 @@ from lab.console.views import (
     rollouts,
     run_compare,
     runs,
+    uploads,
     viewer,
     viewer_analysis,
 )
@@ -31,6 +32,9 @@ urlpatterns = [
     path("episodes/<int:pk>/tool-form", viewer.tool_form, name="episode-tool-form"),
     path("episodes/<int:pk>/diagnoses", viewer.diagnosis_add, name="episode-diagnose"),
     path("episodes/<int:pk>/pivotal", viewer_analysis.episode_pivotal, name="episode-pivotal"),
+    path("uploads/", uploads.upload_page, name="uploads"),
+    path("uploads/new", uploads.upload_new, name="upload-new"),
+    path("uploads/<int:pk>/", uploads.upload_detail, name="upload"),
     path("compare/", compare.compare, name="compare"),
     path("fidelity/", fidelity.fidelity_page, name="fidelity"),
     path("leaderboard/", leaderboard.leaderboard_page, name="leaderboard"),
