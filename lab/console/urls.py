@@ -46,6 +46,7 @@ urlpatterns = [
     path("runs/compare", run_compare.run_compare_page, name="runs-compare"),
     path("runs/compare.json", run_compare.run_compare_metrics, name="runs-compare-metrics"),
     path("runs/new", runs.run_new, name="run-new"),
+    path("runs/dataset", runs.run_dataset_preview, name="run-dataset"),
     path("runs/<int:pk>/cancel", runs.run_cancel_view, name="run-cancel"),
     path("runs/<int:pk>/checkpoints/<int:checkpoint_id>/evaluate", runs.checkpoint_evaluate_view, name="checkpoint-evaluate"),
     path("runs/<int:pk>/metrics.json", runs.run_metrics, name="run-metrics"),
