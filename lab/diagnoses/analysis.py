@@ -3,6 +3,7 @@
 diagnosis_propose_model(episode=e, agent=a)            # -> DiagnosisAttempt (a Diagnosis when the answer is valid)
 diagnosis_propose_rule(episode=e, anchor="smart-triage")
 episode_label_pivotal(episode=e, anchor="smart-triage")  # stored in episode.meta["pivotal"]; the record is untouched
+pivotal_problem(episode=e, anchor="")                   # why the pivotal search cannot run on e ("" when it can)
 episode_step_credit(episode=e)                          # per-step graph credit, the graph and the top steps
 """
 
@@ -12,17 +13,21 @@ from typing import Any
 
 from django.db import transaction
 
+from environments import registry
 from environments.core import Env, EnvError, ToolSpec
 from environments.diagnosis.branching import env_for_record
 from environments.diagnosis.credit_graph import dependency_graph, stationary_credit, top_steps
 from environments.diagnosis.model_diagnoser import diagnose_with_policy
 from environments.diagnosis.pivotal import find_pivotal_step
 from environments.diagnosis.rules import rule_diagnose
+from environments.diagnosis.taxonomy import AGENT_SOURCES
+from environments.policies import policy_names
+from environments.replay import ReplayDivergence
 from lab.diagnoses.models import DiagnosisAttempt, DiagnosisJob, Origin
 from lab.diagnoses.policies import policy_factory_for_agent
 from lab.diagnoses.services import diagnosis_attempt_record
 from lab.errors import DomainError
-from lab.trajectories.models import AgentConfig, Episode
+from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Step
 from lab.trajectories.services import episode_to_record
 
 
@@ -68,15 +73,57 @@ def diagnosis_propose_rule(
     return diagnosis_attempt_record(episode=episode, answer=answer, origin=Origin.RULE, author_model=f"rule:pivotal/{anchor}", job=job)
 
 
+def pivotal_problem(*, episode: Episode, anchor: str = "") -> str:
+    """Why the pivotal search cannot run on `episode` with `anchor` (empty: the environment's default), as a sentence
+    for the page; "" when it can. Cheap (no replay): the viewer asks on every render. What only a replay can tell
+    (recorded states this installation does not reproduce) is refused by episode_label_pivotal."""
+    env = episode.task.env
+    if episode.status == EpisodeStatus.RUNNING:
+        return "the episode is still running; look for its pivotal step once it ends"
+    if episode.passed is None:
+        return "the episode has no pass/fail score; the search looks for the step after which a failed episode could no longer pass"
+    if episode.passed:
+        return "the episode passed; pivotal mistakes are looked for in failed episodes"
+    if env not in {meta.env for meta in registry.list_envs()}:
+        return (f"its environment {env!r} is not installed here, so there is no environment to replay its steps in "
+                "(an uploaded episode from another benchmark can be read and diagnosed by hand, not replayed)")  # fmt: skip
+    anchors = policy_names(env)
+    name = anchor or registry.env_meta(env).default_anchor or (anchors[0] if anchors else "")
+    if not anchors:
+        return f"{env} has no scripted anchor to take over from the episode's steps"
+    if name not in anchors:
+        return f"{name!r} is not a policy of {env}; choose one of {', '.join(anchors)}"
+    try:
+        registry.get_task(f"{env}/{episode.task.key}")
+    except EnvError:
+        return f"its task {episode.task.key!r} is not a task of {env} here, so its world cannot be rebuilt"
+    if episode.seed is None:
+        return "the episode has no seed, so its world cannot be rebuilt for a replay"
+    agent_steps = Step.objects.filter(episode=episode, source__in=AGENT_SOURCES, index__gte=1)
+    if not agent_steps.exists():
+        return "the episode has no agent steps: there is no decision whose consequences the search could weigh"
+    if not agent_steps.exclude(tool_calls=[]).exists():
+        return f"its {agent_steps.count()} agent steps make no tool calls: there is no action to replay and take over from"
+    return ""
+
+
 def episode_label_pivotal(*, episode: Episode, anchor: str, seeds: tuple[int, ...] = (0,), search: str = "binary") -> dict[str, Any]:
-    """Find the pivotal step and label it in `episode.meta["pivotal"]` (the viewer shows it); returns the label."""
+    """Find the pivotal step and label it in `episode.meta["pivotal"]` (the viewer shows it); returns the label.
+    An episode the search cannot run on is refused (422) with the reason: pivotal_problem's, or a replay divergence."""
     if search not in ("binary", "linear"):
         raise DomainError("invalid_parameter", f"search={search!r}; use binary or linear", path="search")
+    problem = pivotal_problem(episode=episode, anchor=anchor)
+    if problem:
+        code = "not_failed" if episode.passed else "pivotal_unavailable"
+        raise DomainError(code, f"no pivotal search on episode {episode.pk}: {problem}")
     record = episode_to_record(episode)
     record_env(record)
-    if (record["header"].get("score") or {}).get("passed"):
-        raise DomainError("not_failed", f"episode {episode.pk} passed; pivotal mistakes are looked for in failed episodes")
-    label = find_pivotal_step(record, anchor_factory=_anchor_factory(anchor), seeds=seeds, search=search).as_json()
+    try:
+        label = find_pivotal_step(record, anchor_factory=_anchor_factory(anchor), seeds=seeds, search=search).as_json()
+    except ReplayDivergence as exc:
+        raise DomainError("replay_diverged", f"no pivotal search on episode {episode.pk}: its recorded steps do not replay in "
+                          f"{episode.task.env} here (state hash diverged at step {exc.index}: the record has {exc.expected}, this "
+                          f"installation gives {exc.got}); the search can only take over from states it reproduces", status=422) from None  # fmt: skip
     with transaction.atomic():
         locked = Episode.objects.select_for_update().get(pk=episode.pk)
         locked.meta = {**locked.meta, "pivotal": label}

@@ -80,6 +80,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
             base_model=body_field(body, "base_model", str, ""),
             config=body_field(body, "config", dict, {}),
             dataset_filters=body_field(body, "dataset", dict, {}),
+            include_partial=body_field(body, "include_partial", bool, False),
             name=body_field(body, "name", str, ""),
             user=request.user,
         )

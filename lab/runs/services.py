@@ -15,10 +15,11 @@ events on the stream "run:<id>" (kind "metric", payload {name, step, value}; kin
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +39,7 @@ from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStat
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 from lab.trajectories.services import episode_to_record
 from lab.trajectories.shared import episode_headers
+from training.dataset_check import partial_ending, record_skip_reason
 
 log = logging.getLogger(__name__)
 
@@ -116,27 +118,86 @@ def _frozen_episodes(*, project: Project, filters: dict[str, Any]) -> list[int]:
     return list(episodes.order_by("pk").values_list("pk", flat=True))
 
 
-def dataset_export(episode_ids: Iterable[int], handle: IO[str] | None = None) -> str:
-    """sha256 over the canonical records of the episodes, in id order; each record is written to `handle` as a JSONL line."""
-    digest = hashlib.sha256()
+def _records(episode_ids: Iterable[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(id, canonical record) of the episodes in the given order, 200 at a time (bounded memory for large datasets)."""
     ids = list(episode_ids)
-    for start in range(0, len(ids), 200):  # bounded memory for large datasets
+    for start in range(0, len(ids), 200):
         chunk = {e.pk: e for e in Episode.objects.filter(pk__in=ids[start : start + 200])}
         page = [chunk[pk] for pk in ids[start : start + 200]]
         for episode, header in zip(page, episode_headers(page), strict=True):
-            line = json.dumps(episode_to_record(episode, header=header), sort_keys=True, separators=(",", ":")) + "\n"
-            digest.update(line.encode())
-            if handle is not None:
-                handle.write(line)
+            yield episode.pk, episode_to_record(episode, header=header)
+
+
+def dataset_export(episode_ids: Iterable[int], handle: IO[str] | None = None) -> str:
+    """sha256 over the canonical records of the episodes, in id order; each record is written to `handle` as a JSONL line."""
+    digest = hashlib.sha256()
+    for _, record in _records(episode_ids):
+        line = json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
+        digest.update(line.encode())
+        if handle is not None:
+            handle.write(line)
     return digest.hexdigest()
 
 
+def dataset_screen(episode_ids: Iterable[int], *, recipe: str, config: dict[str, Any], include_partial: bool) -> DatasetScreen:
+    """The episodes `recipe` can learn from, the others by reason (training.dataset_check), and the partial ones."""
+    screen = DatasetScreen()
+    for pk, record in _records(episode_ids):
+        if partial_ending(record):
+            screen.partial[pk] = partial_ending(record)
+        reason = record_skip_reason(record, recipe=recipe, config=config, include_partial=include_partial)
+        if reason:
+            screen.skipped.setdefault(reason, []).append(pk)
+        else:
+            screen.kept.append(pk)
+    return screen
+
+
+@dataclass
+class DatasetScreen:
+    kept: list[int] = dataclasses.field(default_factory=list)
+    skipped: dict[str, list[int]] = dataclasses.field(default_factory=dict)  # reason -> episode ids
+    partial: dict[int, str] = dataclasses.field(default_factory=dict)  # episode id -> how it was cut short
+
+    def skipped_summary(self, shown: int = 10) -> str:
+        """ "3 did not pass (passed_only=true): episodes 4, 7, 9; 1 no actor turns (...): episode 12", biggest first."""
+
+        def ids(pks: list[int]) -> str:
+            more = f" and {len(pks) - shown} more" if len(pks) > shown else ""
+            return ("episode " if len(pks) == 1 else "episodes ") + ", ".join(map(str, pks[:shown])) + more
+
+        ranked = sorted(self.skipped.items(), key=lambda item: (-len(item[1]), item[0]))
+        return "; ".join(f"{len(pks)} {reason}: {ids(pks)}" for reason, pks in ranked)
+
+
+def dataset_preview(*, project: Project, recipe: str, config: dict[str, Any], filters: dict[str, Any], include_partial: bool,
+                    shown: int = 100) -> dict[str, Any]:  # fmt: skip
+    """What run_create would freeze for these filters: the matching episodes (up to `shown`, partial ones marked with how
+    they were cut short), the kept count and the skipped ones by reason."""
+    filters = {k: v for k, v in filters.items() if v not in (None, "")}
+    ids = _frozen_episodes(project=project, filters=filters)
+    screen = (
+        dataset_screen(ids, recipe=recipe, config=config, include_partial=include_partial)
+        if _uses_dataset(recipe)
+        else DatasetScreen(kept=ids)
+    )
+    episodes = Episode.objects.filter(pk__in=ids[:shown]).select_related("task").order_by("pk")
+    return {"episodes": [{"episode": e, "partial": screen.partial.get(e.pk, "")} for e in episodes], "total": len(ids),
+            "kept": len(screen.kept), "skipped": sorted(screen.skipped.items(), key=lambda item: (-len(item[1]), item[0])),
+            "partial_count": len(screen.partial), "include_partial": include_partial, "uses_dataset": _uses_dataset(recipe)}  # fmt: skip
+
+
 def run_create(*, project: Project, recipe: str, base_model: str, config: dict[str, Any], dataset_filters: dict[str, Any] | None = None,
-               name: str = "", user: Any = None, enqueue: bool = True, dataset_file: FrozenFile | None = None) -> TrainingRun:  # fmt: skip
+               name: str = "", user: Any = None, enqueue: bool = True, dataset_file: FrozenFile | None = None,
+               include_partial: bool = False) -> TrainingRun:  # fmt: skip
     """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit.
-    `dataset_file` is a dataset frozen elsewhere (an improvement loop's): its path, sha256 and source episodes."""
+    `dataset_file` is a dataset frozen elsewhere (an improvement loop's): its path, sha256 and source episodes.
+    The frozen dataset keeps the episodes the recipe can learn from (training.dataset_check): partial demonstrations
+    only with `include_partial`; when none is left the run is refused with each skipped episode's reason."""
     fields_check(TrainingRun, name=name, base_model=base_model, recipe=recipe)
-    run_config_validate(recipe=recipe, base_model=base_model, config=config)
+    if not isinstance(include_partial, bool):
+        raise DomainError("invalid_config", f"include_partial={include_partial!r}: give true or false", fields=["include_partial"])
+    full = run_config_validate(recipe=recipe, base_model=base_model, config=config)
     run_model_paths(project=project, recipe=recipe, base_model=base_model, config=config)
     filters = {k: v for k, v in (dataset_filters or {}).items() if v not in (None, "")}
     episode_ids: list[int] = []
@@ -147,6 +208,13 @@ def run_create(*, project: Project, recipe: str, base_model: str, config: dict[s
         episode_ids = _frozen_episodes(project=project, filters=filters)
         if not episode_ids:
             raise DomainError("empty_dataset", f"no finished episodes match the dataset filters {filters}", fields=["dataset"])
+        screen = dataset_screen(episode_ids, recipe=recipe, config=full, include_partial=include_partial)
+        if not screen.kept:
+            raise DomainError("no_training_data", f"none of the {len(episode_ids)} episodes matching the dataset filters {filters} has "
+                              f"anything to train on: {screen.skipped_summary()}", fields=["dataset"], skipped=screen.skipped)  # fmt: skip
+        episode_ids = screen.kept
+        # What the run leaves out and why, and whether it asked for partial demonstrations, stay with the run.
+        filters = {**filters, "include_partial": include_partial, "skipped": screen.skipped}
         digest = dataset_export(episode_ids)
     name = name or f"{recipe} on {base_model.rstrip('/').rsplit('/', 1)[-1]}"[:200]
     run = TrainingRun.objects.create(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.http import StreamingHttpResponse
@@ -58,9 +57,7 @@ def _param(request: Request, name: str) -> str | None:
 
 
 def _check_size(request: Request) -> None:
-    length = int(request.META.get("CONTENT_LENGTH") or 0)
-    if length > settings.PRACTICUM_MAX_UPLOAD_BYTES:
-        raise DomainError("too_large", f"the upload is {length} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413)
+    imports.upload_size_check(int(request.META.get("CONTENT_LENGTH") or 0), what="upload")
 
 
 def _idempotent(request: Request, project: Any, body: bytes, produce: Any) -> Response:
@@ -179,10 +176,7 @@ class EpisodeImportView(APIView):
         upload = request.FILES.get("file")
         if upload is None:
             raise DomainError("file_required", "send the file as multipart field `file`")
-        if upload.size > settings.PRACTICUM_MAX_UPLOAD_BYTES:
-            raise DomainError(
-                "too_large", f"the file is {upload.size} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413
-            )
+        imports.upload_size_check(upload.size or 0)
         fmt = _param(request, "format") or "auto"
         data = upload.read()
 

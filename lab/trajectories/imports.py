@@ -72,6 +72,12 @@ class StoredUpload:
     outcomes: list[IngestOutcome]
 
 
+def upload_size_check(size: int, *, what: str = "file") -> None:
+    """The byte budget of every upload path (the API and the console's upload page): 413 naming the size and the limit."""
+    if size > settings.PRACTICUM_MAX_UPLOAD_BYTES:
+        raise DomainError("too_large", f"the {what} is {size} bytes; the limit is {settings.PRACTICUM_MAX_UPLOAD_BYTES}", status=413)
+
+
 def upload_provenance(auth: Any) -> str:
     """The tier of what a request sends: `external` through an API key the operator flagged (create_api_key
     --external), `upload` otherwise (a session, an ordinary key). Nothing in the payload can change it."""

@@ -50,7 +50,12 @@ def cancelled(request: HttpRequest, job: Any, *, fragment: str, context: Any, ur
 
 def launch_project(request: HttpRequest, action: str) -> Project:
     """The project named by the form's `project` field (slug), or the user's only project; 404 if unseen, 403 if read-only."""
-    slug = request.POST.get("project", "").strip()
+    return launch_project_get(request, request.POST.get("project", ""), action)
+
+
+def launch_project_get(request: HttpRequest, slug: str, action: str) -> Project:
+    """launch_project for a project slug given otherwise (a form's GET preview)."""
+    slug = slug.strip()
     visible = visible_projects(request)
     if slug:
         project = visible.filter(slug=slug).first()

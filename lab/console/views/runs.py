@@ -21,6 +21,7 @@ from lab.console.views.launch_forms import (
     config_parse,
     env_of,
     launch_project,
+    launch_project_get,
     recipe_fields,
     refused_fields,
     require_write,
@@ -33,7 +34,7 @@ from lab.projects.models import WRITE_ROLES
 from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 from lab.runs.selectors import run_get, run_list, run_metric_series
-from lab.runs.services import run_cancel, run_create
+from lab.runs.services import dataset_preview, run_cancel, run_config_validate, run_create
 
 RUN_FIELDS = ("project", "name", "recipe", "base_model", "config", "dataset")
 
@@ -89,9 +90,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
         filters = {name: post.get(f"dataset-{name}", "").strip() for name in DATASET_FIELDS}
         run = run_create(project=project, recipe=post.get("recipe", ""), base_model=post.get("base_model", "").strip(),
                          config=config_parse(post.get("config", "")), dataset_filters=filters, name=post.get("name", "").strip(),
-                         user=request.user)  # fmt: skip
+                         user=request.user, include_partial=post.get("include_partial") == "on")  # fmt: skip
     except DomainError as exc:
-        if exc.code in ("invalid_filter", "empty_dataset"):
+        if exc.code in ("invalid_filter", "empty_dataset", "no_training_data"):
             errors = {"dataset": exc.message}
         else:
             errors = refused_fields(exc, RUN_FIELDS)
@@ -99,6 +100,28 @@ def run_new(request: HttpRequest) -> HttpResponse:
         context = run_list_context(request, form=post, errors=errors)
         return page(request, "console/runs.html", context, status=400)
     return redirect("run", pk=run.pk)
+
+
+@console_view
+def run_dataset_preview(request: HttpRequest) -> HttpResponse:
+    """The episodes the form's dataset filters match, the partial demonstrations among them marked (each with how it
+    was cut short) and what the chosen recipe would skip and why: the form's "Check the dataset" button (htmx; without
+    JavaScript the runs page with the list under the form)."""
+    query = request.GET
+    context = run_list_context(request, form=query)
+    try:
+        project = launch_project_get(request, query.get("project", ""), "start training runs")
+        filters = {name: query.get(f"dataset-{name}", "").strip() for name in DATASET_FIELDS}
+        recipe = query.get("recipe", "")
+        config = config_parse(query.get("config", ""))
+        full = run_config_validate(recipe=recipe, base_model=query.get("base_model", "").strip() or "<base model>", config=config)
+        context["preview"] = dataset_preview(project=project, recipe=recipe, config=full, filters=filters,
+                                             include_partial=query.get("include_partial") == "on")  # fmt: skip
+    except DomainError as exc:
+        if exc.status in (403, 404):
+            raise
+        context["preview"] = {"error": exc.message}
+    return page(request, "console/runs.html", context, fragment="console/_run_dataset.html")
 
 
 @require_POST

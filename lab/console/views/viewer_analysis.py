@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from environments.policies import policy_names
 from environments.registry import env_meta
+from lab.diagnoses.analysis import pivotal_problem
 from lab.diagnoses.pivotal import episode_pivotal_find
 from lab.diagnoses.selectors import episode_credit_cached
 from lab.errors import DomainError, Forbidden
@@ -47,9 +48,13 @@ def analysis_context(request: HttpRequest, episode: Episode, credit: dict[int, f
     ranked = sorted(credit.items(), key=lambda item: (-item[1], item[0]))[:TOP_STEPS]
     anchors = policy_names(episode.task.env)
     default = env_meta(episode.task.env).default_anchor or (anchors[0] if anchors else "")
+    # An annotator sees the form, or the reason the search cannot run on this episode (an upload from another
+    # benchmark, a passed episode, one without tool calls...), never a form that can only fail.
+    annotator = role_of(request, episode.project_id) in ANNOTATE_ROLES
+    problem = pivotal_problem(episode=episode) if annotator else ""
     return {
         "pivotal": episode.meta.get("pivotal") or None, "important_steps": [{"index": i, "credit": c} for i, c in ranked],
-        "may_label": role_of(request, episode.project_id) in ANNOTATE_ROLES and episode.passed is False,
+        "may_label": annotator and not problem, "pivotal_problem": problem,
         "pivotal_anchors": anchors, "default_anchor": default,
     }  # fmt: skip
 
@@ -64,8 +69,10 @@ def episode_pivotal(request: HttpRequest, pk: int) -> HttpResponse:
     if role_of(request, episode.project_id) not in ANNOTATE_ROLES:
         raise Forbidden("forbidden", "Your role in this project does not allow labelling episodes.")
     anchor = request.POST.get("anchor", "").strip() or env_meta(episode.task.env).default_anchor
-    if anchor not in policy_names(episode.task.env):
-        raise DomainError("unknown_anchor", f"{anchor!r} is not a policy of {episode.task.env}", path="anchor")
+    problem = pivotal_problem(episode=episode, anchor=anchor)
+    if problem:
+        code = "unknown_anchor" if anchor and anchor not in policy_names(episode.task.env) else "pivotal_unavailable"
+        raise DomainError(code, f"No pivotal search on episode {episode.pk}: {problem}.", path="anchor")
     outcome = episode_pivotal_find(episode=episode, anchor=anchor, user=request.user, inline_max_steps=PIVOTAL_INLINE_STEPS)
     if outcome.job is not None:
         return redirect("diagnosis-job", pk=outcome.job.pk)

@@ -55,7 +55,11 @@ def test_run_form_creates_a_queued_run_with_its_frozen_dataset(role_users: dict[
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
     assert (run.name, run.recipe, run.base_model, run.status) == ("sft smoke", "sft", "org/tiny", JobStatus.QUEUED)
     assert run.config == {"max_steps": 5, "learning_rate": 0.0002, "lora_target_modules": ["q_proj"]}
-    assert run.dataset_spec == {"env": "toyenv"} and run.episode_ids == sorted(e.pk for e in toy_episodes) and len(run.dataset_hash) == 64
+    assert (
+        run.dataset_spec == {"env": "toyenv", "include_partial": False, "skipped": {}}
+        and run.episode_ids == sorted(e.pk for e in toy_episodes)
+        and len(run.dataset_hash) == 64
+    )
     assert run.created_by == role_users["researcher"]
 
 

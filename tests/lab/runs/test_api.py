@@ -68,7 +68,7 @@ def test_it_freezes_the_dataset_at_launch(alice_api: Any, tiny_model: str, looku
     run = TrainingRun.objects.get(pk=response.json()["id"])
     assert run.episode_ids == sorted(lookup_episodes)
     assert run.dataset_hash == dataset_export(lookup_episodes) and len(run.dataset_hash) == 64
-    assert run.dataset_spec == {"task": "toolgym/lookup"} and run.status == "queued"
+    assert run.dataset_spec == {"task": "toolgym/lookup", "include_partial": False, "skipped": {}} and run.status == "queued"
 
 
 @pytest.mark.django_db
