@@ -32,6 +32,7 @@ urlpatterns = [
     path("episodes/<int:pk>/diagnoses", viewer.diagnosis_add, name="episode-diagnose"),
     path("episodes/<int:pk>/pivotal", viewer_analysis.episode_pivotal, name="episode-pivotal"),
     path("compare/", compare.compare, name="compare"),
+    path("episodes/<int:pk>/turns", compare.compare_turns, name="compare-turns"),
     path("fidelity/", fidelity.fidelity_page, name="fidelity"),
     path("leaderboard/", leaderboard.leaderboard_page, name="leaderboard"),
     path("runs/", runs.run_list_page, name="runs"),
