@@ -50,6 +50,7 @@ urlpatterns = [
     path("evaluations/<int:pk>/", evaluations.evaluation_detail, name="evaluation"),
     path("evaluations/new", evaluations.evaluation_new, name="evaluation-new"),
     path("evaluations/demo", evaluations.evaluation_demo, name="evaluation-demo"),
+    path("evaluations/demo/progress", dashboard.demo_progress_card, name="demo-progress"),
     path("evaluations/<int:pk>/cancel", evaluations.evaluation_cancel_view, name="evaluation-cancel"),
     path("evaluations/<int:pk>/improve", improve_new.improve_new, name="evaluation-improve"),
     path("loops/", loops.loop_list_page, name="loops"),
