@@ -24,7 +24,7 @@ from lab.jobs import JobStatus
 from lab.projects.models import Project
 from lab.rollouts.evaluations import evaluation_launch
 from lab.rollouts.local_models import local_agent_names, local_agents_ensure
-from lab.rollouts.models import Evaluation
+from lab.rollouts.models import Evaluation, RolloutJob
 from lab.rollouts.services import anchor_agent_resolve
 from lab.trajectories.models import AgentConfig
 
@@ -109,3 +109,52 @@ def demo_launch(*, project: Project, user: Any = None) -> list[Evaluation]:
                 seed = registry.get_task(task).public_seeds[0]
                 launched.append(evaluation_launch(project=project, agent=agent, task_set=task, seeds=[seed], user=user))
         return launched
+
+
+RECENT_S = 600  # a finished demo's summary stays on the dashboard this long
+
+
+def demo_progress(*, projects: Iterable[Project], now: Any = None) -> dict[str, Any]:
+    """Where the latest demo of the `projects` stands, for the dashboard's progress card: {} when none ran in the
+    last RECENT_S seconds. Stages: "queued" (launched, no episode started), "running" (the anchors' episodes; the
+    ones under way named with their step), "scoring" (every episode ended, an evaluation still summing up), "done".
+    Three queries: the evaluations, their rollouts with their episodes, nothing per episode."""
+    from django.utils import timezone
+
+    demo = demo_choice()
+    if demo is None:
+        return {}
+    now = now or timezone.now()
+    latest = Evaluation.objects.filter(project__in=list(projects), task_set=demo.task, agent__name__in=demo.anchors).order_by("-id").first()
+    if latest is None:
+        return {}
+    # The batch: the latest launch's evaluations of the same project, one per anchor, created together.
+    evaluations = list(
+        Evaluation.objects.filter(project=latest.project_id, task_set=demo.task, agent__name__in=demo.anchors, id__gt=latest.id - len(demo.anchors))
+        .select_related("agent").order_by("id")
+    )  # fmt: skip
+    jobs = list(RolloutJob.objects.filter(evaluation__in=evaluations).select_related("agent", "episode").order_by("id"))
+    active = any(e.status in ACTIVE for e in evaluations)
+    ended_at = max((e.ended_at for e in evaluations if e.ended_at), default=None)
+    if not active and (ended_at is None or (now - ended_at).total_seconds() > RECENT_S):
+        return {}
+    total = max(len(jobs), sum(len(e.seeds) for e in evaluations))
+    finished = [j for j in jobs if j.status not in ACTIVE]
+    running = [j for j in jobs if j.status == JobStatus.RUNNING]
+    if not active:
+        stage = "done"
+    elif len(finished) == total:
+        stage = "scoring"
+    elif running or finished:
+        stage = "running"
+    else:
+        stage = "queued"
+    started = min(e.created_at for e in evaluations)
+    return {
+        "task": demo.task, "stage": stage, "stages": DEMO_STAGES, "total": total, "finished": len(finished),
+        "steps": sum(j.episode.step_count for j in jobs if j.episode), "elapsed_s": ((ended_at if not active and ended_at else now) - started).total_seconds(),
+        "current": [{"agent": j.agent.name, "seed": j.seed, "step": j.episode.step_count if j.episode else 0, "episode": j.episode_id} for j in running],
+    }  # fmt: skip
+
+
+DEMO_STAGES = (("queued", "Queued"), ("running", "Running the anchors"), ("scoring", "Scoring"), ("done", "Done"))

@@ -53,6 +53,12 @@ def test_a_newcomer_runs_the_anchors_with_one_click_and_sees_every_episode_finis
     page.click("#demo-run")
     page.wait_for_url(f"{console.url}/")
     assert page.locator("#demo-offer").count() == 0  # launched: the offer gives way to the running evaluations
+    # The progress card names the stage it is in, and the episodes under way once the worker has them.
+    progress = page.locator("#demo-progress")
+    assert progress.locator("[aria-current=step]").inner_text() in ("Queued", "Running the anchors")
+    page.wait_for_selector("#demo-progress[data-stage=running] #demo-progress-current >> text=on seed", timeout=BOUND_S * 1000)
+    running_text = progress.inner_text()
+    assert "Running the anchors" in progress.locator("[aria-current=step]").inner_text() and "episodes finished" in running_text
     page.wait_for_selector("#recent-episodes tbody tr >> text=storebench/payment-outage", timeout=BOUND_S * 1000)
     first_seen = time.monotonic() - clicked
     page.screenshot(path=str(ROOT / "test-output" / "first-minute-running.png"), full_page=True)
@@ -62,8 +68,14 @@ def test_a_newcomer_runs_the_anchors_with_one_click_and_sees_every_episode_finis
         page.wait_for_timeout(500)
     all_finished = time.monotonic() - clicked
     page.wait_for_selector("#jobs >> text=Nothing is running.", timeout=15_000)
+    page.wait_for_selector("#demo-progress[data-stage=done]", timeout=15_000)
+    assert (
+        progress.locator("[aria-current=step]").inner_text() == "Done"
+        and f"{EPISODES} of {EPISODES} episodes finished" in progress.inner_text()
+    )
     page.screenshot(path=str(ROOT / "test-output" / "first-minute.png"), full_page=True)
-    print(f"first minute: first episode on the page after {first_seen:.1f} s, all {EPISODES} finished after {all_finished:.1f} s")
+    print(f"first minute: first episode on the page after {first_seen:.1f} s, all {EPISODES} finished after {all_finished:.1f} s;"
+          f" progress card while running: {running_text!r}; when done: {progress.inner_text()!r}")  # fmt: skip
 
     page.locator("#recent-episodes tbody tr", has_text="smart-triage").first.locator("a").first.click()
     page.wait_for_selector("#step-1")  # the viewer of one of them, steps and all

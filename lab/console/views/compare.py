@@ -1,5 +1,6 @@
 """Compare two episodes of a task side by side: aligned by step, first divergence marked, score deltas, and each
-side's team (its header's "team") and per-role accounting (its header's "roles")."""
+side's team (its header's "team") and per-role accounting (its header's "roles"); and every episode of a task and
+seed turn by turn, beside the human's (compare_turns)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from django.http import HttpRequest, HttpResponse
 
 from lab.console.lanes import lane_order
 from lab.console.selectors import first_divergence, score_deltas, steps_window
+from lab.console.turns import MAX_COLUMNS, SCAN_STEPS, turn_table
+from lab.console.turns import ROWS as ROWS_TURNS
 from lab.edge import int_param
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects
@@ -52,3 +55,17 @@ def team_context(a: Episode, b: Episode) -> dict[str, Any]:
     names = lane_order(set(roles_a) | set(roles_b))
     rows = [{"role": r, "a": roles_a.get(r), "b": roles_b.get(r)} for r in names]
     return {"team_a": ha.get("team") or {}, "team_b": hb.get("team") or {}, "role_rows": rows}
+
+
+@console_view
+def compare_turns(request: HttpRequest, pk: int) -> HttpResponse:
+    """The episode's task and seed, turn by turn: the human (or the episode) beside every agent and anchor that played
+    it, each column's first divergence from the reference marked (lab.console.turns)."""
+    episode = episode_get(projects=visible_projects(request), pk=pk)
+    start = max(0, int_param(request.GET.get("start", 0), name="start"))
+    table = turn_table(episode=episode, start=start)
+    context = {
+        "episode": episode, "table": table, "rows": ROWS_TURNS, "next_start": start + ROWS_TURNS if start + ROWS_TURNS < table.turn_count else None,
+        "prev_start": max(0, start - ROWS_TURNS) if start else None, "max_columns": MAX_COLUMNS, "scan_steps": SCAN_STEPS,
+    }  # fmt: skip
+    return page(request, "console/compare_turns.html", context, fragment="console/_turn_rows.html")

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from environments.policies import policy_names
 from environments.registry import env_meta
+from lab.console.credit_graph import episode_credit_graph
 from lab.diagnoses.analysis import pivotal_problem
 from lab.diagnoses.pivotal import episode_pivotal_find
 from lab.diagnoses.selectors import episode_credit_cached
@@ -55,7 +56,7 @@ def analysis_context(request: HttpRequest, episode: Episode, credit: dict[int, f
     return {
         "pivotal": episode.meta.get("pivotal") or None, "important_steps": [{"index": i, "credit": c} for i, c in ranked],
         "may_label": annotator and not problem, "pivotal_problem": problem,
-        "pivotal_anchors": anchors, "default_anchor": default,
+        "pivotal_anchors": anchors, "default_anchor": default, "credit_graph": episode_credit_graph(episode=episode) if credit else None,
     }  # fmt: skip
 
 

@@ -103,3 +103,45 @@ def test_the_polled_dashboard_fragment_carries_the_recent_episodes(role_users: d
     [outcome] = episodes_ingest(project=role_users["owner"].memberships.get().project, records=[record_factory()], user=role_users["owner"])
     fragment = as_user(role_users["viewer"]).get("/", **HTMX).content.decode()
     assert 'id="recent-episodes"' in fragment and f'href="/episodes/{outcome.episode.pk}/"' in fragment and "<h1>" not in fragment
+
+
+def _card(html: str) -> str:
+    return html.split('id="demo-progress"', 1)[1].split("</section>", 1)[0]
+
+
+def test_the_demo_shows_its_stages_with_the_current_one_named_until_done(
+    role_users: dict[str, Any], django_assert_max_num_queries: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from lab.rollouts.services import rollout_run
+    from lab.trajectories.services import episode_append_step, episode_start
+
+    client = as_user(role_users["researcher"])
+    client.post("/evaluations/demo", {"project": "acme"})
+    card = _card(client.get("/").content.decode())
+    assert 'data-stage="queued"' in card and 'hx-trigger="every 1s"' in card and "0 of 12 episodes finished" in card
+    assert '<li class="stage-queued current" aria-current="step">Queued</li>' in card and "waiting for a worker" in card
+
+    jobs = list(RolloutJob.objects.select_related("agent", "task", "project").order_by("id"))
+    rollout_run(job_id=jobs[0].pk)  # do-nothing on seed 61, to its end
+    under_way = jobs[2]  # hardened on seed 61, three steps in
+    episode = episode_start(project=under_way.project, task=under_way.task, source="rollout", seed=61, agent=under_way.agent)
+    for index in range(3):
+        episode_append_step(episode=episode, step={"index": index, "source": "env" if index == 0 else "agent", "message": "m"})
+    RolloutJob.objects.filter(pk=under_way.pk).update(status="running", episode=episode)
+    with django_assert_max_num_queries(8):
+        card = _card(client.get("/evaluations/demo/progress", **HTMX).content.decode())
+    assert 'data-stage="running"' in card and 'aria-current="step">Running the anchors</li>' in card
+    assert "1 of 12 episodes finished" in card and "hardened on seed 61</a> (step 3)" in card
+
+    now = timezone.now()
+    RolloutJob.objects.update(status="finished", ended_at=now)
+    Evaluation.objects.update(status="finished", ended_at=now)
+    card = _card(client.get("/evaluations/demo/progress", **HTMX).content.decode())
+    assert 'data-stage="done"' in card and "hx-trigger" not in card and "12 of 12 episodes finished" in card
+    assert "from the click to the last score" in card
+    Evaluation.objects.update(ended_at=now - timedelta(hours=1))  # long done: the dashboard forgets it
+    assert 'id="demo-progress"' not in client.get("/").content.decode()
