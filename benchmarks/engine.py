@@ -15,6 +15,10 @@
 3. The physical limit: this machine's measured bf16 and fp32 matmul rate now (a 512x576 @ 576x1536 product, the
    model's MLP shape), and each decode figure's share of it (2 x parameters x tokens/s).
 
+   `--compile` adds "engine, torch.compile": each decoder layer's MLP compiled (inductor, dynamic shapes: the
+   engine's ragged batch changes the row count every step; the attention loop over sessions cannot be traced as one
+   graph), timed alternately with the eager engine (two repeats each), its compile time printed apart.
+
 4. `--grpo-turns N [--gradient-checkpointing]` runs one GRPO step through the recipe instead (StoreBench-short, group
    of 8, LoRA r16, fp32 on CPU): wall time, peak RSS, and the step's on-policy check.
 
@@ -84,6 +88,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--grpo-turns", type=int, default=0, help="instead: one GRPO step (group of 8, LoRA r16) of this many turns")
     parser.add_argument("--gradient-checkpointing", action="store_true")
+    parser.add_argument("--compile", action="store_true", help="also time the engine with torch.compile'd MLPs")
     parser.add_argument("--grad-accum", type=int, default=1, help="GRPO: the group's episodes in this many micro-batches (peak memory)")
     args = parser.parse_args()
     if args.grpo_turns:
@@ -127,6 +132,8 @@ def main() -> None:
             figures["engine, forked"] = total / timed(
                 lambda: engine.generate(_group_sessions(engine, prompts), prompts, max_new_tokens=new, temperature=1.0)
             )
+    if args.compile:
+        figures.update(compiled_figures(model, prompts, new))
     print(f"\n1. decode, {len(prompts)} concurrent episodes (prefill + {new} tokens each), tokens/s:")
     for name, value in figures.items():
         print(f"   {name:<18} {value:7.1f}  ({share(value)})")
@@ -158,6 +165,39 @@ def main() -> None:
               f"= {plain_times[turn] / cached_times[turn]:.2f}x")  # fmt: skip
     print(f"   whole episode: engine {sum(cached_times):.1f} s, re-prefill {sum(plain_times):.1f} s = "
           f"{sum(plain_times) / sum(cached_times):.2f}x; at turn {args.turns}: {plain_times[-1] / cached_times[-1]:.2f}x (target 3x)")  # fmt: skip
+
+
+def compiled_figures(model: torch.nn.Module, prompts: list[list[int]], new: int) -> dict[str, float]:
+    """Decode tokens/s of the eager engine and of the engine with every layer's MLP under torch.compile, timed
+    alternately (eager, compiled, eager, compiled: a busy spell falls on both); the model is left eager."""
+    engine = DecodeEngine(model, eos_id=NO_EOS)
+    eager = [layer.mlp for layer in engine.layers]
+    compiled = [torch.compile(mlp, dynamic=True) for mlp in eager]
+
+    def use(mlps: list[torch.nn.Module]) -> None:
+        for layer, mlp in zip(engine.layers, mlps, strict=True):
+            layer.mlp = mlp
+
+    def run() -> float:
+        return (
+            new
+            * len(prompts)
+            / timed(lambda: engine.generate([engine.session() for _ in prompts], prompts, max_new_tokens=new, temperature=1.0))
+        )
+
+    figures: dict[str, list[float]] = {"engine (eager, alternating)": [], "engine, torch.compile": []}
+    with torch.inference_mode():
+        use(compiled)
+        started = time.perf_counter()
+        engine.generate([engine.session() for _ in prompts[:2]], [p[:64] for p in prompts[:2]], max_new_tokens=4, temperature=1.0)
+        print(f"torch.compile: first use (tracing and compiling 30 MLPs, 2 shapes) {time.perf_counter() - started:.1f} s")
+        for _ in range(2):
+            use(eager)
+            figures["engine (eager, alternating)"].append(run())
+            use(compiled)
+            figures["engine, torch.compile"].append(run())
+    use(eager)
+    return {name: sum(values) / len(values) for name, values in figures.items()}
 
 
 def grpo_step(model: str, turns: int, gradient_checkpointing: bool, grad_accum: int = 1) -> None:
