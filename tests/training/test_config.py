@@ -47,3 +47,10 @@ def test_every_field_of_a_recipe_has_its_docstring(recipe: str) -> None:
     cls = recipe_config_class(recipe)
     docs = field_docs(cls)
     assert [f.name for f in dataclasses.fields(cls) if not docs.get(f.name)] == []
+
+
+def test_the_recipes_folder_holds_the_registered_recipes_one_file_each_and_nothing_else() -> None:
+    folder = Path(__file__).resolve().parents[2] / "training" / "recipes"
+    files = sorted(p.name for p in folder.iterdir() if p.name != "__pycache__")
+    assert files == sorted(f"{module.rpartition('.')[2]}.py" for module, _ in RECIPES.values())
+    assert all(module == f"training.recipes.{recipe}" for recipe, (module, _) in RECIPES.items())

@@ -44,8 +44,8 @@ from training.advsim.store import RoundStore, latest_checkpoint
 from training.advsim.worlds import ModelPlayer, Player, World
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.modeling import pick_device
+from training.onpolicy import tokenized
 from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, reference_policy, scored_batches, training_reward
-from training.recipes.onpolicy import tokenized
 
 SCHEDULES = ("joint", "alternating")
 ROLES = ("agent", "adversary", "curriculum")

@@ -28,8 +28,8 @@ from training.data import AGENT_SOURCES, TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import kl_full, sft_loss
 from training.modeling import forward_logits
+from training.onpolicy import OnPolicyConfig, evaluate, should_evaluate, to_device
 from training.policies.roles import is_actor_turn
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, should_evaluate, to_device
 from training.recipes.self_distill import aligned_teacher_logits
 from training.sampling import rollout_episodes
 

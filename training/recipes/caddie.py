@@ -34,8 +34,8 @@ from training.data import TokenizedEpisode, record_reward
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import AGGREGATIONS
 from training.modeling import check_same_vocabulary, load_model
+from training.onpolicy import OnPolicyConfig, pick_jobs, should_evaluate
 from training.recipes.grpo import clipped_loss, reference_policy, sampler_gap, scored_batches
-from training.recipes.onpolicy import OnPolicyConfig, pick_jobs, should_evaluate
 from training.role_views import role_steps, tokenize_role
 from training.sampling import CriticTurns, episode_stats, rollout_episodes
 

@@ -35,7 +35,7 @@ from training.data import PromptStyleFields, TokenizedEpisode
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.losses import AGGREGATIONS, grpo_loss
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.onpolicy import micro_batches, to_device
+from training.onpolicy import micro_batches, to_device
 from training.role_views import tokenize_role
 from training.workflow_credit import CreditWeights, flowright_rewards
 from training.workflow_play import ModelRole, play_relays

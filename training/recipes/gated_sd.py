@@ -31,8 +31,8 @@ from training.data import PromptStyle, TokenizedEpisode, encode_text, render_cha
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import HiddenLogits, Logits, grpo_loss, kl_full, reverse_kl_sampled
 from training.modeling import forward_hidden_logits, gather_logprobs, load_model, token_logprobs
+from training.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.grpo import GRPOConfig, grpo_advantages, reference_policy, training_reward, with_entropy
-from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
 GATES = ("threshold", "linear", "none")

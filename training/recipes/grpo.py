@@ -32,7 +32,7 @@ from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import AGGREGATIONS, Logits, entropy_bonus, entropy_term, grpo_loss
 from training.modeling import AdapterDisabled, forward_logits, gather_logprobs, load_model, logprobs_and_entropy, token_logprobs
-from training.recipes.onpolicy import (
+from training.onpolicy import (
     OnPolicyConfig,
     evaluate,
     micro_batches,

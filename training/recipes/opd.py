@@ -17,7 +17,7 @@ import torch
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import Logits, kl_full, reverse_kl_sampled
 from training.modeling import check_same_vocabulary, forward_hidden_logits, gather_logprobs, load_model
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
 

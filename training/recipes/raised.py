@@ -2,7 +2,7 @@
 what the starting model does on the clean version of the same trajectory.
 
 Each step draws `pairs_per_step` (template, seed, attack style, guidance) jobs from the training split; the anchor
-plays each seed clean and attacked (raised_pairs.py: same actions, different tool results). The teacher is the
+plays each seed clean and attacked (training/raised/pairs.py: same actions, different tool results). The teacher is the
 frozen starting model (or the live weights, without gradient) given the CLEAN context only; it scores the anchor's
 action tokens. The student sees the injected variant and, weighted by `clean_coef`, the clean one, and minimises
 the reverse KL to the clean-context teacher on its action tokens, matched turn by turn (align_turns). Because the
@@ -11,7 +11,7 @@ kept, while the planted instruction is taught to change nothing.
 
 `variant = "advsft"` is the baseline: cross-entropy on the anchor's actions in the injected contexts (no teacher).
 The attack figures (benign utility, utility under attack, ASR, guidance compliance) and output drift come from
-`evaluate_attacks` (raised_eval.py), the experiment's extra metrics.
+`evaluate_attacks` (training/raised/evaluate.py), the experiment's extra metrics.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from training.data import PromptStyleFields, TokenizedEpisode, collate
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.losses import sft_loss
 from training.modeling import forward_logits, load_model
-from training.recipes.onpolicy import micro_batches
+from training.onpolicy import micro_batches
+from training.raised.evaluate import evaluate_attacks
+from training.raised.pairs import Pair, align_turns, anchor_pair, injection_seen, tokenized_pair
 from training.recipes.opd import distill_loss
-from training.recipes.raised_eval import evaluate_attacks
-from training.recipes.raised_pairs import Pair, align_turns, anchor_pair, injection_seen, tokenized_pair
 
 STYLES = ("direct", "authority", "tool_aware")
 MAX_DRAWS_PER_PAIR = 10  # about half of the service desk's draws plant where the oracle reads

@@ -27,7 +27,7 @@ from environments.roles import USER
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import HiddenLogits, Logits, sft_loss_from_logprobs
 from training.modeling import argmax_hits, forward_hidden_logits, gather_logprobs, load_model
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import distill_loss
 from training.sampling import episode_stats
 from training.self_teacher import TEACHER_CONTEXTS, teacher_sequence
