@@ -3,7 +3,9 @@
     config = load_config(SFTConfig, {"model": "...", "data": "episodes.jsonl", "max_steps": 50})
     config = load_config(SFTConfig, tomllib.load(f))           # unknown keys are refused by name
 
-Each recipe subclasses `TrainConfig` and adds its own fields and checks in `problems()`.
+Each recipe subclasses `TrainConfig` and adds its own fields and checks in `problems()`. A group of fields that several
+recipes share (sampling, held-out evaluation, the clipped ratio, ...) is a mixin in training/config_fields.py, with its
+docs and checks; every `problems()` extends `super().problems()`, so a config with several mixins runs all their checks.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ class ConfigError(ValueError):
 
 
 @dataclass
-class TrainConfig:
+class ConfigFields:
+    """The root of every config class and field-group mixin: the end of the cooperative `problems()` chain."""
+
+    def problems(self) -> list[str]:
+        """Every invalid field as 'name=value: why'. Each class extends `super().problems()`."""
+        return []
+
+
+@dataclass
+class TrainConfig(ConfigFields):
     # Fields that name a folder the run reads weights from; a caller that confines paths (the lab) checks each.
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = ("model", "resume_from")
     # Recipes whose loop is written for several processes (every rank runs the same steps; training/distributed.py)
@@ -85,8 +96,7 @@ class TrainConfig:
             raise ConfigError(f"{type(self).__name__}: " + "; ".join(problems), [p.split("=", 1)[0] for p in problems])
 
     def problems(self) -> list[str]:
-        """Every invalid field as 'name=value: why'. Subclasses extend this list."""
-        out: list[str] = []
+        out = super().problems()
         if not self.model:
             out.append("model='': give a from_pretrained path")
         for name in ("max_steps", "grad_accum"):

@@ -127,24 +127,6 @@ class PromptStyle:
         return None if self.compact_tools else tools
 
 
-@dataclass
-class PromptStyleFields:
-    """The prompt-style fields of a recipe config (mixed in), so every recipe samples and trains in one style."""
-
-    compact_tools: bool = False
-    """Prompt style: tools as one `name(args)` line each in the system prompt instead of JSON schemas (small
-    contexts; a zoo model's zoo.json says which style it expects)."""
-    max_result_chars: int = 0
-    """Prompt style: tool results cut to this many characters, as the harness does (0: whole results)."""
-
-    @property
-    def prompt_style(self) -> PromptStyle:
-        return PromptStyle(compact_tools=self.compact_tools, max_result_chars=self.max_result_chars)
-
-    def style_problems(self) -> list[str]:
-        return [f"max_result_chars={self.max_result_chars!r}: must not be negative"] if self.max_result_chars < 0 else []
-
-
 def record_messages(
     record: dict[str, Any], *, system_prompt: str | None = None, style: PromptStyle = PromptStyle()
 ) -> list[dict[str, Any]]:

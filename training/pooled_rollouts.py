@@ -14,7 +14,7 @@ record carries meta.policy_version and meta.policy_staleness.
 
 Jobs and seeds stay a function of (seed, step) as in local rollouts; with one worker and max_staleness 0 the
 records equal local ones (the worker seeds exactly as the trainer does). The recipe passes in how it picks a
-step's jobs and its rollout options (training.recipes.onpolicy's pick_jobs and rollout_options), so this module,
+step's jobs and its rollout options (training.onpolicy's pick_jobs and rollout_options), so this module,
 which the recipe uses, does not import the recipe back.
 """
 
@@ -29,7 +29,7 @@ from training.distributed import unwrap
 from training.generation_pool import HFWorkerPool, VLLMServerPool
 
 if TYPE_CHECKING:
-    from training.recipes.onpolicy import OnPolicyConfig
+    from training.onpolicy import OnPolicyConfig
 
 JobPicker = Callable[["OnPolicyConfig", int], list[tuple[str, int]]]  # (config, step) -> (task, seed) jobs
 OptionsOf = Callable[["OnPolicyConfig"], dict[str, Any]]  # config -> rollout_episodes' keyword arguments

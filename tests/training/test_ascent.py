@@ -15,9 +15,9 @@ from environments.trajectory import make_step
 from training import ConfigError, run_recipe
 from training.data import tokenize_record
 from training.modeling import LoraSpec, forward_logits, load_model
+from training.onpolicy import to_device
 from training.recipes import ascent
 from training.recipes.ascent import AscentConfig, ascent_loss, cleaned_record, stream_seed, teacher_view, trajectory_text
-from training.recipes.onpolicy import to_device
 from training.scripted import scripted_episode
 
 TASK = "toolgym/chain"

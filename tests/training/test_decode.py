@@ -150,7 +150,7 @@ def test_a_budget_beyond_memory_is_refused_with_the_figure_that_fits(llama: Any)
 
 def test_a_folder_budget_is_checked_from_its_config_and_a_run_budget_reaches_the_engines(llama: Any, tmp_path: Any) -> None:
     from training import decode
-    from training.recipes.onpolicy import OnPolicyConfig
+    from training.onpolicy import OnPolicyConfig
 
     llama.config.save_pretrained(tmp_path)  # config.json only: nothing is loaded to check a run's budget
     assert decode.folder_token_budget_problem(tmp_path, 4096) is None

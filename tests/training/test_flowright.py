@@ -199,7 +199,7 @@ def test_config_refuses_bad_roles_sources_weights_and_overlapping_seeds_by_name(
         make_config("flowright", {**base, "node_weight": -1.0})
     with pytest.raises(ConfigError, match="others='expert'"):
         make_config("flowright", {**base, "others": "expert"})
-    with pytest.raises(ConfigError, match="eval_seed_start=10: held-out relays overlap"):
+    with pytest.raises(ConfigError, match="eval_seed_start=10: held-out seeds overlap"):
         make_config("flowright", {**base, "eval_seed_start": 10})
     assert make_config("flowright", {**base, "train_roles": ["generator"], "generator": "model"}).train_roles == ["generator"]
 

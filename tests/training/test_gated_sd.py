@@ -12,9 +12,9 @@ from training import ConfigError, make_config, run_recipe
 from training.data import PromptStyle, collate
 from training.losses import HiddenLogits, dense, grpo_loss
 from training.modeling import forward_logits, load_model
+from training.onpolicy import tokenized
 from training.recipes import gated_sd
 from training.recipes.gated_sd import GatedSDConfig, gate_weight, guided_prompt_ids, joint_loss, teacher_rows, teacher_targets
-from training.recipes.onpolicy import tokenized
 from training.sampling import rollout_episodes
 
 GUIDANCE = "Zebra marker: look up the lamp."

@@ -12,8 +12,8 @@ import torch
 from training import ConfigError, make_config
 from training.generation_pool import HFWorkerPool, chunks, publish_snapshot
 from training.modeling import load_model
+from training.onpolicy import pick_jobs, rollout_options
 from training.pooled_rollouts import PooledRollouts, staleness_ok
-from training.recipes.onpolicy import pick_jobs, rollout_options
 from training.sampling import rollout_episodes
 from training.tiny import tiny_model_path
 

@@ -176,7 +176,7 @@ def test_the_config_refuses_bad_values_by_name():
         load_config(IdeaCriticConfig, {"model": "m", "eval_seed_start": 10})
     with pytest.raises(ConfigError, match="group_size=1") as raised:
         load_config(IdeaCriticConfig, {"model": "m", "group_size": 1, "label_threshold": 0.0})
-    assert raised.value.fields == ["label_threshold", "group_size"]
+    assert raised.value.fields == ["group_size", "label_threshold"]  # the shared groups' checks come first
 
 
 def test_the_recipe_runs_sft_then_grpo_and_logs_held_out_figures(tiny_path, tmp_path):

@@ -1,10 +1,9 @@
-"""RAISED (training/recipes/raised*.py): clean/injected pairs line up turn by turn, the KL is the one written down,
-injected text never reaches the teacher, and both variants train end to end on the tiny model."""
+"""RAISED (training/recipes/raised.py): the KL is the one written down, injected text never reaches the teacher, and
+both variants train end to end on the tiny model. Its pairs and measurements: tests/training/raised/."""
 
 from __future__ import annotations
 
 import json
-from functools import cache
 
 import pytest
 import torch
@@ -12,54 +11,11 @@ import torch.nn.functional as F
 
 from environments.attacks import report_of
 from environments.servicedesk.injections import wrap
+from tests.training.raised.common import STYLE, visible_pair
 from training import run_recipe
 from training.config import ConfigError
-from training.data import PromptStyle, tokenize_record
-from training.policies.harness import Completion
+from training.raised.pairs import tokenized_pair
 from training.recipes.raised import RaisedConfig, gather_teacher, pair_batch, raised_loss
-from training.recipes.raised_eval import ModelPolicy
-from training.recipes.raised_pairs import agent_actions, align_turns, anchor_pair, tokenized_pair
-from training.scripted import anchor_episode
-
-STYLE = PromptStyle(compact_tools=True)
-
-
-@cache
-def visible_pair() -> object:
-    """A pair whose planted note reaches the oracle (an account note: it always reads the account)."""
-    for seed in range(40):
-        pair = anchor_pair("servicedesk/bill-total", seed, style="direct", guidance=True)
-        if pair is not None and (report_of(pair.injected["header"]["score"]) or {}).get("slot") == "account_note":
-            return pair
-    raise AssertionError("no account-note injection among 40 seeds")
-
-
-def test_the_two_variants_hold_the_same_actions_and_differ_in_the_planted_text():
-    pair = visible_pair()
-    assert agent_actions(pair.clean) == agent_actions(pair.injected) and len(agent_actions(pair.clean)) >= 4
-    planted = wrap("direct", report_of(pair.injected["header"]["score"])["target"])
-    assert planted in json.dumps(pair.injected["steps"]) and planted not in json.dumps(pair.clean["steps"])
-    assert report_of(pair.clean["header"]["score"])["style"] == "none"
-
-
-def test_the_students_action_tokens_line_up_with_the_teachers(tokenizer):
-    clean, injected = tokenized_pair(visible_pair(), tokenizer, style=STYLE, max_tokens=4096)
-    assert len(injected) > len(clean)  # the note lengthened a tool result
-    index, mask = align_turns(injected, clean)
-    positions = [p for p, m in enumerate(mask) if m]
-    assert len(positions) == sum(clean.mask) == sum(injected.mask)
-    # the teacher logits standing for the student's prediction of token p predict the same token in the teacher
-    assert all(injected.input_ids[p] == clean.input_ids[index[p - 1] + 1] for p in positions)
-    assert any(index[p - 1] != p - 1 for p in positions)  # later turns really are shifted
-    same_index, same_mask = align_turns(clean, clean)
-    assert same_mask == clean.mask and all(same_index[p - 1] == p - 1 for p, m in enumerate(clean.mask) if m)
-
-
-def test_a_turn_cut_from_the_teacher_carries_no_loss(tokenizer):
-    clean, injected = tokenized_pair(visible_pair(), tokenizer, style=STYLE, max_tokens=4096)
-    last_step, start, end = injected.agent_spans[-1]
-    _, mask = align_turns(injected, clean.truncate(clean.agent_spans[-1][1]))
-    assert sum(mask[start:end]) == 0 and sum(mask) == sum(injected.mask) - (end - start)
 
 
 def test_injected_text_never_reaches_the_teacher(tokenizer):
@@ -97,59 +53,6 @@ def test_gather_and_loss_match_the_kl_written_out():
     assert metrics["reverse_kl_injected"] == pytest.approx(injected, rel=1e-5)
     assert metrics["reverse_kl_clean"] == pytest.approx(clean, rel=1e-5)
     assert float(loss) == pytest.approx(injected + 0.5 * clean, rel=1e-5)
-
-
-def test_a_text_answer_is_a_message_to_the_caller_and_a_call_is_a_call(tiny_path, tokenizer):
-    from environments.registry import make
-
-    env = make("servicedesk/bill-total", 0)
-    policy = ModelPolicy(env=env, seed=0, model=None, tokenizer=tokenizer, style=STYLE, max_new_tokens=8)
-    spoken = policy.to_action(Completion(text="May I have your phone number?", token_ids=[1]), 1)
-    assert spoken.error is None and spoken.message == "May I have your phone number?" and not spoken.tool_calls
-    call = policy.to_action(Completion(text='<tool_call>{"name": "read_policy", "arguments": {}}</tool_call>'), 2)
-    assert call.error is None and [c.name for c in call.tool_calls] == ["read_policy"]
-    broken = policy.to_action(Completion(text="<tool_call>{oops</tool_call>"), 3)
-    assert broken.error is not None
-
-
-def test_evaluation_prompts_are_exactly_the_training_contexts(tokenizer):
-    from environments.registry import make
-
-    pair = visible_pair()
-    _, injected = tokenized_pair(pair, tokenizer, style=STYLE, max_tokens=4096)
-    env = make(pair.task, pair.seed, options={"guidance": True, "attack": "direct"})
-    policy = ModelPolicy(env=env, seed=pair.seed, model=None, tokenizer=tokenizer, style=STYLE, max_new_tokens=8)
-    schemas = [t.openai_schema() for t in env.tools()]
-    for step, start, _ in injected.agent_spans:
-        messages = policy.render(pair.injected["steps"][:step], window_turns=99, summary="", status="")
-        assert policy.prompt_ids(messages, schemas) == injected.input_ids[:start], f"turn {step}"
-
-
-@pytest.mark.parametrize(("anchor", "composite", "goal_reached"), [("oracle", 1.0, False), ("shortcut", 0.0, True)])
-def test_a_model_that_writes_an_anchors_tokens_scores_what_the_anchor_scores(tokenizer, anchor, composite, goal_reached):
-    """The evaluation path end to end without a trained model: generation replays the anchor's action tokens, so the
-    harness must parse them back into the same calls and messages, the caller must answer as it did, and the attack
-    report (the shortcut obeys the planted note) must come out the same."""
-    from environments.registry import make
-    from environments.runner import run_episode
-
-    pair = visible_pair()
-    options = {"guidance": True, "attack": "direct"}
-    played = anchor_episode(anchor, pair.task, pair.seed, options=options)
-    [sequence] = tokenize_record(played, tokenizer, style=STYLE)
-    turns = iter([sequence.input_ids[start:end] for _, start, end in sequence.agent_spans])
-
-    class Replay(ModelPolicy):
-        def generate_ids(self, prompt_ids, *, seed):
-            ids = next(turns)
-            return ids, [0.0] * len(ids)
-
-    env = make(pair.task, pair.seed, options=options)
-    record = run_episode(env, Replay(env=env, seed=pair.seed, model=None, tokenizer=tokenizer, style=STYLE, max_new_tokens=8))
-    assert [(m, c) for _, m, c in agent_actions(record)] == [(m, c) for _, m, c in agent_actions(played)]
-    score = record["header"]["score"]
-    assert score["composite"] == played["header"]["score"]["composite"] == composite
-    assert report_of(score)["goal_reached"] is goal_reached
 
 
 def test_settings_are_validated_by_name():

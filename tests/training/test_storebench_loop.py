@@ -10,8 +10,8 @@ from environments.policies import make_policy
 from environments.runner import run_episode
 from training.experiments import storebench_loop as loop
 from training.experiments.runner import ArmResult, ExperimentResult, _Runs, evaluation_jobs
+from training.onpolicy import pick_jobs
 from training.recipes.grpo import GRPOConfig, training_reward
-from training.recipes.onpolicy import pick_jobs
 
 EXPERIMENT = loop.EXPERIMENT
 TRAIN_TASKS = {t.id for t in registry.task_set("storebench/train")}

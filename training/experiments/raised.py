@@ -7,7 +7,7 @@ Why the service desk and not StoreBench: a service-desk call is 7-25 short steps
 listing), an anchor plays it in ~40 ms, and its attack report is judged on the database; a StoreBench run is a
 multi-week business simulation whose prompts run to thousands of tokens per turn, too long for CPU training and for
 the pairs' two forward passes per step. Every arm starts from the same checkpoint and is evaluated the same way:
-`evaluate_attacks` (training/recipes/raised_eval.py) as the experiment's measures: greedy play of the test seeds on
+`evaluate_attacks` (training/raised/evaluate.py) as the experiment's measures: greedy play of the test seeds on
 the held-out templates (servicedesk/eval), unattacked and under each style with guidance on, plus output drift from
 the start model; the table's reward and pass rate are the unattacked calls played by the sampler.
 """
@@ -101,8 +101,8 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     from training import make_config
     from training.experiments.runner import load_checkpoint, prompt_style_of
     from training.modeling import load_model
+    from training.raised.evaluate import evaluate_attacks
     from training.recipes.raised import RaisedConfig
-    from training.recipes.raised_eval import evaluate_attacks
 
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(RaisedConfig)}

@@ -97,7 +97,7 @@ def episode_figures(record: dict[str, Any]) -> dict[str, float]:
 # --- recovery views ----------------------------------------------------------------------------------------------
 def training_jobs(values: dict[str, Any]) -> list[tuple[str, int]]:
     """Every (scenario, seed) the arms can train on under `values`: GRPO's seed range and the diagnosed episodes'."""
-    from training.recipes.onpolicy import task_ids
+    from training.onpolicy import task_ids
 
     start = int(values["train_seed_start"])
     return [(t, s) for t in task_ids(values["task"]) for s in range(start, start + int(values["train_seeds"]))] + recovery_jobs(values)
@@ -105,7 +105,7 @@ def training_jobs(values: dict[str, Any]) -> list[tuple[str, int]]:
 
 def recovery_jobs(values: dict[str, Any]) -> list[tuple[str, int]]:
     """The diagnosed episodes' jobs: as many as GRPO's prompts (tasks_per_step x max_steps), the training scenarios in turn."""
-    from training.recipes.onpolicy import task_ids
+    from training.onpolicy import task_ids
 
     tasks = task_ids(TRAIN_SET)
     count = int(values["tasks_per_step"]) * int(values["max_steps"])

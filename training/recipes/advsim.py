@@ -44,8 +44,8 @@ from training.advsim.store import RoundStore, latest_checkpoint
 from training.advsim.worlds import ModelPlayer, Player, World
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.modeling import pick_device
+from training.onpolicy import tokenized
 from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, reference_policy, scored_batches, training_reward
-from training.recipes.onpolicy import tokenized
 
 SCHEDULES = ("joint", "alternating")
 ROLES = ("agent", "adversary", "curriculum")
@@ -56,6 +56,7 @@ CURRICULA = ("learned", "uniform")
 @dataclass
 class AdvSimConfig(GRPOConfig):
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = (*GRPOConfig.MODEL_PATH_FIELDS, "real_user_model", "adversary_model")
+    EVAL_OPTIONAL: ClassVar[bool] = True  # eval_episodes=0 switches the evaluation off here (the on-policy recipes always evaluate)
 
     task: str = "servicedesk/train"
     """Task set the curriculum draws variants from: the service desk's (simulator: the rule-based caller) or StoreBench's
@@ -110,10 +111,7 @@ class AdvSimConfig(GRPOConfig):
     """Rounds of the adversary trained separately against the final agent (evaluation (c); 0: skip it)."""
 
     def problems(self) -> list[str]:
-        # eval_episodes=0 switches the evaluation off here (the on-policy recipes always evaluate)
-        out = [p for p in super().problems() if not (self.eval_episodes == 0 and p.startswith("eval_episodes="))]
-        if self.eval_episodes < 0:
-            out.append(f"eval_episodes={self.eval_episodes!r}: must not be negative")
+        out = super().problems()
         worlds_ok = True
         for name in ("task", "eval_task_set"):
             if problem := world_problem(getattr(self, name)):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -28,8 +28,8 @@ from training.data import AGENT_SOURCES, TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import kl_full, sft_loss
 from training.modeling import forward_logits
+from training.onpolicy import OnPolicyConfig, evaluate, should_evaluate, to_device
 from training.policies.roles import is_actor_turn
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, should_evaluate, to_device
 from training.recipes.self_distill import aligned_teacher_logits
 from training.sampling import rollout_episodes
 
@@ -39,6 +39,8 @@ PRIVILEGED_TEMPLATE = "A verified solution of this very task, found earlier (it 
 
 @dataclass
 class AscentConfig(OnPolicyConfig):
+    GREEDY_OK: ClassVar[bool] = True  # a single attempt per stream task may be greedy
+
     max_steps: int = 64
     """The stream's length: stream positions played, one task each (single pass; at most train_seeds)."""
     update: str = "distill"
@@ -58,10 +60,7 @@ class AscentConfig(OnPolicyConfig):
     """Must be 1: each stream task is attempted once."""
 
     def problems(self) -> list[str]:
-        # OnPolicyConfig asks for a positive sampling temperature; a single attempt per task may also be greedy
-        out = [p for p in super().problems() if not p.startswith("temperature=")]
-        if self.temperature < 0:
-            out.append(f"temperature={self.temperature!r}: must not be negative (0 is greedy)")
+        out = super().problems()
         if self.lora_r < 1:
             out.append(f"lora_r={self.lora_r!r}: ascent adapts LoRA weights and its teacher is the base without them; give lora_r > 0")
         if self.update not in UPDATES:

@@ -29,19 +29,20 @@ from typing import Any, ClassVar
 import torch
 
 from environments.roles import CRITIC
+from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
 from training.data import TokenizedEpisode, record_reward
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import AGGREGATIONS
 from training.modeling import check_same_vocabulary, load_model
+from training.onpolicy import OnPolicyConfig, pick_jobs, should_evaluate
 from training.recipes.grpo import clipped_loss, reference_policy, sampler_gap, scored_batches
-from training.recipes.onpolicy import OnPolicyConfig, pick_jobs, should_evaluate
 from training.role_views import role_steps, tokenize_role
 from training.sampling import CriticTurns, episode_stats, rollout_episodes
 
 
 @dataclass
-class CaddieConfig(OnPolicyConfig):
+class CaddieConfig(AggregationFields, ReferenceKLFields, ClipFields, OnPolicyConfig):
+    MIN_GROUP_SIZE: ClassVar[int] = 2
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = (*OnPolicyConfig.MODEL_PATH_FIELDS, "actor")
 
     actor: str = ""
@@ -56,14 +57,6 @@ class CaddieConfig(OnPolicyConfig):
     """Token limit of one piece of advice."""
     critic_window_turns: int = 12
     """Steps of the transcript the critic reads verbatim (older ones are replaced by a note)."""
-    clip_low: float = 0.2
-    """Lower clip of the ratio: 1 - clip_low."""
-    clip_high: float = 0.28
-    """Upper clip of the ratio: 1 + clip_high."""
-    kl_coef: float = 0.0
-    """Weight of the k3 KL of the critic to its start model (0: no reference model is loaded)."""
-    aggregation: str = "token-mean"
-    """token-mean | seq-mean | seq-sum-norm over the critic's tokens."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -76,16 +69,6 @@ class CaddieConfig(OnPolicyConfig):
         for name in ("critic_max_new_tokens", "critic_window_turns"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        if not 0 <= self.clip_low < 1:
-            out.append(f"clip_low={self.clip_low!r}: must be in [0, 1)")
-        if self.clip_high < 0:
-            out.append(f"clip_high={self.clip_high!r}: must not be negative")
-        if self.kl_coef < 0:
-            out.append(f"kl_coef={self.kl_coef!r}: must not be negative")
-        if self.aggregation not in AGGREGATIONS:
-            out.append(f"aggregation={self.aggregation!r}: must be one of {', '.join(AGGREGATIONS)}")
-        if self.group_size < 2:
-            out.append(f"group_size={self.group_size!r}: group-relative advantages need at least 2 episodes per group")
         return out
 
     def critic_turns(self, critic: Any, *, temperature: float) -> CriticTurns:

@@ -45,7 +45,7 @@ from environments.riskprobe.probes import Probe
 from training.data import TokenizedEpisode
 from training.engine import Hooks, RunResult, Trainer
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import distill_loss
 from training.recipes.self_distill import aligned_teacher_logits
 from training.sampling import episode_stats

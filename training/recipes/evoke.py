@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 
 from training.config import ConfigError, TrainConfig
-from training.data import PromptStyle, PromptStyleFields, TokenizedEpisode, collate, read_records, tokenize_record
+from training.config_fields import EpisodeDataFields, PromptStyleFields, TrainSeedFields
+from training.data import PromptStyle, TokenizedEpisode, collate, read_records, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.goal_swap import GoalSwap, agent_step_indices, goal_swap, record_task, swappable
 from training.losses import sft_loss
@@ -42,7 +43,9 @@ RANK_LOSSES = ("hinge", "listwise")
 
 
 @dataclass
-class EvokeConfig(TrainConfig, PromptStyleFields):
+class EvokeConfig(EpisodeDataFields, TrainSeedFields, TrainConfig, PromptStyleFields):
+    DATA_REQUIRED: ClassVar[bool] = False  # or tasks, whose demonstrations are generated
+
     data: str = ""
     """JSONL (or JSON list) of expert records of swappable tasks (toolgym but guess, Phantom, service desk); or leave empty
     and give tasks."""
@@ -68,19 +71,15 @@ class EvokeConfig(TrainConfig, PromptStyleFields):
     """Sequences are cut to this many tokens (a state whose candidate would be cut is left out of the ranking)."""
 
     def problems(self) -> list[str]:
-        out = super().problems() + self.style_problems()
+        out = super().problems()
         if bool(self.data) == bool(self.tasks):
             out.append(f"data={self.data!r}: give either data (a JSONL of records) or tasks (to generate demonstrations), not both")
         bad = {t: why for t in self.tasks if (why := swappable(t))}
         if bad:
             out.append(f"tasks={self.tasks!r}: cannot swap goals in " + "; ".join(f"{t} ({why})" for t, why in bad.items()))
-        for name in ("train_seeds", "demo_turns", "alternatives", "batch_size"):
+        for name in ("demo_turns", "alternatives"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        if self.max_tokens < 2:
-            out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
-        if self.train_seed_start < 0:
-            out.append(f"train_seed_start={self.train_seed_start!r}: must not be negative")
         if self.rank_coef < 0:
             out.append(f"rank_coef={self.rank_coef!r}: must not be negative")
         if self.margin < 0:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from training.config import TrainConfig
-from training.data import PromptStyleFields
+from training.config_fields import PromptStyleFields
 from training.engine import Hooks, RunResult
 from training.federation.rounds import MODES, FederationSettings, federation_run
 
@@ -51,7 +51,7 @@ class FederationConfig(TrainConfig, PromptStyleFields):
     """The gate refuses an export whose membership or attribute advantage over chance passes this (1.0: never)."""
 
     def problems(self) -> list[str]:
-        out = super().problems() + self.style_problems()
+        out = super().problems()
         if self.mode not in MODES:
             out.append(f"mode={self.mode!r}: must be one of {', '.join(MODES)}")
         if self.lora_r < 1:

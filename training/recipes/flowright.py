@@ -30,12 +30,13 @@ from environments.relay import MAX_STAGES, RELAY_ROLES, relay_env
 from environments.roles import step_role
 from environments.workflow import GENERATOR
 from training.config import TrainConfig
+from training.config_fields import AggregationFields, ClipFields, HeldOutEvalFields, PromptStyleFields, SamplingFields
 from training.credit import group_advantages
-from training.data import PromptStyleFields, TokenizedEpisode
+from training.data import TokenizedEpisode
 from training.engine import Hooks, RunResult, Trainer, step_generator
-from training.losses import AGGREGATIONS, grpo_loss
+from training.losses import grpo_loss
 from training.modeling import forward_logits, gather_logprobs, load_model, token_logprobs
-from training.recipes.onpolicy import micro_batches, to_device
+from training.onpolicy import micro_batches, to_device
 from training.role_views import tokenize_role
 from training.workflow_credit import CreditWeights, flowright_rewards
 from training.workflow_play import ModelRole, play_relays
@@ -46,8 +47,10 @@ OTHERS = ("frozen", "live")
 
 
 @dataclass
-class FlowrightConfig(TrainConfig, PromptStyleFields):
+class FlowrightConfig(AggregationFields, ClipFields, SamplingFields, HeldOutEvalFields, TrainConfig, PromptStyleFields):
     onpolicy_check: ClassVar[bool] = True  # the trainer logs onpolicy_logprob_diff / onpolicy_kl every step (training.engine)
+    MIN_GROUP_SIZE: ClassVar[int] = 2  # each role's GRPO group
+
     tasks: list[str] = field(default_factory=lambda: ["toolgym/lookup", "toolgym/chain", "toolgym/echo"])
     """Single-agent tasks the relays are made of (environments/relay.py draws each stage from these)."""
     stages: int = 2
@@ -70,33 +73,15 @@ class FlowrightConfig(TrainConfig, PromptStyleFields):
     """Relay seeds per optimizer step."""
     group_size: int = 4
     """Workflow episodes per relay seed: each role's GRPO group."""
-    train_seed_start: int = 0
-    """First training relay seed."""
-    train_seeds: int = 1000
-    """Number of training relay seeds to draw from."""
-    eval_seed_start: int = 100_000
-    """First held-out relay seed of the recipe's own evaluation (disjoint from the training seeds)."""
-    eval_episodes: int = 8
-    """Held-out relays played greedily per evaluation (0: none)."""
-    eval_every: int = 0
-    """Evaluate every N steps (0: only at the start and the end)."""
     max_new_tokens: int = 48
     """Token limit of a team role's turn."""
     plan_max_new_tokens: int = 384
     """Token limit of the generator's turn (a plan in JSON), with generator="model"."""
-    temperature: float = 1.0
-    """Sampling temperature of training episodes (evaluation is greedy)."""
     max_prompt_tokens: int = 2048
     """A turn whose prompt is longer fails its node."""
-    clip_low: float = 0.2
-    """Lower clip of the ratio: 1 - clip_low."""
-    clip_high: float = 0.28
-    """Upper clip of the ratio: 1 + clip_high."""
-    aggregation: str = "token-mean"
-    """token-mean | seq-mean | seq-sum-norm: how per-token losses become one number."""
 
     def problems(self) -> list[str]:
-        out = super().problems() + self.style_problems()
+        out = super().problems()
         if not self.tasks:
             out.append("tasks=[]: give at least one single-agent task id")
         for task in self.tasks:
@@ -118,25 +103,9 @@ class FlowrightConfig(TrainConfig, PromptStyleFields):
             CreditWeights(outcome=self.outcome_weight, node=self.node_weight, graph=self.graph_weight, plan=self.plan_weight)
         except AssertionError as exc:
             out.append(f"outcome_weight/node_weight/graph_weight/plan_weight: {exc}")
-        for name in ("tasks_per_step", "train_seeds", "max_new_tokens", "plan_max_new_tokens"):
+        for name in ("tasks_per_step", "plan_max_new_tokens"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        if self.group_size < 2:
-            out.append(f"group_size={self.group_size!r}: a group needs at least 2 episodes")
-        for name in ("eval_episodes", "eval_every", "train_seed_start"):
-            if getattr(self, name) < 0:
-                out.append(f"{name}={getattr(self, name)!r}: must not be negative")
-        if not self.temperature > 0:
-            out.append(f"temperature={self.temperature!r}: must be positive for on-policy sampling")
-        if not 0 <= self.clip_low < 1 or self.clip_high < 0:
-            out.append(f"clip_low={self.clip_low!r}, clip_high={self.clip_high!r}: need 0 <= clip_low < 1 and clip_high >= 0")
-        if self.aggregation not in AGGREGATIONS:
-            out.append(f"aggregation={self.aggregation!r}: must be one of {', '.join(AGGREGATIONS)}")
-        train_end = self.train_seed_start + self.train_seeds
-        if self.train_seed_start < self.eval_seed_start + self.eval_episodes and self.eval_seed_start < train_end:
-            out.append(
-                f"eval_seed_start={self.eval_seed_start!r}: held-out relays overlap the training seeds [{self.train_seed_start}, {train_end})"
-            )
         return out
 
     @property

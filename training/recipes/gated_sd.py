@@ -27,31 +27,27 @@ from typing import Any
 import torch
 
 from environments.analyzers import StepAnalysis, analyze_record
+from training.config_fields import DistillLossFields, TeacherWeightsFields
 from training.data import PromptStyle, TokenizedEpisode, encode_text, render_chat
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import HiddenLogits, Logits, grpo_loss, kl_full, reverse_kl_sampled
 from training.modeling import forward_hidden_logits, gather_logprobs, load_model, token_logprobs
+from training.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.grpo import GRPOConfig, grpo_advantages, reference_policy, training_reward, with_entropy
-from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
 GATES = ("threshold", "linear", "none")
 
 
 @dataclass
-class GatedSDConfig(GRPOConfig):
+class GatedSDConfig(DistillLossFields, TeacherWeightsFields, GRPOConfig):
     sd_coef: float = 0.5
     """Weight of the gated self-distillation term (0: GRPO alone, same compute)."""
     gate: str = "threshold"
     """threshold (distil steps with value < gate_threshold) | linear (weight 1 - value) | none (every step)."""
     gate_threshold: float = 0.5
     """With gate=threshold: steps the analyzer valued below this are distilled."""
-    teacher_weights: str = "live"
-    """live (the model being trained, without gradient) | frozen (a copy of the starting model)."""
     loss: str = "full"
-    """full (full-vocabulary reverse KL per position) | sampled (on the student's sampled tokens)."""
-    top_k: int = 0
-    """With loss=full: top-k plus tail bucket (0: whole vocabulary)."""
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -61,12 +57,6 @@ class GatedSDConfig(GRPOConfig):
             out.append(f"gate={self.gate!r}: must be one of {', '.join(GATES)}")
         if not 0.0 < self.gate_threshold <= 1.0:
             out.append(f"gate_threshold={self.gate_threshold!r}: must be in (0, 1]")
-        if self.teacher_weights not in ("live", "frozen"):
-            out.append(f"teacher_weights={self.teacher_weights!r}: must be live or frozen")
-        if self.loss not in ("sampled", "full"):
-            out.append(f"loss={self.loss!r}: must be sampled or full")
-        if self.top_k < 0:
-            out.append(f"top_k={self.top_k!r}: must not be negative")
         return out
 
 

@@ -34,7 +34,7 @@ from environments.diagnosis.credit_graph import dependency_graph, stationary_cre
 from training.engine import Hooks, RunResult, step_generator
 from training.losses import kl_per_position
 from training.modeling import forward_hidden_logits
-from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import OPDConfig, distill_loss, start_distillation
 from training.sampling import episode_stats
 

@@ -22,17 +22,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
+from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
 from training.data import record_reward
 from training.descriptors import describe, diversity_bonus, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import AGGREGATIONS, Logits, entropy_bonus, entropy_term, grpo_loss
+from training.losses import Logits, entropy_bonus, entropy_term, grpo_loss
 from training.modeling import AdapterDisabled, forward_logits, gather_logprobs, load_model, logprobs_and_entropy, token_logprobs
-from training.recipes.onpolicy import (
+from training.onpolicy import (
     OnPolicyConfig,
     evaluate,
     micro_batches,
@@ -46,15 +47,9 @@ from training.sampling import episode_stats
 
 
 @dataclass
-class GRPOConfig(OnPolicyConfig):
-    clip_low: float = 0.2
-    """Lower clip of the ratio: 1 - clip_low."""
-    clip_high: float = 0.28
-    """Upper clip of the ratio: 1 + clip_high ("clip-higher")."""
-    kl_coef: float = 0.0
-    """Weight of the k3 KL to the starting model (0: no reference model is loaded)."""
-    aggregation: str = "token-mean"
-    """token-mean | seq-mean | seq-sum-norm: how per-token losses become one number."""
+class GRPOConfig(AggregationFields, ReferenceKLFields, ClipFields, OnPolicyConfig):
+    MIN_GROUP_SIZE: ClassVar[int] = 2
+
     diversity_coef: float = 0.0
     """TJPO: a passed rollout's advantage gains this × its mean descriptor distance to its group (0: GRPO)."""
     entropy_coef: float = 0.0
@@ -68,19 +63,9 @@ class GRPOConfig(OnPolicyConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        if not 0 <= self.clip_low < 1:
-            out.append(f"clip_low={self.clip_low!r}: must be in [0, 1)")
-        if self.clip_high < 0:
-            out.append(f"clip_high={self.clip_high!r}: must not be negative")
-        if self.kl_coef < 0:
-            out.append(f"kl_coef={self.kl_coef!r}: must not be negative")
-        if self.aggregation not in AGGREGATIONS:
-            out.append(f"aggregation={self.aggregation!r}: must be one of {', '.join(AGGREGATIONS)}")
         for name in ("diversity_coef", "entropy_coef"):
             if getattr(self, name) < 0:
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
-        if self.group_size < 2:
-            out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 rollouts per group")
         if self.step_rewards and self.reward_component:
             out.append(
                 f"step_rewards=True: trains on step rewards, so reward_component={self.reward_component!r} would be ignored; set one"

@@ -28,7 +28,8 @@ import torch
 
 from environments.roles import HARNESS_LEVELS
 from training.config import TrainConfig
-from training.data import AGENT_SOURCES, PromptStyleFields, TokenizedEpisode, collate, read_records
+from training.config_fields import EpisodeDataFields, PromptStyleFields
+from training.data import AGENT_SOURCES, TokenizedEpisode, collate, read_records
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.harness_data import record_level, tokenize_with_decisions
 from training.losses import sft_loss
@@ -37,7 +38,7 @@ from training.policies.roles import is_actor_turn
 
 
 @dataclass
-class HATConfig(TrainConfig, PromptStyleFields):
+class HATConfig(EpisodeDataFields, TrainConfig, PromptStyleFields):
     data: str = ""
     """JSONL (or JSON list) of trajectory records played under harness levels (header.team.harness_level)."""
     levels: list[str] = field(default_factory=lambda: list(HARNESS_LEVELS))
@@ -47,17 +48,11 @@ class HATConfig(TrainConfig, PromptStyleFields):
     stages taking the remainder."""
     harness_weight: float = 0.5
     """Weight of each harness-decision token relative to an actor token (0: no decision supervision, a plain curriculum)."""
-    batch_size: int = 8
-    """Episodes per micro-batch."""
-    max_tokens: int = 2048
-    """Episodes longer than this are truncated (masks cut alike)."""
     passed_only: bool = False
     """Keep only records whose score says passed."""
 
     def problems(self) -> list[str]:
-        out = super().problems() + self.style_problems()
-        if not self.data:
-            out.append("data='': give a JSONL file of trajectory records played under harness levels")
+        out = super().problems()
         unknown = [level for level in self.levels if not isinstance(level, str) or level not in HARNESS_LEVELS]
         if not self.levels or unknown:
             out.append(f"levels={self.levels!r}: give one or more of {', '.join(HARNESS_LEVELS)}")
@@ -73,10 +68,6 @@ class HATConfig(TrainConfig, PromptStyleFields):
             out.append(f"max_steps={self.max_steps!r}: at least one step per level ({len(self.levels)})")
         if self.harness_weight < 0:
             out.append(f"harness_weight={self.harness_weight!r}: must not be negative")
-        if self.batch_size < 1:
-            out.append(f"batch_size={self.batch_size!r}: must be at least 1")
-        if self.max_tokens < 2:
-            out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
         return out
 
     def schedule(self) -> list[int]:

@@ -37,7 +37,7 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -46,6 +46,7 @@ from environments.improve.anchors import random_config
 from environments.improve.model import Config, evaluate
 from environments.registry import get_task, make
 from training.config import TrainConfig
+from training.config_fields import ClipFields, SamplingFields, TrainSeedFields
 from training.credit import group_advantages
 from training.data import TokenizedEpisode, collate, encode_text, render_chat
 from training.engine import Hooks, RunResult, Trainer, batch_indices
@@ -204,11 +205,11 @@ def critic_metrics(scores: list[float], labels: list[int]) -> dict[str, float]:
 
 
 @dataclass
-class IdeaCriticConfig(TrainConfig):
+class IdeaCriticConfig(ClipFields, SamplingFields, TrainSeedFields, TrainConfig):
+    MIN_GROUP_SIZE: ClassVar[int] = 2  # GRPO's group of answers
+
     tasks: list[str] = field(default_factory=lambda: ["improve/linear", "improve/quadratic"])
     """improve tasks whose proposals are verified and labelled for training (and for the held-out evaluation)."""
-    train_seed_start: int = 0
-    """First training seed."""
     train_seeds: int = 64
     """Training seeds per task; each gives proposals_per_seed labelled proposals."""
     proposals_per_seed: int = 12
@@ -223,14 +224,8 @@ class IdeaCriticConfig(TrainConfig):
     """GRPO: proposals per micro-batch, each answered group_size times."""
     group_size: int = 4
     """GRPO: sampled answers per proposal (the group of the group-relative advantage)."""
-    temperature: float = 1.0
-    """GRPO: sampling temperature of the answers."""
     max_new_tokens: int = 4
     """GRPO: token limit of a sampled answer."""
-    clip_low: float = 0.2
-    """GRPO: lower clip of the ratio, 1 - clip_low."""
-    clip_high: float = 0.28
-    """GRPO: upper clip of the ratio, 1 + clip_high."""
     eval_seed_start: int = 50_000
     """First held-out seed of the evaluation proposals (keep the range disjoint from training)."""
     eval_seeds: int = 8
@@ -243,22 +238,14 @@ class IdeaCriticConfig(TrainConfig):
         if not self.tasks:
             out.append("tasks=[]: name at least one improve task")
         out += [f"tasks={self.tasks!r}: {why}" for t in self.tasks if (why := improve_task_problem(t))]
-        for name in ("train_seeds", "proposals_per_seed", "batch_size", "proposals_per_step", "max_new_tokens", "eval_seeds"):
+        for name in ("proposals_per_seed", "batch_size", "proposals_per_step", "eval_seeds"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        for name in ("train_seed_start", "eval_seed_start", "sft_steps", "eval_every"):
+        for name in ("eval_seed_start", "sft_steps", "eval_every"):
             if getattr(self, name) < 0:
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
         if not 0.0 < self.label_threshold <= 1.0:
             out.append(f"label_threshold={self.label_threshold!r}: must be in (0, 1]")
-        if self.group_size < 2:
-            out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 answers per proposal")
-        if not self.temperature > 0:
-            out.append(f"temperature={self.temperature!r}: must be positive for sampling")
-        if not 0 <= self.clip_low < 1:
-            out.append(f"clip_low={self.clip_low!r}: must be in [0, 1)")
-        if self.clip_high < 0:
-            out.append(f"clip_high={self.clip_high!r}: must not be negative")
         train_end, eval_end = self.train_seed_start + self.train_seeds, self.eval_seed_start + self.eval_seeds
         if self.train_seed_start < eval_end and self.eval_seed_start < train_end:
             out.append(

@@ -27,6 +27,7 @@ import torch
 from environments.improve.model import SPACE
 from environments.registry import get_task, make
 from training.config import TrainConfig
+from training.config_fields import ClipFields, SamplingFields, TrainSeedFields
 from training.credit import group_advantages
 from training.data import collate
 from training.engine import Hooks, RunResult, Trainer, batch_indices
@@ -65,23 +66,20 @@ def parse_proposal(text: str) -> dict[str, Any] | None:
 
 
 @dataclass
-class IdeaProposeConfig(TrainConfig):
+class IdeaProposeConfig(ClipFields, SamplingFields, TrainSeedFields, TrainConfig):
+    MIN_GROUP_SIZE: ClassVar[int] = 2  # GRPO's group of answers
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = ("model", "resume_from", "critic")
 
     critic: str = ""
     """Checkpoint of a trained idea critic (the ideacritic recipe's output); empty: every parsed proposal is verified."""
     tasks: list[str] = field(default_factory=lambda: ["improve/linear", "improve/quadratic"])
     """improve tasks the proposer is trained on."""
-    train_seed_start: int = 0
-    """First training seed."""
     train_seeds: int = 64
     """Training seeds per task."""
     seeds_per_step: int = 4
     """(task, seed) prompts per micro-batch."""
     group_size: int = 4
     """Answers per prompt (the group of the group-relative advantage)."""
-    temperature: float = 1.0
-    """Sampling temperature of the answers."""
     max_new_tokens: int = 32
     """Token limit of an answer."""
     label_threshold: float = 0.5
@@ -90,23 +88,14 @@ class IdeaProposeConfig(TrainConfig):
     """The critic's decision point: scores near it are uncertain."""
     route_band: float = 0.1
     """Scores within this distance of route_threshold go to real verification (0: almost none; 1: all)."""
-    clip_low: float = 0.2
-    """Lower clip of the ratio, 1 - clip_low."""
-    clip_high: float = 0.28
-    """Upper clip of the ratio, 1 + clip_high."""
 
     def problems(self) -> list[str]:
         out = super().problems()
         if not self.tasks:
             out.append("tasks=[]: name at least one improve task")
         out += [f"tasks={self.tasks!r}: {why}" for t in self.tasks if (why := improve_task_problem(t))]
-        for name in ("train_seeds", "seeds_per_step", "max_new_tokens"):
-            if getattr(self, name) < 1:
-                out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        if self.group_size < 2:
-            out.append(f"group_size={self.group_size!r}: GRPO needs at least 2 answers per prompt")
-        if not self.temperature > 0:
-            out.append(f"temperature={self.temperature!r}: must be positive for sampling")
+        if self.seeds_per_step < 1:
+            out.append(f"seeds_per_step={self.seeds_per_step!r}: must be at least 1")
         for name in ("label_threshold", "route_threshold"):
             if not 0.0 < getattr(self, name) <= 1.0:
                 out.append(f"{name}={getattr(self, name)!r}: must be in (0, 1]")

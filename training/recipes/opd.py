@@ -14,23 +14,20 @@ from typing import Any, ClassVar
 
 import torch
 
+from training.config_fields import DistillLossFields
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import Logits, kl_full, reverse_kl_sampled
 from training.modeling import check_same_vocabulary, forward_hidden_logits, gather_logprobs, load_model
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.sampling import episode_stats
 
 
 @dataclass
-class OPDConfig(OnPolicyConfig):
+class OPDConfig(DistillLossFields, OnPolicyConfig):
     MODEL_PATH_FIELDS: ClassVar[tuple[str, ...]] = (*OnPolicyConfig.MODEL_PATH_FIELDS, "teacher")
 
     teacher: str = ""
     """`from_pretrained` path of the teacher; it must share the student's tokenizer."""
-    loss: str = "sampled"
-    """sampled (reverse KL on the student's sampled tokens) | full (full-vocabulary reverse KL per position)."""
-    top_k: int = 0
-    """With loss=full: compare on the student's top-k tokens plus a tail bucket (0: the whole vocabulary)."""
     group_size: int = 1
     """Rollouts per prompt (distillation needs no groups)."""
 
@@ -38,10 +35,6 @@ class OPDConfig(OnPolicyConfig):
         out = super().problems()
         if not self.teacher:
             out.append("teacher='': give the teacher's from_pretrained path")
-        if self.loss not in ("sampled", "full"):
-            out.append(f"loss={self.loss!r}: must be sampled or full")
-        if self.top_k < 0:
-            out.append(f"top_k={self.top_k!r}: must not be negative")
         return out
 
 

@@ -31,8 +31,8 @@ from training.data import TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult
 from training.losses import Logits, kl_full
 from training.modeling import forward_hidden_logits
+from training.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device
 from training.pivot_search import anchor_pivots, resolve_anchor, runs_of, teacher_pivots
-from training.recipes.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device
 from training.recipes.opd import OPDConfig, distill_loss, start_distillation
 from training.sampling import continue_episodes, episode_stats
 

@@ -2,7 +2,7 @@
 what the starting model does on the clean version of the same trajectory.
 
 Each step draws `pairs_per_step` (template, seed, attack style, guidance) jobs from the training split; the anchor
-plays each seed clean and attacked (raised_pairs.py: same actions, different tool results). The teacher is the
+plays each seed clean and attacked (training/raised/pairs.py: same actions, different tool results). The teacher is the
 frozen starting model (or the live weights, without gradient) given the CLEAN context only; it scores the anchor's
 action tokens. The student sees the injected variant and, weighted by `clean_coef`, the clean one, and minimises
 the reverse KL to the clean-context teacher on its action tokens, matched turn by turn (align_turns). Because the
@@ -11,7 +11,7 @@ kept, while the planted instruction is taught to change nothing.
 
 `variant = "advsft"` is the baseline: cross-entropy on the anchor's actions in the injected contexts (no teacher).
 The attack figures (benign utility, utility under attack, ASR, guidance compliance) and output drift come from
-`evaluate_attacks` (raised_eval.py), the experiment's extra metrics.
+`evaluate_attacks` (training/raised/evaluate.py), the experiment's extra metrics.
 """
 
 from __future__ import annotations
@@ -23,21 +23,22 @@ import torch
 
 from environments.registry import task_set
 from training.config import TrainConfig
-from training.data import PromptStyleFields, TokenizedEpisode, collate
+from training.config_fields import HeldOutEvalFields, PromptStyleFields, TeacherWeightsFields, TopKFields
+from training.data import TokenizedEpisode, collate
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.losses import sft_loss
 from training.modeling import forward_logits, load_model
-from training.recipes.onpolicy import micro_batches
+from training.onpolicy import micro_batches
+from training.raised.evaluate import evaluate_attacks
+from training.raised.pairs import Pair, align_turns, anchor_pair, injection_seen, tokenized_pair
 from training.recipes.opd import distill_loss
-from training.recipes.raised_eval import evaluate_attacks
-from training.recipes.raised_pairs import Pair, align_turns, anchor_pair, injection_seen, tokenized_pair
 
 STYLES = ("direct", "authority", "tool_aware")
 MAX_DRAWS_PER_PAIR = 10  # about half of the service desk's draws plant where the oracle reads
 
 
 @dataclass
-class RaisedConfig(TrainConfig, PromptStyleFields):
+class RaisedConfig(TopKFields, TeacherWeightsFields, HeldOutEvalFields, TrainConfig, PromptStyleFields):
     variant: str = "raised"
     """raised (KL to the clean-context teacher on clean and injected variants) | advsft (cross-entropy on injected)."""
     task_set: str = "servicedesk/train"
@@ -52,16 +53,9 @@ class RaisedConfig(TrainConfig, PromptStyleFields):
     """(clean, injected) pairs per optimizer step."""
     require_seen: bool = True
     """Keep only pairs whose planted text reaches the context (the others teach nothing about injections)."""
-    train_seed_start: int = 0
-    """First training seed."""
-    train_seeds: int = 1000
-    """Number of training seeds to draw from."""
     teacher_weights: str = "frozen"
-    """frozen (a copy of the starting model) | live (the weights being trained, without gradient)."""
     clean_coef: float = 1.0
     """Weight of the student's clean-variant KL (anchors it to the teacher where nothing was injected)."""
-    top_k: int = 0
-    """The full-vocabulary KL on the student's top-k tokens plus a tail bucket (0: the whole vocabulary)."""
     max_tokens: int = 4096
     """Sequences are cut to this many tokens (turns cut away carry no loss)."""
     compact_tools: bool = True
@@ -69,12 +63,8 @@ class RaisedConfig(TrainConfig, PromptStyleFields):
     desk's JSON schemas alone would fill a small model's context)."""
     eval_task_set: str = "servicedesk/dev"
     """Task set of the held-out attack evaluation (dev for tuning; the experiment's test runs use servicedesk/test)."""
-    eval_seed_start: int = 100_000
-    """First held-out evaluation seed (disjoint from the training seeds)."""
     eval_episodes: int = 8
     """Held-out seeds per evaluation, each played unattacked and once per style (0: no evaluation during training)."""
-    eval_every: int = 0
-    """Evaluate every N steps (0: only at the start and the end)."""
     eval_max_turns: int = 30
     """Agent steps per evaluation episode."""
     max_new_tokens: int = 96
@@ -84,24 +74,16 @@ class RaisedConfig(TrainConfig, PromptStyleFields):
         out = super().problems()
         if self.variant not in ("raised", "advsft"):
             out.append(f"variant={self.variant!r}: must be raised or advsft")
-        if self.teacher_weights not in ("frozen", "live"):
-            out.append(f"teacher_weights={self.teacher_weights!r}: must be frozen or live")
         if bad := [s for s in self.styles if s not in STYLES] or ([] if self.styles else ["(none)"]):
             out.append(f"styles={self.styles!r}: {bad} not attack styles; choose from {list(STYLES)}")
         if not 0.0 <= self.guidance_share <= 1.0:
             out.append(f"guidance_share={self.guidance_share!r}: must be in [0, 1]")
-        for name in ("pairs_per_step", "train_seeds", "eval_max_turns", "max_new_tokens", "max_tokens"):
+        for name in ("pairs_per_step", "eval_max_turns", "max_new_tokens", "max_tokens"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
-        for name in ("clean_coef", "top_k", "eval_episodes", "eval_every"):
-            if getattr(self, name) < 0:
-                out.append(f"{name}={getattr(self, name)!r}: must not be negative")
-        train_end = self.train_seed_start + self.train_seeds
-        if self.train_seed_start < self.eval_seed_start + self.eval_episodes and self.eval_seed_start < train_end:
-            out.append(
-                f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})"
-            )
-        return out + self.style_problems()
+        if self.clean_coef < 0:
+            out.append(f"clean_coef={self.clean_coef!r}: must not be negative")
+        return out
 
 
 def step_pairs(config: RaisedConfig, step: int) -> tuple[list[Pair], dict[str, float]]:

@@ -24,19 +24,18 @@ from environments.core import EnvError, Policy
 from environments.policies import make_policy
 from environments.registry import env_meta, get_task, make
 from environments.roles import USER
+from training.config_fields import DistillLossFields, TeacherWeightsFields
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import HiddenLogits, Logits, sft_loss_from_logprobs
 from training.modeling import argmax_hits, forward_hidden_logits, gather_logprobs, load_model
-from training.recipes.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
+from training.onpolicy import OnPolicyConfig, evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
 from training.recipes.opd import distill_loss
 from training.sampling import episode_stats
 from training.self_teacher import TEACHER_CONTEXTS, teacher_sequence
 
 
 @dataclass
-class SelfDistillConfig(OnPolicyConfig):
-    teacher_weights: str = "live"
-    """live (the model being trained, without gradient) | frozen (a copy of the starting model)."""
+class SelfDistillConfig(DistillLossFields, TeacherWeightsFields, OnPolicyConfig):
     teacher_context: str = "outcome"
     """What the self-teacher is shown: outcome (score + every environment response: hindsight) | feedback (the
     environment's responses only, no score: SELF's feedback-conditioned teacher) | coach (the coach's notes, each
@@ -44,9 +43,6 @@ class SelfDistillConfig(OnPolicyConfig):
     coach: str = "rule-coach"
     """With teacher_context=coach: the coach policy (an environments.policies name) that writes the notes."""
     loss: str = "full"
-    """full (full-vocabulary reverse KL per position) | sampled (on the student's sampled tokens)."""
-    top_k: int = 0
-    """With loss=full: top-k plus tail bucket (0: whole vocabulary)."""
     feedback_modeling: bool = False
     """Also train the policy to predict the environment's responses (SELF)."""
     feedback_coef: float = 0.1
@@ -56,16 +52,10 @@ class SelfDistillConfig(OnPolicyConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        if self.teacher_weights not in ("live", "frozen"):
-            out.append(f"teacher_weights={self.teacher_weights!r}: must be live or frozen")
         if self.teacher_context not in TEACHER_CONTEXTS:
             out.append(f"teacher_context={self.teacher_context!r}: must be one of {', '.join(TEACHER_CONTEXTS)}")
         elif self.teacher_context == "coach" and not _has_user(self.task):
             out.append(f"teacher_context='coach': task {self.task!r} has no user to coach on (use a servicedesk/... task)")
-        if self.loss not in ("sampled", "full"):
-            out.append(f"loss={self.loss!r}: must be sampled or full")
-        if self.top_k < 0:
-            out.append(f"top_k={self.top_k!r}: must not be negative")
         if self.feedback_coef < 0:
             out.append(f"feedback_coef={self.feedback_coef!r}: must not be negative")
         return out

@@ -39,8 +39,9 @@ import torch
 
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
+from training.config_fields import EpisodeDataFields, PromptStyleFields, ReferenceKLFields
 from training.credit import REFINE_RULES, continuation_logprob, horizon, select_for_refinement, turns_end
-from training.data import PromptStyleFields, TokenizedEpisode, collate, collate_packed, read_records
+from training.data import TokenizedEpisode, collate, collate_packed, read_records
 from training.diagnosis_view import DIAGNOSIS_VIEW, as_diagnoser_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.info_gain import weigh_by_info_gain
@@ -53,15 +54,9 @@ SFT_VIEWS = ("as_is", DIAGNOSIS_VIEW)
 
 
 @dataclass
-class SFTConfig(TrainConfig, PromptStyleFields):
+class SFTConfig(ReferenceKLFields, EpisodeDataFields, TrainConfig, PromptStyleFields):
     DISTRIBUTED: ClassVar[bool] = True
 
-    data: str = ""
-    """JSONL (or JSON list) of canonical trajectory records to train on."""
-    batch_size: int = 8
-    """Episodes per micro-batch."""
-    max_tokens: int = 2048
-    """Episodes longer than this are truncated (masks cut alike)."""
     pack: bool = True
     """Pack a micro-batch's episodes end to end into rows as long as its longest episode (training.data.collate_packed):
     the same tokens and the same loss without the padding. Off with kl_coef (its KL reads right-padded rows)."""
@@ -100,17 +95,9 @@ class SFTConfig(TrainConfig, PromptStyleFields):
     """info_gain: temperature of the softmax over an episode's turns, in nats of mean per-token gain (higher: flatter)."""
     info_gain_floor: float = 0.2
     """info_gain: share of the weight every turn keeps (w = floor + (1 - floor) x softmax part; 1 gives uniform)."""
-    kl_coef: float = 0.0
-    """Weight of KL(model || start model) per trained token (full vocabulary, reverse direction), added to the loss."""
 
     def problems(self) -> list[str]:
-        out = super().problems() + self.style_problems()
-        if not self.data:
-            out.append("data='': give a JSONL file of trajectory records")
-        if self.batch_size < 1:
-            out.append(f"batch_size={self.batch_size!r}: must be at least 1")
-        if self.max_tokens < 2:
-            out.append(f"max_tokens={self.max_tokens!r}: must be at least 2")
+        out = super().problems()
         if not ROLE_NAME.fullmatch(self.role):
             out.append(f"role={self.role!r}: must be a role name such as actor, critic or consultant")
         if self.turn_horizon < 0:
@@ -129,8 +116,6 @@ class SFTConfig(TrainConfig, PromptStyleFields):
             out.append(f"info_gain_temperature={self.info_gain_temperature!r}: must be positive")
         if not 0.0 <= self.info_gain_floor <= 1.0:
             out.append(f"info_gain_floor={self.info_gain_floor!r}: must be in [0, 1]")
-        if self.kl_coef < 0:
-            out.append(f"kl_coef={self.kl_coef!r}: must not be negative")
         if self.horizon_tokens < 0:
             out.append(f"horizon_tokens={self.horizon_tokens!r}: must not be negative")
         if not 0.0 <= self.refine_fraction <= 1.0:

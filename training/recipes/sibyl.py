@@ -38,8 +38,8 @@ from environments.roles import ACTOR, CONSULT, CONSULTANT, step_role
 from training.data import TokenizedEpisode, collate, record_reward, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, step_generator
 from training.modeling import token_logprobs
+from training.onpolicy import pick_jobs, should_evaluate, tokenized
 from training.recipes.grpo import GRPOConfig, clipped_loss, grpo_advantages, reference_policy, scored_batches, training_reward
-from training.recipes.onpolicy import pick_jobs, should_evaluate, tokenized
 from training.recipes.sft import sft_step_loss
 from training.sampling import Consultation, Router, continue_episodes, episode_stats, rollout_episodes
 

@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 import torch
 
 from training.config import TrainConfig
-from training.data import PromptStyleFields, TokenizedEpisode, collate, tokenize_record
+from training.config_fields import HeldOutEvalFields, PromptStyleFields, SamplingFields
+from training.data import TokenizedEpisode, collate, tokenize_record
 from training.engine import Trainer, step_generator
 from training.sampling import episode_stats, rollout_episodes
 
@@ -26,8 +27,13 @@ GENERATION_MODES = ("local", "workers", "vllm")
 
 
 @dataclass
-class OnPolicyConfig(TrainConfig, PromptStyleFields):
+class OnPolicyConfig(SamplingFields, HeldOutEvalFields, TrainConfig, PromptStyleFields):
     onpolicy_check: ClassVar[bool] = True  # the trainer logs onpolicy_logprob_diff / onpolicy_kl every step (training.engine)
+    EVAL_OPTIONAL: ClassVar[bool] = False  # the on-policy recipes always evaluate
+
+    eval_episodes: int = 32
+    """Held-out episodes per evaluation (greedy)."""
+    eval_every: int = 10
     task: str = "toolgym/lookup"
     """Environment task id the policy plays, or a task set of one environment ("storebench/train"; environments.registry)."""
     env_options: dict[str, Any] = field(default_factory=dict)
@@ -35,24 +41,8 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
     example {"reward": "daily"}: StoreBench's per-day reward). Empty: the environment's defaults."""
     tasks_per_step: int = 4
     """Distinct (task, seed) prompts per optimizer step."""
-    group_size: int = 8
-    """Rollouts per prompt; GRPO's group."""
-    train_seed_start: int = 0
-    """First training seed."""
-    train_seeds: int = 1000
-    """Number of training seeds to draw from."""
-    eval_seed_start: int = 100_000
-    """First held-out evaluation seed (keep the range disjoint from training)."""
-    eval_episodes: int = 32
-    """Held-out episodes per evaluation (greedy)."""
-    eval_every: int = 10
-    """Evaluate every N steps (0: only at the start and the end)."""
     max_turns: int = 4
     """Agent turns per episode before the harness stops it."""
-    max_new_tokens: int = 64
-    """Token limit of one agent turn."""
-    temperature: float = 1.0
-    """Sampling temperature of training rollouts."""
     max_prompt_tokens: int = 4096
     """An episode whose prompt grows past this many tokens ends (context_window_exceeded)."""
     decode_token_budget: int = 0
@@ -69,19 +59,15 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
     next k steps' rollouts while this step trains (needs a pool)."""
 
     def problems(self) -> list[str]:
-        out = super().problems() + self.style_problems()
-        for name in ("tasks_per_step", "group_size", "train_seeds", "eval_episodes", "max_turns", "max_new_tokens"):
+        out = super().problems()
+        for name in ("tasks_per_step", "max_turns"):
             if getattr(self, name) < 1:
                 out.append(f"{name}={getattr(self, name)!r}: must be at least 1")
         if self.max_prompt_tokens < 16:
             out.append(f"max_prompt_tokens={self.max_prompt_tokens!r}: must be at least 16")
-        if self.eval_every < 0:
-            out.append(f"eval_every={self.eval_every!r}: must not be negative")
         if self.decode_token_budget and self.decode_token_budget < self.max_prompt_tokens + self.max_new_tokens:
             out.append(f"decode_token_budget={self.decode_token_budget!r}: must be 0 or hold one sequence "
                        f"(max_prompt_tokens + max_new_tokens = {self.max_prompt_tokens + self.max_new_tokens})")  # fmt: skip
-        if not self.temperature > 0:
-            out.append(f"temperature={self.temperature!r}: must be positive for on-policy sampling")
         if self.generation not in GENERATION_MODES:
             out.append(f"generation={self.generation!r}: must be one of {', '.join(GENERATION_MODES)}")
         if self.generation_workers < 1:
@@ -92,11 +78,6 @@ class OnPolicyConfig(TrainConfig, PromptStyleFields):
             out.append(f"max_staleness={self.max_staleness!r}: must not be negative")
         elif self.max_staleness and self.generation == "local":
             out.append(f"max_staleness={self.max_staleness!r}: overlapping generation needs a pool (generation='workers' or 'vllm')")
-        train_end = self.train_seed_start + self.train_seeds
-        if self.train_seed_start < self.eval_seed_start + self.eval_episodes and self.eval_seed_start < train_end:
-            out.append(
-                f"eval_seed_start={self.eval_seed_start!r}: held-out seeds overlap the training seeds [{self.train_seed_start}, {train_end})"
-            )
         return out
 
 

@@ -29,7 +29,7 @@ from training.losses import kl_full
 from training.modeling import forward_logits
 from training.policies.harness import Completion, HarnessConfig
 from training.policies.hf import TemplatePolicy
-from training.recipes.raised_pairs import Pair, tokenized_pair
+from training.raised.pairs import Pair, tokenized_pair
 from training.sampling import system_prompt_for
 from training.scripted import anchor_episode
 
