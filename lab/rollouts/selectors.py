@@ -28,8 +28,10 @@ def evaluation_list_active(*, projects: QuerySet) -> QuerySet[Evaluation]:
 
 
 def evaluation_episode_list(*, evaluation: Evaluation, live: bool) -> QuerySet[Episode]:
-    """Its episodes: while it runs, every episode its rollouts have started so far; once ended, the set it recorded."""
-    return Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
+    """Its episodes by task and seed: while it runs, every episode its rollouts have started so far; once ended, the
+    set it recorded."""
+    episodes = Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
+    return episodes.select_related("task").order_by("task__key", "seed")
 
 
 def comparison_list(*, projects: QuerySet) -> QuerySet[Comparison]:
