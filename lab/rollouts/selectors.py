@@ -42,6 +42,11 @@ def rollout_job_list(*, projects: QuerySet) -> QuerySet[RolloutJob]:
     return RolloutJob.objects.filter(project__in=projects).select_related("agent", "task", "project")
 
 
+def rollout_job_ids(*, evaluation: Evaluation) -> list[int]:
+    """The ids of the evaluation's rollouts, by task and seed (the order a command runs them in)."""
+    return list(RolloutJob.objects.filter(evaluation=evaluation).order_by("task__key", "seed").values_list("pk", flat=True))
+
+
 def rollout_job_find(*, projects: QuerySet, pk: int) -> RolloutJob | None:
     """The rollout `pk` of `projects`, or None (a page that only mentions it, unlike rollout_job_get's 404)."""
     return rollout_job_list(projects=projects).filter(pk=pk).first()

@@ -191,6 +191,23 @@ def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode
     return episodes.select_related("task", "agent").order_by("-created_at", "-id")
 
 
+def episode_ids_failed_finished(*, project: Project, task: str = "", limit: int) -> list[int]:
+    """The ids of the project's finished, failed episodes (branches left out), newest first, at most `limit`: what
+    manage.py diagnose takes by default. `task` is "env/key"."""
+    failed = Episode.objects.filter(project=project, passed=False, status=EpisodeStatus.FINISHED).exclude(source="branch")
+    if task:
+        env, _, key = task.partition("/")
+        failed = failed.filter(task__env=env, task__key=key)
+    return list(failed.order_by("-id").values_list("pk", flat=True)[:limit])
+
+
+def episode_list_to_coach(*, project: Project, ids: list[int] | None = None) -> list[Episode]:
+    """The project's episodes that are not running, by id: those `ids`, else every one with a user turn."""
+    episodes = Episode.objects.filter(project=project).exclude(status=EpisodeStatus.RUNNING)
+    episodes = episodes.filter(pk__in=ids) if ids is not None else episodes.filter(steps__role="user").distinct()
+    return list(episodes.order_by("id"))
+
+
 def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:
     """The project's other episodes of the same task and seed, those of the same environment version first, then best
     score first: what the viewer offers to compare (a human beside every agent and anchor that played the seed).

@@ -23,7 +23,7 @@ from lab.errors import DomainError
 from lab.improve.models import ImprovementLoop
 from lab.improve.selectors import loop_lineage
 from lab.improve.services import loop_create, loop_promote, loop_run
-from lab.projects.models import Project
+from lab.projects.cli import command_project
 from lab.rollouts.models import Evaluation
 
 
@@ -80,9 +80,7 @@ class Command(BaseCommand):
         return loop
 
     def _start(self, options: dict[str, Any]) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']!r}")
+        project = command_project(options["project"])
         evaluation = Evaluation.objects.filter(project=project, pk=options["evaluation"]).first()
         if evaluation is None:
             raise CommandError(f"no evaluation {options['evaluation']} in project {project.slug}")
