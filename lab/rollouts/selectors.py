@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from environments.attacks import metric_row
 from lab.jobs import JobStatus
+from lab.projects.models import Project
 from lab.projects.selectors import visible_get
 from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Provenance
@@ -32,6 +33,11 @@ def evaluation_episode_list(*, evaluation: Evaluation, live: bool) -> QuerySet[E
     set it recorded."""
     episodes = Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
     return episodes.select_related("task").order_by("task__key", "seed")
+
+
+def evaluation_find(*, project: Project, pk: int) -> Evaluation | None:
+    """The project's evaluation `pk`, or None (for manage.py, whose refusal names the option)."""
+    return Evaluation.objects.filter(project=project, pk=pk).first()
 
 
 def comparison_list(*, projects: QuerySet) -> QuerySet[Comparison]:

@@ -172,6 +172,11 @@ def agent_names_runnable(*, projects: QuerySet, kinds: tuple[str, ...]) -> set[s
     return set(AgentConfig.objects.filter(project__in=projects, kind__in=kinds, disabled_reason="").values_list("name", flat=True))
 
 
+def agent_list_enabled(*, projects: QuerySet, exclude_kinds: tuple[str, ...] = ()) -> QuerySet[AgentConfig]:
+    """The projects' agents that are not disabled, less those of `exclude_kinds`."""
+    return AgentConfig.objects.filter(project__in=projects, disabled_reason="").exclude(kind__in=exclude_kinds)
+
+
 def agent_list_disabled(*, projects: QuerySet) -> QuerySet[AgentConfig]:
     """The projects' disabled agents (at most 50)."""
     return AgentConfig.objects.filter(project__in=projects).exclude(disabled_reason="")[:50]

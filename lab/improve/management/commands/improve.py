@@ -24,7 +24,7 @@ from lab.improve.models import ImprovementLoop
 from lab.improve.selectors import loop_lineage
 from lab.improve.services import loop_create, loop_promote, loop_run
 from lab.projects.cli import command_project
-from lab.rollouts.models import Evaluation
+from lab.rollouts.selectors import evaluation_find
 
 
 def _seeds(raw: str, flag: str) -> list[int]:
@@ -81,7 +81,7 @@ class Command(BaseCommand):
 
     def _start(self, options: dict[str, Any]) -> None:
         project = command_project(options["project"])
-        evaluation = Evaluation.objects.filter(project=project, pk=options["evaluation"]).first()
+        evaluation = evaluation_find(project=project, pk=options["evaluation"])
         if evaluation is None:
             raise CommandError(f"no evaluation {options['evaluation']} in project {project.slug}")
         kind, _, name = options["diagnoser"].partition(":")

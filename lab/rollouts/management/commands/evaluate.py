@@ -27,7 +27,7 @@ from lab.projects.models import Project
 from lab.projects.selectors import project_list_all
 from lab.rollouts.evaluations import evaluation_compare, evaluation_launch, evaluation_refresh, evaluation_regrade
 from lab.rollouts.models import Evaluation
-from lab.rollouts.selectors import rollout_job_ids
+from lab.rollouts.selectors import evaluation_find, rollout_job_ids
 from lab.rollouts.services import rollout_run
 
 
@@ -51,7 +51,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         project = self._project(options["project"])
         if options["regrade"]:
-            evaluation = Evaluation.objects.filter(project=project, pk=options["regrade"]).first()
+            evaluation = evaluation_find(project=project, pk=options["regrade"])
             if evaluation is None:
                 raise CommandError(f"no evaluation {options['regrade']} in {project.slug}")
             result = evaluation_regrade(evaluation=evaluation)
@@ -83,7 +83,7 @@ class Command(BaseCommand):
         else:
             self._table(evaluation.aggregate)
         if options["compare"]:
-            other = Evaluation.objects.filter(project=project, pk=options["compare"]).first()
+            other = evaluation_find(project=project, pk=options["compare"])
             if other is None:
                 raise CommandError(f"no evaluation {options['compare']} in {project.slug}")
             diff = evaluation_compare(a=evaluation, b=other)["composite_diff"]
