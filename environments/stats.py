@@ -66,6 +66,15 @@ def anchor_table_markdown(result: dict[str, Any], tasks: Sequence[str], *, capti
     return "\n".join(lines)
 
 
+def grid_table_markdown(result: dict[str, Any], anchors: Sequence[str], *, caption: str, cell: Callable[[dict[str, Any]], str]) -> str:
+    """An anchor_grid's README table: `caption`, then a row per task of result["tasks"] ({task: {anchor: cell}}) with
+    a column per anchor, each cell drawn by `cell`."""
+    lines = [caption, "| task | " + " | ".join(anchors) + " |", "| --- |" + " --- |" * len(anchors)]
+    for task_id, cells in result["tasks"].items():
+        lines.append(f"| {task_id} | " + " | ".join(cell(cells[a]) for a in anchors) + " |")
+    return "\n".join(lines)
+
+
 def calibration_write(result: dict[str, Any], *, engine: str, path: Path, readme: Path, markers: tuple[str, str], table: str,
                       keys: Sequence[str] = ("seeds", "thresholds")) -> None:  # fmt: skip
     """Save a calibration (its engine version and `keys` of `result`) to `path`, and its table into `readme` between

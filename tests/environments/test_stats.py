@@ -60,3 +60,9 @@ def test_calibration_write_saves_the_engine_and_the_keys_and_fills_the_readme(tm
     stats.calibration_write(result, engine="2", path=tmp_path / "c.json", readme=readme, markers=("<!-- s -->", "<!-- e -->"), table="T")
     assert (tmp_path / "c.json").read_text() == '{\n "engine": "2",\n "seeds": [\n  1\n ],\n "thresholds": {\n  "a": 0.5\n }\n}\n'
     assert readme.read_text() == "intro\n<!-- s -->\nT\n<!-- e -->\nend\n"
+
+
+def test_grid_table_has_a_row_per_task_and_a_column_per_anchor() -> None:
+    result = {"seeds": 2, "tasks": {"t1": {"a": {"m": 0.5}, "b": {"m": 1.0}}}}
+    table = stats.grid_table_markdown(result, ("a", "b"), caption="Mean.", cell=lambda c: f"{c['m']:.1f}")
+    assert table.splitlines() == ["Mean.", "| task | a | b |", "| --- | --- | --- |", "| t1 | 0.5 | 1.0 |"]
