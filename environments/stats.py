@@ -89,14 +89,15 @@ def normal_ci95(values: Sequence[float]) -> float:
     return 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
 
 
-def anchor_scores(task_id: str, anchor: str, seeds: int) -> list[dict[str, Any]]:
-    """The score (header["score"]) of `anchor` on `task_id` for each of seeds 0..seeds-1, through the shared runner."""
+def anchor_scores(task_id: str, anchor: str, seeds: int | Sequence[int]) -> list[dict[str, Any]]:
+    """The score (header["score"]) of `anchor` on `task_id` for each seed of `seeds` (a number n: seeds 0..n-1),
+    through the shared runner."""
     from environments.policies import make_policy
     from environments.registry import make
     from environments.runner import run_episode
 
     scores = []
-    for seed in range(seeds):
+    for seed in range(seeds) if isinstance(seeds, int) else seeds:
         env = make(task_id, seed)
         scores.append(run_episode(env, make_policy(anchor, env, seed))["header"]["score"])
     return scores

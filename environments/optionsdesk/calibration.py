@@ -36,9 +36,6 @@ def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
 def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: list[str] | None = None) -> dict[str, Any]:
     """{"seeds", "cells": {anchor: {task: {metric: mean}}}, "thresholds": {task: threshold}}. Serial (`workers` is
     accepted for the CLI's sake): an episode takes well under a second, the oracle's a few."""
-    from environments.policies import make_policy
-    from environments.registry import make
-    from environments.runner import run_episode
     from environments.seeds import seeds_parse
 
     seeds = seeds_parse(heldout_seeds)
@@ -46,12 +43,9 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
     cells: dict[str, dict[str, dict[str, float]]] = {}
     for anchor in ANCHORS:
         for task in chosen:
-            rows = []
-            for seed in seeds:
-                env = make(f"optionsdesk/{task}", seed=seed)
-                score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
-                rows.append([score["composite"], score["components"]["total_return"], score["components"]["sharpe"],
-                             score["components"]["max_drawdown"], score["components"]["turnover"]])  # fmt: skip
+            rows = [[score["composite"], score["components"]["total_return"], score["components"]["sharpe"],
+                     score["components"]["max_drawdown"], score["components"]["turnover"]]
+                    for score in stats.anchor_scores(f"optionsdesk/{task}", anchor, seeds)]  # fmt: skip
             mean = np.mean(np.array(rows), axis=0)
             cells.setdefault(anchor, {})[task] = dict(
                 zip(("composite", "return", "sharpe", "drawdown", "turnover"), map(float, mean), strict=True)

@@ -32,9 +32,6 @@ def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
 
 def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: list[str] | None = None) -> dict[str, Any]:
     """{"seeds", "cells": {anchor: {task: {"score", "passed"}}}, "thresholds"}. Serial: an episode takes milliseconds."""
-    from environments.policies import make_policy
-    from environments.registry import make
-    from environments.runner import run_episode
     from environments.seeds import seeds_parse
 
     seeds = seeds_parse(heldout_seeds)
@@ -42,11 +39,7 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
     cells: dict[str, dict[str, dict[str, float]]] = {}
     for anchor in ANCHORS:
         for task in chosen:
-            scores = []
-            for seed in seeds:
-                env = make(f"workdesk/{task}", seed=seed)
-                score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
-                scores.append((score["composite"], float(score["passed"])))
+            scores = [(score["composite"], float(score["passed"])) for score in stats.anchor_scores(f"workdesk/{task}", anchor, seeds)]
             cells.setdefault(anchor, {})[task] = {
                 "score": sum(s for s, _ in scores) / len(scores),
                 "passed": sum(p for _, p in scores) / len(scores),
