@@ -49,20 +49,55 @@ def write_between_markers(path: Path, start: str, end: str, body: str) -> None:
     path.write_text(f"{head}{start}\n{body}\n{end}{tail}", encoding="utf-8")
 
 
+def anchor_table_markdown(result: dict[str, Any], tasks: Sequence[str], *, caption: str, cell: Callable[[dict[str, Any]], str],
+                          extra: tuple[str, Callable[[str], str]] | None = None) -> str:  # fmt: skip
+    """A calibration's README table: a row per anchor of result["cells"] ({anchor: {task: cell}}) with a column per
+    task (drawn by `cell`, "-" where the anchor has none), an optional last column (`extra`: its heading, and its value
+    for an anchor), then the pass thresholds. `caption` follows "Seeds 1000-1004 (5); " and says what a cell is."""
+    seeds = result["seeds"]
+    lines = [f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); {caption}", "",
+             "| anchor | " + " | ".join(tasks) + (f" | {extra[0]} |" if extra else " |"),
+             "| --- | " + " | ".join("---:" for _ in tasks) + (" | ---: |" if extra else " |")]  # fmt: skip
+    for anchor, by_task in result["cells"].items():
+        row = " | ".join(cell(c) if (c := by_task.get(t)) else "-" for t in tasks)
+        lines.append(f"| {anchor} | {row}" + (f" | {extra[1](anchor)} |" if extra else " |"))
+    thresholds = " | ".join(f"{result['thresholds'].get(t, '-')}" for t in tasks)
+    lines.append(f"| **pass threshold** | {thresholds}" + (" | |" if extra else " |"))  # no threshold in the extra column
+    return "\n".join(lines)
+
+
+def grid_table_markdown(result: dict[str, Any], anchors: Sequence[str], *, caption: str, cell: Callable[[dict[str, Any]], str]) -> str:
+    """An anchor_grid's README table: `caption`, then a row per task of result["tasks"] ({task: {anchor: cell}}) with
+    a column per anchor, each cell drawn by `cell`."""
+    lines = [caption, "| task | " + " | ".join(anchors) + " |", "| --- |" + " --- |" * len(anchors)]
+    for task_id, cells in result["tasks"].items():
+        lines.append(f"| {task_id} | " + " | ".join(cell(cells[a]) for a in anchors) + " |")
+    return "\n".join(lines)
+
+
+def calibration_write(result: dict[str, Any], *, engine: str, path: Path, readme: Path, markers: tuple[str, str], table: str,
+                      keys: Sequence[str] = ("seeds", "thresholds")) -> None:  # fmt: skip
+    """Save a calibration (its engine version and `keys` of `result`) to `path`, and its table into `readme` between
+    the `markers`."""
+    path.write_text(json.dumps({"engine": engine, **{key: result[key] for key in keys}}, indent=1) + "\n")
+    write_between_markers(readme, *markers, table)
+
+
 def normal_ci95(values: Sequence[float]) -> float:
     """Half-width of the 95% interval of the mean with the normal 1.96, for grids of 100 seeds and more (where
     Student's t is within 2% of it); 0 for fewer than two values."""
     return 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
 
 
-def anchor_scores(task_id: str, anchor: str, seeds: int) -> list[dict[str, Any]]:
-    """The score (header["score"]) of `anchor` on `task_id` for each of seeds 0..seeds-1, through the shared runner."""
+def anchor_scores(task_id: str, anchor: str, seeds: int | Sequence[int]) -> list[dict[str, Any]]:
+    """The score (header["score"]) of `anchor` on `task_id` for each seed of `seeds` (a number n: seeds 0..n-1),
+    through the shared runner."""
     from environments.policies import make_policy
     from environments.registry import make
     from environments.runner import run_episode
 
     scores = []
-    for seed in range(seeds):
+    for seed in range(seeds) if isinstance(seeds, int) else seeds:
         env = make(task_id, seed)
         scores.append(run_episode(env, make_policy(anchor, env, seed))["header"]["score"])
     return scores

@@ -12,7 +12,6 @@ runs; calibration checks that the oracle and the scripted users pass and random-
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from statistics import fmean
@@ -21,7 +20,6 @@ from typing import Any
 from environments import stats
 from environments.desktop.drift import robustness
 from environments.desktop.grading import EFFICIENCY_WEIGHT
-from environments.stats import write_between_markers
 
 HERE = Path(__file__).parent
 CALIBRATION_PATH = HERE / "calibration.json"
@@ -74,25 +72,16 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    seeds = result["seeds"]
-    lines = [f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); each cell is the mean composite / pass rate without drift, then the mean "
-             "composite with drift high; robustness = mean with drift high / mean without.", "",
-             "| anchor | " + " | ".join(TASKS) + " | robustness |", "| --- | " + " | ".join("---:" for _ in TASKS) + " | ---: |"]  # fmt: skip
-    for anchor, by_task in result["cells"].items():
-        row = [f"{c['score']:.3f} / {c['passed']:.0%} / {c['drifted']:.3f}" if (c := by_task.get(t)) else "-" for t in TASKS]
-        lines.append(f"| {anchor} | " + " | ".join(row) + f" | {result['robustness'][anchor]:.3f} |")
-    lines.append("| **pass threshold** | " + " | ".join(f"{result['thresholds'].get(t, '-')}" for t in TASKS) + " | |")
-    return "\n".join(lines)
+    return stats.anchor_table_markdown(
+        result, TASKS, caption="each cell is the mean composite / pass rate without drift, then the mean composite with drift high; "
+        "robustness = mean with drift high / mean without.", cell=lambda c: f"{c['score']:.3f} / {c['passed']:.0%} / {c['drifted']:.3f}",
+        extra=("robustness", lambda anchor: f"{result['robustness'][anchor]:.3f}"),
+    )  # fmt: skip
 
 
 def write(result: dict[str, Any]) -> None:
-    CALIBRATION_PATH.write_text(
-        json.dumps(
-            {"engine": ENGINE, "seeds": result["seeds"], "thresholds": result["thresholds"], "robustness": result["robustness"]}, indent=1
-        )
-        + "\n"
-    )
-    write_between_markers(README_PATH, TABLE_START, TABLE_END, table_markdown(result))
+    stats.calibration_write(result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END),
+                            table=table_markdown(result), keys=("seeds", "thresholds", "robustness"))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import statistics
 from typing import Any
 
 from environments.graphcert.anchors import ANCHOR_NAMES
-from environments.stats import anchor_grid, anchor_scores, normal_ci95
+from environments.stats import anchor_grid, anchor_scores, grid_table_markdown, normal_ci95
 
 DEFAULT_SEEDS = 100
 
@@ -35,12 +35,7 @@ def calibrate(*, workers: int = 2, seeds: int = DEFAULT_SEEDS, tasks: list[str] 
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    lines = [
-        f"Exact match mean ± 95% CI over seeds 0-{result['seeds'] - 1}; rubric reward / evidence F1 in brackets.",
-        "| task | " + " | ".join(ANCHOR_NAMES) + " |",
-        "| --- |" + " --- |" * len(ANCHOR_NAMES),
-    ]
-    for task_id, cells in result["tasks"].items():
-        row = [f"{c['mean']:.2f} ± {c['ci95']:.2f} ({c['rubric']:.2f} / {c['evidence_f1']:.2f})" for c in (cells[a] for a in ANCHOR_NAMES)]
-        lines.append(f"| {task_id} | " + " | ".join(row) + " |")
-    return "\n".join(lines)
+    return grid_table_markdown(
+        result, ANCHOR_NAMES, caption=f"Exact match mean ± 95% CI over seeds 0-{result['seeds'] - 1}; rubric reward / evidence F1 in brackets.",
+        cell=lambda c: f"{c['mean']:.2f} ± {c['ci95']:.2f} ({c['rubric']:.2f} / {c['evidence_f1']:.2f})",
+    )  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from environments.core import TaskSpec
-from environments.phantom.names import SPLITS
+from environments.phantom.tasks import level_tasks
 
 # level -> (description, knobs). A hop is one tool call here (neighbours), so budgets are tighter than phantom's.
 LEVELS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -18,17 +18,4 @@ LEVELS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def graphcert_tasks() -> list[TaskSpec]:
-    return [
-        TaskSpec(
-            env="graphcert",
-            key=f"{level}-{split}",
-            split=split,
-            description=f"Phantom knowledge graph with certified evidence, {description} ({split} universes).",
-            horizon=f"{knobs['max_steps']} tool calls",
-            pass_threshold=0.5,
-            version="1",
-            spec=dict(knobs),
-        )
-        for level, (description, knobs) in LEVELS.items()
-        for split in SPLITS
-    ]
+    return level_tasks("graphcert", LEVELS, described="Phantom knowledge graph with certified evidence, {description} ({split} universes).")

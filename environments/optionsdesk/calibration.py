@@ -11,7 +11,6 @@ the future. The oracle's row shows how much room there is above that.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from environments import stats
-from environments.stats import write_between_markers
 
 HERE = Path(__file__).parent
 CALIBRATION_PATH = HERE / "calibration.json"
@@ -38,9 +36,6 @@ def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
 def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: list[str] | None = None) -> dict[str, Any]:
     """{"seeds", "cells": {anchor: {task: {metric: mean}}}, "thresholds": {task: threshold}}. Serial (`workers` is
     accepted for the CLI's sake): an episode takes well under a second, the oracle's a few."""
-    from environments.policies import make_policy
-    from environments.registry import make
-    from environments.runner import run_episode
     from environments.seeds import seeds_parse
 
     seeds = seeds_parse(heldout_seeds)
@@ -48,12 +43,9 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
     cells: dict[str, dict[str, dict[str, float]]] = {}
     for anchor in ANCHORS:
         for task in chosen:
-            rows = []
-            for seed in seeds:
-                env = make(f"optionsdesk/{task}", seed=seed)
-                score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
-                rows.append([score["composite"], score["components"]["total_return"], score["components"]["sharpe"],
-                             score["components"]["max_drawdown"], score["components"]["turnover"]])  # fmt: skip
+            rows = [[score["composite"], score["components"]["total_return"], score["components"]["sharpe"],
+                     score["components"]["max_drawdown"], score["components"]["turnover"]]
+                    for score in stats.anchor_scores(f"optionsdesk/{task}", anchor, seeds)]  # fmt: skip
             mean = np.mean(np.array(rows), axis=0)
             cells.setdefault(anchor, {})[task] = dict(
                 zip(("composite", "return", "sharpe", "drawdown", "turnover"), map(float, mean), strict=True)
@@ -63,28 +55,15 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    seeds = result["seeds"]
-    lines = [
-        f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); each cell is the mean over seeds: composite / total return / Sharpe / max drawdown.",
-        "",
-        "| anchor | " + " | ".join(TASKS) + " |",
-        "| --- | " + " | ".join("---:" for _ in TASKS) + " |",
-    ]
-    for anchor, by_task in result["cells"].items():
-        row = []
-        for task in TASKS:
-            c = by_task.get(task)
-            row.append(f"{c['composite']:.3f} / {c['return']:+.2%} / {c['sharpe']:.2f} / {c['drawdown']:.2%}" if c else "-")
-        lines.append(f"| {anchor} | " + " | ".join(row) + " |")
-    lines.append("| **pass threshold** | " + " | ".join(f"{result['thresholds'].get(t, '-')}" for t in TASKS) + " |")
-    return "\n".join(lines)
+    return stats.anchor_table_markdown(
+        result, TASKS, caption="each cell is the mean over seeds: composite / total return / Sharpe / max drawdown.",
+        cell=lambda c: f"{c['composite']:.3f} / {c['return']:+.2%} / {c['sharpe']:.2f} / {c['drawdown']:.2%}",
+    )  # fmt: skip
 
 
 def write(result: dict[str, Any]) -> None:
-    CALIBRATION_PATH.write_text(
-        json.dumps({"engine": ENGINE, "seeds": result["seeds"], "thresholds": result["thresholds"]}, indent=1) + "\n"
-    )
-    write_between_markers(README_PATH, TABLE_START, TABLE_END, table_markdown(result))
+    stats.calibration_write(result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END),
+                            table=table_markdown(result))  # fmt: skip
 
 
 if __name__ == "__main__":

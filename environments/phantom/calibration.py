@@ -11,7 +11,7 @@ import statistics
 from typing import Any
 
 from environments.phantom.anchors import ANCHOR_NAMES
-from environments.stats import anchor_grid, anchor_scores, normal_ci95
+from environments.stats import anchor_grid, anchor_scores, grid_table_markdown, normal_ci95
 
 DEFAULT_SEEDS = 100
 
@@ -34,12 +34,5 @@ def calibrate(*, workers: int = 2, seeds: int = DEFAULT_SEEDS, tasks: list[str] 
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    lines = [
-        f"Composite mean ± 95% CI over seeds 0-{result['seeds'] - 1} (evidence recall in brackets).",
-        "| task | " + " | ".join(ANCHOR_NAMES) + " |",
-        "| --- |" + " --- |" * len(ANCHOR_NAMES),
-    ]
-    for task_id, cells in result["tasks"].items():
-        row = [f"{cells[a]['mean']:.2f} ± {cells[a]['ci95']:.2f} ({cells[a]['evidence_recall']:.2f})" for a in ANCHOR_NAMES]
-        lines.append(f"| {task_id} | " + " | ".join(row) + " |")
-    return "\n".join(lines)
+    return grid_table_markdown(result, ANCHOR_NAMES, caption=f"Composite mean ± 95% CI over seeds 0-{result['seeds'] - 1} (evidence recall in brackets).",
+                               cell=lambda c: f"{c['mean']:.2f} ± {c['ci95']:.2f} ({c['evidence_recall']:.2f})")  # fmt: skip

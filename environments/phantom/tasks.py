@@ -20,17 +20,23 @@ LEVELS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def phantom_tasks() -> list[TaskSpec]:
+    return level_tasks("phantom", LEVELS, described="Phantom worlds, {description} ({split} universes).")
+
+
+def level_tasks(env: str, levels: dict[str, tuple[str, dict[str, Any]]], *, described: str) -> list[TaskSpec]:
+    """A task per level and split (phantom's and graphcert's grids): key "<level>-<split>", the description
+    `described` with the level's {description} and the {split} put in, the level's knobs as its spec."""
     return [
         TaskSpec(
-            env="phantom",
+            env=env,
             key=f"{level}-{split}",
             split=split,
-            description=f"Phantom worlds, {description} ({split} universes).",
+            description=described.format(description=description, split=split),
             horizon=f"{knobs['max_steps']} tool calls",
             pass_threshold=0.5,
             version="1",
             spec=dict(knobs),
         )
-        for level, (description, knobs) in LEVELS.items()
+        for level, (description, knobs) in levels.items()
         for split in SPLITS
     ]

@@ -8,7 +8,6 @@ family, "storebench-short/<scenario>-<days>d" (short.py): the same engine on two
 from __future__ import annotations
 
 from environments.attacks import AttackAxis
-from environments.core import TaskSpec
 from environments.meta import Column, EnvMeta, Highlight, Panel, Series, SortKey
 from environments.registry import register, register_env
 from environments.storebench.anchors import DoNothing, NaiveRestock, RandomValid
@@ -16,7 +15,7 @@ from environments.storebench.anchors_smart import Hardened, Oracle, SmartTriage
 from environments.storebench.attack_texts import GOALS, GUIDANCE, STYLES
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
-from environments.storebench.scoring import calibrated_entry, load_calibration
+from environments.storebench.scoring import load_calibration, scenario_task
 from environments.storebench.short import register_short
 
 DEFAULT_THRESHOLD = 0.3
@@ -26,19 +25,7 @@ def _register_all() -> None:
     # Thresholds of this engine only, and of this scenario version: anything else is stale and not used.
     calibration = load_calibration(StoreBenchEnv.version)
     for scenario in load_scenarios():
-        entry = calibrated_entry(calibration, scenario["key"], scenario["version"])
-        task = TaskSpec(
-            env="storebench",
-            key=scenario["key"],
-            split=scenario["split"],
-            description=f"{scenario['title']}: {scenario['challenge']}",
-            horizon=f"{scenario['days']} days",
-            pass_threshold=float(entry["pass_threshold"]) if entry else DEFAULT_THRESHOLD,
-            version=scenario["version"],
-            spec=scenario,
-            public_seeds=tuple(scenario["public_seeds"]),
-        )
-        register(task, StoreBenchEnv)
+        register(scenario_task("storebench", scenario, calibration, default_threshold=DEFAULT_THRESHOLD), StoreBenchEnv)
 
 
 _register_all()

@@ -50,6 +50,7 @@ from environments.storebench.simulation import (
     check_solvency,
     deliver_purchase_order,
     marketing_multiplier,
+    new_brief,
     pay_suppliers,
     place_order,
     poisson,
@@ -129,17 +130,6 @@ def slot_rng(world: World, slot: int, stream: str) -> random.Random:
 
 _NEW_RANDOM = random.Random.__new__
 _SEED = _random.Random.seed
-
-
-def new_brief() -> dict[str, Any]:
-    return {
-        "new_orders": 0,
-        "units_lost_to_stockouts": 0,
-        "deliveries": [],
-        "customer_cancellations": 0,
-        "new_tickets": 0,
-        "return_requests": 0,
-    }
 
 
 def begin(world: World) -> None:

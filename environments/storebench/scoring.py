@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from environments.core import Score
+from environments.core import Score, TaskSpec
 from environments.storebench.world import World
 
 CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
@@ -45,6 +45,23 @@ def calibrated_entry(calibration: dict[str, Any], key: str, scenario_version: st
     """The scenario's entry in one engine's calibration, or None when it was calibrated on another scenario version."""
     entry = calibration.get(key)
     return entry if entry and entry.get("scenario_version") == scenario_version else None
+
+
+def scenario_task(env: str, scenario: dict[str, Any], calibration: dict[str, Any], *, default_threshold: float) -> TaskSpec:
+    """The task a scenario registers as under `env` (storebench, storebench-short): its pass threshold from its entry in
+    `calibration` (one engine's), else `default_threshold`."""
+    entry = calibrated_entry(calibration, scenario["key"], scenario["version"])
+    return TaskSpec(
+        env=env,
+        key=scenario["key"],
+        split=scenario["split"],
+        description=f"{scenario['title']}: {scenario['challenge']}",
+        horizon=f"{scenario['days']} days",
+        pass_threshold=float(entry["pass_threshold"]) if entry else default_threshold,
+        version=scenario["version"],
+        spec=scenario,
+        public_seeds=tuple(scenario["public_seeds"]),
+    )
 
 
 def profit_references(world: World, calibration: dict[str, Any]) -> tuple[float, float]:

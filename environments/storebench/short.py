@@ -26,12 +26,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any, ClassVar
 
-from environments.core import TaskSpec
 from environments.meta import EnvMeta
 from environments.registry import register, register_env
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
-from environments.storebench.scoring import CALIBRATION_PATH, calibrated_entry, load_calibration
+from environments.storebench.scoring import CALIBRATION_PATH, load_calibration, scenario_task
 
 ENV = "storebench-short"
 HORIZONS = (2, 3)  # days
@@ -66,19 +65,7 @@ def register_short(storebench: EnvMeta, *, default_threshold: float) -> None:
     metadata: StoreBench's panels, anchors and attack axis under its own name, not the first-run demo."""
     calibration = load_calibration(ShortStoreBenchEnv.version, SHORT_CALIBRATION_PATH)
     for scenario in short_scenarios():
-        entry = calibrated_entry(calibration, scenario["key"], scenario["version"])
-        task = TaskSpec(
-            env=ENV,
-            key=scenario["key"],
-            split=scenario["split"],
-            description=f"{scenario['title']}: {scenario['challenge']}",
-            horizon=f"{scenario['days']} days",
-            pass_threshold=float(entry["pass_threshold"]) if entry else default_threshold,
-            version=scenario["version"],
-            spec=scenario,
-            public_seeds=tuple(scenario["public_seeds"]),
-        )
-        register(task, ShortStoreBenchEnv)
+        register(scenario_task(ENV, scenario, calibration, default_threshold=default_threshold), ShortStoreBenchEnv)
     # payment-outage-2d: the first-run demo's scenario, cut to two days, for the local model's live episode
     register_env(
         dataclasses.replace(

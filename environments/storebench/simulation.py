@@ -56,10 +56,9 @@ def marketing_multiplier(channel: str, budget: float) -> float:
     return 0.75 + 0.55 * (1.0 - math.exp(-budget / MARKETING_SCALE[channel]))
 
 
-def settle_day(world: World) -> dict[str, Any]:
-    """Advance the world from the end of `world.day` to the start of the next day; returns a briefing."""
-    assert not world.finished, "settle_day called after the episode ended"
-    brief: dict[str, Any] = {
+def new_brief() -> dict[str, Any]:
+    """An empty briefing: what a day's (or, intraday, a slot's) events are counted into."""
+    return {
         "new_orders": 0,
         "units_lost_to_stockouts": 0,
         "deliveries": [],
@@ -67,6 +66,12 @@ def settle_day(world: World) -> dict[str, Any]:
         "new_tickets": 0,
         "return_requests": 0,
     }
+
+
+def settle_day(world: World) -> dict[str, Any]:
+    """Advance the world from the end of `world.day` to the start of the next day; returns a briefing."""
+    assert not world.finished, "settle_day called after the episode ended"
+    brief = new_brief()
     world.cash = round(world.cash + world.receivables, 2)
     world.receivables = 0.0
     if world.day + 1 < world.days:  # the store closes at the horizon: no orders arrive that nobody could ship

@@ -10,13 +10,11 @@ full audit are required for anyway.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from environments import stats
-from environments.stats import write_between_markers
 
 HERE = Path(__file__).parent
 CALIBRATION_PATH = HERE / "calibration.json"
@@ -34,9 +32,6 @@ def load_thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
 
 def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: list[str] | None = None) -> dict[str, Any]:
     """{"seeds", "cells": {anchor: {task: {"score", "passed"}}}, "thresholds"}. Serial: an episode takes milliseconds."""
-    from environments.policies import make_policy
-    from environments.registry import make
-    from environments.runner import run_episode
     from environments.seeds import seeds_parse
 
     seeds = seeds_parse(heldout_seeds)
@@ -44,11 +39,7 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
     cells: dict[str, dict[str, dict[str, float]]] = {}
     for anchor in ANCHORS:
         for task in chosen:
-            scores = []
-            for seed in seeds:
-                env = make(f"workdesk/{task}", seed=seed)
-                score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
-                scores.append((score["composite"], float(score["passed"])))
+            scores = [(score["composite"], float(score["passed"])) for score in stats.anchor_scores(f"workdesk/{task}", anchor, seeds)]
             cells.setdefault(anchor, {})[task] = {
                 "score": sum(s for s, _ in scores) / len(scores),
                 "passed": sum(p for _, p in scores) / len(scores),
@@ -61,21 +52,13 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    seeds = result["seeds"]
-    lines = [f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); each cell is the mean grade / pass rate over seeds.", "",
-             "| anchor | " + " | ".join(TASKS) + " |", "| --- | " + " | ".join("---:" for _ in TASKS) + " |"]  # fmt: skip
-    for anchor, by_task in result["cells"].items():
-        row = [f"{c['score']:.3f} / {c['passed']:.0%}" if (c := by_task.get(t)) else "-" for t in TASKS]
-        lines.append(f"| {anchor} | " + " | ".join(row) + " |")
-    lines.append("| **pass threshold** | " + " | ".join(f"{result['thresholds'].get(t, '-')}" for t in TASKS) + " |")
-    return "\n".join(lines)
+    return stats.anchor_table_markdown(result, TASKS, caption="each cell is the mean grade / pass rate over seeds.",
+                                       cell=lambda c: f"{c['score']:.3f} / {c['passed']:.0%}")  # fmt: skip
 
 
 def write(result: dict[str, Any]) -> None:
-    CALIBRATION_PATH.write_text(
-        json.dumps({"engine": ENGINE, "seeds": result["seeds"], "thresholds": result["thresholds"]}, indent=1) + "\n"
-    )
-    write_between_markers(README_PATH, TABLE_START, TABLE_END, table_markdown(result))
+    stats.calibration_write(result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END),
+                            table=table_markdown(result))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_launch
 from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.diagnoses.policies import runs_a_model
-from lab.diagnoses.selectors import diagnosis_job_get, diagnosis_job_list
+from lab.diagnoses.selectors import diagnosis_attempt_list, diagnosis_job_get, diagnosis_job_list, diagnosis_list_with_children
 from lab.diagnoses.services import diagnosis_create, diagnosis_may_edit, diagnosis_update
 from lab.diagnoses.tasks import verify_diagnosis
 from lab.diagnoses.verification import diagnosis_verify
@@ -41,7 +41,7 @@ from lab.errors import DomainError, Forbidden, NotFound
 from lab.projects.models import ANNOTATE_ROLES, WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects
 from lab.trajectories.models import AgentConfig, Episode
-from lab.trajectories.selectors import episode_get
+from lab.trajectories.selectors import agent_find_by_name, episode_get
 
 
 class DiagnosisSerializer(serializers.ModelSerializer):
@@ -86,14 +86,11 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     serializer_class = DiagnosisSerializer
 
     def get_queryset(self) -> Any:
-        diagnoses = Diagnosis.objects.filter(episode__project__in=visible_projects(self.request)).select_related("episode")
         params = self.request.query_params
+        filters = {name: params.get(name) for name in ("category", "origin", "verification")}
         if params.get("episode"):
-            diagnoses = diagnoses.filter(episode_id=id_param(params["episode"], name="episode"))
-        for name in ("category", "origin", "verification"):
-            if params.get(name):
-                diagnoses = diagnoses.filter(**{name: params[name]})
-        return diagnoses.prefetch_related("child_episodes")
+            filters["episode"] = id_param(params["episode"], name="episode")  # refused by name, where the page ignores it
+        return diagnosis_list_with_children(projects=visible_projects(self.request), filters=filters)
 
     def _episode(self, value: Any, *, roles: frozenset[str] | None = None, act: str = "") -> Episode:
         episode = episode_get(projects=visible_projects(self.request), pk=id_param(value, name="episode"))
@@ -143,7 +140,7 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         return Response(DiagnosisSerializer(diagnosis).data, status=status.HTTP_202_ACCEPTED)
 
     def _agent(self, name: Any, episode: Episode) -> AgentConfig:
-        agent = AgentConfig.objects.filter(project=episode.project, name=str(name)).first()
+        agent = agent_find_by_name(project=episode.project, name=str(name))
         if agent is None:
             raise NotFound("not_found", f"no agent {name!r} in project {episode.project.slug}", path="agent")
         return agent
@@ -216,11 +213,12 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
     @extend_schema(parameters=[OpenApiParameter("episode", int), OpenApiParameter("job", int)], responses=AttemptSerializer(many=True))
     @action(detail=False, methods=["get"])
     def attempts(self, request: Request) -> Response:
-        attempts = DiagnosisAttempt.objects.filter(episode__project__in=visible_projects(request))
-        if request.query_params.get("episode"):
-            attempts = attempts.filter(episode_id=id_param(request.query_params["episode"], name="episode"))
-        if request.query_params.get("job"):
-            attempts = attempts.filter(job_id=id_param(request.query_params["job"], name="job"))
+        params = request.query_params
+        attempts = diagnosis_attempt_list(
+            projects=visible_projects(request),
+            episode_id=id_param(params["episode"], name="episode") if params.get("episode") else None,
+            job_id=id_param(params["job"], name="job") if params.get("job") else None,
+        )
         return Response(AttemptSerializer(attempts[:500], many=True).data)
 
     @extend_schema(methods=["GET"], operation_id="diagnoses_jobs_list", responses=JobSerializer(many=True))

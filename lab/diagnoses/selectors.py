@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.db.models import QuerySet
 
 from lab.diagnoses.analysis import episode_step_credit
-from lab.diagnoses.models import Diagnosis, DiagnosisJob
+from lab.diagnoses.models import Diagnosis, DiagnosisAttempt, DiagnosisJob
 from lab.edge import int_param
 from lab.projects.selectors import visible_get
 from lab.trajectories.models import Episode, EpisodeStatus
@@ -45,6 +45,21 @@ def diagnosis_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[D
     if str(filters.get("episode") or "").isdigit():
         diagnoses = diagnoses.filter(episode_id=int_param(filters["episode"], name="episode"))
     return diagnoses
+
+
+def diagnosis_list_with_children(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Diagnosis]:
+    """diagnosis_list with each diagnosis's child episodes (the replays that verified it) loaded alongside."""
+    return diagnosis_list(projects=projects, filters=filters).prefetch_related("child_episodes")
+
+
+def diagnosis_attempt_list(*, projects: QuerySet, episode_id: int | None = None, job_id: int | None = None) -> QuerySet[DiagnosisAttempt]:
+    """The diagnosis attempts on the projects' episodes, of one episode and of one job when those are given."""
+    attempts = DiagnosisAttempt.objects.filter(episode__project__in=projects)
+    if episode_id is not None:
+        attempts = attempts.filter(episode_id=episode_id)
+    if job_id is not None:
+        attempts = attempts.filter(job_id=job_id)
+    return attempts
 
 
 def diagnosis_list_for_episode(*, episode: Episode) -> QuerySet[Diagnosis]:

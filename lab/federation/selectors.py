@@ -27,6 +27,11 @@ def federation_list(*, projects: Any) -> Any:
     return FederationRound.objects.filter(project__in=projects).select_related("project").order_by("-created_at", "-pk")
 
 
+def federation_list_with_exports(*, projects: Any) -> Any:
+    """federation_list with each round's exports (and their projects) loaded alongside."""
+    return federation_list(projects=projects).prefetch_related("exports__project")
+
+
 def federation_get(*, projects: Any, pk: Any) -> FederationRound:
     try:
         return federation_list(projects=projects).get(pk=int_param(pk, name="id", low=1))

@@ -23,13 +23,14 @@ from lab.play.operator import panel_data
 from lab.play.selectors import conversation, play_session_visible, slot_tasks
 from lab.play.services import play_env, play_require_player
 from lab.projects.models import Project
-from lab.trajectories.models import AgentConfig, AgentKind
+from lab.trajectories.models import AgentKind
+from lab.trajectories.selectors import agent_list_enabled
 from lab.trajectories.services import episode_steps_as_dicts
 
 
 def chat_offer(projects: QuerySet[Project]) -> dict[str, Any]:
     """What the play index needs for its "Play the user" form: the tasks with a role slot, the agents to talk to."""
-    agents = AgentConfig.objects.filter(project__in=projects).exclude(kind=AgentKind.HUMAN).exclude(disabled_reason__gt="")
+    agents = agent_list_enabled(projects=projects, exclude_kinds=(AgentKind.HUMAN,))
     names = sorted({(a.name, a.kind) for a in agents})
     return {"chat_tasks": slot_tasks(), "chat_agents": [{"name": n, "kind": k} for n, k in names], "chat_errors": {}}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from environments import registry
@@ -42,6 +43,11 @@ def play_session_visible(request: HttpRequest, pk: int) -> HumanSession:
     if session is None:
         raise NotFound("not_found", f"No play session {pk} that you can see.")
     return session
+
+
+def human_session_list_for(*, user_id: int) -> QuerySet[HumanSession]:
+    """The user's own play sessions, most recently active first (in any project: they are the user's)."""
+    return HumanSession.objects.filter(user_id=user_id).select_related("task", "episode", "agent").order_by("-last_active_at")
 
 
 def conversation(episode: Episode) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from lab.play.chat import chat_session_start
 from lab.play.chat_views import chat_offer, chat_page
 from lab.play.models import HumanSession
 from lab.play.operator import operator_view, panel_data, play_panel
-from lab.play.selectors import conversation, play_session_visible, playable_tasks, tasks_grouped
+from lab.play.selectors import conversation, human_session_list_for, play_session_visible, playable_tasks, tasks_grouped
 from lab.play.services import (
     play_env,
     play_finish,
@@ -34,8 +34,7 @@ from lab.play.services import (
 from lab.projects.models import ANNOTATE_ROLES
 from lab.rollouts.demo import demo_offer
 from lab.tool_forms import form_text, tool_arguments_parse, tool_fields, tool_values
-from lab.trajectories.models import Step
-from lab.trajectories.selectors import episode_tools
+from lab.trajectories.selectors import episode_tools, step_list_recent
 
 
 @console_view
@@ -68,8 +67,7 @@ def play_index(request: HttpRequest) -> HttpResponse:
             context[errors] = {exc.details.get("path", "form"): exc.message}
             return page(request, "play/index.html", context, status=400)
     play_sessions_abandon_idle()
-    sessions = HumanSession.objects.filter(user_id=user_id).select_related("task", "episode", "agent").order_by("-last_active_at")[:30]
-    context["sessions"] = sessions
+    context["sessions"] = human_session_list_for(user_id=user_id)[:30]
     return page(request, "play/index.html", context)
 
 
@@ -83,7 +81,7 @@ def _area_context(session: HumanSession, *, submitted: str = "", values: dict[st
         mine = spec.name == submitted
         forms.append({"spec": spec, "fields": tool_fields(spec, values if mine else None, errors if mine else None),
                       "open": mine, "error": (errors or {}).get("form", "") if mine else "", "key": keys.get(spec.name, "")})  # fmt: skip
-    recent = list(Step.objects.filter(episode=episode).order_by("-index")[:8])
+    recent = step_list_recent(episode=episode, count=8)
     slots = registry.env_meta(env.name).roles
     return {
         "session": session, "episode": episode, "view": operator_view(env, episode), "forms": forms, "result": result, "notice": notice,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from django.contrib.auth import get_user_model
 from django.db.models import Model, QuerySet
 
 from lab.errors import NotFound
@@ -20,6 +21,31 @@ def project_list_for(*, user: Any, api_key: ApiKey | None = None) -> QuerySet[Pr
     if api_key is not None:
         projects = projects.filter(pk=api_key.project_id)
     return projects.distinct()
+
+
+def project_find(*, slug: str) -> Project | None:
+    """The project `slug`, or None: for operators (manage.py), who see every project; callers scope with
+    project_list_for."""
+    return Project.objects.filter(slug=slug).first()
+
+
+def project_list_all(*, slug: str = "") -> QuerySet[Project]:
+    """Every project (an operator's view, for manage.py), or only the one `slug` when it is given."""
+    return Project.objects.filter(slug=slug) if slug else Project.objects.all()
+
+
+def project_slugs() -> list[str]:
+    return list(Project.objects.values_list("slug", flat=True))
+
+
+def user_find(*, username: str) -> Any:
+    """The user `username`, or None."""
+    return get_user_model().objects.filter(username=username).first()
+
+
+def api_key_list_active(*, project: Project, user: Any, prefix: str = "") -> QuerySet[ApiKey]:
+    """The user's keys in the project that are not revoked, those whose prefix starts with `prefix`."""
+    return ApiKey.objects.filter(project=project, user=user, prefix__startswith=prefix, revoked_at__isnull=True)
 
 
 def role_in(*, user: Any, project: Project | int) -> str | None:

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from environments.attacks import metric_row
 from lab.jobs import JobStatus
+from lab.projects.models import Project
 from lab.projects.selectors import visible_get
 from lab.rollouts.models import Comparison, Evaluation, RolloutJob
 from lab.trajectories.models import AgentConfig, AgentKind, Episode, EpisodeStatus, Provenance
@@ -28,8 +29,15 @@ def evaluation_list_active(*, projects: QuerySet) -> QuerySet[Evaluation]:
 
 
 def evaluation_episode_list(*, evaluation: Evaluation, live: bool) -> QuerySet[Episode]:
-    """Its episodes: while it runs, every episode its rollouts have started so far; once ended, the set it recorded."""
-    return Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
+    """Its episodes by task and seed: while it runs, every episode its rollouts have started so far; once ended, the
+    set it recorded."""
+    episodes = Episode.objects.filter(rollout__evaluation=evaluation) if live else evaluation.episodes.all()
+    return episodes.select_related("task").order_by("task__key", "seed")
+
+
+def evaluation_find(*, project: Project, pk: int) -> Evaluation | None:
+    """The project's evaluation `pk`, or None (for manage.py, whose refusal names the option)."""
+    return Evaluation.objects.filter(project=project, pk=pk).first()
 
 
 def comparison_list(*, projects: QuerySet) -> QuerySet[Comparison]:
@@ -38,6 +46,11 @@ def comparison_list(*, projects: QuerySet) -> QuerySet[Comparison]:
 
 def rollout_job_list(*, projects: QuerySet) -> QuerySet[RolloutJob]:
     return RolloutJob.objects.filter(project__in=projects).select_related("agent", "task", "project")
+
+
+def rollout_job_ids(*, evaluation: Evaluation) -> list[int]:
+    """The ids of the evaluation's rollouts, by task and seed (the order a command runs them in)."""
+    return list(RolloutJob.objects.filter(evaluation=evaluation).order_by("task__key", "seed").values_list("pk", flat=True))
 
 
 def rollout_job_find(*, projects: QuerySet, pk: int) -> RolloutJob | None:

@@ -42,6 +42,28 @@ def run_metric_series(*, run: TrainingRun, names: list[str] | None = None) -> di
     return dict(series)
 
 
+def run_metric_names(*, run: TrainingRun) -> list[str]:
+    """The names of the metrics the run logged, sorted."""
+    return list(RunMetric.objects.filter(run=run).values_list("name", flat=True).distinct().order_by("name"))
+
+
+def run_off_policy_steps(*, run: TrainingRun, limit: int = 50) -> list[int]:
+    """The steps the on-policy check flagged (training.engine: sampled logprobs differ from the trainer's above the
+    threshold), the first `limit`."""
+    flagged = RunMetric.objects.filter(run=run, name="onpolicy_warning", value__gt=0).order_by("step")
+    return list(flagged.values_list("step", flat=True)[:limit])
+
+
+def checkpoint_list(*, run: TrainingRun) -> QuerySet[Checkpoint]:
+    """The run's checkpoints with their evaluations."""
+    return run.checkpoints.prefetch_related("evaluations")
+
+
+def checkpoint_map(*, pks: list[int]) -> dict[int, Checkpoint]:
+    """{pk: checkpoint} for `pks` a row of the caller's already names (an improvement loop's dev evaluations)."""
+    return Checkpoint.objects.in_bulk(pks)
+
+
 def checkpoint_get(*, run: TrainingRun, pk: int | str) -> Checkpoint:
     checkpoint = run.checkpoints.filter(pk=pk).first() if str(pk).isdigit() else None
     if checkpoint is None:

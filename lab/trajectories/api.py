@@ -29,7 +29,7 @@ from lab.projects.schema import PROJECT_PARAMETER
 from lab.trajectories import imports
 from lab.trajectories.exports import VIEWS, dataset_export_lines
 from lab.trajectories.models import IdempotencyRecord, Task
-from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list, import_job_get
+from lab.trajectories.selectors import FILTER_FIELDS, episode_get, episode_in_play_by, episode_list, idempotency_record_find, import_job_get
 from lab.trajectories.serializers import (
     EpisodeImportRequestSerializer,
     EpisodeSerializer,
@@ -68,7 +68,7 @@ def _idempotent(request: Request, project: Any, body: bytes, produce: Any) -> Re
     if len(key) > 200:
         raise DomainError("invalid_idempotency_key", "Idempotency-Key may be at most 200 characters")
     digest = hashlib.sha256(body).hexdigest()
-    stored = IdempotencyRecord.objects.filter(project=project, key=key).first()
+    stored = idempotency_record_find(project=project, key=key)
     if stored is None:
         response = produce()
         if response.status_code < 500:

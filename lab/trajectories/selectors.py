@@ -12,7 +12,7 @@ from lab.edge import float_param, int_param
 from lab.errors import DomainError, NotFound
 from lab.projects.models import Project
 from lab.projects.selectors import visible_get
-from lab.trajectories.models import Episode, EpisodeStatus, ImportJob, Provenance, Step
+from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, IdempotencyRecord, ImportJob, Provenance, Step, Task
 from lab.trajectories.shared import episode_header
 
 FILTER_FIELDS = ("project", "env", "task", "agent", "source", "provenance", "status", "passed", "score_min", "score_max", "after", "before",
@@ -109,8 +109,81 @@ def episode_list_running(*, projects: QuerySet) -> QuerySet[Episode]:
     return Episode.objects.filter(project__in=projects, status=EpisodeStatus.RUNNING).select_related("task", "agent").order_by("-id")
 
 
+def import_job_list(*, projects: QuerySet) -> QuerySet[ImportJob]:
+    """The imports of `projects`, newest first."""
+    return ImportJob.objects.filter(project__in=projects).select_related("project").order_by("-pk")
+
+
 def import_job_get(*, projects: QuerySet, pk: int) -> ImportJob:
-    return visible_get(ImportJob.objects.filter(project__in=projects), pk=pk, what="import")
+    return visible_get(import_job_list(projects=projects), pk=pk, what="import")
+
+
+def episode_list_by_pk(*, pks: list[int]) -> QuerySet[Episode]:
+    """The episodes `pks` in id order, for a row that already names them (an import job's episode ids): not scoped,
+    the caller scoped the row that named them."""
+    return Episode.objects.filter(pk__in=pks).select_related("task").order_by("pk")
+
+
+def step_list_recent(*, episode: Episode, count: int) -> list[Step]:
+    """The episode's last `count` steps, newest first."""
+    return list(Step.objects.filter(episode=episode).order_by("-index")[:count])
+
+
+def task_choices_for(*, projects: QuerySet) -> dict[str, Any]:
+    """What a filter form offers of the projects' tasks: (env, key) pairs, environments and environment versions."""
+    tasks = Task.objects.filter(project__in=projects)
+    return {
+        "tasks": tasks.values_list("env", "key").distinct().order_by("env", "key")[:200],
+        "envs": tasks.values_list("env", flat=True).distinct().order_by("env"),
+        "versions": tasks.exclude(env_version="").values_list("env_version", flat=True).distinct().order_by("env_version"),
+    }
+
+
+# --- agent configs ---------------------------------------------------------------------------------------------
+
+
+def agent_list(*, projects: QuerySet) -> QuerySet[AgentConfig]:
+    """The agents of `projects`, by project then name."""
+    return AgentConfig.objects.filter(project__in=projects).select_related("project").order_by("project__slug", "name")
+
+
+def agent_names(*, projects: QuerySet) -> QuerySet:
+    """The distinct agent names of `projects` (at most 200), for a filter form."""
+    return AgentConfig.objects.filter(project__in=projects).values_list("name", flat=True).distinct().order_by("name")[:200]
+
+
+def agent_find(*, projects: QuerySet, pk: int) -> AgentConfig | None:
+    """The agent `pk` of `projects`, or None."""
+    return AgentConfig.objects.filter(project__in=projects, pk=pk).first()
+
+
+def agent_find_by_name(*, project: Project, name: str) -> AgentConfig | None:
+    """The project's agent called `name`, or None (names are unique within a project)."""
+    return AgentConfig.objects.filter(project=project, name=name).first()
+
+
+def agent_list_for_project(*, project: Project, exclude_kinds: tuple[str, ...] = ()) -> QuerySet[AgentConfig]:
+    """The project's agents by name, less those of `exclude_kinds`."""
+    return AgentConfig.objects.filter(project=project).exclude(kind__in=exclude_kinds).order_by("name")
+
+
+def agent_names_runnable(*, projects: QuerySet, kinds: tuple[str, ...]) -> set[str]:
+    """The names of the projects' agents of `kinds` that are not disabled."""
+    return set(AgentConfig.objects.filter(project__in=projects, kind__in=kinds, disabled_reason="").values_list("name", flat=True))
+
+
+def agent_list_enabled(*, projects: QuerySet, exclude_kinds: tuple[str, ...] = ()) -> QuerySet[AgentConfig]:
+    """The projects' agents that are not disabled, less those of `exclude_kinds`."""
+    return AgentConfig.objects.filter(project__in=projects, disabled_reason="").exclude(kind__in=exclude_kinds)
+
+
+def agent_list_disabled(*, projects: QuerySet) -> QuerySet[AgentConfig]:
+    """The projects' disabled agents (at most 50)."""
+    return AgentConfig.objects.filter(project__in=projects).exclude(disabled_reason="")[:50]
+
+
+def idempotency_record_find(*, project: Project, key: str) -> IdempotencyRecord | None:
+    return IdempotencyRecord.objects.filter(project=project, key=key).first()
 
 
 def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode]:
@@ -121,6 +194,23 @@ def episode_list_failed(*, project: Project, task: str = "") -> QuerySet[Episode
         env, _, key = task.rpartition("/")
         episodes = episodes.filter(task__key=key, **({"task__env": env} if env else {}))
     return episodes.select_related("task", "agent").order_by("-created_at", "-id")
+
+
+def episode_ids_failed_finished(*, project: Project, task: str = "", limit: int) -> list[int]:
+    """The ids of the project's finished, failed episodes (branches left out), newest first, at most `limit`: what
+    manage.py diagnose takes by default. `task` is "env/key"."""
+    failed = Episode.objects.filter(project=project, passed=False, status=EpisodeStatus.FINISHED).exclude(source="branch")
+    if task:
+        env, _, key = task.partition("/")
+        failed = failed.filter(task__env=env, task__key=key)
+    return list(failed.order_by("-id").values_list("pk", flat=True)[:limit])
+
+
+def episode_list_to_coach(*, project: Project, ids: list[int] | None = None) -> list[Episode]:
+    """The project's episodes that are not running, by id: those `ids`, else every one with a user turn."""
+    episodes = Episode.objects.filter(project=project).exclude(status=EpisodeStatus.RUNNING)
+    episodes = episodes.filter(pk__in=ids) if ids is not None else episodes.filter(steps__role="user").distinct()
+    return list(episodes.order_by("id"))
 
 
 def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:

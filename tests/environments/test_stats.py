@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from environments import stats
 
 
 def test_write_between_markers_replaces_only_the_marked_block_and_refuses_a_file_without_markers(tmp_path) -> None:
@@ -36,3 +40,29 @@ def _toolgym_cell(task_id: str, anchor: str, seeds: int) -> dict[str, object]:
 
     scores = anchor_scores(task_id, anchor, seeds)
     return {"task": task_id, "anchor": anchor, "mean": sum(s["composite"] for s in scores) / seeds}
+
+
+def test_anchor_table_draws_a_row_per_anchor_a_dash_where_none_and_the_thresholds() -> None:
+    result = {"seeds": [1000, 1001], "cells": {"oracle": {"a": {"score": 1.0}, "b": {"score": 0.5}}, "random": {"a": {"score": 0.25}}},
+              "thresholds": {"a": 0.6}}  # fmt: skip
+    table = stats.anchor_table_markdown(result, ("a", "b"), caption="mean score.", cell=lambda c: f"{c['score']:.2f}")
+    assert table.splitlines() == ["Seeds 1000-1001 (2); mean score.", "", "| anchor | a | b |", "| --- | ---: | ---: |",
+                                  "| oracle | 1.00 | 0.50 |", "| random | 0.25 | - |", "| **pass threshold** | 0.6 | - |"]  # fmt: skip
+    wide = stats.anchor_table_markdown(result, ("a",), caption="x", cell=lambda c: "c", extra=("n", lambda anchor: anchor[:2]))
+    assert wide.splitlines()[2:] == ["| anchor | a | n |", "| --- | ---: | ---: |", "| oracle | c | or |", "| random | c | ra |",
+                                     "| **pass threshold** | 0.6 | |"]  # fmt: skip
+
+
+def test_calibration_write_saves_the_engine_and_the_keys_and_fills_the_readme(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- s -->\nold\n<!-- e -->\nend\n")
+    result = {"seeds": [1], "thresholds": {"a": 0.5}, "robustness": {"x": 1.0}, "cells": {}}
+    stats.calibration_write(result, engine="2", path=tmp_path / "c.json", readme=readme, markers=("<!-- s -->", "<!-- e -->"), table="T")
+    assert (tmp_path / "c.json").read_text() == '{\n "engine": "2",\n "seeds": [\n  1\n ],\n "thresholds": {\n  "a": 0.5\n }\n}\n'
+    assert readme.read_text() == "intro\n<!-- s -->\nT\n<!-- e -->\nend\n"
+
+
+def test_grid_table_has_a_row_per_task_and_a_column_per_anchor() -> None:
+    result = {"seeds": 2, "tasks": {"t1": {"a": {"m": 0.5}, "b": {"m": 1.0}}}}
+    table = stats.grid_table_markdown(result, ("a", "b"), caption="Mean.", cell=lambda c: f"{c['m']:.1f}")
+    assert table.splitlines() == ["Mean.", "| task | a | b |", "| --- | --- | --- |", "| t1 | 0.5 | 1.0 |"]

@@ -24,6 +24,7 @@ from lab.pages import console_view, page, visible_projects, write_projects
 from lab.rollouts.agents_api import AgentConfigSerializer
 from lab.rollouts.local_models import local_agents_ensure
 from lab.trajectories.models import AgentConfig, AgentKind
+from lab.trajectories.selectors import agent_find, agent_find_by_name, agent_list
 from training.model_store import store_models
 
 AGENT_FIELDS = ("project", "name", "kind", "model", "endpoint", "sampling", "harness", "team")
@@ -49,9 +50,7 @@ def team_summary(team: Any) -> str:
 
 def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     local_agents_ensure(projects=visible_projects(request))
-    agents = list(
-        AgentConfig.objects.filter(project__in=visible_projects(request)).select_related("project").order_by("project__slug", "name")
-    )
+    agents = list(agent_list(projects=visible_projects(request)))
     for agent in agents:
         agent.team_summary = team_summary(agent.team)  # type: ignore[attr-defined]
     return {"agents": agents, "launch_projects": write_projects(request), "kinds": AgentKind.values, "store_models": store_model_rows(),
@@ -81,7 +80,7 @@ def agent_list_page(request: HttpRequest) -> HttpResponse:
         form: dict[str, str] = {"team": "{}", "sampling": "{}", "harness": "{}"}
         edit = request.GET.get("edit", "")
         if edit.isdigit():
-            agent = AgentConfig.objects.filter(project__in=visible_projects(request), pk=int(edit)).first()
+            agent = agent_find(projects=visible_projects(request), pk=int(edit))
             form = _form_of(agent) if agent else form
         return page(request, "console/agents.html", _context(request, form=form, errors={}))
     try:
@@ -99,7 +98,7 @@ def _agent_save(request: HttpRequest) -> AgentConfig:
     data: dict[str, Any] = {name: post.get(name, "").strip() for name in ("name", "kind", "model", "endpoint")}
     for name in _JSON_FIELDS:
         data[name] = json_loads_checked(post.get(name, "").strip() or "{}", path=name)
-    existing = AgentConfig.objects.filter(project=project, name=data["name"]).first()
+    existing = agent_find_by_name(project=project, name=data["name"])
     serializer = AgentConfigSerializer(instance=existing, data=data)
     if not serializer.is_valid():
         field, messages = next(iter(serializer.errors.items()))

@@ -12,8 +12,7 @@ from lab.pages import console_view, is_htmx, page, visible_projects, write_proje
 from lab.rollouts.demo import demo_offer, demo_progress
 from lab.rollouts.selectors import evaluation_list_active
 from lab.runs.selectors import run_list_active
-from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_list_running
+from lab.trajectories.selectors import episode_list, episode_list_running
 
 
 @console_view
@@ -21,7 +20,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request)
     context = {
         "projects": projects,
-        "recent": episode_page(Episode.objects.filter(project__in=projects), size=15).rows,
+        "recent": episode_page(episode_list(projects=projects, filters={}), size=15).rows,
         "running": episode_list_running(projects=projects)[:20],
         "runs": run_list_active(projects=projects)[:10],
         "evaluations": evaluation_list_active(projects=projects)[:10],

@@ -25,7 +25,7 @@ from lab.jobs import JobStatus
 from lab.pages import console_view, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.trajectories.models import AgentConfig
-from lab.trajectories.selectors import episode_list_failed
+from lab.trajectories.selectors import agent_find_by_name, agent_list_for_project, episode_list_failed
 
 CANDIDATES = 50  # failed episodes offered by the form, newest first
 JOB_FIELDS = ("project", "episodes", "diagnoser", "pivotal_anchor", "verify", "form")
@@ -47,7 +47,7 @@ def job_form_context(request: HttpRequest, *, form: Any = None, errors: dict[str
     anchors = sorted({name for env in {e.task.env for e in candidates} for name in policy_names(env)})
     return {
         "job_projects": write_projects(request), "job_project": project, "candidates": candidates,
-        "agents": AgentConfig.objects.filter(project=project) if project else [], "anchors": anchors,
+        "agents": agent_list_for_project(project=project) if project else [], "anchors": anchors,
         "form": form, "errors": errors or {}, "selected": {str(v) for v in form.getlist("episodes")} if hasattr(form, "getlist") else set(),
         "jobs": diagnosis_selectors.diagnosis_job_list(projects=visible_projects(request))[:50],
     }  # fmt: skip
@@ -67,7 +67,7 @@ def _diagnoser(project: Project, choice: str) -> tuple[AgentConfig | None, str]:
     if not choice:
         return None, ""
     if kind == "agent":
-        agent = AgentConfig.objects.filter(project=project, name=name).first()
+        agent = agent_find_by_name(project=project, name=name)
         if agent is None:
             raise DomainError("not_found_agent", f"no agent {name!r} in project {project.slug}", path="diagnoser")
         return agent, ""

@@ -11,8 +11,8 @@ from lab.console.selectors import SORTS, episode_page
 from lab.console.views.launch_forms import launch_context
 from lab.pages import console_view, page, visible_projects
 from lab.rollouts.selectors import rollout_job_find
-from lab.trajectories.models import AgentConfig, EpisodeStatus, Provenance, Task
-from lab.trajectories.selectors import FILTER_FIELDS, episode_list
+from lab.trajectories.models import EpisodeStatus, Provenance
+from lab.trajectories.selectors import FILTER_FIELDS, agent_names, episode_list, task_choices_for
 
 
 def episode_list_context(request: HttpRequest, *, rollout_form: Any = None, rollout_errors: dict[str, str] | None = None) -> dict[str, Any]:
@@ -27,8 +27,8 @@ def episode_list_context(request: HttpRequest, *, rollout_form: Any = None, roll
         "filters": filters,
         "sorts": list(SORTS),
         "projects": projects,
-        "tasks": Task.objects.filter(project__in=projects).values_list("env", "key").distinct().order_by("env", "key")[:200],
-        "agents": AgentConfig.objects.filter(project__in=projects).values_list("name", flat=True).distinct().order_by("name")[:200],
+        "tasks": task_choices_for(projects=projects)["tasks"],
+        "agents": agent_names(projects=projects),
         "sources": SOURCES,
         "provenances": Provenance.values,
         "statuses": [*EpisodeStatus.values, "cancelled"],  # the life cycles Episode.life_cycle names

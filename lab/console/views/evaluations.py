@@ -49,7 +49,7 @@ def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> d
     # While it runs, its jobs' episodes as they start (watchable live); once ended, the scored ones its figures count.
     episodes = evaluation_episode_list(evaluation=evaluation, live=live)
     aggregate = evaluation.aggregate or {}
-    return {"evaluation": evaluation, "episodes": episodes.select_related("task").order_by("task__key", "seed")[:500], "live": live,
+    return {"evaluation": evaluation, "episodes": episodes[:500], "live": live,
             "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
             "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from lab.errors import Forbidden
 from lab.federation.exchange import received_decide
-from lab.federation.selectors import federation_list, received_get, received_list, sharing_policy_current, transfer_list
+from lab.federation.selectors import federation_list_with_exports, received_get, received_list, sharing_policy_current, transfer_list
 from lab.pages import console_view, is_htmx, page, role_of, visible_projects
 from lab.projects.models import ADMIN_ROLES
 
@@ -29,7 +29,7 @@ def _table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
 def federation_context(request: HttpRequest) -> dict[str, Any]:
     projects = visible_projects(request)
     federations = []
-    for federation in federation_list(projects=projects).prefetch_related("exports__project")[:100]:
+    for federation in federation_list_with_exports(projects=projects)[:100]:
         columns, rows = _table(federation.results)
         refused = [e for e in federation.exports.all() if e.refused]
         federations.append(

@@ -23,7 +23,8 @@ from lab.improve.services import failing_episodes, loop_create
 from lab.pages import console_view, page, visible_projects
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_get
-from lab.trajectories.models import AgentConfig, AgentKind
+from lab.trajectories.models import AgentKind
+from lab.trajectories.selectors import agent_list_for_project
 
 LOOP_FIELDS = ("episodes", "diagnoser", "diagnoser.name", "sources", "anchor", "anchor_seeds", "recipe", "recipe_config", "base_model",
                "dev_seeds", "test_seeds", "dev_task_set", "test_task_set", "name", "config", "evaluation")  # fmt: skip
@@ -51,7 +52,7 @@ def improve_context(
         "evaluation": evaluation, "env": env, "episodes": _filtered(evaluation, form), "picked": picked,
         "tasks": sorted({e.task.key for e in failing}), "reasons": sorted({e.termination_reason or "" for e in failing} - {""}),
         "anchors": policy_names(env), "default_anchor": registry.env_meta(env).default_anchor, "diagnosers": DIAGNOSERS,
-        "agents": AgentConfig.objects.filter(project=evaluation.project).exclude(kind="external").order_by("name"),
+        "agents": agent_list_for_project(project=evaluation.project, exclude_kinds=(AgentKind.EXTERNAL,)),
         "recipe_options": [(name, json.dumps(values)) for name, values in defaults.items()], "recipe": recipe,
         "recipe_config": form.get("recipe_config") or json.dumps(defaults[recipe]), "base_model": base_model,
         "weights": weights, "form": form, "errors": errors or {},

@@ -26,8 +26,8 @@ from lab.pages import is_htmx, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES, Project
 from lab.rollouts.local_models import local_agents_ensure
 from lab.runs.services import LAB_FIELDS
-from lab.trajectories.models import AgentConfig, AgentKind
-from lab.trajectories.selectors import FILTER_FIELDS
+from lab.trajectories.models import AgentKind
+from lab.trajectories.selectors import FILTER_FIELDS, agent_list_disabled, agent_names_runnable
 from training.config import field_docs
 
 DATASET_FIELDS = tuple(name for name in FILTER_FIELDS if name != "project")  # the run's own project scopes its dataset
@@ -167,16 +167,14 @@ def agent_choices(projects: QuerySet[Project]) -> list[str]:
     """The projects' runnable agents (the local real model's among them), then every environment's anchors (created
     in the project on first use)."""
     local_agents_ensure(projects=projects)
-    runnable = AgentConfig.objects.filter(project__in=projects, kind__in=RUNNABLE_KINDS, disabled_reason="")
-    names = runnable.values_list("name", flat=True)
+    names = agent_names_runnable(projects=projects, kinds=RUNNABLE_KINDS)
     anchors = {name for env in {t.env for t in registry.list_tasks()} for name in policy_names(env)}
-    return sorted(set(names)) + sorted(anchors - set(names))
+    return sorted(names) + sorted(anchors - names)
 
 
 def disabled_agents(projects: QuerySet[Project]) -> list[dict[str, str]]:
     """The projects' disabled agents with the reason, shown under the forms instead of being offered."""
-    disabled = AgentConfig.objects.filter(project__in=projects).exclude(disabled_reason="")[:50]
-    return [{"name": agent.name, "disabled_reason": agent.disabled_reason} for agent in disabled]
+    return [{"name": agent.name, "disabled_reason": agent.disabled_reason} for agent in agent_list_disabled(projects=projects)]
 
 
 def launch_context(request: HttpRequest) -> dict[str, Any]:

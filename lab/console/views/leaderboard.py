@@ -10,20 +10,21 @@ from django.http import HttpRequest, HttpResponse
 
 from lab.console.selectors import leaderboard
 from lab.pages import console_view, page, visible_projects
-from lab.trajectories.models import SCORED_TIERS, UNVERIFIED_TIERS, Split, Task
+from lab.trajectories.models import SCORED_TIERS, UNVERIFIED_TIERS, Split
+from lab.trajectories.selectors import task_choices_for
 
 
 @console_view
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request)
     filters: dict[str, Any] = {name: request.GET.get(name, "") for name in ("env", "split", "env_version", "task")}
-    tasks = Task.objects.filter(project__in=projects)
+    choices = task_choices_for(projects=projects)
     context = {
         "board": leaderboard(projects=projects, tiers=SCORED_TIERS, **filters),
         "reported": leaderboard(projects=projects, tiers=UNVERIFIED_TIERS, **filters),
         "filters": filters,
         "splits": Split.values,
-        "envs": tasks.values_list("env", flat=True).distinct().order_by("env"),
-        "versions": tasks.exclude(env_version="").values_list("env_version", flat=True).distinct().order_by("env_version"),
+        "envs": choices["envs"],
+        "versions": choices["versions"],
     }
     return page(request, "console/leaderboard.html", context, fragment="console/_leaderboard_tables.html")

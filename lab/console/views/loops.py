@@ -19,7 +19,7 @@ from lab.improve.services import loop_promote, loop_resume, loop_stream
 from lab.live.services import live_last_seq
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
-from lab.runs.models import Checkpoint
+from lab.runs.selectors import checkpoint_map
 
 LINKS = {"evaluation": "evaluation", "episode": "episode", "diagnosis_job": "diagnosis-job", "run": "run", "agent": ""}
 
@@ -32,7 +32,7 @@ def loop_list_page(request: HttpRequest) -> HttpResponse:
 def loop_detail_context(request: HttpRequest, loop: Any) -> dict[str, Any]:
     live = loop.status in ("queued", "running")
     run = loop.run
-    checkpoints = {c.pk: c for c in Checkpoint.objects.filter(pk__in=[int(k) for k in loop.dev_evaluations])}
+    checkpoints = checkpoint_map(pks=[int(k) for k in loop.dev_evaluations])
     candidates = loop.stages.get("checkpoint", {}).get("candidates") or []
     for row in candidates:
         row["chosen"] = row["checkpoint"] == loop.checkpoint_id

@@ -27,13 +27,13 @@ from lab.console.views.launch_forms import (
     require_write,
     seeds_parse,
 )
-from lab.errors import DomainError, NotFound
+from lab.errors import DomainError
 from lab.live.services import live_last_seq
 from lab.pages import console_view, page, role_of, visible_projects, write_projects
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.evaluations import checkpoint_evaluate
-from lab.runs.models import Checkpoint, RunMetric, TrainingRun
-from lab.runs.selectors import run_get, run_list, run_metric_series
+from lab.runs.models import TrainingRun
+from lab.runs.selectors import checkpoint_get, checkpoint_list, run_get, run_list, run_metric_names, run_metric_series, run_off_policy_steps
 from lab.runs.services import dataset_preview, run_cancel, run_config_validate, run_create
 
 RUN_FIELDS = ("project", "name", "recipe", "base_model", "config", "dataset")
@@ -56,12 +56,8 @@ def run_detail_context(request: HttpRequest, run: TrainingRun, *, eval_form: Any
                        eval_checkpoint: int | None = None) -> dict[str, Any]:  # fmt: skip
     """The run page; the checkpoint whose "Evaluate" form was refused (`eval_checkpoint`) shows its values and errors."""
     last_seq = live_last_seq(stream=f"run:{run.pk}")
-    names = list(RunMetric.objects.filter(run=run).values_list("name", flat=True).distinct().order_by("name"))
-    # The on-policy check (training.engine): steps whose sampled logprobs differ from the trainer's above the threshold.
-    off_policy = list(
-        RunMetric.objects.filter(run=run, name="onpolicy_warning", value__gt=0).order_by("step").values_list("step", flat=True)[:50]
-    )
-    return {"run": run, "off_policy_steps": off_policy, "checkpoints": run.checkpoints.prefetch_related("evaluations"), "metric_names": names, "last_seq": last_seq,
+    return {"run": run, "off_policy_steps": run_off_policy_steps(run=run), "checkpoints": checkpoint_list(run=run),
+            "metric_names": run_metric_names(run=run), "last_seq": last_seq,
             "live": run.status in ("queued", "running"), "may_write": role_of(request, run.project) in WRITE_ROLES,
             "eval_form": eval_form or {}, "eval_errors": eval_errors or {}, "eval_checkpoint": eval_checkpoint}  # fmt: skip
 
@@ -137,9 +133,7 @@ def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
 @console_view
 def checkpoint_evaluate_view(request: HttpRequest, pk: int, checkpoint_id: int) -> HttpResponse:
     run = run_get(projects=visible_projects(request), pk=pk)
-    checkpoint = Checkpoint.objects.filter(pk=checkpoint_id, run=run).first()
-    if checkpoint is None:
-        raise NotFound("not_found", f"Run {run.pk} has no checkpoint {checkpoint_id}.")
+    checkpoint = checkpoint_get(run=run, pk=checkpoint_id)
     require_write(request, run.project, "evaluate checkpoints")
     task_set = request.POST.get("task_set", "").strip()
     try:

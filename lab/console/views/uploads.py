@@ -16,11 +16,12 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from lab.console.views.launch_forms import launch_project
-from lab.errors import DomainError, NotFound
+from lab.errors import DomainError
 from lab.jobs import JobStatus
 from lab.pages import console_view, is_htmx, page, visible_projects, write_projects
 from lab.trajectories import imports
-from lab.trajectories.models import Episode, ImportJob
+from lab.trajectories.models import ImportJob
+from lab.trajectories.selectors import episode_list_by_pk, import_job_get, import_job_list
 
 EPISODES_SHOWN = 100
 
@@ -28,7 +29,7 @@ EPISODES_SHOWN = 100
 def upload_context(request: HttpRequest, *, form: Any = None, error: DomainError | None = None) -> dict[str, Any]:
     """The form (for owners and researchers), the refusal of the last post if any (its code, status and message as the
     API answers them), and the recent imports of the user's projects."""
-    jobs = ImportJob.objects.filter(project__in=visible_projects(request)).select_related("project").order_by("-pk")[:20]
+    jobs = import_job_list(projects=visible_projects(request))[:20]
     return {"launch_projects": write_projects(request), "formats": imports.FORMATS, "form": form or {}, "error": error,
             "jobs": jobs}  # fmt: skip
 
@@ -64,14 +65,12 @@ def upload_new(request: HttpRequest) -> HttpResponse:
 
 def import_context(job: ImportJob) -> dict[str, Any]:
     ids = list(job.episode_ids or [])
-    episodes = Episode.objects.filter(pk__in=ids[:EPISODES_SHOWN]).select_related("task").order_by("pk")
+    episodes = episode_list_by_pk(pks=ids[:EPISODES_SHOWN])
     return {"job": job, "episodes": episodes, "more_episodes": max(0, len(ids) - EPISODES_SHOWN),
             "live": job.status in (JobStatus.QUEUED, JobStatus.RUNNING)}  # fmt: skip
 
 
 @console_view
 def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = ImportJob.objects.filter(pk=pk, project__in=visible_projects(request)).select_related("project").first()
-    if job is None:
-        raise NotFound("not_found", f"No import {pk} that you can see.")
+    job = import_job_get(projects=visible_projects(request), pk=pk)
     return page(request, "console/upload_detail.html", import_context(job), fragment="console/_import_status.html")

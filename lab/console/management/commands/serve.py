@@ -9,15 +9,16 @@ import os
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+
+from lab.projects.selectors import user_find
 
 
 def open_line(host: str, port: int) -> str:
     """What a newcomer does next: the URL to open and whom to log in as (bootstrap printed the password once)."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else (f"[{host}]" if ":" in host else host)  # a bind-all address is no URL
     username = os.environ.get("DJANGO_SUPERUSER_USERNAME", "admin")
-    who = f" and log in as {username}" if get_user_model().objects.filter(username=username).exists() else ""
+    who = f" and log in as {username}" if user_find(username=username) is not None else ""
     return f"Open http://{shown}:{port}/{who}  (API docs at /api/docs/)"
 
 

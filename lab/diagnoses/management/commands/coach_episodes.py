@@ -13,8 +13,8 @@ from tqdm import tqdm
 
 from lab.diagnoses.coaching import episode_coach
 from lab.errors import DomainError
-from lab.projects.models import Project
-from lab.trajectories.models import Episode
+from lab.projects.cli import command_project
+from lab.trajectories.selectors import episode_list_to_coach
 
 
 class Command(BaseCommand):
@@ -26,20 +26,15 @@ class Command(BaseCommand):
         parser.add_argument("--episodes", help="comma-separated episode ids (default: every finished episode with a user turn)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"--project: no project {options['project']!r}")
-        episodes = Episode.objects.filter(project=project).exclude(status="running")
+        project = command_project(options["project"])
+        ids: list[int] | None = None
         if options["episodes"]:
             try:
                 ids = [int(x) for x in options["episodes"].split(",") if x.strip()]
             except ValueError:
                 raise CommandError(f"--episodes must be comma-separated ids, got {options['episodes']!r}") from None
-            episodes = episodes.filter(pk__in=ids)
-        else:
-            episodes = episodes.filter(steps__role="user").distinct()
         total = 0
-        chosen = list(episodes.order_by("id"))
+        chosen = episode_list_to_coach(project=project, ids=ids)
         if not chosen:
             raise CommandError("no finished episodes match")
         for episode in tqdm(chosen, desc="coaching", disable=None):

@@ -16,10 +16,10 @@ from tqdm import tqdm
 
 from lab.diagnoses.exports import VIEWS, diagnoses_export_lines
 from lab.diagnoses.jobs import diagnosis_job_launch, diagnosis_job_run
-from lab.diagnoses.models import Diagnosis
+from lab.diagnoses.selectors import diagnosis_job_diagnoses
 from lab.errors import DomainError
-from lab.projects.models import Project
-from lab.trajectories.models import AgentConfig, Episode
+from lab.projects.cli import command_project
+from lab.trajectories.selectors import agent_find_by_name, episode_ids_failed_finished
 
 
 class Command(BaseCommand):
@@ -41,25 +41,19 @@ class Command(BaseCommand):
         parser.add_argument("--view", choices=VIEWS, default="diagnosis")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']!r}")
+        project = command_project(options["project"])
         if options["episodes"]:
             try:
                 ids = [int(x) for x in options["episodes"].split(",") if x.strip()]
             except ValueError:
                 raise CommandError(f"--episodes must be comma-separated ids, got {options['episodes']!r}") from None
         else:
-            failed = Episode.objects.filter(project=project, passed=False, status="finished").exclude(source="branch")
-            if options["task"]:
-                env, _, key = options["task"].partition("/")
-                failed = failed.filter(task__env=env, task__key=key)
-            ids = list(failed.order_by("-id").values_list("pk", flat=True)[: options["limit"]])
+            ids = episode_ids_failed_finished(project=project, task=options["task"] or "", limit=options["limit"])
             if not ids:
                 raise CommandError("no failed episodes match")
         agent = None
         if options["agent"]:
-            agent = AgentConfig.objects.filter(project=project, name=options["agent"]).first()
+            agent = agent_find_by_name(project=project, name=options["agent"])
             if agent is None:
                 raise CommandError(f"no agent {options['agent']!r} in {project.slug}")
         try:
@@ -71,9 +65,7 @@ class Command(BaseCommand):
             job = diagnosis_job_run(job_id=job.pk, progress=lambda done, total: bar.update(done - bar.n))
         self.stdout.write(self._table(job.summary))
         if options["export"]:
-            diagnoses = (
-                Diagnosis.objects.filter(attempt__job=job) if (agent or options["rule"]) else Diagnosis.objects.filter(episode_id__in=ids)
-            )
+            diagnoses = diagnosis_job_diagnoses(job=job)
             with open(options["export"], "wb") as handle:
                 count = sum(handle.write(line) > 0 for line in diagnoses_export_lines(diagnoses=diagnoses, view=options["view"]))
             self.stdout.write(f"wrote {count} {options['view']} lines to {options['export']}")

@@ -24,15 +24,16 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.errors import DomainError
 from lab.federation.exchange import artifact_push, received_decide
-from lab.federation.models import ArtifactExport, FederationRound, OutgoingTransfer, ReceivedArtifact
+from lab.federation.models import FederationRound, ReceivedArtifact
+from lab.federation.selectors import export_list, federation_list, received_list, transfer_list
 from lab.federation.services import federation_create, federation_execute, peer_create, sharing_policy_set
+from lab.projects.cli import command_project
 from lab.projects.models import ADMIN_ROLES, WRITE_ROLES, Project
-from lab.projects.selectors import role_in
+from lab.projects.selectors import project_list_all, role_in, user_find
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
@@ -96,17 +97,14 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from exc
 
     def _member(self, options: dict[str, Any], project: Project, roles: frozenset[str], action: str) -> Any:
-        user = get_user_model().objects.filter(username=options["user"]).first()
+        user = user_find(username=options["user"])
         role = role_in(user=user, project=project) if user else None
         if role not in roles:
             raise CommandError(f"--user {options['user']!r}: a {role or 'non-member'} of {project.slug} may not {action}")
         return user
 
     def _project(self, slug: str) -> Project:
-        project = Project.objects.filter(slug=slug).first()
-        if project is None:
-            raise CommandError(f"no project {slug!r}")
-        return project
+        return command_project(slug, option="project")
 
     def _policy(self, options: dict[str, Any]) -> None:
         project = self._project(options["project"])
@@ -156,13 +154,11 @@ class Command(BaseCommand):
         self._table(federation)
 
     def _list(self, options: dict[str, Any]) -> None:
-        federations = FederationRound.objects.all().select_related("project")
-        if options["project"]:
-            federations = federations.filter(project__slug=options["project"])
+        federations = federation_list(projects=project_list_all(slug=options["project"]))
         for federation in federations[:50]:
             self.stdout.write(f"#{federation.pk} {federation.name} [{federation.project.slug}] {federation.mode} {federation.status}")
             self._table(federation)
-            for export in ArtifactExport.objects.filter(federation=federation).select_related("project"):
+            for export in export_list(federation=federation):
                 reasons = "; ".join(export.gate.get("reasons") or []) or "by the gate"  # canaries by field, never by value
                 verdict = f"refused: {reasons}" if export.refused else "passed the gate"
                 self.stdout.write(f"  export {export.pk}: round {export.round}, {export.kind} of {export.project.slug}, "
@@ -178,13 +174,13 @@ class Command(BaseCommand):
                           f"{transfer.peer_name}/{transfer.target} as #{transfer.remote_id}")  # fmt: skip
 
     def _transfers(self, options: dict[str, Any]) -> None:
-        for t in OutgoingTransfer.objects.filter(project=self._project(options["project"]))[:100]:
+        for t in transfer_list(projects=[self._project(options["project"])])[:100]:
             answer = f" {t.response_status}" if t.response_status else ""
             self.stdout.write(f"#{t.pk} {t.created_at:%Y-%m-%d %H:%M} {t.kind} -> {t.peer_name}/{t.target} {t.status}{answer}"
                               f"{' - ' + t.error if t.error else ''}")  # fmt: skip
 
     def _inbox(self, options: dict[str, Any]) -> None:
-        for r in ReceivedArtifact.objects.filter(project=self._project(options["project"]))[:100]:
+        for r in received_list(projects=[self._project(options["project"])])[:100]:
             self.stdout.write(f"#{r.pk} {r.received_at:%Y-%m-%d %H:%M} {r.kind} from {r.sender} ({r.manifest.get('source')}, "
                               f"round {r.manifest.get('round')}) {r.sha256[:12]} {r.bytes} bytes: {r.status}")  # fmt: skip
 

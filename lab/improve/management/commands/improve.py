@@ -23,8 +23,8 @@ from lab.errors import DomainError
 from lab.improve.models import ImprovementLoop
 from lab.improve.selectors import loop_lineage
 from lab.improve.services import loop_create, loop_promote, loop_run
-from lab.projects.models import Project
-from lab.rollouts.models import Evaluation
+from lab.projects.cli import command_project
+from lab.rollouts.selectors import evaluation_find
 
 
 def _seeds(raw: str, flag: str) -> list[int]:
@@ -80,10 +80,8 @@ class Command(BaseCommand):
         return loop
 
     def _start(self, options: dict[str, Any]) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']!r}")
-        evaluation = Evaluation.objects.filter(project=project, pk=options["evaluation"]).first()
+        project = command_project(options["project"])
+        evaluation = evaluation_find(project=project, pk=options["evaluation"])
         if evaluation is None:
             raise CommandError(f"no evaluation {options['evaluation']} in project {project.slug}")
         kind, _, name = options["diagnoser"].partition(":")

@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from lab.errors import DomainError
-from lab.projects.models import Project, Role
+from lab.projects.cli import command_project
+from lab.projects.models import Role
 from lab.projects.services import membership_set, user_get_or_create
 
 
@@ -20,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--email", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']!r}")
+        project = command_project(options["project"], option="project")
         user = user_get_or_create(username=options["username"], email=options["email"], password=options["password"])
         try:
             membership_set(project=project, user=user, role=options["role"])

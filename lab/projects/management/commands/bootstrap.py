@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from lab.projects.models import Role
+from lab.projects.selectors import user_find
 from lab.projects.services import membership_set, project_create
 
 
@@ -19,7 +20,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         User = get_user_model()
         username = os.environ.get("DJANGO_SUPERUSER_USERNAME", "admin")
-        admin = User.objects.filter(username=username).first()
+        admin = user_find(username=username)
         if admin is None:
             password = os.environ.get("DJANGO_SUPERUSER_PASSWORD") or secrets.token_urlsafe(12)
             admin = User.objects.create_superuser(username=username, email=os.environ.get("DJANGO_SUPERUSER_EMAIL", ""), password=password)

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from lab.errors import DomainError
-from lab.projects.models import ApiKey, Project
+from lab.projects.cli import command_project, command_user
+from lab.projects.selectors import api_key_list_active
 from lab.projects.services import api_key_issue
 
 
@@ -23,12 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--revoke", metavar="PREFIX", help="revoke the user's key in the project with this prefix")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        user = get_user_model().objects.filter(username=options["username"]).first()
-        if project is None or user is None:
-            raise CommandError("unknown project or user")
+        project = command_project(options["project"], option="project")
+        user = command_user(options["username"], option="username")
         if options["revoke"]:
-            keys = ApiKey.objects.filter(project=project, user=user, prefix__startswith=options["revoke"], revoked_at__isnull=True)
+            keys = api_key_list_active(project=project, user=user, prefix=options["revoke"])
             for key in keys:
                 key.revoke()
             self.stdout.write(f"revoked {len(keys)} key(s)")

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from lab.projects.cli import command_user
 from lab.projects.services import project_create
 
 
@@ -19,8 +19,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         owner = None
         if options["owner"]:
-            owner = get_user_model().objects.filter(username=options["owner"]).first()
-            if owner is None:
-                raise CommandError(f"no user {options['owner']!r}")
+            owner = command_user(options["owner"], option="--owner")
         project = project_create(name=options["name"], slug=options["slug"], owner=owner)
         self.stdout.write(f"project {project.slug} (id {project.pk})")

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from lab.errors import DomainError
-from lab.projects.models import Project
+from lab.projects.cli import command_project
 from lab.projects.services import project_concurrency_set
 
 
@@ -18,9 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("limit", nargs="?", help="an integer, or 'default' for PRACTICUM_PROJECT_CONCURRENCY; omit to show")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']!r}")
+        project = command_project(options["project"], option="project")
         raw = options["limit"]
         if raw is not None:
             try:

@@ -22,9 +22,12 @@ from environments.core import EnvError
 from environments.policies import policy_names
 from environments.seeds import SeedError, seeds_parse
 from lab.errors import DomainError
+from lab.projects.cli import command_project
 from lab.projects.models import Project
+from lab.projects.selectors import project_list_all
 from lab.rollouts.evaluations import evaluation_compare, evaluation_launch, evaluation_refresh, evaluation_regrade
-from lab.rollouts.models import Evaluation, RolloutJob
+from lab.rollouts.models import Evaluation
+from lab.rollouts.selectors import evaluation_find, rollout_job_ids
 from lab.rollouts.services import rollout_run
 
 
@@ -48,7 +51,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         project = self._project(options["project"])
         if options["regrade"]:
-            evaluation = Evaluation.objects.filter(project=project, pk=options["regrade"]).first()
+            evaluation = evaluation_find(project=project, pk=options["regrade"])
             if evaluation is None:
                 raise CommandError(f"no evaluation {options['regrade']} in {project.slug}")
             result = evaluation_regrade(evaluation=evaluation)
@@ -80,7 +83,7 @@ class Command(BaseCommand):
         else:
             self._table(evaluation.aggregate)
         if options["compare"]:
-            other = Evaluation.objects.filter(project=project, pk=options["compare"]).first()
+            other = evaluation_find(project=project, pk=options["compare"])
             if other is None:
                 raise CommandError(f"no evaluation {options['compare']} in {project.slug}")
             diff = evaluation_compare(a=evaluation, b=other)["composite_diff"]
@@ -88,11 +91,8 @@ class Command(BaseCommand):
 
     def _project(self, slug: str | None) -> Project:
         if slug:
-            project = Project.objects.filter(slug=slug).first()
-            if project is None:
-                raise CommandError(f"no project {slug!r}")
-            return project
-        projects = list(Project.objects.all()[:2])
+            return command_project(slug)
+        projects = list(project_list_all()[:2])
         if len(projects) != 1:
             raise CommandError("name the project with --project SLUG")
         return projects[0]
@@ -104,7 +104,7 @@ class Command(BaseCommand):
 
             start_embedded_worker()
         evaluation = evaluation_launch(project=project, agent=name, task_set=options["tasks"], seeds=seeds, enqueue=not inline)
-        jobs = list(RolloutJob.objects.filter(evaluation=evaluation).order_by("task__key", "seed").values_list("pk", flat=True))
+        jobs = rollout_job_ids(evaluation=evaluation)
         # tqdm writes carriage returns itself, so it gets the raw stream: Django's wrapper would add newlines.
         bar_format = "{desc} |{bar:30}| {n_fmt}/{total_fmt} rollouts [{elapsed}<{remaining}]"
         with tqdm(total=len(jobs), desc=f"{name:<16.16}", bar_format=bar_format, file=self.stderr._out, ascii=True) as bar:

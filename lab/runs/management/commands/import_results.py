@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lab.projects.models import Project
+from lab.projects.cli import command_project
 from lab.runs.experiment_results import experiment_runs_import
 
 
@@ -25,11 +25,7 @@ class Command(BaseCommand):
         from training.experiments.results import RESULTS, ResultFileError
         from training.experiments.tables import load_files
 
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(
-                f"no project {options['project']!r}; the projects are: {', '.join(Project.objects.values_list('slug', flat=True))}"
-            )
+        project = command_project(options["project"], option="project", name_the_others=True)
         results = Path(options["results"] or RESULTS)
         known = set(load_all())  # training/results/ also holds the zoo's and the zero-shot table's files
         unknown = sorted(set(options["experiments"]) - known)

@@ -12,7 +12,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lab.errors import DomainError
-from lab.projects.models import Project
+from lab.projects.cli import command_project
+from lab.projects.selectors import project_list_all
 from lab.trajectories.exports import FORMATS, VIEWS, dataset_export_lines
 from lab.trajectories.selectors import FILTER_FIELDS, episode_list
 
@@ -32,9 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", default="-", help="file to write (default: stdout)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"--project: no project {options['project']!r}")
+        project = command_project(options["project"])
         filters: dict[str, Any] = {}
         for item in options["filter"]:
             field, _, value = item.partition("=")
@@ -42,7 +41,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--filter {item!r}: the field must be one of {', '.join(f for f in FILTER_FIELDS if f != 'project')}")
             filters[field] = value
         try:
-            episodes = episode_list(projects=Project.objects.filter(pk=project.pk), filters=filters)
+            episodes = episode_list(projects=project_list_all(slug=project.slug), filters=filters)
             lines = dataset_export_lines(episodes=episodes, view=options["view"], fmt=options["format"], role=options["role"])
         except DomainError as exc:
             raise CommandError(exc.message) from None
