@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 TEST_WORKERS ?= auto
 PORT ?= 8000
 
-.PHONY: setup models run test test-fast test-contract-all lint typecheck browser-deps clean
+.PHONY: setup models run test test-fast test-contract-all lint typecheck browser-deps screenshots clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -63,6 +63,9 @@ test-fast: $(STAMP)
 
 test-contract-all: $(STAMP)  # the contract check over every registered task (the suite samples a few per environment)
 	PRACTICUM_CONTRACT_ALL=1 $(PY) -m pytest -q tests/environments/test_contract.py $(PYTEST_ARGS)
+
+screenshots: $(STAMP) browser-deps  # the README's images, retaken from a fresh console (docs/screenshots/)
+	PRACTICUM_README_SCREENSHOTS=1 $(PY) -m pytest -q -n 0 tests/browser/test_readme_screenshots.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 var staticfiles

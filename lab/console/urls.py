@@ -62,6 +62,7 @@ urlpatterns = [
     path("loops/<int:pk>/", loops.loop_detail, name="loop"),
     path("loops/<int:pk>/promote", loops.loop_promote_view, name="loop-promote"),
     path("loops/<int:pk>/resume", loops.loop_resume_view, name="loop-resume"),
+    path("loops/<int:pk>/cancel", loops.loop_cancel_view, name="loop-cancel"),
     path("evaluations/comparisons/new", comparisons.comparison_new, name="comparison-new"),
     path("evaluations/comparisons/<int:pk>/", comparisons.comparison_detail, name="comparison"),
     path("agents/", agents.agent_list_page, name="agents"),

@@ -6,6 +6,8 @@
     GET  /api/v1/loops/  /api/v1/loops/<id>/                  with "lineage": the chain of stages and what each made
     POST /api/v1/loops/<id>/resume/      a failed loop, again from the stage it failed in
     POST /api/v1/loops/<id>/promote/     the chosen checkpoint as a new agent config -> {"agent": {...}}
+    POST /api/v1/loops/<id>/cancel/      a queued or running loop (and the rollouts and run it started); 409
+                                         illegal_transition for a finished or failed one
     GET  /api/v1/loops/failing/?evaluation=<id>      the failing episodes an evaluation offers to a loop
 
 Writes need the owner or researcher role in the loop's project; bad input answers 400 naming the field, a plan that
@@ -27,7 +29,7 @@ from lab.api_params import body_field, body_object
 from lab.edge import id_param
 from lab.improve.models import ImprovementLoop, LoopDataset
 from lab.improve.selectors import loop_get, loop_lineage, loop_list
-from lab.improve.services import failing_episodes, loop_create, loop_promote, loop_resume
+from lab.improve.services import failing_episodes, loop_cancel, loop_create, loop_promote, loop_resume
 from lab.projects.models import WRITE_ROLES
 from lab.projects.permissions import require_role, visible_projects, write_project
 from lab.projects.schema import PROJECT_PARAMETER
@@ -91,6 +93,12 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
     def resume(self, request: Request, pk: str) -> Response:
         loop = loop_resume(loop=self._writable(request, pk, "resume improvement loops"))
         return Response(ImprovementLoopSerializer(loop).data)
+
+    @extend_schema(request=None, responses={200: ImprovementLoopSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        loop = loop_cancel(loop=self._writable(request, pk, "cancel improvement loops"))
+        return Response(ImprovementLoopSerializer(loop_get(projects=visible_projects(request), pk=loop.pk)).data)
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])

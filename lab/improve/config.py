@@ -7,6 +7,8 @@ Fields (all but base_model/test_seeds have defaults):
                     pivotal-step diagnosis; anchor: a scripted diagnoser agent; model: an LLM diagnoser agent
     sources         {"recovery": w, "successes": w, "anchors": w}: weights 0..10 of the dataset's three sources
     anchor, anchor_seeds   which anchor demonstrates the training-split tasks, on which seeds
+    include_partial false: a source's demonstration cut short (step cap, timeout, errors, cancelled, abandoned:
+                    training.dataset_check.partial_ending) is left out of the dataset, as a run leaves it out
     recipe          sft | grpo | self_distill (the distillation variant); recipe_config overrides its defaults
     base_model      a from_pretrained folder; default: the starting agent's model when it is an `hf` agent
     dev_task_set, dev_seeds     where checkpoints are compared; test_task_set, test_seeds   where the chosen one is reported
@@ -138,6 +140,8 @@ def loop_config_check(raw: Any, *, agent: AgentConfig, evaluation: Evaluation) -
     if "test_seeds" not in out:
         raise _bad("test_seeds", "give the held-out seeds the chosen checkpoint is reported on")
     out["test_seeds"] = seeds_check(out["test_seeds"], "test_seeds")
+    if not isinstance(out["include_partial"], bool):
+        raise _bad("include_partial", f"give true or false, got {out['include_partial']!r}")
     for field in ("max_episodes",):
         value = out[field]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
@@ -152,4 +156,5 @@ DEFAULTS: dict[str, Any] = {
     "recipe": "sft",
     "dev_seeds": [500, 501],
     "max_episodes": 200,
+    "include_partial": False,
 }

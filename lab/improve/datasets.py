@@ -9,6 +9,8 @@ Sources, each a list of canonical trajectory records (what training.data reads):
     anchors     the anchor's demonstrations on the environment's training split (an evaluation the stage ran)
 A weight w repeats a source's examples: example i is written floor((i+1)·w) − floor(i·w) times, so the source
 contributes round-down(n·w) lines spread evenly over its examples (w = 0 leaves it out, 0.5 keeps every other one).
+A partial demonstration (one cut short: training.dataset_check.partial_ending) is left out of every source unless
+the loop's config says include_partial, as a training run's own dataset leaves it out; counts say how many were.
 The file's bytes are hashed (sha256); the training run checks the hash before it reads a line.
 """
 
@@ -33,6 +35,7 @@ from lab.rollouts.selectors import evaluation_episodes
 from lab.runs.paths import project_checkpoint_dir
 from lab.trajectories.services import episode_to_record
 from lab.trajectories.shared import episodes_with_headers
+from training.dataset_check import partial_ending
 
 Example = tuple[dict[str, Any], int]  # (record, the episode it came from)
 
@@ -75,6 +78,13 @@ def loop_dataset_build(*, loop: ImprovementLoop, anchor_evaluation: Evaluation |
         "successes": evaluation_examples(loop.evaluation, passed_only=True),
         "anchors": evaluation_examples(anchor_evaluation, passed_only=False),
     }
+    partial: dict[str, int] = {}
+    include_partial = bool(loop.config.get("include_partial", False))  # loops made before the setting leave them out
+    for name, examples in sources.items():
+        cut = [example for example in examples if partial_ending(example[0])]
+        partial[name] = len(cut)
+        if cut and not include_partial:
+            sources[name] = [example for example in examples if not partial_ending(example[0])]
     tested = test_keys(loop.config)
     for name, examples in sources.items():
         if weights.get(name):
@@ -97,11 +107,13 @@ def loop_dataset_build(*, loop: ImprovementLoop, anchor_evaluation: Evaluation |
                     handle.write(data)
                     digest.update(data)
                 size, written = size + n * len(data), written + n
-            counts[name] = {"examples": len(examples), "lines": written}
+            counts[name] = {"examples": len(examples), "lines": written, "partial": partial[name]}
             lines += written
     if not lines:
         part.unlink()
-        found = ", ".join(f"{name}: {c['examples']} examples at weight {weights.get(name, 0):g}" for name, c in counts.items())
+        found = ", ".join(f"{name}: {c['examples']} examples at weight {weights.get(name, 0):g}"
+                          + (f" ({c['partial']} partial left out)" if c["partial"] and not include_partial else "")
+                          for name, c in counts.items())  # fmt: skip
         raise DomainError("empty_dataset", f"the dataset would be empty ({found}); raise a weight or pick other episodes", path="sources")
     return _store(loop, part, digest.hexdigest(), size=size, lines=lines, counts=counts, episode_ids=sorted(episode_ids),
                   diagnosis_ids=diagnosis_ids if weights.get("recovery") else [])  # fmt: skip

@@ -46,5 +46,7 @@ def loop_lineage(loop: ImprovementLoop) -> list[dict[str, Any]]:
         )
         if stage == loop.stage and loop.status in ("queued", "running") and status != "finished":
             status = "running" if loop.status == "running" else "queued"
+        elif stage == loop.stage and loop.status == "cancelled" and status not in ("finished", "cancelled"):
+            status = "stopping" if loop.ended_at is None else "cancelled"  # the worker stops at its next step
         chain.append({"stage": str(stage), "status": status, "made": [{"kind": k, "id": v} for k, v in made[stage] if v], "info": info})
     return chain

@@ -3,10 +3,12 @@
     loop = loop_create(project=p, evaluation=e, episode_ids=[...], config={...}, user=u)   # queued; enqueued after commit
     loop_run(loop_id=loop.pk, progress=callback)   # the Celery task's body and `manage.py improve run`; resumes
     loop_promote(loop=loop, user=u)                # the chosen checkpoint becomes an agent config (lab.runs.services.checkpoint_agent)
+    loop_cancel(loop=loop)                         # queued: at once; running: its worker stops, and so do the jobs it started
 
 Stages (lab.improve.stages): select -> diagnose -> dataset -> train -> checkpoint (dev seeds) -> report (test
 seeds) -> promote. Progress and stage changes are live events on the stream "loop:<id>" (kind "stage": {stage,
 status, progress, message}). A failed stage leaves the loop failed at that stage; running it again resumes there.
+A cancelled loop is final: its worker stops at the next progress report or stage boundary.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from lab.errors import Conflict, DomainError
 from lab.improve.config import loop_config_check
 from lab.improve.guard import loop_plan_check
 from lab.improve.models import AUTOMATIC_STAGES, ImprovementLoop, Stage
-from lab.improve.stages import STAGE_FUNCTIONS
-from lab.jobs import JobStatus, job_user
+from lab.improve.stages import STAGE_FUNCTIONS, LoopCancelled
+from lab.jobs import TERMINAL, JobStatus, job_user
 from lab.live.services import live_publish
 from lab.projects.models import Project
+from lab.rollouts.evaluations import evaluation_cancel
 from lab.rollouts.models import Evaluation
 from lab.rollouts.selectors import evaluation_episodes
-from lab.runs.services import checkpoint_agent, run_config_validate, run_model_paths
+from lab.runs.models import TrainingRun
+from lab.runs.services import checkpoint_agent, run_cancel, run_config_validate, run_model_paths
 from lab.trajectories.models import AgentConfig, Episode
 
 log = logging.getLogger(__name__)
@@ -111,20 +115,43 @@ def _stage_mark(loop: ImprovementLoop, stage: str, **values: Any) -> None:
     loop.stages = {**loop.stages, stage: {**loop.stages.get(stage, {}), **values}}
 
 
+def _cancelled(loop: ImprovementLoop) -> bool:
+    return ImprovementLoop.objects.filter(pk=loop.pk, status=JobStatus.CANCELLED).exists()
+
+
+def _stop(loop: ImprovementLoop, stage: str) -> ImprovementLoop:
+    """The worker saw the cancel: the stage it was in reads cancelled, and the loop gets its end time."""
+    loop.refresh_from_db(fields=["stages"])
+    _stage_mark(loop, stage, status="cancelled", ended_at=timezone.now().isoformat())
+    ImprovementLoop.objects.filter(pk=loop.pk).stop_cancelled(stages=loop.stages)
+    loop.refresh_from_db()
+    _publish(loop, f"cancelled during {stage}")
+    return loop
+
+
 def loop_run(*, loop_id: int, progress: Any = None) -> ImprovementLoop:
     """Run the loop from its current stage through the report. A loop found running (its worker died) or failed
-    resumes at its stage; each stage skips what it finished before. Promotion is left to a researcher."""
+    resumes at its stage; each stage skips what it finished before. Promotion is left to a researcher. A cancel
+    (loop_cancel) stops it at the next progress report or stage boundary."""
     loop = ImprovementLoop.objects.select_related("project", "agent", "evaluation").get(pk=loop_id)
     if loop.stage in (Stage.PROMOTE, Stage.DONE) or loop.status == JobStatus.CANCELLED:
         return loop
-    loop.mark_running(error="")
+    # Compare-and-set: a cancel that arrived since the read above wins.
+    if not ImprovementLoop.objects.filter(pk=loop.pk).transition(JobStatus.RUNNING, error=""):
+        loop.refresh_from_db()
+        return loop
+    loop.refresh_from_db(fields=["status", "error", "started_at", "ended_at"])
     for stage in AUTOMATIC_STAGES[AUTOMATIC_STAGES.index(Stage(loop.stage)) :]:
+        if _cancelled(loop):
+            return _stop(loop, stage)
         loop.stage, loop.progress = stage, 0.0
         _stage_mark(loop, stage, status="running", started_at=loop.stages.get(stage, {}).get("started_at") or timezone.now().isoformat())
         loop.save(update_fields=["stage", "progress", "stages"])
         _publish(loop, f"{stage} started")
 
         def report(fraction: float, message: str, stage: str = stage) -> None:
+            if _cancelled(loop):
+                raise LoopCancelled()
             loop.progress = max(0.0, min(1.0, fraction))
             ImprovementLoop.objects.filter(pk=loop.pk).update(progress=loop.progress)
             _publish(loop, message)
@@ -135,21 +162,55 @@ def loop_run(*, loop_id: int, progress: Any = None) -> ImprovementLoop:
             detail = STAGE_FUNCTIONS[stage](loop, report)
         except DatabaseError:
             raise  # the task retries; the stage resumes
+        except LoopCancelled:
+            return _stop(loop, stage)
         except Exception as exc:  # any failure is recorded on the loop at its stage, never left running
+            if _cancelled(loop):  # a child job the cancel stopped (a training run, an evaluation) ends its stage so
+                return _stop(loop, stage)
             if not isinstance(exc, DomainError):
                 log.exception("loop %s failed at %s", loop.pk, stage)
             message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
             loop.refresh_from_db(fields=["stages"])
             _stage_mark(loop, stage, status="failed", error=message[:2000])
-            loop.mark_failed(message[:4000], stages=loop.stages)
+            if not ImprovementLoop.objects.filter(pk=loop.pk).transition(JobStatus.FAILED, error=message[:4000], stages=loop.stages):
+                return _stop(loop, stage)  # cancelled meanwhile
+            loop.refresh_from_db()
             _publish(loop, f"{stage} failed: {message[:300]}")
             return loop
         loop.refresh_from_db(fields=["stages"])
         _stage_mark(loop, stage, status="finished", ended_at=timezone.now().isoformat(), **detail)
         loop.progress = 1.0
         loop.save(update_fields=["stages", "progress"])
-    loop.mark_finished(stage=Stage.PROMOTE)
+    if not ImprovementLoop.objects.filter(pk=loop.pk).transition(JobStatus.FINISHED, stage=Stage.PROMOTE):
+        return _stop(loop, Stage.REPORT)  # cancelled as the report finished: the report stays, promotion is not offered
+    loop.refresh_from_db()
     _publish(loop, "report ready: promote the checkpoint if it is better")
+    return loop
+
+
+def loop_cancel(*, loop: ImprovementLoop) -> ImprovementLoop:
+    """A queued loop is cancelled at once. A running loop is cancelled now and its worker stops at its next progress
+    report or stage boundary; the child jobs it started and has not finished are cancelled too (the rollouts of its
+    evaluations stop after their current step, its training run before its next step), while a diagnosis job, which
+    cannot be cancelled, is waited for. Cancelling a cancelled loop changes nothing; a finished or failed loop is
+    refused with the life cycle's 409 illegal_transition."""
+    with transaction.atomic():
+        loop = ImprovementLoop.objects.select_for_update(of=("self",)).get(pk=loop.pk)
+        if loop.status == JobStatus.CANCELLED:
+            return loop
+        running = loop.status == JobStatus.RUNNING
+        loop.mark_cancelled(stopping=running)  # Conflict "illegal_transition" for a finished or failed loop
+        if not running:
+            _stage_mark(loop, loop.stage, status="cancelled", ended_at=timezone.now().isoformat())
+            loop.save(update_fields=["stages"])
+        _publish(loop, "cancelled" if not running else "cancel requested: the loop stops at its next step")
+    evaluations = [loop.baseline_evaluation_id, loop.test_evaluation_id, loop.stages.get("dataset", {}).get("anchor_evaluation"),
+                   *loop.dev_evaluations.values()]  # fmt: skip
+    for evaluation in Evaluation.objects.filter(pk__in=[int(pk) for pk in evaluations if pk]).exclude(status__in=TERMINAL):
+        evaluation_cancel(evaluation=evaluation)
+    run = TrainingRun.objects.filter(pk=loop.run_id).exclude(status__in=TERMINAL).first() if loop.run_id else None
+    if run is not None:
+        run_cancel(run=run)
     return loop
 
 

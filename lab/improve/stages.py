@@ -8,6 +8,7 @@ training run resumes from its last checkpoint (lab.runs.services.run_execute).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,21 @@ from lab.runs.services import FrozenFile, run_create, run_execute
 from lab.trajectories.models import AgentConfig
 
 Progress = Callable[[float, str], None]  # (fraction of the stage, what is happening)
+
+
+class LoopCancelled(Exception):
+    """Raised by the loop's progress callback once the loop is cancelled: the worker stops where it reported."""
+
+
+def _quiet(progress: Progress) -> Progress:
+    """Progress for a child job that records any exception as its own failure (a diagnosis job): a cancel is left
+    for the stage boundary rather than turned into the child's error."""
+
+    def report(fraction: float, message: str) -> None:
+        with contextlib.suppress(LoopCancelled):
+            progress(fraction, message)
+
+    return report
 
 
 def evaluation_run_inline(evaluation: Evaluation, progress: Progress, label: str) -> Evaluation:
@@ -59,7 +75,9 @@ def stage_diagnose(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
         loop.diagnosis_job = job
         loop.save(update_fields=["diagnosis_job"])
     if job.status != JobStatus.FINISHED:
-        job = diagnosis_job_run(job_id=job.pk, progress=lambda done, total: progress(done / max(1, total), f"diagnosed {done} of {total}"))
+        # A diagnosis job cannot be cancelled: a cancelled loop waits for it and stops at the stage boundary.
+        quiet = _quiet(progress)
+        job = diagnosis_job_run(job_id=job.pk, progress=lambda done, total: quiet(done / max(1, total), f"diagnosed {done} of {total}"))
     if job.status != JobStatus.FINISHED:
         raise DomainError("stage_failed", f"diagnosis job {job.pk} {job.status}: {job.error}")
     overall = (job.summary.get("by_category") or {}).get("all") or {}

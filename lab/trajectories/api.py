@@ -93,7 +93,10 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     pagination_class = EpisodeCursor
 
     def get_queryset(self) -> Any:
-        return episode_list(projects=visible_projects(self.request), filters={k: self.request.query_params.get(k) for k in FILTER_FIELDS})
+        episodes = episode_list(
+            projects=visible_projects(self.request), filters={k: self.request.query_params.get(k) for k in FILTER_FIELDS}
+        )
+        return episodes.select_related("human_session__user", "human_session__agent")  # the serializer's `session`
 
     def get_object(self) -> Any:
         episode = episode_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])

@@ -112,3 +112,68 @@ def test_a_researcher_takes_an_agent_around_the_loop_to_a_promoted_checkpoint(lo
     name = promoted.split("Promoted: ")[1].split(" ")[0]
     page.goto(f"{console.url}/agents/")
     assert name in page.content()
+
+
+QUEUED_LOOP = """
+from lab.improve.services import loop_create
+from lab.rollouts.models import Evaluation
+evaluation = Evaluation.objects.get(pk={evaluation})
+config = {{"base_model": "{tiny}", "recipe_config": {{"max_steps": 2, "device": "cpu"}}, "dev_seeds": [10], "test_seeds": [20],
+          "sources": {{"recovery": 1.0, "successes": 1.0, "anchors": 0}}}}
+print(loop_create(project=evaluation.project, evaluation=evaluation, config=config, name="to cancel", enqueue=False).pk)
+"""
+
+
+def test_a_researcher_cancels_a_queued_loop_and_sees_it_cancelled_everywhere(loop_console: Any, browser: Any, shoot: Any) -> None:
+    console, seeded = loop_console
+    evaluation, tiny = seeded.split("|")
+    script = QUEUED_LOOP.format(evaluation=evaluation, tiny=tiny)
+    loop = console.manage("tests/browser/preload.py", ",".join(PRELOAD), "shell", "-v", "0", "-c", script).strip().splitlines()[-1]
+    page = login(browser, console, "rita")
+    page.goto(f"{console.url}/loops/{loop}/")
+    assert page.locator("#loop-state").inner_text() == "queued · stage select"
+    page.focus("#loop-cancel")
+    page.keyboard.press("Enter")  # a keyboard user cancels as a mouse user does
+    page.wait_for_selector("#loop-cancelled")
+    assert page.locator("#loop-state").inner_text() == "cancelled · stage select"
+    assert "Cancelled at stage select" in page.locator("#loop-cancelled").inner_text()
+    assert page.locator("#loop-cancel").count() == 0 and page.locator("#promote").count() == 0
+    assert page.locator("#stage-select .tag").inner_text() == "cancelled"
+    shoot(page, "improve-loop-cancelled")
+    page.reload()
+    assert page.locator("#loop-state").inner_text() == "cancelled · stage select"
+    page.click("nav a[href='/loops/']")
+    page.wait_for_url(f"{console.url}/loops/")
+    row = page.locator("tr", has=page.locator(f"a[href='/loops/{loop}/']"))
+    assert "cancelled" in row.inner_text()
+    assert console.api("GET", f"/api/v1/loops/{loop}/")["status"] == "cancelled"
+
+
+CUT_SHORT = """
+from lab.rollouts.models import Evaluation
+from lab.rollouts.selectors import evaluation_episodes
+evaluation = Evaluation.objects.get(pk={evaluation})
+cut = [e for e in evaluation_episodes(evaluation) if e.passed][-1]
+type(cut).objects.filter(pk=cut.pk).update(termination_reason="timeout")
+print(cut.pk)
+"""
+
+
+def test_the_improve_form_marks_partial_demonstrations_and_keeps_the_choice(loop_console: Any, browser: Any, shoot: Any) -> None:
+    console, seeded = loop_console
+    evaluation, tiny = seeded.split("|")
+    cut = console.manage("manage.py", "shell", "-v", "0", "-c", CUT_SHORT.format(evaluation=evaluation)).strip().splitlines()[-1]
+    page = login(browser, console, "rita")
+    page.goto(f"{console.url}/evaluations/{evaluation}/improve")
+    note = page.locator("#partial-successes").inner_text()
+    assert "2 successful episodes in this evaluation; 1 of them partial:" in note and f"{cut} partial: timeout" in note
+    assert not page.locator("#include-partial").is_checked()
+    page.focus("#include-partial")
+    page.keyboard.press("Space")
+    assert page.locator("#include-partial").is_checked()
+    page.fill("input[name=base_model]", tiny)
+    page.fill("input[name=test_seeds]", "1")  # refused: seed 1 is a picked episode's; the page comes back with the choice kept
+    page.click("#improve-start")
+    page.wait_for_selector("#episodes-error")
+    assert page.locator("#include-partial").is_checked() and f"{cut} partial: timeout" in page.locator("#partial-successes").inner_text()
+    shoot(page, "improve-form-partial")

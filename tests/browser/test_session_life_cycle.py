@@ -83,3 +83,32 @@ def test_a_callers_end_of_call_mark_never_reaches_the_transcript(console: Any, b
     page.wait_for_url(re.compile(r"/episodes/\d+/$"))
     assert "Goodbye!" in page.locator("#timeline").inner_text() and "###STOP###" not in page.locator("#timeline").inner_text()
     assert page.evaluate("window.__violations") == [] and errors == []
+
+
+def test_the_api_names_the_life_cycle_the_pages_show(console: Any, browser: Any) -> None:
+    page = login(browser, console, "erin")
+    page.on("dialog", lambda dialog: dialog.accept())
+    _start(page, console, "storebench/cash-crunch", 7)
+    page.keyboard.press("i")
+    page.wait_for_selector("#panel-1 .panel-head small:has-text('step 1')")
+    page.click("#finish-session")
+    page.wait_for_url(re.compile(r"/episodes/\d+/$"))
+    shown = page.locator("#episode-status").inner_text()
+    episode = page.url.rstrip("/").rsplit("/", 1)[1]
+    row = console.api("GET", f"/api/v1/episodes/{episode}/")
+    assert shown == f"{row['life_cycle']} ({row['termination_reason']})" == "finished (agent_stop)"
+    assert row["counted"] is True and row["session"]["player"] == "erin" and row["session"]["life_cycle"] == "finished"
+
+    idle_url = _start(page, console, "storebench/cash-crunch", 8)
+    session = idle_url.rstrip("/").rsplit("/", 1)[1]
+    console.manage("manage.py", "shell", "-c", "from datetime import timedelta; from django.utils import timezone; "
+                   "from lab.play.models import HumanSession; "
+                   f"HumanSession.objects.filter(pk={session}).update(last_active_at=timezone.now() - timedelta(hours=3))")  # fmt: skip
+    page.goto(f"{console.url}/play/")
+    row_tag = page.locator("table tr", has_text=f"#{session}").locator(".tag").inner_text()
+    page.locator("table tr", has_text=f"#{session}").locator("a").first.click()
+    page.wait_for_url(re.compile(r"/episodes/\d+/$"))
+    abandoned = console.api("GET", f"/api/v1/episodes/{page.url.rstrip('/').rsplit('/', 1)[1]}/")
+    assert row_tag == abandoned["life_cycle"] == abandoned["session"]["life_cycle"] == "abandoned"
+    assert abandoned["counted"] is False and abandoned["composite"] is None
+    assert page.locator("#episode-status .tag").inner_text() == "abandoned"

@@ -22,11 +22,12 @@ from lab.improve.config import DEFAULTS, DIAGNOSERS, RECIPES, SOURCES, recipe_de
 from lab.improve.services import failing_episodes, loop_create
 from lab.pages import console_view, page, visible_projects
 from lab.rollouts.models import Evaluation
-from lab.rollouts.selectors import evaluation_get
+from lab.rollouts.selectors import evaluation_episodes, evaluation_get
 from lab.trajectories.models import AgentKind
 from lab.trajectories.selectors import agent_list_for_project
+from training.dataset_check import partial_ending
 
-LOOP_FIELDS = ("episodes", "diagnoser", "diagnoser.name", "sources", "anchor", "anchor_seeds", "recipe", "recipe_config", "base_model",
+LOOP_FIELDS = ("episodes", "diagnoser", "diagnoser.name", "sources", "include_partial", "anchor", "anchor_seeds", "recipe", "recipe_config", "base_model",
                "dev_seeds", "test_seeds", "dev_task_set", "test_task_set", "name", "config", "evaluation")  # fmt: skip
 
 
@@ -48,7 +49,11 @@ def improve_context(
     failing = failing_episodes(evaluation)
     picked = set(form.getlist("episodes")) if hasattr(form, "getlist") and "episodes" in form else None
     weights = {name: form.get(f"weight-{name}", DEFAULTS["sources"][name]) for name in SOURCES}
+    successes = [e for e in evaluation_episodes(evaluation) if e.passed]
+    partial_successes = [(e, partial_ending({"header": {"termination_reason": e.termination_reason}})) for e in successes]
     return {
+        "successes": len(successes), "partial_successes": [(e, ending) for e, ending in partial_successes if ending],
+        "include_partial": form.get("include_partial") == "on",
         "evaluation": evaluation, "env": env, "episodes": _filtered(evaluation, form), "picked": picked,
         "tasks": sorted({e.task.key for e in failing}), "reasons": sorted({e.termination_reason or "" for e in failing} - {""}),
         "anchors": policy_names(env), "default_anchor": registry.env_meta(env).default_anchor, "diagnosers": DIAGNOSERS,
@@ -98,7 +103,7 @@ def _config(post: Any) -> dict[str, Any]:
             raise DomainError("invalid_loop", f"sources.{name}: a number from 0 to 10, got {raw[:40]!r}", path="sources") from None
     kind, _, name = post.get("diagnoser", "rule:").partition(":")
     config: dict[str, Any] = {
-        "diagnoser": {"kind": kind, "name": name}, "sources": weights, "recipe": post.get("recipe", "").strip(),
+        "diagnoser": {"kind": kind, "name": name}, "sources": weights, "include_partial": post.get("include_partial") == "on", "recipe": post.get("recipe", "").strip(),
         "base_model": post.get("base_model", "").strip(), "dev_seeds": _seeds(post, "dev_seeds"), "test_seeds": _seeds(post, "test_seeds"),
     }  # fmt: skip
     if post.get("anchor_seeds", "").strip():

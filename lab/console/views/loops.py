@@ -1,5 +1,6 @@
 """Improvement loops: the list, a loop's page (the whole chain with live progress and lineage links, the report,
-the promote button for owners and researchers), promoting its checkpoint and resuming a failed loop.
+the promote button for owners and researchers), promoting its checkpoint, resuming a failed loop and cancelling a
+queued or running one.
 
 The page refreshes its status fragment while the loop runs (htmx polling, and at once on each event of the
 loop's live stream "loop:<id>", static/js/loop.js). Promote and resume answer htmx with the fragment and a plain
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from lab.console.views.launch_forms import cancelled, require_write
 from lab.improve.selectors import loop_get, loop_lineage, loop_list
-from lab.improve.services import loop_promote, loop_resume, loop_stream
+from lab.improve.services import loop_cancel, loop_promote, loop_resume, loop_stream
 from lab.live.services import live_last_seq
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
@@ -73,3 +74,13 @@ def loop_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
     require_write(request, loop.project, "resume improvement loops")
     loop = loop_resume(loop=loop)
     return cancelled(request, loop, fragment="console/_loop_status.html", context=loop_detail_context, url_name="loop")
+
+
+@require_POST
+@console_view
+def loop_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    loop = loop_get(projects=visible_projects(request), pk=pk)
+    require_write(request, loop.project, "cancel improvement loops")
+    loop = loop_cancel(loop=loop)
+    return cancelled(request, loop_get(projects=visible_projects(request), pk=pk), fragment="console/_loop_status.html",
+                     context=loop_detail_context, url_name="loop")  # fmt: skip

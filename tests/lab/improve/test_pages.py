@@ -91,3 +91,19 @@ def test_a_stranger_gets_404(client: Any, bob: Any, promotable_loop: Any) -> Non
     assert client.get(f"/loops/{promotable_loop.pk}/").status_code == 404
     assert client.post(f"/loops/{promotable_loop.pk}/promote").status_code == 404
     assert client.get(f"/evaluations/{promotable_loop.evaluation_id}/improve").status_code == 404
+
+
+def test_the_form_marks_partial_successes_and_passes_include_partial_to_the_loop(
+    client: Any, alice: Any, clumsy_evaluation: Any, tiny_model: str, monkeypatch: Any
+) -> None:
+    from lab.rollouts.selectors import evaluation_episodes
+
+    monkeypatch.setattr("lab.improve.services.loop_enqueue", lambda loop: None)
+    cut = next(e for e in evaluation_episodes(clumsy_evaluation) if e.passed)
+    type(cut).objects.filter(pk=cut.pk).update(termination_reason="timeout")
+    client.force_login(alice)
+    form = client.get(f"/evaluations/{clumsy_evaluation.pk}/improve").content.decode()
+    assert 'id="include-partial"' in form and 'id="include-partial" checked' not in form
+    assert "2 successful episodes in this evaluation; 1 of them partial:" in form and "partial: timeout" in form
+    client.post(f"/evaluations/{clumsy_evaluation.pk}/improve", {**_form(clumsy_evaluation, tiny_model), "include_partial": "on"})
+    assert ImprovementLoop.objects.get().config["include_partial"] is True

@@ -45,8 +45,8 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     assert hashlib.sha256(data).hexdigest() == dataset.content_hash and dataset.version == 1
     lines = [json.loads(line) for line in data.splitlines()]
     counts = dataset.counts
-    assert counts["recovery"] == {"examples": len(failing), "lines": 2 * len(failing)}
-    assert counts["successes"]["lines"] == 4 - len(failing) and counts["anchors"] == {"examples": 4, "lines": 2}
+    assert counts["recovery"] == {"examples": len(failing), "lines": 2 * len(failing), "partial": 0}
+    assert counts["successes"]["lines"] == 4 - len(failing) and counts["anchors"] == {"examples": 4, "lines": 2, "partial": 0}
     assert len(lines) == dataset.lines == sum(c["lines"] for c in counts.values())
     assert sum(1 for r in lines if (r["header"].get("meta") or {}).get("view") == "recovery") == 2 * len(failing)
     assert len(dataset.diagnosis_ids) == len(failing)

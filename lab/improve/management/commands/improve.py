@@ -6,6 +6,7 @@
     manage.py improve run 7          # resume loop 7 at its stage (after a restart or a failure), in this process
     manage.py improve show 7         # the chain (lineage) and the report
     manage.py improve promote 7      # the chosen checkpoint as a new agent config
+    manage.py improve cancel 7       # a queued or running loop (its worker stops at its next step)
 
 `start` runs the loop in this process (the same service as the Celery task) unless --queue hands it to the workers.
 """
@@ -22,7 +23,7 @@ from environments.seeds import SeedError, seeds_parse
 from lab.errors import DomainError
 from lab.improve.models import ImprovementLoop
 from lab.improve.selectors import loop_lineage
-from lab.improve.services import loop_create, loop_promote, loop_run
+from lab.improve.services import loop_cancel, loop_create, loop_promote, loop_run
 from lab.projects.cli import command_project
 from lab.rollouts.selectors import evaluation_find
 
@@ -64,7 +65,7 @@ class Command(BaseCommand):
         start.add_argument("--test-seeds", required=True)
         start.add_argument("--name", default="")
         start.add_argument("--queue", action="store_true", help="hand the loop to the Celery workers instead of running it here")
-        for name in ("run", "show", "promote"):
+        for name in ("run", "show", "promote", "cancel"):
             sub.add_parser(name).add_argument("loop", type=int)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -136,6 +137,10 @@ class Command(BaseCommand):
     def _promote(self, options: dict[str, Any]) -> None:
         agent = loop_promote(loop=self._loop(options["loop"]))
         self.stdout.write(f"promoted: agent {agent.name} (hf, {agent.model})")
+
+    def _cancel(self, options: dict[str, Any]) -> None:
+        loop = loop_cancel(loop=self._loop(options["loop"]))
+        self.stdout.write(f"loop {loop.pk} cancelled at stage {loop.stage}")
 
     def _print(self, loop: ImprovementLoop) -> None:
         self.stdout.write(f"loop {loop.pk} [{loop.status}] at stage {loop.stage}")
