@@ -36,6 +36,7 @@ from typing import Any
 
 from environments.core import ToolCall
 from environments.desktop.env import MAX_STEPS, DesktopEnv
+from environments.desktop.explore_synth import CARRIER_TASK, make_env, priors_dataset, synthesise, write_jsonl
 from environments.desktop.screen_id import element_sig, interactive, screen_id
 from environments.desktop.widgets import accessibility_tree
 from environments.stats import ci95, write_between_markers
@@ -44,18 +45,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RESULTS = REPO_ROOT / "training" / "results" / "desktop-explore"
 README_PATH = Path(__file__).parent / "README.md"
 TABLE_START, TABLE_END = "<!-- explore:start -->", "<!-- explore:end -->"
-CARRIER_TASK = "change-setting"  # the episode's task only carries the desktop: exploration reads no goal
 KEYS = ("enter", "escape", "tab")
 EXPLORERS = ("systematic", "random")
 Action = dict[str, Any]  # {"name", "arguments"}
-
-
-def make_env(seed: int, drift: str) -> DesktopEnv:
-    from environments.registry import make
-
-    env = make(f"desktop/{CARRIER_TASK}", seed=seed, options={"drift": drift} if drift != "none" else None)
-    assert isinstance(env, DesktopEnv)
-    return env
 
 
 def sample_text(field_name: str) -> str:
@@ -303,8 +295,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from environments.desktop.explore_synth import priors_dataset, synthesise, write_jsonl
-
     args = _parser().parse_args(argv)
     root = Path(args.results)
     if args.command == "run":

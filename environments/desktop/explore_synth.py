@@ -29,7 +29,7 @@ from typing import Any
 
 from environments.core import Action, Policy, ToolCall, ToolSpec
 from environments.desktop.drift import RENAMES
-from environments.desktop.explore import Graph, make_env
+from environments.desktop.env import DesktopEnv
 from environments.desktop.layout import APP_TITLES
 from environments.desktop.screen_id import open_app
 from environments.desktop.widgets import accessibility_text, accessibility_tree, find
@@ -37,7 +37,16 @@ from environments.replay import replay_record
 from environments.trajectory import make_step, new_record
 
 PRIOR_VIEW = "judge-prior"
+CARRIER_TASK = "change-setting"  # the episode's task only carries the desktop: exploration reads no goal
 CORRUPTIONS = ("renamed", "moved", "ad", "variant", "stale")
+
+
+def make_env(seed: int, drift: str) -> DesktopEnv:
+    from environments.registry import make
+
+    env = make(f"desktop/{CARRIER_TASK}", seed=seed, options={"drift": drift} if drift != "none" else None)
+    assert isinstance(env, DesktopEnv)
+    return env
 
 
 class PathPolicy(Policy):
@@ -104,8 +113,8 @@ def instruction(steps: list[dict[str, Any]], changes: list[str], app: str) -> st
     return place + (", ".join(dict.fromkeys(changes)) if changes else ", then ".join(step_text(s) for s in steps))
 
 
-def synthesise(graph: Graph, *, seed: int, drift: str, explorer: str = "systematic") -> list[dict[str, Any]]:
-    """One record per screen of `graph` reached by at least one action, replay-verified (a failing replay raises)."""
+def synthesise(graph: Any, *, seed: int, drift: str, explorer: str = "systematic") -> list[dict[str, Any]]:
+    """One record per screen of `graph` (an explore.Graph) reached by at least one action, replay-verified (a failing replay raises)."""
     from environments.runner import run_episode
 
     pairs = []
