@@ -241,6 +241,9 @@ def command_replay(path: str) -> int:
                 line=line_no, task=f"{record['header']['env']}/{record['header']['task']}", wall_s=round(time.perf_counter() - started, 3)
             )
             print(json.dumps(report))
+            if report.get("refused"):  # a dreamed record: skipped, with the reason, not a divergence
+                print(f"record on line {line_no}: {report['refused']}", file=sys.stderr)
+                continue
             if not report["ok"]:
                 print(f"divergence in record on line {line_no} at step {report['divergence']['step']}", file=sys.stderr)
                 return 1

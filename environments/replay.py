@@ -3,6 +3,7 @@
     chain = replay_prefix(env, steps)      # env freshly made; raises ReplayDivergence naming the step
     for step, chain in replay_steps(env, steps): ...   # the same, one verified step at a time
     report = replay_record(record)         # a fresh env from the registry; {"ok", "steps", "divergence"}
+                                           # (a dreamed record: {"ok": False, "refused": why}, nothing replayed)
 
 Steps of source "env" are observations (step 0 is the opening one); every other step's tool calls are
 re-executed unless the runner marked the action invalid (`meta.invalid_action`), which changed nothing.
@@ -63,9 +64,21 @@ def heard_by(env: Env, role: str, message: Any) -> bool:
     return role == ACTOR or any(slot.name == role for slot in env_meta(env.name).roles)
 
 
+def dreamed_reason(header: dict[str, Any]) -> str | None:
+    """Why a record cannot be replayed as real: it was dreamed by a world model (header.meta.dreamed), so its
+    steps never ran in an environment; None for any other record."""
+    meta = header.get("meta") if isinstance(header.get("meta"), dict) else {}
+    if meta.get("dreamed") is True:
+        return f"a dreamed trajectory (world model {meta.get('world_model') or 'unnamed'}): its screens were predicted, never played"
+    return None
+
+
 def env_for_header(header: dict[str, Any]) -> Env:
     """The environment a record was recorded in: same task, seed, options and engine version (an engine this
-    installation no longer runs is refused with EnvError("unsupported_version"), never replayed on another)."""
+    installation no longer runs is refused with EnvError("unsupported_version"), never replayed on another; a
+    dreamed record with EnvError("dreamed"))."""
+    if reason := dreamed_reason(header):
+        raise EnvError("dreamed", f"cannot replay {reason}")
     seed = header.get("seed")
     if seed is None:
         raise EnvError("no_seed", "the episode has no seed, so it cannot be replayed")
@@ -76,6 +89,8 @@ def env_for_header(header: dict[str, Any]) -> Env:
 def replay_record(record: dict[str, Any]) -> dict[str, Any]:
     """Replay a whole record in a fresh environment; also checks the final score against the header."""
     header = record["header"]
+    if reason := dreamed_reason(header):
+        return {"ok": False, "steps": len(record["steps"]), "divergence": None, "refused": f"not replayed: {reason}"}
     env = env_for_header(header)
     try:
         replay_prefix(env, record["steps"])

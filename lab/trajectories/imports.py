@@ -262,6 +262,7 @@ def export_line(record: dict[str, Any], *, fmt: str, episode_id: int, provenance
                 "env": record["header"].get("env"),
                 "task": record["header"].get("task"),
                 "score": record["header"].get("score"),
+                **({"dreamed": True} if (record["header"].get("meta") or {}).get("dreamed") is True else {}),
             },
         }
     return (json.dumps(payload, separators=(",", ":")) + "\n").encode()

@@ -161,6 +161,12 @@ class Episode(models.Model):
             return "cancelled"
         return str(self.status)
 
+    @property
+    def dreamed(self) -> bool:
+        """Whether a world model dreamed it (header.meta.dreamed): its screens were predicted, never played."""
+        header = (self.meta or {}).get("header") or {}
+        return isinstance(header.get("meta"), dict) and header["meta"].get("dreamed") is True
+
     def mark_finished(self, *, reason: str, score: dict | None = None, reward: float | None = None) -> None:
         assert reason in TERMINATION_REASONS, f"unknown termination reason {reason!r}"
         failed = reason in ("agent_error", "infrastructure_error", "unexpected_error")
