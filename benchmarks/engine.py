@@ -87,12 +87,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--grpo-turns", type=int, default=0, help="instead: one GRPO step (group of 8, LoRA r16) of this many turns")
+    parser.add_argument("--grpo-task", default=TASK, help="the GRPO step's task (default: the StoreBench-short scenario)")
     parser.add_argument("--gradient-checkpointing", action="store_true")
     parser.add_argument("--compile", action="store_true", help="also time the engine with torch.compile'd MLPs")
     parser.add_argument("--grad-accum", type=int, default=1, help="GRPO: the group's episodes in this many micro-batches (peak memory)")
     args = parser.parse_args()
     if args.grpo_turns:
-        grpo_step(args.model, args.grpo_turns, args.gradient_checkpointing, args.grad_accum)
+        grpo_step(args.model, args.grpo_turns, args.gradient_checkpointing, args.grad_accum, args.grpo_task)
         return
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -200,8 +201,8 @@ def compiled_figures(model: torch.nn.Module, prompts: list[list[int]], new: int)
     return {name: sum(values) / len(values) for name, values in figures.items()}
 
 
-def grpo_step(model: str, turns: int, gradient_checkpointing: bool, grad_accum: int = 1) -> None:
-    """One GRPO step on StoreBench-short through the recipe (a 1-episode greedy evaluation before and after included):
+def grpo_step(model: str, turns: int, gradient_checkpointing: bool, grad_accum: int = 1, task: str = TASK) -> None:
+    """One GRPO step on `task` (StoreBench-short by default) through the recipe (a 1-episode greedy evaluation before and after included):
     wall time, this process's peak RSS, and the step's on-policy check."""
     import json
     import resource
@@ -210,16 +211,18 @@ def grpo_step(model: str, turns: int, gradient_checkpointing: bool, grad_accum: 
     from training import run_recipe
 
     out = Path(tempfile.mkdtemp())
-    config = {"model": model, "task": TASK, "tasks_per_step": 1, "group_size": 8, "max_turns": turns, "max_new_tokens": 64,
+    config = {"model": model, "task": task, "tasks_per_step": 1, "group_size": 8, "max_turns": turns, "max_new_tokens": 64,
               "eval_episodes": 1, "eval_every": 0, "max_steps": 1, "lora_r": 16, "gradient_checkpointing": gradient_checkpointing, "grad_accum": grad_accum,
               "compact_tools": True, "max_result_chars": 600, "output_dir": str(out)}  # fmt: skip
     started = time.perf_counter()
     run_recipe("grpo", config)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"GRPO step ({turns} turns, group of 8 in {grad_accum} micro-batches, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
+    print(f"GRPO step ({task}, up to {turns} turns, group of 8 in {grad_accum} micro-batches, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
           f"{time.perf_counter() - started:.0f} s with two 1-episode evaluations, peak RSS {peak:.2f} GB")  # fmt: skip
     row = json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
-    print({k: row[k] for k in ("tokens", "onpolicy_logprob_diff", "onpolicy_kl", "turns_mean") if k in row})
+    print(
+        {k: row[k] for k in ("tokens", "onpolicy_logprob_diff", "onpolicy_kl", "turns_mean") if k in row}, f"load {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":
