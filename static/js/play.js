@@ -101,6 +101,10 @@
     var summary = tool && document.querySelector("#tool-" + CSS.escape(tool) + " > summary");
     var list = summary || area.querySelector(".tool-forms");
     if (list) list.focus({ preventScroll: true });
+    // The call's result is drawn above the panels: a form low in the list would leave it out of view, and the
+    // person would think nothing happened. The status bar stays in view (sticky), so the result goes just below it.
+    var result = document.getElementById("last-result");
+    if (result) result.scrollIntoView({ block: "nearest" });
   });
 })();
 

@@ -117,6 +117,8 @@ def test_an_expert_plays_from_the_keyboard_at_1280_by_800(console: Any, browser:
         page.keyboard.press("e")
         page.keyboard.press("Enter")
         page.wait_for_selector(f"#last-result >> text=Step {step}: end_window")
+        box = page.locator("#last-result").bounding_box()  # the form sits low in the list; its result is drawn above
+        assert box is not None and 0 <= box["y"] < HEIGHT, "the call's result is brought into view"
     page.keyboard.press("i")
     _step_shown(page, 1, 16)
     assert page.locator("#panel-1 tbody tr.warn, #panel-1 tbody tr.risk").count() >= 1
