@@ -231,8 +231,10 @@ class DesktopEnv(Env):
 
     def score(self) -> Score:
         s = self.session
-        if not s.finished:
-            return Score(composite=0.0, passed=False)
+        if not s.finished:  # an unfinished run scores 0, but its failed and destructive shell commands still cost
+            report = self.grader.grade(s.data, s.calls) | {"composite": 0.0, "state_ok": False}
+            shell = shell_aware(report, s.acts, [g["kind"] for g in self.desk_task.goals])
+            return Score(composite=0.0, passed=False, components={"shell_aware": shell["shell_aware"]})
         report = self.report()
         passed = report["state_ok"] and report["composite"] >= self.task.pass_threshold
         shell = shell_aware(report, s.acts, [g["kind"] for g in self.desk_task.goals])
