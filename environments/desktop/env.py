@@ -8,7 +8,9 @@ Tools
 Rewards
     0 on every step but the last, which carries the grade (grading.py): the final state against the state the
     task's solution produces, times a collateral-damage penalty, plus a CLI-aware efficiency credit for short
-    correct paths. Passing needs the right final state with no collateral damage.
+    correct paths. Passing needs the right final state with no collateral damage. The score's component
+    `shell_aware` (shell_reward.py) adds credit for reaching the goal through the shell where it is the efficient
+    path and penalises failed and destructive shell commands: what GRPO's reward_component="shell_aware" trains on.
 
 Episode End
     "agent_stop" on submit; "max_steps" after MAX_STEPS calls (graded as it stands).
@@ -38,6 +40,7 @@ from environments.desktop.drift import drift_for
 from environments.desktop.grading import Grader
 from environments.desktop.layout import APP_TITLES, Screen
 from environments.desktop.shell import run_shell
+from environments.desktop.shell_reward import Act, act_of_step, shell_aware
 from environments.desktop.state import AppData, Ui, state_json
 from environments.desktop.tasks import synthesize
 from environments.desktop.tools import OPTIONS_SCHEMA, TOOLS
@@ -54,6 +57,7 @@ class Session:
     calls: int = 0  # every tool call but submit: the "actions" of the efficiency credit
     counts: dict[str, int] = field(default_factory=lambda: {"gui": 0, "shell": 0, "ad_hits": 0, "stale_ids": 0, "noops": 0})
     goal: float = 0.0
+    acts: list[Act] = field(default_factory=list)  # every call but submit, as the shell-aware reward reads it
     finished: bool = False
     reason: str | None = None
 
@@ -115,6 +119,7 @@ class DesktopEnv(Env):
             result = self._apply(call.name, dict(call.arguments))
         if call.name != "submit":
             s.calls += 1
+            s.acts.append(act_of_step(call.name, result.is_error, (e.as_json() for e in result.events)))
         if not s.finished and s.calls >= MAX_STEPS:
             s.finished, s.reason = True, "max_steps"
         if s.finished:
@@ -226,12 +231,16 @@ class DesktopEnv(Env):
 
     def score(self) -> Score:
         s = self.session
-        if not s.finished:
-            return Score(composite=0.0, passed=False)
+        if not s.finished:  # an unfinished run scores 0, but its failed and destructive shell commands still cost
+            report = self.grader.grade(s.data, s.calls) | {"composite": 0.0, "state_ok": False}
+            shell = shell_aware(report, s.acts, [g["kind"] for g in self.desk_task.goals])
+            return Score(composite=0.0, passed=False, components={"shell_aware": shell["shell_aware"]})
         report = self.report()
         passed = report["state_ok"] and report["composite"] >= self.task.pass_threshold
+        shell = shell_aware(report, s.acts, [g["kind"] for g in self.desk_task.goals])
         return Score(composite=report["composite"], passed=passed, termination_reason=s.reason,
-                     components={"goal": report["goal"], "efficiency": report["efficiency"]}, details=report)  # fmt: skip
+                     components={"goal": report["goal"], "efficiency": report["efficiency"], "shell_aware": shell["shell_aware"]},
+                     details=report | {"shell": shell})  # fmt: skip
 
     def snapshot(self) -> bytes:
         return pickle.dumps(self.session)

@@ -159,6 +159,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.storebench_loop",
     "training.experiments.advsim",
     "training.experiments.federation",
+    "training.experiments.hybridcua",
 )
 
 
