@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from environments.core import Env, EnvError, ToolCall, chain_hash
+from environments.records import header_composite
 from environments.registry import env_meta, make
 from environments.roles import ACTOR, is_runner_call, step_role
 
@@ -97,7 +98,7 @@ def replay_record(record: dict[str, Any]) -> dict[str, Any]:
     except ReplayDivergence as exc:
         return {"ok": False, "steps": len(record["steps"]), "divergence": {"step": exc.index, "expected": exc.expected, "got": exc.got}}
     score = env.score()
-    recorded = (header.get("score") or {}).get("composite")
+    recorded = header_composite(header)
     if recorded is not None and abs(recorded - score.composite) > 1e-9:
         return {"ok": False, "steps": len(record["steps"]), "divergence": {"step": "score", "expected": recorded, "got": score.composite}}
     return {"ok": True, "steps": len(record["steps"]), "divergence": None, "composite": score.composite}

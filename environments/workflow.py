@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolSpec, chain_hash, tool_schema_hash
+from environments.records import header_composite
 from environments.roles import ROLE_NAME
 from environments.runner import apply_action, env_end_reason, opening_step
 from environments.trajectory import make_step, new_record
@@ -295,7 +296,7 @@ def role_rewards(record: dict[str, Any]) -> dict[str, float]:
     that finished, and 0 for a plan that did not validate. A role with a skipped node shares the blame for
     the plan's failure only through its share, so credit follows who did (or could not do) the work."""
     header = record["header"]
-    composite = float((header.get("score") or {}).get("composite", 0.0))
+    composite = float(header_composite(header, 0.0))
     workflow = header.get("workflow") or {}
     out: dict[str, float] = {}
     for role, totals in (workflow.get("roles") or {}).items():

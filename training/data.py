@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from environments.records import header_composite
 from environments.roles import ACTOR, step_role
 from training.context import compact_tool_listing
 from training.policies.roles import context_messages, is_actor_turn
@@ -90,7 +91,7 @@ def record_reward(record: dict[str, Any]) -> float | None:
     header = record.get("header", {})
     if isinstance(header.get("reward"), int | float):
         return float(header["reward"])
-    composite = (header.get("score") or {}).get("composite")
+    composite = header_composite(header)
     return None if composite is None else float(composite)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import header_score
 from environments.roles import ACTOR, step_role
 from training.data import AGENT_SOURCES, step_trainable, train_from_step
 from training.policies.roles import is_actor_turn
@@ -26,7 +27,7 @@ PARTIAL_ENDINGS = frozenset({"max_steps", "too_many_errors", "timeout", "context
 def partial_ending(record: dict[str, Any]) -> str:
     """The termination reason of a demonstration that was cut short, "" for one that ended by itself (or says nothing)."""
     header = record.get("header") or {}
-    reason = header.get("termination_reason") or (header.get("score") or {}).get("termination_reason") or ""
+    reason = header.get("termination_reason") or header_score(header).get("termination_reason") or ""
     return str(reason) if reason in PARTIAL_ENDINGS else ""
 
 
@@ -40,7 +41,7 @@ def record_skip_reason(record: dict[str, Any], *, recipe: str, config: dict[str,
     header = record.get("header") or {}
     if config.get("view") == "diagnosis":
         return "" if (header.get("meta") or {}).get("view") == "diagnosis" else "not a diagnosis-view record (view=diagnosis)"
-    score = header.get("score") or {}
+    score = header_score(header)
     if config.get("passed_only") and not score.get("passed"):
         return "did not pass (passed_only=true)"
     role = config.get("role") or ACTOR

@@ -28,6 +28,7 @@ from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec
 from environments.diagnosis.branching import verify_correction
 from environments.diagnosis.exports import recovery_example
 from environments.diagnosis.rules import rule_diagnose
+from environments.records import record_passed
 from environments.registry import make
 from environments.runner import run_episode
 from environments.toolgym.anchors import ExpertPolicy, _results
@@ -119,7 +120,7 @@ class AETData:
 
     @property
     def success_records(self) -> list[dict[str, Any]]:
-        return [r for r in self.episodes if (r["header"].get("score") or {}).get("passed")]
+        return [r for r in self.episodes if record_passed(r)]
 
 
 def label(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -142,7 +143,7 @@ def aet_data(task_id: str, seeds: range | list[int]) -> AETData:
     for seed in seeds:
         record = weak_episode(task_id, seed)
         data.episodes.append(record)
-        if (record["header"].get("score") or {}).get("passed"):
+        if record_passed(record):
             continue
         found = label(record)
         if found is None:

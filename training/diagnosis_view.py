@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.diagnosis.model_diagnoser import render_trajectory
+from environments.records import header_score
 from environments.trajectory import make_step, new_record
 
 DIAGNOSIS_VIEW = "diagnosis"
@@ -28,7 +29,7 @@ DIAGNOSIS_VIEW = "diagnosis"
 def diagnoser_prompt(record: dict[str, Any], *, max_chars: int = 4_000) -> str:
     """The whole failed trajectory and what to answer; short, since a diagnoser is also a small model here."""
     header = record["header"]
-    score = header.get("score") or {}
+    score = header_score(header)
     return (
         f"Failed episode of {header['env']}/{header['task']}, composite {score.get('composite')}.\n"
         f"{render_trajectory(record['steps'], max_chars=max_chars)}\n"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import header_composite
 from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, USER, step_role
 from training.data import (
     AGENT_SOURCES,
@@ -77,7 +78,7 @@ def consult_cost(record: dict[str, Any]) -> float:
 def consult_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
     """Each actor step's decision to consult or not, with its cost and the episode's outcome (reward and composite)."""
     cost, reward = consult_cost(record), record_reward(record)
-    composite = ((record.get("header") or {}).get("score") or {}).get("composite")
+    composite = header_composite(record.get("header") or {})
     out = []
     for step in role_steps(record, ACTOR):
         consulted = sum(1 for c in step.get("tool_calls") or [] if c.get("name") == CONSULT)

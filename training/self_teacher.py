@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 from environments.coaching import notes_by_actor_step
+from environments.records import record_score
 from environments.roles import USER, step_role
 from training.data import PromptStyle, TokenizedEpisode
 
@@ -59,7 +60,7 @@ def hindsight_text(record: dict[str, Any], *, outcome: bool = True) -> str:
     """The privileged context of the outcome (outcome=True) and feedback (outcome=False) teachers."""
     lines = []
     if outcome:
-        score = record["header"].get("score") or {}
+        score = record_score(record)
         passed = "passed" if score.get("passed") else "not passed"
         lines.append(f"Hindsight: this episode scored {score.get('composite', 0.0):.2f} ({passed}).")
     else:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from environments.records import header_composite
 from environments.workflow import GENERATOR
 
 
@@ -87,7 +88,7 @@ def subtree_shares(record: dict[str, Any]) -> dict[str, float]:
 def flowright_rewards(record: dict[str, Any], weights: CreditWeights = CreditWeights()) -> dict[str, float | None]:
     """Per-role rewards of one workflow record: the generator's and each team role's (module docstring)."""
     header = record["header"]
-    outcome = float((header.get("score") or {}).get("composite", 0.0))
+    outcome = float(header_composite(header, 0.0))
     workflow = header.get("workflow") or {}
     nodes = workflow.get("nodes") or []
     if not workflow.get("graph"):

@@ -21,6 +21,7 @@ from typing import Any
 
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec
 from environments.diagnosis.taxonomy import AGENT_SOURCES
+from environments.records import header_score
 from environments.replay import env_for_header
 from environments.runner import run_episode
 
@@ -110,7 +111,7 @@ class BranchOutcome:
     @classmethod
     def of(cls, record: dict[str, Any]) -> BranchOutcome:
         header = record["header"]
-        score = header.get("score") or {}
+        score = header_score(header)
         return cls(record, float(score.get("composite", 0.0)), bool(score.get("passed", False)), header.get("termination_reason"))
 
     def summary(self) -> dict[str, Any]:

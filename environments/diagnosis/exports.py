@@ -16,6 +16,7 @@ from typing import Any
 
 from environments.core import ToolSpec
 from environments.diagnosis.model_diagnoser import SUBMIT_DIAGNOSIS, diagnosis_prompt
+from environments.records import record_score
 from environments.trajectory import make_step, new_record
 
 
@@ -64,7 +65,7 @@ def recovery_example(child: dict[str, Any], diagnosis: dict[str, Any], *, retry:
 
 
 def _outcome(record: dict[str, Any]) -> dict[str, Any]:
-    score = record["header"].get("score") or {}
+    score = record_score(record)
     return {
         "composite": score.get("composite"),
         "passed": score.get("passed"),

@@ -18,6 +18,7 @@ from typing import Any
 
 from environments.core import Policy, ToolSpec, validate_arguments
 from environments.diagnosis.taxonomy import AGENT_SOURCES, CATEGORIES
+from environments.records import header_score
 from environments.trajectory import make_step
 
 SUBMIT_DIAGNOSIS = ToolSpec(
@@ -117,7 +118,7 @@ def render_trajectory(steps: list[dict[str, Any]], *, max_chars: int = 60_000) -
 
 def diagnosis_prompt(record: dict[str, Any], *, env_tools: list[ToolSpec], description: str = "", max_chars: int = 60_000) -> str:
     header = record["header"]
-    score = header.get("score") or {}
+    score = header_score(header)
     taxonomy = "\n".join(f"- {key}: {text}" for key, text in CATEGORIES.items())
     tool_names = ", ".join(t.name for t in env_tools)
     return (

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from environments.phantom.anchors import ANCHOR_NAMES
+from environments.records import header_components
 
 COLUMNS = ("searches", "opens", "calls", "searches_per_article", "exact_match")
 
@@ -41,7 +42,7 @@ def episode_row(record: dict[str, Any]) -> dict[str, float]:
         "opens": float(names.count("open_article")),
         "calls": float(len(names)),
         "searches_per_article": searches / len(question.support),
-        "exact_match": float((header.get("score") or {}).get("components", {}).get("exact_match", 0.0)),
+        "exact_match": float(header_components(header).get("exact_match", 0.0)),
     }
 
 

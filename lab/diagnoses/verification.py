@@ -16,6 +16,7 @@ from django.db import transaction
 
 from environments.core import EnvError
 from environments.diagnosis.branching import verify_correction
+from environments.records import record_score
 from environments.replay import ReplayDivergence
 from lab.diagnoses.analysis import record_env
 from lab.diagnoses.models import Diagnosis, Verification
@@ -103,7 +104,7 @@ def diagnosis_verify(*, diagnosis: Diagnosis, agent: AgentConfig | None = None, 
         _mark(diagnosis, Verification.FAILED, {"error": f"{type(exc).__name__}: {exc}"[:1000]})
         _link_children(diagnosis, sinks)
         return diagnosis
-    score = record["header"].get("score") or {}
+    score = record_score(record)
     result = {
         **outcome.as_json(),
         "parent": {"episode": parent.pk, "composite": score.get("composite"), "passed": score.get("passed"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from environments.records import Header, header_score
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, step_role, without_private_notes
 from lab.trajectories.models import Episode, Step
 from lab.trajectories.shared import episode_header
@@ -68,8 +69,8 @@ def _number(value: Any) -> float:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
-def _outcome(header: dict[str, Any]) -> dict[str, Any]:
-    score = header.get("score") or {}
+def _outcome(header: Header) -> dict[str, Any]:
+    score = header_score(header)
     return {"composite": score.get("composite"), "passed": score.get("passed"), "reward": header.get("reward")}
 
 

@@ -41,6 +41,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from environments.records import record_passed
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 TRAIN_SET = "storebench/train"
@@ -221,7 +222,7 @@ def _make_views(values: dict[str, Any], jobs: list[tuple[str, int]], turns: int,
         )  # fmt: skip
     views, summaries = [], []
     for (task, seed), record in zip(jobs, records, strict=True):
-        if (record["header"].get("score") or {}).get("passed"):
+        if record_passed(record):
             summaries.append({"task": task, "seed": seed, "passed": True})
             continue
         view, summary = recovery_view(record)

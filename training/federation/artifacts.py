@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from environments.records import header_passed, header_score
 from training.federation.redact import PrivateRedactor
 
 KINDS = ("skills", "adapter", "stats")
@@ -62,7 +63,7 @@ _WORD = re.compile(r"[A-Za-z0-9_-]+")
 
 def distill_skill(record: dict[str, Any]) -> str | None:
     """A passed episode's procedure with every argument value replaced by its provenance, or None (failed, no calls)."""
-    if not (record.get("header", {}).get("score") or {}).get("passed"):
+    if not header_passed(record.get("header", {})):
         return None
     steps = record.get("steps") or []
     question = next((str(s.get("message") or "") for s in steps if s.get("source") in ("env", "user")), "")
@@ -133,7 +134,7 @@ def skills_of(artifact: Artifact) -> list[str]:
 def stats_artifact(records: Sequence[dict[str, Any]], *, source: str, round: int) -> Artifact:
     """Counts and means only: episodes, passed, composite_mean, calls_mean."""
     n = len(records)
-    scores = [(r.get("header", {}).get("score") or {}) for r in records]
+    scores = [header_score(r.get("header", {})) for r in records]
     calls = [sum(len(s.get("tool_calls") or []) for s in r.get("steps") or []) for r in records]
     stats = {"episodes": float(n), "passed": float(sum(1 for s in scores if s.get("passed"))),
              "composite_mean": sum(float(s.get("composite", 0.0)) for s in scores) / max(n, 1), "calls_mean": sum(calls) / max(n, 1)}  # fmt: skip

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from environments.records import record_passed
 from training.config import ConfigError, TrainConfig
 from training.config_fields import EpisodeDataFields, PromptStyleFields, TrainSeedFields
 from training.data import PromptStyle, TokenizedEpisode, collate, read_records, tokenize_record
@@ -179,7 +180,7 @@ def demonstrations(config: EvokeConfig) -> list[dict[str, Any]]:
 
     seeds = range(config.train_seed_start, config.train_seed_start + config.train_seeds)
     records = [demonstration(t, s) for t in config.tasks for s in seeds]
-    return [r for r in records if (r["header"].get("score") or {}).get("passed")]
+    return [r for r in records if record_passed(r)]
 
 
 def state_of(record: dict[str, Any], config: EvokeConfig, draw: int) -> GoalSwap | None:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from environments.records import header_components, record_passed
 from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
 from training.data import record_reward
@@ -118,7 +119,7 @@ def training_reward(record: dict[str, Any], component: str, *, steps: bool = Fal
         return float(sum(float(s.get("reward") or 0.0) for s in record["steps"] if s.get("source") == "agent"))
     if not component:
         return record_reward(record)
-    components = (record["header"].get("score") or {}).get("components") or {}
+    components = header_components(record["header"])
     if component not in components:
         raise ValueError(f"reward_component={component!r}: the score of {record['header'].get('task')} has only {sorted(components)}")
     return float(components[component])
@@ -133,7 +134,7 @@ def grpo_advantages(records: list[dict[str, Any]], rewards: torch.Tensor, config
     descriptors = [describe(r) for r in records]
     metrics = {"descriptor_diversity": grouped_diversity(descriptors, groups), "diversity_bonus_mean": 0.0}
     if config.diversity_coef > 0:
-        passed = [bool((r["header"].get("score") or {}).get("passed")) for r in records]
+        passed = [bool(record_passed(r)) for r in records]
         bonus = config.diversity_coef * diversity_bonus(descriptors, passed, groups)
         advantages = advantages + bonus
         metrics["diversity_bonus_mean"] = float(bonus.mean())

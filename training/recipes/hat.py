@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from environments.records import record_passed
 from environments.roles import HARNESS_LEVELS
 from training.config import TrainConfig
 from training.config_fields import EpisodeDataFields, PromptStyleFields
@@ -125,7 +126,7 @@ def stage_pools(records: list[dict[str, Any]], config: HATConfig) -> list[list[d
 def run(config: HATConfig, hooks: Hooks | None = None) -> RunResult:
     trainer = Trainer(config, recipe="hat", hooks=hooks)
     pad_id = trainer.tokenizer.pad_token_id
-    records = [r for r in read_records(config.data) if not config.passed_only or (r["header"].get("score") or {}).get("passed")]
+    records = [r for r in read_records(config.data) if not config.passed_only or record_passed(r)]
     assert records, f"no records left in {config.data} (passed_only={config.passed_only})"
     pools = stage_pools(records, config)
     tokenized: dict[int, TokenizedEpisode] = {}  # a record is tokenized when a batch first draws it: short runs read few

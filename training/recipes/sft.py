@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from environments.records import header_score
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.config_fields import EpisodeDataFields, PromptStyleFields, ReferenceKLFields
@@ -157,7 +158,7 @@ def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dic
         return [as_diagnoser_record(r) for r in records if ((r.get("header") or {}).get("meta") or {}).get("view") == DIAGNOSIS_VIEW]
     kept = []
     for record in records:
-        score = record.get("header", {}).get("score") or {}
+        score = header_score(record.get("header", {}))
         if config.passed_only and not score.get("passed"):
             continue
         if config.role == ACTOR and config.min_score is not None and score.get("composite", 0.0) < config.min_score:
