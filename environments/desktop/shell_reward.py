@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from environments.records import record_score
+
 SHELL_WEIGHT = 0.2
 FAILED_PENALTY, FAILED_CAP = 0.05, 0.25
 DESTRUCTIVE_PENALTY, DESTRUCTIVE_CAP = 0.5, 1.0
@@ -119,8 +121,7 @@ def shell_aware_of_record(record: dict[str, Any]) -> dict[str, float]:
     """The same reward from a finished desktop record: its steps' calls, results and events, and the grade in its
     header's score details; submit is not an act. A record keeps one events list per step, so a step of several
     calls gives its events to its last call (the environment's own log, and so the score component, splits them)."""
-    header = record["header"]
-    details = (header.get("score") or {}).get("details") or {}
+    details = record_score(record).get("details") or {}
     acts = []
     for step in record["steps"]:
         if step.get("source") == "env" or (step.get("meta") or {}).get("invalid_action"):
