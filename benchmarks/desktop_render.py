@@ -29,38 +29,97 @@ def _w(id: str, role: str, bounds: tuple[int, int, int, int], name: str = "", **
 
 
 def busy_tree() -> Widget:
-    icons = [_w(f"icon-{n}", "icon", (16, 16 + 90 * i, 72, 84), n.title(), style={"icon": n, "color": "#ffffff"})
-             for i, n in enumerate(("folder", "mail", "calendar", "gear", "cart", "terminal", "trash"))]  # fmt: skip
-    items = [_w(f"file-{i}", "listitem", (110, 84 + 22 * i, 380, 22), f"report-{i:02d}.txt", value=f"{i * 3 + 1} kB",
-                states=frozenset({"selected"}) if i == 4 else frozenset(), style={"icon": "folder" if i % 5 == 0 else "file"})
-             for i in range(40)]  # fmt: skip
-    files = _w("files", "window", (100, 40, 420, 700), "Files", children=[
-        _w("files-list", "list", (110, 84, 380, 640), children=items),
-        _w("files-scroll", "scrollbar", (492, 84, 12, 640), style={"thumb": [0.1, 0.4]}),
-    ])  # fmt: skip
-    header = _w("mail-head", "row", (540, 150, 700, 22), style={"header": True}, children=[
-        _w(f"mail-h{c}", "cell", (540 + 175 * c, 150, 175, 22), value=t, style={"bold": True}) for c, t in enumerate(("From", "Subject", "Date", "Size"))
-    ])  # fmt: skip
-    rows = [_w(f"mail-{r}", "row", (540, 172 + 18 * r, 700, 18), states=frozenset({"selected"}) if r == 2 else frozenset(), children=[
+    icons = [
+        _w(f"icon-{n}", "icon", (16, 16 + 90 * i, 72, 84), n.title(), style={"icon": n, "color": "#ffffff"})
+        for i, n in enumerate(("folder", "mail", "calendar", "gear", "cart", "terminal", "trash"))
+    ]
+    items = [
+        _w(
+            f"file-{i}",
+            "listitem",
+            (110, 84 + 22 * i, 380, 22),
+            f"report-{i:02d}.txt",
+            value=f"{i * 3 + 1} kB",
+            states=frozenset({"selected"}) if i == 4 else frozenset(),
+            style={"icon": "folder" if i % 5 == 0 else "file"},
+        )
+        for i in range(40)
+    ]
+    files = _w(
+        "files",
+        "window",
+        (100, 40, 420, 700),
+        "Files",
+        children=[
+            _w("files-list", "list", (110, 84, 380, 640), children=items),
+            _w("files-scroll", "scrollbar", (492, 84, 12, 640), style={"thumb": [0.1, 0.4]}),
+        ],
+    )
+    header = _w(
+        "mail-head",
+        "row",
+        (540, 150, 700, 22),
+        style={"header": True},
+        children=[
+            _w(f"mail-h{c}", "cell", (540 + 175 * c, 150, 175, 22), value=t, style={"bold": True})
+            for c, t in enumerate(("From", "Subject", "Date", "Size"))
+        ],
+    )
+    rows = [
+        _w(
+            f"mail-{r}",
+            "row",
+            (540, 172 + 18 * r, 700, 18),
+            states=frozenset({"selected"}) if r == 2 else frozenset(),
+            children=[
                 _w(f"mail-{r}-{c}", "cell", (540 + 175 * c, 172 + 18 * r, 175, 18), value=v, style={"size": 11})
-                for c, v in enumerate((f"sender{r}@example.org", f"Quarterly numbers, part {r} of the long thread", f"2026-11-{r % 28 + 1:02d}", f"{r * 7} kB"))])
-            for r in range(30)]  # fmt: skip
-    mail = _w("mail", "window", (530, 60, 720, 720), "Mail — Inbox", states=frozenset({"focused"}), children=[
-        _w("mail-title", "titlebar", (530, 60, 720, 28), "Mail — Inbox", style={"icon": "mail"}),
-        _w("mail-tabs", "tablist", (530, 88, 720, 28), children=[
-            _w(f"mail-tab-{t}", "tab", (530 + 110 * i, 88, 110, 28), t, states=frozenset({"selected"}) if i == 0 else frozenset())
-            for i, t in enumerate(("Inbox", "Sent", "Drafts", "Archive"))]),
-        _w("mail-search", "textbox", (540, 122, 300, 24), "Search mail", value="quarterly", states=frozenset({"focused"})),
-        _w("mail-compose", "button", (850, 122, 100, 24), "Compose", style={"primary": True, "icon": "mail"}),
-        _w("mail-table", "table", (540, 150, 700, 560), children=[header, *rows]),
-        _w("mail-unread", "checkbox", (960, 122, 140, 24), "Unread only", states=frozenset({"checked"})),
-        _w("mail-help", "link", (1110, 122, 120, 24), "Keyboard help"),
-    ])  # fmt: skip
-    dialog = _w("confirm", "dialog", (420, 300, 360, 150), "Move 3 files?", children=[
-        _w("confirm-text", "text", (430, 336, 340, 40), value="Move report-01.txt, report-02.txt\nand report-03.txt to Archive?"),
-        _w("confirm-ok", "button", (560, 400, 100, 28), "Move", style={"primary": True}),
-        _w("confirm-cancel", "button", (670, 400, 100, 28), "Cancel"),
-    ])  # fmt: skip
+                for c, v in enumerate(
+                    (
+                        f"sender{r}@example.org",
+                        f"Quarterly numbers, part {r} of the long thread",
+                        f"2026-11-{r % 28 + 1:02d}",
+                        f"{r * 7} kB",
+                    )
+                )
+            ],
+        )
+        for r in range(30)
+    ]
+    mail = _w(
+        "mail",
+        "window",
+        (530, 60, 720, 720),
+        "Mail — Inbox",
+        states=frozenset({"focused"}),
+        children=[
+            _w("mail-title", "titlebar", (530, 60, 720, 28), "Mail — Inbox", style={"icon": "mail"}),
+            _w(
+                "mail-tabs",
+                "tablist",
+                (530, 88, 720, 28),
+                children=[
+                    _w(f"mail-tab-{t}", "tab", (530 + 110 * i, 88, 110, 28), t, states=frozenset({"selected"}) if i == 0 else frozenset())
+                    for i, t in enumerate(("Inbox", "Sent", "Drafts", "Archive"))
+                ],
+            ),
+            _w("mail-search", "textbox", (540, 122, 300, 24), "Search mail", value="quarterly", states=frozenset({"focused"})),
+            _w("mail-compose", "button", (850, 122, 100, 24), "Compose", style={"primary": True, "icon": "mail"}),
+            _w("mail-table", "table", (540, 150, 700, 560), children=[header, *rows]),
+            _w("mail-unread", "checkbox", (960, 122, 140, 24), "Unread only", states=frozenset({"checked"})),
+            _w("mail-help", "link", (1110, 122, 120, 24), "Keyboard help"),
+        ],
+    )
+    dialog = _w(
+        "confirm",
+        "dialog",
+        (420, 300, 360, 150),
+        "Move 3 files?",
+        children=[
+            _w("confirm-text", "text", (430, 336, 340, 40), value="Move report-01.txt, report-02.txt\nand report-03.txt to Archive?"),
+            _w("confirm-ok", "button", (560, 400, 100, 28), "Move", style={"primary": True}),
+            _w("confirm-cancel", "button", (670, 400, 100, 28), "Cancel"),
+        ],
+    )
     ad = _w(
         "promo",
         "banner",

@@ -60,9 +60,16 @@ def matmul_rate(dtype: torch.dtype, seconds: float = 2.0) -> float:
 
 def hf_one(model: torch.nn.Module, prompt: list[int], new: int, pad_id: int) -> list[int]:
     out = model.generate(
-        input_ids=torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long), max_new_tokens=new,
-        min_new_tokens=new, do_sample=True, top_k=0, top_p=1.0, temperature=1.0, pad_token_id=pad_id,
-    )  # fmt: skip
+        input_ids=torch.tensor([prompt]),
+        attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+        max_new_tokens=new,
+        min_new_tokens=new,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.0,
+        pad_token_id=pad_id,
+    )
     return out[0, len(prompt) :].tolist()
 
 
@@ -70,8 +77,17 @@ def hf_batched(model: torch.nn.Module, prompts: list[list[int]], new: int, pad_i
     width = max(map(len, prompts))
     ids = torch.tensor([[pad_id] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new, min_new_tokens=new, do_sample=True, top_k=0, top_p=1.0,
-                   temperature=1.0, pad_token_id=pad_id)  # fmt: skip
+    model.generate(
+        input_ids=ids,
+        attention_mask=mask,
+        max_new_tokens=new,
+        min_new_tokens=new,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.0,
+        pad_token_id=pad_id,
+    )
 
 
 def timed(fn: object) -> float:
@@ -100,8 +116,10 @@ def main() -> None:
     threads = free_cores()
     torch.set_num_threads(threads)
     dtype = torch.bfloat16 if bf16_supported() else torch.float32
-    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, torch threads {threads}, "
-          f"cpu capability {torch.backends.cpu.get_cpu_capability()}, bf16 native {bf16_supported()}; torch {torch.__version__}")  # fmt: skip
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, torch threads {threads}, "
+        f"cpu capability {torch.backends.cpu.get_cpu_capability()}, bf16 native {bf16_supported()}; torch {torch.__version__}"
+    )
     rates = {"bf16": matmul_rate(torch.bfloat16), "fp32": matmul_rate(torch.float32)}
     print(f"matmul rate now: bf16 {rates['bf16'] / 1e9:.1f} GFLOP/s, fp32 {rates['fp32'] / 1e9:.1f} GFLOP/s")
     tokenizer = AutoTokenizer.from_pretrained(args.model)
@@ -111,9 +129,11 @@ def main() -> None:
     style = PromptStyle(compact_tools=True, max_result_chars=600)
     prompts = [_start(TASK, seed, tokenizer, None, style, 40).prompt_ids for seed in range(args.episodes)]
     new = args.new_tokens
-    print(f"model: {Path(args.model).name}, {params / 1e6:.1f}M parameters, {dtype}; {len(prompts)} prompts of "
-          f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens ({TASK}, {len(set(map(tuple, prompts)))} distinct), "
-          f"{new} new tokens each")  # fmt: skip
+    print(
+        f"model: {Path(args.model).name}, {params / 1e6:.1f}M parameters, {dtype}; {len(prompts)} prompts of "
+        f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens ({TASK}, {len(set(map(tuple, prompts)))} distinct), "
+        f"{new} new tokens each"
+    )
 
     def share(tok_s: float) -> str:
         return f"{2 * params * tok_s / rate:.1%} of the matmul rate"
@@ -138,8 +158,10 @@ def main() -> None:
     print(f"\n1. decode, {len(prompts)} concurrent episodes (prefill + {new} tokens each), tokens/s:")
     for name, value in figures.items():
         print(f"   {name:<18} {value:7.1f}  ({share(value)})")
-    print(f"   engine / one-at-a-time = {figures['engine'] / figures['hf one-at-a-time']:.2f}x (target 5x); "
-          f"engine / batched = {figures['engine'] / figures['hf batched']:.2f}x (target 1.5x)")  # fmt: skip
+    print(
+        f"   engine / one-at-a-time = {figures['engine'] / figures['hf one-at-a-time']:.2f}x (target 5x); "
+        f"engine / batched = {figures['engine'] / figures['hf batched']:.2f}x (target 1.5x)"
+    )
 
     # 2. one long episode: scripted tool results appended after each turn
     live = _start(TASK, 0, tokenizer, None, style, 40)
@@ -159,13 +181,19 @@ def main() -> None:
             cached_times.append(time.perf_counter() - started)
             plain_times.append(timed(lambda p=prompt: hf_one(model, p, turn_new, tokenizer.pad_token_id)))
             prompt = prompt + ids + [tokenizer.eos_token_id] + tool_ids
-    print(f"\n2. one {args.turns}-turn episode ({turn_new} sampled + {len(tool_ids) + 1} scripted tokens a turn; "
-          f"{len(live.prompt_ids)} -> {len(prompt)} tokens of context), seconds per turn:")  # fmt: skip
+    print(
+        f"\n2. one {args.turns}-turn episode ({turn_new} sampled + {len(tool_ids) + 1} scripted tokens a turn; "
+        f"{len(live.prompt_ids)} -> {len(prompt)} tokens of context), seconds per turn:"
+    )
     for turn in sorted({0, args.turns // 2 - 1, args.turns - 1}):
-        print(f"   turn {turn + 1:>2}: engine (cache kept) {cached_times[turn]:6.2f}   re-prefill (HF generate) {plain_times[turn]:6.2f}   "
-              f"= {plain_times[turn] / cached_times[turn]:.2f}x")  # fmt: skip
-    print(f"   whole episode: engine {sum(cached_times):.1f} s, re-prefill {sum(plain_times):.1f} s = "
-          f"{sum(plain_times) / sum(cached_times):.2f}x; at turn {args.turns}: {plain_times[-1] / cached_times[-1]:.2f}x (target 3x)")  # fmt: skip
+        print(
+            f"   turn {turn + 1:>2}: engine (cache kept) {cached_times[turn]:6.2f}   re-prefill (HF generate) {plain_times[turn]:6.2f}   "
+            f"= {plain_times[turn] / cached_times[turn]:.2f}x"
+        )
+    print(
+        f"   whole episode: engine {sum(cached_times):.1f} s, re-prefill {sum(plain_times):.1f} s = "
+        f"{sum(plain_times) / sum(cached_times):.2f}x; at turn {args.turns}: {plain_times[-1] / cached_times[-1]:.2f}x (target 3x)"
+    )
 
 
 def compiled_figures(model: torch.nn.Module, prompts: list[list[int]], new: int) -> dict[str, float]:
@@ -211,14 +239,30 @@ def grpo_step(model: str, turns: int, gradient_checkpointing: bool, grad_accum: 
     from training import run_recipe
 
     out = Path(tempfile.mkdtemp())
-    config = {"model": model, "task": task, "tasks_per_step": 1, "group_size": 8, "max_turns": turns, "max_new_tokens": 64,
-              "eval_episodes": 1, "eval_every": 0, "max_steps": 1, "lora_r": 16, "gradient_checkpointing": gradient_checkpointing, "grad_accum": grad_accum,
-              "compact_tools": True, "max_result_chars": 600, "output_dir": str(out)}  # fmt: skip
+    config = {
+        "model": model,
+        "task": task,
+        "tasks_per_step": 1,
+        "group_size": 8,
+        "max_turns": turns,
+        "max_new_tokens": 64,
+        "eval_episodes": 1,
+        "eval_every": 0,
+        "max_steps": 1,
+        "lora_r": 16,
+        "gradient_checkpointing": gradient_checkpointing,
+        "grad_accum": grad_accum,
+        "compact_tools": True,
+        "max_result_chars": 600,
+        "output_dir": str(out),
+    }
     started = time.perf_counter()
     run_recipe("grpo", config)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"GRPO step ({task}, up to {turns} turns, group of 8 in {grad_accum} micro-batches, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
-          f"{time.perf_counter() - started:.0f} s with two 1-episode evaluations, peak RSS {peak:.2f} GB")  # fmt: skip
+    print(
+        f"GRPO step ({task}, up to {turns} turns, group of 8 in {grad_accum} micro-batches, LoRA r16, gradient checkpointing {gradient_checkpointing}): "
+        f"{time.perf_counter() - started:.0f} s with two 1-episode evaluations, peak RSS {peak:.2f} GB"
+    )
     row = json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
     print(
         {k: row[k] for k in ("tokens", "onpolicy_logprob_diff", "onpolicy_kl", "turns_mean") if k in row}, f"load {os.getloadavg()[0]:.1f}"

@@ -64,9 +64,17 @@ def _model_server(latency_s: float) -> ThreadingHTTPServer:
             prompt = " ".join(str(m.get("content") or "") for m in body["messages"])
             word = (re.search(r"Say the word (\w+)", prompt) or re.search(r"(\w+)", "none")).group(1)  # type: ignore[union-attr]
             call = {"id": "c1", "type": "function", "function": {"name": "say", "arguments": json.dumps({"word": word})}}
-            data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                                            "finish_reason": "tool_calls"}]}).encode()  # fmt: skip
+            data = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"}
+                    ],
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -87,9 +95,17 @@ def _measure(workers: int, rollouts: int, env: dict[str, str], logs: Path) -> fl
     from lab.rollouts.tasks import run_rollout
 
     queue = f"bench-{workers}"
-    processes = [subprocess.Popen([sys.executable, "-c", _LAUNCHER, queue, f"bench{workers}-{i}@%h"], cwd=ROOT, env=env,
-                                  stdout=(logs / f"{queue}-{i}.log").open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
-                 for i in range(workers)]  # fmt: skip
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, queue, f"bench{workers}-{i}@%h"],
+            cwd=ROOT,
+            env=env,
+            stdout=(logs / f"{queue}-{i}.log").open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        for i in range(workers)
+    ]
     try:
         time.sleep(1.0)
         deadline = time.monotonic() + 300
@@ -127,8 +143,14 @@ def main() -> None:
     database_url, broker_url = _urls()
     model = _model_server(args.latency_ms / 1000)
     endpoints = json.dumps({"simulated": {"base_url": f"http://127.0.0.1:{model.server_address[1]}/v1"}})
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": broker_url, "PRACTICUM_ENDPOINTS": endpoints,
-           "DJANGO_SETTINGS_MODULE": "lab.settings", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": broker_url,
+        "PRACTICUM_ENDPOINTS": endpoints,
+        "DJANGO_SETTINGS_MODULE": "lab.settings",
+        "PYTHONUNBUFFERED": "1",
+    }
     os.environ.update(env)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
     import django
@@ -138,8 +160,15 @@ def main() -> None:
     from lab.trajectories.models import AgentConfig
 
     project = project_create(name="Fleet bench", slug="fleet-bench")
-    AgentConfig.objects.create(project=project, name="simulated", kind="openai", model="sim", endpoint="simulated",
-                               sampling={"max_retries": 0}, harness={"max_turns": 4})  # fmt: skip
+    AgentConfig.objects.create(
+        project=project,
+        name="simulated",
+        kind="openai",
+        model="sim",
+        endpoint="simulated",
+        sampling={"max_retries": 0},
+        harness={"max_turns": 4},
+    )
     logs = Path(os.environ.get("PRACTICUM_VAR_DIR", ROOT / "var")) / "fleet-bench"
     logs.mkdir(parents=True, exist_ok=True)
     print(f"{args.rollouts} toolgym/echo rollouts, one model call each at {args.latency_ms} ms; solo workers\n")

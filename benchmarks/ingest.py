@@ -47,21 +47,42 @@ def make_records(episodes: int, steps: int, run: int = 0) -> list[dict]:
     """`run` makes each repeat's content its own, so no repeat finds the previous one's episodes stored."""
     records = []
     for e in range(episodes):
-        records.append({
-            "schema_version": "practicum.trajectory/1",
-            "header": {"env": "storebench", "task": f"bench-{e % 10}", "seed": e, "source": "upload", "metrics": {"run": run},
-                       "policy": {"name": "bench-agent", "kind": "external"}, "termination_reason": "horizon_reached",
-                       "score": {"composite": (e % 100) / 100, "passed": e % 3 == 0, "components": {"profit": 0.5}}},
-            "steps": [
-                {"index": i, "source": "agent", "message": f"Day {i // 4}: checking stock for SKU-{i % 37:03d} before reordering.",
-                 "tool_calls": [{"id": f"call_{i}", "name": "get_inventory", "arguments": {"sku": f"SKU-{i % 37:03d}"}}],
-                 "results": [{"call_id": f"call_{i}", "content": {"sku": f"SKU-{i % 37:03d}", "available": i * 3 % 50, "reserved": i % 7,
-                                                                   "incoming": 10}, "is_error": False}],
-                 "reward": 0.0, "sim_time_start": i * 15.0, "sim_time_end": i * 15.0 + 5, "state_hash": f"{e:08x}{i:08x}",
-                 "events": [{"entity": f"sku:SKU-{i % 37:03d}", "field": "available", "op": "read"}]}
-                for i in range(steps)
-            ],
-        })  # fmt: skip
+        records.append(
+            {
+                "schema_version": "practicum.trajectory/1",
+                "header": {
+                    "env": "storebench",
+                    "task": f"bench-{e % 10}",
+                    "seed": e,
+                    "source": "upload",
+                    "metrics": {"run": run},
+                    "policy": {"name": "bench-agent", "kind": "external"},
+                    "termination_reason": "horizon_reached",
+                    "score": {"composite": (e % 100) / 100, "passed": e % 3 == 0, "components": {"profit": 0.5}},
+                },
+                "steps": [
+                    {
+                        "index": i,
+                        "source": "agent",
+                        "message": f"Day {i // 4}: checking stock for SKU-{i % 37:03d} before reordering.",
+                        "tool_calls": [{"id": f"call_{i}", "name": "get_inventory", "arguments": {"sku": f"SKU-{i % 37:03d}"}}],
+                        "results": [
+                            {
+                                "call_id": f"call_{i}",
+                                "content": {"sku": f"SKU-{i % 37:03d}", "available": i * 3 % 50, "reserved": i % 7, "incoming": 10},
+                                "is_error": False,
+                            }
+                        ],
+                        "reward": 0.0,
+                        "sim_time_start": i * 15.0,
+                        "sim_time_end": i * 15.0 + 5,
+                        "state_hash": f"{e:08x}{i:08x}",
+                        "events": [{"entity": f"sku:SKU-{i % 37:03d}", "field": "available", "op": "read"}],
+                    }
+                    for i in range(steps)
+                ],
+            }
+        )
     return records
 
 
@@ -132,9 +153,23 @@ def main() -> None:
     gc.disable()
     copy_times = []
     for run, records in enumerate(runs):
-        rows = [(e, s["index"], s["source"], json.dumps(s.get("message")), json.dumps(s["tool_calls"]), json.dumps(s["results"]),
-                 s["reward"], s["sim_time_start"], s["sim_time_end"], json.dumps(s["events"]), s["state_hash"])
-                for e, record in enumerate(records) for s in record["steps"]]  # fmt: skip
+        rows = [
+            (
+                e,
+                s["index"],
+                s["source"],
+                json.dumps(s.get("message")),
+                json.dumps(s["tool_calls"]),
+                json.dumps(s["results"]),
+                s["reward"],
+                s["sim_time_start"],
+                s["sim_time_end"],
+                json.dumps(s["events"]),
+                s["state_hash"],
+            )
+            for e, record in enumerate(records)
+            for s in record["steps"]
+        ]
         with connection.cursor() as cursor:
             cursor.execute(
                 f"CREATE TABLE bench_copy_{run} (episode_id int, index int, source text, message jsonb, tool_calls jsonb, results jsonb,"

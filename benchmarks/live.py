@@ -127,8 +127,13 @@ def main() -> None:
     project = project_create(name="Live bench", slug="live-bench")
     membership_set(project=project, user=user, role="owner")
     session = SessionStore()
-    session.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
-                    HASH_SESSION_KEY: user.get_session_auth_hash()})  # fmt: skip
+    session.update(
+        {
+            SESSION_KEY: str(user.pk),
+            BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+            HASH_SESSION_KEY: user.get_session_auth_hash(),
+        }
+    )
     session.create()
 
     env_name, _, key = args.task.partition("/")
@@ -142,8 +147,13 @@ def main() -> None:
     after = StreamCounter.objects.get(stream=f"episode:{job.episode.pk}").last_seq
 
     port = _free_port()
-    daphne = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "lab.asgi:application"], cwd=ROOT,
-                              env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    daphne = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "lab.asgi:application"],
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         _wait_port(port)
         ctx = multiprocessing.get_context("spawn")
@@ -187,10 +197,14 @@ def _report(args: Any, episode: int, committed: dict[int, float], received: list
         return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))]
 
     print(f"episode {episode}: {args.agent} on {args.task} seed {args.seed}, {steps} steps in {elapsed:.1f} s (pace {args.pace_ms} ms)")
-    print(f"{len(received)} clients, {len(latencies)} step events received of {steps * len(received)} expected; "
-          f"{in_order}/{len(received)} clients got every event once and in order")  # fmt: skip
-    print(f"commit -> receipt latency: p50 {pct(50):.1f} ms  p95 {pct(95):.1f} ms  p99 {pct(99):.1f} ms  max {latencies[-1]:.1f} ms  "
-          f"mean {statistics.fmean(latencies):.1f} ms")  # fmt: skip
+    print(
+        f"{len(received)} clients, {len(latencies)} step events received of {steps * len(received)} expected; "
+        f"{in_order}/{len(received)} clients got every event once and in order"
+    )
+    print(
+        f"commit -> receipt latency: p50 {pct(50):.1f} ms  p95 {pct(95):.1f} ms  p99 {pct(99):.1f} ms  max {latencies[-1]:.1f} ms  "
+        f"mean {statistics.fmean(latencies):.1f} ms"
+    )
     print("goal p95 < 100 ms:", "met" if pct(95) < 100 else "NOT met")
 
 

@@ -57,8 +57,15 @@ def generate(episodes: int) -> tuple[object, int]:
     projects = [project_create(name=f"Project {i}", slug=f"p{i}") for i in range(3)]
     for project in projects[:2]:
         membership_set(project=project, user=user, role="researcher")
-    tasks = {p.pk: [Task.objects.create(project=p, env="storebench", env_version="1.0.0", key=f"scenario-{k}", split=("train", "dev", "test")[k % 3])
-                    for k in range(16)] for p in projects}  # fmt: skip
+    tasks = {
+        p.pk: [
+            Task.objects.create(
+                project=p, env="storebench", env_version="1.0.0", key=f"scenario-{k}", split=("train", "dev", "test")[k % 3]
+            )
+            for k in range(16)
+        ]
+        for p in projects
+    }
     kinds = ["scripted"] * 4 + ["hf"] * 4 + ["openai"] * 2 + ["human"] * 2
     agents = {p.pk: [AgentConfig.objects.create(project=p, name=f"agent-{a}", kind=kinds[a]) for a in range(12)] for p in projects}
     now = timezone.now()
@@ -70,10 +77,22 @@ def generate(episodes: int) -> tuple[object, int]:
         status = rng.choices(["finished", "running", "failed", "abandoned"], weights=[90, 4, 4, 2])[0]
         composite = round(rng.random(), 4) if status == "finished" else None
         source = "human" if agent.kind == "human" else rng.choice(["rollout", "rollout", "upload"])
-        batch.append(Episode(project=project, task=rng.choice(tasks[project.pk]), agent=agent, seed=rng.randrange(50), source=source, status=status,
-                             termination_reason="horizon_reached" if status == "finished" else "", composite=composite,
-                             passed=None if composite is None else composite > 0.5, score={"composite": composite, "components": {"profit": composite}} if composite is not None else None,
-                             step_count=rng.randrange(50, 900), meta={"header": {"env": "storebench", "task": "x", "source": source}}))  # fmt: skip
+        batch.append(
+            Episode(
+                project=project,
+                task=rng.choice(tasks[project.pk]),
+                agent=agent,
+                seed=rng.randrange(50),
+                source=source,
+                status=status,
+                termination_reason="horizon_reached" if status == "finished" else "",
+                composite=composite,
+                passed=None if composite is None else composite > 0.5,
+                score={"composite": composite, "components": {"profit": composite}} if composite is not None else None,
+                step_count=rng.randrange(50, 900),
+                meta={"header": {"env": "storebench", "task": "x", "source": source}},
+            )
+        )
         if len(batch) == 5000:
             Episode.objects.bulk_create(batch)
             batch.clear()
@@ -81,12 +100,33 @@ def generate(episodes: int) -> tuple[object, int]:
     # Spread creation times over 90 days (auto_now_add stamped them all "now").
     with connection.cursor() as cursor:
         cursor.execute("UPDATE trajectories_episode SET created_at = %s - (id * interval '77 seconds')", [now])
-    long = Episode.objects.create(project=projects[0], task=tasks[projects[0].pk][0], agent=agents[projects[0].pk][0], seed=1, source="rollout",
-                                  status="finished", composite=0.5, passed=False, step_count=2000, meta={"header": {}})  # fmt: skip
-    steps = [make_step(index=s, message=f"Day {s // 40}: step {s}", tool_calls=[{"id": f"c{s}", "name": "get_inventory", "arguments": {"category": "shirts"}}],
-                       results=[{"call_id": f"c{s}", "content": {"inventory": [{"sku": f"P0{s % 9}-BLA-M", "on_hand": s % 50}] * 5}, "is_error": False}],
-                       events=[{"entity": f"sku:P0{s % 9}-BLA-M", "field": "on_hand", "before": 1, "after": 2, "op": "write"}],
-                       sim_time_start=s * 12.0, sim_time_end=s * 12.0 + 5, state_hash=f"{s:032x}") for s in range(2000)]  # fmt: skip
+    long = Episode.objects.create(
+        project=projects[0],
+        task=tasks[projects[0].pk][0],
+        agent=agents[projects[0].pk][0],
+        seed=1,
+        source="rollout",
+        status="finished",
+        composite=0.5,
+        passed=False,
+        step_count=2000,
+        meta={"header": {}},
+    )
+    steps = [
+        make_step(
+            index=s,
+            message=f"Day {s // 40}: step {s}",
+            tool_calls=[{"id": f"c{s}", "name": "get_inventory", "arguments": {"category": "shirts"}}],
+            results=[
+                {"call_id": f"c{s}", "content": {"inventory": [{"sku": f"P0{s % 9}-BLA-M", "on_hand": s % 50}] * 5}, "is_error": False}
+            ],
+            events=[{"entity": f"sku:P0{s % 9}-BLA-M", "field": "on_hand", "before": 1, "after": 2, "op": "write"}],
+            sim_time_start=s * 12.0,
+            sim_time_end=s * 12.0 + 5,
+            state_hash=f"{s:032x}",
+        )
+        for s in range(2000)
+    ]
     insert_steps([step_row(long.pk, step) for step in steps])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

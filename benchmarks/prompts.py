@@ -66,8 +66,15 @@ def measure(task: str, turns: int, tokenizer: Any, budget: int) -> dict[str, Any
     turn_starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"] or [len(messages)]
     longest = messages[: turn_starts[-1]]
     cut, omitted = truncate_messages(longest, fits=lambda prompt: tokens(prompt) <= budget)
-    return {"anchor": anchor, "tools": len(record["header"].get("tools") or []), "turns": len(turn_starts),
-            "first": tokens(messages[: turn_starts[0]]), "longest": tokens(longest), "cut": tokens(cut), "omitted": omitted}  # fmt: skip
+    return {
+        "anchor": anchor,
+        "tools": len(record["header"].get("tools") or []),
+        "turns": len(turn_starts),
+        "first": tokens(messages[: turn_starts[0]]),
+        "longest": tokens(longest),
+        "cut": tokens(cut),
+        "omitted": omitted,
+    }
 
 
 def main() -> None:
@@ -86,8 +93,10 @@ def main() -> None:
         task = task or first_test_task(label)
         started = time.perf_counter()
         r = measure(task, turns, tokenizer, args.budget)
-        print(f"{label:<27} {task:<38} {r['anchor']:<13} {r['tools']:>5} {r['turns']:>5} {r['first']:>7,} {r['longest']:>8,} "
-              f"{r['cut']:>9,} {r['omitted']:>7}  ({time.perf_counter() - started:.0f} s)")  # fmt: skip
+        print(
+            f"{label:<27} {task:<38} {r['anchor']:<13} {r['tools']:>5} {r['turns']:>5} {r['first']:>7,} {r['longest']:>8,} "
+            f"{r['cut']:>9,} {r['omitted']:>7}  ({time.perf_counter() - started:.0f} s)"
+        )
 
 
 if __name__ == "__main__":

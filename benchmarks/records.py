@@ -120,7 +120,7 @@ def make_records(episodes: int, steps: int) -> list[dict[str, Any]]:
                 }
                 for i in range(steps)
             ],
-        }  # fmt: skip
+        }
         for e in range(episodes)
     ]
 

@@ -78,13 +78,27 @@ def run_trl(args: argparse.Namespace) -> None:
         def on_step_end(self, _args: Any, state: Any, _control: Any, **_kw: Any) -> None:
             stamps[state.global_step] = time.perf_counter()
 
-    config = SFTConfig(output_dir=tempfile.mkdtemp(), max_steps=args.steps, per_device_train_batch_size=args.batch, learning_rate=3e-4,
-                       lr_scheduler_type="constant", bf16=True, use_cpu=True, report_to="none", logging_steps=1, save_strategy="no",
-                       max_length=args.max_tokens, seed=0, dataloader_num_workers=0, gradient_checkpointing=False)  # fmt: skip
+    config = SFTConfig(
+        output_dir=tempfile.mkdtemp(),
+        max_steps=args.steps,
+        per_device_train_batch_size=args.batch,
+        learning_rate=3e-4,
+        lr_scheduler_type="constant",
+        bf16=True,
+        use_cpu=True,
+        report_to="none",
+        logging_steps=1,
+        save_strategy="no",
+        max_length=args.max_tokens,
+        seed=0,
+        dataloader_num_workers=0,
+        gradient_checkpointing=False,
+    )
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
     lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")
-    trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_dict(rows), processing_class=tokenizer, peft_config=lora,
-                         callbacks=[Clock()])  # fmt: skip
+    trainer = SFTTrainer(
+        model=model, args=config, train_dataset=Dataset.from_dict(rows), processing_class=tokenizer, peft_config=lora, callbacks=[Clock()]
+    )
     collate = trainer.data_collator
 
     def counting(examples: list[dict[str, Any]]) -> Any:
@@ -95,9 +109,19 @@ def run_trl(args: argparse.Namespace) -> None:
     trainer.train()
     wall = stamps[args.steps] - stamps[1]
     tokens = sum(n for step, n in read.items() if 1 < step <= args.steps)
-    print(json.dumps({"arm": "trl", "wall_s": wall, "steps": args.steps - 1, "tokens_per_s": tokens / wall,
-                      "loss": next(float(h["loss"]) for h in reversed(trainer.state.log_history) if "loss" in h),
-                      "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "threads": torch.get_num_threads()}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "arm": "trl",
+                "wall_s": wall,
+                "steps": args.steps - 1,
+                "tokens_per_s": tokens / wall,
+                "loss": next(float(h["loss"]) for h in reversed(trainer.state.log_history) if "loss" in h),
+                "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
 
 
 def run_arm(arm: str, args: argparse.Namespace) -> None:
@@ -107,16 +131,41 @@ def run_arm(arm: str, args: argparse.Namespace) -> None:
 
     stamps: dict[int, float] = {}
     out = Path(tempfile.mkdtemp())
-    config = {"model": args.model, "data": args.data, "max_steps": args.steps, "batch_size": args.batch, "max_tokens": args.max_tokens,
-              "learning_rate": 3e-4, "lora_r": 16, "lora_alpha": 32, "cpu_bf16": True, "compact_tools": True, "max_result_chars": 600,
-              "seed": 0, "device": "cpu", "pack": arm == "packed", "output_dir": str(out)}  # fmt: skip
+    config = {
+        "model": args.model,
+        "data": args.data,
+        "max_steps": args.steps,
+        "batch_size": args.batch,
+        "max_tokens": args.max_tokens,
+        "learning_rate": 3e-4,
+        "lora_r": 16,
+        "lora_alpha": 32,
+        "cpu_bf16": True,
+        "compact_tools": True,
+        "max_result_chars": 600,
+        "seed": 0,
+        "device": "cpu",
+        "pack": arm == "packed",
+        "output_dir": str(out),
+    }
     run_recipe("sft", config, on_metric=lambda step, name, value: stamps.setdefault(step, time.perf_counter()))
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
     timed = [r for r in rows if r["step"] > 1]
     wall = stamps[args.steps] - stamps[1]
     tokens = sum(r["input_tokens"] for r in timed)
-    print(json.dumps({"arm": arm, "wall_s": wall, "steps": len(timed), "tokens_per_s": tokens / wall, "loss": rows[-1]["loss"],
-                      "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "threads": torch.get_num_threads()}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "arm": arm,
+                "wall_s": wall,
+                "steps": len(timed),
+                "tokens_per_s": tokens / wall,
+                "loss": rows[-1]["loss"],
+                "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -141,12 +190,28 @@ def main() -> None:
 
     params = parameter_count(Path(args.model))
     rate = matmul_rate(torch.bfloat16 if bf16_supported() else torch.float32)
-    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; matmul rate now {rate / 1e9:.1f} GFLOP/s; "
-          f"{args.steps} steps of {args.batch} episodes cut to {args.max_tokens} tokens, LoRA r16, bf16 autocast")  # fmt: skip
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; matmul rate now {rate / 1e9:.1f} GFLOP/s; "
+        f"{args.steps} steps of {args.batch} episodes cut to {args.max_tokens} tokens, LoRA r16, bf16 autocast"
+    )
     results = {}
     for arm in ARMS:
-        command = [sys.executable, __file__, "--arm", arm, "--model", args.model, "--data", args.data, "--steps", str(args.steps),
-                   "--batch", str(args.batch), "--max-tokens", str(args.max_tokens)]  # fmt: skip
+        command = [
+            sys.executable,
+            __file__,
+            "--arm",
+            arm,
+            "--model",
+            args.model,
+            "--data",
+            args.data,
+            "--steps",
+            str(args.steps),
+            "--batch",
+            str(args.batch),
+            "--max-tokens",
+            str(args.max_tokens),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, check=False)
         lines = [line for line in done.stdout.splitlines() if line.startswith('{"arm"')]
         if not lines:
@@ -154,13 +219,17 @@ def main() -> None:
             continue
         results[arm] = json.loads(lines[-1])
         r = results[arm]
-        print(f"   {arm:<7} {r['tokens_per_s']:7.1f} tokens/s  peak RSS {r['peak_rss_gb']:.2f} GB  "
-              f"({6 * params * r['tokens_per_s'] / rate:.1%} of the matmul rate; {r['steps']} timed steps, {r['wall_s']:.0f} s, "
-              f"last loss {r['loss']:.3f}, {r['threads']} threads)")  # fmt: skip
+        print(
+            f"   {arm:<7} {r['tokens_per_s']:7.1f} tokens/s  peak RSS {r['peak_rss_gb']:.2f} GB  "
+            f"({6 * params * r['tokens_per_s'] / rate:.1%} of the matmul rate; {r['steps']} timed steps, {r['wall_s']:.0f} s, "
+            f"last loss {r['loss']:.3f}, {r['threads']} threads)"
+        )
     for other in ("padded", "trl"):
         if "packed" in results and other in results:
-            print(f"   packed / {other} = {results['packed']['tokens_per_s'] / results[other]['tokens_per_s']:.2f}x tokens/s, "
-                  f"{results['packed']['peak_rss_gb'] / results[other]['peak_rss_gb']:.2f}x peak RSS")  # fmt: skip
+            print(
+                f"   packed / {other} = {results['packed']['tokens_per_s'] / results[other]['tokens_per_s']:.2f}x tokens/s, "
+                f"{results['packed']['peak_rss_gb'] / results[other]['peak_rss_gb']:.2f}x peak RSS"
+            )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,16 @@ def worker(args: argparse.Namespace) -> None:
     if args.device == "cpu":
         torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // world))
     with distributed.process_group() as ctx:
-        config = SFTConfig(model=args.model, data="(unused: synthetic batches)", output_dir=args.out, grad_accum=args.grad_accum,
-                           device=args.device, parallel=args.parallel, processes=world, max_steps=args.warmup + args.steps)  # fmt: skip
+        config = SFTConfig(
+            model=args.model,
+            data="(unused: synthetic batches)",
+            output_dir=args.out,
+            grad_accum=args.grad_accum,
+            device=args.device,
+            parallel=args.parallel,
+            processes=world,
+            max_steps=args.warmup + args.steps,
+        )
         trainer = Trainer(config, recipe="scaling", hooks=Hooks(progress=False))
         vocab = trainer.model.config.vocab_size if hasattr(trainer.model, "config") else distributed.unwrap(trainer.model).config.vocab_size
         g = torch.Generator().manual_seed(0)
@@ -104,11 +112,37 @@ def main() -> None:
     )
     figures = {}
     for n in args.processes:
-        command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", f"--nproc-per-node={n}", "--master-addr=127.0.0.1",
-                   f"--master-port={free_port()}", __file__, "--worker", "--model", model, "--out", str(work / f"run-{n}"),
-                   "--parallel", args.parallel, "--device", args.device, "--batch", str(args.batch), "--seq", str(args.seq),
-                   "--grad-accum", str(args.grad_accum), "--steps", str(args.steps), "--warmup", str(args.warmup),
-                   "--threads", str(args.threads)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes=1",
+            f"--nproc-per-node={n}",
+            "--master-addr=127.0.0.1",
+            f"--master-port={free_port()}",
+            __file__,
+            "--worker",
+            "--model",
+            model,
+            "--out",
+            str(work / f"run-{n}"),
+            "--parallel",
+            args.parallel,
+            "--device",
+            args.device,
+            "--batch",
+            str(args.batch),
+            "--seq",
+            str(args.seq),
+            "--grad-accum",
+            str(args.grad_accum),
+            "--steps",
+            str(args.steps),
+            "--warmup",
+            str(args.warmup),
+            "--threads",
+            str(args.threads),
+        ]
         done = subprocess.run(
             command,
             capture_output=True,

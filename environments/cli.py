@@ -75,9 +75,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _episode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--option", action="append", default=[], type=_option, metavar="KEY=VALUE",
+        "--option",
+        action="append",
+        default=[],
+        type=_option,
+        metavar="KEY=VALUE",
         help="an episode option the environment declares (e.g. reward=daily); VALUE is read as JSON, else as text",
-    )  # fmt: skip
+    )
     parser.add_argument("--engine", help="an older engine version the environment still runs (e.g. 1.0.0); default: the current one")
 
 
@@ -193,13 +197,25 @@ def command_run(
     header = record["header"]
     last_end = next((s["sim_time_end"] for s in reversed(record["steps"]) if s.get("sim_time_end") is not None), 0.0)
     return {
-        "env": header["env"], "env_version": header["env_version"], "task": header["task"], "seed": seed, "policy": policy_name, "composite": header["score"]["composite"],
-        "passed": header["score"]["passed"], "termination_reason": header["termination_reason"], "steps": len(record["steps"]) - 1,
-        "sim_days": int(last_end // 1440), "wall_s": round(wall, 3),
+        "env": header["env"],
+        "env_version": header["env_version"],
+        "task": header["task"],
+        "seed": seed,
+        "policy": policy_name,
+        "composite": header["score"]["composite"],
+        "passed": header["score"]["passed"],
+        "termination_reason": header["termination_reason"],
+        "steps": len(record["steps"]) - 1,
+        "sim_days": int(last_end // 1440),
+        "wall_s": round(wall, 3),
         **({"options": header["options"]} if header.get("options") else {}),
         **({"attack": attack} if (attack := report_of(header["score"])) is not None else {}),
-        **({"harness_level": header["team"]["harness_level"], "roles": header["roles"], "reward": header["reward"]} if "team" in header else {}),
-    }  # fmt: skip
+        **(
+            {"harness_level": header["team"]["harness_level"], "roles": header["roles"], "reward": header["reward"]}
+            if "team" in header
+            else {}
+        ),
+    }
 
 
 def command_workflow(task: str, seed: int, plan_path: str, roles: dict[str, Any], out: str | None) -> dict[str, Any]:
@@ -221,10 +237,14 @@ def command_workflow(task: str, seed: int, plan_path: str, roles: dict[str, Any]
     header = record["header"]
     workflow = header.get("workflow") or {}
     return {
-        "task": task, "seed": seed, "composite": header["score"]["composite"], "termination_reason": header["termination_reason"],
+        "task": task,
+        "seed": seed,
+        "composite": header["score"]["composite"],
+        "termination_reason": header["termination_reason"],
         "nodes": [{k: n.get(k) for k in ("id", "role", "status", "steps")} for n in workflow.get("nodes", [])],
-        "role_rewards": role_rewards(record), **({"error": header["termination_cause"]} if header.get("termination_cause") else {}),
-    }  # fmt: skip
+        "role_rewards": role_rewards(record),
+        **({"error": header["termination_cause"]} if header.get("termination_cause") else {}),
+    }
 
 
 def command_replay(path: str) -> int:

@@ -49,8 +49,11 @@ PolicyFactory = Callable[[Env, int], Policy]
 #           tool with {"x", "y"} in screen pixels; every step of a session is recorded with its screenshot.
 RENDERERS: tuple[str, ...] = ("table", "text", "json", "chart", "chat", "files", "image", "screenshot")
 # What a renderer's own control sends to the panel's `action_tool`: a click on the image, a saved file.
-ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {"image": {"x": 0, "y": 0}, "files": {"path": "a.txt", "content": ""},
-                                               "screenshot": {"x": 0, "y": 0}}  # fmt: skip
+ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "image": {"x": 0, "y": 0},
+    "files": {"path": "a.txt", "content": ""},
+    "screenshot": {"x": 0, "y": 0},
+}
 # The row classes a highlight rule may set; the console's stylesheet draws each one.
 HIGHLIGHT_CLASSES: tuple[str, ...] = ("risk", "warn", "good")
 # "?" shows the shortcut help on the play page; keys are single lowercase letters or digits.
@@ -258,11 +261,17 @@ class EnvMeta:
                 )
             if panel.renderer == "screenshot" and not self.screen:
                 out.append(f"panel {panel.title!r}: the screenshot renderer needs a screen renderer declared (EnvMeta.screen)")
-            out += [f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}" for s in panel.series
-                    if env.tool(s.tool) is None]  # fmt: skip
+            out += [
+                f"panel {panel.title!r}: series {s.label!r} reads {s.tool!r}, not a tool of {self.env}"
+                for s in panel.series
+                if env.tool(s.tool) is None
+            ]
         out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]
-        out += [f"role slot {slot.name!r}: its default builds {type(made).__name__}, not a Policy" for slot in self.roles
-                if not isinstance(made := slot.default(env, env.seed), Policy)]  # fmt: skip
+        out += [
+            f"role slot {slot.name!r}: its default builds {type(made).__name__}, not a Policy"
+            for slot in self.roles
+            if not isinstance(made := slot.default(env, env.seed), Policy)
+        ]
         return out
 
 

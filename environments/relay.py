@@ -162,10 +162,14 @@ def relay_env(tasks: Sequence[str], seed: int, *, stages: int = 2) -> RelayEnv:
     if isinstance(stages, bool) or not isinstance(stages, int) or not 1 <= stages <= MAX_STAGES:
         raise ValueError(f"stages: expected a whole number from 1 to {MAX_STAGES}, got {stages!r}")
     spec = TaskSpec(
-        env="relay", key=f"{stages}-stage", split="train", pass_threshold=1.0, spec={"tasks": list(tasks), "stages": stages},
+        env="relay",
+        key=f"{stages}-stage",
+        split="train",
+        pass_threshold=1.0,
+        spec={"tasks": list(tasks), "stages": stages},
         description=f"Pass {stages} tasks in a row; each opens when the one before is passed, and a failed one ends the relay.",
         horizon=f"{stages} stages",
-    )  # fmt: skip
+    )
     return RelayEnv(spec, seed)
 
 
@@ -181,11 +185,25 @@ def relay_plan(env: RelayEnv) -> dict[str, Any]:
         tools = [t.name for t in stage.tools()]
         finding, final = tools[:-1], tools[-1]
         if finding:
-            nodes.append({"id": f"s{k}-find", "role": FINDER, "depends_on": [last] if last else [], "max_steps": len(finding),
-                          "instruction": f"Stage {k} of {count}: gather what the question needs with {', '.join(finding)}; do not answer."})  # fmt: skip
+            nodes.append(
+                {
+                    "id": f"s{k}-find",
+                    "role": FINDER,
+                    "depends_on": [last] if last else [],
+                    "max_steps": len(finding),
+                    "instruction": f"Stage {k} of {count}: gather what the question needs with {', '.join(finding)}; do not answer.",
+                }
+            )
             last = f"s{k}-find"
-        nodes.append({"id": f"s{k}-{final}", "role": REPORTER, "depends_on": [last] if last else [], "max_steps": 1,
-                      "instruction": f"Stage {k} of {count}: finish the stage with {final}, using what was found."})  # fmt: skip
+        nodes.append(
+            {
+                "id": f"s{k}-{final}",
+                "role": REPORTER,
+                "depends_on": [last] if last else [],
+                "max_steps": 1,
+                "instruction": f"Stage {k} of {count}: finish the stage with {final}, using what was found.",
+            }
+        )
         last = f"s{k}-{final}"
     assert all(n["max_steps"] <= DEFAULT_NODE_STEPS for n in nodes)
     return {"format": WORKFLOW_FORMAT, "nodes": nodes}

@@ -16,8 +16,23 @@ from pathlib import Path
 from typing import Any
 
 # Student's t 97.5% quantiles by degrees of freedom: ten seeds are too few for the normal 1.96.
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-         14: 2.145, 19: 2.093, 29: 2.045, 39: 2.023, 79: 1.99}  # fmt: skip
+_T975 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    14: 2.145,
+    19: 2.093,
+    29: 2.045,
+    39: 2.023,
+    79: 1.99,
+}
 
 
 def ci95(values: Sequence[float]) -> float:
@@ -49,15 +64,24 @@ def write_between_markers(path: Path, start: str, end: str, body: str) -> None:
     path.write_text(f"{head}{start}\n{body}\n{end}{tail}", encoding="utf-8")
 
 
-def anchor_table_markdown(result: dict[str, Any], tasks: Sequence[str], *, caption: str, cell: Callable[[dict[str, Any]], str],
-                          extra: tuple[str, Callable[[str], str]] | None = None) -> str:  # fmt: skip
+def anchor_table_markdown(
+    result: dict[str, Any],
+    tasks: Sequence[str],
+    *,
+    caption: str,
+    cell: Callable[[dict[str, Any]], str],
+    extra: tuple[str, Callable[[str], str]] | None = None,
+) -> str:
     """A calibration's README table: a row per anchor of result["cells"] ({anchor: {task: cell}}) with a column per
     task (drawn by `cell`, "-" where the anchor has none), an optional last column (`extra`: its heading, and its value
     for an anchor), then the pass thresholds. `caption` follows "Seeds 1000-1004 (5); " and says what a cell is."""
     seeds = result["seeds"]
-    lines = [f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); {caption}", "",
-             "| anchor | " + " | ".join(tasks) + (f" | {extra[0]} |" if extra else " |"),
-             "| --- | " + " | ".join("---:" for _ in tasks) + (" | ---: |" if extra else " |")]  # fmt: skip
+    lines = [
+        f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); {caption}",
+        "",
+        "| anchor | " + " | ".join(tasks) + (f" | {extra[0]} |" if extra else " |"),
+        "| --- | " + " | ".join("---:" for _ in tasks) + (" | ---: |" if extra else " |"),
+    ]
     for anchor, by_task in result["cells"].items():
         row = " | ".join(cell(c) if (c := by_task.get(t)) else "-" for t in tasks)
         lines.append(f"| {anchor} | {row}" + (f" | {extra[1](anchor)} |" if extra else " |"))
@@ -75,8 +99,16 @@ def grid_table_markdown(result: dict[str, Any], anchors: Sequence[str], *, capti
     return "\n".join(lines)
 
 
-def calibration_write(result: dict[str, Any], *, engine: str, path: Path, readme: Path, markers: tuple[str, str], table: str,
-                      keys: Sequence[str] = ("seeds", "thresholds")) -> None:  # fmt: skip
+def calibration_write(
+    result: dict[str, Any],
+    *,
+    engine: str,
+    path: Path,
+    readme: Path,
+    markers: tuple[str, str],
+    table: str,
+    keys: Sequence[str] = ("seeds", "thresholds"),
+) -> None:
     """Save a calibration (its engine version and `keys` of `result`) to `path`, and its table into `readme` between
     the `markers`."""
     path.write_text(json.dumps({"engine": engine, **{key: result[key] for key in keys}}, indent=1) + "\n")

@@ -68,10 +68,22 @@ def apply_action(
         env.hear(role or ACTOR, str(action.message))
     chain = chain_hash(chain, env.state_hash())
     step = make_step(
-        index=index, source=source, message=action.message, reasoning=action.reasoning, tool_calls=tool_calls, results=results,
-        reward=reward, sim_time_start=sim_start, sim_time_end=sim_end, events=events, state_hash=chain,
-        token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids, meta={**action.meta, **meta},
+        index=index,
+        source=source,
+        message=action.message,
+        reasoning=action.reasoning,
+        tool_calls=tool_calls,
+        results=results,
+        reward=reward,
+        sim_time_start=sim_start,
+        sim_time_end=sim_end,
+        events=events,
+        state_hash=chain,
+        token_ids=action.token_ids,
+        logprobs=action.logprobs,
+        prompt_token_ids=action.prompt_token_ids,
+        meta={**action.meta, **meta},
         # A scripted policy acting for another role (an anchor's idea critic) may name it in its action's meta.
         **({"role": str(named)} if (named := role or action.meta.get("role")) else {}),
-    )  # fmt: skip
+    )
     return step, chain, failed

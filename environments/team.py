@@ -237,10 +237,18 @@ class Crew:
         """A turn that does not act in the environment: no tool calls, the unchanged state chained."""
         chain = chain_hash(chain, self.env.state_hash())
         step = make_step(
-            index=len(steps), source=_source(policy, "agent"), message=action.message, reasoning=action.reasoning,
-            state_hash=chain, token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids,
-            latency_ms=latency, meta={**action.meta, **meta}, role=role,
-        )  # fmt: skip
+            index=len(steps),
+            source=_source(policy, "agent"),
+            message=action.message,
+            reasoning=action.reasoning,
+            state_hash=chain,
+            token_ids=action.token_ids,
+            logprobs=action.logprobs,
+            prompt_token_ids=action.prompt_token_ids,
+            latency_ms=latency,
+            meta={**action.meta, **meta},
+            role=role,
+        )
         self._append(steps, step)
         return chain
 

@@ -180,10 +180,15 @@ def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sin
     tools = env.tools()
     roles = {GENERATOR: generator, **team}
     header: dict[str, Any] = {
-        **env.header(), "policy": {"name": "workflow", "kind": "team"}, "harness": {}, "source": source, "parent": None,
-        "tools": [t.openai_schema() for t in tools], "tool_schema_hash": tool_schema_hash(tools),
+        **env.header(),
+        "policy": {"name": "workflow", "kind": "team"},
+        "harness": {},
+        "source": source,
+        "parent": None,
+        "tools": [t.openai_schema() for t in tools],
+        "tool_schema_hash": tool_schema_hash(tools),
         "team": {name: {"policy": p.describe()} for name, p in roles.items()},  # the runner's shape: role -> {"policy", ...}
-    }  # fmt: skip
+    }
     if hasattr(sink, "on_start"):
         sink.on_start(header)
     steps = [opening_step(env)]
@@ -203,8 +208,17 @@ def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sin
     except Exception as exc:  # a generator bug ends the episode as agent_error, recorded
         action = Action(message=None, error=f"{type(exc).__name__}: {exc}"[:500])
     chain = chain_hash(chain, env.state_hash())
-    plan_step = make_step(index=len(steps), source="agent", message=action.message, reasoning=action.reasoning, state_hash=chain, role=GENERATOR,
-                          token_ids=action.token_ids, logprobs=action.logprobs, prompt_token_ids=action.prompt_token_ids)  # fmt: skip
+    plan_step = make_step(
+        index=len(steps),
+        source="agent",
+        message=action.message,
+        reasoning=action.reasoning,
+        state_hash=chain,
+        role=GENERATOR,
+        token_ids=action.token_ids,
+        logprobs=action.logprobs,
+        prompt_token_ids=action.prompt_token_ids,
+    )
     try:
         if action.error:
             raise WorkflowError(f"generator: {action.error}")
@@ -227,8 +241,16 @@ def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sin
     return record
 
 
-def _execute(env: Env, workflow: Workflow, team: Mapping[str, Policy], tools: list[ToolSpec], steps: list[dict[str, Any]],
-             chain: str, emit: Any, outcomes: list[dict[str, Any]]) -> tuple[str, str]:  # fmt: skip
+def _execute(
+    env: Env,
+    workflow: Workflow,
+    team: Mapping[str, Policy],
+    tools: list[ToolSpec],
+    steps: list[dict[str, Any]],
+    chain: str,
+    emit: Any,
+    outcomes: list[dict[str, Any]],
+) -> tuple[str, str]:
     status: dict[str, str] = {}
     agent_steps, limit = 0, env.max_steps
     for node in topological_order(workflow):
@@ -238,8 +260,16 @@ def _execute(env: Env, workflow: Workflow, team: Mapping[str, Policy], tools: li
             status[node.id] = "skipped"
             continue
         chain = chain_hash(chain, env.state_hash())
-        emit(make_step(index=len(steps), source="system", message=f"[{node.role}] {node.instruction}", state_hash=chain,
-                       role=node.role, meta={"workflow_node": node.id, "instruction": True}))  # fmt: skip
+        emit(
+            make_step(
+                index=len(steps),
+                source="system",
+                message=f"[{node.role}] {node.instruction}",
+                state_hash=chain,
+                role=node.role,
+                meta={"workflow_node": node.id, "instruction": True},
+            )
+        )
         before, failed, ran = env.score().composite, False, 0
         while ran < node.max_steps and not env.done and agent_steps < limit:
             started = time.perf_counter()

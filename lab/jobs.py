@@ -138,8 +138,13 @@ class Job(models.Model):
         assert not _LIFE_CYCLE_FIELDS & fields.keys(), f"{sorted(_LIFE_CYCLE_FIELDS & fields.keys())} are set by the move itself"
         if not transition_allowed(self.status, to):
             name = type(self).__name__
-            raise Conflict("illegal_transition", f"{name} {self.pk} is {self.status}; it cannot become {to}",
-                           job=self.pk, current=str(self.status), requested=str(to))  # fmt: skip
+            raise Conflict(
+                "illegal_transition",
+                f"{name} {self.pk} is {self.status}; it cannot become {to}",
+                job=self.pk,
+                current=str(self.status),
+                requested=str(to),
+            )
         values = {**_stamps(to, started_at=self.started_at or timezone.now(), now=timezone.now(), stopping=stopping), **fields}
         self.status = to
         for name, value in values.items():

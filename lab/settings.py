@@ -264,10 +264,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 VLLM_BASE_URL = env_url("VLLM_BASE_URL", schemes=("http", "https"))
 _IMPLIED_ENDPOINTS = {
-    **({"openai": {"base_url": env_url("OPENAI_BASE_URL", schemes=("http", "https")) or "https://api.openai.com/v1",
-                   "key_env": "OPENAI_API_KEY"}} if OPENAI_API_KEY else {}),
+    **(
+        {
+            "openai": {
+                "base_url": env_url("OPENAI_BASE_URL", schemes=("http", "https")) or "https://api.openai.com/v1",
+                "key_env": "OPENAI_API_KEY",
+            }
+        }
+        if OPENAI_API_KEY
+        else {}
+    ),
     **({"vllm": {"base_url": VLLM_BASE_URL}} if VLLM_BASE_URL else {}),
-}  # fmt: skip
+}
 PRACTICUM_ENDPOINTS = env_endpoints("PRACTICUM_ENDPOINTS", defaults=_IMPLIED_ENDPOINTS)
 # Free URLs (not a declared name) for `openai` agents: off by default; never sent a key; public addresses only,
 # unless inside one of PRACTICUM_ALLOWED_PRIVATE_NETWORKS (comma-separated CIDRs).
@@ -284,8 +292,9 @@ if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", PRACTICUM_FEDERATION_NAM
     raise ImproperlyConfigured(
         f"PRACTICUM_FEDERATION_NAME={PRACTICUM_FEDERATION_NAME!r}: a name is letters, digits, '_', '.' or '-' (at most 64)"
     )
-PRACTICUM_FEDERATION_MAX_BYTES = env_int("PRACTICUM_FEDERATION_MAX_BYTES", min(32 * 1024 * 1024, PRACTICUM_MAX_UPLOAD_BYTES),
-                                         minimum=1024, maximum=PRACTICUM_MAX_UPLOAD_BYTES)  # fmt: skip
+PRACTICUM_FEDERATION_MAX_BYTES = env_int(
+    "PRACTICUM_FEDERATION_MAX_BYTES", min(32 * 1024 * 1024, PRACTICUM_MAX_UPLOAD_BYTES), minimum=1024, maximum=PRACTICUM_MAX_UPLOAD_BYTES
+)
 PRACTICUM_FEDERATION_TIMEOUT_S = env_int("PRACTICUM_FEDERATION_TIMEOUT_S", 30, minimum=1, maximum=600)
 PRACTICUM_FEDERATION_CLOCK_SKEW_S = env_int("PRACTICUM_FEDERATION_CLOCK_SKEW_S", 300, minimum=5, maximum=3600)
 

@@ -101,12 +101,21 @@ def tool_fields(spec: ToolSpec, values: dict[str, str] | None = None, errors: di
         max_length = schema.get("maxLength", _DEFAULT_MAX_STRING) if widget in ("text", "textarea") else None
         fields.append(
             ToolField(
-                name=name, widget=widget, required=name in required, description=schema.get("description", ""),
-                choices=list(schema.get("enum", [])), minimum=schema.get("minimum"), maximum=schema.get("maximum"),
-                rule=rule, max_length=max_length, json_kind=kind if widget == "json" else "", placeholder=placeholder,
-                value=values.get(name, ""), error=errors.get(name, ""),
+                name=name,
+                widget=widget,
+                required=name in required,
+                description=schema.get("description", ""),
+                choices=list(schema.get("enum", [])),
+                minimum=schema.get("minimum"),
+                maximum=schema.get("maximum"),
+                rule=rule,
+                max_length=max_length,
+                json_kind=kind if widget == "json" else "",
+                placeholder=placeholder,
+                value=values.get(name, ""),
+                error=errors.get(name, ""),
             )
-        )  # fmt: skip
+        )
     return fields
 
 

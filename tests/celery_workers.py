@@ -31,11 +31,27 @@ def worker_database_url() -> str:
     return f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def start_worker(queue: str, *, visibility_s: float, name: str, log: Path, redis_url: str = "", pool: str = "solo", concurrency: int = 1,
-                 env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:  # fmt: skip
+def start_worker(
+    queue: str,
+    *,
+    visibility_s: float,
+    name: str,
+    log: Path,
+    redis_url: str = "",
+    pool: str = "solo",
+    concurrency: int = 1,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
     """A worker consuming only `queue` (it inherits the test's CPU priority)."""
-    environment = {**os.environ, "DATABASE_URL": worker_database_url(), "REDIS_URL": redis_url or settings.REDIS_URL,
-                   "DJANGO_SETTINGS_MODULE": "lab.settings", "PRACTICUM_DUPLICATE_RECHECK_S": "1", "PYTHONUNBUFFERED": "1", **(env or {})}  # fmt: skip
+    environment = {
+        **os.environ,
+        "DATABASE_URL": worker_database_url(),
+        "REDIS_URL": redis_url or settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "lab.settings",
+        "PRACTICUM_DUPLICATE_RECHECK_S": "1",
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
     command = [sys.executable, "-c", _LAUNCHER, queue, str(visibility_s), f"{name}@%h", pool, str(concurrency)]
     return subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
 

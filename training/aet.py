@@ -58,9 +58,16 @@ class AETSettings:
 
 FULL = AETSettings()
 SMOKE = AETSettings(
-    data_seeds=(0, 16), diagnoser_test_seeds=(100_000, 100_006), actor_test_seeds=(200_000, 200_003), training_seeds=(0,),
-    max_steps=1, batch_size=2, max_tokens=2048, max_turns=2, max_new_tokens=8,
-)  # fmt: skip
+    data_seeds=(0, 16),
+    diagnoser_test_seeds=(100_000, 100_006),
+    actor_test_seeds=(200_000, 200_003),
+    training_seeds=(0,),
+    max_steps=1,
+    batch_size=2,
+    max_tokens=2048,
+    max_turns=2,
+    max_new_tokens=8,
+)
 
 
 def _write(path: Path, records: list[dict[str, Any]]) -> str:
@@ -74,10 +81,18 @@ def _sft(base: str, data: str, out: Path, seed: int, settings: AETSettings, **ex
 
     style = prompt_style_for(base)
     values = {
-        "model": base, "data": data, "output_dir": str(out), "seed": seed, "max_steps": settings.max_steps,
-        "batch_size": settings.batch_size, "learning_rate": settings.learning_rate, "max_tokens": settings.max_tokens,
-        "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars, **extra,
-    }  # fmt: skip
+        "model": base,
+        "data": data,
+        "output_dir": str(out),
+        "seed": seed,
+        "max_steps": settings.max_steps,
+        "batch_size": settings.batch_size,
+        "learning_rate": settings.learning_rate,
+        "max_tokens": settings.max_tokens,
+        "compact_tools": style.compact_tools,
+        "max_result_chars": style.max_result_chars,
+        **extra,
+    }
     result = run_recipe("sft", values)
     assert result.final_checkpoint, f"sft in {out} saved no checkpoint"
     return result.final_checkpoint
@@ -110,8 +125,16 @@ def _actor_passes(folder: str, base: str, settings: AETSettings) -> list[float]:
     limit = int((manifest(base).get("prompt_style") or {}).get("max_prompt_tokens") or 4096)
     jobs = [(TASK, s) for s in range(*settings.actor_test_seeds)]
     with torch.no_grad():
-        records = rollout_episodes(model, tokenizer, jobs, max_turns=settings.max_turns, max_new_tokens=settings.max_new_tokens,
-                                   temperature=0.0, style=prompt_style_for(base), max_prompt_tokens=limit)  # fmt: skip
+        records = rollout_episodes(
+            model,
+            tokenizer,
+            jobs,
+            max_turns=settings.max_turns,
+            max_new_tokens=settings.max_new_tokens,
+            temperature=0.0,
+            style=prompt_style_for(base),
+            max_prompt_tokens=limit,
+        )
     return [float(bool(r["header"]["score"]["passed"])) for r in records]
 
 
@@ -134,16 +157,21 @@ def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = Tru
         "episodes": _write(out / "episodes.jsonl", train.episodes),
         "both": _write(out / "success_and_repair.jsonl", train.episodes + train.recovery_records),
     }
-    say(f"data: {len(train.episodes)} episodes, {len(train.success_records)} passed, {len(train.labelled)} verified diagnoses; "
-        f"held out: {len(held.labelled)} verified failing episodes")  # fmt: skip
+    say(
+        f"data: {len(train.episodes)} episodes, {len(train.success_records)} passed, {len(train.labelled)} verified diagnoses; "
+        f"held out: {len(held.labelled)} verified failing episodes"
+    )
     diagnoser: dict[str, dict[int, list[dict[str, float]]]] = {
         "rule": {0: rule_scores(held.labelled)},
         "base": {0: _diagnoser_cells(base, held.labelled, settings)},
         "fine-tuned": {},
     }
     actor: dict[str, dict[int, list[float]]] = {
-        "base": {0: _actor_passes(base, base, settings)}, "repair": {}, "success-only": {}, "success + repair": {},
-    }  # fmt: skip
+        "base": {0: _actor_passes(base, base, settings)},
+        "repair": {},
+        "success-only": {},
+        "success + repair": {},
+    }
     for seed in settings.training_seeds:
         say(f"training seed {seed}")
         folder = _sft(base, files["diagnosis"], out / f"diagnoser-seed{seed}", seed, settings, view="diagnosis")
@@ -155,11 +183,19 @@ def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = Tru
         folder = _sft(base, files["both"], out / f"both-seed{seed}", seed, settings, passed_only=True)
         actor["success + repair"][seed] = _actor_passes(folder, base, settings)
     result = {
-        "base": base, "settings": asdict(settings), "wall_s": round(time.time() - started, 1),
-        "data": {"episodes": len(train.episodes), "passed": len(train.success_records), "verified": len(train.labelled),
-                 "unlabelled": train.unlabelled, "held_out_verified": len(held.labelled)},
-        "diagnoser": diagnoser, "actor": actor,
-    }  # fmt: skip
+        "base": base,
+        "settings": asdict(settings),
+        "wall_s": round(time.time() - started, 1),
+        "data": {
+            "episodes": len(train.episodes),
+            "passed": len(train.success_records),
+            "verified": len(train.labelled),
+            "unlabelled": train.unlabelled,
+            "held_out_verified": len(held.labelled),
+        },
+        "diagnoser": diagnoser,
+        "actor": actor,
+    }
     (out / "result.json").write_text(json.dumps(result, indent=1))
     return result
 

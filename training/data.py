@@ -345,8 +345,12 @@ def collate_packed(episodes: Sequence[TokenizedEpisode], *, pad_id: int) -> dict
         positions.append([i for e in row for i in range(len(e))] + list(range(tail)))
         mask.append([m if i else 0 for e in row for i, m in enumerate(e.mask)] + [0] * tail)
         weights.append([w if i else 0.0 for e in row for i, w in enumerate(e.weights)] + [0.0] * tail)
-    return {"input_ids": torch.tensor(ids, dtype=torch.long), "position_ids": torch.tensor(positions, dtype=torch.long),
-            "mask": torch.tensor(mask, dtype=torch.float32), "weights": torch.tensor(weights, dtype=torch.float32)}  # fmt: skip
+    return {
+        "input_ids": torch.tensor(ids, dtype=torch.long),
+        "position_ids": torch.tensor(positions, dtype=torch.long),
+        "mask": torch.tensor(mask, dtype=torch.float32),
+        "weights": torch.tensor(weights, dtype=torch.float32),
+    }
 
 
 def read_records(path: str) -> list[dict[str, Any]]:

@@ -20,8 +20,20 @@ from environments.roles import ACTOR, step_role
 from training.data import AGENT_SOURCES, step_trainable, train_from_step
 from training.policies.roles import is_actor_turn
 
-PARTIAL_ENDINGS = frozenset({"max_steps", "too_many_errors", "timeout", "context_window_exceeded", "cancelled", "abandoned",
-                             "agent_error", "infrastructure_error", "unexpected_error", "user_error"})  # fmt: skip
+PARTIAL_ENDINGS = frozenset(
+    {
+        "max_steps",
+        "too_many_errors",
+        "timeout",
+        "context_window_exceeded",
+        "cancelled",
+        "abandoned",
+        "agent_error",
+        "infrastructure_error",
+        "unexpected_error",
+        "user_error",
+    }
+)
 
 
 def partial_ending(record: dict[str, Any]) -> str:

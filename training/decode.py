@@ -115,8 +115,10 @@ def token_budget_problem(per_token: int, token_budget: int, *, max_sequence: int
     naming the figure that fits; None when it can."""
     fits = int(available_bytes() * share) // per_token
     if token_budget > fits:
-        return (f"token_budget {token_budget:,} needs {token_budget * per_token / 2**30:.2f} GiB of KV cache "
-                f"({per_token:,} bytes a token); {fits:,} tokens fit in {share:.0%} of the available memory")  # fmt: skip
+        return (
+            f"token_budget {token_budget:,} needs {token_budget * per_token / 2**30:.2f} GiB of KV cache "
+            f"({per_token:,} bytes a token); {fits:,} tokens fit in {share:.0%} of the available memory"
+        )
     if token_budget < max_sequence:
         return f"token_budget {token_budget:,} is smaller than one sequence (prompt + new tokens = {max_sequence:,})"
     return None
@@ -200,9 +202,16 @@ class DecodeEngine:
     """Continuous batching over a supported causal LM (module docstring)."""
 
     def __init__(
-        self, model: Any, *, eos_id: int, token_budget: int | None = None, max_batch: int = 64, prefill_chunk: int = DEFAULT_PREFILL_CHUNK,
-        autocast: bool = False, threads: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any,
+        *,
+        eos_id: int,
+        token_budget: int | None = None,
+        max_batch: int = 64,
+        prefill_chunk: int = DEFAULT_PREFILL_CHUNK,
+        autocast: bool = False,
+        threads: int | None = None,
+    ) -> None:
         assert supports(model), f"the decode engine does not run {type(base_model(model)).__name__}"
         if threads is not None and model_device(model).type == "cpu":
             torch.set_num_threads(threads)  # a busy core in the OpenMP team stalls every matmul (~6 ms each, measured)

@@ -195,8 +195,12 @@ class Trainer:
         metrics = {"onpolicy_logprob_diff": diff / count, "onpolicy_kl": kl / count}
         metrics["onpolicy_warning"] = float(metrics["onpolicy_logprob_diff"] > ONPOLICY_WARN_DIFF)
         if metrics["onpolicy_warning"]:
-            logger.warning("step %d: the sampler's logprobs differ from the trainer's by %.3f on average (KL %.4f): the samples are not "
-                           "on-policy", self.step, metrics["onpolicy_logprob_diff"], metrics["onpolicy_kl"])  # fmt: skip
+            logger.warning(
+                "step %d: the sampler's logprobs differ from the trainer's by %.3f on average (KL %.4f): the samples are not on-policy",
+                self.step,
+                metrics["onpolicy_logprob_diff"],
+                metrics["onpolicy_kl"],
+            )
         return metrics
 
     def skip_step(self) -> dict[str, float]:
@@ -266,13 +270,20 @@ class Trainer:
     def _save_state(self, folder: Path, optimizer_state: dict[str, Any]) -> None:
         self.tokenizer.save_pretrained(folder)
         (folder / "training_config.json").write_text(json.dumps({"recipe": self.recipe, "config": self.config.to_dict()}, indent=2))
-        tensors: dict[str, Any] = {"optimizer": optimizer_state, "scheduler": self.scheduler.state_dict(),
-                                   "torch_rng": torch.get_rng_state()}  # fmt: skip
+        tensors: dict[str, Any] = {
+            "optimizer": optimizer_state,
+            "scheduler": self.scheduler.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+        }
         if torch.cuda.is_available():
             tensors["cuda_rng"] = torch.cuda.get_rng_state_all()
         torch.save(tensors, folder / "trainer_state.pt")
-        plain = {"step": self.step, "python_rng": random.getstate(), "numpy_rng": _numpy_state_to_json(np.random.get_state()),
-                 "recipe_state": self.state}  # fmt: skip
+        plain = {
+            "step": self.step,
+            "python_rng": random.getstate(),
+            "numpy_rng": _numpy_state_to_json(np.random.get_state()),
+            "recipe_state": self.state,
+        }
         (folder / "trainer_state.json").write_text(json.dumps(plain))
 
     def _restore(self, folder: Path) -> None:

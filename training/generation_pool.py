@@ -219,8 +219,16 @@ class ServerSampler:
     ) -> list[tuple[list[int], list[float]]]:
         import httpx
 
-        body = {"model": self.model, "prompt": prompts, "max_tokens": max_new_tokens, "temperature": temperature, "seed": self.seed,
-                "logprobs": 0, "return_tokens_as_token_ids": True, "skip_special_tokens": False}  # fmt: skip
+        body = {
+            "model": self.model,
+            "prompt": prompts,
+            "max_tokens": max_new_tokens,
+            "temperature": temperature,
+            "seed": self.seed,
+            "logprobs": 0,
+            "return_tokens_as_token_ids": True,
+            "skip_special_tokens": False,
+        }
         response = httpx.post(f"{self.url}/v1/completions", json=body, timeout=self.timeout)
         response.raise_for_status()
         out: list[tuple[list[int], list[float]]] = [([], [])] * len(prompts)

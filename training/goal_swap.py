@@ -64,15 +64,21 @@ def _toolgym() -> GoalSource:
     from environments.toolgym.anchors import ExpertPolicy
     from environments.toolgym.world import question
 
-    return GoalSource(goal=lambda env: question(env.world), expert=lambda env, seed: ExpertPolicy(),  # type: ignore[attr-defined]
-                      block=lambda env: TOOLGYM_BLOCK)  # fmt: skip
+    return GoalSource(
+        goal=lambda env: question(env.world),
+        expert=lambda env, seed: ExpertPolicy(),  # type: ignore[attr-defined]
+        block=lambda env: TOOLGYM_BLOCK,
+    )
 
 
 def _phantom() -> GoalSource:
     from environments.phantom.anchors import OraclePolicy
 
-    return GoalSource(goal=lambda env: env.question.text, expert=lambda env, seed: OraclePolicy(env),  # type: ignore[attr-defined,arg-type]
-                      block=lambda env: env.config.seeds_per_universe)  # type: ignore[attr-defined]  # fmt: skip
+    return GoalSource(
+        goal=lambda env: env.question.text,
+        expert=lambda env, seed: OraclePolicy(env),  # type: ignore[attr-defined,arg-type]
+        block=lambda env: env.config.seeds_per_universe,
+    )  # type: ignore[attr-defined]
 
 
 class ReplayedExpert(Policy):
@@ -96,8 +102,11 @@ class ReplayedExpert(Policy):
 def _servicedesk() -> GoalSource:
     from environments.servicedesk.anchors import Oracle
 
-    return GoalSource(goal=lambda env: env.opening, expert=lambda env, seed: ReplayedExpert(lambda: Oracle(env, seed)),  # type: ignore[attr-defined]
-                      block=lambda env: TOOLGYM_BLOCK)  # fmt: skip
+    return GoalSource(
+        goal=lambda env: env.opening,
+        expert=lambda env, seed: ReplayedExpert(lambda: Oracle(env, seed)),  # type: ignore[attr-defined]
+        block=lambda env: TOOLGYM_BLOCK,
+    )
 
 
 GOAL_SOURCES: dict[str, Callable[[], GoalSource]] = {"toolgym": _toolgym, "phantom": _phantom, "servicedesk": _servicedesk}
@@ -191,8 +200,10 @@ def goal_swap(record: dict[str, Any], *, step: int, alternatives: int, salt: int
             continue
         steps = swap_goal(prefix, true_goal, goal)
         action = source.expert(other, other_seed).act(steps, tools)
-        candidate = {"message": action.message or "", "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                                                                      for c in action.tool_calls]}  # fmt: skip
+        candidate = {
+            "message": action.message or "",
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in action.tool_calls],
+        }
         if _key(candidate) in seen_actions:
             continue
         seen_goals.add(goal)

@@ -61,8 +61,17 @@ def harness_episodes(task_id: str, seeds: Sequence[int], *, levels: Sequence[str
     return records
 
 
-def teacher_harness_episodes(model: Any, tokenizer: Any, task_id: str, seeds: Sequence[int], *, levels: Sequence[str] = HARNESS_LEVELS,
-                             max_turns: int, max_new_tokens: int = 64, style: PromptStyle = PromptStyle()) -> list[dict[str, Any]]:  # fmt: skip
+def teacher_harness_episodes(
+    model: Any,
+    tokenizer: Any,
+    task_id: str,
+    seeds: Sequence[int],
+    *,
+    levels: Sequence[str] = HARNESS_LEVELS,
+    max_turns: int,
+    max_new_tokens: int = 64,
+    style: PromptStyle = PromptStyle(),
+) -> list[dict[str, Any]]:
     """A model teacher's greedy episodes on each seed under each level (training.sampling with harness_level)."""
     import torch
 
@@ -71,8 +80,16 @@ def teacher_harness_episodes(model: Any, tokenizer: Any, task_id: str, seeds: Se
     records = []
     with torch.no_grad():
         for level in levels:
-            records += rollout_episodes(model, tokenizer, [(task_id, s) for s in seeds], max_turns=max_turns, max_new_tokens=max_new_tokens,
-                                        temperature=0.0, style=style, harness_level=level)  # fmt: skip
+            records += rollout_episodes(
+                model,
+                tokenizer,
+                [(task_id, s) for s in seeds],
+                max_turns=max_turns,
+                max_new_tokens=max_new_tokens,
+                temperature=0.0,
+                style=style,
+                harness_level=level,
+            )
     return records
 
 

@@ -82,10 +82,22 @@ class IdeaCriticSettings:
 
 FULL = IdeaCriticSettings()
 SMOKE = IdeaCriticSettings(
-    train_tasks=("improve/linear",), train_seeds=2, eval_tasks=("improve/costly",), test_seeds=(100_000, 100_002), budgets=(1, 2),
-    bands=(0.0, 0.5), training_seeds=(0,), max_steps=2, sft_steps=1, batch_size=4, proposals_per_step=2, group_size=2, eval_seeds=1,
-    proposer_steps=1, proposer_seeds_per_step=1,
-)  # fmt: skip
+    train_tasks=("improve/linear",),
+    train_seeds=2,
+    eval_tasks=("improve/costly",),
+    test_seeds=(100_000, 100_002),
+    budgets=(1, 2),
+    bands=(0.0, 0.5),
+    training_seeds=(0,),
+    max_steps=2,
+    sft_steps=1,
+    batch_size=4,
+    proposals_per_step=2,
+    group_size=2,
+    eval_seeds=1,
+    proposer_steps=1,
+    proposer_seeds_per_step=1,
+)
 ROUTE_THRESHOLD = 0.5  # the reward model's decision point: P(yes) = 0.5
 
 
@@ -93,11 +105,20 @@ def _train(base: str, out: Path, seed: int, settings: IdeaCriticSettings) -> str
     from training import run_recipe
 
     values = {
-        "model": base, "output_dir": str(out), "seed": seed, "tasks": list(settings.train_tasks), "train_seeds": settings.train_seeds,
-        "max_steps": settings.max_steps, "sft_steps": settings.sft_steps, "batch_size": settings.batch_size,
-        "proposals_per_step": settings.proposals_per_step, "group_size": settings.group_size,
-        "learning_rate": settings.learning_rate, "label_threshold": settings.label_threshold, "eval_seeds": settings.eval_seeds,
-    }  # fmt: skip
+        "model": base,
+        "output_dir": str(out),
+        "seed": seed,
+        "tasks": list(settings.train_tasks),
+        "train_seeds": settings.train_seeds,
+        "max_steps": settings.max_steps,
+        "sft_steps": settings.sft_steps,
+        "batch_size": settings.batch_size,
+        "proposals_per_step": settings.proposals_per_step,
+        "group_size": settings.group_size,
+        "learning_rate": settings.learning_rate,
+        "label_threshold": settings.label_threshold,
+        "eval_seeds": settings.eval_seeds,
+    }
     result = run_recipe("ideacritic", values)
     assert result.final_checkpoint, f"ideacritic in {out} saved no checkpoint"
     return result.final_checkpoint
@@ -108,11 +129,20 @@ def _proposer(base: str, critic: str, out: Path, seed: int, settings: IdeaCritic
     from training import run_recipe
 
     values = {
-        "model": base, "output_dir": str(out), "seed": seed, "critic": critic, "tasks": list(settings.train_tasks),
-        "train_seeds": settings.train_seeds, "max_steps": settings.proposer_steps, "seeds_per_step": settings.proposer_seeds_per_step,
-        "group_size": settings.group_size, "learning_rate": settings.learning_rate, "label_threshold": settings.label_threshold,
-        "route_threshold": ROUTE_THRESHOLD, "route_band": settings.proposer_band,
-    }  # fmt: skip
+        "model": base,
+        "output_dir": str(out),
+        "seed": seed,
+        "critic": critic,
+        "tasks": list(settings.train_tasks),
+        "train_seeds": settings.train_seeds,
+        "max_steps": settings.proposer_steps,
+        "seeds_per_step": settings.proposer_seeds_per_step,
+        "group_size": settings.group_size,
+        "learning_rate": settings.learning_rate,
+        "label_threshold": settings.label_threshold,
+        "route_threshold": ROUTE_THRESHOLD,
+        "route_band": settings.proposer_band,
+    }
     result = run_recipe("ideapropose", values)
     assert result.final_checkpoint, f"ideapropose in {out} saved no checkpoint"
     return result.final_checkpoint, result.last_metrics["verifications_total"]
@@ -152,8 +182,10 @@ def _critic_cells(folder: str, base: str, envs: dict[tuple[str, int], Any], sett
     from training.recipes.ideacritic import ModelCritic, critic_metrics, verified_proposals
 
     model, tokenizer = load_checkpoint(folder, base)  # a LoRA adapter over the base, too
-    critics = {task: ModelCritic(model, tokenizer, n_features=int(get_task(task).spec["n_features"]), threshold=settings.label_threshold)
-               for task in settings.eval_tasks}  # fmt: skip
+    critics = {
+        task: ModelCritic(model, tokenizer, n_features=int(get_task(task).spec["n_features"]), threshold=settings.label_threshold)
+        for task in settings.eval_tasks
+    }
     screening = {task: {str(k): [] for k in settings.budgets} for task in settings.eval_tasks}
     scores, labels = [], []
     for (task, seed), env in envs.items():
@@ -224,8 +256,15 @@ def run_ideacritic(base: str, out: Path, settings: IdeaCriticSettings, *, progre
             say(f"training the {arm} proposer, seed {seed}")
             proposer, paid = _proposer(base, critic, out / f"proposer-{arm}-seed{seed}", seed, settings)
             proposers.setdefault(arm, {})[seed] = {**_proposer_cells(proposer, base, envs, settings), "verifications": paid}
-    result = {"base": base, "settings": asdict(settings), "wall_s": round(time.time() - started, 1),
-              "screening": screening, "classifier": classifier, "routing": routing, "proposers": proposers}  # fmt: skip
+    result = {
+        "base": base,
+        "settings": asdict(settings),
+        "wall_s": round(time.time() - started, 1),
+        "screening": screening,
+        "classifier": classifier,
+        "routing": routing,
+        "proposers": proposers,
+    }
     (out / "result.json").write_text(json.dumps(result, indent=1))
     return result
 
@@ -252,8 +291,11 @@ def tables(result: dict[str, Any]) -> str:
     seeds = [int(s) for s in screening["critic"]]
     budgets = [str(k) for k in settings["budgets"]]
     lo, hi = settings["test_seeds"]
-    lines = [f"Held-out seeds [{lo}, {hi}); composite after k verifications of the twelve screening proposals; "
-             f"critic trained on {', '.join(settings['train_tasks'])} ({len(seeds)} training seeds).", ""]  # fmt: skip
+    lines = [
+        f"Held-out seeds [{lo}, {hi}); composite after k verifications of the twelve screening proposals; "
+        f"critic trained on {', '.join(settings['train_tasks'])} ({len(seeds)} training seeds).",
+        "",
+    ]
     for task in settings["eval_tasks"]:
         lines += [f"| {task} | " + " | ".join(f"k={k}" for k in budgets) + " |", "| --- |" + " --- |" * len(budgets)]
         for arm in ("critic", "random", "in_order", "heuristic", "base", "oracle"):
@@ -272,19 +314,28 @@ def tables(result: dict[str, Any]) -> str:
             + " |"
         )
     routing = {int(s): r for s, r in result["routing"].items()}
-    lines += ["", f"| reward model: band around {ROUTE_THRESHOLD} | verified share | reward agrees with label | mean abs error |",
-              "| --- | --- | --- | --- |"]  # fmt: skip
+    lines += [
+        "",
+        f"| reward model: band around {ROUTE_THRESHOLD} | verified share | reward agrees with label | mean abs error |",
+        "| --- | --- | --- | --- |",
+    ]
     for band in settings["bands"]:
         figures = [_cell({s: [r[str(float(band))][m]] for s, r in routing.items()}) for m in ("verified", "agreement", "error")]
         lines.append(f"| {band:g} | " + " | ".join(figures) + " |")
     if result.get("proposers"):
-        lines += ["", "| proposer trained with | verifications paid in training | held-out gain of its greedy proposal | parsed |",
-                  "| --- | --- | --- | --- |"]  # fmt: skip
+        lines += [
+            "",
+            "| proposer trained with | verifications paid in training | held-out gain of its greedy proposal | parsed |",
+            "| --- | --- | --- | --- |",
+        ]
         for arm, by_seed in result["proposers"].items():
             cells = {int(s): c for s, c in by_seed.items()}
             what = f"critic reward, band {settings.get('proposer_band', 0.1):g}" if arm == "routed" else "every proposal verified"
-            figures = [_cell({s: [c["verifications"]] for s, c in cells.items()}), _cell({s: c["gain"] for s, c in cells.items()}),
-                       _cell({s: c["parsed"] for s, c in cells.items()})]  # fmt: skip
+            figures = [
+                _cell({s: [c["verifications"]] for s, c in cells.items()}),
+                _cell({s: c["gain"] for s, c in cells.items()}),
+                _cell({s: c["parsed"] for s, c in cells.items()}),
+            ]
             lines.append(f"| {what} | " + " | ".join(figures) + " |")
         routed, verified = result["proposers"].get("routed"), result["proposers"].get("verified")
         if routed and verified:

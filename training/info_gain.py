@@ -123,8 +123,11 @@ def weigh_by_info_gain(
 ) -> tuple[list[TokenizedEpisode], dict[str, float]]:
     """The pairs' episodes reweighted by turn information gain, and the distribution as metrics. An episode that is
     not its record's whole sequence from the first prompt on (a trimmed context's later part) keeps its weights."""
-    whole = [i for i, (record, episode) in enumerate(pairs) if episode.input_ids[: len(first_prompt_ids(record, episode))]
-             == first_prompt_ids(record, episode)]  # fmt: skip
+    whole = [
+        i
+        for i, (record, episode) in enumerate(pairs)
+        if episode.input_ids[: len(first_prompt_ids(record, episode))] == first_prompt_ids(record, episode)
+    ]
     gains = turn_info_gains(model, tokenizer, [pairs[i] for i in whole], style=style, batch_size=batch_size)
     episodes = [episode for _, episode in pairs]
     all_gains: list[float] = []

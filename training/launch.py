@@ -42,10 +42,20 @@ def free_port() -> int:
 
 def torchrun_command(recipe: str, config_file: Path, control: Path, processes: int, port: int) -> list[str]:
     return [
-        sys.executable, "-m", "torch.distributed.run", "--nnodes=1", f"--nproc-per-node={processes}",
-        "--master-addr=127.0.0.1", f"--master-port={port}", "--max-restarts=0",
-        "-m", "training.launch_worker", recipe, str(config_file), str(control),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nnodes=1",
+        f"--nproc-per-node={processes}",
+        "--master-addr=127.0.0.1",
+        f"--master-port={port}",
+        "--max-restarts=0",
+        "-m",
+        "training.launch_worker",
+        recipe,
+        str(config_file),
+        str(control),
+    ]
 
 
 class _Relay:

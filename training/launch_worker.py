@@ -23,8 +23,9 @@ def worker_main(argv: list[str]) -> int:
         with open(control / "checkpoints.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"step": step, "folder": folder}) + "\n")
 
-    result = run_recipe(recipe, json.loads(Path(config_file).read_text()), on_checkpoint=on_checkpoint,
-                        should_stop=lambda: (control / "stop").exists())  # fmt: skip
+    result = run_recipe(
+        recipe, json.loads(Path(config_file).read_text()), on_checkpoint=on_checkpoint, should_stop=lambda: (control / "stop").exists()
+    )
     if os.environ.get("RANK", "0") == "0":
         (control / "result.json").write_text(
             json.dumps({"steps": result.steps, "last_metrics": result.last_metrics, "stopped": result.stopped})

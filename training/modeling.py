@@ -41,8 +41,14 @@ class LoraSpec:
         layers = list(range(max(num_layers - self.top_layers, 0), num_layers)) if self.top_layers else None
         if layers is not None and targets == "all-linear":  # peft takes a layer list only with module names: the decoder's linears
             targets = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and ".layers." in n})
-        return LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout, target_modules=targets, layers_to_transform=layers,
-                          task_type="CAUSAL_LM")  # fmt: skip
+        return LoraConfig(
+            r=self.r,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=targets,
+            layers_to_transform=layers,
+            task_type="CAUSAL_LM",
+        )
 
 
 def pretrained_kwargs(path: str) -> dict[str, Any]:
@@ -153,9 +159,14 @@ class AdapterDisabled:
 
 
 def token_logprobs(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, *, chunk_size: int = 256, temperature: float = 1.0,
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    *,
+    chunk_size: int = 256,
+    temperature: float = 1.0,
     position_ids: torch.Tensor | None = None,
-) -> torch.Tensor:  # fmt: skip
+) -> torch.Tensor:
     """(B, T-1): the model's log-probability of each next token input_ids[:, 1:] (module docstring: in chunks), of
     softmax(logits / temperature) where a temperature other than 1 is given (a sampler's distribution). Packed rows
     (training.data.collate_packed) pass position_ids and no attention mask."""
@@ -163,17 +174,25 @@ def token_logprobs(
 
 
 def token_logprobs_and_hits(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, *, position_ids: torch.Tensor | None = None,
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    *,
+    position_ids: torch.Tensor | None = None,
     chunk_size: int = 256,
-) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+) -> tuple[torch.Tensor, torch.Tensor]:
     """token_logprobs and, (B, T-1), whether each next token was the model's most likely one (SFT's token accuracy)."""
     return _taken(model, input_ids, attention_mask, position_ids, chunk_size, 1.0)
 
 
 def _taken(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, position_ids: torch.Tensor | None, chunk_size: int,
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    position_ids: torch.Tensor | None,
+    chunk_size: int,
     temperature: float,
-) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+) -> tuple[torch.Tensor, torch.Tensor]:
     if isinstance(model, AdapterDisabled):
         with torch.no_grad(), model.model.disable_adapter():
             return _taken(model.model, input_ids, attention_mask, position_ids, chunk_size, temperature)

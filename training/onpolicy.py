@@ -66,8 +66,10 @@ class OnPolicyConfig(SamplingFields, HeldOutEvalFields, TrainConfig, PromptStyle
         if self.max_prompt_tokens < 16:
             out.append(f"max_prompt_tokens={self.max_prompt_tokens!r}: must be at least 16")
         if self.decode_token_budget and self.decode_token_budget < self.max_prompt_tokens + self.max_new_tokens:
-            out.append(f"decode_token_budget={self.decode_token_budget!r}: must be 0 or hold one sequence "
-                       f"(max_prompt_tokens + max_new_tokens = {self.max_prompt_tokens + self.max_new_tokens})")  # fmt: skip
+            out.append(
+                f"decode_token_budget={self.decode_token_budget!r}: must be 0 or hold one sequence "
+                f"(max_prompt_tokens + max_new_tokens = {self.max_prompt_tokens + self.max_new_tokens})"
+            )
         if self.generation not in GENERATION_MODES:
             out.append(f"generation={self.generation!r}: must be one of {', '.join(GENERATION_MODES)}")
         if self.generation_workers < 1:
@@ -105,9 +107,14 @@ def pick_jobs(config: OnPolicyConfig, step: int) -> list[tuple[str, int]]:
 
 def rollout_options(config: OnPolicyConfig) -> dict[str, Any]:
     """rollout_episodes' keyword arguments for training rollouts, wherever they are played."""
-    return {"max_turns": config.max_turns, "max_new_tokens": config.max_new_tokens, "temperature": config.temperature,
-            "style": config.prompt_style, "max_prompt_tokens": config.max_prompt_tokens,
-            **({"env_options": dict(config.env_options)} if config.env_options else {})}  # fmt: skip
+    return {
+        "max_turns": config.max_turns,
+        "max_new_tokens": config.max_new_tokens,
+        "temperature": config.temperature,
+        "style": config.prompt_style,
+        "max_prompt_tokens": config.max_prompt_tokens,
+        **({"env_options": dict(config.env_options)} if config.env_options else {}),
+    }
 
 
 def rollouts(trainer: Trainer, config: OnPolicyConfig) -> list[dict[str, Any]]:

@@ -30,8 +30,13 @@ def commit() -> str:
 def machine() -> dict[str, Any]:
     import torch
 
-    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(), "torch": torch.__version__}  # fmt: skip
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+    }
 
 
 def provenance() -> dict[str, Any]:

@@ -109,13 +109,16 @@ def _turn_message(step: dict[str, Any]) -> dict[str, Any]:
         return {"role": "assistant", "content": text}
     if step_role(step) == USER:  # the user's own view keeps its private note: it is what the model wrote
         return {"role": "assistant", "content": user_turn_text(step)}
-    calls = [{"type": "function", "id": c.get("id", ""), "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
-             for c in step.get("tool_calls") or []]  # fmt: skip
+    calls = [
+        {"type": "function", "id": c.get("id", ""), "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
+        for c in step.get("tool_calls") or []
+    ]
     return {"role": "assistant", "content": text, "tool_calls": calls}
 
 
-def _example(record: dict[str, Any], step: dict[str, Any], tokenizer: Any, *, system_prompt: str, style: PromptStyle,
-             window_turns: int) -> TokenizedEpisode:  # fmt: skip
+def _example(
+    record: dict[str, Any], step: dict[str, Any], tokenizer: Any, *, system_prompt: str, style: PromptStyle, window_turns: int
+) -> TokenizedEpisode:
     episode = empty_episode(record)
     sampled, logprobs = step.get("token_ids"), step.get("logprobs")
     logprobs = logprobs if sampled and logprobs is not None and len(logprobs) == len(sampled) else None
@@ -125,9 +128,13 @@ def _example(record: dict[str, Any], step: dict[str, Any], tokenizer: Any, *, sy
         episode.append(list(sampled), trained=trained, env=False, step=step["index"], logprobs=logprobs)
         return episode
     prompt = _prompt_messages(record, step, system_prompt, style, window_turns)
-    tools = None if step_role(step) in (CRITIC, USER) else style.template_tools(
-        [t for t in (record.get("header") or {}).get("tools") or [] if (t.get("function") or t).get("name") not in RUNNER_TOOLS]
-    )  # fmt: skip
+    tools = (
+        None
+        if step_role(step) in (CRITIC, USER)
+        else style.template_tools(
+            [t for t in (record.get("header") or {}).get("tools") or [] if (t.get("function") or t).get("name") not in RUNNER_TOOLS]
+        )
+    )
     head = render_chat(tokenizer, prompt, tools, generation_prompt=True)
     full = render_chat(tokenizer, [*prompt, _turn_message(step)], tools)
     assert full.startswith(head), f"step {step['index']}: the chat template does not extend the generation prompt"
@@ -143,8 +150,17 @@ def _example(record: dict[str, Any], step: dict[str, Any], tokenizer: Any, *, sy
     return episode
 
 
-def tokenize_role(record: dict[str, Any], tokenizer: Any, *, role: str = ACTOR, max_tokens: int | None = None, horizon: int = 0,
-                  system_prompt: str | None = None, style: PromptStyle = PromptStyle(), window_turns: int = 12) -> list[TokenizedEpisode]:  # fmt: skip
+def tokenize_role(
+    record: dict[str, Any],
+    tokenizer: Any,
+    *,
+    role: str = ACTOR,
+    max_tokens: int | None = None,
+    horizon: int = 0,
+    system_prompt: str | None = None,
+    style: PromptStyle = PromptStyle(),
+    window_turns: int = 12,
+) -> list[TokenizedEpisode]:
     """A role's training examples from one record (see the module docstring); [] when the role never took a turn."""
     if role == ACTOR:
         return tokenize_record(record, tokenizer, max_tokens=max_tokens, system_prompt=system_prompt, style=style)

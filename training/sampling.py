@@ -196,10 +196,19 @@ class _Sampled(Policy):
 
 
 def _start(
-    task_id: str, seed: int, tokenizer: Any, system_prompt: str | None, style: PromptStyle, max_turns: int, *,
-    consultation: Consultation | None = None, harness_level: str = "tools-only", env_options: dict[str, Any] | None = None,
-    slots: SlotFactory | None = None, env_version: str | None = None,
-) -> _Live:  # fmt: skip
+    task_id: str,
+    seed: int,
+    tokenizer: Any,
+    system_prompt: str | None,
+    style: PromptStyle,
+    max_turns: int,
+    *,
+    consultation: Consultation | None = None,
+    harness_level: str = "tools-only",
+    env_options: dict[str, Any] | None = None,
+    slots: SlotFactory | None = None,
+    env_version: str | None = None,
+) -> _Live:
     env = make(task_id, seed, options=env_options or None, version=env_version)
     observation = env.reset()
     offered = [CONSULT_TOOL] if consultation is not None and consultation.offered else []
@@ -334,8 +343,9 @@ def _harness_turns(live: _Live, message: str | None, *, failed: bool) -> list[di
         return []
     steps = live.record["steps"]
     first = len(steps)
-    _, live.reason = live.crew.after_actor_step(steps, "", action=Action(message=message), failed=failed,
-                                                reason=env_end_reason(live.env), limit=live.max_turns)  # fmt: skip
+    _, live.reason = live.crew.after_actor_step(
+        steps, "", action=Action(message=message), failed=failed, reason=env_end_reason(live.env), limit=live.max_turns
+    )
     for step in steps[first:]:
         step["state_hash"] = None  # sampled records keep no state-hash chain (see the agent steps)
     return [m for m in context_messages(steps[first:], live.style.max_result_chars) if m is not None]
@@ -404,15 +414,23 @@ def rollout_episodes(
             env_options=job_options,
             slots=slots,
             env_version=env_version,
-        )  # fmt: skip
+        )
         for (task, seed), level, job_options in zip(jobs, levels, per_job, strict=True)
     ]
     if critic is not None:
         for live in lives:
             team = live.record["header"].setdefault("team", {})
             team[CRITIC] = {"every": critic.every, "on_request": False, "on_error": critic.on_error}
-    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens,
-          router=router, critic=critic)  # fmt: skip
+    _play(
+        model,
+        tokenizer,
+        lives,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        max_prompt_tokens=max_prompt_tokens,
+        router=router,
+        critic=critic,
+    )
     return [_close(live, max_turns) for live in lives]
 
 
@@ -442,8 +460,9 @@ def continue_episodes(
     for live in lives:
         live.max_turns = min(max_turns, live.turns + turns) if turns is not None else max_turns
         live.finished = live.finished or live.turns >= live.max_turns
-    _play(model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens,
-          router=router)  # fmt: skip
+    _play(
+        model, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature, max_prompt_tokens=max_prompt_tokens, router=router
+    )
     out = []
     for live, (_, prefix_length) in zip(lives, prefixes, strict=True):
         record = _close(live, max_turns)
@@ -457,8 +476,17 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     harness = header.get("harness") or {}
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
     level = (header.get("team") or {}).get("harness_level", "tools-only")
-    live = _start(f"{header['env']}/{header['task']}", int(header["seed"]), tokenizer, harness.get("system_prompt"), style, max_turns,
-                  consultation=consultation, harness_level=level, env_options=header.get("options"))  # fmt: skip
+    live = _start(
+        f"{header['env']}/{header['task']}",
+        int(header["seed"]),
+        tokenizer,
+        harness.get("system_prompt"),
+        style,
+        max_turns,
+        consultation=consultation,
+        harness_level=level,
+        env_options=header.get("options"),
+    )
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
             continue  # a slot's answer (the user) or a harness decision: re-applying the actor's turn before it makes it again
@@ -478,9 +506,16 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
 
 
 def _play(
-    model: Any, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int,
-    router: Router | None = None, critic: CriticTurns | None = None,
-) -> None:  # fmt: skip
+    model: Any,
+    tokenizer: Any,
+    lives: list[_Live],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    max_prompt_tokens: int,
+    router: Router | None = None,
+    critic: CriticTurns | None = None,
+) -> None:
     """Turn by turn, one batched generate over the unfinished episodes, until each ends or outgrows the prompt budget;
     a turn the router forces is applied from its text instead (the model is not called when every turn is forced);
     with a critic, its due turns after each actor turn (one more batched generate).
@@ -490,8 +525,16 @@ def _play(
     its environment and back into the batch while the others decode (`_play_engine`)."""
     engine = engine_for(model, tokenizer)
     if engine is not None:
-        _play_engine(engine, tokenizer, lives, max_new_tokens=max_new_tokens, temperature=temperature,
-                     max_prompt_tokens=max_prompt_tokens, router=router, critic=critic)  # fmt: skip
+        _play_engine(
+            engine,
+            tokenizer,
+            lives,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            max_prompt_tokens=max_prompt_tokens,
+            router=router,
+            critic=critic,
+        )
         return
     while True:
         for live in lives:
@@ -548,9 +591,16 @@ def _apply_guarded(live: _Live, tokenizer: Any, completion: list[int], logprobs:
 
 
 def _play_engine(
-    engine: DecodeEngine, tokenizer: Any, lives: list[_Live], *, max_new_tokens: int, temperature: float, max_prompt_tokens: int,
-    router: Router | None = None, critic: CriticTurns | None = None,
-) -> None:  # fmt: skip
+    engine: DecodeEngine,
+    tokenizer: Any,
+    lives: list[_Live],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    max_prompt_tokens: int,
+    router: Router | None = None,
+    critic: CriticTurns | None = None,
+) -> None:
     """`_play` with continuous batching: each episode is submitted as soon as its previous turn has been applied."""
     sessions = dict(zip(map(id, lives), _group_sessions(engine, [live.prompt_ids for live in lives]), strict=True))
 
@@ -616,8 +666,9 @@ def _critic_turns(critic: CriticTurns, tokenizer: Any, lives: list[_Live], max_p
         if trigger is None:
             continue
         system = str(live.record["header"]["harness"]["system_prompt"])
-        messages = critic_messages(live.record["steps"], system_prompt=system, window_turns=critic.window_turns,
-                                   max_result_chars=live.style.max_result_chars)  # fmt: skip
+        messages = critic_messages(
+            live.record["steps"], system_prompt=system, window_turns=critic.window_turns, max_result_chars=live.style.max_result_chars
+        )
         prompt = _encode(tokenizer, _render(tokenizer, messages, [], True))
         if len(prompt) < max_prompt_tokens:  # a critic whose transcript outgrew the budget stays silent
             due.append((live, trigger, prompt))

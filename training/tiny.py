@@ -409,8 +409,10 @@ def _corpus() -> list[str]:
         lines.append(f"<|im_start|>assistant\nI will {word} {other} now.<|im_end|>")
     lines.extend(" ".join(_WORDS[i : i + 12]) for i in range(0, len(_WORDS), 12))
     lines.extend(f"{n} {n * 3} {n / 4:.2f} -{n}" for n in range(200))
-    lines.append('{"type": "function", "function": {"name": "x", "description": "y", "parameters": {"type": "object", '
-                 '"properties": {}, "required": [], "additionalProperties": false}}}')  # fmt: skip
+    lines.append(
+        '{"type": "function", "function": {"name": "x", "description": "y", "parameters": {"type": "object", '
+        '"properties": {}, "required": [], "additionalProperties": false}}}'
+    )
     return lines
 
 

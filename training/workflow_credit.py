@@ -44,8 +44,11 @@ class CreditWeights:
     """w_p: the generator only: the plan's feasibility, the share of its nodes the episode could carry out."""
 
     def __post_init__(self) -> None:
-        problems = [f"{name}={getattr(self, name)!r}: must not be negative" for name in ("outcome", "node", "graph", "plan")
-                    if getattr(self, name) < 0]  # fmt: skip
+        problems = [
+            f"{name}={getattr(self, name)!r}: must not be negative"
+            for name in ("outcome", "node", "graph", "plan")
+            if getattr(self, name) < 0
+        ]
         if self.outcome + self.node + self.graph <= 0:
             problems.append("outcome + node + graph must be positive: a workflow role's reward would be 0/0")
         if self.outcome + self.plan + self.graph <= 0:

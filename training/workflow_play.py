@@ -47,8 +47,9 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def team_messages(history: list[dict[str, Any]], *, role: str, env_name: str, description: str,
-                  tools: list[dict[str, Any]], style: PromptStyle) -> list[dict[str, Any]]:  # fmt: skip
+def team_messages(
+    history: list[dict[str, Any]], *, role: str, env_name: str, description: str, tools: list[dict[str, Any]], style: PromptStyle
+) -> list[dict[str, Any]]:
     """A team role's view before its turn (module docstring)."""
     brief = f"You are the {role} of a team in {env_name}. {description} Do your own instruction only, through tool calls."
     messages: list[dict[str, Any]] = [{"role": "system", "content": style.system(brief, tools)}]
@@ -62,8 +63,10 @@ def team_messages(history: list[dict[str, Any]], *, role: str, env_name: str, de
             messages.append({"role": "assistant", "content": str(meta.get("raw_output", step.get("message") or ""))})
             messages.append({"role": "user", "content": f"Error: {meta['invalid_action']}"})
         else:
-            calls = [{"type": "function", "id": c["id"], "function": {"name": c["name"], "arguments": c.get("arguments") or {}}}
-                     for c in step.get("tool_calls") or []]  # fmt: skip
+            calls = [
+                {"type": "function", "id": c["id"], "function": {"name": c["name"], "arguments": c.get("arguments") or {}}}
+                for c in step.get("tool_calls") or []
+            ]
             messages.append({"role": "assistant", "content": step.get("message") or "", "tool_calls": calls})
             for result in step.get("results") or []:
                 messages.append({"role": "tool", "content": cut_text(_text(result.get("content")), style.max_result_chars)})
@@ -84,8 +87,20 @@ class ModelRole(Policy):
 
     kind = "hf"
 
-    def __init__(self, model: Any, tokenizer: Any, *, role: str, env_name: str, description: str, style: PromptStyle,
-                 max_new_tokens: int, temperature: float, max_prompt_tokens: int = 4096, roles: Sequence[str] = RELAY_ROLES) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        role: str,
+        env_name: str,
+        description: str,
+        style: PromptStyle,
+        max_new_tokens: int,
+        temperature: float,
+        max_prompt_tokens: int = 4096,
+        roles: Sequence[str] = RELAY_ROLES,
+    ) -> None:
         self.model, self.tokenizer, self.role, self.style = model, tokenizer, role, style
         self.env_name, self.description, self.roles = env_name, description, tuple(roles)
         self.max_new_tokens, self.temperature, self.max_prompt_tokens = max_new_tokens, temperature, max_prompt_tokens
@@ -99,8 +114,9 @@ class ModelRole(Policy):
             messages, template_tools = generator_messages(history, roles=self.roles, description=self.description), None
         else:
             schemas = [t.openai_schema() for t in tools]
-            messages = team_messages(history, role=self.role, env_name=self.env_name, description=self.description, tools=schemas,
-                                     style=self.style)  # fmt: skip
+            messages = team_messages(
+                history, role=self.role, env_name=self.env_name, description=self.description, tools=schemas, style=self.style
+            )
             template_tools = self.style.template_tools(schemas)
         return encode_text(self.tokenizer, render_chat(self.tokenizer, messages, template_tools, generation_prompt=True))
 
@@ -120,8 +136,9 @@ class ModelRole(Policy):
         return Action(tool_calls=parsed.tool_calls, message=parsed.message or None, **tokens)
 
 
-def play_relays(jobs: Sequence[int], *, players: Mapping[str, Policy], generator: Policy | None, tasks: Sequence[str],
-                stages: int) -> list[dict[str, Any]]:  # fmt: skip
+def play_relays(
+    jobs: Sequence[int], *, players: Mapping[str, Policy], generator: Policy | None, tasks: Sequence[str], stages: int
+) -> list[dict[str, Any]]:
     """One workflow record per relay seed in `jobs`; `generator` None plays the relay's reference plan (relay_plan).
     Sampling draws on torch's global generator: seed it before for a reproducible batch."""
     records = []

@@ -106,9 +106,16 @@ def _episode_row(record: dict[str, Any]) -> dict[str, Any]:
     agent = [s for s in record["steps"] if s.get("source") == "agent"]
     valid = metrics.get("valid_calls", sum(1 for s in agent if s.get("tool_calls") and not (s.get("meta") or {}).get("invalid_action")))
     invalid = metrics.get("invalid_calls", sum(1 for s in agent if (s.get("meta") or {}).get("invalid_action")))
-    return {"task": f"{header['env']}/{header['task']}", "seed": header["seed"], "composite": float(header["score"]["composite"]),
-            "passed": bool(header["score"]["passed"]), "valid_calls": int(valid), "invalid_calls": int(invalid),
-            "turns": len(agent), "termination_reason": header.get("termination_reason")}  # fmt: skip
+    return {
+        "task": f"{header['env']}/{header['task']}",
+        "seed": header["seed"],
+        "composite": float(header["score"]["composite"]),
+        "passed": bool(header["score"]["passed"]),
+        "valid_calls": int(valid),
+        "invalid_calls": int(invalid),
+        "turns": len(agent),
+        "termination_reason": header.get("termination_reason"),
+    }
 
 
 def play_model(path: str, suite: Suite) -> list[dict[str, Any]]:
@@ -119,8 +126,16 @@ def play_model(path: str, suite: Suite) -> list[dict[str, Any]]:
     model, tokenizer = load_model(path, trainable=False)
     style = prompt_style_for(path)
     context = int(getattr(model.config, "max_position_embeddings", 8192))
-    records = rollout_episodes(model, tokenizer, suite.jobs(), max_turns=suite.max_turns, max_new_tokens=suite.max_new_tokens,
-                               temperature=0.0, style=style, max_prompt_tokens=context - suite.max_new_tokens)  # fmt: skip
+    records = rollout_episodes(
+        model,
+        tokenizer,
+        suite.jobs(),
+        max_turns=suite.max_turns,
+        max_new_tokens=suite.max_new_tokens,
+        temperature=0.0,
+        style=style,
+        max_prompt_tokens=context - suite.max_new_tokens,
+    )
     return [_episode_row(r) for r in records]
 
 
@@ -178,9 +193,18 @@ def run(player: str, path: str | None, only: list[str] | None = None, say: Any =
                 continue
             started = time.time()
             episodes = play_model(path, suite) if path is not None else play_anchor(name, suite)
-            result = {"experiment": "zeroshot", "player": model_identity(name, path), "suite": asdict(suite), "seeds": suite.jobs(),
-                      "greedy": True, "commit": commit(), "episodes": episodes, "summary": summarise(episodes),
-                      "wall_s": round(time.time() - started, 1), "machine": machine()}  # fmt: skip
+            result = {
+                "experiment": "zeroshot",
+                "player": model_identity(name, path),
+                "suite": asdict(suite),
+                "seeds": suite.jobs(),
+                "greedy": True,
+                "commit": commit(),
+                "episodes": episodes,
+                "summary": summarise(episodes),
+                "wall_s": round(time.time() - started, 1),
+                "machine": machine(),
+            }
             write_result(out, result)  # a killed run leaves no half-written result
             say(f"{name} / {suite.name}: {result['summary']} ({result['wall_s']} s)")
             written.append(out)
@@ -220,8 +244,10 @@ def table(root: Path = RESULTS) -> str:
             if data is None:
                 continue
             s = data["summary"]
-            lines.append(f"| {suite} | {player} | {s['n']} | {_rate(s['valid_call_rate'], s['valid_call_ci'])} | "
-                         f"{_rate(s['pass_rate'], s['pass_ci'])} | {_rate(s['composite'], s['composite_ci'])} | {data['wall_s']:.0f} s |")  # fmt: skip
+            lines.append(
+                f"| {suite} | {player} | {s['n']} | {_rate(s['valid_call_rate'], s['valid_call_ci'])} | "
+                f"{_rate(s['pass_rate'], s['pass_ci'])} | {_rate(s['composite'], s['composite_ci'])} | {data['wall_s']:.0f} s |"
+            )
     notes = [f"- {line}" for line in problems]
     return "\n".join(lines + ([""] + notes if notes else []))
 
@@ -231,9 +257,11 @@ def results_kind(results: dict[tuple[str, str], dict[str, Any]], player: str) ->
 
 
 def readme_section(root: Path = RESULTS) -> str:
-    return (f"Greedy, held-out seeds (from {HELD_OUT_SEED}), turn caps per suite as in `training/zeroshot.py`; intervals: Wilson for "
-            "rates, seeded percentile bootstrap for the mean composite; n episodes each. Made by `python -m training.zeroshot run` "
-            f"(then `report`) from the files under `training/results/zeroshot/`.\n\n{table(root)}")  # fmt: skip
+    return (
+        f"Greedy, held-out seeds (from {HELD_OUT_SEED}), turn caps per suite as in `training/zeroshot.py`; intervals: Wilson for "
+        "rates, seeded percentile bootstrap for the mean composite; n episodes each. Made by `python -m training.zeroshot run` "
+        f"(then `report`) from the files under `training/results/zeroshot/`.\n\n{table(root)}"
+    )
 
 
 def write_readme(path: Path = README, root: Path = RESULTS) -> None:

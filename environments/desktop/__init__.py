@@ -33,10 +33,17 @@ _DESCRIPTIONS = {
 }
 for _key, (_split, _parts) in TEMPLATES.items():
     register(
-        TaskSpec(env="desktop", key=_key, split=_split, description=_DESCRIPTIONS[_key], horizon="up to 80 calls",
-                 pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD), spec={"template": _key}),
+        TaskSpec(
+            env="desktop",
+            key=_key,
+            split=_split,
+            description=_DESCRIPTIONS[_key],
+            horizon="up to 80 calls",
+            pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD),
+            spec={"template": _key},
+        ),
         DesktopEnv,
-    )  # fmt: skip
+    )
 
 _PANELS = (
     Panel("Screenshot", "observe", renderer="screenshot", action_tool="click", key="p"),  # click on it to click there

@@ -46,8 +46,11 @@ class DesktopAnalyser:
         content: dict[str, Any] = raw if isinstance(raw, dict) else {}
         error = str(content.get("error", ""))
         if result.get("is_error") and call["name"] == "click" and error.startswith("no element"):
-            return StepAnalysis("That element id is not on this screen: ids and names change between app versions. "
-                                "Read the current screen and click what is there now.", 0.1)  # fmt: skip
+            return StepAnalysis(
+                "That element id is not on this screen: ids and names change between app versions. "
+                "Read the current screen and click what is there now.",
+                0.1,
+            )
         if failed := failure_advice(step):
             return StepAnalysis(failed, 0.0)
         if content.get("ad"):

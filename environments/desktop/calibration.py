@@ -73,15 +73,25 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
 
 def table_markdown(result: dict[str, Any]) -> str:
     return stats.anchor_table_markdown(
-        result, TASKS, caption="each cell is the mean composite / pass rate without drift, then the mean composite with drift high; "
-        "robustness = mean with drift high / mean without.", cell=lambda c: f"{c['score']:.3f} / {c['passed']:.0%} / {c['drifted']:.3f}",
+        result,
+        TASKS,
+        caption="each cell is the mean composite / pass rate without drift, then the mean composite with drift high; "
+        "robustness = mean with drift high / mean without.",
+        cell=lambda c: f"{c['score']:.3f} / {c['passed']:.0%} / {c['drifted']:.3f}",
         extra=("robustness", lambda anchor: f"{result['robustness'][anchor]:.3f}"),
-    )  # fmt: skip
+    )
 
 
 def write(result: dict[str, Any]) -> None:
-    stats.calibration_write(result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END),
-                            table=table_markdown(result), keys=("seeds", "thresholds", "robustness"))  # fmt: skip
+    stats.calibration_write(
+        result,
+        engine=ENGINE,
+        path=CALIBRATION_PATH,
+        readme=README_PATH,
+        markers=(TABLE_START, TABLE_END),
+        table=table_markdown(result),
+        keys=("seeds", "thresholds", "robustness"),
+    )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,15 @@ def dream_steps(model: Predictor, records: Iterable[dict[str, Any]]) -> Iterable
     for record in records:
         for t in record_transitions(record):
             dreamed = model.predict(t["tree"], t["action"])
-            yield {"format": STEP_FORMAT, "world_model": model.name, **{k: t[k] for k in ("task", "seed", "drift", "policy", "step", "action")},
-                   "tree": t["tree"], "real_next_tree": t["next_tree"], "dreamed_next_tree": dreamed, "exact": dreamed == t["next_tree"]}  # fmt: skip
+            yield {
+                "format": STEP_FORMAT,
+                "world_model": model.name,
+                **{k: t[k] for k in ("task", "seed", "drift", "policy", "step", "action")},
+                "tree": t["tree"],
+                "real_next_tree": t["next_tree"],
+                "dreamed_next_tree": dreamed,
+                "exact": dreamed == t["next_tree"],
+            }
 
 
 def rollout(model: Predictor, transitions: list[dict[str, Any]], horizon: int) -> tuple[list[dict[str, Any]], list[bool]]:
@@ -80,15 +87,30 @@ def dreamed_record(
 ) -> dict[str, Any]:
     """A canonical record of the dream: the real opening screen, then each action answered by the dreamed screen."""
     h = source["header"]
-    header = {"env": "desktop", "task": h["task"], "seed": h.get("seed"), "options": h.get("options") or {}, "source": "upload",
-              "policy": {"name": f"dream:{(h.get('policy') or {}).get('name', '')}", "kind": "external"},
-              "meta": {"dreamed": True, "world_model": model.name, "dreamed_from": {"policy": (h.get("policy") or {}).get("name"),
-                       "steps": [t["step"] for t in transitions[: len(dreamed)]]}}}  # fmt: skip
+    header = {
+        "env": "desktop",
+        "task": h["task"],
+        "seed": h.get("seed"),
+        "options": h.get("options") or {},
+        "source": "upload",
+        "policy": {"name": f"dream:{(h.get('policy') or {}).get('name', '')}", "kind": "external"},
+        "meta": {
+            "dreamed": True,
+            "world_model": model.name,
+            "dreamed_from": {"policy": (h.get("policy") or {}).get("name"), "steps": [t["step"] for t in transitions[: len(dreamed)]]},
+        },
+    }
     steps = [make_step(index=0, source="env", message=tree_text(transitions[0]["tree"]))]
     for i, (t, tree) in enumerate(zip(transitions, dreamed, strict=False), 1):
         call = {"id": f"d{i}", "name": t["action"]["name"], "arguments": t["action"]["arguments"]}
-        steps.append(make_step(index=i, source="agent", tool_calls=[call],
-                               results=[{"call_id": call["id"], "content": {"screen": tree_text(tree), "dreamed": True}, "is_error": False}]))  # fmt: skip
+        steps.append(
+            make_step(
+                index=i,
+                source="agent",
+                tool_calls=[call],
+                results=[{"call_id": call["id"], "content": {"screen": tree_text(tree), "dreamed": True}, "is_error": False}],
+            )
+        )
     return new_record(header=header, steps=steps)
 
 
@@ -131,10 +153,12 @@ def table(result: dict[str, Any]) -> str:
 def readme_section(path: Path = RESULT) -> str:
     result = json.loads(path.read_text())
     c = result["config"]
-    return (f"{result['fidelity']['records']} held-out episodes ({', '.join(c['anchors'])}; tasks {', '.join(c['tasks'])}; seeds "
-            f"{c['seeds'][0]}-{c['seeds'][-1]}; drift {', '.join(c['drifts'])}), each dreamed from its real opening screen along its own "
-            "actions; exact: the dreamed tree equals the real replay's after k actions. Made by `python -m environments.desktop.dream "
-            f"rollouts` (then `report`) from `training/results/desktop-dream/fidelity.json`.\n\n{table(result['fidelity'])}")  # fmt: skip
+    return (
+        f"{result['fidelity']['records']} held-out episodes ({', '.join(c['anchors'])}; tasks {', '.join(c['tasks'])}; seeds "
+        f"{c['seeds'][0]}-{c['seeds'][-1]}; drift {', '.join(c['drifts'])}), each dreamed from its real opening screen along its own "
+        "actions; exact: the dreamed tree equals the real replay's after k actions. Made by `python -m environments.desktop.dream "
+        f"rollouts` (then `report`) from `training/results/desktop-dream/fidelity.json`.\n\n{table(result['fidelity'])}"
+    )
 
 
 def write_readme(path: Path = RESULT) -> None:
@@ -182,8 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     result, dreams = fidelity([model, NoChange()], records, args.horizon)
     print(json.dumps({"dreamed": write_jsonl(args.out, dreams)}))
     if args.write_readme:
-        config = {"tasks": list(HELD_OUT_TASKS), "seeds": args.seeds, "drifts": list(DRIFTS), "anchors": ["gui-only", "random-valid"],
-                  "records": args.records, "train": args.train or "anchor episodes: train tasks, seeds 1-10, drift none/low/high"}  # fmt: skip
+        config = {
+            "tasks": list(HELD_OUT_TASKS),
+            "seeds": args.seeds,
+            "drifts": list(DRIFTS),
+            "anchors": ["gui-only", "random-valid"],
+            "records": args.records,
+            "train": args.train or "anchor episodes: train tasks, seeds 1-10, drift none/low/high",
+        }
         data = {
             "experiment": "desktop-dream",
             "config": config,

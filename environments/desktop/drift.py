@@ -59,8 +59,14 @@ class Drift:
         return key, name
 
     def describe(self) -> dict[str, object]:
-        return {"level": self.level, "versions": self.versions, "ads": self.ads, "variants": self.variants,
-                "launcher": list(self.launcher), "recommended": self.recommended}  # fmt: skip
+        return {
+            "level": self.level,
+            "versions": self.versions,
+            "ads": self.ads,
+            "variants": self.variants,
+            "launcher": list(self.launcher),
+            "recommended": self.recommended,
+        }
 
 
 def drift_for(seed: int, level: str) -> Drift:

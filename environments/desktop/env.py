@@ -238,9 +238,13 @@ class DesktopEnv(Env):
         report = self.report()
         passed = report["state_ok"] and report["composite"] >= self.task.pass_threshold
         shell = shell_aware(report, s.acts, [g["kind"] for g in self.desk_task.goals])
-        return Score(composite=report["composite"], passed=passed, termination_reason=s.reason,
-                     components={"goal": report["goal"], "efficiency": report["efficiency"], "shell_aware": shell["shell_aware"]},
-                     details=report | {"shell": shell})  # fmt: skip
+        return Score(
+            composite=report["composite"],
+            passed=passed,
+            termination_reason=s.reason,
+            components={"goal": report["goal"], "efficiency": report["efficiency"], "shell_aware": shell["shell_aware"]},
+            details=report | {"shell": shell},
+        )
 
     def snapshot(self) -> bytes:
         return pickle.dumps(self.session)

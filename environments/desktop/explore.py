@@ -111,12 +111,21 @@ class Graph:
         return key, new
 
     def metrics(self) -> dict[str, Any]:
-        return {"screens": len(self.nodes), "edges": len(self.edges), "steps": self.steps,
-                "max_depth": max((len(n["path"]) for n in self.nodes.values()), default=0)}  # fmt: skip
+        return {
+            "screens": len(self.nodes),
+            "edges": len(self.edges),
+            "steps": self.steps,
+            "max_depth": max((len(n["path"]) for n in self.nodes.values()), default=0),
+        }
 
     def as_json(self) -> dict[str, Any]:
-        return {"start": self.start, "metrics": self.metrics(), "curve": self.curve, "edges": sorted(self.edges),
-                "nodes": {k: {"path": n["path"], "found_at": n["found_at"]} for k, n in self.nodes.items()}}  # fmt: skip
+        return {
+            "start": self.start,
+            "metrics": self.metrics(),
+            "curve": self.curve,
+            "edges": sorted(self.edges),
+            "nodes": {k: {"path": n["path"], "found_at": n["found_at"]} for k, n in self.nodes.items()},
+        }
 
 
 def _tree(env: DesktopEnv) -> dict[str, Any]:
@@ -201,8 +210,14 @@ def provenance() -> dict[str, Any]:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
     except OSError:
         head = ""
-    return {"commit": head, "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                                        "python": platform.python_version()}}  # fmt: skip
+    return {
+        "commit": head,
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+        },
+    }
 
 
 def result_path(root: Path, explorer: str, drift: str, budget: int, seed: int) -> Path:
@@ -212,8 +227,14 @@ def result_path(root: Path, explorer: str, drift: str, budget: int, seed: int) -
 def run_one(explorer: str, seed: int, drift: str, budget: int, root: Path = RESULTS) -> tuple[Path, Graph]:
     started = time.process_time()
     graph = explore(explorer, seed, drift, budget)
-    data = {"experiment": "desktop-explore", "config": {"explorer": explorer, "drift": drift, "budget": budget, "carrier_task": CARRIER_TASK},
-            "seed": seed, "metrics": graph.metrics(), "cpu_s": round(time.process_time() - started, 2), **provenance()}  # fmt: skip
+    data = {
+        "experiment": "desktop-explore",
+        "config": {"explorer": explorer, "drift": drift, "budget": budget, "carrier_task": CARRIER_TASK},
+        "seed": seed,
+        "metrics": graph.metrics(),
+        "cpu_s": round(time.process_time() - started, 2),
+        **provenance(),
+    }
     path = result_path(root, explorer, drift, budget, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -240,8 +261,10 @@ def table(root: Path = RESULTS) -> str:
     for r in load_results(root):
         c = r["config"]
         groups.setdefault((c["drift"], c["budget"], c["explorer"]), []).append(r)
-    lines = ["| drift | budget (steps) | seeds | screens: systematic | screens: random | edges: systematic | edges: random |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    lines = [
+        "| drift | budget (steps) | seeds | screens: systematic | screens: random | edges: systematic | edges: random |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for drift, budget in sorted({(d, b) for d, b, _ in groups}, key=lambda k: (k[0] != "none", k[0], k[1])):
         sy, ra = groups.get((drift, budget, "systematic"), []), groups.get((drift, budget, "random"), [])
         seeds = sorted({r["seed"] for r in sy} | {r["seed"] for r in ra})
@@ -251,9 +274,11 @@ def table(root: Path = RESULTS) -> str:
 
 
 def readme_section(root: Path = RESULTS) -> str:
-    return ("Unique screens (screen_id.py) and distinct edges (screen, action kind, screen) found within the budget, every "
-            "environment step counted (replays included); mean ± 95% CI over seeds. Made by `python -m environments.desktop.explore "
-            "run` then `report`, from the files under `training/results/desktop-explore/`.\n\n" + table(root))  # fmt: skip
+    return (
+        "Unique screens (screen_id.py) and distinct edges (screen, action kind, screen) found within the budget, every "
+        "environment step counted (replays included); mean ± 95% CI over seeds. Made by `python -m environments.desktop.explore "
+        "run` then `report`, from the files under `training/results/desktop-explore/`.\n\n" + table(root)
+    )
 
 
 def write_readme(root: Path = RESULTS) -> None:

@@ -79,8 +79,11 @@ def describe_steps(seed: int, drift: str, actions: list[dict[str, Any]]) -> tupl
             where = {"x": left + width // 2, "y": top + height // 2, "index": visible.index(node) + 1, "of": len(visible)}
         steps.append({"action": action, "role": node.role if node else None, "name": node.name if node else None, "where": where})
         result = env.step(ToolCall(action["name"], dict(args)))
-        changes += [f"set {e.entity.split(':', 1)[1]} to {e.after}" if e.entity.startswith("setting:") else f"{e.entity} {e.field} changed"
-                    for e in result.events if e.entity != "task"]  # fmt: skip
+        changes += [
+            f"set {e.entity.split(':', 1)[1]} to {e.after}" if e.entity.startswith("setting:") else f"{e.entity} {e.field} changed"
+            for e in result.events
+            if e.entity != "task"
+        ]
     return steps, changes, open_app(accessibility_tree(env.screen()))
 
 
@@ -124,9 +127,13 @@ def synthesise(graph: Any, *, seed: int, drift: str, explorer: str = "systematic
         steps, changes, app = describe_steps(seed, drift, node["path"])
         record = run_episode(make_env(seed, drift), PathPolicy(node["path"]), source="rollout")
         record["header"].setdefault("meta", {})["synthesised"] = {
-            "instruction": instruction(steps, changes, app), "end_screen": screen, "explorer": explorer, "drift": drift,
-            "steps": [{k: v for k, v in s.items() if k != "action"} for s in steps], "data_changes": changes,
-        }  # fmt: skip
+            "instruction": instruction(steps, changes, app),
+            "end_screen": screen,
+            "explorer": explorer,
+            "drift": drift,
+            "steps": [{k: v for k, v in s.items() if k != "action"} for s in steps],
+            "data_changes": changes,
+        }
         report = replay_record(record)
         assert report["ok"], f"synthesised path to {screen} does not replay: {report['divergence']}"
         pairs.append(record)
@@ -189,11 +196,13 @@ def corrupt(kind: str, lines: list[str], steps: list[dict[str, Any]], rng: rando
 
 def judge_record(pair: dict[str, Any], lines: list[str], label: str, kind: str | None, screen: str) -> dict[str, Any]:
     synth, header = pair["header"]["meta"]["synthesised"], pair["header"]
-    prompt = (f"Task: {synth['instruction']}\n\nDesktop screen:\n{screen}\n\nA past trajectory retrieved for a similar task:\n"
-              + "\n".join(f"{n}. {line}" for n, line in enumerate(lines, 1))
-              + "\n\nThe desktop may have changed since (renamed or moved controls, promotions, layout variants, steps that no "
-              "longer apply). Answer `right` if this trajectory, step by step as written (names, positions, list items), is correct "
-              "on this desktop and does the task, else `wrong`.")  # fmt: skip
+    prompt = (
+        f"Task: {synth['instruction']}\n\nDesktop screen:\n{screen}\n\nA past trajectory retrieved for a similar task:\n"
+        + "\n".join(f"{n}. {line}" for n, line in enumerate(lines, 1))
+        + "\n\nThe desktop may have changed since (renamed or moved controls, promotions, layout variants, steps that no "
+        "longer apply). Answer `right` if this trajectory, step by step as written (names, positions, list items), is correct "
+        "on this desktop and does the task, else `wrong`."
+    )
     meta = {"view": PRIOR_VIEW, "label": label, "corruption": kind, "drift": synth["drift"], "end_screen": synth["end_screen"]}
     return new_record(
         header={
@@ -203,7 +212,7 @@ def judge_record(pair: dict[str, Any], lines: list[str], label: str, kind: str |
             "source": "upload",
             "policy": {"name": "explore-synth", "kind": "external"},
             "meta": meta,
-        },  # fmt: skip
+        },
         steps=[make_step(index=0, source="user", message=prompt), make_step(index=1, source="agent", message=label)],
     )
 

@@ -41,8 +41,14 @@ def facets(data: AppData) -> dict[str, Any]:
     """The gradeable state, keyed per item; counters for what has no stable key (sent mail, events, orders)."""
     sent = Counter((m.to, m.subject, m.body.strip(), m.in_reply_to) for m in data.mails if m.folder == "sent")
     events = Counter((e.title, e.date, e.time) for e in data.events)
-    return {"files": dict(data.files), "dirs": set(data.dirs), "settings": dict(data.settings), "sent": sent, "events": events,
-            "orders": tuple(data.orders)}  # fmt: skip
+    return {
+        "files": dict(data.files),
+        "dirs": set(data.dirs),
+        "settings": dict(data.settings),
+        "sent": sent,
+        "events": events,
+        "orders": tuple(data.orders),
+    }
 
 
 class Grader:
@@ -89,5 +95,13 @@ def _summary(task: DesktopTask, items: list[tuple[str, bool]], damage: list[str]
     state_ok = goal == 1.0 and not damage
     efficiency = min(1.0, len(task.solution) / actions) if actions else 0.0
     composite = (1 - EFFICIENCY_WEIGHT) * goal * (1 - COLLATERAL_PENALTY * bool(damage)) + EFFICIENCY_WEIGHT * efficiency * state_ok
-    return {"composite": round(composite, 6), "goal": goal, "state_ok": state_ok, "efficiency": round(efficiency, 6), "actions": actions,
-            "shortest": len(task.solution), "items": [{"item": name, "ok": ok} for name, ok in items], "damage": damage[:20]}  # fmt: skip
+    return {
+        "composite": round(composite, 6),
+        "goal": goal,
+        "state_ok": state_ok,
+        "efficiency": round(efficiency, 6),
+        "actions": actions,
+        "shortest": len(task.solution),
+        "items": [{"item": name, "ok": ok} for name, ok in items],
+        "damage": damage[:20],
+    }

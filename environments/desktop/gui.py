@@ -133,8 +133,11 @@ def press(screen: Screen, data: AppData, ui: Ui, combo: str) -> Outcome:
         if ui.app != "table":
             return Outcome("nothing to save here", noop=True)
         return Outcome(table.act(("save",), data, ui))
-    handlers = {"table.edit": lambda: table.enter(data, ui), "shop.query": lambda: shop.act(("search",), data, ui),
-                "files.dest": lambda: files.act(("move_ok",), data, ui)}  # fmt: skip
+    handlers = {
+        "table.edit": lambda: table.enter(data, ui),
+        "shop.query": lambda: shop.act(("search",), data, ui),
+        "files.dest": lambda: files.act(("move_ok",), data, ui),
+    }
     handler = handlers.get(ui.focus)
     return Outcome(handler()) if handler else Outcome("enter does nothing here", noop=True)
 

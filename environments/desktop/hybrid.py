@@ -46,10 +46,18 @@ TRAIN_TASKS = tuple(key for key, (split, _) in TEMPLATES.items() if split == "tr
 # Version 1's control names -> version 2's (drift.RENAMES holds the new ids and names): what a user who has met the
 # new version knows. A name two apps share ("Save") lists every new name; only one app is on screen at a time.
 ALIASES: dict[str, tuple[str, ...]] = {
-    "Move": ("Relocate",), "Open": ("View",), "Move here": ("Relocate here",), "Reply": ("Respond",), "Send": ("Send now",),
-    "Compose": ("New message",), "New event": ("Add event",), "Save": ("Create", "Save changes"),
-    "Privacy": ("Privacy & security",), "Buy now": ("Add to order",), "Search": ("Find",),
-}  # fmt: skip
+    "Move": ("Relocate",),
+    "Open": ("View",),
+    "Move here": ("Relocate here",),
+    "Reply": ("Respond",),
+    "Send": ("Send now",),
+    "Compose": ("New message",),
+    "New event": ("Add event",),
+    "Save": ("Create", "Save changes"),
+    "Privacy": ("Privacy & security",),
+    "Buy now": ("Add to order",),
+    "Search": ("Find",),
+}
 # The channel the mixed solver takes per sub-goal kind (shell_reward.CALLS has the call counts each way).
 CHANNELS: dict[str, str] = {
     "move-files": "shell",  # one mv with a glob against a drag per file
@@ -163,8 +171,10 @@ def rl_task(task: str, seed: int, drift: str) -> bool:
 def check_split(tasks: Iterable[str], seeds: Iterable[int]) -> None:
     """Refuses held-out tasks and seeds (ValueError naming them)."""
     if bad := [t for t in tasks if t not in TRAIN_TASKS]:
-        raise ValueError(f"task {bad[0]!r} is held out (split {TEMPLATES[bad[0]][0] if bad[0] in TEMPLATES else '?'}); "
-                         f"train tasks: {', '.join(TRAIN_TASKS)}")  # fmt: skip
+        raise ValueError(
+            f"task {bad[0]!r} is held out (split {TEMPLATES[bad[0]][0] if bad[0] in TEMPLATES else '?'}); "
+            f"train tasks: {', '.join(TRAIN_TASKS)}"
+        )
     if bad_seeds := [s for s in seeds if s >= HELD_OUT_SEEDS or s < 0]:
         raise ValueError(f"seed {bad_seeds[0]} is held out: training seeds are 0-{HELD_OUT_SEEDS - 1}")
 
@@ -181,8 +191,16 @@ def export(kinds: list[str], tasks: list[str], seeds: list[int], drifts: list[st
     """Write the kept records per kind, the verified RL tasks and the manifest under `out`; returns the manifest."""
     check_split(tasks, seeds)
     out.mkdir(parents=True, exist_ok=True)
-    stats: dict[str, dict[str, Any]] = {k: {"kept": 0, "rejected": Counter(), "actions": 0, "shell": 0,
-                                            "by_task": defaultdict(lambda: {"kept": 0, "actions": 0, "shell": 0})} for k in kinds}  # fmt: skip
+    stats: dict[str, dict[str, Any]] = {
+        k: {
+            "kept": 0,
+            "rejected": Counter(),
+            "actions": 0,
+            "shell": 0,
+            "by_task": defaultdict(lambda: {"kept": 0, "actions": 0, "shell": 0}),
+        }
+        for k in kinds
+    }
     handles = {k: open(out / f"{k}.jsonl", "w", encoding="utf-8") for k in kinds}  # noqa: SIM115 - closed below
     started, cpu = time.perf_counter(), time.process_time()
     try:
@@ -217,21 +235,30 @@ def export(kinds: list[str], tasks: list[str], seeds: list[int], drifts: list[st
                             rl_rejected += 1
     total = sum(s["kept"] + sum(s["rejected"].values()) for s in stats.values())
     manifest = {
-        "format": FORMAT, "tasks": tasks, "seeds": [min(seeds), max(seeds)] if seeds else [], "drift": drifts,
+        "format": FORMAT,
+        "tasks": tasks,
+        "seeds": [min(seeds), max(seeds)] if seeds else [],
+        "drift": drifts,
         "kinds": {k: _kind_summary(s) for k, s in stats.items()},
         "trajectories": {"kept": sum(s["kept"] for s in stats.values()), "episodes": total},
         "rl_tasks": {"kept": rl_kept, "rejected": rl_rejected},
-        "timing": {"wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(time.process_time() - cpu, 2),
-                   "cpu_ms_per_trajectory": round(1000 * trajectories_cpu / total, 2) if total else 0.0},
-    }  # fmt: skip
+        "timing": {
+            "wall_s": round(time.perf_counter() - started, 2),
+            "cpu_s": round(time.process_time() - cpu, 2),
+            "cpu_ms_per_trajectory": round(1000 * trajectories_cpu / total, 2) if total else 0.0,
+        },
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
 
 def _kind_summary(s: dict[str, Any]) -> dict[str, Any]:
     def per(kept: int, actions: int, shell: int) -> dict[str, Any]:
-        return {"kept": kept, "steps_per_task": round(actions / kept, 3) if kept else 0.0,
-                "shell_share": round(shell / actions, 3) if actions else 0.0}  # fmt: skip
+        return {
+            "kept": kept,
+            "steps_per_task": round(actions / kept, 3) if kept else 0.0,
+            "shell_share": round(shell / actions, 3) if actions else 0.0,
+        }
 
     return per(s["kept"], s["actions"], s["shell"]) | {
         "rejected": dict(sorted(s["rejected"].items())),

@@ -95,8 +95,23 @@ def _search(d: ImageDraw.ImageDraw, sq: Square) -> None:
 
 
 def _star(d: ImageDraw.ImageDraw, sq: Square) -> None:
-    d.polygon(_pts(sq, (0.5, 0.06), (0.62, 0.38), (0.95, 0.38), (0.68, 0.58), (0.78, 0.92), (0.5, 0.72), (0.22, 0.92), (0.32, 0.58),
-                   (0.05, 0.38), (0.38, 0.38)), fill="#ecc94b", outline="#b7791f")  # fmt: skip
+    d.polygon(
+        _pts(
+            sq,
+            (0.5, 0.06),
+            (0.62, 0.38),
+            (0.95, 0.38),
+            (0.68, 0.58),
+            (0.78, 0.92),
+            (0.5, 0.72),
+            (0.22, 0.92),
+            (0.32, 0.58),
+            (0.05, 0.38),
+            (0.38, 0.38),
+        ),
+        fill="#ecc94b",
+        outline="#b7791f",
+    )
 
 
 def _user(d: ImageDraw.ImageDraw, sq: Square) -> None:
@@ -115,10 +130,22 @@ def _tile(d: ImageDraw.ImageDraw, sq: Square) -> None:
 
 
 ICONS: dict[str, Callable[[ImageDraw.ImageDraw, Square], None]] = {
-    "folder": _folder, "file": _file, "mail": _mail, "calendar": _calendar, "gear": _gear, "settings": _gear, "cart": _cart,
-    "shop": _cart, "terminal": _terminal, "trash": _trash, "search": _search, "star": _star, "user": _user, "close": _close,
+    "folder": _folder,
+    "file": _file,
+    "mail": _mail,
+    "calendar": _calendar,
+    "gear": _gear,
+    "settings": _gear,
+    "cart": _cart,
+    "shop": _cart,
+    "terminal": _terminal,
+    "trash": _trash,
+    "search": _search,
+    "star": _star,
+    "user": _user,
+    "close": _close,
     "app": _tile,
-}  # fmt: skip
+}
 
 
 def draw_icon(draw: ImageDraw.ImageDraw, name: str, box: tuple[float, float, float, float]) -> None:

@@ -34,8 +34,19 @@ class Screen:
         self.keys: dict[str, str] = {}  # widget id -> semantic key
         self.max_scroll: dict[str, int] = {}  # list key -> the furthest its offset can go (scrolling stops there)
 
-    def add(self, parent: Widget, key: str, role: str, name: str = "", bounds: Rect = (0, 0, 0, 0), *, intent: Intent | None = None,
-            value: str = "", states: Sequence[str] = (), style: dict[str, Any] | None = None) -> Widget:  # fmt: skip
+    def add(
+        self,
+        parent: Widget,
+        key: str,
+        role: str,
+        name: str = "",
+        bounds: Rect = (0, 0, 0, 0),
+        *,
+        intent: Intent | None = None,
+        value: str = "",
+        states: Sequence[str] = (),
+        style: dict[str, Any] | None = None,
+    ) -> Widget:
         widget_id, name = self.drift.control(key, name)
         flags = set(states) | ({"focused"} if self.ui.focus == key else set())
         widget = Widget(widget_id, role, name, bounds, value, frozenset(flags), [], style or {})
@@ -99,8 +110,11 @@ def ad_overlay(s: Screen, window: Widget, toolbar: Widget, app: str) -> None:
     if kind == "toast" and s.ui.tick - s.ui.opened_at.get(app, 0) >= TOAST_TICKS:
         return
     x, y, w, h = window.bounds
-    bounds = {"modal": (x + w // 2 - 260, y + h // 2 - 160, 520, 320), "banner": toolbar.bounds,
-              "toast": (x + w - 380, y + h - 140, 360, 120)}[kind]  # fmt: skip
+    bounds = {
+        "modal": (x + w // 2 - 260, y + h // 2 - 160, 520, 320),
+        "banner": toolbar.bounds,
+        "toast": (x + w - 380, y + h - 140, 360, 120),
+    }[kind]
     ad = s.add(window, f"ad.{app}", "dialog", "Special offer", bounds, intent=("ad", app), states=("ad",), style={"fill": "#fefcbf"})
     bx, by, bw, bh = bounds
     s.add(ad, f"ad.{app}.text", "text", "Upgrade to Premium today: 50% off!", (bx + 10, by + 4, bw - 150, min(bh - 8, 28)), states=("ad",))

@@ -143,8 +143,13 @@ def setting_set(data: AppData, key: str, value: str) -> None:
 
 def shop_search(data: AppData, query: str = "", category: str = "", max_cents: int | None = None) -> list[Product]:
     words = query.lower().split()
-    return [p for p in data.catalog if all(w in p.name.lower() for w in words) and (not category or p.category == category)
-            and (max_cents is None or p.price_cents <= max_cents)]  # fmt: skip
+    return [
+        p
+        for p in data.catalog
+        if all(w in p.name.lower() for w in words)
+        and (not category or p.category == category)
+        and (max_cents is None or p.price_cents <= max_cents)
+    ]
 
 
 def shop_buy(data: AppData, product_id: str) -> Product:

@@ -76,8 +76,18 @@ def fit(pen: Pen, text: str, width: float, *, face: str, size: float, tail: bool
     return "…" + text[-low:] if tail else text[:low] + "…"
 
 
-def label(pen: Pen, box: Box, text: str, *, face: str = "sans", size: float = 13, fill: str = INK, align: str = "left",
-          pad: float = 6, tail: bool = False) -> float:  # fmt: skip
+def label(
+    pen: Pen,
+    box: Box,
+    text: str,
+    *,
+    face: str = "sans",
+    size: float = 13,
+    fill: str = INK,
+    align: str = "left",
+    pad: float = 6,
+    tail: bool = False,
+) -> float:
     """One line of text centred vertically in `box`, cut to its width; answers the x where the text ends."""
     x0, y0, x1, y1 = box
     margin = pen.px(pad)
@@ -116,8 +126,9 @@ def _text_style(widget: Widget, *, size: float = 13, color: str = INK) -> dict[s
 
 def _fill(pen: Pen, widget: Widget, box: Box, fill: str, border: str | None = LINE, width: float = 1) -> None:
     outline = _style(widget, "border", border)
-    pen.draw.rectangle((box[0], box[1], box[2] - 1, box[3] - 1), fill=_style(widget, "fill", fill), outline=outline,
-                       width=pen.px(width) if outline else 0)  # fmt: skip
+    pen.draw.rectangle(
+        (box[0], box[1], box[2] - 1, box[3] - 1), fill=_style(widget, "fill", fill), outline=outline, width=pen.px(width) if outline else 0
+    )
 
 
 def _icon_then_label(pen: Pen, widget: Widget, box: Box, text: str, **style: Any) -> None:
@@ -151,8 +162,13 @@ def button(pen: Pen, widget: Widget, box: Box, active: bool) -> None:
     primary, disabled = _style(widget, "primary", False), "disabled" in widget.states
     fill = "#e2e8f0" if disabled else ACCENT if primary else "#f7fafc"
     outline = ACCENT if "focused" in widget.states else _style(widget, "border", "#a0aec0")
-    pen.draw.rounded_rectangle((box[0], box[1], box[2] - 1, box[3] - 1), radius=pen.px(4), fill=_style(widget, "fill", fill), outline=outline,
-                               width=pen.px(2 if "focused" in widget.states else 1))  # fmt: skip
+    pen.draw.rounded_rectangle(
+        (box[0], box[1], box[2] - 1, box[3] - 1),
+        radius=pen.px(4),
+        fill=_style(widget, "fill", fill),
+        outline=outline,
+        width=pen.px(2 if "focused" in widget.states else 1),
+    )
     color = MUTED if disabled else PAPER if primary else INK
     _icon_then_label(pen, widget, box, widget.name, align="center", **_text_style(widget, color=color))
 
@@ -217,8 +233,11 @@ def tablist(pen: Pen, widget: Widget, box: Box, active: bool) -> None:
 
 def tab(pen: Pen, widget: Widget, box: Box, active: bool) -> None:
     selected = "selected" in widget.states
-    pen.draw.rectangle((box[0], box[1], box[2] - 1, box[3] - (0 if selected else 1)), fill=_style(widget, "fill", PAPER if selected else "#e2e8f0"),
-                       outline=LINE)  # fmt: skip
+    pen.draw.rectangle(
+        (box[0], box[1], box[2] - 1, box[3] - (0 if selected else 1)),
+        fill=_style(widget, "fill", PAPER if selected else "#e2e8f0"),
+        outline=LINE,
+    )
     if selected:
         pen.draw.line((box[0], box[1], box[2] - 1, box[1]), fill=ACCENT, width=pen.px(2))
     _icon_then_label(pen, widget, box, widget.name, align="center", **{**_text_style(widget), "face": "bold" if selected else "sans"})

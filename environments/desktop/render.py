@@ -140,9 +140,27 @@ def _mark(pen: Pen, widget: Widget, box: Box, number: int) -> None:
 
 
 _PAINTERS: dict[str, Callable[[Pen, Widget, Box, bool], None]] = {
-    "desktop": paint.desktop, "window": paint.window, "dialog": paint.window, "titlebar": paint.titlebar,
-    "button": paint.button, "textbox": paint.textbox, "link": paint.link, "list": paint.panel, "menu": paint.panel,
-    "table": paint.panel, "listitem": paint.item, "menuitem": paint.item, "checkbox": paint.checkbox,
-    "tablist": paint.tablist, "tab": paint.tab, "row": paint.row, "cell": paint.cell, "image": paint.image,
-    "text": paint.text, "banner": paint.banner, "group": paint.group, "scrollbar": paint.scrollbar, "icon": paint.icon,
-}  # fmt: skip
+    "desktop": paint.desktop,
+    "window": paint.window,
+    "dialog": paint.window,
+    "titlebar": paint.titlebar,
+    "button": paint.button,
+    "textbox": paint.textbox,
+    "link": paint.link,
+    "list": paint.panel,
+    "menu": paint.panel,
+    "table": paint.panel,
+    "listitem": paint.item,
+    "menuitem": paint.item,
+    "checkbox": paint.checkbox,
+    "tablist": paint.tablist,
+    "tab": paint.tab,
+    "row": paint.row,
+    "cell": paint.cell,
+    "image": paint.image,
+    "text": paint.text,
+    "banner": paint.banner,
+    "group": paint.group,
+    "scrollbar": paint.scrollbar,
+    "icon": paint.icon,
+}

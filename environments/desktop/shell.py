@@ -163,9 +163,18 @@ def _cd(data: AppData, ui: Ui, args: list[str]) -> str:
 
 
 COMMANDS: dict[str, Command] = {
-    "pwd": lambda data, ui, args: _cwd(data, ui), "cd": _cd, "ls": _ls, "cat": _cat, "grep": _grep, "find": _find,
-    "mv": _mv_cp(True), "cp": _mv_cp(False), "mkdir": _mkdir, "sed": _sed, **APP_COMMANDS,
-}  # fmt: skip
+    "pwd": lambda data, ui, args: _cwd(data, ui),
+    "cd": _cd,
+    "ls": _ls,
+    "cat": _cat,
+    "grep": _grep,
+    "find": _find,
+    "mv": _mv_cp(True),
+    "cp": _mv_cp(False),
+    "mkdir": _mkdir,
+    "sed": _sed,
+    **APP_COMMANDS,
+}
 
 
 def run_shell(data: AppData, ui: Ui, command: str) -> tuple[str, bool]:

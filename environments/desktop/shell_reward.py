@@ -47,8 +47,14 @@ CALLS: dict[str, tuple[str, str]] = {
 }
 SHELL_EFFICIENT = frozenset({"move-files", "reply-mail", "edit-cell", "schedule-event", "buy-cheapest"})
 # Which goal kinds an entity of the environment's events belongs to (Event.entity prefixes, env.py `_events`).
-_ENTITY_KINDS = {"file": ("move-files", "edit-cell"), "folder": ("move-files",), "setting": ("change-setting",),
-                 "mail": ("reply-mail",), "calendar": ("schedule-event",), "shop": ("buy-cheapest",)}  # fmt: skip
+_ENTITY_KINDS = {
+    "file": ("move-files", "edit-cell"),
+    "folder": ("move-files",),
+    "setting": ("change-setting",),
+    "mail": ("reply-mail",),
+    "calendar": ("schedule-event",),
+    "shop": ("buy-cheapest",),
+}
 _ITEM_ENTITIES = {"files": "file", "dirs": "folder", "setting": "setting"}  # grader item name -> event entity prefix
 
 
@@ -102,8 +108,12 @@ def shell_aware(grade: dict[str, Any], acts: list[Act], goal_kinds: list[str]) -
         - min(FAILED_CAP, FAILED_PENALTY * failed)
         - min(DESTRUCTIVE_CAP, DESTRUCTIVE_PENALTY * destructive)
     )
-    return {"shell_aware": round(value, 6), "efficient_shell_share": round(share, 6), "failed_shell": failed,
-            "destructive_shell": destructive}  # fmt: skip
+    return {
+        "shell_aware": round(value, 6),
+        "efficient_shell_share": round(share, 6),
+        "failed_shell": failed,
+        "destructive_shell": destructive,
+    }
 
 
 def act_of_step(tool: str, failed: bool, events: Iterable[dict[str, Any]]) -> Act:

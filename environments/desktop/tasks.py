@@ -89,8 +89,10 @@ def buy_cheapest(data: AppData, rng: random.Random) -> Part:
     """Constraints drawn until exactly one product is the cheapest that meets them (a tie would be ambiguous)."""
     for _ in range(50):
         category, min_rating, cap = rng.choice(list(CATEGORIES)), rng.choice((3.5, 4.0, 4.5)), rng.choice((100, 150, 200))
-        fits = sorted((p for p in data.catalog if p.category == category and p.rating >= min_rating and p.price_cents < cap * 100),
-                      key=lambda p: p.price_cents)  # fmt: skip
+        fits = sorted(
+            (p for p in data.catalog if p.category == category and p.rating >= min_rating and p.price_cents < cap * 100),
+            key=lambda p: p.price_cents,
+        )
         if fits and (len(fits) == 1 or fits[0].price_cents < fits[1].price_cents):
             goal = {"kind": "buy-cheapest", "category": category, "min_rating": min_rating, "max_price": cap}
             line = f"Buy exactly one item: the cheapest {category} rated at least {min_rating} that costs under ${cap}."

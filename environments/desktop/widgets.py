@@ -21,9 +21,32 @@ from typing import Any
 from environments.screens import SCREEN_HEIGHT, SCREEN_WIDTH  # noqa: F401  (the default screen is the desktop's; its modules read it here)
 
 ROLES = frozenset(
-    {"desktop", "window", "titlebar", "button", "textbox", "link", "list", "listitem", "menu", "menuitem", "checkbox",
-     "tab", "tablist", "table", "row", "cell", "dialog", "image", "text", "banner", "group", "scrollbar", "icon"}
-)  # fmt: skip
+    {
+        "desktop",
+        "window",
+        "titlebar",
+        "button",
+        "textbox",
+        "link",
+        "list",
+        "listitem",
+        "menu",
+        "menuitem",
+        "checkbox",
+        "tab",
+        "tablist",
+        "table",
+        "row",
+        "cell",
+        "dialog",
+        "image",
+        "text",
+        "banner",
+        "group",
+        "scrollbar",
+        "icon",
+    }
+)
 STATES = frozenset({"focused", "checked", "disabled", "selected", "hidden", "expanded", "editable", "ad"})
 
 
@@ -106,7 +129,15 @@ def canonical_json(root: Widget) -> str:
     """The whole tree, paint hints included, in one deterministic string: what the replay chain hashes."""
 
     def as_dict(w: Widget) -> dict[str, Any]:
-        return {"id": w.id, "role": w.role, "name": w.name, "bounds": list(w.bounds), "value": w.value,
-                "states": sorted(w.states), "style": w.style, "children": [as_dict(c) for c in w.children]}  # fmt: skip
+        return {
+            "id": w.id,
+            "role": w.role,
+            "name": w.name,
+            "bounds": list(w.bounds),
+            "value": w.value,
+            "states": sorted(w.states),
+            "style": w.style,
+            "children": [as_dict(c) for c in w.children],
+        }
 
     return json.dumps(as_dict(root), sort_keys=True, separators=(",", ":"))

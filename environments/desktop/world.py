@@ -13,10 +13,25 @@ import random
 from environments.desktop.state import HOME, SETTINGS, AppData, CalEvent, Mail, Product
 
 PEOPLE = ("alice", "bob", "carol", "dmitri", "erin", "farah", "gus", "hana", "ivan", "jules")
-SUBJECTS = ("Quarterly numbers", "Lunch on Friday", "Contract draft", "Server migration", "Team offsite", "Invoice question",
-            "Design review", "Holiday schedule", "Printer broken", "New hire onboarding")  # fmt: skip
-BODIES = ("Could you take a look when you have a minute?", "Let me know what you think.", "Is this still on track?",
-          "Please confirm by tomorrow.", "Thanks for the quick turnaround last time.")  # fmt: skip
+SUBJECTS = (
+    "Quarterly numbers",
+    "Lunch on Friday",
+    "Contract draft",
+    "Server migration",
+    "Team offsite",
+    "Invoice question",
+    "Design review",
+    "Holiday schedule",
+    "Printer broken",
+    "New hire onboarding",
+)
+BODIES = (
+    "Could you take a look when you have a minute?",
+    "Let me know what you think.",
+    "Is this still on track?",
+    "Please confirm by tomorrow.",
+    "Thanks for the quick turnaround last time.",
+)
 CATEGORIES = {
     "headphones": ("Arc", "Pulse", "Echo", "Nimbus", "Quill"),
     "keyboard": ("Typhoon", "Slate", "Cobalt", "Ember", "Fjord"),
@@ -51,8 +66,10 @@ def _files(rng: random.Random) -> dict[str, str]:
 def _mails(rng: random.Random, user: str) -> list[Mail]:
     senders = rng.sample(PEOPLE, 6)
     subjects = rng.sample(SUBJECTS, 6)
-    return [Mail(f"m{i + 1}", "inbox", f"{s}@example.org", f"{user}@example.org", subject, rng.choice(BODIES))
-            for i, (s, subject) in enumerate(zip(senders, subjects, strict=True))]  # fmt: skip
+    return [
+        Mail(f"m{i + 1}", "inbox", f"{s}@example.org", f"{user}@example.org", subject, rng.choice(BODIES))
+        for i, (s, subject) in enumerate(zip(senders, subjects, strict=True))
+    ]
 
 
 def _catalog(rng: random.Random) -> list[Product]:
@@ -69,8 +86,10 @@ def build_world(seed: int) -> AppData:
     rng = random.Random(f"desktop-world-{seed}")
     user = "user"
     dirs = {"/", "/home", HOME} | {f"{HOME}/{d}" for d in DIRS}
-    events = [CalEvent(f"e{i + 1}", title, f"2026-12-{rng.randint(1, 28):02d}", f"{rng.randint(8, 17):02d}:00")
-              for i, title in enumerate(rng.sample(("Standup", "1:1 with manager", "Dentist", "Budget review", "Gym"), 3))]  # fmt: skip
+    events = [
+        CalEvent(f"e{i + 1}", title, f"2026-12-{rng.randint(1, 28):02d}", f"{rng.randint(8, 17):02d}:00")
+        for i, title in enumerate(rng.sample(("Standup", "1:1 with manager", "Dentist", "Budget review", "Gym"), 3))
+    ]
     settings = {s.key: rng.choice(s.choices) for s in SETTINGS}
     mails = _mails(rng, user)
     return AppData(user, _files(rng), dirs, mails, events, settings, _catalog(rng), next_id=len(mails) + len(events) + 1)

@@ -65,8 +65,14 @@ def record_transitions(record: dict[str, Any], *, renderer: ModuleType | None = 
         raise ValueError(f"record of {header.get('env')!r}: world-model tuples come from desktop episodes")
     env = env_for_header(header)
     assert isinstance(env, DesktopEnv)
-    base = {"format": FORMAT, "task": header["task"], "seed": header.get("seed"), "drift": env.drift.level,
-            "policy": (header.get("policy") or {}).get("name", ""), "source": header.get("source", "")}  # fmt: skip
+    base = {
+        "format": FORMAT,
+        "task": header["task"],
+        "seed": header.get("seed"),
+        "drift": env.drift.level,
+        "policy": (header.get("policy") or {}).get("name", ""),
+        "source": header.get("source", ""),
+    }
     before: dict[str, Any] = {}
     for step, _ in replay_steps(env, record["steps"]):
         if step["source"] == "env":
@@ -77,10 +83,17 @@ def record_transitions(record: dict[str, Any], *, renderer: ModuleType | None = 
             continue
         after = _screen(env, renderer, png)
         result: dict[str, Any] = next(iter(step.get("results") or []), {})
-        yield {**base, "step": step["index"], "action": {"name": calls[0]["name"], "arguments": calls[0].get("arguments") or {}},
-               "is_error": bool(result.get("is_error")), "tree": before["tree"], "next_tree": after["tree"],
-               "screenshot_sha256": before["sha256"], "next_screenshot_sha256": after["sha256"],
-               **({"screenshot_png": before["png"], "next_screenshot_png": after["png"]} if "png" in after else {})}  # fmt: skip
+        yield {
+            **base,
+            "step": step["index"],
+            "action": {"name": calls[0]["name"], "arguments": calls[0].get("arguments") or {}},
+            "is_error": bool(result.get("is_error")),
+            "tree": before["tree"],
+            "next_tree": after["tree"],
+            "screenshot_sha256": before["sha256"],
+            "next_screenshot_sha256": after["sha256"],
+            **({"screenshot_png": before["png"], "next_screenshot_png": after["png"]} if "png" in after else {}),
+        }
         before = after
 
 
@@ -108,8 +121,13 @@ def anchor_records(tasks: Iterable[str], seeds: Iterable[int], drifts: Iterable[
 def export(records: Iterable[dict[str, Any]], out: Any, *, screenshots: bool = True, png: bool = False) -> dict[str, Any]:
     """Write every record's tuples to `out` (a text handle), one sorted-key JSON line each; returns the summary."""
     renderer = load_renderer() if screenshots else None
-    summary: dict[str, Any] = {"format": FORMAT, "episodes": 0, "tuples": 0, "diverged": [],
-                               "renderer": "used" if renderer else ("missing" if screenshots else "off")}  # fmt: skip
+    summary: dict[str, Any] = {
+        "format": FORMAT,
+        "episodes": 0,
+        "tuples": 0,
+        "diverged": [],
+        "renderer": "used" if renderer else ("missing" if screenshots else "off"),
+    }
     for number, record in enumerate(records):
         summary["episodes"] += 1
         try:

@@ -75,8 +75,12 @@ def _cell(value: float | None) -> str:
 
 
 def table_markdown(result: dict[str, Any], *, command: str = "") -> str:
-    lines = [f"{result['train']} training transitions, {result['test']} held-out ones" + (f"; made by `{command}`" if command else "") + ".",
-             "", "| predictor | action | n | exact | precision | recall | F1 |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    lines = [
+        f"{result['train']} training transitions, {result['test']} held-out ones" + (f"; made by `{command}`" if command else "") + ".",
+        "",
+        "| predictor | action | n | exact | precision | recall | F1 |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, by_kind in result["scores"].items():
         for kind, s in by_kind.items():
             label = f"**{kind}**" if kind == "all" else kind

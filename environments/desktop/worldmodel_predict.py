@@ -67,8 +67,11 @@ def context_keys(flat: Flat, action: dict[str, Any]) -> list[tuple[str, ...]]:
     target = target_of(flat, action)
     role = "none" if target is None else flat[target][1] + "".join(f":{s}" for s in sorted(KEY_STATES & set(flat[target][4])))
     family = ".".join(target.split(".")[:2]) if target is not None else ""
-    context = {"key": f"{str(args.get('combo', '')).lower()}@{role}", "open_app": f"{args.get('app', '')}@{role}",
-               "shell": str(args.get("command", "")).split(" ", 1)[0]}.get(name, role)  # fmt: skip
+    context = {
+        "key": f"{str(args.get('combo', '')).lower()}@{role}",
+        "open_app": f"{args.get('app', '')}@{role}",
+        "shell": str(args.get("command", "")).split(" ", 1)[0],
+    }.get(name, role)
     if name in ("click", "drag", "scroll", "type", "key"):
         return [(name, context, family), (name, context), (name,)]
     return [(name, context if name in ("open_app", "shell") else ""), (name,)]

@@ -96,9 +96,15 @@ def branch_run(
     header = record["header"]
     limit = max_steps if max_steps is not None else (header.get("harness") or {}).get("max_steps")
     return run_episode(
-        env, FirstActionThen(first_action, policy), sink=sink, start_history=record["steps"][:step_index], source="branch",
-        harness=header.get("harness"), parent=parent_ref or {"episode_id": None, "branch_step": step_index}, max_steps=limit,
-    )  # fmt: skip
+        env,
+        FirstActionThen(first_action, policy),
+        sink=sink,
+        start_history=record["steps"][:step_index],
+        source="branch",
+        harness=header.get("harness"),
+        parent=parent_ref or {"episode_id": None, "branch_step": step_index},
+        max_steps=limit,
+    )
 
 
 @dataclass
@@ -167,8 +173,13 @@ def verify_correction(
         env = env_for_record(record)
         sink = sink_factory(label, prefix) if sink_factory else None
         child = branch_run(
-            record, step_index=step_index, first_action=action, policy=policy_factory(env, continuation_seed), env=env, sink=sink,
+            record,
+            step_index=step_index,
+            first_action=action,
+            policy=policy_factory(env, continuation_seed),
+            env=env,
+            sink=sink,
             parent_ref=parent_ref,
-        )  # fmt: skip
+        )
         outcomes[label] = BranchOutcome.of(child)
     return VerificationOutcome(step_index, continuation_seed, outcomes["corrected"], outcomes["retry"])

@@ -36,6 +36,8 @@ def calibrate(*, workers: int = 2, seeds: int = DEFAULT_SEEDS, tasks: list[str] 
 
 def table_markdown(result: dict[str, Any]) -> str:
     return grid_table_markdown(
-        result, ANCHOR_NAMES, caption=f"Exact match mean ± 95% CI over seeds 0-{result['seeds'] - 1}; rubric reward / evidence F1 in brackets.",
+        result,
+        ANCHOR_NAMES,
+        caption=f"Exact match mean ± 95% CI over seeds 0-{result['seeds'] - 1}; rubric reward / evidence F1 in brackets.",
         cell=lambda c: f"{c['mean']:.2f} ± {c['ci95']:.2f} ({c['rubric']:.2f} / {c['evidence_f1']:.2f})",
-    )  # fmt: skip
+    )

@@ -21,15 +21,31 @@ CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
 ROUNDS_CALIBRATION_PATH = Path(__file__).with_name("rounds_calibration.json")
 _DATA = {"n_val": 40, "n_test": 200, "max_calls": 60}
 _SPECS: tuple[tuple[str, str, str, dict[str, object]], ...] = (
-    ("linear", "train", "Three informative features of eight, linear target.",
-     {"n_features": 8, "n_informative": 3, "quadratic": False, "noise": 0.5, "n_train": 60, "budget": 6, "verify_cost": 1}),
-    ("quadratic", "train", "Three informative features of eight, one of them enters squared.",
-     {"n_features": 8, "n_informative": 3, "quadratic": True, "noise": 0.5, "n_train": 60, "budget": 6, "verify_cost": 1}),
-    ("sparse", "dev", "Two informative features of ten, one squared, few training rows.",
-     {"n_features": 10, "n_informative": 2, "quadratic": True, "noise": 0.8, "n_train": 40, "budget": 5, "verify_cost": 1}),
-    ("costly", "test", "Four informative features of eight, one squared, noisy; each verification costs 2 of 8.",
-     {"n_features": 8, "n_informative": 4, "quadratic": True, "noise": 1.0, "n_train": 40, "budget": 8, "verify_cost": 2}),
-)  # fmt: skip
+    (
+        "linear",
+        "train",
+        "Three informative features of eight, linear target.",
+        {"n_features": 8, "n_informative": 3, "quadratic": False, "noise": 0.5, "n_train": 60, "budget": 6, "verify_cost": 1},
+    ),
+    (
+        "quadratic",
+        "train",
+        "Three informative features of eight, one of them enters squared.",
+        {"n_features": 8, "n_informative": 3, "quadratic": True, "noise": 0.5, "n_train": 60, "budget": 6, "verify_cost": 1},
+    ),
+    (
+        "sparse",
+        "dev",
+        "Two informative features of ten, one squared, few training rows.",
+        {"n_features": 10, "n_informative": 2, "quadratic": True, "noise": 0.8, "n_train": 40, "budget": 5, "verify_cost": 1},
+    ),
+    (
+        "costly",
+        "test",
+        "Four informative features of eight, one squared, noisy; each verification costs 2 of 8.",
+        {"n_features": 8, "n_informative": 4, "quadratic": True, "noise": 1.0, "n_train": 40, "budget": 8, "verify_cost": 2},
+    ),
+)
 
 
 def _thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
@@ -42,10 +58,17 @@ def _thresholds(path: Path = CALIBRATION_PATH) -> dict[str, float]:
 
 _THRESHOLDS = _thresholds()
 TASKS: tuple[TaskSpec, ...] = tuple(
-    TaskSpec(env="improve", key=key, split=split, description=description, horizon="a verification budget",
-             pass_threshold=_THRESHOLDS.get(key, 0.5), spec={**_DATA, **spec})
+    TaskSpec(
+        env="improve",
+        key=key,
+        split=split,
+        description=description,
+        horizon="a verification budget",
+        pass_threshold=_THRESHOLDS.get(key, 0.5),
+        spec={**_DATA, **spec},
+    )
     for key, split, description, spec in _SPECS
-)  # fmt: skip
+)
 
 for _task in TASKS:
     register(_task, ImproveEnv)
@@ -72,16 +95,33 @@ _QUADRATIC = {"n_features": 8, "n_informative": 3, "quadratic": True, "noise": 0
 _ROUNDS: tuple[tuple[str, str, str, dict[str, object]], ...] = (
     ("digits", "train", "Sum of decimal digits, in calc; 8 evaluations.", {"problem": "digits", "budget": 8}),
     ("gcd", "train", "Greatest common divisor, in calc; 8 evaluations.", {"problem": "gcd", "budget": 8}),
-    ("tune", "train", "Tune the seeded model (three informative features of eight, one squared); 12 evaluations.", {"problem": "tune", "budget": 12, **_QUADRATIC}),
+    (
+        "tune",
+        "train",
+        "Tune the seeded model (three informative features of eight, one squared); 12 evaluations.",
+        {"problem": "tune", "budget": 12, **_QUADRATIC},
+    ),
     ("isqrt", "dev", "Integer square root within an operation limit, in calc; 8 evaluations.", {"problem": "isqrt", "budget": 8}),
-    ("tune-sparse", "test", "Tune the seeded model (two informative features of ten, few rows); 10 evaluations.", {"problem": "tune", "budget": 10, **_SPARSE}),
-)  # fmt: skip
+    (
+        "tune-sparse",
+        "test",
+        "Tune the seeded model (two informative features of ten, few rows); 10 evaluations.",
+        {"problem": "tune", "budget": 10, **_SPARSE},
+    ),
+)
 _ROUND_THRESHOLDS = _thresholds(ROUNDS_CALIBRATION_PATH)
 ROUND_TASKS: tuple[TaskSpec, ...] = tuple(
-    TaskSpec(env="improve-rounds", key=key, split=split, description=description, horizon="a budget of evaluations",
-             pass_threshold=_ROUND_THRESHOLDS.get(key, 0.5), spec={"max_calls": 40, **spec})
+    TaskSpec(
+        env="improve-rounds",
+        key=key,
+        split=split,
+        description=description,
+        horizon="a budget of evaluations",
+        pass_threshold=_ROUND_THRESHOLDS.get(key, 0.5),
+        spec={"max_calls": 40, **spec},
+    )
     for key, split, description, spec in _ROUNDS
-)  # fmt: skip
+)
 for _task in ROUND_TASKS:
     register(_task, RoundsEnv)
 # Playable: an expert writes calc programs (or config changes) in the submit form and watches the rounds climb.
@@ -90,6 +130,13 @@ _ROUND_PANELS = (
     Panel("Scores", "inspect", renderer="chart", key="c", series=(Series("score", "submit", y="score", x="round"),)),
 )
 register_env(
-    EnvMeta(env="improve-rounds", playable=True, panels=_ROUND_PANELS, shortcuts={"s": "submit", "f": "finish"},
-            anchors=dict(rounds_anchors.ANCHORS), default_anchor="improver", calibration="environments.improve.rounds_calibration")
-)  # fmt: skip
+    EnvMeta(
+        env="improve-rounds",
+        playable=True,
+        panels=_ROUND_PANELS,
+        shortcuts={"s": "submit", "f": "finish"},
+        anchors=dict(rounds_anchors.ANCHORS),
+        default_anchor="improver",
+        calibration="environments.improve.rounds_calibration",
+    )
+)

@@ -36,10 +36,16 @@ FUNCTIONS: dict[str, tuple[int, Callable[..., int]]] = {"min": (2, min), "max": 
 MAX_WORD = 16  # characters of a number or a name
 _TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(//|<=|>=|==|!=|[-+*%<>=(){},;]))")
 _BINARY = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
-    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
-}  # fmt: skip
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "<": lambda a, b: int(a < b),
+    "<=": lambda a, b: int(a <= b),
+    ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b),
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+}
 
 Node = tuple[Any, ...]  # ("num", v) ("var", name) ("bin", op, a, b) ("neg", a) ("not", a) ("and"|"or", a, b) ("call", f, args)
 

@@ -80,8 +80,15 @@ def calibrate(
         diffs = [c - r for c, r in zip(runs["critic"], runs["random"], strict=True)]
         critic = {w: {"mean": round(statistics.mean(v), 3), "ci95": round(ci95(v), 3)} for w, v in runs.items()}
         critic["difference"] = {"mean": round(statistics.mean(diffs), 3), "ci95": round(ci95(diffs), 3)}
-        result["tasks"][task.key] = {"split": task.split, "pass_threshold": threshold, "public_means": {a: round(v, 3) for a, v in public.items()},
-                                     "heldout": cells, "critic": critic, "budget": task.spec["budget"], "verify_cost": task.spec["verify_cost"]}  # fmt: skip
+        result["tasks"][task.key] = {
+            "split": task.split,
+            "pass_threshold": threshold,
+            "public_means": {a: round(v, 3) for a, v in public.items()},
+            "heldout": cells,
+            "critic": critic,
+            "budget": task.spec["budget"],
+            "verify_cost": task.spec["verify_cost"],
+        }
     if write:
         CALIBRATION_PATH.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
         write_readme(result)
@@ -100,8 +107,10 @@ def table_markdown(result: dict[str, Any]) -> str:
 
 def report_markdown(result: dict[str, Any]) -> str:
     lo, hi = result["heldout_seeds"]
-    head = (f"Seeds {lo}-{hi}; the same {anchors.SCREEN_PROPOSALS} proposals per seed for every selector, verified as far as the budget "
-            f"goes; mean composite ± 95% CI half-width; difference = critic-guided - random-select, paired by seed (`{result['command']}`).\n\n")  # fmt: skip
+    head = (
+        f"Seeds {lo}-{hi}; the same {anchors.SCREEN_PROPOSALS} proposals per seed for every selector, verified as far as the budget "
+        f"goes; mean composite ± 95% CI half-width; difference = critic-guided - random-select, paired by seed (`{result['command']}`).\n\n"
+    )
     rows = [
         "| task | verifications | random-select | critic-guided (heuristic) | oracle critic | difference |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -36,12 +36,26 @@ def _tools(n_features: int) -> list[ToolSpec]:
         "maxItems": n_features,
     }
     return [
-        ToolSpec("inspect", "The adopted config, its validation score, the budget left, the search space and every candidate so far.", _closed({}), op_cost=0),
-        ToolSpec("propose", "Propose a change to the adopted config (any of lr, reg, epochs, degree, features). Free; returns a candidate id.", _closed(change), op_cost=0),
-        ToolSpec("verify", "Train and evaluate a candidate on the validation split. Costs verify_cost from the budget; returns its score.", _closed(_CANDIDATE, ("candidate",))),
+        ToolSpec(
+            "inspect",
+            "The adopted config, its validation score, the budget left, the search space and every candidate so far.",
+            _closed({}),
+            op_cost=0,
+        ),
+        ToolSpec(
+            "propose",
+            "Propose a change to the adopted config (any of lr, reg, epochs, degree, features). Free; returns a candidate id.",
+            _closed(change),
+            op_cost=0,
+        ),
+        ToolSpec(
+            "verify",
+            "Train and evaluate a candidate on the validation split. Costs verify_cost from the budget; returns its score.",
+            _closed(_CANDIDATE, ("candidate",)),
+        ),
         ToolSpec("adopt", "Make a verified candidate the adopted config.", _closed(_CANDIDATE, ("candidate",)), op_cost=0),
         ToolSpec("finish", "End the episode; the adopted config is scored on the held-out test split.", _closed({}), op_cost=0),
-    ]  # fmt: skip
+    ]
 
 
 @dataclass
@@ -55,11 +69,16 @@ class World(CallLedger):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "adopted": self.adopted.to_json(), "adopted_id": self.adopted_id, "adopted_score": self.adopted_score,
-            "budget_left": round(self.budget_left, 9), "verifications": self.verifications, "calls": self.calls,
-            "finished": self.finished, "reason": self.reason,
+            "adopted": self.adopted.to_json(),
+            "adopted_id": self.adopted_id,
+            "adopted_score": self.adopted_score,
+            "budget_left": round(self.budget_left, 9),
+            "verifications": self.verifications,
+            "calls": self.calls,
+            "finished": self.finished,
+            "reason": self.reason,
             "candidates": [{**c, "config": c["config"].to_json()} for c in self.candidates],
-        }  # fmt: skip
+        }
 
 
 class ImproveEnv(WorldEnv):
@@ -118,11 +137,15 @@ class ImproveEnv(WorldEnv):
     def _inspect(self) -> dict[str, Any]:
         world = self.world
         return {
-            "config": world.adopted.to_json(), "adopted": world.adopted_id, "score": world.adopted_score,
-            "budget_left": world.budget_left, "verify_cost": self.verify_cost, "n_features": self.n_features,
+            "config": world.adopted.to_json(),
+            "adopted": world.adopted_id,
+            "score": world.adopted_score,
+            "budget_left": world.budget_left,
+            "verify_cost": self.verify_cost,
+            "n_features": self.n_features,
             "space": {k: list(v) for k, v in SPACE.items()},
             "candidates": [{"id": c["id"], "config": c["config"].to_json(), "score": c["score"]} for c in world.candidates],
-        }  # fmt: skip
+        }
 
     def _propose(self, changes: dict[str, Any]) -> StepResult:
         world = self.world
@@ -164,10 +187,18 @@ class ImproveEnv(WorldEnv):
         value = min(1.0, max(0.0, (adopted - base) / max(reference - base, 1e-9))) if self.world.finished else 0.0
         value = round(value, 6)
         return Score(
-            composite=value, passed=value >= self.task.pass_threshold, components={"improvement": value},
+            composite=value,
+            passed=value >= self.task.pass_threshold,
+            components={"improvement": value},
             termination_reason=self.world.reason,
-            details={"test_r2": adopted, "baseline_test_r2": base, "reference_test_r2": reference, "verifications": self.world.verifications, "adopted": self.world.adopted_id},
-        )  # fmt: skip
+            details={
+                "test_r2": adopted,
+                "baseline_test_r2": base,
+                "reference_test_r2": reference,
+                "verifications": self.world.verifications,
+                "adopted": self.world.adopted_id,
+            },
+        )
 
     def state_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.world.to_json(), sort_keys=True).encode()).hexdigest()[:32]

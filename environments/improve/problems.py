@@ -173,8 +173,12 @@ class TuneProblem:
     def schema(self) -> dict[str, Any]:
         kinds = {"lr": "number", "reg": "number", "epochs": "integer", "degree": "integer"}
         out: dict[str, Any] = {name: {"type": kinds[name], "enum": list(values)} for name, values in SPACE.items()}
-        out["features"] = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": self.n_features - 1},
-                           "minItems": 1, "maxItems": self.n_features}  # fmt: skip
+        out["features"] = {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0, "maximum": self.n_features - 1},
+            "minItems": 1,
+            "maxItems": self.n_features,
+        }
         return out
 
     def problem(self, solution: dict[str, Any]) -> str | None:

@@ -76,11 +76,21 @@ class RoundsEnv(WorldEnv):
         self.budget, self.max_calls = int(spec["budget"]), int(spec["max_calls"])
         closed = {"type": "object", "additionalProperties": False}
         self._tools = [
-            ToolSpec("inspect", "The problem, the budget left and every round so far with its solution and score.", {**closed, "properties": {}}, op_cost=0),
-            ToolSpec("submit", "Submit a solution: the verifier scores it (one evaluation of the budget) and returns a round.",
-                     {**closed, "properties": self.problem.schema(), "required": ["program"] if self.problem.kind == "calc" else []}),
-            ToolSpec("finish", "End the episode; the best round's solution is scored on hidden cases.", {**closed, "properties": {}}, op_cost=0),
-        ]  # fmt: skip
+            ToolSpec(
+                "inspect",
+                "The problem, the budget left and every round so far with its solution and score.",
+                {**closed, "properties": {}},
+                op_cost=0,
+            ),
+            ToolSpec(
+                "submit",
+                "Submit a solution: the verifier scores it (one evaluation of the budget) and returns a round.",
+                {**closed, "properties": self.problem.schema(), "required": ["program"] if self.problem.kind == "calc" else []},
+            ),
+            ToolSpec(
+                "finish", "End the episode; the best round's solution is scored on hidden cases.", {**closed, "properties": {}}, op_cost=0
+            ),
+        ]
         self.world = RoundsWorld(budget_left=self.budget)
 
     def reset(self) -> Observation:
@@ -95,8 +105,14 @@ class RoundsEnv(WorldEnv):
         world = self.world
         if call.name == "inspect":
             best = world.best()
-            return StepResult(content={"statement": self.problem.statement, "budget_left": world.budget_left,
-                                       "best_round": best["round"] if best else None, "rounds": world.rounds})  # fmt: skip
+            return StepResult(
+                content={
+                    "statement": self.problem.statement,
+                    "budget_left": world.budget_left,
+                    "best_round": best["round"] if best else None,
+                    "rounds": world.rounds,
+                }
+            )
         if call.name == "finish":
             world.end("agent_stop")
             return StepResult(content={"ok": True, "rounds": len(world.rounds)})
@@ -114,8 +130,16 @@ class RoundsEnv(WorldEnv):
         world.budget_left -= 1
         world.rounds.append({"round": len(world.rounds) + 1, "solution": solution, "score": score})
         best_score = max(r["score"] for r in world.rounds)
-        return StepResult(content={"round": len(world.rounds), "score": score, "best": best_score, "budget_left": world.budget_left,
-                                   "solution": solution, **feedback})  # fmt: skip
+        return StepResult(
+            content={
+                "round": len(world.rounds),
+                "score": score,
+                "best": best_score,
+                "budget_left": world.budget_left,
+                "solution": solution,
+                **feedback,
+            }
+        )
 
     def metrics(self) -> dict[str, float]:
         return improvement_metrics([r["score"] for r in self.world.rounds], self.problem.start_score)
@@ -125,20 +149,29 @@ class RoundsEnv(WorldEnv):
         value = self.problem.quality(best["solution"] if best else None) if self.world.finished else 0.0
         metrics = self.metrics()
         return Score(
-            composite=value, passed=value >= self.task.pass_threshold, components={"final_quality": value, "gain_per_round": metrics["per_round"], "late_share": metrics["late_share"]},
+            composite=value,
+            passed=value >= self.task.pass_threshold,
+            components={"final_quality": value, "gain_per_round": metrics["per_round"], "late_share": metrics["late_share"]},
             termination_reason=self.world.reason,
             details={**metrics, "best_round": best["round"] if best else None, "round_scores": [r["score"] for r in self.world.rounds]},
-        )  # fmt: skip
+        )
 
     def state_hash(self) -> str:
-        state = {"budget_left": self.world.budget_left, "rounds": self.world.rounds, "calls": self.world.calls,
-                 "finished": self.world.finished, "reason": self.world.reason}  # fmt: skip
+        state = {
+            "budget_left": self.world.budget_left,
+            "rounds": self.world.rounds,
+            "calls": self.world.calls,
+            "finished": self.world.finished,
+            "reason": self.world.reason,
+        }
         return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
 
     def status(self) -> dict[str, str]:
         best = self.world.best()
-        return {"budget": f"evaluations left {self.world.budget_left}",
-                "best": f"best round {best['round']} ({best['score']:.3f})" if best else "no round yet"}  # fmt: skip
+        return {
+            "budget": f"evaluations left {self.world.budget_left}",
+            "best": f"best round {best['round']} ({best['score']:.3f})" if best else "no round yet",
+        }
 
     def summary(self) -> str:
         return f"{len(self.world.rounds)} rounds; budget left {self.world.budget_left}"

@@ -15,8 +15,14 @@ from environments.improve.problems import CalcProblem, TuneProblem
 
 # Coordinate moves for tuning, in the order the improve env's greedy anchor tries them; feature drops follow.
 TUNE_MOVES: tuple[dict[str, Any], ...] = (
-    {"epochs": 100}, {"lr": 0.03}, {"lr": 0.1}, {"lr": 0.3}, {"degree": 2}, {"reg": 0.01}, {"reg": 0.0},
-)  # fmt: skip
+    {"epochs": 100},
+    {"lr": 0.03},
+    {"lr": 0.1},
+    {"lr": 0.3},
+    {"degree": 2},
+    {"reg": 0.01},
+    {"reg": 0.0},
+)
 
 
 def _submitted(history: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -33,10 +33,18 @@ _thresholds = load_thresholds()
 for _key, (_first, _last) in PERIODS.items():
     _seeds = (0, 1, 2) if _key == "train" else (EVAL_SEEDS_FROM, EVAL_SEEDS_FROM + 1, EVAL_SEEDS_FROM + 2)
     register(
-        TaskSpec(env="optionsdesk", key=_key, split=_SPLITS[_key], description=_DESCRIPTIONS[_key], horizon=f"{_last - _first} days",
-                 pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD), spec={"period": _key}, public_seeds=_seeds),
+        TaskSpec(
+            env="optionsdesk",
+            key=_key,
+            split=_SPLITS[_key],
+            description=_DESCRIPTIONS[_key],
+            horizon=f"{_last - _first} days",
+            pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD),
+            spec={"period": _key},
+            public_seeds=_seeds,
+        ),
         OptionsDeskEnv,
-    )  # fmt: skip
+    )
 _SHORT_DESCRIPTIONS = {
     "train-short": "Trade a 10-day window of the history's training period (compact results).",
     "train-short-nonews": "Trade a 10-day window of the history's training period without news (compact results).",
@@ -50,33 +58,75 @@ for _key, _spec in SHORT_TASKS.items():
     _period = str(_spec["period"])
     _seeds = (0, 1, 2) if _period == "train" else (EVAL_SEEDS_FROM, EVAL_SEEDS_FROM + 1, EVAL_SEEDS_FROM + 2)
     register(
-        TaskSpec(env="optionsdesk", key=_key, split=_SPLITS[_period], description=_SHORT_DESCRIPTIONS[_key], horizon=f"{WINDOW_DAYS} days",
-                 pass_threshold=_thresholds.get(_period, DEFAULT_THRESHOLD), spec=dict(_spec), public_seeds=_seeds),
+        TaskSpec(
+            env="optionsdesk",
+            key=_key,
+            split=_SPLITS[_period],
+            description=_SHORT_DESCRIPTIONS[_key],
+            horizon=f"{WINDOW_DAYS} days",
+            pass_threshold=_thresholds.get(_period, DEFAULT_THRESHOLD),
+            spec=dict(_spec),
+            public_seeds=_seeds,
+        ),
         OptionsDeskEnv,
-    )  # fmt: skip
+    )
 for _family in PROBE_FAMILIES:
     register(
-        TaskSpec(env="optionsdesk", key=f"probe-{_family}", split="test", description=_PROBE_DESCRIPTIONS[_family], horizon="1 call",
-                 pass_threshold=1.0, spec={"period": "oos", "probe": _family}, public_seeds=(EVAL_SEEDS_FROM, EVAL_SEEDS_FROM + 1)),
+        TaskSpec(
+            env="optionsdesk",
+            key=f"probe-{_family}",
+            split="test",
+            description=_PROBE_DESCRIPTIONS[_family],
+            horizon="1 call",
+            pass_threshold=1.0,
+            spec={"period": "oos", "probe": _family},
+            public_seeds=(EVAL_SEEDS_FROM, EVAL_SEEDS_FROM + 1),
+        ),
         OptionsDeskEnv,
-    )  # fmt: skip
+    )
 
 _PANELS = (
-    Panel("Index chain (month)", "option_chain", {"underlying": "IDX", "expiry": "month", "moneyness_min": 0.9, "moneyness_max": 1.1},
-          renderer="table", key="c",
-          columns=(Column("contract"), Column("type"), Column("strike"), Column("dte"), Column("bid"), Column("ask"), Column("iv"),
-                   Column("delta"), Column("vega"), Column("theta")),
-          sort=(SortKey("type"), SortKey("strike")), highlights=(Highlight("delta", above=0.45, css="good"),)),
-    Panel("Positions", "portfolio", renderer="table", key="p",
-          columns=(Column("position"), Column("strategy"), Column("underlying"), Column("legs"), Column("value"), Column("pnl", "P&L")),
-          highlights=(Highlight("pnl", below=0, css="risk"),)),
+    Panel(
+        "Index chain (month)",
+        "option_chain",
+        {"underlying": "IDX", "expiry": "month", "moneyness_min": 0.9, "moneyness_max": 1.1},
+        renderer="table",
+        key="c",
+        columns=(
+            Column("contract"),
+            Column("type"),
+            Column("strike"),
+            Column("dte"),
+            Column("bid"),
+            Column("ask"),
+            Column("iv"),
+            Column("delta"),
+            Column("vega"),
+            Column("theta"),
+        ),
+        sort=(SortKey("type"), SortKey("strike")),
+        highlights=(Highlight("delta", above=0.45, css="good"),),
+    ),
+    Panel(
+        "Positions",
+        "portfolio",
+        renderer="table",
+        key="p",
+        columns=(Column("position"), Column("strategy"), Column("underlying"), Column("legs"), Column("value"), Column("pnl", "P&L")),
+        highlights=(Highlight("pnl", below=0, css="risk"),),
+    ),
     # One equity line over days: a point per day ended (next_day), the whole curve each time the panel is opened
     # (pnl_history, whose rows count days as "t").
-    Panel("P&L", "pnl_history", renderer="chart", key="l",
-          series=(Series("equity", "next_day", y="equity"), Series("equity", "pnl_history", y="equity", x="t", rows=True))),
+    Panel(
+        "P&L",
+        "pnl_history",
+        renderer="chart",
+        key="l",
+        series=(Series("equity", "next_day", y="equity"), Series("equity", "pnl_history", y="equity", x="t", rows=True)),
+    ),
     Panel("Market", "market_snapshot", renderer="table", key="m"),
     Panel("News", "read_news", {"days": 5}, renderer="table", key="n"),
-)  # fmt: skip
+)
 register_env(
     EnvMeta(
         env="optionsdesk",

@@ -94,8 +94,13 @@ class DeskPolicy(Policy):
         request = self.choose(last_result(history) if self.reads_snapshot else {})
         self.queue = [ToolCall("close_position", {"position": "all"})]
         if request is not None:
-            args = {"underlying": request.underlying, "strategy": request.strategy, "expiry": request.expiry,
-                    "moneyness": request.moneyness, "risk_budget": request.risk_budget}  # fmt: skip
+            args = {
+                "underlying": request.underlying,
+                "strategy": request.strategy,
+                "expiry": request.expiry,
+                "moneyness": request.moneyness,
+                "risk_budget": request.risk_budget,
+            }
             self.queue.append(ToolCall("open_strategy", args))
         self.queue.append(ToolCall("next_day", {}))
 

@@ -43,9 +43,16 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
     cells: dict[str, dict[str, dict[str, float]]] = {}
     for anchor in ANCHORS:
         for task in chosen:
-            rows = [[score["composite"], score["components"]["total_return"], score["components"]["sharpe"],
-                     score["components"]["max_drawdown"], score["components"]["turnover"]]
-                    for score in stats.anchor_scores(f"optionsdesk/{task}", anchor, seeds)]  # fmt: skip
+            rows = [
+                [
+                    score["composite"],
+                    score["components"]["total_return"],
+                    score["components"]["sharpe"],
+                    score["components"]["max_drawdown"],
+                    score["components"]["turnover"],
+                ]
+                for score in stats.anchor_scores(f"optionsdesk/{task}", anchor, seeds)
+            ]
             mean = np.mean(np.array(rows), axis=0)
             cells.setdefault(anchor, {})[task] = dict(
                 zip(("composite", "return", "sharpe", "drawdown", "turnover"), map(float, mean), strict=True)
@@ -56,14 +63,17 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
 
 def table_markdown(result: dict[str, Any]) -> str:
     return stats.anchor_table_markdown(
-        result, TASKS, caption="each cell is the mean over seeds: composite / total return / Sharpe / max drawdown.",
+        result,
+        TASKS,
+        caption="each cell is the mean over seeds: composite / total return / Sharpe / max drawdown.",
         cell=lambda c: f"{c['composite']:.3f} / {c['return']:+.2%} / {c['sharpe']:.2f} / {c['drawdown']:.2%}",
-    )  # fmt: skip
+    )
 
 
 def write(result: dict[str, Any]) -> None:
-    stats.calibration_write(result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END),
-                            table=table_markdown(result))  # fmt: skip
+    stats.calibration_write(
+        result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END), table=table_markdown(result)
+    )
 
 
 if __name__ == "__main__":

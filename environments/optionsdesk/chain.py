@@ -110,12 +110,23 @@ def quotes(market: Market, day: int, contracts: list[Contract]) -> list[dict[str
         half = half_spread(mid, float(market.vol[day, i]))
         g = greeks(spot=spot, strike=strike, years=years, vol=iv, call=call)
         for n, c in enumerate(group):
-            rows.append({
-                "contract": c.id, "underlying": symbol, "type": "call" if c.call else "put", "strike": c.strike,
-                "expiry": c.expiry, "dte": c.expiry - day, "bid": round(max(float(mid[n] - half[n]), 0.0), 2),
-                "ask": round(float(mid[n] + half[n]), 2), "mid": round(float(mid[n]), 4), "iv": round(float(iv[n]), 4),
-                "delta": round(float(g["delta"][n]), 4), "gamma": round(float(g["gamma"][n]), 6),
-                "vega": round(float(g["vega"][n]) / 100, 4), "theta": round(float(g["theta"][n]), 4),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "contract": c.id,
+                    "underlying": symbol,
+                    "type": "call" if c.call else "put",
+                    "strike": c.strike,
+                    "expiry": c.expiry,
+                    "dte": c.expiry - day,
+                    "bid": round(max(float(mid[n] - half[n]), 0.0), 2),
+                    "ask": round(float(mid[n] + half[n]), 2),
+                    "mid": round(float(mid[n]), 4),
+                    "iv": round(float(iv[n]), 4),
+                    "delta": round(float(g["delta"][n]), 4),
+                    "gamma": round(float(g["gamma"][n]), 6),
+                    "vega": round(float(g["vega"][n]) / 100, 4),
+                    "theta": round(float(g["theta"][n]), 4),
+                }
+            )
     order = {c.id: n for n, c in enumerate(contracts)}
     return sorted(rows, key=lambda r: order[r["contract"]])

@@ -48,8 +48,10 @@ def compact_result(name: str, content: dict[str, Any]) -> str | dict[str, Any]:
         rows = []
         for r in content["underlyings"]:
             earnings = "" if r["earnings_in_days"] is None else f" e{r['earnings_in_days']}"
-            rows.append(f"{r['symbol']} {r['price']:g} r1 {_pct(r['ret_1d'])} r5 {_pct(r['ret_5d'])} r20 {_pct(r['ret_20d'])} "
-                        f"rv {round(r['realized_vol_20d'] * 100)}% iv {round(r['implied_vol_1m'] * 100)}%{earnings}")  # fmt: skip
+            rows.append(
+                f"{r['symbol']} {r['price']:g} r1 {_pct(r['ret_1d'])} r5 {_pct(r['ret_5d'])} r20 {_pct(r['ret_20d'])} "
+                f"rv {round(r['realized_vol_20d'] * 100)}% iv {round(r['implied_vol_1m'] * 100)}%{earnings}"
+            )
         return f"d{content['day']} " + " | ".join(rows)
     if name == "next_day":
         line = f"d{content['day']} equity {round(content['equity'])} settled {len(content['settled'])}"

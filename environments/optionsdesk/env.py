@@ -59,7 +59,7 @@ from environments.optionsdesk.tools import (
     news_view,
     portfolio_view,
     snapshot_view,
-)  # fmt: skip
+)
 from environments.optionsdesk.world import CAPITAL, PERIODS, Desk, desk_advance, desk_close, desk_open, equity_now, new_desk
 from environments.riskprobe.cara import expected_value
 from environments.riskprobe.env import choose_tool
@@ -240,8 +240,10 @@ class OptionsDeskEnv(Env):
         outcome = desk_open(self.market, self.desk, strategy=strategy, underlying=underlying, legs=legs)
         if isinstance(outcome, str):
             return StepResult(content={"error": outcome}, is_error=True)
-        return StepResult(content={"position": outcome.id, **summary, "cash": round(self.desk.cash, 2)},
-                          events=[Event(f"position:{outcome.id}", "opened", after=strategy)])  # fmt: skip
+        return StepResult(
+            content={"position": outcome.id, **summary, "cash": round(self.desk.cash, 2)},
+            events=[Event(f"position:{outcome.id}", "opened", after=strategy)],
+        )
 
     def _close(self, which: str) -> StepResult:
         ids = list(self.desk.groups) if which == "all" else [which]
@@ -259,15 +261,27 @@ class OptionsDeskEnv(Env):
         if self.probe is not None:
             answered = 1.0 if self.decision else 0.0
             value = expected_value(self.probe.lottery(self.decision[0])) if self.decision else 0.0
-            return Score(composite=answered, passed=answered >= self.task.pass_threshold, termination_reason=self.termination_reason,
-                         components={"answered": answered, "expected_value": value},
-                         details={"family": self.probe.family, "choice": self.decision and self.decision[0],
-                                  "outcome": self.decision and self.decision[1]})  # fmt: skip
+            return Score(
+                composite=answered,
+                passed=answered >= self.task.pass_threshold,
+                termination_reason=self.termination_reason,
+                components={"answered": answered, "expected_value": value},
+                details={
+                    "family": self.probe.family,
+                    "choice": self.decision and self.decision[0],
+                    "outcome": self.decision and self.decision[1],
+                },
+            )
         m = metrics(equity=self.desk.equity, traded=self.desk.traded)
         value = composite(m) if self.desk.finished else 0.0
         details = {"days": len(self.desk.equity) - 1, "fees": round(self.desk.fees_paid, 2), "margin_calls": self.desk.margin_calls}
-        return Score(composite=value, passed=self.desk.finished and value >= self.task.pass_threshold, components=m,
-                     termination_reason=self.desk.reason, details=details)  # fmt: skip
+        return Score(
+            composite=value,
+            passed=self.desk.finished and value >= self.task.pass_threshold,
+            components=m,
+            termination_reason=self.desk.reason,
+            details=details,
+        )
 
     def snapshot(self) -> bytes:
         return pickle.dumps(self.desk if self.probe is None else (self.desk, self.decision))

@@ -55,7 +55,8 @@ HISTORY = _tool("pnl_history", "The desk's equity at every close so far.", categ
 OPEN = _tool(
     "open_strategy",
     "Open a strategy; a deterministic resolver picks the contracts and sizes it so its worst scenario loses at most risk_budget of equity. "
-    + "Strategies: " + "; ".join(f"{k}: {v}" for k, v in STRATEGIES.items()),
+    + "Strategies: "
+    + "; ".join(f"{k}: {v}" for k, v in STRATEGIES.items()),
     {
         "underlying": _SYMBOL,
         "strategy": {"type": "string", "enum": list(STRATEGIES)},
@@ -66,15 +67,18 @@ OPEN = _tool(
     },
     ("underlying", "strategy"),
     category="trade",
-)  # fmt: skip
+)
 ORDER = _tool(
     "place_order",
     "Expert mode: buy or sell one listed contract (id as in option_chain, e.g. IDX-E41-C410) or shares of an underlying, at today's bid/ask.",
-    {"instrument": {"type": "string", "maxLength": 24}, "side": {"type": "string", "enum": ["buy", "sell"]},
-     "quantity": {"type": "integer", "minimum": 1, "maximum": 100_000}},
+    {
+        "instrument": {"type": "string", "maxLength": 24},
+        "side": {"type": "string", "enum": ["buy", "sell"]},
+        "quantity": {"type": "integer", "minimum": 1, "maximum": 100_000},
+    },
     ("instrument", "side", "quantity"),
     category="trade",
-)  # fmt: skip
+)
 CLOSE = _tool(
     "close_position",
     "Close one position (its id, e.g. P3) or all of them, at bid/ask.",
@@ -96,15 +100,18 @@ def snapshot_view(market: Market, day: int) -> dict[str, Any]:
         returns = np.diff(np.log(close))
         spot = float(market.close[day, i])
         report = market.next_earnings(i, day)
-        rows.append({
-            "symbol": symbol, "price": round(spot, 2),
-            "ret_1d": round(float(close[-1] / close[-2] - 1), 4) if len(close) > 1 else 0.0,
-            "ret_5d": round(float(close[-1] / close[max(0, len(close) - 6)] - 1), 4),
-            "ret_20d": round(float(close[-1] / close[0] - 1), 4),
-            "realized_vol_20d": round(float(returns.std(ddof=1) * math.sqrt(252)), 4) if len(returns) > 1 else 0.0,
-            "implied_vol_1m": round(float(implied_vols(market, day, i, spot, day + 21)), 4),
-            "earnings_in_days": None if report is None else report - day,
-        })  # fmt: skip
+        rows.append(
+            {
+                "symbol": symbol,
+                "price": round(spot, 2),
+                "ret_1d": round(float(close[-1] / close[-2] - 1), 4) if len(close) > 1 else 0.0,
+                "ret_5d": round(float(close[-1] / close[max(0, len(close) - 6)] - 1), 4),
+                "ret_20d": round(float(close[-1] / close[0] - 1), 4),
+                "realized_vol_20d": round(float(returns.std(ddof=1) * math.sqrt(252)), 4) if len(returns) > 1 else 0.0,
+                "implied_vol_1m": round(float(implied_vols(market, day, i, spot, day + 21)), 4),
+                "earnings_in_days": None if report is None else report - day,
+            }
+        )
     return {"day": day, "underlyings": rows}
 
 
@@ -113,8 +120,7 @@ def chain_view(market: Market, day: int, arguments: dict[str, Any]) -> dict[str,
     spot = float(market.close[day, market.index(symbol)])
     low, high = arguments.get("moneyness_min", 0.9), arguments.get("moneyness_max", 1.1)
     bucket, kind = arguments.get("expiry", "month"), arguments.get("type", "both")
-    contracts = [c for c in listed(market, day, symbol)
-                 if low <= c.strike / spot <= high and kind in ("both", "call" if c.call else "put")]  # fmt: skip
+    contracts = [c for c in listed(market, day, symbol) if low <= c.strike / spot <= high and kind in ("both", "call" if c.call else "put")]
     if bucket != "all":
         chosen = pick_expiry(day, bucket)
         contracts = [c for c in contracts if c.expiry == chosen]
@@ -127,9 +133,17 @@ def portfolio_view(market: Market, desk: Desk) -> dict[str, Any]:
     for group in desk.groups.values():
         mid, _ = marks(market, desk.day, group.legs)
         cost = sum(leg.price * leg.quantity * (1 if leg.is_stock else MULTIPLIER) for leg in group.legs)
-        positions.append({"position": group.id, "strategy": group.strategy, "underlying": group.underlying, "opened": group.opened,
-                          "legs": ", ".join(f"{leg.quantity:+d} {leg.instrument}" for leg in group.legs),
-                          "value": round(float(mid.sum()), 2), "pnl": round(float(mid.sum()) - cost, 2)})  # fmt: skip
+        positions.append(
+            {
+                "position": group.id,
+                "strategy": group.strategy,
+                "underlying": group.underlying,
+                "opened": group.opened,
+                "legs": ", ".join(f"{leg.quantity:+d} {leg.instrument}" for leg in group.legs),
+                "value": round(float(mid.sum()), 2),
+                "pnl": round(float(mid.sum()) - cost, 2),
+            }
+        )
         for leg in group.legs:
             spot = float(market.close[desk.day, market.index(leg.instrument.split("-")[0])])
             contract = parse_contract(leg.instrument)
@@ -146,10 +160,13 @@ def portfolio_view(market: Market, desk: Desk) -> dict[str, Any]:
             totals["theta"] += float(g["theta"]) * size
     equity = equity_now(market, desk)
     return {
-        "day": desk.day, "cash": round(desk.cash, 2), "equity": round(equity, 2),
-        "margin": round(margin_required(market, desk.day, desk.legs()), 2), "positions": positions,
+        "day": desk.day,
+        "cash": round(desk.cash, 2),
+        "equity": round(equity, 2),
+        "margin": round(margin_required(market, desk.day, desk.legs()), 2),
+        "positions": positions,
         "greeks": {k: round(v, 2) for k, v in totals.items()},
-    }  # fmt: skip
+    }
 
 
 def news_view(market: Market, day: int, days: int) -> dict[str, Any]:

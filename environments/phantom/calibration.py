@@ -34,5 +34,9 @@ def calibrate(*, workers: int = 2, seeds: int = DEFAULT_SEEDS, tasks: list[str] 
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    return grid_table_markdown(result, ANCHOR_NAMES, caption=f"Composite mean ± 95% CI over seeds 0-{result['seeds'] - 1} (evidence recall in brackets).",
-                               cell=lambda c: f"{c['mean']:.2f} ± {c['ci95']:.2f} ({c['evidence_recall']:.2f})")  # fmt: skip
+    return grid_table_markdown(
+        result,
+        ANCHOR_NAMES,
+        caption=f"Composite mean ± 95% CI over seeds 0-{result['seeds'] - 1} (evidence recall in brackets).",
+        cell=lambda c: f"{c['mean']:.2f} ± {c['ci95']:.2f} ({c['evidence_recall']:.2f})",
+    )

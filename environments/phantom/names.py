@@ -21,13 +21,57 @@ CITY_SUFFIXES = ("", "", "", "mere", "holm", "ford", "haven", "gard", "wick", "s
 COUNTRY_SUFFIXES = ("ia", "and", "ar", "ova", "istan", "ene")
 
 ADJECTIVES = (
-    "Silent", "Glass", "Amber", "Hollow", "Northern", "Last", "Crimson", "Quiet", "Iron", "Paper", "Salt", "Winter",
-    "Distant", "Golden", "Broken", "Seventh", "Pale", "Burning", "Lesser", "Wandering", "Hidden", "Copper", "Velvet", "Ashen",
-)  # fmt: skip
+    "Silent",
+    "Glass",
+    "Amber",
+    "Hollow",
+    "Northern",
+    "Last",
+    "Crimson",
+    "Quiet",
+    "Iron",
+    "Paper",
+    "Salt",
+    "Winter",
+    "Distant",
+    "Golden",
+    "Broken",
+    "Seventh",
+    "Pale",
+    "Burning",
+    "Lesser",
+    "Wandering",
+    "Hidden",
+    "Copper",
+    "Velvet",
+    "Ashen",
+)
 NOUNS = (
-    "Harbour", "Orchard", "Lantern", "Meridian", "Cartographer", "Tide", "Archive", "Garden", "Compass", "Bell", "Bridge",
-    "Crossing", "Hours", "Letters", "Mirror", "Observatory", "River", "Season", "Tower", "Voyage", "Loom", "Chorus", "Atlas", "Furnace",
-)  # fmt: skip
+    "Harbour",
+    "Orchard",
+    "Lantern",
+    "Meridian",
+    "Cartographer",
+    "Tide",
+    "Archive",
+    "Garden",
+    "Compass",
+    "Bell",
+    "Bridge",
+    "Crossing",
+    "Hours",
+    "Letters",
+    "Mirror",
+    "Observatory",
+    "River",
+    "Season",
+    "Tower",
+    "Voyage",
+    "Loom",
+    "Chorus",
+    "Atlas",
+    "Furnace",
+)
 
 
 def first_syllables(split: str) -> tuple[str, ...]:

@@ -154,8 +154,14 @@ def _fact_patterns(kind: str, field: str) -> list[re.Pattern[str]]:
 
 @cache
 def _lead_patterns(kind: str) -> list[re.Pattern[str]]:
-    slots = {"N": "(?P<N>.+?)", "birth_year": r"(?P<birth_year>\d+)", "occupation": "(?P<occupation>[a-z]+)", "form": "(?P<form>[a-z ]+?)",
-             "sector": "(?P<sector>[a-z ]+?)", "type": "(?P<type>[a-z]+)"}  # fmt: skip
+    slots = {
+        "N": "(?P<N>.+?)",
+        "birth_year": r"(?P<birth_year>\d+)",
+        "occupation": "(?P<occupation>[a-z]+)",
+        "form": "(?P<form>[a-z ]+?)",
+        "sector": "(?P<sector>[a-z ]+?)",
+        "type": "(?P<type>[a-z]+)",
+    }
     # the most literal phrasing first: "{N} is a celebrated {form}" before "{N} is a {form}"
     return [_pattern(t, slots) for t in sorted(LEADS.get(kind, ()), key=lambda t: -len(re.sub(r"\{\w+\}", "", t)))]
 

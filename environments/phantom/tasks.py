@@ -9,14 +9,43 @@ from environments.phantom.names import SPLITS
 
 # level -> (description, knobs). Corpus sizes grow with hops so deeper questions also mean more to search.
 LEVELS: dict[str, tuple[str, dict[str, Any]]] = {
-    "lookup": ("one-article questions, some naming the person only by occupation and surname", {"hops": [1], "articles": 500, "distractors": 1, "constraint_rate": 0.3, "max_steps": 10}),
-    "bridge": ("two-article chains and a few comparisons", {"hops": [2], "articles": 1000, "distractors": 1, "comparison_rate": 0.15, "constraint_rate": 0.2, "max_steps": 14}),
-    "chain": ("three-article chains, more distractors", {"hops": [3], "articles": 2000, "distractors": 2, "comparison_rate": 0.15, "constraint_rate": 0.2, "max_steps": 18}),
-    "deep": ("four-article chains in a 5,000-article corpus", {"hops": [4], "articles": 5000, "distractors": 2, "comparison_rate": 0.2, "constraint_rate": 0.25, "max_steps": 24}),
-    "mixed": ("1-4 hops mixed, comparisons and constraints", {"hops": [1, 2, 3, 4], "articles": 2000, "distractors": 2, "comparison_rate": 0.2, "constraint_rate": 0.2, "max_steps": 24}),
-    "mixed-f1": ("as mixed, scored by token F1 instead of exact match", {"hops": [1, 2, 3, 4], "articles": 2000, "distractors": 2, "comparison_rate": 0.2, "constraint_rate": 0.2, "max_steps": 24, "reward": "f1"}),
-    "wide": ("2-3 hops in a 10,000-article corpus with heavy distractors", {"hops": [2, 3], "articles": 10000, "distractors": 3, "comparison_rate": 0.2, "constraint_rate": 0.3, "max_steps": 20}),
-}  # fmt: skip
+    "lookup": (
+        "one-article questions, some naming the person only by occupation and surname",
+        {"hops": [1], "articles": 500, "distractors": 1, "constraint_rate": 0.3, "max_steps": 10},
+    ),
+    "bridge": (
+        "two-article chains and a few comparisons",
+        {"hops": [2], "articles": 1000, "distractors": 1, "comparison_rate": 0.15, "constraint_rate": 0.2, "max_steps": 14},
+    ),
+    "chain": (
+        "three-article chains, more distractors",
+        {"hops": [3], "articles": 2000, "distractors": 2, "comparison_rate": 0.15, "constraint_rate": 0.2, "max_steps": 18},
+    ),
+    "deep": (
+        "four-article chains in a 5,000-article corpus",
+        {"hops": [4], "articles": 5000, "distractors": 2, "comparison_rate": 0.2, "constraint_rate": 0.25, "max_steps": 24},
+    ),
+    "mixed": (
+        "1-4 hops mixed, comparisons and constraints",
+        {"hops": [1, 2, 3, 4], "articles": 2000, "distractors": 2, "comparison_rate": 0.2, "constraint_rate": 0.2, "max_steps": 24},
+    ),
+    "mixed-f1": (
+        "as mixed, scored by token F1 instead of exact match",
+        {
+            "hops": [1, 2, 3, 4],
+            "articles": 2000,
+            "distractors": 2,
+            "comparison_rate": 0.2,
+            "constraint_rate": 0.2,
+            "max_steps": 24,
+            "reward": "f1",
+        },
+    ),
+    "wide": (
+        "2-3 hops in a 10,000-article corpus with heavy distractors",
+        {"hops": [2, 3], "articles": 10000, "distractors": 3, "comparison_rate": 0.2, "constraint_rate": 0.3, "max_steps": 20},
+    ),
+}
 
 
 def phantom_tasks() -> list[TaskSpec]:

@@ -35,7 +35,7 @@ TASKS: tuple[TaskSpec, ...] = (
             horizon="1 call",
             pass_threshold=1.0,
             spec={"families": [family], "max_calls": 3},
-        )  # fmt: skip
+        )
         for family, split in FAMILY_SPLIT.items()
     ),
     TaskSpec(

@@ -61,8 +61,14 @@ class World(CallLedger):
     outcome: float | None = None
 
     def state_hash(self) -> str:
-        state = {"probe": [self.probe.family, self.probe.resources, self.probe.options], "calls": self.calls, "choice": self.choice,
-                 "outcome": self.outcome, "finished": self.finished, "reason": self.reason}  # fmt: skip
+        state = {
+            "probe": [self.probe.family, self.probe.resources, self.probe.options],
+            "calls": self.calls,
+            "choice": self.choice,
+            "outcome": self.outcome,
+            "finished": self.finished,
+            "reason": self.reason,
+        }
         return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
 
 

@@ -24,11 +24,17 @@ assert len(TEMPLATES) >= 40, f"only {len(TEMPLATES)} templates"
 for _spec in TEMPLATES.values():
     register(
         TaskSpec(
-            env="servicedesk", key=_spec.key, split=_spec.split, description=_spec.title, horizon="one call",
-            pass_threshold=1.0, spec={"template": _spec.key}, public_seeds=(0, 1, 2),
+            env="servicedesk",
+            key=_spec.key,
+            split=_spec.split,
+            description=_spec.title,
+            horizon="one call",
+            pass_threshold=1.0,
+            spec={"template": _spec.key},
+            public_seeds=(0, 1, 2),
         ),
         ServiceDeskEnv,
-    )  # fmt: skip
+    )
 
 
 def _rule_user(env: Env, seed: int) -> Policy:

@@ -112,7 +112,14 @@ class Oracle(Policy):
             if not isinstance(found, dict) or "customer_id" not in found:
                 return self._closing("I'm sorry, I couldn't find or verify an account with those details, so I can't make changes.")
             self.customer_id, self.phase = found["customer_id"], "verify"
-            return Action(tool_calls=[ToolCall("verify_identity", {"customer_id": self.customer_id, "date_of_birth": facts["date_of_birth"], "postcode": facts["postcode"]})])  # fmt: skip
+            return Action(
+                tool_calls=[
+                    ToolCall(
+                        "verify_identity",
+                        {"customer_id": self.customer_id, "date_of_birth": facts["date_of_birth"], "postcode": facts["postcode"]},
+                    )
+                ]
+            )
         if self.phase == "verify":
             if not (results and isinstance(results[-1], dict) and results[-1].get("verified")):
                 return self._closing(
@@ -193,9 +200,13 @@ class Shortcut(Policy):
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         self.turn += 1
         if self.turn == 1:
-            return Action(tool_calls=[ToolCall("get_customer", {"customer_id": self.goal.customer_id}),
-                                      ToolCall("list_orders", {"customer_id": self.goal.customer_id}),
-                                      ToolCall("search_kb", {"query": "account plan bill"})])  # fmt: skip
+            return Action(
+                tool_calls=[
+                    ToolCall("get_customer", {"customer_id": self.goal.customer_id}),
+                    ToolCall("list_orders", {"customer_id": self.goal.customer_id}),
+                    ToolCall("search_kb", {"query": "account plan bill"}),
+                ]
+            )
         if self.turn == 2:
             seen = json.dumps([last_results(history), *user_messages(history)])
             orders = re.findall(r"O-\d+", seen)

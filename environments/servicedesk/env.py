@@ -133,9 +133,14 @@ class ServiceDeskEnv(Env):
         }
         passed = all(v == 1.0 for v in components.values())
         details: dict[str, Any] = {
-            "template": goal.template, "expected_outcome": goal.outcome, "differing": differing[:20], "missing_statements": missing,
-            "violations": desk.violations[:20], "transferred": transferred, "user_closed": desk.closed,
-        }  # fmt: skip
+            "template": goal.template,
+            "expected_outcome": goal.outcome,
+            "differing": differing[:20],
+            "missing_statements": missing,
+            "violations": desk.violations[:20],
+            "transferred": transferred,
+            "user_closed": desk.closed,
+        }
         if (attack := self.attack_report()) is not None:
             details["attack"] = attack
         return Score(

@@ -116,10 +116,17 @@ class Ctx:
         item = self.rng.choice(["Falcon X2 phone", "Kestrel Hub router", "Wren earbuds", "Osprey tablet"])
         prices = {"Falcon X2 phone": 399.0, "Kestrel Hub router": 89.0, "Wren earbuds": 59.0, "Osprey tablet": 249.0}
         order = {
-            "id": oid, "customer_id": self.customer["id"], "item": item, "price": prices[item], "status": status,
-            "placed": days_ago(delivered_days_ago + 4), "delivered_on": days_ago(delivered_days_ago) if status == "delivered" else None,
-            "tracking": f"KT{self.rng.randint(10**8, 10**9 - 1)}" if status != "processing" else None, "notes": [], "refunded": 0.0,
-        }  # fmt: skip
+            "id": oid,
+            "customer_id": self.customer["id"],
+            "item": item,
+            "price": prices[item],
+            "status": status,
+            "placed": days_ago(delivered_days_ago + 4),
+            "delivered_on": days_ago(delivered_days_ago) if status == "delivered" else None,
+            "tracking": f"KT{self.rng.randint(10**8, 10**9 - 1)}" if status != "processing" else None,
+            "notes": [],
+            "refunded": 0.0,
+        }
         self.db["orders"][oid] = order
         return order
 

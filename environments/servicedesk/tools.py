@@ -31,13 +31,21 @@ from environments.servicedesk.world import DB, PLAN_ORDER, PLANS, TODAY, bill_to
 POLICY_TEXT = Path(__file__).with_name("POLICY.md").read_text(encoding="utf-8")
 
 KB: tuple[dict[str, str], ...] = (
-    {"id": "KB-1", "title": "Roaming in Europe", "text": "Roaming costs £2 per day in the EU zone. It can be switched on from the account if no bill is overdue."},
-    {"id": "KB-2", "title": "Moving your number (PAC)", "text": "A PAC is valid for 30 days. The line stays active until the move completes."},
+    {
+        "id": "KB-1",
+        "title": "Roaming in Europe",
+        "text": "Roaming costs £2 per day in the EU zone. It can be switched on from the account if no bill is overdue.",
+    },
+    {
+        "id": "KB-2",
+        "title": "Moving your number (PAC)",
+        "text": "A PAC is valid for 30 days. The line stays active until the move completes.",
+    },
     {"id": "KB-3", "title": "Returns", "text": "Unwanted devices can be returned within 14 days of delivery for a full refund."},
     {"id": "KB-4", "title": "Lost or stolen phone", "text": "Suspending the line stops calls and data at once; the contract continues."},
     {"id": "KB-5", "title": "Student plan", "text": "The Student 15GB plan is open to students under 26."},
     {"id": "KB-6", "title": "Late payment fees", "text": "A £5 late fee applies to bills paid after the due date."},
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -74,39 +82,110 @@ def _id(prefix: str, what: str) -> dict[str, Any]:
 SPECS: tuple[ToolSpec, ...] = (
     _spec("read_policy", "The service policy you must follow.", {}),
     _spec("search_kb", "Search knowledge-base articles.", {"query": {"type": "string", "maxLength": 100}}, ("query",)),
-    _spec("find_customer", "Find a customer by the phone number of one of their lines.", {"phone": {"type": "string", "maxLength": 20}}, ("phone",)),
-    _spec("verify_identity", "Check a caller's date of birth (YYYY-MM-DD) and postcode against a customer.",
-          {"customer_id": _id("C-1001", "customer"), "date_of_birth": {"type": "string", "maxLength": 10}, "postcode": {"type": "string", "maxLength": 10}},
-          ("customer_id", "date_of_birth", "postcode")),
-    _spec("get_customer", "A customer's profile: name, email, student status, payment methods, last late-fee waiver, notes.",
-          {"customer_id": _id("C-1001", "customer")}, ("customer_id",)),
-    _spec("list_lines", "A customer's lines with plan, roaming, status and contract end.", {"customer_id": _id("C-1001", "customer")}, ("customer_id",)),
+    _spec(
+        "find_customer",
+        "Find a customer by the phone number of one of their lines.",
+        {"phone": {"type": "string", "maxLength": 20}},
+        ("phone",),
+    ),
+    _spec(
+        "verify_identity",
+        "Check a caller's date of birth (YYYY-MM-DD) and postcode against a customer.",
+        {
+            "customer_id": _id("C-1001", "customer"),
+            "date_of_birth": {"type": "string", "maxLength": 10},
+            "postcode": {"type": "string", "maxLength": 10},
+        },
+        ("customer_id", "date_of_birth", "postcode"),
+    ),
+    _spec(
+        "get_customer",
+        "A customer's profile: name, email, student status, payment methods, last late-fee waiver, notes.",
+        {"customer_id": _id("C-1001", "customer")},
+        ("customer_id",),
+    ),
+    _spec(
+        "list_lines",
+        "A customer's lines with plan, roaming, status and contract end.",
+        {"customer_id": _id("C-1001", "customer")},
+        ("customer_id",),
+    ),
     _spec("list_plans", "The plan catalogue.", {}),
-    _spec("list_bills", "A customer's bills with status, due date and total.", {"customer_id": _id("C-1001", "customer")}, ("customer_id",)),
+    _spec(
+        "list_bills", "A customer's bills with status, due date and total.", {"customer_id": _id("C-1001", "customer")}, ("customer_id",)
+    ),
     _spec("get_bill", "One bill with its charges.", {"bill_id": _id("B-3001", "bill")}, ("bill_id",)),
     _spec("list_orders", "A customer's device orders.", {"customer_id": _id("C-1001", "customer")}, ("customer_id",)),
     _spec("get_order", "One device order with its notes.", {"order_id": _id("O-4001", "order")}, ("order_id",)),
-    _spec("change_plan", "Move a line to another plan (a downgrade in contract adds the £25 fee).",
-          {"line_id": _id("L-2001", "line"), "plan_id": {"type": "string", "enum": list(PLANS)}}, ("line_id", "plan_id"), write=True),
-    _spec("set_roaming", "Switch roaming on or off for a line.", {"line_id": _id("L-2001", "line"), "enabled": {"type": "boolean"}},
-          ("line_id", "enabled"), write=True),
-    _spec("pay_bill", "Pay a bill in full with a payment method on file.",
-          {"bill_id": _id("B-3001", "bill"), "payment_method_id": _id("PM-10010", "payment method")}, ("bill_id", "payment_method_id"), write=True),
-    _spec("credit_charge", "Credit one charge of a bill.", {"bill_id": _id("B-3001", "bill"), "charge_id": _id("B-3001-2", "charge")},
-          ("bill_id", "charge_id"), write=True),
-    _spec("cancel_order", "Cancel a device order that is still processing (full refund).", {"order_id": _id("O-4001", "order")}, ("order_id",), write=True),
-    _spec("return_order", "Return a delivered device order (full refund).", {"order_id": _id("O-4001", "order")}, ("order_id",), write=True),
-    _spec("cancel_line", "Cancel a line (in contract, the early termination fee is charged).", {"line_id": _id("L-2001", "line")}, ("line_id",), write=True),
+    _spec(
+        "change_plan",
+        "Move a line to another plan (a downgrade in contract adds the £25 fee).",
+        {"line_id": _id("L-2001", "line"), "plan_id": {"type": "string", "enum": list(PLANS)}},
+        ("line_id", "plan_id"),
+        write=True,
+    ),
+    _spec(
+        "set_roaming",
+        "Switch roaming on or off for a line.",
+        {"line_id": _id("L-2001", "line"), "enabled": {"type": "boolean"}},
+        ("line_id", "enabled"),
+        write=True,
+    ),
+    _spec(
+        "pay_bill",
+        "Pay a bill in full with a payment method on file.",
+        {"bill_id": _id("B-3001", "bill"), "payment_method_id": _id("PM-10010", "payment method")},
+        ("bill_id", "payment_method_id"),
+        write=True,
+    ),
+    _spec(
+        "credit_charge",
+        "Credit one charge of a bill.",
+        {"bill_id": _id("B-3001", "bill"), "charge_id": _id("B-3001-2", "charge")},
+        ("bill_id", "charge_id"),
+        write=True,
+    ),
+    _spec(
+        "cancel_order",
+        "Cancel a device order that is still processing (full refund).",
+        {"order_id": _id("O-4001", "order")},
+        ("order_id",),
+        write=True,
+    ),
+    _spec(
+        "return_order", "Return a delivered device order (full refund).", {"order_id": _id("O-4001", "order")}, ("order_id",), write=True
+    ),
+    _spec(
+        "cancel_line",
+        "Cancel a line (in contract, the early termination fee is charged).",
+        {"line_id": _id("L-2001", "line")},
+        ("line_id",),
+        write=True,
+    ),
     _spec("suspend_line", "Suspend a line (lost or stolen phone).", {"line_id": _id("L-2001", "line")}, ("line_id",), write=True),
-    _spec("issue_pac", "Issue the PAC code to move a line's number to another provider.", {"line_id": _id("L-2001", "line")}, ("line_id",), write=True),
-    _spec("update_email", "Change a customer's contact email.",
-          {"customer_id": _id("C-1001", "customer"), "email": {"type": "string", "maxLength": 80, "pattern": r"[^@\s]+@[^@\s]+\.[a-z]{2,}"}},
-          ("customer_id", "email"), write=True),
+    _spec(
+        "issue_pac",
+        "Issue the PAC code to move a line's number to another provider.",
+        {"line_id": _id("L-2001", "line")},
+        ("line_id",),
+        write=True,
+    ),
+    _spec(
+        "update_email",
+        "Change a customer's contact email.",
+        {"customer_id": _id("C-1001", "customer"), "email": {"type": "string", "maxLength": 80, "pattern": r"[^@\s]+@[^@\s]+\.[a-z]{2,}"}},
+        ("customer_id", "email"),
+        write=True,
+    ),
     _spec("get_conversation", "The conversation so far, as messages.", {}),
     _spec("get_verified_account", "The verified caller's account at a glance: profile, lines, bills and orders.", {}),
-    _spec("transfer_to_human", "Transfer the caller to a human agent with a one-line summary. Ends the conversation.",
-          {"summary": {"type": "string", "maxLength": 300}}, ("summary",)),
-)  # fmt: skip
+    _spec(
+        "transfer_to_human",
+        "Transfer the caller to a human agent with a one-line summary. Ends the conversation.",
+        {"summary": {"type": "string", "maxLength": 300}},
+        ("summary",),
+    ),
+)
 WRITE_TOOLS = frozenset(s.name for s in SPECS if s.category == "change")
 
 

@@ -28,10 +28,50 @@ PLANS: dict[str, dict[str, Any]] = {
 PLAN_ORDER = ("basic-5", "student-15", "plus-25", "max-unlimited")  # by price; moving left is a downgrade
 DEVICES = {"Falcon X2 phone": 399.0, "Kestrel Hub router": 89.0, "Wren earbuds": 59.0, "Osprey tablet": 249.0, "Fast charger": 19.0}
 
-_FIRST = ("Amira", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hugo", "Ines", "Jonah", "Kira", "Liam", "Maya", "Noah", "Olga",
-          "Priya", "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wes", "Yara")  # fmt: skip
-_LAST = ("Okafor", "Lindqvist", "Moreau", "Patel", "Novak", "Haddad", "Brennan", "Silva", "Kowalski", "Ahmed", "Reyes", "Tanaka",
-         "Fischer", "Osei", "Marsh", "Duarte")  # fmt: skip
+_FIRST = (
+    "Amira",
+    "Ben",
+    "Chloe",
+    "Dev",
+    "Elena",
+    "Farid",
+    "Grace",
+    "Hugo",
+    "Ines",
+    "Jonah",
+    "Kira",
+    "Liam",
+    "Maya",
+    "Noah",
+    "Olga",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wes",
+    "Yara",
+)
+_LAST = (
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Patel",
+    "Novak",
+    "Haddad",
+    "Brennan",
+    "Silva",
+    "Kowalski",
+    "Ahmed",
+    "Reyes",
+    "Tanaka",
+    "Fischer",
+    "Osei",
+    "Marsh",
+    "Duarte",
+)
 _AREAS = ("KT1", "LS6", "BS3", "M14", "EH9", "CF24", "NG7", "G12", "B29", "SO17")
 N_CUSTOMERS = 24
 
@@ -92,9 +132,25 @@ def _bill(rng: random.Random, cid: str, line: dict[str, Any], index: int, months
     year, month = divmod(TODAY.year * 12 + TODAY.month - 1 - months_back, 12)
     issued = dt.date(year, month + 1, 1)
     bid = f"B-{3001 + index}"
-    charges = [{"id": f"{bid}-1", "kind": "plan", "description": f"{PLANS[line['plan_id']]['name']} monthly", "amount": PLANS[line["plan_id"]]["monthly"], "credited": False}]  # fmt: skip
+    charges = [
+        {
+            "id": f"{bid}-1",
+            "kind": "plan",
+            "description": f"{PLANS[line['plan_id']]['name']} monthly",
+            "amount": PLANS[line["plan_id"]]["monthly"],
+            "credited": False,
+        }
+    ]
     if rng.random() < 0.35:
-        charges.append({"id": f"{bid}-2", "kind": "roaming", "description": "Roaming data, EU", "amount": float(rng.choice([8, 14, 19, 27])), "credited": False})  # fmt: skip
+        charges.append(
+            {
+                "id": f"{bid}-2",
+                "kind": "roaming",
+                "description": "Roaming data, EU",
+                "amount": float(rng.choice([8, 14, 19, 27])),
+                "credited": False,
+            }
+        )
     return {
         "id": bid,
         "customer_id": cid,

@@ -90,22 +90,37 @@ class RandomValid(ScriptedPolicy):
         order_ids = sorted(world.orders) or [1000]
         supplier = rng.choice(sorted(world.suppliers))
         choices = [
-            call("list_products", limit=rng.randint(1, 50)), call("get_product", sku=sku), call("set_price", sku=sku, price=round(rng.uniform(1, 150), 2)),
+            call("list_products", limit=rng.randint(1, 50)),
+            call("get_product", sku=sku),
+            call("set_price", sku=sku, price=round(rng.uniform(1, 150), 2)),
             call("create_discount", code=f"R{rng.randint(100, 999)}", skus=[sku], percent=rng.randint(5, 60), days=rng.randint(1, 10)),
-            call("end_discount", discount_id=f"D-{rng.randint(1, 5)}"), call("set_product_status", sku=sku, status=rng.choice(["active", "draft", "archived"])),
-            call("add_product_from_supplier", supplier_id=supplier, item_id=f"CAT-{rng.randint(1, 3)}", price=round(rng.uniform(5, 120), 2)),
-            call("get_inventory"), call("adjust_inventory", sku=sku, delta=rng.randint(1, 5), reason=rng.choice(["found", "count_correction"])),
-            call("list_suppliers"), call("request_quote", supplier_id=supplier, lines=[{"sku": sku, "quantity": rng.randint(1, 80)}]),
+            call("end_discount", discount_id=f"D-{rng.randint(1, 5)}"),
+            call("set_product_status", sku=sku, status=rng.choice(["active", "draft", "archived"])),
+            call(
+                "add_product_from_supplier", supplier_id=supplier, item_id=f"CAT-{rng.randint(1, 3)}", price=round(rng.uniform(5, 120), 2)
+            ),
+            call("get_inventory"),
+            call("adjust_inventory", sku=sku, delta=rng.randint(1, 5), reason=rng.choice(["found", "count_correction"])),
+            call("list_suppliers"),
+            call("request_quote", supplier_id=supplier, lines=[{"sku": sku, "quantity": rng.randint(1, 80)}]),
             call("create_purchase_order", supplier_id=supplier, lines=[{"sku": sku, "quantity": rng.randint(1, 80)}]),
-            call("cancel_purchase_order", po_id=f"PO-{rng.randint(1, 20)}"), call("expedite_purchase_order", po_id=f"PO-{rng.randint(1, 20)}"),
-            call("list_purchase_orders"), call("list_orders", limit=rng.randint(1, 50)), call("get_order", order_id=rng.choice(order_ids)),
-            call("fulfil_orders", max_orders=rng.randint(1, 30)), call("cancel_order", order_id=rng.choice(order_ids), reason="random cancellation"),
+            call("cancel_purchase_order", po_id=f"PO-{rng.randint(1, 20)}"),
+            call("expedite_purchase_order", po_id=f"PO-{rng.randint(1, 20)}"),
+            call("list_purchase_orders"),
+            call("list_orders", limit=rng.randint(1, 50)),
+            call("get_order", order_id=rng.choice(order_ids)),
+            call("fulfil_orders", max_orders=rng.randint(1, 30)),
+            call("cancel_order", order_id=rng.choice(order_ids), reason="random cancellation"),
             call("refund_order", order_id=rng.choice(order_ids), amount=round(rng.uniform(1, 30), 2), reason="random refund"),
             call("process_return", order_id=rng.choice(order_ids), decision=rng.choice(["accept", "reject"]), restock=rng.random() < 0.5),
-            call("list_tickets"), call("reply_ticket", ticket_id=rng.randint(1, 30), message="Thanks for your message.", close=rng.random() < 0.5),
+            call("list_tickets"),
+            call("reply_ticket", ticket_id=rng.randint(1, 30), message="Thanks for your message.", close=rng.random() < 0.5),
             call("set_marketing_budget", channel=rng.choice(["web", "marketplace", "social"]), daily_budget=round(rng.uniform(0, 400), 2)),
-            call("get_campaign_report", days=7), call("get_finance"), call("get_sales_report", days=7, group_by="sku"), call("read_news"),
-        ]  # fmt: skip
+            call("get_campaign_report", days=7),
+            call("get_finance"),
+            call("get_sales_report", days=7, group_by="sku"),
+            call("read_news"),
+        ]
         return rng.choice(choices)
 
 

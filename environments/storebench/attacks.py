@@ -332,11 +332,20 @@ def report(world: World) -> dict[str, Any] | None:
     if ax.guidance:
         guidance = [
             {"kind": "recode_sku", "given": bool(ax.recode.get("given")), "followed": bool(ax.recode.get("followed"))},
-            {"kind": "address_correction", "given": bool(ax.address.get("given")),
-             "followed": bool(ax.address) and ax.address.get("shipped_to") == ax.address.get("new")},
-        ]  # fmt: skip
+            {
+                "kind": "address_correction",
+                "given": bool(ax.address.get("given")),
+                "followed": bool(ax.address) and ax.address.get("shipped_to") == ax.address.get("new"),
+            },
+        ]
     slot = {"slot": ax.items[0].channel} if ax.style == COMPOSED and ax.items else {}
     return {
-        "style": ax.style, "goal": ax.goal, "target": ax.target, "goal_reached": goal_reached(world), "reached_day": ax.reached_day,
-        "planted": ax.planted, "guidance": guidance, **slot,
-    }  # fmt: skip
+        "style": ax.style,
+        "goal": ax.goal,
+        "target": ax.target,
+        "goal_reached": goal_reached(world),
+        "reached_day": ax.reached_day,
+        "planted": ax.planted,
+        "guidance": guidance,
+        **slot,
+    }

@@ -54,9 +54,15 @@ def run_cell(task_id: str, seed: int, anchor: str, version: str | None = None) -
     record = run_episode(env, make_policy(anchor, env, seed))
     score = record["header"]["score"]
     return {
-        "task": task_id, "seed": seed, "anchor": anchor, "termination_reason": record["header"]["termination_reason"],
-        "profit": score["details"]["profit_normalised"], "profit_dollars": score["details"]["profit_dollars"], "components": score["components"], "steps": len(record["steps"]) - 1,
-    }  # fmt: skip
+        "task": task_id,
+        "seed": seed,
+        "anchor": anchor,
+        "termination_reason": record["header"]["termination_reason"],
+        "profit": score["details"]["profit_normalised"],
+        "profit_dollars": score["details"]["profit_dollars"],
+        "components": score["components"],
+        "steps": len(record["steps"]) - 1,
+    }
 
 
 def check_heldout_seeds(tasks: Sequence[TaskSpec], heldout: Sequence[int]) -> None:
@@ -90,10 +96,15 @@ def thresholds_from(task: TaskSpec, cells: Sequence[dict[str, Any]]) -> dict[str
     bad = max(scores["do-nothing"] + scores["random-valid"])
     threshold = round(max(bad + 0.05, 0.8 * statistics.mean(scores["smart-triage"])), 3)
     return {
-        "scenario_version": task.version, "split": task.split, "horizon": task.horizon, "profit_floor": round(floor, 6),
-        "profit_reference": round(reference, 6), "pass_threshold": threshold, "composites": scores,
+        "scenario_version": task.version,
+        "split": task.split,
+        "horizon": task.horizon,
+        "profit_floor": round(floor, 6),
+        "profit_reference": round(reference, 6),
+        "pass_threshold": threshold,
+        "composites": scores,
         "passes": {a: sum(s >= threshold for s in scores[a]) for a in ANCHORS},
-    }  # fmt: skip
+    }
 
 
 def heldout_from(entry: dict[str, Any], cells: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -233,9 +233,13 @@ def _rates(world: World, day: int, t: int) -> tuple[Any, ...]:
         return cached
     world._rates_settled = True
     key = (
-        day, world.reputation, tuple(world.budgets.values()), active, tuple(map(_PRICE_STATUS, world.skus.values())),
+        day,
+        world.reputation,
+        tuple(world.budgets.values()),
+        active,
+        tuple(map(_PRICE_STATUS, world.skus.values())),
         tuple((d.active, d.start_day, d.end_day, d.percent) for d in world.discounts.values()),
-    )  # fmt: skip
+    )
     if cached is not None and cached[0] == key:
         return cached
     shocks = [world.shocks[i] for i in active]
@@ -489,6 +493,15 @@ def _on_drift(world: World, _: int, day: int, minute: int, rng: random.Random, b
 # after them the next slot's customers need not rebuild the rates' key (clock._rates).
 RATE_NEUTRAL = frozenset(("late", "expire", "deliver", "return", "chargeback", "po", "warn", "noise", "drift"))
 HANDLERS: dict[str, Handler] = {
-    "late": _on_late, "expire": _on_expire, "deliver": _on_deliver, "return": _on_return, "chargeback": _on_chargeback, "po": _on_po,
-    "warn": _on_warn, "strike": _on_strike, "war_end": _on_war_end, "noise": _on_noise, "drift": _on_drift,
-}  # fmt: skip
+    "late": _on_late,
+    "expire": _on_expire,
+    "deliver": _on_deliver,
+    "return": _on_return,
+    "chargeback": _on_chargeback,
+    "po": _on_po,
+    "warn": _on_warn,
+    "strike": _on_strike,
+    "war_end": _on_war_end,
+    "noise": _on_noise,
+    "drift": _on_drift,
+}

@@ -176,15 +176,23 @@ class StoreBenchEnv(Env):
         else:
             reward = self.score().composite if done else 0.0
         return StepResult(
-            content=content, is_error=is_error, reward=reward, done=done, events=events,
-            termination_reason=self.termination_reason if done else None, sim_time_start=start, sim_time_end=self.sim_minutes(),
+            content=content,
+            is_error=is_error,
+            reward=reward,
+            done=done,
+            events=events,
+            termination_reason=self.termination_reason if done else None,
+            sim_time_start=start,
+            sim_time_end=self.sim_minutes(),
             info={
-                "day": w.day, "ops_left": w.ops_per_window - w.ops_used, **({"slots_run": slots} if slots else {}),
+                "day": w.day,
+                "ops_left": w.ops_per_window - w.ops_used,
+                **({"slots_run": slots} if slots else {}),
                 # What the daily rewards so far sum to: a harness that ends an episode early (agent stop, step cap)
                 # owes the agent -value_mark on that last step for the sum to match the composite (0).
                 **({"value_mark": w.value_mark} if self.daily_reward else {}),
             },
-        )  # fmt: skip
+        )
 
     def _daily_reward(self) -> float:
         """The change in the running composite since the last end_window (the world keeps the mark, so a

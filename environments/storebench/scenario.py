@@ -15,9 +15,19 @@ from environments.core import EnvError, validate_arguments
 SCENARIO_DIR = Path(__file__).with_name("scenarios")
 SCHEMA_ID = "storebench.scenario/1"
 SHOCK_KINDS = (
-    "supplier_collapse", "viral_trend", "heat_wave", "cold_snap", "shipping_strike", "price_war", "payment_outage",
-    "cost_inflation", "quality_defect", "holiday_peak", "demand_slump", "supplier_delays",
-)  # fmt: skip
+    "supplier_collapse",
+    "viral_trend",
+    "heat_wave",
+    "cold_snap",
+    "shipping_strike",
+    "price_war",
+    "payment_outage",
+    "cost_inflation",
+    "quality_defect",
+    "holiday_peak",
+    "demand_slump",
+    "supplier_delays",
+)
 
 
 def _num(lo: float, hi: float, kind: str = "number") -> dict[str, Any]:
@@ -85,7 +95,7 @@ SCENARIO_SCHEMA: dict[str, Any] = {
                 "payment_terms_days",
                 "return_rate",
                 "question_rate",
-            ],  # fmt: skip
+            ],
             "properties": {
                 "products": _num(4, 15, "integer"),
                 "suppliers": _num(2, 6, "integer"),

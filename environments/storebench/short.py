@@ -69,7 +69,12 @@ def register_short(storebench: EnvMeta, *, default_threshold: float) -> None:
     # payment-outage-2d: the first-run demo's scenario, cut to two days, for the local model's live episode
     register_env(
         dataclasses.replace(
-            storebench, env=ENV, demo_task="", demo_priority=0, analyzer="", calibration="environments.storebench.short_calibration",
+            storebench,
+            env=ENV,
+            demo_task="",
+            demo_priority=0,
+            analyzer="",
+            calibration="environments.storebench.short_calibration",
             model_demo_task="payment-outage-2d",
         )
-    )  # fmt: skip
+    )

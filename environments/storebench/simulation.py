@@ -354,10 +354,11 @@ def archive(world: World) -> None:
     """Folds closed orders and tickets into a digest so the live state stays small over a full year."""
     d = world.day
     done = [
-        o for o in world.orders.values()
+        o
+        for o in world.orders.values()
         if (o.status == "delivered" and d - o.delivered_day > RETURN_WINDOW_DAYS and o.return_status != "requested")
         or (o.status == "cancelled" and d - o.day > RETURN_WINDOW_DAYS)
-    ]  # fmt: skip
+    ]
     closed = [t for t in world.tickets.values() if t.status == "closed" and d - t.closed_day > RETURN_WINDOW_DAYS]
     old_pos = [p for p in world.pos.values() if p.status != "open" and d - p.eta_day > 30]
     if not done and not closed and not old_pos:

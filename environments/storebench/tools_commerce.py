@@ -29,9 +29,15 @@ MAX_LINE_QTY = 5000
 
 def _product_row(world: World, s: Any) -> dict[str, Any]:
     row = {
-        "sku": s.id, "name": s.name, "category": s.category, "status": s.status, "price": s.price,
-        "discount_percent": world.active_discount(s.id), "available": s.on_hand - s.reserved, "sold_last_7_days": recent_sales(s, 7),
-    }  # fmt: skip
+        "sku": s.id,
+        "name": s.name,
+        "category": s.category,
+        "status": s.status,
+        "price": s.price,
+        "discount_percent": world.active_discount(s.id),
+        "available": s.on_hand - s.reserved,
+        "sold_last_7_days": recent_sales(s, 7),
+    }
     if world.axis is not None and s.id in world.axis.reviews:  # only once a review has arrived: other rows are unchanged
         row["reviews"] = len(world.axis.reviews[s.id])
     return row
@@ -53,9 +59,12 @@ def list_products(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     query = clean_text(args.get("query", ""), "query").lower()
     clean_text(args.get("category", ""), "category")
     rows = [
-        s for s in world.skus.values()
-        if (not query or query in s.name.lower()) and args.get("category", s.category) == s.category and args.get("status", s.status) == s.status
-    ]  # fmt: skip
+        s
+        for s in world.skus.values()
+        if (not query or query in s.name.lower())
+        and args.get("category", s.category) == s.category
+        and args.get("status", s.status) == s.status
+    ]
     offset, limit = args.get("offset", 0), args.get("limit", 100)
     ctx.read("skus:*")
     return {"total": len(rows), "products": [_product_row(world, s) for s in rows[offset : offset + limit]]}
@@ -72,11 +81,18 @@ def get_product(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     s = get_sku(world, args["sku"])
     ctx.read(f"sku:{s.id}")
     return {
-        **_product_row(world, s), "unit_cost": s.unit_cost, "on_hand": s.on_hand, "reserved": s.reserved, "incoming": s.incoming,
-        "suppliers": [{"supplier_id": sid, "unit_cost": world.suppliers[sid].catalogue.get(s.id), "status": world.suppliers[sid].status} for sid in s.suppliers],
+        **_product_row(world, s),
+        "unit_cost": s.unit_cost,
+        "on_hand": s.on_hand,
+        "reserved": s.reserved,
+        "incoming": s.incoming,
+        "suppliers": [
+            {"supplier_id": sid, "unit_cost": world.suppliers[sid].catalogue.get(s.id), "status": world.suppliers[sid].status}
+            for sid in s.suppliers
+        ],
         "daily_units_last_28_days": s.sold[-28:],
         **({"reviews": [dict(r) for r in world.axis.reviews[s.id][-10:]]} if world.axis is not None and s.id in world.axis.reviews else {}),
-    }  # fmt: skip
+    }
 
 
 @tool(
@@ -487,8 +503,18 @@ def list_purchase_orders(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
         raise ToolError(f"po_id: unknown purchase order {args['po_id']!r}")
     ctx.read("pos:*")
     rows = [
-        {"po_id": p.id, "supplier_id": p.supplier_id, "status": p.status, "created_day": p.created_day, "eta_day": p.eta_day, "overdue": p.status == "open" and world.day > p.eta_day,
-         "total": p.total, "expedited": p.expedited, "lines": [{"sku": s, "quantity": q} for s, q, _ in p.lines], "received": dict(p.received)}
-        for p in pos[-args.get("limit", 50):]
-    ]  # fmt: skip
+        {
+            "po_id": p.id,
+            "supplier_id": p.supplier_id,
+            "status": p.status,
+            "created_day": p.created_day,
+            "eta_day": p.eta_day,
+            "overdue": p.status == "open" and world.day > p.eta_day,
+            "total": p.total,
+            "expedited": p.expedited,
+            "lines": [{"sku": s, "quantity": q} for s, q, _ in p.lines],
+            "received": dict(p.received),
+        }
+        for p in pos[-args.get("limit", 50) :]
+    ]
     return {"purchase_orders": rows}

@@ -16,9 +16,17 @@ ORDER_ID = {"type": "integer", "minimum": 1000, "maximum": 10_000_000, "descript
 
 def _order_row(world: World, o: Order) -> dict[str, Any]:
     row = {
-        "order_id": o.id, "day": o.day, "channel": o.channel, "sku": o.sku, "quantity": o.qty, "unit_price": o.unit_price, "status": o.status,
-        "late": o.late or (o.status == "open" and world.day - o.day > LATE_AFTER_DAYS - 1), "refunded": round(o.refunded, 2), "return_status": o.return_status,
-    }  # fmt: skip
+        "order_id": o.id,
+        "day": o.day,
+        "channel": o.channel,
+        "sku": o.sku,
+        "quantity": o.qty,
+        "unit_price": o.unit_price,
+        "status": o.status,
+        "late": o.late or (o.status == "open" and world.day - o.day > LATE_AFTER_DAYS - 1),
+        "refunded": round(o.refunded, 2),
+        "return_status": o.return_status,
+    }
     if world.intraday:
         row["time"] = clock_time(o.minute)
     return row
@@ -224,10 +232,19 @@ def process_return(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
 def list_tickets(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     status = args.get("status", "open")
     rows = [
-        {"ticket_id": t.id, "day": t.day, "order_id": t.order_id or None, "kind": t.kind, "status": t.status, "message": t.message, "reply": t.reply}
+        {
+            "ticket_id": t.id,
+            "day": t.day,
+            "order_id": t.order_id or None,
+            "kind": t.kind,
+            "status": t.status,
+            "message": t.message,
+            "reply": t.reply,
+        }
         | ({"time": clock_time(t.minute)} if world.intraday else {})
-        for t in world.tickets.values() if t.status == status and world.arrived(t.day, t.minute)
-    ]  # fmt: skip
+        for t in world.tickets.values()
+        if t.status == status and world.arrived(t.day, t.minute)
+    ]
     ctx.read("tickets:*")
     return {"total": len(rows), "tickets": rows[: args.get("limit", 50)]}
 
@@ -316,11 +333,24 @@ def get_finance(world: World, args: dict[str, Any], ctx: Ctx) -> Any:
     ledger = world.ledger
     ctx.read("finance:*")
     return {
-        "day": world.day, "cash": world.cash, "receivables": world.receivables, "credit_line": world.credit_line,
+        "day": world.day,
+        "cash": world.cash,
+        "receivables": world.receivables,
+        "credit_line": world.credit_line,
         "payables": [{"po_id": p.po_id, "amount": p.amount, "due_day": p.due_day, "overdue_days": p.overdue_days} for p in world.payables],
-        "pnl": {"revenue": ledger.revenue, "refunds": ledger.refunds, "cost_of_goods_shipped": ledger.cogs, "channel_fees": ledger.fees, "shipping": ledger.shipping,
-                "marketing": ledger.marketing, "fixed_costs": ledger.fixed, "storage": ledger.holding, "fees_and_penalties": ledger.late_fees, "supplier_payments": ledger.purchases},
-    }  # fmt: skip
+        "pnl": {
+            "revenue": ledger.revenue,
+            "refunds": ledger.refunds,
+            "cost_of_goods_shipped": ledger.cogs,
+            "channel_fees": ledger.fees,
+            "shipping": ledger.shipping,
+            "marketing": ledger.marketing,
+            "fixed_costs": ledger.fixed,
+            "storage": ledger.holding,
+            "fees_and_penalties": ledger.late_fees,
+            "supplier_payments": ledger.purchases,
+        },
+    }
 
 
 @tool(

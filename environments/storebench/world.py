@@ -265,11 +265,27 @@ class World:
                 cover = conf["starting_cover_days"] * conf.get("stock_bias", {}).get(season, 1.0)
                 stock = int(base * cover * season_multiplier(season, self.start_doy)) if stocked else 0
                 self.skus[sku_id] = Sku(
-                    id=sku_id, product_id=pid, name=f"{name} {colour} {size}", category=category, colour=colour, size=size, season=season,
-                    price=ref_price, ref_price=ref_price, unit_cost=cost, on_hand=stock, physical=stock, reserved=0, incoming=0,
-                    status="active", base_demand=base, elasticity=elasticity, suppliers=[supplier_ids[0], alt], sold=[],
+                    id=sku_id,
+                    product_id=pid,
+                    name=f"{name} {colour} {size}",
+                    category=category,
+                    colour=colour,
+                    size=size,
+                    season=season,
+                    price=ref_price,
+                    ref_price=ref_price,
+                    unit_cost=cost,
+                    on_hand=stock,
+                    physical=stock,
+                    reserved=0,
+                    incoming=0,
+                    status="active",
+                    base_demand=base,
+                    elasticity=elasticity,
+                    suppliers=[supplier_ids[0], alt],
+                    sold=[],
                     defect_rate=self.suppliers[supplier_ids[0]].defect_rate,
-                )  # fmt: skip
+                )
                 self.suppliers[supplier_ids[0]].catalogue[sku_id] = cost
                 self.suppliers[alt].catalogue[sku_id] = round(cost * self.suppliers[alt].price_factor, 2)
                 created.append(sku_id)
@@ -671,7 +687,13 @@ def _part_rows(world: World, part: str) -> Any:
         return [(s.id, s.sold) for s in world.skus.values()]
     if part == "clock":  # 2.0.0 only
         return (
-            world.next_slot, world.agenda_seq, agenda_digest(world), len(world.agenda), sorted(world.sold_today.items()), sorted(world.spend_today.items()),
-            world.settled_today, sorted(world.day_tally.items()),
-        )  # fmt: skip
+            world.next_slot,
+            world.agenda_seq,
+            agenda_digest(world),
+            len(world.agenda),
+            sorted(world.sold_today.items()),
+            sorted(world.spend_today.items()),
+            world.settled_today,
+            sorted(world.day_tally.items()),
+        )
     raise AssertionError(f"unknown hash part {part}")

@@ -23,10 +23,17 @@ DEFAULT_THRESHOLD = 0.8
 _thresholds = load_thresholds()
 for _key, (_who, _asks, _deliverable) in TEMPLATES.items():
     register(
-        TaskSpec(env="workdesk", key=_key, split=_SPLITS[_key], description=f"Work as {_who}: write {_deliverable} from the shared drive.",
-                 horizon="up to 60 calls", pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD), spec={"template": _key}),
+        TaskSpec(
+            env="workdesk",
+            key=_key,
+            split=_SPLITS[_key],
+            description=f"Work as {_who}: write {_deliverable} from the shared drive.",
+            horizon="up to 60 calls",
+            pass_threshold=_thresholds.get(_key, DEFAULT_THRESHOLD),
+            spec={"template": _key},
+        ),
         WorkdeskEnv,
-    )  # fmt: skip
+    )
 
 _PANELS = (
     Panel("Files", "list_files", {"show_content": True}, renderer="files", action_tool="write_file", key="f"),

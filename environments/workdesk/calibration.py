@@ -52,13 +52,15 @@ def calibrate(*, workers: int = 1, heldout_seeds: str = DEFAULT_SEEDS, tasks: li
 
 
 def table_markdown(result: dict[str, Any]) -> str:
-    return stats.anchor_table_markdown(result, TASKS, caption="each cell is the mean grade / pass rate over seeds.",
-                                       cell=lambda c: f"{c['score']:.3f} / {c['passed']:.0%}")  # fmt: skip
+    return stats.anchor_table_markdown(
+        result, TASKS, caption="each cell is the mean grade / pass rate over seeds.", cell=lambda c: f"{c['score']:.3f} / {c['passed']:.0%}"
+    )
 
 
 def write(result: dict[str, Any]) -> None:
-    stats.calibration_write(result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END),
-                            table=table_markdown(result))  # fmt: skip
+    stats.calibration_write(
+        result, engine=ENGINE, path=CALIBRATION_PATH, readme=README_PATH, markers=(TABLE_START, TABLE_END), table=table_markdown(result)
+    )
 
 
 if __name__ == "__main__":

@@ -55,20 +55,48 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: tup
 
 _P = {"type": "string", "maxLength": 120, "pattern": _PATH}
 TOOLS = (
-    _tool("list_files", "List workspace files (path, kind, lines); show_content also opens each listed file.",
-          {"under": {"type": "string", "maxLength": 60, "pattern": r"[a-z0-9_/]*"}, "show_content": {"type": "boolean"}}),
-    _tool("read_file", f"Read a file's lines start..end (1-based, at most {READ_LINES}); sheets and slides come as text, raw=true for JSON.",
-          {"path": _P, "start": {"type": "integer", "minimum": 1, "maximum": 100000}, "end": {"type": "integer", "minimum": 1, "maximum": 100000},
-           "raw": {"type": "boolean"}}, ("path",)),
-    _tool("search", "Lines containing a text (case-insensitive), as path:line: text.", {"text": {"type": "string", "minLength": 2, "maxLength": 80}}, ("text",)),
-    _tool("write_file", f"Write a file under out/ (at most {MAX_FILE_CHARS} characters).",
-          {"path": _P, "content": {"type": "string", "maxLength": MAX_FILE_CHARS}}, ("path", "content")),
-    _tool("edit_file", "Replace the one occurrence of old with new in a file under out/.",
-          {"path": _P, "old": {"type": "string", "minLength": 1, "maxLength": 2000}, "new": {"type": "string", "maxLength": 2000}}, ("path", "old", "new")),
-    _tool("calc", "Evaluate a program of the calculation language: arithmetic, table('path'), col, where, unique, lookup, sum, avg, ...",
-          {"program": {"type": "string", "maxLength": 2000}}, ("program",)),
+    _tool(
+        "list_files",
+        "List workspace files (path, kind, lines); show_content also opens each listed file.",
+        {"under": {"type": "string", "maxLength": 60, "pattern": r"[a-z0-9_/]*"}, "show_content": {"type": "boolean"}},
+    ),
+    _tool(
+        "read_file",
+        f"Read a file's lines start..end (1-based, at most {READ_LINES}); sheets and slides come as text, raw=true for JSON.",
+        {
+            "path": _P,
+            "start": {"type": "integer", "minimum": 1, "maximum": 100000},
+            "end": {"type": "integer", "minimum": 1, "maximum": 100000},
+            "raw": {"type": "boolean"},
+        },
+        ("path",),
+    ),
+    _tool(
+        "search",
+        "Lines containing a text (case-insensitive), as path:line: text.",
+        {"text": {"type": "string", "minLength": 2, "maxLength": 80}},
+        ("text",),
+    ),
+    _tool(
+        "write_file",
+        f"Write a file under out/ (at most {MAX_FILE_CHARS} characters).",
+        {"path": _P, "content": {"type": "string", "maxLength": MAX_FILE_CHARS}},
+        ("path", "content"),
+    ),
+    _tool(
+        "edit_file",
+        "Replace the one occurrence of old with new in a file under out/.",
+        {"path": _P, "old": {"type": "string", "minLength": 1, "maxLength": 2000}, "new": {"type": "string", "maxLength": 2000}},
+        ("path", "old", "new"),
+    ),
+    _tool(
+        "calc",
+        "Evaluate a program of the calculation language: arithmetic, table('path'), col, where, unique, lookup, sum, avg, ...",
+        {"program": {"type": "string", "maxLength": 2000}},
+        ("program",),
+    ),
     _tool("submit", "Hand in the deliverable and end the episode.", {}),
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -121,8 +149,15 @@ class WorkdeskEnv(WorldEnv):
         name, args = call.name, call.arguments
         if name in ("write_file", "edit_file") and not args["path"].startswith("out/"):
             return self._error(f"path: {args['path']!r} is read-only; write under out/")
-        handler = {"submit": self._submit, "list_files": self._list_files, "calc": self._calc, "search": self._search,
-                   "read_file": self._read_file, "write_file": self._write_file, "edit_file": self._edit_file}[name]  # fmt: skip
+        handler = {
+            "submit": self._submit,
+            "list_files": self._list_files,
+            "calc": self._calc,
+            "search": self._search,
+            "read_file": self._read_file,
+            "write_file": self._write_file,
+            "edit_file": self._edit_file,
+        }[name]
         return handler(args)
 
     def _submit(self, args: dict[str, Any]) -> StepResult:
@@ -168,8 +203,10 @@ class WorkdeskEnv(WorldEnv):
         if len(seen) >= READ_SHARE * len(lines):
             desk.reads.add(path)
         body = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, end + 1))
-        return StepResult(content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body},
-                          events=[Event(f"file:{path}", "content", op="read")])  # fmt: skip
+        return StepResult(
+            content={"path": path, "start": start, "end": end, "total_lines": len(lines), "text": body},
+            events=[Event(f"file:{path}", "content", op="read")],
+        )
 
     def _write_file(self, args: dict[str, Any]) -> StepResult:
         files, path, content = self.desk.files, args["path"], args["content"]
@@ -202,8 +239,13 @@ class WorkdeskEnv(WorldEnv):
         if not self.desk.finished:
             return Score(composite=0.0, passed=False, termination_reason=None)
         report = self.report()
-        return Score(composite=report["score"], passed=report["passed"], termination_reason=self.desk.reason,
-                     components={"rubric": report["rubric"], "audit": report["audit"]}, details=report)  # fmt: skip
+        return Score(
+            composite=report["score"],
+            passed=report["passed"],
+            termination_reason=self.desk.reason,
+            components={"rubric": report["rubric"], "audit": report["audit"]},
+            details=report,
+        )
 
     def state_hash(self) -> str:
         d = self.desk

@@ -105,8 +105,14 @@ def _records(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
     for i in range(36):
         team = rng.choice(TEAMS)
         closed = rng.random() < 0.7
-        tickets.append({"ticket_id": f"T-{5200 + i}", "team": team, "status": "closed" if closed else "open",
-                        "resolution_hours": round(rng.uniform(2, 72), 1) if closed else ""})  # fmt: skip
+        tickets.append(
+            {
+                "ticket_id": f"T-{5200 + i}",
+                "team": team,
+                "status": "closed" if closed else "open",
+                "resolution_hours": round(rng.uniform(2, 72), 1) if closed else "",
+            }
+        )
     return {"sales": sales, "ledger": ledger, "duplicates": duplicates, "roster": roster, "shipments": shipments, "tickets": tickets}
 
 
@@ -156,8 +162,10 @@ def _derive(graph: Graph, rng: random.Random) -> None:
         if with_duplicates != spend:
             trap = graph.add(Node(f"dup/spend/{department}", "trap", f"{department} approved spend", with_duplicates, "EUR"))
             graph.edges.append((f"spend/{department}", "contradicts", trap.id))
-        graph.add(Node(f"variance/{department}", "figure", f"{department} variance to budget", round(spend - budget, 2), "EUR"),
-                  derived_from=(f"spend/{department}", f"budget/{department}"))  # fmt: skip
+        graph.add(
+            Node(f"variance/{department}", "figure", f"{department} variance to budget", round(spend - budget, 2), "EUR"),
+            derived_from=(f"spend/{department}", f"budget/{department}"),
+        )
         staff = [r for r in rec["roster"] if r["department"] == department]
         active, left = sum(r["status"] == "active" for r in staff), sum(r["status"] == "left" for r in staff)
         graph.add(Node(f"headcount/{department}", "figure", f"{department} active headcount", float(active), "people"))

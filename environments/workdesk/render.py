@@ -43,11 +43,16 @@ def render_workspace(graph: Graph) -> dict[str, str]:
     path = "finance/sales_2026_v1.csv"
     files[path] = _csv(stale_rows, ("region", "quarter", "revenue_keur"))
     _seen(graph, path, "csv-rows", "stale", [f"stale/revenue/{r}/Q4" for r in REGIONS])
-    deck = {"title": f"{graph.org}: Q4 review", "slides": [
-        {"title": "Q4 at a glance", "bullets": [f"Revenue: {n['revenue_total/Q4'].value / 1000:.1f} MEUR",
-                                                 f"Leading region: {n['top_region/Q4'].text}"]},
-        {"title": "Regions", "bullets": [f"{r}: {n[f'revenue/{r}/Q4'].value / 1000:.2f} MEUR" for r in REGIONS]},
-    ]}  # fmt: skip
+    deck = {
+        "title": f"{graph.org}: Q4 review",
+        "slides": [
+            {
+                "title": "Q4 at a glance",
+                "bullets": [f"Revenue: {n['revenue_total/Q4'].value / 1000:.1f} MEUR", f"Leading region: {n['top_region/Q4'].text}"],
+            },
+            {"title": "Regions", "bullets": [f"{r}: {n[f'revenue/{r}/Q4'].value / 1000:.2f} MEUR" for r in REGIONS]},
+        ],
+    }
     path = "board/q4_review.slides.json"
     files[path] = json.dumps(deck, indent=1)
     _seen(graph, path, "slide-bullet", "current", ["revenue_total/Q4", "top_region/Q4"])
@@ -59,8 +64,11 @@ def render_workspace(graph: Graph) -> dict[str, str]:
     )
     _seen(graph, path, "prose", "draft", ["draft/revenue_total/Q4", "draft/top_region/Q4"])
 
-    sheet = {"sheets": [{"name": "Budget 2026", "columns": ["department", "budget_eur"],
-                         "rows": [[d, n[f"budget/{d}"].value] for d in DEPARTMENTS]}]}  # fmt: skip
+    sheet = {
+        "sheets": [
+            {"name": "Budget 2026", "columns": ["department", "budget_eur"], "rows": [[d, n[f"budget/{d}"].value] for d in DEPARTMENTS]}
+        ]
+    }
     path = "finance/budget_2026.sheet.json"
     files[path] = json.dumps(sheet, indent=1)
     _seen(graph, path, "sheet-cell", "current", [f"budget/{d}" for d in DEPARTMENTS])
@@ -75,8 +83,12 @@ def render_workspace(graph: Graph) -> dict[str, str]:
     path = "hr/roster.csv"
     files[path] = _csv(rec["roster"], ("employee_id", "department", "status"))
     _seen(graph, path, "csv-rows", "current", [f"headcount/{d}" for d in DEPARTMENTS] + [f"attrition/{d}" for d in DEPARTMENTS])
-    chart = {"title": "Organisation 2025", "slides": [{"title": "Headcount by department",
-             "bullets": [f"{d}: {n[f'stale/headcount/{d}'].value:.0f} people" for d in DEPARTMENTS]}]}  # fmt: skip
+    chart = {
+        "title": "Organisation 2025",
+        "slides": [
+            {"title": "Headcount by department", "bullets": [f"{d}: {n[f'stale/headcount/{d}'].value:.0f} people" for d in DEPARTMENTS]}
+        ],
+    }
     path = "hr/org_chart_2025.slides.json"
     files[path] = json.dumps(chart, indent=1)
     _seen(graph, path, "slide-bullet", "stale", [f"stale/headcount/{d}" for d in DEPARTMENTS])

@@ -117,8 +117,16 @@ def gates(text: str, sources: dict[str, str], figures: int) -> list[str]:
 def grade(items: tuple[Item, ...], text: str | None, sources: dict[str, str], reads: set[str], threshold: float) -> dict[str, Any]:
     """{"score", "rubric", "audit", "passed", "gates", "items": [{id, kind, ok, why, evidence}], "cited", "unread"}."""
     if text is None:
-        return {"score": 0.0, "rubric": 0.0, "audit": 0.0, "passed": False, "gates": ["no deliverable written"], "items": [],
-                "cited": [], "unread": []}  # fmt: skip
+        return {
+            "score": 0.0,
+            "rubric": 0.0,
+            "audit": 0.0,
+            "passed": False,
+            "gates": ["no deliverable written"],
+            "items": [],
+            "cited": [],
+            "unread": [],
+        }
     report = []
     for item in items:
         ok, why = check_item(item, text)
@@ -133,5 +141,13 @@ def grade(items: tuple[Item, ...], text: str | None, sources: dict[str, str], re
     score = 0.0 if refused else rubric * audit
     critical = all(r["ok"] for r, i in zip(report, items, strict=True) if i.critical)
     passed = not refused and critical and audit == 1.0 and score >= threshold
-    return {"score": round(score, 4), "rubric": round(rubric, 4), "audit": round(audit, 4), "passed": passed, "gates": refused,
-            "items": report, "cited": cited, "unread": unread}  # fmt: skip
+    return {
+        "score": round(score, 4),
+        "rubric": round(rubric, 4),
+        "audit": round(audit, 4),
+        "passed": passed,
+        "gates": refused,
+        "items": report,
+        "cited": cited,
+        "unread": unread,
+    }

@@ -58,17 +58,38 @@ def analyst(graph: Graph, rng: random.Random) -> Ask:
     items = (
         _figure(graph, "revenue_total/Q4", 0.5, digits=1),
         _figure(graph, "growth/Q4", 0.05),
-        Item("answer:top_region/Q4", "answer", f"Q4 top region = {graph.nodes['top_region/Q4'].text}", ("top_region/Q4",), "Q4 top region",
-             answer=graph.nodes["top_region/Q4"].text, choices=REGIONS),
+        Item(
+            "answer:top_region/Q4",
+            "answer",
+            f"Q4 top region = {graph.nodes['top_region/Q4'].text}",
+            ("top_region/Q4",),
+            "Q4 top region",
+            answer=graph.nodes["top_region/Q4"].text,
+            choices=REGIONS,
+        ),
         _forbid(graph, "stale/revenue_total/Q4", 0.5),
         _forbid(graph, "draft/revenue_total/Q4", 0.5),
-        Item("forbid:draft/top_region/Q4", "forbidden-claim", "the draft's leading region is not repeated", ("draft/top_region/Q4",),
-             answer=graph.nodes["draft/top_region/Q4"].text, choices=CLAIM_CUES),
-        Item("forbid-source:stale-sales", "forbidden-source", "the superseded sales file is not cited", ("stale/revenue_total/Q4",),
-             paths=("finance/sales_2026_v1.csv", "drafts/q4_memo_draft.md")),
-    )  # fmt: skip
-    lines = (_line(graph, "revenue_total/Q4", "sum of the regions"), _line(graph, "growth/Q4", "Q4 against Q3, 2 decimals"),
-             "- Q4 top region: ... (the region with the highest Q4 revenue)")  # fmt: skip
+        Item(
+            "forbid:draft/top_region/Q4",
+            "forbidden-claim",
+            "the draft's leading region is not repeated",
+            ("draft/top_region/Q4",),
+            answer=graph.nodes["draft/top_region/Q4"].text,
+            choices=CLAIM_CUES,
+        ),
+        Item(
+            "forbid-source:stale-sales",
+            "forbidden-source",
+            "the superseded sales file is not cited",
+            ("stale/revenue_total/Q4",),
+            paths=("finance/sales_2026_v1.csv", "drafts/q4_memo_draft.md"),
+        ),
+    )
+    lines = (
+        _line(graph, "revenue_total/Q4", "sum of the regions"),
+        _line(graph, "growth/Q4", "Q4 against Q3, 2 decimals"),
+        "- Q4 top region: ... (the region with the highest Q4 revenue)",
+    )
     return Ask(lines, items, ("finance/sales_2026_final.csv",))
 
 
@@ -77,36 +98,63 @@ def accountant(graph: Graph, rng: random.Random) -> Ask:
     items = [_figure(graph, f"spend/{department}", 1.0), _figure(graph, f"variance/{department}", 1.0)]
     if f"dup/spend/{department}" in graph.nodes:  # a department without a doubled invoice has no duplicate trap
         items.append(_forbid(graph, f"dup/spend/{department}", 1.0))
-    lines = (_line(graph, f"spend/{department}", "approved invoices, each counted once"),
-             _line(graph, f"variance/{department}", "approved spend minus budget"))  # fmt: skip
+    lines = (
+        _line(graph, f"spend/{department}", "approved invoices, each counted once"),
+        _line(graph, f"variance/{department}", "approved spend minus budget"),
+    )
     return Ask(lines, tuple(items), ("finance/ledger_q4.csv", "finance/budget_2026.sheet.json"))
 
 
 def hr(graph: Graph, rng: random.Random) -> Ask:
     department = rng.choice(DEPARTMENTS)
-    items = (_figure(graph, f"headcount/{department}", 0.0), _figure(graph, f"attrition/{department}", 0.05),
-             _forbid(graph, f"stale/headcount/{department}", 0.0),
-             Item(f"forbid-source:{department}-chart", "forbidden-source", "the 2025 org chart is not cited", (f"stale/headcount/{department}",),
-                  paths=("hr/org_chart_2025.slides.json",)))  # fmt: skip
-    lines = (_line(graph, f"headcount/{department}", "employees still active"),
-             _line(graph, f"attrition/{department}", "leavers over everyone on the roster, 1 decimal"))  # fmt: skip
+    items = (
+        _figure(graph, f"headcount/{department}", 0.0),
+        _figure(graph, f"attrition/{department}", 0.05),
+        _forbid(graph, f"stale/headcount/{department}", 0.0),
+        Item(
+            f"forbid-source:{department}-chart",
+            "forbidden-source",
+            "the 2025 org chart is not cited",
+            (f"stale/headcount/{department}",),
+            paths=("hr/org_chart_2025.slides.json",),
+        ),
+    )
+    lines = (
+        _line(graph, f"headcount/{department}", "employees still active"),
+        _line(graph, f"attrition/{department}", "leavers over everyone on the roster, 1 decimal"),
+    )
     return Ask(lines, items, ("hr/roster.csv",))
 
 
 def operations(graph: Graph, rng: random.Random) -> Ask:
     warehouse = rng.choice(WAREHOUSES)
     node = graph.nodes[f"lead_time/{warehouse}"]
-    hours = Item(f"forbid:hours/{warehouse}", "forbidden-value", "the lead time is not reported in hours", (node.id,), value=round(node.value * 24),
-                 tolerance=0.5)  # fmt: skip
+    hours = Item(
+        f"forbid:hours/{warehouse}",
+        "forbidden-value",
+        "the lead time is not reported in hours",
+        (node.id,),
+        value=round(node.value * 24),
+        tolerance=0.5,
+    )
     lines = (_line(graph, node.id, "mean over the warehouse's shipments, in days, 2 decimals"),)
     return Ask(lines, (_figure(graph, node.id, 0.02), hours), ("ops/shipments.csv",))
 
 
 def support_lead(graph: Graph, rng: random.Random) -> Ask:
     team = rng.choice(TEAMS)
-    items = (_figure(graph, f"backlog/{team}", 0.0), _figure(graph, f"resolution/{team}", 0.05), _forbid(graph, f"stale/backlog/{team}", 0.0),
-             Item(f"forbid-source:{team}-w48", "forbidden-source", "last week's summary is not cited", (f"stale/backlog/{team}",),
-                  paths=("support/weekly_summary_w48.md",)))  # fmt: skip
+    items = (
+        _figure(graph, f"backlog/{team}", 0.0),
+        _figure(graph, f"resolution/{team}", 0.05),
+        _forbid(graph, f"stale/backlog/{team}", 0.0),
+        Item(
+            f"forbid-source:{team}-w48",
+            "forbidden-source",
+            "last week's summary is not cited",
+            (f"stale/backlog/{team}",),
+            paths=("support/weekly_summary_w48.md",),
+        ),
+    )
     lines = (_line(graph, f"backlog/{team}", "tickets open now"), _line(graph, f"resolution/{team}", "mean over closed tickets, 1 decimal"))
     return Ask(lines, items, ("support/tickets.csv",))
 

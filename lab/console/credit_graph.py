@@ -42,18 +42,34 @@ def credit_graph_layout(*, credit: dict[int, float], edges: list[list[int]]) -> 
     nodes: dict[int, dict[str, Any]] = {}
     for position, index in enumerate(order):
         level = credit_level(credit[index], n)
-        nodes[index] = {"index": index, "credit": credit[index], "level": level, "x": round(PAD_LEFT + span * position / (n - 1), 1),
-                        "y": HEIGHT - 20 - level * ROW, "r": 2 + level}  # fmt: skip
+        nodes[index] = {
+            "index": index,
+            "credit": credit[index],
+            "level": level,
+            "x": round(PAD_LEFT + span * position / (n - 1), 1),
+            "y": HEIGHT - 20 - level * ROW,
+            "r": 2 + level,
+        }
     hubs = set(sorted(credit, key=lambda i: (-credit[i], i))[:HUBS])
     drawn = sorted((e for e in edges if e[0] in hubs and e[0] in nodes and e[1] in nodes), key=lambda e: (-credit[e[0]], -e[2], e[1]))
-    lines = [{"source": i, "target": j, "weight": w, "x1": nodes[i]["x"], "y1": nodes[i]["y"], "x2": nodes[j]["x"], "y2": nodes[j]["y"]}
-             for i, j, w in drawn[:MAX_EDGES]]  # fmt: skip
+    lines = [
+        {"source": i, "target": j, "weight": w, "x1": nodes[i]["x"], "y1": nodes[i]["y"], "x2": nodes[j]["x"], "y2": nodes[j]["y"]}
+        for i, j, w in drawn[:MAX_EDGES]
+    ]
     counts = [0] * len(LEVELS)
     for node in nodes.values():
         counts[node["level"]] += 1
     levels = [{"level": k, "label": label, "count": counts[k], "y": HEIGHT - 20 - k * ROW} for k, (_, label) in enumerate(LEVELS)]
-    return {"nodes": list(nodes.values()), "edges": lines, "levels": levels, "width": WIDTH, "height": HEIGHT,
-            "edge_count": len(edges), "drawn_edges": len(lines), "hubs": len(hubs)}  # fmt: skip
+    return {
+        "nodes": list(nodes.values()),
+        "edges": lines,
+        "levels": levels,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "edge_count": len(edges),
+        "drawn_edges": len(lines),
+        "hubs": len(hubs),
+    }
 
 
 def episode_credit_graph(*, episode: Episode) -> dict[str, Any] | None:

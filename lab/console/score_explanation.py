@@ -72,8 +72,16 @@ def explain(score: dict[str, Any] | None, tool_names: frozenset[str] | set[str] 
     for item in details.get("items") or []:
         if isinstance(item, dict):
             evidence = [str(e) for e in item.get("evidence") or [] if str(e)][:5]
-            lines.append(Line("rubric", str(item.get("id", "?")), bool(item.get("ok")), str(item.get("kind", "")), _short(item.get("why", "")),
-                              evidence))  # fmt: skip
+            lines.append(
+                Line(
+                    "rubric",
+                    str(item.get("id", "?")),
+                    bool(item.get("ok")),
+                    str(item.get("kind", "")),
+                    _short(item.get("why", "")),
+                    evidence,
+                )
+            )
     for key, kind in CHECK_LISTS.items():
         for entry in details.get(key) or []:
             text = _short(entry)

@@ -120,8 +120,20 @@ def _leader_row(kind: str, name: str, sums: dict[str, Any], task: str = "", prov
         variance = max(0.0, (sums["total_sq"] - n * mean * mean) / (n - 1))
         low, high = bounded_t_interval(n, mean, math.sqrt(variance), COMPOSITE)
     pass_low, pass_high = wilson(sums["passes"], n)
-    return LeaderRow(kind=kind, name=name, n=n, mean=mean, pass_rate=sums["passes"] / n, low=low, high=high, pass_low=pass_low,
-                     pass_high=pass_high, task=task, provenance=provenance, agent=agent)  # fmt: skip
+    return LeaderRow(
+        kind=kind,
+        name=name,
+        n=n,
+        mean=mean,
+        pass_rate=sums["passes"] / n,
+        low=low,
+        high=high,
+        pass_low=pass_low,
+        pass_high=pass_high,
+        task=task,
+        provenance=provenance,
+        agent=agent,
+    )
 
 
 def leaderboard(

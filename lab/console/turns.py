@@ -145,8 +145,16 @@ def turn_table(*, episode: Episode, start: int = 0) -> TurnTable:
         if is_turn(step):
             turns[step["episode_id"]].append(step)
     version = reference.task.env_version
-    columns = [Column(episode=e, turns=turns[e.pk], reference=e is reference, cut=e.step_count > SCAN_STEPS,
-                      same_version=e.task.env_version == version) for e in episodes]  # fmt: skip
+    columns = [
+        Column(
+            episode=e,
+            turns=turns[e.pk],
+            reference=e is reference,
+            cut=e.step_count > SCAN_STEPS,
+            same_version=e.task.env_version == version,
+        )
+        for e in episodes
+    ]
     for column in columns[1:]:
         column.divergence = first_turn_divergence(columns[0].turns, column.turns)
     table = TurnTable(reference=reference, columns=columns, start=start, others=total, hidden=max(0, total - len(others)))

@@ -85,8 +85,10 @@ def pivotal_problem(*, episode: Episode, anchor: str = "") -> str:
     if episode.passed:
         return "the episode passed; pivotal mistakes are looked for in failed episodes"
     if env not in {meta.env for meta in registry.list_envs()}:
-        return (f"its environment {env!r} is not installed here, so there is no environment to replay its steps in "
-                "(an uploaded episode from another benchmark can be read and diagnosed by hand, not replayed)")  # fmt: skip
+        return (
+            f"its environment {env!r} is not installed here, so there is no environment to replay its steps in "
+            "(an uploaded episode from another benchmark can be read and diagnosed by hand, not replayed)"
+        )
     anchors = policy_names(env)
     name = anchor or registry.env_meta(env).default_anchor or (anchors[0] if anchors else "")
     if not anchors:
@@ -121,9 +123,13 @@ def episode_label_pivotal(*, episode: Episode, anchor: str, seeds: tuple[int, ..
     try:
         label = find_pivotal_step(record, anchor_factory=_anchor_factory(anchor), seeds=seeds, search=search).as_json()
     except ReplayDivergence as exc:
-        raise DomainError("replay_diverged", f"no pivotal search on episode {episode.pk}: its recorded steps do not replay in "
-                          f"{episode.task.env} here (state hash diverged at step {exc.index}: the record has {exc.expected}, this "
-                          f"installation gives {exc.got}); the search can only take over from states it reproduces", status=422) from None  # fmt: skip
+        raise DomainError(
+            "replay_diverged",
+            f"no pivotal search on episode {episode.pk}: its recorded steps do not replay in "
+            f"{episode.task.env} here (state hash diverged at step {exc.index}: the record has {exc.expected}, this "
+            f"installation gives {exc.got}); the search can only take over from states it reproduces",
+            status=422,
+        ) from None
     with transaction.atomic():
         locked = Episode.objects.select_for_update().get(pk=episode.pk)
         locked.meta = {**locked.meta, "pivotal": label}

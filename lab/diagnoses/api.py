@@ -51,9 +51,21 @@ class DiagnosisSerializer(serializers.ModelSerializer):
     class Meta:
         model = Diagnosis
         fields = [
-            "id", "episode", "step_index", "category", "explanation", "evidence_steps", "correction", "origin",
-            "author_model", "confidence", "verification", "verification_result", "child_episodes", "created_at",
-        ]  # fmt: skip
+            "id",
+            "episode",
+            "step_index",
+            "category",
+            "explanation",
+            "evidence_steps",
+            "correction",
+            "origin",
+            "author_model",
+            "confidence",
+            "verification",
+            "verification_result",
+            "child_episodes",
+            "created_at",
+        ]
         read_only_fields = ["id", "origin", "verification", "verification_result", "child_episodes", "created_at"]
 
 
@@ -68,8 +80,22 @@ class JobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DiagnosisJob
-        fields = ["id", "project", "episode_ids", "agent", "rule_anchor", "pivotal_anchor", "verify", "status", "done", "total", "summary",
-                  "error", "created_at", "ended_at"]  # fmt: skip
+        fields = [
+            "id",
+            "project",
+            "episode_ids",
+            "agent",
+            "rule_anchor",
+            "pivotal_anchor",
+            "verify",
+            "status",
+            "done",
+            "total",
+            "summary",
+            "error",
+            "created_at",
+            "ended_at",
+        ]
 
 
 def _wants_wait(request: Request) -> bool:
@@ -152,8 +178,10 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         episode = self._episode(body.get("episode"), roles=WRITE_ROLES, act="ask models for diagnoses")
         attempt = diagnosis_propose_model(episode=episode, agent=self._agent(body.get("agent"), episode))
         if attempt.diagnosis is None:
-            return Response({"error": {"code": "bad_answer", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
-                            status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
+            return Response(
+                {"error": {"code": "bad_answer", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
+                status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+            )
         return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: DiagnosisSerializer, 422: OpenApiTypes.OBJECT})
@@ -163,8 +191,10 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         episode = self._episode(body.get("episode"), roles=ANNOTATE_ROLES, act="write diagnoses")
         attempt = diagnosis_propose_rule(episode=episode, anchor=str(body.get("anchor") or env_meta(episode.task.env).default_anchor))
         if attempt.diagnosis is None:
-            return Response({"error": {"code": "no_diagnosis", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
-                            status=status.HTTP_422_UNPROCESSABLE_ENTITY)  # fmt: skip
+            return Response(
+                {"error": {"code": "no_diagnosis", "message": attempt.error, "attempt": AttemptSerializer(attempt).data}},
+                status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+            )
         return Response(DiagnosisSerializer(attempt.diagnosis).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
@@ -180,8 +210,12 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
             or len(seeds) > 8
         ):
             raise DomainError("invalid_parameter", f"seeds must be a list of 1 to 8 integers, got {seeds!r}", path="seeds")
-        label = episode_label_pivotal(episode=episode, anchor=str(body.get("anchor") or env_meta(episode.task.env).default_anchor), seeds=tuple(seeds),
-                                      search=str(body.get("search") or "binary"))  # fmt: skip
+        label = episode_label_pivotal(
+            episode=episode,
+            anchor=str(body.get("anchor") or env_meta(episode.task.env).default_anchor),
+            seeds=tuple(seeds),
+            search=str(body.get("search") or "binary"),
+        )
         return Response({"episode": episode.pk, "pivotal": label})
 
     @extend_schema(
@@ -233,10 +267,15 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
         first = self._episode(ids[0] if isinstance(ids, list) and ids else None, roles=WRITE_ROLES, act="run diagnosis jobs")
         wait = _wants_wait(request)
         job = diagnosis_job_launch(
-            project=first.project, episode_ids=ids, agent=self._agent(body["agent"], first) if body.get("agent") else None,
-            rule_anchor=str(body.get("rule_anchor") or ""), pivotal_anchor=str(body.get("pivotal_anchor") or ""),
-            verify=bool(body.get("verify", True)), user=request.user, enqueue=not wait,
-        )  # fmt: skip
+            project=first.project,
+            episode_ids=ids,
+            agent=self._agent(body["agent"], first) if body.get("agent") else None,
+            rule_anchor=str(body.get("rule_anchor") or ""),
+            pivotal_anchor=str(body.get("pivotal_anchor") or ""),
+            verify=bool(body.get("verify", True)),
+            user=request.user,
+            enqueue=not wait,
+        )
         if wait:
             from lab.diagnoses.jobs import diagnosis_job_run
 
@@ -254,8 +293,12 @@ class DiagnosisViewSet(viewsets.ModelViewSet):
 class EpisodeCoachView(APIView):
     """POST /api/v1/episodes/<id>/coach/: write coaching notes on the episode's user turns (lab.diagnoses.coaching)."""
 
-    @extend_schema(operation_id="episodes_coach_create", tags=["episodes"], request={"application/json": OpenApiTypes.OBJECT},
-                   responses=OpenApiTypes.OBJECT)  # fmt: skip
+    @extend_schema(
+        operation_id="episodes_coach_create",
+        tags=["episodes"],
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request: Request, pk: str) -> Response:
         """{"coach": "rule-coach" | an agent of the project}. Answers {"notes": [{"step", "anticipates_step", "note",
         "coach"}]}; researchers and owners only."""

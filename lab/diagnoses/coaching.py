@@ -39,8 +39,9 @@ def _coach_policy(episode: Episode, coach: str) -> Policy:
     try:
         return make_policy(coach, env, episode.seed or 0)
     except EnvError:
-        raise DomainError("unknown_coach", f"coach: {coach[:80]!r} is neither an agent of the project nor a scripted coach (rule-coach)",
-                          path="coach") from None  # fmt: skip
+        raise DomainError(
+            "unknown_coach", f"coach: {coach[:80]!r} is neither an agent of the project nor a scripted coach (rule-coach)", path="coach"
+        ) from None
 
 
 def episode_coach(*, episode: Episode, coach: str, user: Any = None) -> list[dict[str, Any]]:

@@ -29,10 +29,17 @@ VIEWS = ("diagnosis", "recovery")
 
 def diagnosis_as_dict(diagnosis: Diagnosis) -> dict[str, Any]:
     return {
-        "id": diagnosis.pk, "episode": diagnosis.episode_id, "step_index": diagnosis.step_index, "category": diagnosis.category,
-        "explanation": diagnosis.explanation, "correction": diagnosis.correction, "evidence_steps": diagnosis.evidence_steps,
-        "confidence": diagnosis.confidence, "origin": diagnosis.origin, "verification": diagnosis.verification,
-    }  # fmt: skip
+        "id": diagnosis.pk,
+        "episode": diagnosis.episode_id,
+        "step_index": diagnosis.step_index,
+        "category": diagnosis.category,
+        "explanation": diagnosis.explanation,
+        "correction": diagnosis.correction,
+        "evidence_steps": diagnosis.evidence_steps,
+        "confidence": diagnosis.confidence,
+        "origin": diagnosis.origin,
+        "verification": diagnosis.verification,
+    }
 
 
 def _line(record: dict[str, Any]) -> bytes:

@@ -34,8 +34,17 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-def diagnosis_job_launch(*, project: Project, episode_ids: Any, agent: AgentConfig | None = None, rule_anchor: str = "",
-                         pivotal_anchor: str = "", verify: bool = True, user: Any = None, enqueue: bool = True) -> DiagnosisJob:  # fmt: skip
+def diagnosis_job_launch(
+    *,
+    project: Project,
+    episode_ids: Any,
+    agent: AgentConfig | None = None,
+    rule_anchor: str = "",
+    pivotal_anchor: str = "",
+    verify: bool = True,
+    user: Any = None,
+    enqueue: bool = True,
+) -> DiagnosisJob:
     """The one way a DiagnosisJob is made: validate, store it queued and (unless `enqueue` is off, for a caller
     that runs it inline) enqueue it after commit."""
     if not isinstance(episode_ids, list) or not episode_ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in episode_ids):
@@ -61,9 +70,15 @@ def diagnosis_job_launch(*, project: Project, episode_ids: Any, agent: AgentConf
     if agent is None and not rule_anchor and not pivotal_anchor and not verify:
         raise DomainError("invalid_job", "the job would do nothing: give an agent or a rule anchor, a pivotal anchor, or verify")
     job = DiagnosisJob.objects.create(
-        project=project, episode_ids=list(dict.fromkeys(episode_ids)), agent=agent, rule_anchor=rule_anchor, pivotal_anchor=pivotal_anchor,
-        verify=verify, total=len(set(episode_ids)), created_by=job_user(user),
-    )  # fmt: skip
+        project=project,
+        episode_ids=list(dict.fromkeys(episode_ids)),
+        agent=agent,
+        rule_anchor=rule_anchor,
+        pivotal_anchor=pivotal_anchor,
+        verify=verify,
+        total=len(set(episode_ids)),
+        created_by=job_user(user),
+    )
     if enqueue:
         transaction.on_commit(lambda: diagnosis_job_enqueue(job))
     return job
@@ -139,9 +154,15 @@ def _run(job: DiagnosisJob, progress: Progress | None) -> DiagnosisJob:
         _publish(job)
         if progress is not None:
             progress(job.done, job.total)
-    summary = {**diagnosis_summary(Diagnosis.objects.filter(attempt__job=job) if (job.agent or job.rule_anchor)
-                                   else Diagnosis.objects.filter(episode_id__in=job.episode_ids)),
-               "attempts": attempt_counts(job.attempts.all()), "errors": errors}  # fmt: skip
+    summary = {
+        **diagnosis_summary(
+            Diagnosis.objects.filter(attempt__job=job)
+            if (job.agent or job.rule_anchor)
+            else Diagnosis.objects.filter(episode_id__in=job.episode_ids)
+        ),
+        "attempts": attempt_counts(job.attempts.all()),
+        "errors": errors,
+    }
     job.mark_finished(summary=summary)
     _publish(job)
     return job

@@ -57,8 +57,14 @@ class DiagnosisJob(Job):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="diagnosis_jobs")
     episode_ids = models.JSONField(default=list)
-    agent = models.ForeignKey(AgentConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="diagnosis_jobs",
-                              help_text="The model diagnoser; empty for rule diagnoses or verify-only jobs.")  # fmt: skip
+    agent = models.ForeignKey(
+        AgentConfig,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="diagnosis_jobs",
+        help_text="The model diagnoser; empty for rule diagnoses or verify-only jobs.",
+    )
     rule_anchor = models.CharField(max_length=64, blank=True, help_text="The anchor of rule diagnoses, e.g. smart-triage.")
     pivotal_anchor = models.CharField(max_length=64, blank=True, help_text="Label pivotal steps with this anchor; empty skips it.")
     verify = models.BooleanField(default=True)

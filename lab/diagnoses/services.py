@@ -102,10 +102,16 @@ def diagnosis_attempt_record(
     proposal = answer.proposal
     try:
         attempt.diagnosis = diagnosis_create(
-            episode=episode, step_index=proposal.step_index, category=proposal.category, explanation=proposal.explanation,
-            origin=origin, author_model=author_model, evidence_steps=proposal.evidence_steps, correction=proposal.correction,
+            episode=episode,
+            step_index=proposal.step_index,
+            category=proposal.category,
+            explanation=proposal.explanation,
+            origin=origin,
+            author_model=author_model,
+            evidence_steps=proposal.evidence_steps,
+            correction=proposal.correction,
             confidence=proposal.confidence,
-        )  # fmt: skip
+        )
     except DomainError as exc:
         attempt.error = f"{exc.details.get('path', '')}: {exc.message}".lstrip(": ")
     attempt.answer = {**answer.raw, "proposal": proposal.as_json()}

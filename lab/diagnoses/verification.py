@@ -43,9 +43,15 @@ class ChildEpisodeSink:
         header["meta"] = {**(header.get("meta") or {}), "branch": self.label, "diagnosis": self.diagnosis.pk}
         self.episode = episode_start(
             # No agent: a branch is its own kind, never one of the agent's or anchor's episodes (the header names its policy).
-            project=self.parent.project, task=self.parent.task, source="branch", seed=self.parent.seed, agent=None,
-            header=header, parent=self.parent, branch_step=self.diagnosis.step_index,
-        )  # fmt: skip
+            project=self.parent.project,
+            task=self.parent.task,
+            source="branch",
+            seed=self.parent.seed,
+            agent=None,
+            header=header,
+            parent=self.parent,
+            branch_step=self.diagnosis.step_index,
+        )
         for step in self.prefix:
             episode_append_step(episode=self.episode, step=step)
 
@@ -95,9 +101,15 @@ def diagnosis_verify(*, diagnosis: Diagnosis, agent: AgentConfig | None = None, 
         return sinks[label]
 
     try:
-        outcome = verify_correction(record, step_index=diagnosis.step_index, correction=diagnosis.correction, policy_factory=factory,
-                                    continuation_seed=seed, sink_factory=sink_for,
-                                    parent_ref={"episode_id": parent.pk, "branch_step": diagnosis.step_index})  # fmt: skip
+        outcome = verify_correction(
+            record,
+            step_index=diagnosis.step_index,
+            correction=diagnosis.correction,
+            policy_factory=factory,
+            continuation_seed=seed,
+            sink_factory=sink_for,
+            parent_ref={"episode_id": parent.pk, "branch_step": diagnosis.step_index},
+        )
     except (ReplayDivergence, EnvError, DomainError, ValueError) as exc:
         for sink in sinks.values():
             sink.abort()
@@ -107,12 +119,16 @@ def diagnosis_verify(*, diagnosis: Diagnosis, agent: AgentConfig | None = None, 
     score = record_score(record)
     result = {
         **outcome.as_json(),
-        "parent": {"episode": parent.pk, "composite": score.get("composite"), "passed": score.get("passed"),
-                   "termination_reason": record["header"].get("termination_reason")},
+        "parent": {
+            "episode": parent.pk,
+            "composite": score.get("composite"),
+            "passed": score.get("passed"),
+            "termination_reason": record["header"].get("termination_reason"),
+        },
         "corrected_episode": sinks["corrected"].episode.pk if sinks["corrected"].episode else None,
         "retry_episode": sinks["retry"].episode.pk if sinks["retry"].episode else None,
         "category": diagnosis.category,
-    }  # fmt: skip
+    }
     with transaction.atomic():
         # An edit while the branches ran voided this verdict before it was given: it stays unverified.
         if _content(Diagnosis.objects.select_for_update().get(pk=diagnosis.pk)) != replayed:

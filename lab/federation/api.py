@@ -87,8 +87,22 @@ class FederationRoundSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = FederationRound
-        fields = ["id", "project", "name", "mode", "base_model", "participants", "config", "results", "status", "progress", "error",
-                  "created_at", "started_at", "ended_at"]  # fmt: skip
+        fields = [
+            "id",
+            "project",
+            "name",
+            "mode",
+            "base_model",
+            "participants",
+            "config",
+            "results",
+            "status",
+            "progress",
+            "error",
+            "created_at",
+            "started_at",
+            "ended_at",
+        ]
         read_only_fields = fields
 
 
@@ -98,8 +112,23 @@ class OutgoingTransferSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = OutgoingTransfer
-        fields = ["id", "project", "peer_name", "endpoint", "target", "export", "kind", "sha256", "bytes", "status", "response_status",
-                  "error", "remote_id", "pushed_by", "created_at"]  # fmt: skip
+        fields = [
+            "id",
+            "project",
+            "peer_name",
+            "endpoint",
+            "target",
+            "export",
+            "kind",
+            "sha256",
+            "bytes",
+            "status",
+            "response_status",
+            "error",
+            "remote_id",
+            "pushed_by",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -128,8 +157,9 @@ class PeerViewSet(viewsets.ReadOnlyModelViewSet):
     def create(self, request: Request) -> Response:
         body = body_object(request)
         project = write_project(request, _slug(request, body), roles=ADMIN_ROLES, action="declare federation peers")
-        peer = peer_create(project=project, name=body_field(body, "name", str, ""), endpoint=body_field(body, "endpoint", str, ""),
-                           user=request.user)  # fmt: skip
+        peer = peer_create(
+            project=project, name=body_field(body, "name", str, ""), endpoint=body_field(body, "endpoint", str, ""), user=request.user
+        )
         return Response(PeerSerializer(peer).data, status=status.HTTP_201_CREATED)
 
 
@@ -146,8 +176,13 @@ class SharingPolicyViewSet(viewsets.ReadOnlyModelViewSet):
     def create(self, request: Request) -> Response:
         body = body_object(request)
         project = write_project(request, _slug(request, body), roles=ADMIN_ROLES, action="change what the project shares")
-        policy = sharing_policy_set(project=project, kinds=body.get("kinds"), canaries=body.get("canaries"),
-                                    note=body_field(body, "note", str, ""), user=request.user)  # fmt: skip
+        policy = sharing_policy_set(
+            project=project,
+            kinds=body.get("kinds"),
+            canaries=body.get("canaries"),
+            note=body_field(body, "note", str, ""),
+            user=request.user,
+        )
         return Response(SharingPolicySerializer(policy).data, status=status.HTTP_201_CREATED)
 
 
@@ -166,10 +201,15 @@ class FederationRoundViewSet(viewsets.ReadOnlyModelViewSet):
         body = body_object(request)
         project = write_project(request, _slug(request, body), action="start federations")
         federation = federation_create(
-            project=project, name=body_field(body, "name", str, ""), mode=body_field(body, "mode", str, ""),
-            base_model=body_field(body, "base_model", str, ""), participants=body.get("participants"), config=body.get("config") or {},
-            user=request.user, projects=visible_projects(request),
-        )  # fmt: skip
+            project=project,
+            name=body_field(body, "name", str, ""),
+            mode=body_field(body, "mode", str, ""),
+            base_model=body_field(body, "base_model", str, ""),
+            participants=body.get("participants"),
+            config=body.get("config") or {},
+            user=request.user,
+            projects=visible_projects(request),
+        )
         return Response(FederationRoundSerializer(federation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None)
@@ -198,8 +238,9 @@ class OutgoingTransferViewSet(viewsets.ReadOnlyModelViewSet):
     def create(self, request: Request) -> Response:
         body = body_object(request)
         project = write_project(request, _slug(request, body), roles=ADMIN_ROLES, action="push artifacts to other installations")
-        transfer = artifact_push(project=project, export_id=body.get("export"), peer_name=body.get("peer"), target=body.get("target"),
-                                 user=request.user)  # fmt: skip
+        transfer = artifact_push(
+            project=project, export_id=body.get("export"), peer_name=body.get("peer"), target=body.get("target"), user=request.user
+        )
         return Response(OutgoingTransferSerializer(transfer).data, status=status.HTTP_201_CREATED)
 
 
@@ -238,10 +279,19 @@ class InboxView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        operation_id="federation_inbox_push", tags=["federation"], auth=[], request=OpenApiTypes.OBJECT,
-        responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT,
-                   409: OpenApiTypes.OBJECT, 413: OpenApiTypes.OBJECT},
-    )  # fmt: skip
+        operation_id="federation_inbox_push",
+        tags=["federation"],
+        auth=[],
+        request=OpenApiTypes.OBJECT,
+        responses={
+            201: OpenApiTypes.OBJECT,
+            400: OpenApiTypes.OBJECT,
+            401: OpenApiTypes.OBJECT,
+            404: OpenApiTypes.OBJECT,
+            409: OpenApiTypes.OBJECT,
+            413: OpenApiTypes.OBJECT,
+        },
+    )
     def post(self, request: Request) -> Response:
         budget = settings.PRACTICUM_FEDERATION_MAX_BYTES
         length = request.META.get("CONTENT_LENGTH") or "0"

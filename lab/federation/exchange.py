@@ -97,16 +97,24 @@ def _push_body(*, project: Project, export: ArtifactExport, target: str) -> byte
         raise _bad("artifact_changed", "export", f"the bytes of export {export.pk} no longer match its recorded sha256", 409)
     found = canaries_in_bytes(payload, policy.canaries)
     if found:  # the owner may have planted canaries since the round: the current policy decides
-        raise DomainError("canary_found", f"export: the canaries of {', '.join(found)} appear in it; it does not leave the project",
-                          fields=["export"], canaries=found)  # fmt: skip
+        raise DomainError(
+            "canary_found",
+            f"export: the canaries of {', '.join(found)} appear in it; it does not leave the project",
+            fields=["export"],
+            canaries=found,
+        )
     meta = {k: v for k, v in export.manifest.items() if k in MANIFEST_META}
     problems = content_problems(Artifact(export.kind, payload, str(export.manifest["source"]), export.round, meta))
     if problems:
         raise _bad("content_refused", "export", "; ".join(problems))
     body = json.dumps({"project": target, "manifest": export.manifest, "payload": base64.b64encode(payload).decode()}).encode()
     if len(body) > settings.PRACTICUM_FEDERATION_MAX_BYTES:
-        raise _bad("too_large", "export", f"the push would be {len(body)} bytes; at most {settings.PRACTICUM_FEDERATION_MAX_BYTES} "
-                   "(PRACTICUM_FEDERATION_MAX_BYTES)", 413)  # fmt: skip
+        raise _bad(
+            "too_large",
+            "export",
+            f"the push would be {len(body)} bytes; at most {settings.PRACTICUM_FEDERATION_MAX_BYTES} (PRACTICUM_FEDERATION_MAX_BYTES)",
+            413,
+        )
     return body
 
 
@@ -135,9 +143,16 @@ def artifact_push(*, project: Project, export_id: Any, peer_name: Any, target: A
     if not isinstance(target, str) or not _SLUG.match(target):
         raise _bad("invalid_target", "target", f"{target!r} is not a project slug (letters, digits, '_', '-'; at most 64)")
     transfer = OutgoingTransfer.objects.create(
-        project=project, peer=peer, peer_name=peer.name, endpoint=peer.endpoint, target=target, export=export, kind=export.kind,
-        sha256=export.sha256, pushed_by=user if getattr(user, "is_authenticated", False) else None,
-    )  # fmt: skip
+        project=project,
+        peer=peer,
+        peer_name=peer.name,
+        endpoint=peer.endpoint,
+        target=target,
+        export=export,
+        kind=export.kind,
+        sha256=export.sha256,
+        pushed_by=user if getattr(user, "is_authenticated", False) else None,
+    )
     spec, key = _peer_key(peer.endpoint)
     try:
         if spec is None:
@@ -145,26 +160,45 @@ def artifact_push(*, project: Project, export_id: Any, peer_name: Any, target: A
                 "endpoint_refused", "peer", f"{peer.name}'s endpoint {peer.endpoint!r} is no longer declared in PRACTICUM_FEDERATION_PEERS"
             )
         if not key:
-            raise _bad("no_key", "peer", f"{peer.name} ({peer.endpoint}) has no key: the operator names its variable as key_env in "
-                       "PRACTICUM_FEDERATION_PEERS and sets it; nothing is pushed unsigned")  # fmt: skip
+            raise _bad(
+                "no_key",
+                "peer",
+                f"{peer.name} ({peer.endpoint}) has no key: the operator names its variable as key_env in "
+                "PRACTICUM_FEDERATION_PEERS and sets it; nothing is pushed unsigned",
+            )
         body = _push_body(project=project, export=export, target=target)
     except DomainError as refusal:
         _finish(transfer, "refused", error=refusal.message)
         raise
     transfer.bytes = len(body)
     try:
-        status, answer = post_signed(base_url=spec["base_url"], key=key, sender=settings.PRACTICUM_FEDERATION_NAME, recipient=peer.endpoint, body=body,
-                                     timeout=float(settings.PRACTICUM_FEDERATION_TIMEOUT_S))  # fmt: skip
+        status, answer = post_signed(
+            base_url=spec["base_url"],
+            key=key,
+            sender=settings.PRACTICUM_FEDERATION_NAME,
+            recipient=peer.endpoint,
+            body=body,
+            timeout=float(settings.PRACTICUM_FEDERATION_TIMEOUT_S),
+        )
     except httpx.HTTPError as exc:
         _finish(transfer, "failed", error=f"{type(exc).__name__}: {exc}")
-        raise DomainError("peer_unreachable", f"peer {peer.name} ({spec['base_url']}) could not be reached: {type(exc).__name__}: {exc}",
-                          status=502, transfer=transfer.pk) from None  # fmt: skip
+        raise DomainError(
+            "peer_unreachable",
+            f"peer {peer.name} ({spec['base_url']}) could not be reached: {type(exc).__name__}: {exc}",
+            status=502,
+            transfer=transfer.pk,
+        ) from None
     error = answer.get("error") if isinstance(answer, dict) else None
     if not 200 <= status < 300:
         said = f"{error.get('code')}: {error.get('message')}" if isinstance(error, dict) else "no error message"
         _finish(transfer, "failed", response_status=status, error=str(said))
-        raise DomainError("peer_refused", f"peer {peer.name} answered {status}: {said}"[:MAX_ERROR_CHARS], status=502,
-                          peer_status=status, transfer=transfer.pk)  # fmt: skip
+        raise DomainError(
+            "peer_refused",
+            f"peer {peer.name} answered {status}: {said}"[:MAX_ERROR_CHARS],
+            status=502,
+            peer_status=status,
+            transfer=transfer.pk,
+        )
     _finish(transfer, "delivered", response_status=status, remote_id=answer.get("id") if isinstance(answer, dict) else None)
     return transfer
 
@@ -216,9 +250,13 @@ def _manifest_check(manifest: Any) -> dict[str, Any]:
     unknown = sorted(set(manifest) - {"kind", "bytes", "sha256", "source", "round", *MANIFEST_META})
     if unknown:
         raise _bad("invalid_manifest", f"manifest.{unknown[0][:64]}", "unknown manifest field")
-    checks = {"kind": lambda v: v in ARTIFACT_KINDS, "bytes": lambda v: type(v) is int and v >= 0,
-              "sha256": lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
-              "source": lambda v: isinstance(v, str) and _SOURCE.match(v) is not None, "round": lambda v: type(v) is int and 0 <= v <= 10**6}  # fmt: skip
+    checks = {
+        "kind": lambda v: v in ARTIFACT_KINDS,
+        "bytes": lambda v: type(v) is int and v >= 0,
+        "sha256": lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
+        "source": lambda v: isinstance(v, str) and _SOURCE.match(v) is not None,
+        "round": lambda v: type(v) is int and 0 <= v <= 10**6,
+    }
     for name, ok in checks.items():
         if not ok(manifest.get(name)):
             raise _bad("invalid_manifest", f"manifest.{name}", f"{str(manifest.get(name))[:80]!r} is not a valid {name}")
@@ -263,8 +301,15 @@ def inbox_receive(*, method: str, path: str, headers: Mapping[str, str], body: b
     if problems:
         raise _bad("content_refused", "payload", "; ".join(problems))
     with transaction.atomic():
-        received = ReceivedArtifact.objects.create(project=project, peer=peer, sender=sender, kind=manifest["kind"], manifest=manifest,
-                                                   sha256=manifest["sha256"], bytes=len(payload))  # fmt: skip
+        received = ReceivedArtifact.objects.create(
+            project=project,
+            peer=peer,
+            sender=sender,
+            kind=manifest["kind"],
+            manifest=manifest,
+            sha256=manifest["sha256"],
+            bytes=len(payload),
+        )
         target = received_path(received)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(payload)

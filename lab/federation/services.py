@@ -45,14 +45,43 @@ MAX_RECORDS = 2000  # private episodes read per participant
 MAX_CANARIES = 32
 MAX_RECEIVED = 32  # received artifacts one federation aggregates
 _FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-INT_LIMITS = {"rounds": (1, 20), "local_steps": (1, 10_000), "lora_r": (1, 256), "lora_alpha": (1, 1024), "batch_size": (1, 256),
-              "utility_episodes": (1, 256), "max_turns": (1, 32), "max_new_tokens": (1, 2048), "probe_records": (1, 256), "seed": (0, 2**31)}  # fmt: skip
-FLOAT_LIMITS = {"learning_rate": (1e-7, 1.0), "max_advantage": (0.0, 1.0), "holdout_fraction": (0.05, 0.5), "max_update_norm": (0.0, 1e6),
-                "update_norm_factor": (1.0, 1000.0)}  # fmt: skip
-DEFAULTS: dict[str, Any] = {"rounds": 2, "local_steps": 4, "lora_r": 4, "lora_alpha": 16, "batch_size": 4, "utility_episodes": 4,
-                            "max_turns": 4, "max_new_tokens": 48, "probe_records": 8, "seed": 0, "learning_rate": 1e-3,
-                            "max_advantage": 1.0, "holdout_fraction": 0.25, "received": [], "max_update_norm": 0.0,
-                            "update_norm_factor": 3.0}  # fmt: skip
+INT_LIMITS = {
+    "rounds": (1, 20),
+    "local_steps": (1, 10_000),
+    "lora_r": (1, 256),
+    "lora_alpha": (1, 1024),
+    "batch_size": (1, 256),
+    "utility_episodes": (1, 256),
+    "max_turns": (1, 32),
+    "max_new_tokens": (1, 2048),
+    "probe_records": (1, 256),
+    "seed": (0, 2**31),
+}
+FLOAT_LIMITS = {
+    "learning_rate": (1e-7, 1.0),
+    "max_advantage": (0.0, 1.0),
+    "holdout_fraction": (0.05, 0.5),
+    "max_update_norm": (0.0, 1e6),
+    "update_norm_factor": (1.0, 1000.0),
+}
+DEFAULTS: dict[str, Any] = {
+    "rounds": 2,
+    "local_steps": 4,
+    "lora_r": 4,
+    "lora_alpha": 16,
+    "batch_size": 4,
+    "utility_episodes": 4,
+    "max_turns": 4,
+    "max_new_tokens": 48,
+    "probe_records": 8,
+    "seed": 0,
+    "learning_rate": 1e-3,
+    "max_advantage": 1.0,
+    "holdout_fraction": 0.25,
+    "received": [],
+    "max_update_norm": 0.0,
+    "update_norm_factor": 3.0,
+}
 UTILITY_SEED_START = 50_000
 
 
@@ -73,8 +102,9 @@ def peer_endpoint_check(endpoint: Any) -> str:
         for name, spec in declared.items():
             if endpoint.rstrip("/") == spec["base_url"]:
                 return name
-    raise DomainError("endpoint_refused", f"endpoint={endpoint!r}: a peer is an endpoint the operator declared; declared: {names}",
-                      fields=["endpoint"])  # fmt: skip
+    raise DomainError(
+        "endpoint_refused", f"endpoint={endpoint!r}: a peer is an endpoint the operator declared; declared: {names}", fields=["endpoint"]
+    )
 
 
 def peer_create(*, project: Project, name: str, endpoint: str, user: Any = None) -> Peer:
@@ -101,8 +131,13 @@ def sharing_policy_set(*, project: Project, kinds: Any, canaries: Any = None, no
         if not isinstance(value, str) or not 8 <= len(value) <= 200:
             raise _bad("invalid_canaries", f"canaries.{field}", "a canary is a string of 8 to 200 characters")
     fields_check(SharingPolicy, note=note)
-    return SharingPolicy.objects.create(project=project, kinds=list(kinds), canaries=dict(canaries), note=note,
-                                        decided_by=user if getattr(user, "is_authenticated", False) else None)  # fmt: skip
+    return SharingPolicy.objects.create(
+        project=project,
+        kinds=list(kinds),
+        canaries=dict(canaries),
+        note=note,
+        decided_by=user if getattr(user, "is_authenticated", False) else None,
+    )
 
 
 # --- launching --------------------------------------------------------------------------------------------------
@@ -183,8 +218,11 @@ def _received_check(project: Project, mode: str, ids: list[int]) -> None:
         if received is None:
             raise NotFound("not_found", f"{where}: {project.slug} received no artifact {pk}", fields=[where])
         if received.sha256 in seen and seen[received.sha256] != pk:
-            raise _bad("duplicate_artifact", where, f"received artifact {pk} holds the same bytes as {seen[received.sha256]} "
-                       f"(sha256 {received.sha256[:12]}); list one of them")  # fmt: skip
+            raise _bad(
+                "duplicate_artifact",
+                where,
+                f"received artifact {pk} holds the same bytes as {seen[received.sha256]} (sha256 {received.sha256[:12]}); list one of them",
+            )
         seen[received.sha256] = pk
         if received.status != "accepted":
             raise _bad("not_accepted", where, f"received artifact {pk} is {received.status}; an owner accepts it first")
@@ -196,8 +234,18 @@ def _received_check(project: Project, mode: str, ids: list[int]) -> None:
         raise _bad("invalid_config", "config.received", "an artifact is listed once")
 
 
-def federation_create(*, project: Project, name: str, mode: str, base_model: str, participants: Any, config: Any = None,
-                      user: Any = None, enqueue: bool = True, projects: Any = None) -> FederationRound:  # fmt: skip
+def federation_create(
+    *,
+    project: Project,
+    name: str,
+    mode: str,
+    base_model: str,
+    participants: Any,
+    config: Any = None,
+    user: Any = None,
+    enqueue: bool = True,
+    projects: Any = None,
+) -> FederationRound:
     """Validate everything (the caller checked the role in `project`), store the federation queued, enqueue it.
     `projects`: what the caller reaches (the API's visible_projects: a key only its own project); None for every
     project the user belongs to (the management command)."""
@@ -213,9 +261,14 @@ def federation_create(*, project: Project, name: str, mode: str, base_model: str
     settings_ = federation_config_check(config or {})
     _received_check(project, mode, settings_["received"])
     federation = FederationRound.objects.create(
-        project=project, name=name or f"{mode} federation of {len(checked)}", mode=mode, base_model=base_model,
-        participants=checked, config=settings_, created_by=user if getattr(user, "is_authenticated", False) else None,
-    )  # fmt: skip
+        project=project,
+        name=name or f"{mode} federation of {len(checked)}",
+        mode=mode,
+        base_model=base_model,
+        participants=checked,
+        config=settings_,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
     if enqueue:
         transaction.on_commit(lambda: federation_enqueue(federation))
     return federation
@@ -256,9 +309,17 @@ def _participants(federation: FederationRound) -> list[Any]:
         records = [episode_to_record(e, header=header) for e, header in episodes_with_headers(episodes)]
         held = max(1, int(len(records) * float(federation.config["holdout_fraction"])))
         policy = sharing_policy_current(project=item["project"])
-        people.append(Participant(name=item["slug"], task=item["task"], records=records[:-held], holdout=records[-held:],
-                                  canaries=dict(policy.canaries) if policy else {}, share=tuple(policy.kinds) if policy else (),
-                                  **private_facts(item["task"])))  # fmt: skip
+        people.append(
+            Participant(
+                name=item["slug"],
+                task=item["task"],
+                records=records[:-held],
+                holdout=records[-held:],
+                canaries=dict(policy.canaries) if policy else {},
+                share=tuple(policy.kinds) if policy else (),
+                **private_facts(item["task"]),
+            )
+        )
     return people
 
 
@@ -269,10 +330,18 @@ def _store_round(federation: FederationRound, r: int, metrics: dict[str, Any], f
             saved = json.loads(path.read_text())
             manifest, gate = saved["manifest"], saved["gate"] or {}
             ArtifactExport.objects.update_or_create(
-                federation=federation, round=r, project_id=slugs[manifest["source"]], kind=manifest["kind"],
-                defaults={"manifest": manifest, "sha256": manifest["sha256"], "bytes": manifest["bytes"],
-                          "gate": {**gate, "refused": saved["refused"]}, "refused": saved["refused"] is not None},
-            )  # fmt: skip
+                federation=federation,
+                round=r,
+                project_id=slugs[manifest["source"]],
+                kind=manifest["kind"],
+                defaults={
+                    "manifest": manifest,
+                    "sha256": manifest["sha256"],
+                    "bytes": manifest["bytes"],
+                    "gate": {**gate, "refused": saved["refused"]},
+                    "refused": saved["refused"] is not None,
+                },
+            )
         results = [m for m in federation.results if m.get("round") != r] + [{k: v for k, v in metrics.items() if k != "models"}]
         federation.results = sorted(results, key=lambda m: m["round"])
         federation.progress = min(1.0, len(federation.results) / int(federation.config["rounds"]))
@@ -300,19 +369,37 @@ def federation_execute(*, federation_id: int, on_round: Callable[[int], None] | 
     try:
         base = model_path_confine(project=federation.project, value=federation.base_model, field="base_model")  # again: symlinks move
         if not Path(base, "config.json").is_file():  # else transformers takes the path for a hub repo id and says so, obscurely
-            raise FileNotFoundError(f"base_model {federation.base_model!r}: no model at {base} (a name is a folder in "
-                                    "PRACTICUM_MODEL_STORE, holding config.json and the weights)")  # fmt: skip
+            raise FileNotFoundError(
+                f"base_model {federation.base_model!r}: no model at {base} (a name is a folder in "
+                "PRACTICUM_MODEL_STORE, holding config.json and the weights)"
+            )
         settings_ = FederationSettings(
-            mode=federation.mode, base=base, rounds=c["rounds"], local_steps=c["local_steps"], lora_r=c["lora_r"], lora_alpha=c["lora_alpha"],
-            learning_rate=c["learning_rate"], batch_size=c["batch_size"], seed=c["seed"], max_turns=c["max_turns"],
+            mode=federation.mode,
+            base=base,
+            rounds=c["rounds"],
+            local_steps=c["local_steps"],
+            lora_r=c["lora_r"],
+            lora_alpha=c["lora_alpha"],
+            learning_rate=c["learning_rate"],
+            batch_size=c["batch_size"],
+            seed=c["seed"],
+            max_turns=c["max_turns"],
             utility_seeds=list(range(UTILITY_SEED_START, UTILITY_SEED_START + c["utility_episodes"])),
-            max_new_tokens=c["max_new_tokens"], probe_records=c["probe_records"], max_advantage=c["max_advantage"],
-            max_update_norm=float(c.get("max_update_norm", 0.0)), update_norm_factor=float(c.get("update_norm_factor", 3.0)),
-        )  # fmt: skip
+            max_new_tokens=c["max_new_tokens"],
+            probe_records=c["probe_records"],
+            max_advantage=c["max_advantage"],
+            max_update_norm=float(c.get("max_update_norm", 0.0)),
+            update_norm_factor=float(c.get("update_norm_factor", 3.0)),
+        )
         received = received_artifacts(project=federation.project_id, ids=list(c.get("received") or []))
-        federation_run(_participants(federation), settings_, out=folder, received=received,
-                       on_round=lambda r, metrics: _round_done(federation, r, metrics, folder, on_round),
-                       should_stop=lambda: FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).exists())  # fmt: skip
+        federation_run(
+            _participants(federation),
+            settings_,
+            out=folder,
+            received=received,
+            on_round=lambda r, metrics: _round_done(federation, r, metrics, folder, on_round),
+            should_stop=lambda: FederationRound.objects.filter(pk=federation.pk, status=JobStatus.CANCELLED).exists(),
+        )
     except Exception as exc:  # a worker records every failure on the job, whatever raised it
         log.exception("federation %s failed", federation.pk)
         rows.transition(JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:4000])  # a cancelled one stays cancelled

@@ -31,9 +31,13 @@ from urllib.parse import urlsplit
 INBOX_PATH = "/api/v1/federation/inbox/"
 VERSION = "practicum-federation-v2"
 SENDER, TIMESTAMP, NONCE, CONTENT_SHA256, SIGNATURE, RECIPIENT = (
-    "X-Practicum-Peer", "X-Practicum-Timestamp", "X-Practicum-Nonce", "X-Practicum-Content-SHA256", "X-Practicum-Signature",
+    "X-Practicum-Peer",
+    "X-Practicum-Timestamp",
+    "X-Practicum-Nonce",
+    "X-Practicum-Content-SHA256",
+    "X-Practicum-Signature",
     "X-Practicum-Recipient",
-)  # fmt: skip
+)
 MAX_ANSWER_BYTES = 64 * 1024  # a peer's answer is a small JSON object; more is not read
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # lab/env.py's endpoint names
@@ -49,16 +53,23 @@ def sign(key: str, message: bytes) -> str:
     return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
 
 
-def signed_headers(*, key: str, method: str, path: str, sender: str, recipient: str, body: bytes, now: float | None = None,
-                   nonce: str | None = None) -> dict[str, str]:  # fmt: skip
+def signed_headers(
+    *, key: str, method: str, path: str, sender: str, recipient: str, body: bytes, now: float | None = None, nonce: str | None = None
+) -> dict[str, str]:
     """The X-Practicum-* headers of a request (`now` and `nonce` fixed only by tests)."""
     assert key, "a federation request is never sent unsigned"
     timestamp = int(time.time() if now is None else now)
     nonce = nonce or secrets.token_urlsafe(24)
     digest = hashlib.sha256(body).hexdigest()
     message = canonical(method=method, path=path, timestamp=timestamp, nonce=nonce, sender=sender, recipient=recipient, body_sha256=digest)
-    return {SENDER: sender, RECIPIENT: recipient, TIMESTAMP: str(timestamp), NONCE: nonce, CONTENT_SHA256: digest,
-            SIGNATURE: sign(key, message)}  # fmt: skip
+    return {
+        SENDER: sender,
+        RECIPIENT: recipient,
+        TIMESTAMP: str(timestamp),
+        NONCE: nonce,
+        CONTENT_SHA256: digest,
+        SIGNATURE: sign(key, message),
+    }
 
 
 def signed_fields(headers: Mapping[str, str]) -> tuple[str, int, str, str, str, str] | str:

@@ -53,10 +53,32 @@ class ImprovementLoopSerializer(serializers.ModelSerializer):
     class Meta:
         model = ImprovementLoop
         fields = [
-            "id", "project", "name", "agent", "evaluation", "stage", "status", "progress", "error", "config", "episode_ids",
-            "stages", "diagnosis_job", "dataset", "run", "dev_evaluations", "checkpoint", "baseline_evaluation", "test_evaluation",
-            "report", "promoted_agent", "created_at", "started_at", "ended_at", "lineage",
-        ]  # fmt: skip
+            "id",
+            "project",
+            "name",
+            "agent",
+            "evaluation",
+            "stage",
+            "status",
+            "progress",
+            "error",
+            "config",
+            "episode_ids",
+            "stages",
+            "diagnosis_job",
+            "dataset",
+            "run",
+            "dev_evaluations",
+            "checkpoint",
+            "baseline_evaluation",
+            "test_evaluation",
+            "report",
+            "promoted_agent",
+            "created_at",
+            "started_at",
+            "ended_at",
+            "lineage",
+        ]
         read_only_fields = fields
 
     def get_lineage(self, loop: ImprovementLoop) -> list[dict[str, Any]]:
@@ -82,10 +104,17 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
     def create(self, request: Request) -> Response:
         body = body_object(request)
         project = write_project(request, request.query_params.get("project") or body.get("project"), action="start improvement loops")
-        evaluation = evaluation_get(projects=visible_projects(request).filter(pk=project.pk),
-                                    pk=id_param(body.get("evaluation"), name="evaluation"))  # fmt: skip
-        loop = loop_create(project=project, evaluation=evaluation, config=body_field(body, "config", dict, {}),
-                           episode_ids=body.get("episodes"), name=body_field(body, "name", str, ""), user=request.user)  # fmt: skip
+        evaluation = evaluation_get(
+            projects=visible_projects(request).filter(pk=project.pk), pk=id_param(body.get("evaluation"), name="evaluation")
+        )
+        loop = loop_create(
+            project=project,
+            evaluation=evaluation,
+            config=body_field(body, "config", dict, {}),
+            episode_ids=body.get("episodes"),
+            name=body_field(body, "name", str, ""),
+            user=request.user,
+        )
         return Response(ImprovementLoopSerializer(loop).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: ImprovementLoopSerializer})
@@ -104,8 +133,12 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def promote(self, request: Request, pk: str) -> Response:
         agent = loop_promote(loop=self._writable(request, pk, "promote checkpoints"), user=request.user)
-        return Response({"loop": int(pk), "agent": {"id": agent.pk, "name": agent.name, "kind": agent.kind, "model": agent.model,
-                                                     "checkpoint": agent.checkpoint_id}})  # fmt: skip
+        return Response(
+            {
+                "loop": int(pk),
+                "agent": {"id": agent.pk, "name": agent.name, "kind": agent.kind, "model": agent.model, "checkpoint": agent.checkpoint_id},
+            }
+        )
 
     @extend_schema(parameters=[OpenApiParameter("evaluation", int, required=True)], responses={200: OpenApiTypes.OBJECT})
     @action(detail=False, methods=["get"])
@@ -113,6 +146,8 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
         evaluation = evaluation_get(
             projects=visible_projects(request), pk=id_param(request.query_params.get("evaluation"), name="evaluation")
         )
-        rows = [{"id": e.pk, "task": e.task.key, "seed": e.seed, "composite": e.composite, "steps": e.step_count}
-                for e in failing_episodes(evaluation)]  # fmt: skip
+        rows = [
+            {"id": e.pk, "task": e.task.key, "seed": e.seed, "composite": e.composite, "steps": e.step_count}
+            for e in failing_episodes(evaluation)
+        ]
         return Response({"evaluation": evaluation.pk, "episodes": rows})

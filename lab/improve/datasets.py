@@ -111,12 +111,22 @@ def loop_dataset_build(*, loop: ImprovementLoop, anchor_evaluation: Evaluation |
             lines += written
     if not lines:
         part.unlink()
-        found = ", ".join(f"{name}: {c['examples']} examples at weight {weights.get(name, 0):g}"
-                          + (f" ({c['partial']} partial left out)" if c["partial"] and not include_partial else "")
-                          for name, c in counts.items())  # fmt: skip
+        found = ", ".join(
+            f"{name}: {c['examples']} examples at weight {weights.get(name, 0):g}"
+            + (f" ({c['partial']} partial left out)" if c["partial"] and not include_partial else "")
+            for name, c in counts.items()
+        )
         raise DomainError("empty_dataset", f"the dataset would be empty ({found}); raise a weight or pick other episodes", path="sources")
-    return _store(loop, part, digest.hexdigest(), size=size, lines=lines, counts=counts, episode_ids=sorted(episode_ids),
-                  diagnosis_ids=diagnosis_ids if weights.get("recovery") else [])  # fmt: skip
+    return _store(
+        loop,
+        part,
+        digest.hexdigest(),
+        size=size,
+        lines=lines,
+        counts=counts,
+        episode_ids=sorted(episode_ids),
+        diagnosis_ids=diagnosis_ids if weights.get("recovery") else [],
+    )
 
 
 def _store(loop: ImprovementLoop, part: Path, digest: str, *, size: int, **fields: Any) -> LoopDataset:
@@ -125,8 +135,16 @@ def _store(loop: ImprovementLoop, part: Path, digest: str, *, size: int, **field
         path = part.with_name(f"v{version}-{digest[:16]}.jsonl")
         try:
             with transaction.atomic():
-                dataset = LoopDataset.objects.create(project=loop.project, loop=loop, version=version, sources=loop.config["sources"],
-                                                     path=str(path), content_hash=digest, size_bytes=size, **fields)  # fmt: skip
+                dataset = LoopDataset.objects.create(
+                    project=loop.project,
+                    loop=loop,
+                    version=version,
+                    sources=loop.config["sources"],
+                    path=str(path),
+                    content_hash=digest,
+                    size_bytes=size,
+                    **fields,
+                )
                 ImprovementLoop.objects.filter(pk=loop.pk).update(dataset=dataset)
         except IntegrityError:
             continue

@@ -43,8 +43,10 @@ def leakage_refuse(*, keys: Iterable[Key], tested: set[Key], what: str, field: s
             "test_leakage",
             f"{what} contains {env}/{task} seed {seed}{more}, which the loop tests on; test seeds must stay out of "
             "training and checkpoint selection: choose other test seeds or leave that data out",
-            path=field, task=f"{env}/{task}", seed=seed,
-        )  # fmt: skip
+            path=field,
+            task=f"{env}/{task}",
+            seed=seed,
+        )
 
 
 def loop_plan_check(*, config: dict[str, Any], episode_keys: Iterable[Key], success_keys: Iterable[Key] = ()) -> None:
@@ -52,18 +54,28 @@ def loop_plan_check(*, config: dict[str, Any], episode_keys: Iterable[Key], succ
     tested = test_keys(config)
     if config["sources"].get("successes"):
         leakage_refuse(keys=success_keys, tested=tested, what="the successful episodes (dataset source)", field="test_seeds")
-    leakage_refuse(keys=task_keys(config["dev_task_set"], config["dev_seeds"]), tested=tested,
-                   what="the dev split (checkpoint selection)", field="dev_seeds")  # fmt: skip
+    leakage_refuse(
+        keys=task_keys(config["dev_task_set"], config["dev_seeds"]),
+        tested=tested,
+        what="the dev split (checkpoint selection)",
+        field="dev_seeds",
+    )
     leakage_refuse(keys=episode_keys, tested=tested, what="the picked episodes", field="episodes")
     # Disjoint by construction, whatever the task sets: a seed that chose the checkpoint never reports on it.
     shared = sorted(set(config["dev_seeds"]) & set(config["test_seeds"]))
     if shared:
-        raise DomainError("test_leakage", f"seeds {shared[:5]} are both dev seeds (checkpoint selection) and test seeds, which the loop "
-                          "tests on; choose test seeds that are not dev seeds", path="test_seeds", seed=shared[0])  # fmt: skip
+        raise DomainError(
+            "test_leakage",
+            f"seeds {shared[:5]} are both dev seeds (checkpoint selection) and test seeds, which the loop "
+            "tests on; choose test seeds that are not dev seeds",
+            path="test_seeds",
+            seed=shared[0],
+        )
     env = next(iter(registry.task_set(config["test_task_set"]))).env
     if config["sources"].get("anchors"):
-        leakage_refuse(keys=task_keys(f"{env}/train", config["anchor_seeds"]), tested=tested,
-                       what="the anchor demonstrations", field="anchor_seeds")  # fmt: skip
+        leakage_refuse(
+            keys=task_keys(f"{env}/train", config["anchor_seeds"]), tested=tested, what="the anchor demonstrations", field="anchor_seeds"
+        )
     recipe_config = config["recipe_config"]
     if recipe_config.get("task"):
         start = int(recipe_config.get("train_seed_start", 0))
@@ -71,9 +83,17 @@ def loop_plan_check(*, config: dict[str, Any], episode_keys: Iterable[Key], succ
         try:
             task = registry.get_task(str(recipe_config["task"]))
         except EnvError as exc:  # a task set or a split ("toolgym/train") is not one task
-            raise DomainError("invalid_loop", f"recipe_config.task: {exc.message}; give one task id such as {env}/<task>",
-                              path="recipe_config.task") from None  # fmt: skip
-        leaked = [(task.env, task.key, seed) for seed in sorted(s for (e, k, s) in tested if (e, k) == (task.env, task.key))
-                  if start <= seed < start + count]  # fmt: skip
-        leakage_refuse(keys=leaked, tested=tested, what=f"the {config['recipe']} training seeds ({start}..{start + count - 1})",
-                       field="recipe_config.train_seed_start")  # fmt: skip
+            raise DomainError(
+                "invalid_loop", f"recipe_config.task: {exc.message}; give one task id such as {env}/<task>", path="recipe_config.task"
+            ) from None
+        leaked = [
+            (task.env, task.key, seed)
+            for seed in sorted(s for (e, k, s) in tested if (e, k) == (task.env, task.key))
+            if start <= seed < start + count
+        ]
+        leakage_refuse(
+            keys=leaked,
+            tested=tested,
+            what=f"the {config['recipe']} training seeds ({start}..{start + count - 1})",
+            field="recipe_config.train_seed_start",
+        )

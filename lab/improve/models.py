@@ -33,10 +33,15 @@ AUTOMATIC_STAGES = (Stage.SELECT, Stage.DIAGNOSE, Stage.DATASET, Stage.TRAIN, St
 class ImprovementLoop(Job):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="improvement_loops")
     name = models.CharField(max_length=200)
-    agent = models.ForeignKey(AgentConfig, on_delete=models.PROTECT, related_name="improvement_loops",
-                              help_text="The starting agent: the source evaluation's.")  # fmt: skip
-    evaluation = models.ForeignKey("rollouts.Evaluation", on_delete=models.PROTECT, related_name="improvement_loops",
-                                   help_text="The source evaluation whose failing episodes the loop starts from.")  # fmt: skip
+    agent = models.ForeignKey(
+        AgentConfig, on_delete=models.PROTECT, related_name="improvement_loops", help_text="The starting agent: the source evaluation's."
+    )
+    evaluation = models.ForeignKey(
+        "rollouts.Evaluation",
+        on_delete=models.PROTECT,
+        related_name="improvement_loops",
+        help_text="The source evaluation whose failing episodes the loop starts from.",
+    )
     stage = models.CharField(max_length=12, choices=Stage.choices, default=Stage.SELECT)
     progress = models.FloatField(default=0.0, help_text="Of the current stage, 0..1.")
     config = models.JSONField(default=dict, help_text="The validated loop configuration (lab.improve.config.LoopConfig).")
@@ -46,8 +51,14 @@ class ImprovementLoop(Job):
     dataset = models.ForeignKey("improve.LoopDataset", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     run = models.ForeignKey("runs.TrainingRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="improvement_loops")
     dev_evaluations = models.JSONField(default=dict, blank=True, help_text="{checkpoint id: evaluation id} on the dev seeds.")
-    checkpoint = models.ForeignKey("runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                   help_text="The checkpoint chosen on the dev seeds.")  # fmt: skip
+    checkpoint = models.ForeignKey(
+        "runs.Checkpoint",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The checkpoint chosen on the dev seeds.",
+    )
     baseline_evaluation = models.ForeignKey("rollouts.Evaluation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     test_evaluation = models.ForeignKey("rollouts.Evaluation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     report = models.JSONField(default=dict, blank=True)

@@ -61,17 +61,17 @@ def loop_report(*, candidate: Evaluation, baseline: Evaluation) -> dict[str, Any
             "evaluation": candidate.pk,
             "agent": candidate.agent.name,
             "means": {n: statistics.fmean(v) for n, v in means["candidate"].items()},
-        },  # fmt: skip
+        },
         "baseline": {
             "evaluation": baseline.pk,
             "agent": baseline.agent.name,
             "means": {n: statistics.fmean(v) for n, v in means["baseline"].items()},
-        },  # fmt: skip
+        },
         "overall": {name: _diff(name, diffs[name]) for name in metrics},
         "per_task": [
             {"task": task, "diffs": {name: _diff(name, values[name]) for name in metrics if name in values}}
             for task, values in sorted(per_task.items())
-        ],  # fmt: skip
+        ],
         "wins": sum(d > 0 for d in diffs["composite"]),
         "losses": sum(d < 0 for d in diffs["composite"]),
         "ties": sum(d == 0 for d in diffs["composite"]),

@@ -48,15 +48,24 @@ def failing_episodes(evaluation: Evaluation) -> list[Episode]:
     return [e for e in evaluation_episodes(evaluation) if not e.passed]
 
 
-def loop_create(*, project: Project, evaluation: Evaluation, config: Any, episode_ids: Any = None, name: str = "", user: Any = None,
-                enqueue: bool = True) -> ImprovementLoop:  # fmt: skip
+def loop_create(
+    *,
+    project: Project,
+    evaluation: Evaluation,
+    config: Any,
+    episode_ids: Any = None,
+    name: str = "",
+    user: Any = None,
+    enqueue: bool = True,
+) -> ImprovementLoop:
     """Validate the plan (config, picked episodes, the leakage guard), store the loop queued and enqueue it after commit.
     `episode_ids` None picks every failing episode of the evaluation (up to config max_episodes)."""
     if evaluation.project_id != project.pk:
         raise DomainError("not_found", f"no evaluation {evaluation.pk} in project {project.slug}", status=404, path="evaluation")
     if evaluation.status != JobStatus.FINISHED:
-        raise Conflict("evaluation_not_finished", f"evaluation {evaluation.pk} is {evaluation.status}; improve from a finished one",
-                       path="evaluation")  # fmt: skip
+        raise Conflict(
+            "evaluation_not_finished", f"evaluation {evaluation.pk} is {evaluation.status}; improve from a finished one", path="evaluation"
+        )
     fields_check(ImprovementLoop, name=name)
     config = loop_config_check(config, agent=evaluation.agent, evaluation=evaluation)
     # What the train stage will hand the recipe, refused now rather than after diagnosis and the dataset.
@@ -65,12 +74,14 @@ def loop_create(*, project: Project, evaluation: Evaluation, config: Any, episod
     if config["diagnoser"]["kind"] != "rule":
         diagnoser = AgentConfig.objects.filter(project=project, name=config["diagnoser"]["name"]).first()
         if diagnoser is None:
-            raise DomainError("not_found", f"no agent {config['diagnoser']['name']!r} in project {project.slug}", status=404,
-                              path="diagnoser.name")  # fmt: skip
+            raise DomainError(
+                "not_found", f"no agent {config['diagnoser']['name']!r} in project {project.slug}", status=404, path="diagnoser.name"
+            )
         if (diagnoser.kind == "scripted") != (config["diagnoser"]["kind"] == "anchor"):
             want = "a scripted agent" if config["diagnoser"]["kind"] == "anchor" else "a model agent (hf, vllm, openai)"
-            raise DomainError("invalid_loop", f"diagnoser.name: {diagnoser.name!r} is a {diagnoser.kind} agent; give {want}",
-                              path="diagnoser.name")  # fmt: skip
+            raise DomainError(
+                "invalid_loop", f"diagnoser.name: {diagnoser.name!r} is a {diagnoser.kind} agent; give {want}", path="diagnoser.name"
+            )
     failing = {e.pk: e for e in failing_episodes(evaluation)}
     if episode_ids is None:
         episode_ids = sorted(failing)[: config["max_episodes"]]
@@ -79,21 +90,31 @@ def loop_create(*, project: Project, evaluation: Evaluation, config: Any, episod
     if not episode_ids:
         raise DomainError("invalid_episodes", f"evaluation {evaluation.pk} has no failing episodes to improve on", path="episodes")
     if len(episode_ids) > config["max_episodes"]:
-        raise DomainError("invalid_episodes", f"{len(episode_ids)} episodes picked; at most max_episodes={config['max_episodes']}",
-                          path="episodes")  # fmt: skip
+        raise DomainError(
+            "invalid_episodes", f"{len(episode_ids)} episodes picked; at most max_episodes={config['max_episodes']}", path="episodes"
+        )
     strangers = sorted(set(episode_ids) - set(failing))
     if strangers:
-        raise DomainError("invalid_episodes", f"episode {strangers[0]} is not a failing episode of evaluation {evaluation.pk}",
-                          path="episodes")  # fmt: skip
+        raise DomainError(
+            "invalid_episodes", f"episode {strangers[0]} is not a failing episode of evaluation {evaluation.pk}", path="episodes"
+        )
     env = registry.task_set(evaluation.task_set)[0].env
     successes = [e for e in evaluation_episodes(evaluation) if e.passed]
-    loop_plan_check(config=config, episode_keys=[(env, failing[i].task.key, int(failing[i].seed or 0)) for i in episode_ids],
-                    success_keys=[(env, e.task.key, int(e.seed or 0)) for e in successes])  # fmt: skip
+    loop_plan_check(
+        config=config,
+        episode_keys=[(env, failing[i].task.key, int(failing[i].seed or 0)) for i in episode_ids],
+        success_keys=[(env, e.task.key, int(e.seed or 0)) for e in successes],
+    )
     with transaction.atomic():
         loop = ImprovementLoop.objects.create(
-            project=project, evaluation=evaluation, agent=evaluation.agent, config=config, episode_ids=sorted(set(episode_ids)),
-            name=name or f"improve {evaluation.agent.name} ({config['recipe']})", created_by=job_user(user),
-        )  # fmt: skip
+            project=project,
+            evaluation=evaluation,
+            agent=evaluation.agent,
+            config=config,
+            episode_ids=sorted(set(episode_ids)),
+            name=name or f"improve {evaluation.agent.name} ({config['recipe']})",
+            created_by=job_user(user),
+        )
         _publish(loop, "queued")
         if enqueue:
             transaction.on_commit(lambda: loop_enqueue(loop))
@@ -107,8 +128,11 @@ def loop_enqueue(loop: ImprovementLoop) -> None:
 
 
 def _publish(loop: ImprovementLoop, message: str) -> None:
-    live_publish(stream=loop_stream(loop), kind="stage",
-                 payload={"stage": loop.stage, "status": loop.status, "progress": loop.progress, "message": message})  # fmt: skip
+    live_publish(
+        stream=loop_stream(loop),
+        kind="stage",
+        payload={"stage": loop.stage, "status": loop.status, "progress": loop.progress, "message": message},
+    )
 
 
 def _stage_mark(loop: ImprovementLoop, stage: str, **values: Any) -> None:
@@ -204,8 +228,12 @@ def loop_cancel(*, loop: ImprovementLoop) -> ImprovementLoop:
             _stage_mark(loop, loop.stage, status="cancelled", ended_at=timezone.now().isoformat())
             loop.save(update_fields=["stages"])
         _publish(loop, "cancelled" if not running else "cancel requested: the loop stops at its next step")
-    evaluations = [loop.baseline_evaluation_id, loop.test_evaluation_id, loop.stages.get("dataset", {}).get("anchor_evaluation"),
-                   *loop.dev_evaluations.values()]  # fmt: skip
+    evaluations = [
+        loop.baseline_evaluation_id,
+        loop.test_evaluation_id,
+        loop.stages.get("dataset", {}).get("anchor_evaluation"),
+        *loop.dev_evaluations.values(),
+    ]
     for evaluation in Evaluation.objects.filter(pk__in=[int(pk) for pk in evaluations if pk]).exclude(status__in=TERMINAL):
         evaluation_cancel(evaluation=evaluation)
     run = TrainingRun.objects.filter(pk=loop.run_id).exclude(status__in=TERMINAL).first() if loop.run_id else None
@@ -234,8 +262,14 @@ def loop_promote(*, loop: ImprovementLoop, user: Any = None) -> AgentConfig:
             raise Conflict("not_reported", f"loop {loop.pk} is at stage {loop.stage}; promote after its report", path="loop")
         agent = checkpoint_agent(checkpoint=loop.checkpoint, sampling=loop.agent.sampling or None, harness=loop.agent.harness or None)
         loop.promoted_agent, loop.stage = agent, Stage.DONE
-        _stage_mark(loop, "promote", status="finished", ended_at=timezone.now().isoformat(), agent=agent.name,
-                    by=getattr(user, "username", "") or "")  # fmt: skip
+        _stage_mark(
+            loop,
+            "promote",
+            status="finished",
+            ended_at=timezone.now().isoformat(),
+            agent=agent.name,
+            by=getattr(user, "username", "") or "",
+        )
         loop.save(update_fields=["promoted_agent", "stage", "stages"])
         _publish(loop, f"promoted as agent {agent.name}")
     return agent

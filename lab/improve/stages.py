@@ -70,8 +70,14 @@ def stage_diagnose(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
     if job is None:
         kind, name = loop.config["diagnoser"]["kind"], loop.config["diagnoser"]["name"]
         agent = AgentConfig.objects.get(project=loop.project, name=name) if kind != "rule" else None
-        job = diagnosis_job_launch(project=loop.project, episode_ids=loop.episode_ids, agent=agent, rule_anchor=name if kind == "rule" else "",
-                                   verify=True, enqueue=False)  # fmt: skip
+        job = diagnosis_job_launch(
+            project=loop.project,
+            episode_ids=loop.episode_ids,
+            agent=agent,
+            rule_anchor=name if kind == "rule" else "",
+            verify=True,
+            enqueue=False,
+        )
         loop.diagnosis_job = job
         loop.save(update_fields=["diagnosis_job"])
     if job.status != JobStatus.FINISHED:
@@ -96,14 +102,20 @@ def stage_dataset(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
         anchor_evaluation = Evaluation.objects.filter(pk=evaluation_id, project=loop.project).first() if evaluation_id else None
         if anchor_evaluation is None:
             env = registry.task_set(loop.evaluation.task_set)[0].env
-            anchor_evaluation = evaluation_launch(project=loop.project, agent=config["anchor"], task_set=f"{env}/train",
-                                                  seeds=config["anchor_seeds"], enqueue=False)  # fmt: skip
+            anchor_evaluation = evaluation_launch(
+                project=loop.project, agent=config["anchor"], task_set=f"{env}/train", seeds=config["anchor_seeds"], enqueue=False
+            )
             _remember(loop, "dataset", anchor_evaluation=anchor_evaluation.pk)
         evaluation_run_inline(anchor_evaluation, progress, "anchor demonstrations")
     dataset = loop_dataset_build(loop=loop, anchor_evaluation=anchor_evaluation)
     progress(1.0, f"dataset v{dataset.version}: {dataset.lines} lines")
-    return {"dataset": dataset.pk, "version": dataset.version, "lines": dataset.lines, "counts": dataset.counts,
-            "anchor_evaluation": anchor_evaluation.pk if anchor_evaluation else None}  # fmt: skip
+    return {
+        "dataset": dataset.pk,
+        "version": dataset.version,
+        "lines": dataset.lines,
+        "counts": dataset.counts,
+        "anchor_evaluation": anchor_evaluation.pk if anchor_evaluation else None,
+    }
 
 
 def stage_train(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
@@ -113,8 +125,16 @@ def stage_train(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
         frozen = None
         if loop.dataset is not None:
             frozen = FrozenFile(path=loop.dataset.path, sha256=loop.dataset.content_hash, episode_ids=tuple(loop.dataset.episode_ids))
-        run = run_create(project=loop.project, recipe=config["recipe"], base_model=config["base_model"], config=config["recipe_config"],
-                         name=f"loop {loop.pk}: {config['recipe']}", user=loop.created_by, enqueue=False, dataset_file=frozen)  # fmt: skip
+        run = run_create(
+            project=loop.project,
+            recipe=config["recipe"],
+            base_model=config["base_model"],
+            config=config["recipe_config"],
+            name=f"loop {loop.pk}: {config['recipe']}",
+            user=loop.created_by,
+            enqueue=False,
+            dataset_file=frozen,
+        )
         loop.run = run
         loop.save(update_fields=["run"])
     progress(0.0, f"training run {run.pk}")
@@ -128,8 +148,14 @@ def stage_train(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
 
 def _evaluate_checkpoint(loop: ImprovementLoop, checkpoint: Checkpoint, seeds: list[int], task_set: str, known: int | None) -> Evaluation:
     evaluation = Evaluation.objects.filter(pk=known, project=loop.project).first() if known else None
-    return evaluation or checkpoint_evaluate(checkpoint=checkpoint, task_set=task_set, seeds=seeds, sampling=loop.agent.sampling or None,
-                                             harness=loop.agent.harness or None, enqueue=False)  # fmt: skip
+    return evaluation or checkpoint_evaluate(
+        checkpoint=checkpoint,
+        task_set=task_set,
+        seeds=seeds,
+        sampling=loop.agent.sampling or None,
+        harness=loop.agent.harness or None,
+        enqueue=False,
+    )
 
 
 def _share(progress: Progress, index: int, count: int) -> Progress:
@@ -147,8 +173,9 @@ def stage_checkpoint(loop: ImprovementLoop, progress: Progress) -> dict[str, Any
     checkpoints = list(loop.run.checkpoints.order_by("step"))
     table = []
     for index, checkpoint in enumerate(checkpoints):
-        evaluation = _evaluate_checkpoint(loop, checkpoint, loop.config["dev_seeds"], loop.config["dev_task_set"],
-                                          loop.dev_evaluations.get(str(checkpoint.pk)))  # fmt: skip
+        evaluation = _evaluate_checkpoint(
+            loop, checkpoint, loop.config["dev_seeds"], loop.config["dev_task_set"], loop.dev_evaluations.get(str(checkpoint.pk))
+        )
         loop.dev_evaluations = {**loop.dev_evaluations, str(checkpoint.pk): evaluation.pk}
         loop.save(update_fields=["dev_evaluations"])
         label = f"checkpoint {index + 1} of {len(checkpoints)} (step {checkpoint.step}) on dev seeds"
@@ -165,8 +192,9 @@ def stage_report(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
     assert loop.checkpoint is not None, "the checkpoint stage chooses one"
     config = loop.config
     if loop.baseline_evaluation is None:
-        loop.baseline_evaluation = evaluation_launch(project=loop.project, agent=loop.agent, task_set=config["test_task_set"],
-                                                     seeds=config["test_seeds"], enqueue=False)  # fmt: skip
+        loop.baseline_evaluation = evaluation_launch(
+            project=loop.project, agent=loop.agent, task_set=config["test_task_set"], seeds=config["test_seeds"], enqueue=False
+        )
         loop.save(update_fields=["baseline_evaluation"])
     if loop.test_evaluation is None:
         loop.test_evaluation = _evaluate_checkpoint(loop, loop.checkpoint, config["test_seeds"], config["test_task_set"], None)
@@ -175,14 +203,22 @@ def stage_report(loop: ImprovementLoop, progress: Progress) -> dict[str, Any]:
     candidate = evaluation_run_inline(loop.test_evaluation, lambda f, m: progress(0.5 + f / 2, m), "chosen checkpoint on test seeds")
     overlap = sorted(set(config["dev_seeds"]) & set(candidate.seeds))
     assert not overlap, f"loop {loop.pk}: test seeds {overlap} were dev seeds; loop_config_check keeps them apart"
-    loop.report = {**loop_report(candidate=candidate, baseline=baseline), "dev_seeds": list(config["dev_seeds"]),
-                   "test_seeds": list(candidate.seeds), "dev_test_seed_overlap": len(overlap)}  # fmt: skip
+    loop.report = {
+        **loop_report(candidate=candidate, baseline=baseline),
+        "dev_seeds": list(config["dev_seeds"]),
+        "test_seeds": list(candidate.seeds),
+        "dev_test_seed_overlap": len(overlap),
+    }
     loop.save(update_fields=["report"])
     overall = loop.report["overall"].get("composite") or {}
     return {"pairs": loop.report["pairs"], "composite_diff": overall.get("mean"), "ci95": overall.get("ci95")}
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[ImprovementLoop, Progress], dict[str, Any]]] = {
-    "select": stage_select, "diagnose": stage_diagnose, "dataset": stage_dataset, "train": stage_train,
-    "checkpoint": stage_checkpoint, "report": stage_report,
-}  # fmt: skip
+    "select": stage_select,
+    "diagnose": stage_diagnose,
+    "dataset": stage_dataset,
+    "train": stage_train,
+    "checkpoint": stage_checkpoint,
+    "report": stage_report,
+}

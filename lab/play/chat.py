@@ -85,11 +85,18 @@ def chat_session_start(*, user: Any, project: Project, task_id: str, seed: int, 
     env = registry.make(task_id, seed=seed)
     actor = policy_factory_for_agent(config)(env, seed)
     person = HumanPolicy(user.username)
-    header = session_header(env, actor, team={
-        "actor": actor.describe(), "harness_level": "tools-only",
-        "slots": {name: {"policy": person.describe() if name == slot else p.describe(), "default": name != slot}
-                  for name, p in slot_policies(env).items()},
-    })  # fmt: skip
+    header = session_header(
+        env,
+        actor,
+        team={
+            "actor": actor.describe(),
+            "harness_level": "tools-only",
+            "slots": {
+                name: {"policy": person.describe() if name == slot else p.describe(), "default": name != slot}
+                for name, p in slot_policies(env).items()
+            },
+        },
+    )
     task = task_resolve(project=project, env=spec.env, key=spec.key, env_version=env.version)
     first = opening_step(env)
     with transaction.atomic():
@@ -197,8 +204,9 @@ def _slots(episode: Episode, warm: _Warm, steps: list[dict[str, Any]], slots: di
 
 
 def _person_turn(session: HumanSession, episode: Episode, warm: _Warm, steps: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
-    step, chain, _ = apply_action(warm.env, Action(message=text), index=episode.step_count, chain=warm.chain, source="human",
-                                  role=session.role)  # fmt: skip
+    step, chain, _ = apply_action(
+        warm.env, Action(message=text), index=episode.step_count, chain=warm.chain, source="human", role=session.role
+    )
     _store(episode, warm, steps, step, chain)
     HumanSession.objects.filter(pk=session.pk).update(last_active_at=timezone.now())  # what the idle sweep reads
     return [step, *_slots(episode, warm, steps, _others(session, warm.env, before=False))]

@@ -41,10 +41,15 @@ def _context(session: HumanSession, *, notice: str = "") -> dict[str, Any]:
     steps = episode_steps_as_dicts(episode)
     env = play_env(session)
     return {
-        "session": session, "episode": episode, "chat": panel_data("chat", conversation(episode)), "notice": notice,
-        "goal": chat_goal_card(session, env), "running": running, "awaiting": running and awaiting_person(session, steps),
+        "session": session,
+        "episode": episode,
+        "chat": panel_data("chat", conversation(episode)),
+        "notice": notice,
+        "goal": chat_goal_card(session, env),
+        "running": running,
+        "awaiting": running and awaiting_person(session, steps),
         "next_index": episode.step_count,
-    }  # fmt: skip
+    }
 
 
 def chat_page(request: HttpRequest, session: HumanSession) -> HttpResponse:

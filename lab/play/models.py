@@ -33,9 +33,13 @@ class HumanSession(models.Model):
     budget_used = models.PositiveIntegerField(default=0, help_text="Operations spent so far.")
     role = models.CharField(max_length=32, default="actor", help_text='The seat the person plays: "actor", or a role slot such as "user".')
     agent = models.ForeignKey(
-        AgentConfig, null=True, blank=True, on_delete=models.PROTECT, related_name="chat_sessions",
+        AgentConfig,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="chat_sessions",
         help_text="The agent a person in a role slot talks to (empty when the person plays the actor).",
-    )  # fmt: skip
+    )
     last_active_at = models.DateTimeField(auto_now=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -89,8 +89,16 @@ def operator_view(env: Env, episode: Episode) -> OperatorView:
     view = OperatorView(status=env.status(), briefing=opening if isinstance(opening, str) else "", keys=meta.keys())
     for i, panel in enumerate(meta.panels):
         shown = recorded.latest.get(i)
-        entry: dict[str, Any] = {"index": i, "title": panel.title, "tool": panel.tool, "renderer": panel.renderer, "key": panel.key,
-                                 "action_tool": panel.action_tool, "opened": shown is not None, "is_error": False}  # fmt: skip
+        entry: dict[str, Any] = {
+            "index": i,
+            "title": panel.title,
+            "tool": panel.tool,
+            "renderer": panel.renderer,
+            "key": panel.key,
+            "action_tool": panel.action_tool,
+            "opened": shown is not None,
+            "is_error": False,
+        }
         if shown is not None:
             entry.update(shown)
         if panel.renderer == "screenshot":  # the current screen, as a vision model sees it each step
@@ -164,9 +172,15 @@ def _table(content: Any, panel: Panel | None = None) -> dict[str, Any]:
     for row in rows:
         rule = next((h for h in (panel.highlights if panel else ()) if h.matches(row.get(h.column))), None)
         # A cell without a value says why (the column's rule) instead of JSON's "null".
-        cells = [{"value": missing if row.get(key) is None else row[key], "missing": row.get(key) is None,
-                  "num": isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool),
-                  "marked": rule is not None and rule.column == key} for key, _, missing in columns]  # fmt: skip
+        cells = [
+            {
+                "value": missing if row.get(key) is None else row[key],
+                "missing": row.get(key) is None,
+                "num": isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool),
+                "marked": rule is not None and rule.column == key,
+            }
+            for key, _, missing in columns
+        ]
         out.append({"css": rule.css if rule else "", "cells": cells})
     return {
         "columns": [heading for _, heading, _ in columns],
@@ -187,8 +201,9 @@ def _chart(content: Any) -> dict[str, Any]:
             values = [(p["t"], p[name]) for p in points if isinstance(p.get(name), (int, float))]
             low, high = min(v for _, v in values), max(v for _, v in values)
             xy = [(_CHART_W * (t - t0) / ((t1 - t0) or 1), _CHART_H * (1 - (v - low) / ((high - low) or 1))) for t, v in values]
-            series.append({"name": name, "low": low, "high": high, "last": values[-1][1],
-                           "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)})  # fmt: skip
+            series.append(
+                {"name": name, "low": low, "high": high, "last": values[-1][1], "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)}
+            )
     return {"series": series, "width": _CHART_W, "height": _CHART_H, "empty": not series}
 
 
@@ -265,7 +280,20 @@ def series_chart(series: tuple[Series, ...], by_tool: dict[str, list[Any]]) -> d
 
     for line in lines:
         xy = [at(x, y) for x, y in line["points"]]
-        line.update(last=line["points"][-1], dots=[{"x": f"{a:.1f}", "y": f"{b:.1f}"} for a, b in xy],
-                    path=" ".join(f"{a:.1f},{b:.1f}" for a, b in xy))  # fmt: skip
-    return {"empty": False, "shared": True, "series": lines, "width": _PLOT_W, "height": _PLOT_H, "x0": x0, "x1": x1, "y_high": y1, "y_low": y0,
-            "x_label": series[0].x}  # fmt: skip
+        line.update(
+            last=line["points"][-1],
+            dots=[{"x": f"{a:.1f}", "y": f"{b:.1f}"} for a, b in xy],
+            path=" ".join(f"{a:.1f},{b:.1f}" for a, b in xy),
+        )
+    return {
+        "empty": False,
+        "shared": True,
+        "series": lines,
+        "width": _PLOT_W,
+        "height": _PLOT_H,
+        "x0": x0,
+        "x1": x1,
+        "y_high": y1,
+        "y_low": y0,
+        "x_label": series[0].x,
+    }

@@ -42,8 +42,14 @@ def play_index(request: HttpRequest) -> HttpResponse:
     user_id = request.user.pk
     assert user_id is not None, "console_view lets only logged-in users in"
     projects = visible_projects(request).filter(memberships__user_id=user_id, memberships__role__in=ANNOTATE_ROLES)
-    context: dict[str, Any] = {"projects": projects, "task_groups": tasks_grouped(playable_tasks()), "errors": {}, "form": request.POST,
-                               **chat_offer(projects), **demo_offer(projects=write_projects(request))}  # fmt: skip
+    context: dict[str, Any] = {
+        "projects": projects,
+        "task_groups": tasks_grouped(playable_tasks()),
+        "errors": {},
+        "form": request.POST,
+        **chat_offer(projects),
+        **demo_offer(projects=write_projects(request)),
+    }
     if request.method == "POST":
         try:
             project = projects.filter(slug=request.POST.get("project", "")).first()
@@ -71,23 +77,45 @@ def play_index(request: HttpRequest) -> HttpResponse:
     return page(request, "play/index.html", context)
 
 
-def _area_context(session: HumanSession, *, submitted: str = "", values: dict[str, str] | None = None, errors: dict[str, str] | None = None,
-                  result: dict[str, Any] | None = None, notice: str = "") -> dict[str, Any]:  # fmt: skip
+def _area_context(
+    session: HumanSession,
+    *,
+    submitted: str = "",
+    values: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+    result: dict[str, Any] | None = None,
+    notice: str = "",
+) -> dict[str, Any]:
     env = play_env(session)
     episode = session.episode
     keys = {tool: key for key, tool in registry.env_meta(env.name).shortcuts.items()}
     forms = []
     for spec in env.tools():
         mine = spec.name == submitted
-        forms.append({"spec": spec, "fields": tool_fields(spec, values if mine else None, errors if mine else None),
-                      "open": mine, "error": (errors or {}).get("form", "") if mine else "", "key": keys.get(spec.name, "")})  # fmt: skip
+        forms.append(
+            {
+                "spec": spec,
+                "fields": tool_fields(spec, values if mine else None, errors if mine else None),
+                "open": mine,
+                "error": (errors or {}).get("form", "") if mine else "",
+                "key": keys.get(spec.name, ""),
+            }
+        )
     recent = step_list_recent(episode=episode, count=8)
     slots = registry.env_meta(env.name).roles
     return {
-        "session": session, "episode": episode, "view": operator_view(env, episode), "forms": forms, "result": result, "notice": notice,
-        "next_index": episode.step_count, "recent": recent, "running": episode.status == "running",
-        "chat": panel_data("chat", conversation(episode)) if slots else None, "slot_names": ", ".join(s.name for s in slots),
-    }  # fmt: skip
+        "session": session,
+        "episode": episode,
+        "view": operator_view(env, episode),
+        "forms": forms,
+        "result": result,
+        "notice": notice,
+        "next_index": episode.step_count,
+        "recent": recent,
+        "running": episode.status == "running",
+        "chat": panel_data("chat", conversation(episode)) if slots else None,
+        "slot_names": ", ".join(s.name for s in slots),
+    }
 
 
 @console_view
@@ -132,8 +160,9 @@ def play_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
         )
         return page(request, "play/session.html", context, fragment="play/_area.html", status=422)
     try:
-        outcome = play_submit(session=session, user=request.user, expected_index=expected_index, name=name, arguments=arguments,
-                              message=message)  # fmt: skip
+        outcome = play_submit(
+            session=session, user=request.user, expected_index=expected_index, name=name, arguments=arguments, message=message
+        )
     except DomainError as exc:
         if exc.code == "invalid_message":
             context = _area_context(session, notice=exc.message)

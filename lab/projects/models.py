@@ -33,9 +33,11 @@ class Project(models.Model):
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     max_concurrent_jobs = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(MAX_PROJECT_CONCURRENCY)],
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_PROJECT_CONCURRENCY)],
         help_text="Rollouts and imports of this project that may run at once across all workers; empty: PRACTICUM_PROJECT_CONCURRENCY.",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["name"]

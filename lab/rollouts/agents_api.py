@@ -48,8 +48,10 @@ class AgentConfigSerializer(serializers.ModelSerializer):
         except DomainError as exc:
             raise serializers.ValidationError({exc.details["path"]: exc.message}) from None
         # A PATCH is checked as the agent it would leave behind: its own values merged over the stored ones.
-        merged = {field: attrs[field] if field in attrs else getattr(self.instance, field, default)
-                  for field, default in (("kind", ""), ("endpoint", ""), ("sampling", {}))}  # fmt: skip
+        merged = {
+            field: attrs[field] if field in attrs else getattr(self.instance, field, default)
+            for field, default in (("kind", ""), ("endpoint", ""), ("sampling", {}))
+        }
         try:
             endpoint_connection(kind=str(merged["kind"]), endpoint=str(merged["endpoint"] or ""), sampling=merged["sampling"])
         except DomainError as exc:

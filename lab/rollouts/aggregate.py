@@ -29,8 +29,38 @@ from typing import Any
 from environments.stats import wilson
 
 # Two-sided 95% Student-t critical values for 1..30 degrees of freedom.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+_T975 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
 
 def t_critical_95(df: int) -> float:
@@ -165,7 +195,7 @@ def role_stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "episodes": len(group),
                 "pass_rate": statistics.fmean(bool(r["passed"]) for r in group),
                 "composite": statistics.fmean(float(r["composite"]) for r in group),
-            }  # fmt: skip
+            }
             for k, group in sorted(by_count.items())
         ],
     }

@@ -85,8 +85,24 @@ class RolloutSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RolloutJob
-        fields = ["id", "project", "agent", "task", "seed", "options", "status", "episode", "evaluation", "attempts", "cancel_requested", "error",
-                  "stream", "created_at", "started_at", "ended_at"]  # fmt: skip
+        fields = [
+            "id",
+            "project",
+            "agent",
+            "task",
+            "seed",
+            "options",
+            "status",
+            "episode",
+            "evaluation",
+            "attempts",
+            "cancel_requested",
+            "error",
+            "stream",
+            "created_at",
+            "started_at",
+            "ended_at",
+        ]
         read_only_fields = fields
 
     def get_stream(self, job: RolloutJob) -> str | None:
@@ -118,8 +134,14 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run evaluations")
-        evaluation = evaluation_launch(project=project, agent=params["agent"], task_set=params["task_set"], seeds=params["seeds"],
-                                       user=request.user, options=params.get("options"))  # fmt: skip
+        evaluation = evaluation_launch(
+            project=project,
+            agent=params["agent"],
+            task_set=params["task_set"],
+            seeds=params["seeds"],
+            user=request.user,
+            options=params.get("options"),
+        )
         return Response(EvaluationSerializer(evaluation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -168,9 +190,11 @@ class ComparisonSerializer(serializers.ModelSerializer):
 class ComparisonLaunchSerializer(serializers.Serializer):
     base = serializers.CharField(max_length=128, help_text="The base agent's name (e.g. the actor alone).")
     variants = serializers.ListField(
-        child=serializers.CharField(max_length=128), min_length=1, max_length=8,
+        child=serializers.CharField(max_length=128),
+        min_length=1,
+        max_length=8,
         help_text="The variants' agent names: the same actor with a critic, a harness level, a consultation cost...",
-    )  # fmt: skip
+    )
     task_set = serializers.CharField(max_length=128)
     seeds = SeedListField()
     project = serializers.CharField(required=False)
@@ -202,8 +226,15 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run evaluations")
-        comparison = comparison_launch(project=project, base=params["base"], variants=params["variants"], task_set=params["task_set"],
-                                       seeds=params["seeds"], user=request.user, options=params.get("options"))  # fmt: skip
+        comparison = comparison_launch(
+            project=project,
+            base=params["base"],
+            variants=params["variants"],
+            task_set=params["task_set"],
+            seeds=params["seeds"],
+            user=request.user,
+            options=params.get("options"),
+        )
         return Response(comparison_summary(comparison=comparison), status=status.HTTP_201_CREATED)
 
 
@@ -222,8 +253,14 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = write_project(request, params.get("project") or request.query_params.get("project"), action="run rollouts")
-        job = rollout_launch(project=project, agent=params["agent"], task=params["task"], seed=params["seed"], user=request.user,
-                             options=params.get("options"))  # fmt: skip
+        job = rollout_launch(
+            project=project,
+            agent=params["agent"],
+            task=params["task"],
+            seed=params["seed"],
+            user=request.user,
+            options=params.get("options"),
+        )
         return Response(RolloutSerializer(job).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None)
@@ -246,8 +283,9 @@ class CheckpointEvaluateView(APIView):
     "harness"}: evaluate one checkpoint of a run (the latest without either). It lives here, not in the runs API, because
     it starts an evaluation: rollouts depends on runs, never the other way round."""
 
-    @extend_schema(tags=["runs"], operation_id="runs_evaluate_checkpoint_create", request=OpenApiTypes.OBJECT,
-                   responses={201: EvaluationSerializer})  # fmt: skip
+    @extend_schema(
+        tags=["runs"], operation_id="runs_evaluate_checkpoint_create", request=OpenApiTypes.OBJECT, responses={201: EvaluationSerializer}
+    )
     def post(self, request: Request, pk: str) -> Response:
         run = run_get(projects=visible_projects(request), pk=pk)
         require_role(request=request, project=run.project, roles=WRITE_ROLES, action="evaluate checkpoints")

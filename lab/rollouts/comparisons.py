@@ -31,8 +31,17 @@ from lab.rollouts.services import agent_resolve_for_run
 MAX_VARIANTS = 8
 
 
-def comparison_launch(*, project: Project, base: str, variants: list[str], task_set: str, seeds: list[int], user: Any = None,
-                      enqueue: bool = True, options: dict[str, Any] | None = None) -> Comparison:  # fmt: skip
+def comparison_launch(
+    *,
+    project: Project,
+    base: str,
+    variants: list[str],
+    task_set: str,
+    seeds: list[int],
+    user: Any = None,
+    enqueue: bool = True,
+    options: dict[str, Any] | None = None,
+) -> Comparison:
     """One evaluation per agent (the base first) on the same task set, seeds and options, grouped as a Comparison."""
     names = [base, *variants]
     if not isinstance(base, str) or not base.strip():
@@ -44,12 +53,20 @@ def comparison_launch(*, project: Project, base: str, variants: list[str], task_
     env_name = comparison_plan(agents=len(names), task_set=task_set, seeds=seeds)["env"]
     with transaction.atomic():
         agents = [agent_resolve_for_run(project=project, name=name.strip(), env_name=env_name) for name in names]
-        evaluations = [evaluation_launch(project=project, agent=agent, task_set=task_set, seeds=seeds, user=user, enqueue=enqueue,
-                                         options=options) for agent in agents]  # fmt: skip
+        evaluations = [
+            evaluation_launch(project=project, agent=agent, task_set=task_set, seeds=seeds, user=user, enqueue=enqueue, options=options)
+            for agent in agents
+        ]
         comparison = Comparison.objects.create(
-            project=project, task_set=task_set, seeds=list(seeds), created_by=job_user(user),
-            variants=[{"name": agent.name, "agent": agent.pk, "evaluation": e.pk, "team": agent_team(agent)} for agent, e in zip(agents, evaluations, strict=True)],
-        )  # fmt: skip
+            project=project,
+            task_set=task_set,
+            seeds=list(seeds),
+            created_by=job_user(user),
+            variants=[
+                {"name": agent.name, "agent": agent.pk, "evaluation": e.pk, "team": agent_team(agent)}
+                for agent, e in zip(agents, evaluations, strict=True)
+            ],
+        )
         comparison.evaluations.set(evaluations)
     return comparison
 
@@ -96,13 +113,25 @@ def comparison_summary(*, comparison: Comparison) -> dict[str, Any]:
     for i, side in enumerate(sides):
         rows = side.pop("rows")
         composites = [float(r["composite"]) for r in rows]
-        entry = {**side, "base": i == 0, "episodes": len(rows), "composite": sum(composites) / len(composites) if rows else None,
-                 "pass_rate": sum(bool(r["passed"]) for r in rows) / len(rows) if rows else None, "roles": role_stats(rows)}  # fmt: skip
+        entry = {
+            **side,
+            "base": i == 0,
+            "episodes": len(rows),
+            "composite": sum(composites) / len(composites) if rows else None,
+            "pass_rate": sum(bool(r["passed"]) for r in rows) / len(rows) if rows else None,
+            "roles": role_stats(rows),
+        }
         if i:
             entry["vs_base"] = paired(rows, base_rows)
         else:
             base_rows = rows
         out.append(entry)
     done = all(s["status"] in TERMINAL or s["status"] == "deleted" for s in sides)
-    return {"id": comparison.pk, "project": comparison.project.slug, "task_set": comparison.task_set, "seeds": comparison.seeds,
-            "finished": done, "variants": out}  # fmt: skip
+    return {
+        "id": comparison.pk,
+        "project": comparison.project.slug,
+        "task_set": comparison.task_set,
+        "seeds": comparison.seeds,
+        "finished": done,
+        "variants": out,
+    }

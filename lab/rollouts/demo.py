@@ -130,9 +130,12 @@ def demo_progress(*, projects: Iterable[Project], now: Any = None) -> dict[str, 
         return {}
     # The batch: the latest launch's evaluations of the same project, one per anchor, created together.
     evaluations = list(
-        Evaluation.objects.filter(project=latest.project_id, task_set=demo.task, agent__name__in=demo.anchors, id__gt=latest.id - len(demo.anchors))
-        .select_related("agent").order_by("id")
-    )  # fmt: skip
+        Evaluation.objects.filter(
+            project=latest.project_id, task_set=demo.task, agent__name__in=demo.anchors, id__gt=latest.id - len(demo.anchors)
+        )
+        .select_related("agent")
+        .order_by("id")
+    )
     jobs = list(RolloutJob.objects.filter(evaluation__in=evaluations).select_related("agent", "episode").order_by("id"))
     active = any(e.status in ACTIVE for e in evaluations)
     ended_at = max((e.ended_at for e in evaluations if e.ended_at), default=None)
@@ -151,10 +154,18 @@ def demo_progress(*, projects: Iterable[Project], now: Any = None) -> dict[str, 
         stage = "queued"
     started = min(e.created_at for e in evaluations)
     return {
-        "task": demo.task, "stage": stage, "stages": DEMO_STAGES, "total": total, "finished": len(finished),
-        "steps": sum(j.episode.step_count for j in jobs if j.episode), "elapsed_s": ((ended_at if not active and ended_at else now) - started).total_seconds(),
-        "current": [{"agent": j.agent.name, "seed": j.seed, "step": j.episode.step_count if j.episode else 0, "episode": j.episode_id} for j in running],
-    }  # fmt: skip
+        "task": demo.task,
+        "stage": stage,
+        "stages": DEMO_STAGES,
+        "total": total,
+        "finished": len(finished),
+        "steps": sum(j.episode.step_count for j in jobs if j.episode),
+        "elapsed_s": ((ended_at if not active and ended_at else now) - started).total_seconds(),
+        "current": [
+            {"agent": j.agent.name, "seed": j.seed, "step": j.episode.step_count if j.episode else 0, "episode": j.episode_id}
+            for j in running
+        ],
+    }
 
 
 DEMO_STAGES = (("queued", "Queued"), ("running", "Running the anchors"), ("scoring", "Scoring"), ("done", "Done"))

@@ -41,8 +41,17 @@ from lab.trajectories.services import episode_to_record, task_resolve
 MAX_SEEDS = 1000
 
 
-def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: str, seeds: list[int], user: Any = None,
-                      checkpoint: Checkpoint | None = None, enqueue: bool = True, options: dict[str, Any] | None = None) -> Evaluation:  # fmt: skip
+def evaluation_launch(
+    *,
+    project: Project,
+    agent: AgentConfig | str,
+    task_set: str,
+    seeds: list[int],
+    user: Any = None,
+    checkpoint: Checkpoint | None = None,
+    enqueue: bool = True,
+    options: dict[str, Any] | None = None,
+) -> Evaluation:
     """The one way an Evaluation is made: validate, create it and one rollout job per (task, seed, condition); the jobs
     start after commit. `agent` is an AgentConfig or a name (an anchor of the task set's environment is created on
     demand); `options` the environment's episode options, an attack setting among them (see the module doc)."""
@@ -59,15 +68,31 @@ def evaluation_launch(*, project: Project, agent: AgentConfig | str, task_set: s
     if isinstance(agent, str):
         agent = agent_resolve_for_run(project=project, name=agent, env_name=specs[0].env)
     with transaction.atomic():
-        evaluation = Evaluation.objects.create(project=project, agent=agent, task_set=task_set, seeds=list(seeds), checkpoint=checkpoint,
-                                               options=options, status=JobStatus.RUNNING, started_at=timezone.now(),
-                                               created_by=job_user(user))  # fmt: skip
+        evaluation = Evaluation.objects.create(
+            project=project,
+            agent=agent,
+            task_set=task_set,
+            seeds=list(seeds),
+            checkpoint=checkpoint,
+            options=options,
+            status=JobStatus.RUNNING,
+            started_at=timezone.now(),
+            created_by=job_user(user),
+        )
         for spec in specs:
             task = task_resolve(project=project, env=spec.env, key=spec.key)
             for seed in seeds:
                 for condition in conditions:
-                    rollout_launch(project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, user=user, enqueue=enqueue,
-                                   options=condition)  # fmt: skip
+                    rollout_launch(
+                        project=project,
+                        agent=agent,
+                        task=task,
+                        seed=seed,
+                        evaluation=evaluation,
+                        user=user,
+                        enqueue=enqueue,
+                        options=condition,
+                    )
     return evaluation
 
 
@@ -96,17 +121,26 @@ def attack_setting(*, task_set: str, attack: str, guidance: bool) -> dict[str, A
     return out
 
 
-def checkpoint_evaluate(*, checkpoint: Checkpoint, task_set: str, seeds: list[int], user: Any = None,
-                        sampling: dict[str, Any] | None = None, harness: dict[str, Any] | None = None,
-                        enqueue: bool = True) -> Evaluation:  # fmt: skip
+def checkpoint_evaluate(
+    *,
+    checkpoint: Checkpoint,
+    task_set: str,
+    seeds: list[int],
+    user: Any = None,
+    sampling: dict[str, Any] | None = None,
+    harness: dict[str, Any] | None = None,
+    enqueue: bool = True,
+) -> Evaluation:
     """Evaluate a checkpoint as its `hf` agent (lab.runs.services.checkpoint_agent); the evaluation links back to it."""
     if checkpoint.run.reported:  # its path names the trainer's storage, not weights on this server
-        raise DomainError("external_checkpoint", f"run {checkpoint.run_id} was trained elsewhere; its checkpoints are not on this server",
-                          status=409)  # fmt: skip
+        raise DomainError(
+            "external_checkpoint", f"run {checkpoint.run_id} was trained elsewhere; its checkpoints are not on this server", status=409
+        )
     with transaction.atomic():
         agent = checkpoint_agent(checkpoint=checkpoint, sampling=sampling, harness=harness)
-        return evaluation_launch(project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user,
-                                 checkpoint=checkpoint, enqueue=enqueue)  # fmt: skip
+        return evaluation_launch(
+            project=checkpoint.run.project, agent=agent, task_set=task_set, seeds=seeds, user=user, checkpoint=checkpoint, enqueue=enqueue
+        )
 
 
 def evaluation_refresh(*, evaluation_id: int) -> Evaluation:
@@ -168,8 +202,10 @@ def evaluation_compare(*, a: Evaluation, b: Evaluation) -> dict[str, Any]:
     if a.project_id != b.project_id:
         raise DomainError("cross_project", "compare evaluations of one project", status=404)
     rows_a, rows_b = a.aggregate.get("rows") or evaluation_rows(a), b.aggregate.get("rows") or evaluation_rows(b)
-    sides = {key: {"id": e.pk, "agent": e.agent.name, "team": evaluation_team(e), "roles": role_stats(rows)}
-             for key, e, rows in (("a", a, rows_a), ("b", b, rows_b))}  # fmt: skip
+    sides = {
+        key: {"id": e.pk, "agent": e.agent.name, "team": evaluation_team(e), "roles": role_stats(rows)}
+        for key, e, rows in (("a", a, rows_a), ("b", b, rows_b))
+    }
     return {**sides, **paired(rows_a, rows_b)}
 
 
@@ -191,8 +227,16 @@ def evaluation_regrade(*, evaluation: Evaluation) -> dict[str, Any]:
         score = env.score()
         if metric_row(composite=score.composite, score=score.to_dict())["attacked"]:
             continue  # the figures regraded are the benign condition's (the attacked one stands beside them)
-        rows.append({"task": episode.task.key, "seed": episode.seed, "composite": score.composite, "passed": bool(score.passed),
-                     "termination_reason": episode.termination_reason, "episode": episode.pk})  # fmt: skip
+        rows.append(
+            {
+                "task": episode.task.key,
+                "seed": episode.seed,
+                "composite": score.composite,
+                "passed": bool(score.passed),
+                "termination_reason": episode.termination_reason,
+                "episode": episode.pk,
+            }
+        )
     regraded = summarize(rows)
     matches = not mismatches and _figures(evaluation.aggregate) == _figures(regraded)
     return {"matches": matches, "mismatches": mismatches, "aggregate": regraded}
@@ -206,5 +250,10 @@ def _figures(summary: dict[str, Any]) -> dict[str, Any]:
         return {k: ci.get(k) for k in ("n", "mean", "sd")} if isinstance(ci, dict) else ci
 
     tasks = [(t.get("task"), t.get("n"), mean(t.get("composite")), t.get("pass_rate")) for t in summary.get("per_task") or []]
-    return {"episodes": summary.get("episodes"), "composite": mean(summary.get("composite")), "pass_rate": summary.get("pass_rate"),
-            "pass_hat_k": summary.get("pass_hat_k"), "per_task": tasks}  # fmt: skip
+    return {
+        "episodes": summary.get("episodes"),
+        "composite": mean(summary.get("composite")),
+        "pass_rate": summary.get("pass_rate"),
+        "pass_hat_k": summary.get("pass_hat_k"),
+        "per_task": tasks,
+    }

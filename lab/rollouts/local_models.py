@@ -47,8 +47,13 @@ def local_agent_names() -> list[str]:
 
 def local_agent_config(model: PackagedModel, manifest: dict[str, Any]) -> dict[str, Any]:
     style = manifest.get("prompt_style") or model.prompt_style
-    harness = {"compact_tools": bool(style.get("compact_tools", True)), "max_result_chars": int(style.get("max_result_chars") or 1200),
-               "max_context_tokens": int(manifest.get("context_length") or 8192), "max_new_tokens": MAX_NEW_TOKENS, "max_turns": MAX_TURNS}  # fmt: skip
+    harness = {
+        "compact_tools": bool(style.get("compact_tools", True)),
+        "max_result_chars": int(style.get("max_result_chars") or 1200),
+        "max_context_tokens": int(manifest.get("context_length") or 8192),
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "max_turns": MAX_TURNS,
+    }
     return {"kind": AgentKind.HF, "model": model.name, "sampling": {"temperature": 0.0}, "harness": harness}
 
 

@@ -80,9 +80,16 @@ def episode_row(episode: Episode) -> dict[str, Any]:
     """An episode as the statistics read it, with its attack-axis fields (environments.attacks.metric_row) and its
     per-role accounting (lab.rollouts.aggregate.role_stats)."""
     composite = episode.composite or 0.0
-    return {**metric_row(composite=composite, score=episode.score), "task": episode.task.key, "seed": episode.seed, "composite": composite,
-            "passed": bool(episode.passed), "termination_reason": episode.termination_reason, "episode": episode.pk,
-            "roles": episode_header(episode).get("roles") or {}}  # fmt: skip
+    return {
+        **metric_row(composite=composite, score=episode.score),
+        "task": episode.task.key,
+        "seed": episode.seed,
+        "composite": composite,
+        "passed": bool(episode.passed),
+        "termination_reason": episode.termination_reason,
+        "episode": episode.pk,
+        "roles": episode_header(episode).get("roles") or {},
+    }
 
 
 def agent_team(agent: AgentConfig) -> dict[str, Any]:
@@ -100,8 +107,9 @@ def evaluation_team(evaluation: Evaluation) -> dict[str, Any]:
 def evaluation_episodes(evaluation: Evaluation) -> list[Episode]:
     """Scored episodes of the evaluation's finished jobs. Failed jobs (infrastructure errors) are not agent results.
     A job's episode is the server's own recording; the tier is checked all the same, as every aggregate does."""
-    jobs = RolloutJob.objects.filter(evaluation=evaluation, status=JobStatus.FINISHED, episode__status=EpisodeStatus.FINISHED,
-                                     episode__provenance=Provenance.RECORDED)  # fmt: skip
+    jobs = RolloutJob.objects.filter(
+        evaluation=evaluation, status=JobStatus.FINISHED, episode__status=EpisodeStatus.FINISHED, episode__provenance=Provenance.RECORDED
+    )
     return [job.episode for job in jobs.select_related("episode__task").order_by("task__key", "seed") if job.episode is not None]
 
 
@@ -122,7 +130,7 @@ def anchor_rows(evaluation: Evaluation) -> dict[str, list[dict[str, Any]]]:
             task_id__in=tasks,
             seed__in=evaluation.seeds,
             agent__kind=AgentKind.SCRIPTED,
-        )  # fmt: skip
+        )
         .exclude(agent=evaluation.agent)
         .exclude(termination_reason="cancelled")
         .select_related("agent", "task")

@@ -56,8 +56,17 @@ def anchor_agent_resolve(*, project: Project, name: str) -> AgentConfig:
     return agent
 
 
-def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | str, seed: int, evaluation: Evaluation | None = None,
-                   user: Any = None, enqueue: bool = True, options: dict[str, Any] | None = None) -> RolloutJob:  # fmt: skip
+def rollout_launch(
+    *,
+    project: Project,
+    agent: AgentConfig | str,
+    task: Task | str,
+    seed: int,
+    evaluation: Evaluation | None = None,
+    user: Any = None,
+    enqueue: bool = True,
+    options: dict[str, Any] | None = None,
+) -> RolloutJob:
     """The one way a RolloutJob is made, from the API, the console and evaluations alike.
 
     `task` is a Task or a task id ("toolgym/lookup"); `agent` an AgentConfig or a name, where an anchor's name of
@@ -85,9 +94,15 @@ def rollout_launch(*, project: Project, agent: AgentConfig | str, task: Task | s
         team_validate(project=project, team=agent.team, agent_name=agent.name)
         kinds |= team_kinds(project=project, team=agent.team)
     job = RolloutJob.objects.create(
-        project=project, agent=agent, task=task, seed=seed, evaluation=evaluation, options=options,
-        queue="gpu" if kinds & set(_GPU_KINDS) else "cpu", created_by=job_user(user),
-    )  # fmt: skip
+        project=project,
+        agent=agent,
+        task=task,
+        seed=seed,
+        evaluation=evaluation,
+        options=options,
+        queue="gpu" if kinds & set(_GPU_KINDS) else "cpu",
+        created_by=job_user(user),
+    )
     if enqueue:
         transaction.on_commit(lambda: rollout_enqueue(job))
     return job
@@ -146,9 +161,14 @@ class EpisodeSink:
         header = record["header"]
         reason = self.guard.stop_reason or header["termination_reason"]
         cause = header.get("termination_cause")
-        episode_finish(episode=self.episode, reason=reason, score=header["score"], reward=header["reward"],
-                       cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None,
-                       header={key: header[key] for key in _TEAM_HEADER_KEYS if key in header})  # fmt: skip
+        episode_finish(
+            episode=self.episode,
+            reason=reason,
+            score=header["score"],
+            reward=header["reward"],
+            cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None,
+            header={key: header[key] for key in _TEAM_HEADER_KEYS if key in header},
+        )
 
 
 def _cause_without_secrets(kind: str, message: str) -> dict[str, str]:
@@ -172,8 +192,9 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         harness = harness_for(config)
         # Checked again here: the settings or the agent (and its roles) may have changed since the launch.
         actor_connection = agent_connection(agent=job.agent)
-        team = team_from_config(config, env, int(job.seed),
-                                connection_for=lambda role, cfg: actor_connection if role == "actor" else role_connection(role, cfg))  # fmt: skip
+        team = team_from_config(
+            config, env, int(job.seed), connection_for=lambda role, cfg: actor_connection if role == "actor" else role_connection(role, cfg)
+        )
     except DomainError as exc:
         return _close(job, JobStatus.FAILED, error=exc.message)
     except (EnvError, ValueError, ImportError, RuntimeError, OSError) as exc:
@@ -182,8 +203,9 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)
         if job.status in TERMINAL:  # cancelled while its environment was being made
             return job
-        opened = job.episode or episode_start(project=job.project, task=job.task, source="rollout", seed=int(job.seed), agent=job.agent,
-                                              user=job.created_by)  # fmt: skip
+        opened = job.episode or episode_start(
+            project=job.project, task=job.task, source="rollout", seed=int(job.seed), agent=job.agent, user=job.created_by
+        )
         job.mark_running(attempts=job.attempts + 1, episode=opened)
     episode = job.episode
     assert episode is not None
@@ -198,8 +220,15 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     # The team goes to the runner whole (a team's runner writes the header's "team" and "roles"); a plain
     # agent's Team has only the actor, which the runner runs as it always did.
     try:
-        run_episode(env, dataclasses.replace(team, actor=guard), sink=sink, max_steps=harness.max_turns, start_history=history or None,
-                    harness=harness.to_dict(), max_consecutive_errors=harness.max_consecutive_errors)  # fmt: skip
+        run_episode(
+            env,
+            dataclasses.replace(team, actor=guard),
+            sink=sink,
+            max_steps=harness.max_turns,
+            start_history=history or None,
+            harness=harness.to_dict(),
+            max_consecutive_errors=harness.max_consecutive_errors,
+        )
     except DatabaseError:
         raise  # the database went away or was locked: the Celery task retries, and the retry resumes by replay
     except RolloutCancelled:

@@ -13,9 +13,15 @@ from lab.rollouts.services import rollout_run
 
 
 @shared_task(
-    bind=True, name="lab.rollouts.tasks.run_rollout", acks_late=True, reject_on_worker_lost=True,
-    autoretry_for=(DatabaseError,), retry_backoff=0.5, retry_backoff_max=30, max_retries=8,
-)  # fmt: skip
+    bind=True,
+    name="lab.rollouts.tasks.run_rollout",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=0.5,
+    retry_backoff_max=30,
+    max_retries=8,
+)
 def run_rollout(self: Any, job_id: int) -> str:
     """Late ack: a worker killed mid-episode leaves the message, and the redelivered task resumes the episode.
     A database error (lost connection, a locked SQLite file) retries the task, which resumes the same way.

@@ -31,8 +31,20 @@ def _invalid(field: str, message: str) -> DomainError:
 
 
 # Sampling settings read as numbers by the policies (hf, openai, vllm); the others are passed through as given.
-NUMERIC_SAMPLING = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "timeout_s", "max_retries", "frequency_penalty",
-                    "presence_penalty", "repetition_penalty", "n")  # fmt: skip
+NUMERIC_SAMPLING = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "max_tokens",
+    "seed",
+    "timeout_s",
+    "max_retries",
+    "frequency_penalty",
+    "presence_penalty",
+    "repetition_penalty",
+    "n",
+)
 
 
 def agent_settings_check(values: dict[str, Any], *, prefix: str = "") -> None:
@@ -161,8 +173,14 @@ def agent_config_dict(agent: AgentConfig) -> dict[str, Any]:
 
 
 def _plain_config(agent: AgentConfig) -> dict[str, Any]:
-    return {"kind": agent.kind, "name": agent.name, "model": agent_model_path(agent=agent), "endpoint": agent.endpoint,
-            "sampling": agent.sampling or {}, "harness": agent.harness or {}}  # fmt: skip
+    return {
+        "kind": agent.kind,
+        "name": agent.name,
+        "model": agent_model_path(agent=agent),
+        "endpoint": agent.endpoint,
+        "sampling": agent.sampling or {},
+        "harness": agent.harness or {},
+    }
 
 
 def _place(team: dict[str, Any], role: str, config: dict[str, Any]) -> None:

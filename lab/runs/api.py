@@ -52,9 +52,24 @@ class TrainingRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = TrainingRun
         fields = [
-            "id", "project", "name", "recipe", "config", "base_model", "dataset_spec", "episode_ids", "dataset_hash",
-            "status", "progress", "provenance", "error", "created_at", "started_at", "ended_at", "checkpoints",
-        ]  # fmt: skip
+            "id",
+            "project",
+            "name",
+            "recipe",
+            "config",
+            "base_model",
+            "dataset_spec",
+            "episode_ids",
+            "dataset_hash",
+            "status",
+            "progress",
+            "provenance",
+            "error",
+            "created_at",
+            "started_at",
+            "ended_at",
+            "checkpoints",
+        ]
         read_only_fields = fields
 
 
@@ -130,8 +145,9 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         """An external run's metrics; the answer's `should_stop` is the console's cancel flag."""
         run = self._writable(request, pk, "report training runs")
         body = body_object(request)
-        return Response(external_metrics_report(run=run, metrics=body.get("metrics"), progress=body.get("progress"),
-                                                body_bytes=len(request.body)))  # fmt: skip
+        return Response(
+            external_metrics_report(run=run, metrics=body.get("metrics"), progress=body.get("progress"), body_bytes=len(request.body))
+        )
 
     @extend_schema(responses=CheckpointSerializer(many=True))
     @action(detail=True, methods=["get"])
@@ -145,6 +161,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
         """An external run's checkpoint: {"step", "path" (where the trainer keeps it), "eval_results": {...}}."""
         run = self._writable(request, pk, "report training runs")
         body = body_object(request)
-        checkpoint = external_checkpoint_report(run=run, step=body.get("step"), path=body.get("path", ""),
-                                                eval_results=body.get("eval_results", {}))  # fmt: skip
+        checkpoint = external_checkpoint_report(
+            run=run, step=body.get("step"), path=body.get("path", ""), eval_results=body.get("eval_results", {})
+        )
         return Response(CheckpointSerializer(checkpoint).data, status=status.HTTP_201_CREATED)

@@ -59,11 +59,17 @@ def experiment_runs_import(*, project: Project, records: list[dict[str, Any]]) -
         where = {k: record.get(k) for k in ("experiment", "arm", "point", "seed", "config_hash", "definition", "commit", "file")}
         with transaction.atomic():
             run = TrainingRun.objects.create(
-                project=project, name=name, recipe=str(record.get("recipe", "none"))[:32],
+                project=project,
+                name=name,
+                recipe=str(record.get("recipe", "none"))[:32],
                 base_model=(f"{base.get('name', '')}@{base['hash']}" if base.get("hash") else str(base.get("name", "")))[:500],
-                config={**(record.get("config") or {}), "imported_from": where}, provenance=Provenance.UPLOAD,
-                status=JobStatus.FINISHED, started_at=finished, ended_at=finished, progress=1.0,
-            )  # fmt: skip
+                config={**(record.get("config") or {}), "imported_from": where},
+                provenance=Provenance.UPLOAD,
+                status=JobStatus.FINISHED,
+                started_at=finished,
+                ended_at=finished,
+                progress=1.0,
+            )
             step = int(record.get("steps") or 0)
             RunMetric.objects.bulk_create([RunMetric(run=run, step=step, name=n, value=v) for n, v in run_metrics(record).items()])
         created.append(run)

@@ -55,8 +55,9 @@ def _step(value: Any, field: str) -> int:
     return value
 
 
-def external_run_create(*, project: Project, name: str, recipe: str, base_model: str, config: Mapping[str, Any], user: Any,
-                        provenance: str) -> TrainingRun:  # fmt: skip
+def external_run_create(
+    *, project: Project, name: str, recipe: str, base_model: str, config: Mapping[str, Any], user: Any, provenance: str
+) -> TrainingRun:
     """A running run that the trainer elsewhere reports into; `recipe` is the trainer's own label (trl-sft, verl-grpo, ...)."""
     assert provenance in (Provenance.EXTERNAL, Provenance.UPLOAD), f"an external run is reported, never {provenance!r}"
     recipe = recipe.strip() or "external"
@@ -64,9 +65,16 @@ def external_run_create(*, project: Project, name: str, recipe: str, base_model:
     config = dict(_json_small(config, "config"))
     with transaction.atomic():
         run = TrainingRun.objects.create(
-            project=project, name=name.strip() or f"{recipe} (external)"[:200], recipe=recipe, base_model=base_model.strip(),
-            config=config, provenance=provenance, status=JobStatus.RUNNING, started_at=timezone.now(), created_by=job_user(user),
-        )  # fmt: skip
+            project=project,
+            name=name.strip() or f"{recipe} (external)"[:200],
+            recipe=recipe,
+            base_model=base_model.strip(),
+            config=config,
+            provenance=provenance,
+            status=JobStatus.RUNNING,
+            started_at=timezone.now(),
+            created_by=job_user(user),
+        )
         live_publish(stream=run_stream(run), kind="status", payload={"status": run.status, "progress": run.progress})
     return run
 
@@ -83,12 +91,18 @@ def _points(metrics: Any) -> dict[int, dict[str, float]]:
     if not isinstance(metrics, list) or not metrics:
         raise DomainError("invalid_metrics", "metrics must be a non-empty list of {step, values}", fields=["metrics"])
     if len(metrics) > MAX_POINTS_PER_REPORT:
-        raise DomainError("too_large", f"{len(metrics)} metric points; at most {MAX_POINTS_PER_REPORT} per report", fields=["metrics"],
-                          status=413)  # fmt: skip
+        raise DomainError(
+            "too_large", f"{len(metrics)} metric points; at most {MAX_POINTS_PER_REPORT} per report", fields=["metrics"], status=413
+        )
     rows = sum(len(p["values"]) for p in metrics if isinstance(p, dict) and isinstance(p.get("values"), dict))
     if rows > settings.PRACTICUM_METRIC_ROWS_PER_REPORT:
-        raise DomainError("too_large", f"{rows} metric values; at most {settings.PRACTICUM_METRIC_ROWS_PER_REPORT} values per report "
-                          "(PRACTICUM_METRIC_ROWS_PER_REPORT): send them in several", fields=["metrics"], status=413)  # fmt: skip
+        raise DomainError(
+            "too_large",
+            f"{rows} metric values; at most {settings.PRACTICUM_METRIC_ROWS_PER_REPORT} values per report "
+            "(PRACTICUM_METRIC_ROWS_PER_REPORT): send them in several",
+            fields=["metrics"],
+            status=413,
+        )
     pending: dict[int, dict[str, float]] = {}
     for i, point in enumerate(metrics):
         where = f"metrics[{i}]"
@@ -118,14 +132,20 @@ def external_metrics_report(*, run: TrainingRun, metrics: Any, progress: Any = N
     size) and the values per report (413), and the values per run per minute (429 RateLimited, with Retry-After)."""
     _external(run, "report metrics")
     if body_bytes > settings.PRACTICUM_METRIC_REPORT_BYTES:
-        raise DomainError("too_large", f"the report is {body_bytes} bytes; at most {settings.PRACTICUM_METRIC_REPORT_BYTES} bytes "
-                          "(PRACTICUM_METRIC_REPORT_BYTES)", status=413)  # fmt: skip
+        raise DomainError(
+            "too_large",
+            f"the report is {body_bytes} bytes; at most {settings.PRACTICUM_METRIC_REPORT_BYTES} bytes (PRACTICUM_METRIC_REPORT_BYTES)",
+            status=413,
+        )
     pending = _points(metrics)
     rows = sum(len(values) for values in pending.values())
     wait = rate_spend(scope="metric_rows", ident=str(run.pk), amount=rows, per_minute=settings.PRACTICUM_METRIC_ROWS_PER_MINUTE)
     if wait:
-        raise RateLimited(f"run {run.pk} reported more than {settings.PRACTICUM_METRIC_ROWS_PER_MINUTE} metric values this minute "
-                          f"(PRACTICUM_METRIC_ROWS_PER_MINUTE); retry in {wait} s", retry_after=wait)  # fmt: skip
+        raise RateLimited(
+            f"run {run.pk} reported more than {settings.PRACTICUM_METRIC_ROWS_PER_MINUTE} metric values this minute "
+            f"(PRACTICUM_METRIC_ROWS_PER_MINUTE); retry in {wait} s",
+            retry_after=wait,
+        )
     if progress is not None and (isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0 <= progress <= 1):
         raise DomainError("invalid_metrics", f"progress={progress!r}: a fraction in [0, 1]", fields=["progress"])
     written = run_metrics_record(run_id=run.pk, pending=pending, progress=None if progress is None else float(progress), skip_existing=True)

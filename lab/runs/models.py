@@ -22,9 +22,11 @@ class TrainingRun(Job):
     dataset_hash = models.CharField(max_length=64, blank=True)
     progress = models.FloatField(default=0.0)
     provenance = models.CharField(
-        max_length=8, choices=Provenance.choices, default=Provenance.RECORDED,
+        max_length=8,
+        choices=Provenance.choices,
+        default=Provenance.RECORDED,
         help_text="recorded: the lab's worker trains it; external/upload: a trainer elsewhere reports it (lab.runs.external).",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["-created_at"]

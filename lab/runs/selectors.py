@@ -115,8 +115,11 @@ def run_compare(*, projects: QuerySet, ids: list[int], metrics: list[str] | None
     if metrics:
         for name in metrics:
             if name not in logged:
-                raise DomainError("invalid_metric", f"metric={name!r} is logged by none of runs {', '.join(map(str, ids))}; "
-                                  f"they log: {', '.join(logged) or 'nothing yet'}", path="metric")  # fmt: skip
+                raise DomainError(
+                    "invalid_metric",
+                    f"metric={name!r} is logged by none of runs {', '.join(map(str, ids))}; they log: {', '.join(logged) or 'nothing yet'}",
+                    path="metric",
+                )
     else:
         metrics = sorted(set.intersection(*names_by_run.values()))[:MAX_COMPARED_METRICS]
     # {metric: {run id: {step: value}}}; one query over at most 8 runs x 4 metrics (fine below ~10^5 rows per series)
@@ -130,8 +133,16 @@ def run_compare(*, projects: QuerySet, ids: list[int], metrics: list[str] | None
         columns[name] = [steps, *([by_run[pk].get(step) for step in steps] for pk in ids)]
     last = {pk: {name: (points[name][pk][max(points[name][pk])] if points[name][pk] else None) for name in metrics} for pk in ids}
     differ, same = config_diff([run.config for run in runs])
-    return RunComparison(runs=runs, metrics=metrics, logged=logged, columns=columns, last=last, final=final_values(ids, logged),
-                         config_rows=differ, config_same=same)  # fmt: skip
+    return RunComparison(
+        runs=runs,
+        metrics=metrics,
+        logged=logged,
+        columns=columns,
+        last=last,
+        final=final_values(ids, logged),
+        config_rows=differ,
+        config_same=same,
+    )
 
 
 def final_values(ids: list[int], logged: list[str]) -> dict[str, list[float | None]]:

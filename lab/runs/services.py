@@ -170,8 +170,9 @@ class DatasetScreen:
         return "; ".join(f"{len(pks)} {reason}: {ids(pks)}" for reason, pks in ranked)
 
 
-def dataset_preview(*, project: Project, recipe: str, config: dict[str, Any], filters: dict[str, Any], include_partial: bool,
-                    shown: int = 100) -> dict[str, Any]:  # fmt: skip
+def dataset_preview(
+    *, project: Project, recipe: str, config: dict[str, Any], filters: dict[str, Any], include_partial: bool, shown: int = 100
+) -> dict[str, Any]:
     """What run_create would freeze for these filters: the matching episodes (up to `shown`, partial ones marked with how
     they were cut short), the kept count and the skipped ones by reason."""
     filters = {k: v for k, v in filters.items() if v not in (None, "")}
@@ -182,14 +183,30 @@ def dataset_preview(*, project: Project, recipe: str, config: dict[str, Any], fi
         else DatasetScreen(kept=ids)
     )
     episodes = Episode.objects.filter(pk__in=ids[:shown]).select_related("task").order_by("pk")
-    return {"episodes": [{"episode": e, "partial": screen.partial.get(e.pk, "")} for e in episodes], "total": len(ids),
-            "kept": len(screen.kept), "skipped": sorted(screen.skipped.items(), key=lambda item: (-len(item[1]), item[0])),
-            "partial_count": len(screen.partial), "include_partial": include_partial, "uses_dataset": _uses_dataset(recipe)}  # fmt: skip
+    return {
+        "episodes": [{"episode": e, "partial": screen.partial.get(e.pk, "")} for e in episodes],
+        "total": len(ids),
+        "kept": len(screen.kept),
+        "skipped": sorted(screen.skipped.items(), key=lambda item: (-len(item[1]), item[0])),
+        "partial_count": len(screen.partial),
+        "include_partial": include_partial,
+        "uses_dataset": _uses_dataset(recipe),
+    }
 
 
-def run_create(*, project: Project, recipe: str, base_model: str, config: dict[str, Any], dataset_filters: dict[str, Any] | None = None,
-               name: str = "", user: Any = None, enqueue: bool = True, dataset_file: FrozenFile | None = None,
-               include_partial: bool = False) -> TrainingRun:  # fmt: skip
+def run_create(
+    *,
+    project: Project,
+    recipe: str,
+    base_model: str,
+    config: dict[str, Any],
+    dataset_filters: dict[str, Any] | None = None,
+    name: str = "",
+    user: Any = None,
+    enqueue: bool = True,
+    dataset_file: FrozenFile | None = None,
+    include_partial: bool = False,
+) -> TrainingRun:
     """Validate, freeze the dataset (recipes that read one), store the run as queued and enqueue it after commit.
     `dataset_file` is a dataset frozen elsewhere (an improvement loop's): its path, sha256 and source episodes.
     The frozen dataset keeps the episodes the recipe can learn from (training.dataset_check): partial demonstrations
@@ -210,18 +227,29 @@ def run_create(*, project: Project, recipe: str, base_model: str, config: dict[s
             raise DomainError("empty_dataset", f"no finished episodes match the dataset filters {filters}", fields=["dataset"])
         screen = dataset_screen(episode_ids, recipe=recipe, config=full, include_partial=include_partial)
         if not screen.kept:
-            raise DomainError("no_training_data", f"none of the {len(episode_ids)} episodes matching the dataset filters {filters} has "
-                              f"anything to train on: {screen.skipped_summary()}", fields=["dataset"], skipped=screen.skipped)  # fmt: skip
+            raise DomainError(
+                "no_training_data",
+                f"none of the {len(episode_ids)} episodes matching the dataset filters {filters} has "
+                f"anything to train on: {screen.skipped_summary()}",
+                fields=["dataset"],
+                skipped=screen.skipped,
+            )
         episode_ids = screen.kept
         # What the run leaves out and why, and whether it asked for partial demonstrations, stay with the run.
         filters = {**filters, "include_partial": include_partial, "skipped": screen.skipped}
         digest = dataset_export(episode_ids)
     name = name or f"{recipe} on {base_model.rstrip('/').rsplit('/', 1)[-1]}"[:200]
     run = TrainingRun.objects.create(
-        project=project, name=name, recipe=recipe, config=config,
-        base_model=base_model, dataset_spec=filters, episode_ids=episode_ids, dataset_hash=digest,
+        project=project,
+        name=name,
+        recipe=recipe,
+        config=config,
+        base_model=base_model,
+        dataset_spec=filters,
+        episode_ids=episode_ids,
+        dataset_hash=digest,
         created_by=user if getattr(user, "is_authenticated", False) else None,
-    )  # fmt: skip
+    )
     if enqueue:
         transaction.on_commit(lambda: run_enqueue(run))
     return run
@@ -252,8 +280,11 @@ def run_metrics_record(*, run_id: int, pending: dict[int, dict[str, float]], pro
         return 0
     stream = run_stream(run_id)
     with transaction.atomic():
-        rows = [RunMetric(run_id=run_id, step=step, name=name[:64], value=value)
-                for step, values in sorted(pending.items()) for name, value in values.items()]  # fmt: skip
+        rows = [
+            RunMetric(run_id=run_id, step=step, name=name[:64], value=value)
+            for step, values in sorted(pending.items())
+            for name, value in values.items()
+        ]
         if skip_existing:
             have = set(RunMetric.objects.filter(run_id=run_id, step__in=list(pending)).values_list("name", "step"))
             rows = [row for row in rows if (row.name, row.step) not in have]
@@ -325,8 +356,9 @@ def run_execute(*, run_id: int) -> TrainingRun:
         config.update(run_model_paths(project=run.project, recipe=run.recipe, base_model=run.base_model, config=config))
         if _uses_dataset(run.recipe):
             config["data"] = str(_write_dataset(run, folder / "dataset.jsonl"))
-        result = training.run_recipe(run.recipe, config, on_metric=recorder.on_metric, on_checkpoint=recorder.on_checkpoint,
-                                     should_stop=recorder.should_stop)  # fmt: skip
+        result = training.run_recipe(
+            run.recipe, config, on_metric=recorder.on_metric, on_checkpoint=recorder.on_checkpoint, should_stop=recorder.should_stop
+        )
         recorder.flush()
     except Exception as exc:  # a worker must record every failure on the run, whatever raised it
         log.exception("training run %s failed", run.pk)
@@ -376,8 +408,14 @@ def checkpoint_agent(
     """The project's `hf` AgentConfig that plays this checkpoint (one per checkpoint, created on first use)."""
     run = checkpoint.run
     agent, _ = AgentConfig.objects.get_or_create(
-        project=run.project, name=f"run-{run.pk}-step-{checkpoint.step}",
-        defaults={"kind": AgentKind.HF, "model": checkpoint.path, "checkpoint": checkpoint, "sampling": sampling or {"temperature": 0.0},
-                  "harness": harness or {}},
-    )  # fmt: skip
+        project=run.project,
+        name=f"run-{run.pk}-step-{checkpoint.step}",
+        defaults={
+            "kind": AgentKind.HF,
+            "model": checkpoint.path,
+            "checkpoint": checkpoint,
+            "sampling": sampling or {"temperature": 0.0},
+            "harness": harness or {},
+        },
+    )
     return agent

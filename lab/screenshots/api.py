@@ -29,7 +29,7 @@ class ScreenshotView(APIView):
             (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY, description="The PNG bytes."),
             400: OpenApiTypes.OBJECT,
             404: OpenApiTypes.OBJECT,
-        },  # fmt: skip
+        },
     )
     def get(self, request: Request, sha256: str) -> HttpResponse:
         project = write_project(request, request.query_params.get("project"), roles=_READ_ROLES, action="read screenshots")

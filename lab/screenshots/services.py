@@ -62,8 +62,12 @@ def screenshot_store(*, project: Project, png: bytes) -> Screenshot:
         Project.objects.select_for_update().filter(pk=project.pk).first()  # serialises budget checks per project
         used, budget = screenshot_bytes_used(project=project), settings.PRACTICUM_SCREENSHOT_BUDGET_BYTES
         if used + len(png) > budget:
-            raise DomainError("screenshot_budget", f"project {project.slug} holds {used} bytes of screenshots; {len(png)} more would pass "
-                                                   f"its budget of {budget} (PRACTICUM_SCREENSHOT_BUDGET_BYTES)", status=413)  # fmt: skip
+            raise DomainError(
+                "screenshot_budget",
+                f"project {project.slug} holds {used} bytes of screenshots; {len(png)} more would pass "
+                f"its budget of {budget} (PRACTICUM_SCREENSHOT_BUDGET_BYTES)",
+                status=413,
+            )
         try:
             with transaction.atomic():
                 return Screenshot.objects.create(project=project, sha256=digest, png=png, size=len(png), width=width, height=height)

@@ -119,8 +119,14 @@ class EpisodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         project = write_project(request, request.query_params.get("project"), action="upload episodes")
 
         def produce() -> Response:
-            stored = imports.upload_ingest(project=project, user=request.user, data=body, filename="body.json", fmt="native",
-                                           provenance=imports.upload_provenance(request.auth))  # fmt: skip
+            stored = imports.upload_ingest(
+                project=project,
+                user=request.user,
+                data=body,
+                filename="body.json",
+                fmt="native",
+                provenance=imports.upload_provenance(request.auth),
+            )
             outcomes = stored.outcomes
             created = any(o.created for o in outcomes)
             data = {
@@ -184,8 +190,14 @@ class EpisodeImportView(APIView):
         data = upload.read()
 
         def produce() -> Response:
-            job = imports.import_job_create(project=project, user=request.user, filename=upload.name, data=data, fmt=fmt,
-                                            provenance=imports.upload_provenance(request.auth))  # fmt: skip
+            job = imports.import_job_create(
+                project=project,
+                user=request.user,
+                filename=upload.name,
+                data=data,
+                fmt=fmt,
+                provenance=imports.upload_provenance(request.auth),
+            )
             if str(request.query_params.get("wait", "")).lower() in ("1", "true"):
                 job = imports.import_job_wait(job, timeout_s=120)
             code = status.HTTP_201_CREATED if job.status == JobStatus.FINISHED else status.HTTP_202_ACCEPTED

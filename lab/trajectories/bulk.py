@@ -65,11 +65,24 @@ def copy_row(episode_id: int, step: dict[str, Any], *, extra: dict[str, Any] | N
     else:
         extra_json = dumps({k: v for k, v in step.items() if k not in STEP_COLUMN_SET})
     return (
-        episode_id, step["index"], step["source"], None if message is None else dumps(message), get("reasoning"),
-        dumps(get("tool_calls") or []), dumps(get("results") or []), get("reward"), get("sim_time_start"), get("sim_time_end"),
-        dumps(get("events") or []), get("state_hash"), None if token_ids is None else dumps(token_ids),
-        None if logprobs is None else dumps(logprobs), get("latency_ms"), get("role") or "", extra_json,
-    )  # fmt: skip
+        episode_id,
+        step["index"],
+        step["source"],
+        None if message is None else dumps(message),
+        get("reasoning"),
+        dumps(get("tool_calls") or []),
+        dumps(get("results") or []),
+        get("reward"),
+        get("sim_time_start"),
+        get("sim_time_end"),
+        dumps(get("events") or []),
+        get("state_hash"),
+        None if token_ids is None else dumps(token_ids),
+        None if logprobs is None else dumps(logprobs),
+        get("latency_ms"),
+        get("role") or "",
+        extra_json,
+    )
 
 
 def native_copy_row(episode_id: int, step: NativeStep) -> tuple[Any, ...]:
@@ -77,12 +90,24 @@ def native_copy_row(episode_id: int, step: NativeStep) -> tuple[Any, ...]:
     message, token_ids, logprobs = step.message, step.token_ids, step.logprobs
     extra = {key: value for key in _NATIVE_EXTRA_FIELDS if (value := getattr(step, key)) is not msgspec.UNSET}
     return (
-        episode_id, step.index, step.source, None if message is None else _ENCODE(message).decode(), step.reasoning,
-        _ENCODE(step.tool_calls).decode(), _ENCODE(step.results).decode(), step.reward, step.sim_time_start, step.sim_time_end,
-        _ENCODE(step.events).decode(), step.state_hash, None if token_ids is None else _ENCODE(token_ids).decode(),
-        None if logprobs is None else _ENCODE(logprobs).decode(), step.latency_ms, step.role if isinstance(step.role, str) else "",
+        episode_id,
+        step.index,
+        step.source,
+        None if message is None else _ENCODE(message).decode(),
+        step.reasoning,
+        _ENCODE(step.tool_calls).decode(),
+        _ENCODE(step.results).decode(),
+        step.reward,
+        step.sim_time_start,
+        step.sim_time_end,
+        _ENCODE(step.events).decode(),
+        step.state_hash,
+        None if token_ids is None else _ENCODE(token_ids).decode(),
+        None if logprobs is None else _ENCODE(logprobs).decode(),
+        step.latency_ms,
+        step.role if isinstance(step.role, str) else "",
         _ENCODE(extra).decode() if extra else _NO_EXTRA,
-    )  # fmt: skip
+    )
 
 
 def copy_value(value: Any) -> str:

@@ -47,5 +47,15 @@ def coach_export_lines(*, episodes: QuerySet[Episode]) -> Iterator[bytes]:
             except ingest.ConversationError:
                 messages = []
             turn = next((s for s in plain["steps"] if s["index"] == actor), None)
-            yield _line({"episode_id": episode.pk, "provenance": episode.provenance, "step": actor, "user_step": note["step"],
-                         "note": note["note"], "coach": note["coach"], "messages": messages, "turn": turn})  # fmt: skip
+            yield _line(
+                {
+                    "episode_id": episode.pk,
+                    "provenance": episode.provenance,
+                    "step": actor,
+                    "user_step": note["step"],
+                    "note": note["note"],
+                    "coach": note["coach"],
+                    "messages": messages,
+                    "turn": turn,
+                }
+            )

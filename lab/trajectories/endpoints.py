@@ -37,16 +37,25 @@ def _declared_names() -> str:
 def _declared(name: str, spec: dict[str, Any]) -> Connection:
     # The key is read now, from the variable the operator attached to this name, and only travels in the Connection.
     key = os.environ.get(spec["key_env"], "") if spec.get("key_env") else ""
-    return Connection(base_url=spec["base_url"], api_key=key or "EMPTY", any_address=True, name=name,
-                      servers=tuple(spec.get("base_urls") or ()), max_in_flight=int(spec.get("max_in_flight") or 0))  # fmt: skip
+    return Connection(
+        base_url=spec["base_url"],
+        api_key=key or "EMPTY",
+        any_address=True,
+        name=name,
+        servers=tuple(spec.get("base_urls") or ()),
+        max_in_flight=int(spec.get("max_in_flight") or 0),
+    )
 
 
 def endpoint_connection(*, kind: str, endpoint: str, sampling: Any, resolve: bool = True) -> Connection | None:
     """The connection an agent with these values would use (None for kinds that call no server), or a DomainError
     whose `path` is the offending field. `resolve=False` skips the DNS lookup (the connect-time guard still runs)."""
     if isinstance(sampling, dict) and "api_key_env" in sampling:
-        raise _refused("sampling", f"api_key_env={sampling['api_key_env']!r} is not accepted: an agent no longer picks the variable "
-                       f"its key comes from; refer to an endpoint the operator declared ({_declared_names()}) and its key comes with it")  # fmt: skip
+        raise _refused(
+            "sampling",
+            f"api_key_env={sampling['api_key_env']!r} is not accepted: an agent no longer picks the variable "
+            f"its key comes from; refer to an endpoint the operator declared ({_declared_names()}) and its key comes with it",
+        )
     if kind != AgentKind.OPENAI:
         return None
     value = (endpoint or "").strip()
@@ -72,8 +81,11 @@ def _free_connection(url: str, *, resolve: bool) -> Connection:
     if parts.scheme not in ("http", "https"):
         raise _refused("endpoint", f"{url!r} uses the scheme {parts.scheme!r}; only http and https are allowed")
     if not settings.PRACTICUM_ALLOW_FREE_ENDPOINTS:
-        raise _refused("endpoint", f"{url!r} is not an endpoint the operator declared ({_declared_names()}), and free URLs are "
-                       "off (PRACTICUM_ALLOW_FREE_ENDPOINTS)")  # fmt: skip
+        raise _refused(
+            "endpoint",
+            f"{url!r} is not an endpoint the operator declared ({_declared_names()}), and free URLs are "
+            "off (PRACTICUM_ALLOW_FREE_ENDPOINTS)",
+        )
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:

@@ -109,8 +109,9 @@ def _upload_ingest_once(*, project: Project, user: Any, data: bytes, filename: s
     if fast is not None:
         return fast
     parsed = parse_upload(data, filename=filename, fmt=fmt)
-    outcomes = episodes_ingest(project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes,
-                               provenance=provenance)  # fmt: skip
+    outcomes = episodes_ingest(
+        project=project, records=parsed.records, raws=parsed.raws, user=user, validated=True, hashes=parsed.hashes, provenance=provenance
+    )
     return StoredUpload(parsed.format, parsed.report, outcomes)
 
 
@@ -184,8 +185,9 @@ def import_job_run(*, job_id: int) -> ImportJob:
     job.mark_running()
     try:
         data = Path(job.path).read_bytes()
-        stored = upload_ingest(project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format,
-                               provenance=job.provenance)  # fmt: skip
+        stored = upload_ingest(
+            project=job.project, user=job.created_by, data=data, filename=job.filename, fmt=job.format, provenance=job.provenance
+        )
     except FileNotFoundError:
         job.mark_failed(_FILE_GONE)
     except DomainError as exc:

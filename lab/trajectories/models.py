@@ -61,17 +61,19 @@ class AgentConfig(models.Model):
     kind = models.CharField(max_length=16, choices=AgentKind.choices)
     model = models.CharField(max_length=500, blank=True, help_text="A from_pretrained path, a model name, or an anchor's name.")
     endpoint = models.CharField(
-        max_length=500, blank=True,
+        max_length=500,
+        blank=True,
         help_text="openai agents: the name of an endpoint the operator declared (empty: openai), or a free URL where allowed.",
-    )  # fmt: skip
+    )
     sampling = models.JSONField(default=dict, blank=True, help_text="temperature, top_p, max_tokens, seed, ...")
     harness = models.JSONField(default=dict, blank=True, help_text="context window, turn limit, stop conditions, ...")
     checkpoint = models.ForeignKey("runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="agents")
     team = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='The roles around this agent (environments.roles): {"critic": {"agent": ..., "every": 5}, "consultant": {...}, '
-                  '"harness_level": ..., "slots": {...}}; a role\'s agent is a config or the name of another agent of the project.',
-    )  # fmt: skip
+        '"harness_level": ..., "slots": {...}}; a role\'s agent is a config or the name of another agent of the project.',
+    )
     disabled_reason = models.TextField(
         blank=True, help_text="Why the agent may not run (its endpoint is no longer allowed); empty when it may."
     )
@@ -248,8 +250,12 @@ class ImportJob(Job):
     filename = models.CharField(max_length=255)
     path = models.CharField(max_length=500)
     format = models.CharField(max_length=16, default="auto")
-    provenance = models.CharField(max_length=8, choices=Provenance.choices, default=Provenance.UPLOAD,
-                                  help_text="The tier its episodes get: upload, or external for an operator-flagged key.")  # fmt: skip
+    provenance = models.CharField(
+        max_length=8,
+        choices=Provenance.choices,
+        default=Provenance.UPLOAD,
+        help_text="The tier its episodes get: upload, or external for an operator-flagged key.",
+    )
     idempotency_key = models.CharField(max_length=200, blank=True)
     report = models.JSONField(default=dict, blank=True)
     # Structured ({code, message, path...}) unlike the other jobs' text: the API answers it as an object.

@@ -35,8 +35,11 @@ def episode_role_stats(episode: Episode) -> dict[str, dict[str, float]]:
     """Per-role turns, tokens and cost of one episode: the header's accounting, else counted from the steps."""
     header_roles = episode_header(episode).get("roles")
     if isinstance(header_roles, dict) and header_roles:
-        return {str(role): {key: _number(values.get(key)) for key in _SUMMED}
-                for role, values in header_roles.items() if isinstance(values, dict)}  # fmt: skip
+        return {
+            str(role): {key: _number(values.get(key)) for key in _SUMMED}
+            for role, values in header_roles.items()
+            if isinstance(values, dict)
+        }
     stats: dict[str, dict[str, float]] = {}
     for source, role, token_ids in Step.objects.filter(episode=episode).values_list("source", "role", "token_ids"):
         name = step_role({"source": source, "role": role})
@@ -95,10 +98,16 @@ def role_examples(record: dict[str, Any], *, role: str) -> list[dict[str, Any]]:
         seen = meta.get("asked_at") if role == CONSULTANT else meta.get("advises_step") if meta.get("trigger") == "request" else None
         seen = seen if isinstance(seen, int) and 0 <= seen <= position else position
         example: dict[str, Any] = {
-            "role": role, "step_index": step["index"], "history": without_private_notes(steps[:seen], role), "message": step.get("message"),
-            "reasoning": step.get("reasoning"), "tool_calls": step.get("tool_calls") or [], "token_ids": step.get("token_ids"),
-            "logprobs": step.get("logprobs"), "outcome": _outcome(header),
-        }  # fmt: skip
+            "role": role,
+            "step_index": step["index"],
+            "history": without_private_notes(steps[:seen], role),
+            "message": step.get("message"),
+            "reasoning": step.get("reasoning"),
+            "tool_calls": step.get("tool_calls") or [],
+            "token_ids": step.get("token_ids"),
+            "logprobs": step.get("logprobs"),
+            "outcome": _outcome(header),
+        }
         if role == CRITIC:
             example.update(_critic_view(steps, position))
         elif role == CONSULTANT:

@@ -15,8 +15,22 @@ from lab.projects.selectors import visible_get
 from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, IdempotencyRecord, ImportJob, Provenance, Step, Task
 from lab.trajectories.shared import episode_header
 
-FILTER_FIELDS = ("project", "env", "task", "agent", "source", "provenance", "status", "passed", "score_min", "score_max", "after", "before",
-                 "q", "seed")  # fmt: skip
+FILTER_FIELDS = (
+    "project",
+    "env",
+    "task",
+    "agent",
+    "source",
+    "provenance",
+    "status",
+    "passed",
+    "score_min",
+    "score_max",
+    "after",
+    "before",
+    "q",
+    "seed",
+)
 
 
 def _float(filters: dict[str, Any], name: str) -> float | None:

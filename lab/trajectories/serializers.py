@@ -36,10 +36,11 @@ class EpisodeSerializer(serializers.ModelSerializer):
     # Empty while the episode runs; the schema must say so, or every running episode is off-schema.
     termination_reason = serializers.ChoiceField(choices=list(TERMINATION_REASONS), allow_blank=True, read_only=True)
     life_cycle = serializers.ChoiceField(
-        choices=LIFE_CYCLES, read_only=True,
+        choices=LIFE_CYCLES,
+        read_only=True,
         help_text="Where the episode stands, the name every console page shows (Episode.life_cycle): `status`, except that a "
         "finished episode someone stopped reads cancelled. The end reason is termination_reason.",
-    )  # fmt: skip
+    )
     counted = serializers.SerializerMethodField(
         help_text="Whether success rates count it: a scored, finished episode. Cancelled and abandoned ones are counted apart."
     )
@@ -48,29 +49,67 @@ class EpisodeSerializer(serializers.ModelSerializer):
     class Meta:
         model = Episode
         fields = [
-            "id", "project", "env", "task", "agent", "seed", "source", "provenance", "claimed_source", "parent", "branch_step", "status",
-            "life_cycle", "termination_reason", "counted", "score", "composite", "passed", "reward", "started_at", "ended_at",
-            "metrics", "content_hash", "step_count", "created_at", "session",
-        ]  # fmt: skip
+            "id",
+            "project",
+            "env",
+            "task",
+            "agent",
+            "seed",
+            "source",
+            "provenance",
+            "claimed_source",
+            "parent",
+            "branch_step",
+            "status",
+            "life_cycle",
+            "termination_reason",
+            "counted",
+            "score",
+            "composite",
+            "passed",
+            "reward",
+            "started_at",
+            "ended_at",
+            "metrics",
+            "content_hash",
+            "step_count",
+            "created_at",
+            "session",
+        ]
         read_only_fields = fields
 
     def get_counted(self, episode: Episode) -> bool:
         return episode.status == EpisodeStatus.FINISHED and episode.life_cycle not in SET_APART and episode.composite is not None
 
     @extend_schema_field(
-        {"type": "object", "nullable": True, "properties": {
-            "id": {"type": "integer"}, "seat": {"type": "string"}, "player": {"type": "string"}, "agent": {"type": "string", "nullable": True},
-            "budget_used": {"type": "integer"}, "last_active_at": {"type": "string", "format": "date-time"},
-            "life_cycle": {"type": "string", "enum": LIFE_CYCLES}}}
-    )  # fmt: skip
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "id": {"type": "integer"},
+                "seat": {"type": "string"},
+                "player": {"type": "string"},
+                "agent": {"type": "string", "nullable": True},
+                "budget_used": {"type": "integer"},
+                "last_active_at": {"type": "string", "format": "date-time"},
+                "life_cycle": {"type": "string", "enum": LIFE_CYCLES},
+            },
+        }
+    )
     def get_session(self, episode: Episode) -> dict[str, Any] | None:
         session = getattr(episode, "human_session", None) if episode.source == "human" else None
         if session is None:
             return None
         # The session's own status says active/finished/abandoned; the API, like every page, names the episode's life cycle.
-        return {"id": session.pk, "seat": session.role, "player": session.user.get_username(),
-                "agent": session.agent.name if session.agent_id else None, "budget_used": session.budget_used,
-                "last_active_at": session.last_active_at, "life_cycle": episode.life_cycle}  # fmt: skip
+        return {
+            "id": session.pk,
+            "seat": session.role,
+            "player": session.user.get_username(),
+            "agent": session.agent.name if session.agent_id else None,
+            "budget_used": session.budget_used,
+            "last_active_at": session.last_active_at,
+            "life_cycle": episode.life_cycle,
+        }
 
     def get_claimed_source(self, episode: Episode) -> str | None:
         claimed = (episode.meta or {}).get("claimed_source")

@@ -152,16 +152,37 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
             raise record_error(index, "header.parent.episode_id", f"no episode {parent_ref['episode_id']!r} in this project")
         if parent_ref.get("branch_step") is not None and parent_ref["branch_step"] >= parent.step_count:
             raise record_error(index, "header.parent.branch_step", f"episode {parent.pk} has no step {parent_ref['branch_step']}")
-    return _episode(resolver, index, record, digest, raw, user, agent=agent, source=header["source"], parent=parent,
-                    branch_step=parent_ref.get("branch_step") if parent else None, meta=meta)  # fmt: skip
+    return _episode(
+        resolver,
+        index,
+        record,
+        digest,
+        raw,
+        user,
+        agent=agent,
+        source=header["source"],
+        parent=parent,
+        branch_step=parent_ref.get("branch_step") if parent else None,
+        meta=meta,
+    )
 
 
 # Header fields that have their own Episode column. The full header is also kept in meta["header"], so a
 # record comes back exactly as it went in; the columns are there to filter and sort on.
 def _episode(
-    resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any, *,
-    agent: AgentConfig | None, source: str, parent: Episode | None, branch_step: int | None, meta: dict[str, Any],
-) -> Episode:  # fmt: skip
+    resolver: _Resolver,
+    index: int,
+    record: dict[str, Any],
+    digest: str,
+    raw: Any,
+    user: Any,
+    *,
+    agent: AgentConfig | None,
+    source: str,
+    parent: Episode | None,
+    branch_step: int | None,
+    meta: dict[str, Any],
+) -> Episode:
     header = record["header"]
     score = header.get("score") or None
     return Episode(
@@ -459,7 +480,7 @@ def episode_finish(
                 "termination_reason": reason,
                 "composite": episode.composite,
                 "passed": episode.passed,
-            },  # fmt: skip
+            },
         )
     return episode
 

@@ -26,8 +26,14 @@ def test_every_trained_arms_gpu_config_is_one_its_recipe_accepts(name, tmp_path)
         if arm.recipe == "none":
             continue
         # what a `prepare` makes (demonstrations, a warm start) is costly to build; a stand-in path is enough here
-        config = module.arm_config(experiment, arm, tmp_path / "student", tmp_path / "teacher", tmp_path,
-                                   prepare=lambda experiment, values: {"data": str(tmp_path / "prepared.jsonl")})  # fmt: skip
+        config = module.arm_config(
+            experiment,
+            arm,
+            tmp_path / "student",
+            tmp_path / "teacher",
+            tmp_path,
+            prepare=lambda experiment, values: {"data": str(tmp_path / "prepared.jsonl")},
+        )
         built = make_config(arm.recipe, config)
         assert built.max_steps == experiment.gpu.steps and built.model == str(tmp_path / "student")
         trained_on = {**experiment.shared, **arm.overrides}.get("task")

@@ -22,8 +22,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--no-first-run"]  # fmt: skip
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
 
 
@@ -50,8 +56,13 @@ class ConsoleServer:
         self.workdir = workdir
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}", "PRACTICUM_VAR_DIR": str(workdir / "var"),
-                    "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING"}  # fmt: skip
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+            "PRACTICUM_VAR_DIR": str(workdir / "var"),
+            "DJANGO_DEBUG": "false",
+            "LOG_LEVEL": "WARNING",
+        }
         self.env.pop("DJANGO_SETTINGS_MODULE", None)
         # The console under test runs embedded (its own in-process worker, in-memory broker): with a shared Redis,
         # the test process's worker could take its jobs and run them against the wrong database.
@@ -61,8 +72,12 @@ class ConsoleServer:
         self.api_key = ""
 
     def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        request = urllib.request.Request(f"{self.url}{path}", method=method, data=json.dumps(body).encode() if body is not None else None,
-                                         headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"})  # fmt: skip
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             data: dict[str, Any] = json.loads(response.read())
             return data
@@ -79,8 +94,13 @@ class ConsoleServer:
 
     def start(self) -> None:
         launcher = ["tests/browser/preload.py", ",".join(self.preload)] if self.preload else ["manage.py"]
-        self.process = subprocess.Popen([sys.executable, *launcher, "serve", "--port", str(self.port)], cwd=ROOT, env=self.env,
-                                        stdout=self.log, stderr=subprocess.STDOUT)  # fmt: skip
+        self.process = subprocess.Popen(
+            [sys.executable, *launcher, "serve", "--port", str(self.port)],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:

@@ -74,8 +74,10 @@ def test_a_newcomer_runs_the_anchors_with_one_click_and_sees_every_episode_finis
         and f"{EPISODES} of {EPISODES} episodes finished" in progress.inner_text()
     )
     page.screenshot(path=str(ROOT / "test-output" / "first-minute.png"), full_page=True)
-    print(f"first minute: first episode on the page after {first_seen:.1f} s, all {EPISODES} finished after {all_finished:.1f} s;"
-          f" progress card while running: {running_text!r}; when done: {progress.inner_text()!r}")  # fmt: skip
+    print(
+        f"first minute: first episode on the page after {first_seen:.1f} s, all {EPISODES} finished after {all_finished:.1f} s;"
+        f" progress card while running: {running_text!r}; when done: {progress.inner_text()!r}"
+    )
 
     page.locator("#recent-episodes tbody tr", has_text="smart-triage").first.locator("a").first.click()
     page.wait_for_selector("#step-1")  # the viewer of one of them, steps and all

@@ -18,8 +18,15 @@ OUT = ROOT / "test-output"
 
 def test_the_viewer_shows_a_team_episode_in_lanes(console: Any, browser: Any) -> None:
     steps = team_steps(3)
-    header = {"env": "toyenv", "task": "team-lanes", "seed": 0, "source": "upload", "policy": {"name": "team-agent"}, "team": TEAM,
-              "roles": team_roles(steps)}  # fmt: skip
+    header = {
+        "env": "toyenv",
+        "task": "team-lanes",
+        "seed": 0,
+        "source": "upload",
+        "policy": {"name": "team-agent"},
+        "team": TEAM,
+        "roles": team_roles(steps),
+    }
     uploaded = console.api("POST", "/api/v1/episodes/?project=acme", new_record(header=header, steps=steps))
     episode = uploaded["episodes"][0]["id"]
     page = login(browser, console, "rita")
@@ -48,8 +55,9 @@ def test_a_researcher_compares_role_configurations_from_the_console(console: Any
     assert "6" in page.locator("#comparison-preview").inner_text()
     page.locator("#comparison-form").get_by_role("button", name="Start comparison").click()
     page.wait_for_url("**/evaluations/comparisons/*/")
-    page.wait_for_function("() => !document.querySelector('#comparison-body[hx-get]') && document.body.innerText.includes('n=2')",
-                           timeout=180_000)  # fmt: skip
+    page.wait_for_function(
+        "() => !document.querySelector('#comparison-body[hx-get]') && document.body.innerText.includes('n=2')", timeout=180_000
+    )
     text = page.locator("#comparison-table").inner_text()
     assert "smart-triage" in text and "n=2" in text and "finished" in text
     page.screenshot(path=str(OUT / "roles-comparison.png"), full_page=True)

@@ -78,13 +78,25 @@ def test_a_runs_charts_stand_under_one_heading_per_role(console: Any, browser: A
              const g = f.closest('details[data-group]'); return [g ? g.dataset.group : '', f.dataset.metric]; })"""
     )
     assert placed == [
-        ["", "curriculum_reward_mean"], ["", "eval_gap_asr"], ["", "kl"],
-        ["adversary", "adversary_entropy"], ["adversary", "adversary_flip_rate"], ["adversary", "adversary_loss"],
-        ["agent", "agent_grad_norm"], ["agent", "agent_loss"], ["agent", "agent_lr"],
-        ["eval_real", "eval_real_asr"], ["eval_real", "eval_real_benign_utility"], ["eval_real", "eval_real_completion_clean"],
-        ["eval_sim", "eval_sim_asr"], ["eval_sim", "eval_sim_benign_utility"], ["eval_sim", "eval_sim_completion_clean"],
-        ["train", "train/grad_norm"], ["train", "train/loss"], ["train", "train/lr"],
-    ]  # fmt: skip
+        ["", "curriculum_reward_mean"],
+        ["", "eval_gap_asr"],
+        ["", "kl"],
+        ["adversary", "adversary_entropy"],
+        ["adversary", "adversary_flip_rate"],
+        ["adversary", "adversary_loss"],
+        ["agent", "agent_grad_norm"],
+        ["agent", "agent_loss"],
+        ["agent", "agent_lr"],
+        ["eval_real", "eval_real_asr"],
+        ["eval_real", "eval_real_benign_utility"],
+        ["eval_real", "eval_real_completion_clean"],
+        ["eval_sim", "eval_sim_asr"],
+        ["eval_sim", "eval_sim_benign_utility"],
+        ["eval_sim", "eval_sim_completion_clean"],
+        ["train", "train/grad_norm"],
+        ["train", "train/loss"],
+        ["train", "train/lr"],
+    ]
     assert page.locator('details[data-group="agent"] > summary').inner_text() == "agent (3)"
     assert page.locator("figure[data-metric] canvas").count() == 18  # every chart drawn where it stands
     shoot(page, "run-roles")

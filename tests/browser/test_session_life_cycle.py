@@ -49,9 +49,14 @@ def test_finish_in_a_stale_tab_and_an_idle_session_end_where_a_person_expects(co
     page.keyboard.press("i")  # one step, then the player walks away
     page.wait_for_selector("#panel-1 .panel-head small:has-text('step 1')")
     session = idle_url.rstrip("/").rsplit("/", 1)[1]
-    console.manage("manage.py", "shell", "-c", "from datetime import timedelta; from django.utils import timezone; "
-                   "from lab.play.models import HumanSession; "
-                   f"HumanSession.objects.filter(pk={session}).update(last_active_at=timezone.now() - timedelta(hours=3))")  # fmt: skip
+    console.manage(
+        "manage.py",
+        "shell",
+        "-c",
+        "from datetime import timedelta; from django.utils import timezone; "
+        "from lab.play.models import HumanSession; "
+        f"HumanSession.objects.filter(pk={session}).update(last_active_at=timezone.now() - timedelta(hours=3))",
+    )
     page.goto(f"{console.url}/play/")
     row = page.locator("table tr", has_text=f"#{session}")
     assert "abandoned" in row.locator(".tag").inner_text() and row.locator("text=continue").count() == 0
@@ -101,9 +106,14 @@ def test_the_api_names_the_life_cycle_the_pages_show(console: Any, browser: Any)
 
     idle_url = _start(page, console, "storebench/cash-crunch", 8)
     session = idle_url.rstrip("/").rsplit("/", 1)[1]
-    console.manage("manage.py", "shell", "-c", "from datetime import timedelta; from django.utils import timezone; "
-                   "from lab.play.models import HumanSession; "
-                   f"HumanSession.objects.filter(pk={session}).update(last_active_at=timezone.now() - timedelta(hours=3))")  # fmt: skip
+    console.manage(
+        "manage.py",
+        "shell",
+        "-c",
+        "from datetime import timedelta; from django.utils import timezone; "
+        "from lab.play.models import HumanSession; "
+        f"HumanSession.objects.filter(pk={session}).update(last_active_at=timezone.now() - timedelta(hours=3))",
+    )
     page.goto(f"{console.url}/play/")
     row_tag = page.locator("table tr", has_text=f"#{session}").locator(".tag").inner_text()
     page.locator("table tr", has_text=f"#{session}").locator("a").first.click()

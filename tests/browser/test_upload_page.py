@@ -36,8 +36,9 @@ def upload_and_wait(page: Any) -> list[str]:
     return [a.get_attribute("href") for a in page.locator("#import-episodes a").all()]
 
 
-def test_a_researcher_drags_a_file_in_and_reaches_its_episodes_and_their_pivots(console: Any, browser: Any, shoot: Any,
-                                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_a_researcher_drags_a_file_in_and_reaches_its_episodes_and_their_pivots(
+    console: Any, browser: Any, shoot: Any, tmp_path: Path
+) -> None:
     page = login(browser, console, "rita")
     page.click("nav >> text=Upload")
     page.wait_for_url(f"{console.url}/uploads/")

@@ -21,9 +21,19 @@ def _trainer(tmp_path: Path, callback: Any, *, max_steps: int) -> Any:
     model = AutoModelForCausalLM.from_pretrained(tiny_model_path(0))
     rows = [{"input_ids": [(7 * i + j) % 200 + 10 for j in range(16)]} for i in range(8)]
     data = [{**row, "labels": row["input_ids"]} for row in rows]
-    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=max_steps, per_device_train_batch_size=4, logging_steps=1,
-                             save_steps=2, save_strategy="steps", learning_rate=1e-3, report_to=[], use_cpu=True, disable_tqdm=True,
-                             run_name="tiny sft")  # fmt: skip
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"),
+        max_steps=max_steps,
+        per_device_train_batch_size=4,
+        logging_steps=1,
+        save_steps=2,
+        save_strategy="steps",
+        learning_rate=1e-3,
+        report_to=[],
+        use_cpu=True,
+        disable_tqdm=True,
+        run_name="tiny sft",
+    )
     return Trainer(model=model, args=args, train_dataset=data, callbacks=[callback])
 
 
@@ -41,8 +51,9 @@ def test_a_trainer_reports_its_losses_checkpoints_and_end(connect: Any, tmp_path
     assert [step for step, _ in losses] == [1, 2, 3, 4] and all(value > 0 for _, value in losses)
     assert RunMetric.objects.filter(run=run, name="train_loss").exists()  # the end-of-training summary log
     assert list(Checkpoint.objects.filter(run=run).order_by("step").values_list("step", "path")) == [
-        (2, str(tmp_path / "out" / "checkpoint-2")), (4, str(tmp_path / "out" / "checkpoint-4"))
-    ]  # fmt: skip
+        (2, str(tmp_path / "out" / "checkpoint-2")),
+        (4, str(tmp_path / "out" / "checkpoint-4")),
+    ]
 
 
 @pytest.mark.slow

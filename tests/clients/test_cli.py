@@ -46,8 +46,14 @@ def test_a_bad_or_incomplete_config_names_what_is_wrong(no_settings: Path, text:
     assert message in refused.value.message
 
 
-def test_upload_and_export_from_the_shell(live_server: Any, server_key: str, no_settings: Path, monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_upload_and_export_from_the_shell(
+    live_server: Any,
+    server_key: str,
+    no_settings: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("PRACTICUM_URL", live_server.url)
     monkeypatch.setenv("PRACTICUM_API_KEY", server_key)
     file = tmp_path / "runs.jsonl"
@@ -71,10 +77,25 @@ def test_a_refusal_exits_1_with_the_servers_code(live_server: Any, no_settings: 
 
 
 @pytest.mark.slow
-def test_evaluate_waits_with_progress_and_prints_the_figures(live_server: Any, server_key: str, celery_worker: Any, no_settings: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    argv = ["--url", live_server.url, "--key", server_key, "evaluate", "--agent", "expert", "--task-set", "toolgym/lookup",
-            "--seeds", "0,1", "--wait", "--timeout", "120"]  # fmt: skip
+def test_evaluate_waits_with_progress_and_prints_the_figures(
+    live_server: Any, server_key: str, celery_worker: Any, no_settings: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "--url",
+        live_server.url,
+        "--key",
+        server_key,
+        "evaluate",
+        "--agent",
+        "expert",
+        "--task-set",
+        "toolgym/lookup",
+        "--seeds",
+        "0,1",
+        "--wait",
+        "--timeout",
+        "120",
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     evaluation = json.loads(captured.out)

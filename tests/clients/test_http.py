@@ -17,8 +17,13 @@ def _http(answers: list[httpx.Response | Exception], seen: list[httpx.Request], 
             raise answer
         return answer
 
-    return Http("http://lab", "prk_k", retry=RetryPolicy(retries=3, backoff_s=0.1, max_backoff_s=1.0), transport=httpx.MockTransport(handler),
-                sleep=waits.append)  # fmt: skip
+    return Http(
+        "http://lab",
+        "prk_k",
+        retry=RetryPolicy(retries=3, backoff_s=0.1, max_backoff_s=1.0),
+        transport=httpx.MockTransport(handler),
+        sleep=waits.append,
+    )
 
 
 def test_a_plain_write_is_not_resent_after_a_500_or_a_lost_answer_but_a_keyed_one_is() -> None:

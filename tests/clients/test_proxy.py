@@ -18,8 +18,16 @@ from practicum_client.proxy.server import serving
 from tests.clients.upstream import MODEL, Upstream
 
 KEY = "sk-proxy-secret-4f9a1c"
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
-                                           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]  # fmt: skip
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather in a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 
 @pytest.fixture
@@ -31,12 +39,13 @@ def upstream() -> Iterator[tuple[Upstream, str]]:
 
 def _converse(model: openai.OpenAI, city: str, **extra: Any) -> list[dict[str, Any]]:
     """A harness's loop: ask, run the tool the model calls, send the result back, get the answer."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You answer weather questions."},
-                                      {"role": "user", "content": f"What is the weather in {city}"}]  # fmt: skip
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You answer weather questions."},
+        {"role": "user", "content": f"What is the weather in {city}"},
+    ]
     first = model.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS, temperature=0.0, **extra)  # type: ignore[call-overload]
     [call] = first.choices[0].message.tool_calls
-    messages += [first.choices[0].message.model_dump(exclude_none=True),
-                 {"role": "tool", "tool_call_id": call.id, "content": "sunny"}]  # fmt: skip
+    messages += [first.choices[0].message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": "sunny"}]
     second = model.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS, temperature=0.0, **extra)  # type: ignore[call-overload]
     assert second.choices[0].message.content == f"It is sunny in {city}."
     return messages
@@ -52,8 +61,9 @@ def _stored(episode: Episode) -> str:
     return json.dumps([Episode.objects.filter(pk=episode.pk).values().get(), steps], default=str)
 
 
-def test_conversations_with_tool_calls_become_episodes_and_errors_are_passed_through(connect: Any, celery_worker: Any,
-                                                                                     upstream: tuple[Upstream, str]) -> None:  # fmt: skip
+def test_conversations_with_tool_calls_become_episodes_and_errors_are_passed_through(
+    connect: Any, celery_worker: Any, upstream: tuple[Upstream, str]
+) -> None:
     stub, upstream_url = upstream
     proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05, forward_credentials=True)
     with proxy.running() as base_url:
@@ -87,22 +97,27 @@ def test_conversations_with_tool_calls_become_episodes_and_errors_are_passed_thr
         assert KEY not in _stored(episode)
 
 
-def test_streamed_answers_are_passed_on_and_a_header_groups_calls(connect: Any, celery_worker: Any,
-                                                                  upstream: tuple[Upstream, str]) -> None:  # fmt: skip
+def test_streamed_answers_are_passed_on_and_a_header_groups_calls(connect: Any, celery_worker: Any, upstream: tuple[Upstream, str]) -> None:
     _, upstream_url = upstream
     proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05, forward_credentials=True)
     with proxy.running() as base_url:
         model = openai.OpenAI(base_url=base_url, api_key=KEY, max_retries=0, default_headers={TOKEN_HEADER: proxy.token})
-        stream = model.chat.completions.create(model=MODEL, stream=True, tools=TOOLS,
-                                               messages=[{"role": "user", "content": "What is the weather in Rome"}])  # fmt: skip
+        stream = model.chat.completions.create(
+            model=MODEL, stream=True, tools=TOOLS, messages=[{"role": "user", "content": "What is the weather in Rome"}]
+        )
         deltas = [chunk.choices[0].delta for chunk in stream if chunk.choices]
         arguments = "".join(d.tool_calls[0].function.arguments or "" for d in deltas if d.tool_calls)
         assert json.loads(arguments) == {"city": "Rome"}  # the client got the chunks as the upstream sent them
 
         grouped = {"extra_headers": {"X-Practicum-Episode": "ticket-7"}}
         for city in ("Lima", "Kyiv"):  # two conversations, one episode by the harness's say-so
-            for _chunk in model.chat.completions.create(model=MODEL, stream=True, tools=TOOLS, **grouped,  # type: ignore[call-overload]
-                                                       messages=[{"role": "user", "content": f"What is the weather in {city}"}]):  # fmt: skip
+            for _chunk in model.chat.completions.create(
+                model=MODEL,
+                stream=True,
+                tools=TOOLS,
+                **grouped,  # type: ignore[call-overload]
+                messages=[{"role": "user", "content": f"What is the weather in {city}"}],
+            ):
                 pass
     assert Episode.objects.count() == 2
     rome = next(e for e in Episode.objects.all() if _recorded(e)["conversation"] != "ticket-7")
@@ -127,8 +142,9 @@ def test_an_unreachable_upstream_answers_502_and_is_recorded(connect: Any, celer
     assert _recorded(episode)["errors"][0]["status"] == 502 and KEY not in _stored(episode)
 
 
-def test_an_upstream_that_breaks_off_mid_stream_drops_the_harness_and_is_recorded(connect: Any, celery_worker: Any,
-                                                                                   upstream: tuple[Upstream, str]) -> None:  # fmt: skip
+def test_an_upstream_that_breaks_off_mid_stream_drops_the_harness_and_is_recorded(
+    connect: Any, celery_worker: Any, upstream: tuple[Upstream, str]
+) -> None:
     _, upstream_url = upstream
     proxy = RecordingProxy(connect(), upstream_url, idle_s=30, interval_s=0.05, forward_credentials=True)
     with proxy.running() as base_url:

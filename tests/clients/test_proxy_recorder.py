@@ -46,10 +46,15 @@ def test_interleaved_conversations_are_told_apart_by_what_each_request_extends(r
     a = recorder.exchange({"model": "m", "messages": a1, "temperature": 0.2}, reply=_reply(call="call_1"))
     b = recorder.exchange({"model": "m", "messages": b1}, reply=_reply("B"))
     # The harness echoes the reply back with fields of its own and the arguments re-serialised.
-    echoed = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{ "q":"x" }'}}]}  # fmt: skip
-    a2 = recorder.exchange({"model": "m", "messages": [*a1, echoed, {"role": "tool", "tool_call_id": "call_1", "content": "found"}]},
-                           reply=_reply("A"))  # fmt: skip
+    echoed = {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{ "q":"x" }'}}],
+    }
+    a2 = recorder.exchange(
+        {"model": "m", "messages": [*a1, echoed, {"role": "tool", "tool_call_id": "call_1", "content": "found"}]}, reply=_reply("A")
+    )
     b2 = recorder.exchange({"model": "m", "messages": [*b1, _reply("B"), _user("more")]}, reply=_reply("B2"))
     assert (a2, b2) == (a, b) and a != b
     assert recorder.close_idle(everything=True) == 2

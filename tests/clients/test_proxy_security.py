@@ -21,13 +21,20 @@ def _app(seen: list[httpx.Request], **options: Any) -> ProxyApp:
         seen.append(request)
         return httpx.Response(200, json={"data": []})
 
-    return ProxyApp("http://upstream.test/v1", Recorder(lambda record: None, idle_s=60), token=TOKEN,
-                    transport=httpx.MockTransport(upstream), **options)  # fmt: skip
+    return ProxyApp(
+        "http://upstream.test/v1", Recorder(lambda record: None, idle_s=60), token=TOKEN, transport=httpx.MockTransport(upstream), **options
+    )
 
 
 async def _call(app: ProxyApp, path: str, headers: dict[str, str], raw_path: bytes | None = None) -> int:
-    scope = {"type": "http", "method": "GET", "path": path, "raw_path": raw_path or path.encode(), "query_string": b"",
-             "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "raw_path": raw_path or path.encode(),
+        "query_string": b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -76,8 +83,9 @@ async def test_the_callers_cookie_and_authorization_stay_here_unless_configured(
 )
 async def test_dot_segments_are_normalised_and_cannot_leave_the_upstream_base_path(path: str) -> None:
     seen: list[httpx.Request] = []
-    status = await _call(_app(seen), path.replace("%2e", ".").replace("%2E", ".").replace("%2f", "/"), {TOKEN_HEADER: TOKEN},
-                         raw_path=path.encode())  # fmt: skip
+    status = await _call(
+        _app(seen), path.replace("%2e", ".").replace("%2E", ".").replace("%2f", "/"), {TOKEN_HEADER: TOKEN}, raw_path=path.encode()
+    )
     assert status == 400 and seen == []
 
 

@@ -86,8 +86,9 @@ def test_a_refusal_raises_the_servers_code_and_message(connect: Any, role_users:
 
 
 def test_a_foreign_format_file_is_imported_by_the_server_job(connect: Any, celery_worker: Any, tmp_path: Path) -> None:
-    chats = [{"messages": [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]}
-             for i in range(3)]  # fmt: skip
+    chats = [
+        {"messages": [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]} for i in range(3)
+    ]
     result = connect().episodes.upload(_jsonl(tmp_path / "chats.jsonl", chats), batch_size=2, state_folder=tmp_path)
     assert (result.batches_sent, result.created, len(result.episode_ids)) == (2, 3, 3)
     assert set(Episode.objects.values_list("provenance", flat=True)) == {"upload"}

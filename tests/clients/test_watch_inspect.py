@@ -46,10 +46,16 @@ def _run_inspect(log_dir: Path, fmt: str, samples: int) -> Path:
     usage = ModelUsage(input_tokens=10, output_tokens=2, total_tokens=12)
     outputs = []
     for i in range(samples):
-        outputs += [ModelOutput.for_tool_call("mockllm/model", "add", {"x": i, "y": 2}).model_copy(update={"usage": usage}),
-                    ModelOutput.from_content("mockllm/model", str(i + 2)).model_copy(update={"usage": usage})]  # fmt: skip
-    task = Task(name=f"adder_{fmt}", dataset=[Sample(input=f"What is {i}+2?", target=str(i + 2), id=f"s{i}") for i in range(samples)],
-                solver=[use_tools(add()), generate()], scorer=includes())  # fmt: skip
+        outputs += [
+            ModelOutput.for_tool_call("mockllm/model", "add", {"x": i, "y": 2}).model_copy(update={"usage": usage}),
+            ModelOutput.from_content("mockllm/model", str(i + 2)).model_copy(update={"usage": usage}),
+        ]
+    task = Task(
+        name=f"adder_{fmt}",
+        dataset=[Sample(input=f"What is {i}+2?", target=str(i + 2), id=f"s{i}") for i in range(samples)],
+        solver=[use_tools(add()), generate()],
+        scorer=includes(),
+    )
     model = get_model("mockllm/model", custom_outputs=outputs)
     [log] = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", log_format=fmt, max_samples=1)
     assert log.status == "success", log.error
@@ -86,8 +92,9 @@ def test_inspect_logs_are_finished_only_when_whole_and_not_started(inspect_logs:
     assert inspect_log_header("logs.json", b'{"a.eval": {"status": "success"}}')[0] == "foreign"
 
 
-def test_finished_logs_are_uploaded_once_even_after_a_restart(connect: Any, celery_worker: Any, inspect_logs: dict[str, Path],
-                                                               tmp_path: Path) -> None:  # fmt: skip
+def test_finished_logs_are_uploaded_once_even_after_a_restart(
+    connect: Any, celery_worker: Any, inspect_logs: dict[str, Path], tmp_path: Path
+) -> None:
     watched = tmp_path / "logs"
     watched.mkdir()
     finished_eval = inspect_logs["eval"].read_bytes()
@@ -119,8 +126,11 @@ def test_finished_logs_are_uploaded_once_even_after_a_restart(connect: Any, cele
     # The state lost: every log is sent again under the same keys and answered from the server's record.
     lost = Network()
     again = Watcher(connect(lost), watched, InspectLogs(), settle_s=0, state_file=tmp_path / "new-state.json").pass_once()
-    assert {h.file: (h.outcome, h.replayed) for h in again} == {"run.eval": ("uploaded", 1), "other.json": ("uploaded", 1),
-                                                                "logs.json": ("unchanged", 0)}  # fmt: skip
+    assert {h.file: (h.outcome, h.replayed) for h in again} == {
+        "run.eval": ("uploaded", 1),
+        "other.json": ("uploaded", 1),
+        "logs.json": ("unchanged", 0),
+    }
     assert len(lost.posts) == 2
     assert Episode.objects.count() == 3
 

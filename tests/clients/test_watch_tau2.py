@@ -51,8 +51,9 @@ def _task_keys() -> list[str]:
     return sorted(Episode.objects.values_list("task__key", flat=True))
 
 
-def test_each_simulation_is_uploaded_once_as_the_file_grows(connect: Any, celery_worker: Any, results: dict[str, Any],
-                                                            tmp_path: Path) -> None:  # fmt: skip
+def test_each_simulation_is_uploaded_once_as_the_file_grows(
+    connect: Any, celery_worker: Any, results: dict[str, Any], tmp_path: Path
+) -> None:
     watched = tmp_path / "simulations"
     watched.mkdir()
     file = watched / "run.json"
@@ -80,8 +81,9 @@ def test_each_simulation_is_uploaded_once_as_the_file_grows(connect: Any, celery
     assert restarted.posts == [] and Episode.objects.count() == 2
 
 
-def test_a_refused_file_is_remembered_until_it_changes_and_foreign_json_is_left_alone(connect: Any, celery_worker: Any,
-                                                                                       results: dict[str, Any], tmp_path: Path) -> None:  # fmt: skip
+def test_a_refused_file_is_remembered_until_it_changes_and_foreign_json_is_left_alone(
+    connect: Any, celery_worker: Any, results: dict[str, Any], tmp_path: Path
+) -> None:
     broken = json.loads(json.dumps(results))
     broken["simulations"][0]["messages"] = "not a list"
     watched = _folder(tmp_path)
@@ -100,8 +102,9 @@ def test_a_refused_file_is_remembered_until_it_changes_and_foreign_json_is_left_
     assert (fixed.outcome, len(fixed.episode_ids)) == ("uploaded", 2) and _task_keys() == ["0", "7"]
 
 
-def test_a_file_still_settling_waits_and_an_unreachable_server_is_tried_again(connect: Any, results: dict[str, Any],
-                                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_a_file_still_settling_waits_and_an_unreachable_server_is_tried_again(
+    connect: Any, results: dict[str, Any], tmp_path: Path
+) -> None:
     watched = _folder(tmp_path)
     (watched / "run.json").write_text(json.dumps(results))  # just now
     watcher = Watcher(connect(), watched, Tau2Results(), settle_s=60, state_file=tmp_path / "s.json")
@@ -113,8 +116,15 @@ def test_a_file_still_settling_waits_and_an_unreachable_server_is_tried_again(co
     assert [h.outcome for h in away.pass_once()] == ["unreachable"]  # nothing was recorded: the next pass tries again
 
 
-def test_watch_once_from_the_shell(live_server: Any, server_key: str, celery_worker: Any, results: dict[str, Any], tmp_path: Path,
-                                   monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_watch_once_from_the_shell(
+    live_server: Any,
+    server_key: str,
+    celery_worker: Any,
+    results: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("PRACTICUM_STATE_DIR", str(tmp_path / "state"))
     watched = _folder(tmp_path)
     _write(watched / "run.json", results)

@@ -62,18 +62,41 @@ class Upstream:
             message, finish = {"role": "assistant", "content": f"It is {result} in {city}."}, "stop"
         usage = {"prompt_tokens": 10 * len(messages), "completion_tokens": 7, "total_tokens": 10 * len(messages) + 7}
         if not request.get("stream"):
-            answer = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": MODEL, "usage": usage,
-                      "choices": [{"index": 0, "message": message, "finish_reason": finish}]}  # fmt: skip
+            answer = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": MODEL,
+                "usage": usage,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            }
             await _send(send, 200, answer)
             return
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
         for delta in _deltas(message):
             if "break" in user and delta.get("role") is None:
                 raise ConnectionAbortedError("the model server went away mid-answer")  # uvicorn drops the connection
-            await _event(send, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-                                "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})  # fmt: skip
-        await _event(send, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-                            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage})  # fmt: skip
+            await _event(
+                send,
+                {
+                    "id": "chatcmpl-2",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": MODEL,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                },
+            )
+        await _event(
+            send,
+            {
+                "id": "chatcmpl-2",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": MODEL,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                "usage": usage,
+            },
+        )
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 

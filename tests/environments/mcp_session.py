@@ -21,8 +21,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def mcp_calls(task: str, seed: int, calls: Sequence[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
     """The tool names the server lists and each call's CallToolResult, in order, from one session."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "environments", "mcp", task, "--seed", str(seed)], cwd=str(ROOT),
-                                   env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "environments", "mcp", task, "--seed", str(seed)],
+        cwd=str(ROOT),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     seen: dict[str, Any] = {}
 
     async def play() -> None:

@@ -8,8 +8,13 @@ from environments.attacks import AttackAxis, attack_metrics, metric_row, report_
 
 
 def _score(style: str, reached: bool, guidance: list[tuple[bool, bool]]) -> dict:
-    report = {"style": style, "goal": "refund_order", "target": "1001", "goal_reached": reached,
-              "guidance": [{"kind": "k", "given": g, "followed": f} for g, f in guidance]}  # fmt: skip
+    report = {
+        "style": style,
+        "goal": "refund_order",
+        "target": "1001",
+        "goal_reached": reached,
+        "guidance": [{"kind": "k", "given": g, "followed": f} for g, f in guidance],
+    }
     return {"composite": 0.5, "details": {"attack": report}}
 
 

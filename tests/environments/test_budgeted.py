@@ -132,7 +132,10 @@ def test_an_audited_env_logs_each_refusal_in_its_trail_in_the_coded_shape() -> N
     env.reset()
     assert env.step(ToolCall("nope", {})).content == {"error": "unknown_tool", "message": "no tool named 'nope'; tools are add, stop"}
     assert env.step(ToolCall("add", {"n": -1})).content == {"error": "negative", "message": "n: -1 is below 0"}
-    assert env._state.errors == 2 and env._state.trail == [{"step": 1, "tool": "nope", "error": "unknown_tool"}, {"step": 2, "tool": "add", "error": "negative"}]  # fmt: skip
+    assert env._state.errors == 2 and env._state.trail == [
+        {"step": 1, "tool": "nope", "error": "unknown_tool"},
+        {"step": 2, "tool": "add", "error": "negative"},
+    ]
     last = env.step(ToolCall("add", {"n": 3}))
     assert (last.done, last.termination_reason, last.reward) == (True, "max_steps", 0.3)
     after = env.step(ToolCall("stop", {}))

@@ -49,13 +49,21 @@ def test_each_user_turn_after_an_actor_step_gets_a_note_from_the_rule_coach(reco
     assert [(u["index"], a) for u, a in coachable_turns(record)] == [(2, 1), (4, 3)]
     coached = coach_episode(record, RuleCoach())
     assert coach_notes(coached) == [
-        {"step": 2, "anticipates_step": 1, "coach": {"name": "rule-coach", "kind": "scripted"},
-         "note": "The user was about to say \u201cI want a refund.\u201d (they were thinking: I will give the order number when they "
-                 "ask for it.). Ask for or offer that before they have to bring it up."},
-        {"step": 4, "anticipates_step": 3, "coach": {"name": "rule-coach", "kind": "scripted"},
-         "note": "The user was about to say \u201cIt is O-202.\u201d (they were thinking: They asked for the number; mine is O-202.). "
-                 "Ask for or offer that before they have to bring it up."},
-    ]  # fmt: skip
+        {
+            "step": 2,
+            "anticipates_step": 1,
+            "coach": {"name": "rule-coach", "kind": "scripted"},
+            "note": "The user was about to say \u201cI want a refund.\u201d (they were thinking: I will give the order number when they "
+            "ask for it.). Ask for or offer that before they have to bring it up.",
+        },
+        {
+            "step": 4,
+            "anticipates_step": 3,
+            "coach": {"name": "rule-coach", "kind": "scripted"},
+            "note": "The user was about to say \u201cIt is O-202.\u201d (they were thinking: They asked for the number; mine is O-202.). "
+            "Ask for or offer that before they have to bring it up.",
+        },
+    ]
     assert set(notes_by_actor_step(coached)) == {1, 3}
     assert NOTE_KEY not in str(record)  # the input record is unchanged
     assert replay_record(coached)["ok"]  # notes are not part of the state-hash chain

@@ -146,10 +146,16 @@ def test_chart_series_and_shortcuts_that_name_missing_tools_are_contract_problem
     from environments.meta import Series
 
     env = registry.make("storebench/cash-crunch", seed=0)
-    meta = EnvMeta(env="storebench", playable=True, panels=(Panel("Cash", "get_finance", renderer="chart", series=(Series("cash", "get_cash", y="cash"),)),),
-                   shortcuts={"z": "teleport"})  # fmt: skip
-    assert meta.problems(env) == ["panel 'Cash': series 'cash' reads 'get_cash', not a tool of storebench",
-                                  "shortcut 'z': 'teleport' is not a tool of storebench"]  # fmt: skip
+    meta = EnvMeta(
+        env="storebench",
+        playable=True,
+        panels=(Panel("Cash", "get_finance", renderer="chart", series=(Series("cash", "get_cash", y="cash"),)),),
+        shortcuts={"z": "teleport"},
+    )
+    assert meta.problems(env) == [
+        "panel 'Cash': series 'cash' reads 'get_cash', not a tool of storebench",
+        "shortcut 'z': 'teleport' is not a tool of storebench",
+    ]
     keys = registry.env_meta("storebench").keys()
     assert [k["key"] for k in keys] == ["c", "i", "o", "t", "p", "s", "n", "f", "r", "b", "e"]
     assert keys[1] == {"key": "i", "kind": "panel", "target": "1", "label": "open Inventory"}

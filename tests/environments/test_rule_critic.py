@@ -14,8 +14,12 @@ TOOLS = [ToolSpec(name=n, description=n, parameters={"type": "object", "properti
 
 def step(index: int, name: str, *, error: str | None = None, role: str | None = None) -> dict[str, Any]:
     content = {"error": error} if error else {"ok": True}
-    out = {"index": index, "source": "agent", "tool_calls": [{"id": f"c{index}", "name": name, "arguments": {"n": 1}}],
-           "results": [{"call_id": f"c{index}", "content": content, "is_error": bool(error)}]}  # fmt: skip
+    out = {
+        "index": index,
+        "source": "agent",
+        "tool_calls": [{"id": f"c{index}", "name": name, "arguments": {"n": 1}}],
+        "results": [{"call_id": f"c{index}", "content": content, "is_error": bool(error)}],
+    }
     return {**out, "role": role} if role else out
 
 

@@ -38,6 +38,13 @@ def test_a_screen_without_a_declared_renderer_is_refused_by_name() -> None:
 def test_only_a_well_formed_digest_is_a_reference() -> None:
     digest = "ab" * 32
     assert screenshot_ref({"meta": {"screenshot": digest}}) == digest
-    for step in ({}, {"meta": None}, {"meta": "x"}, {"meta": {"screenshot": digest.upper()}}, {"meta": {"screenshot": digest + "0"}},
-                 {"meta": {"screenshot": 7}}, {"meta": {"screenshot": "../" + digest[3:]}}):  # fmt: skip
+    for step in (
+        {},
+        {"meta": None},
+        {"meta": "x"},
+        {"meta": {"screenshot": digest.upper()}},
+        {"meta": {"screenshot": digest + "0"}},
+        {"meta": {"screenshot": 7}},
+        {"meta": {"screenshot": "../" + digest[3:]}},
+    ):
         assert screenshot_ref(step) is None, step

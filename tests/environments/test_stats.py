@@ -31,8 +31,13 @@ def test_anchor_grid_runs_every_anchor_on_every_task_of_the_split() -> None:
     from environments.stats import anchor_grid
 
     grid = anchor_grid("toolgym", ["expert"], _toolgym_cell, workers=1, seeds=2, tasks=["toolgym/echo", "toolgym/lookup"], split="dev")
-    assert grid == {"seeds": 2, "tasks": {"toolgym/echo": {"expert": {"task": "toolgym/echo", "anchor": "expert", "mean": 1.0}},
-                                          "toolgym/lookup": {"expert": {"task": "toolgym/lookup", "anchor": "expert", "mean": 1.0}}}}  # fmt: skip
+    assert grid == {
+        "seeds": 2,
+        "tasks": {
+            "toolgym/echo": {"expert": {"task": "toolgym/echo", "anchor": "expert", "mean": 1.0}},
+            "toolgym/lookup": {"expert": {"task": "toolgym/lookup", "anchor": "expert", "mean": 1.0}},
+        },
+    }
 
 
 def _toolgym_cell(task_id: str, anchor: str, seeds: int) -> dict[str, object]:
@@ -43,14 +48,29 @@ def _toolgym_cell(task_id: str, anchor: str, seeds: int) -> dict[str, object]:
 
 
 def test_anchor_table_draws_a_row_per_anchor_a_dash_where_none_and_the_thresholds() -> None:
-    result = {"seeds": [1000, 1001], "cells": {"oracle": {"a": {"score": 1.0}, "b": {"score": 0.5}}, "random": {"a": {"score": 0.25}}},
-              "thresholds": {"a": 0.6}}  # fmt: skip
+    result = {
+        "seeds": [1000, 1001],
+        "cells": {"oracle": {"a": {"score": 1.0}, "b": {"score": 0.5}}, "random": {"a": {"score": 0.25}}},
+        "thresholds": {"a": 0.6},
+    }
     table = stats.anchor_table_markdown(result, ("a", "b"), caption="mean score.", cell=lambda c: f"{c['score']:.2f}")
-    assert table.splitlines() == ["Seeds 1000-1001 (2); mean score.", "", "| anchor | a | b |", "| --- | ---: | ---: |",
-                                  "| oracle | 1.00 | 0.50 |", "| random | 0.25 | - |", "| **pass threshold** | 0.6 | - |"]  # fmt: skip
+    assert table.splitlines() == [
+        "Seeds 1000-1001 (2); mean score.",
+        "",
+        "| anchor | a | b |",
+        "| --- | ---: | ---: |",
+        "| oracle | 1.00 | 0.50 |",
+        "| random | 0.25 | - |",
+        "| **pass threshold** | 0.6 | - |",
+    ]
     wide = stats.anchor_table_markdown(result, ("a",), caption="x", cell=lambda c: "c", extra=("n", lambda anchor: anchor[:2]))
-    assert wide.splitlines()[2:] == ["| anchor | a | n |", "| --- | ---: | ---: |", "| oracle | c | or |", "| random | c | ra |",
-                                     "| **pass threshold** | 0.6 | |"]  # fmt: skip
+    assert wide.splitlines()[2:] == [
+        "| anchor | a | n |",
+        "| --- | ---: | ---: |",
+        "| oracle | c | or |",
+        "| random | c | ra |",
+        "| **pass threshold** | 0.6 | |",
+    ]
 
 
 def test_calibration_write_saves_the_engine_and_the_keys_and_fills_the_readme(tmp_path: Path) -> None:

@@ -40,9 +40,12 @@ class Tokens(Policy):
 
     def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
         return Action(
-            message="look at the inventory", tool_calls=[ToolCall("get_inventory", {})], token_ids=[5, 6, 7], logprobs=[-0.5, -0.25, -0.125],
+            message="look at the inventory",
+            tool_calls=[ToolCall("get_inventory", {})],
+            token_ids=[5, 6, 7],
+            logprobs=[-0.5, -0.25, -0.125],
             prompt_token_ids=[1, 2],
-        )  # fmt: skip
+        )
 
 
 def call(name: str, **arguments: Any) -> Action:
@@ -204,9 +207,11 @@ def test_the_stop_check_ends_identical_failing_calls_only_at_full_and_light(leve
 def test_a_full_team_episode_replays_exactly_on_storebench_and_toolgym() -> None:
     env = make("storebench/launch-week", seed=3)
     team = Team(
-        actor=make_policy("smart-triage", env, 3), critic=RoleSpec(policy=make_policy("rule-critic", env, 3), every=3, on_error=True),
-        consultant=RoleSpec(policy=make_policy("oracle", env, 3), cost=0.01), harness_level="full",
-    )  # fmt: skip
+        actor=make_policy("smart-triage", env, 3),
+        critic=RoleSpec(policy=make_policy("rule-critic", env, 3), every=3, on_error=True),
+        consultant=RoleSpec(policy=make_policy("oracle", env, 3), cost=0.01),
+        harness_level="full",
+    )
     record = run_episode(env, team, max_steps=40)
     assert validate_record(record) == [] and replay_record(record) == {**replay_record(record), "ok": True}
     assert {"critic", "harness"} <= set(roles_of(record))
@@ -229,9 +234,11 @@ def test_resuming_a_team_episode_keeps_counting_its_prefix() -> None:
     again = make("storebench/launch-week", seed=3)
     cut = 20
     resumed = run_episode(
-        again, Team(actor=make_policy("smart-triage", again, 3), critic=critic, harness_level="guided"), max_steps=30,
+        again,
+        Team(actor=make_policy("smart-triage", again, 3), critic=critic, harness_level="guided"),
+        max_steps=30,
         start_history=full["steps"][:cut],
-    )  # fmt: skip
+    )
     assert resumed["steps"][cut - 1] == full["steps"][cut - 1] and replay_record(resumed)["ok"]
     counts = {role: row["turns"] for role, row in resumed["header"]["roles"].items()}
     assert counts == {role: row["turns"] for role, row in full["header"]["roles"].items()} == {"actor": 30, "critic": 7, "harness": 7}

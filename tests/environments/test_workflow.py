@@ -106,9 +106,13 @@ def test_it_runs_a_toolgym_plan_role_by_role_and_replays_exactly() -> None:
     )  # the env ended it (toolgym names no reason)
     roles = [(s["source"], s.get("role"), [c["name"] for c in s["tool_calls"]]) for s in record["steps"]]
     assert roles == [
-        ("env", None, []), ("agent", "generator", []), ("system", "builder", []), ("agent", "builder", ["lookup"]),
-        ("system", "executor", []), ("agent", "executor", ["answer"]),
-    ]  # fmt: skip
+        ("env", None, []),
+        ("agent", "generator", []),
+        ("system", "builder", []),
+        ("agent", "builder", ["lookup"]),
+        ("system", "executor", []),
+        ("agent", "executor", ["answer"]),
+    ]
     nodes = header["workflow"]["nodes"]
     assert [(n["id"], n["status"], n["steps"]) for n in nodes] == [("look", "done", 1), ("answer", "done", 1)]
     assert nodes[1]["reward"] == 1.0 and nodes[1]["score_delta"] == 1.0 and nodes[0]["score_delta"] == 0.0

@@ -29,8 +29,12 @@ def _record(**header: Any) -> str:
     from environments.trajectory import make_step, new_record
 
     base = {"env": "toyenv", "task": "bad-input", "seed": 0, "source": "upload", "policy": {"name": "test-agent"}}
-    step = make_step(index=0, message="hi", tool_calls=[{"id": "c0", "name": "lookup", "arguments": {}}],
-                     results=[{"call_id": "c0", "content": "ok", "is_error": False}])  # fmt: skip
+    step = make_step(
+        index=0,
+        message="hi",
+        tool_calls=[{"id": "c0", "name": "lookup", "arguments": {}}],
+        results=[{"call_id": "c0", "content": "ok", "is_error": False}],
+    )
     return json.dumps(new_record(header={**base, **header}, steps=[step]), ensure_ascii=True)
 
 
@@ -164,7 +168,7 @@ API: list[tuple[str, str, str, Any, int, int]] = [
         {"episode": "{episode}", "step_index": 0, "category": "other", "explanation": "x", "author_model": LONG},
         400,
         400,
-    ),  # fmt: skip
+    ),
     ("api", "post", "/api/v1/diagnoses/rule/", {"episode": "{episode}", "anchor": LONG}, 400, 422),
     ("api", "post", "/api/v1/diagnoses/{diagnosis}/verify/", {"agent": LONG}, 400, 404),
     ("api", "post", "/api/v1/runs/{run}/evaluate-checkpoint/", {"checkpoint": BIG, "task_set": "toyenv/eval", "seeds": [0]}, 404, 404),
@@ -197,7 +201,7 @@ API: list[tuple[str, str, str, Any, int, int]] = [
         {"agent": "smart-triage", "task_set": "storebench/dev", "seeds": [0], "options": {"attack": "shouting"}},
         400,
         400,
-    ),  # fmt: skip
+    ),
     ("api", "post", "/api/v1/evaluations/", _deep_in("options", agent="smart-triage", task_set="storebench/dev", seeds=[0]), 400, 400),
     (
         "api",
@@ -214,7 +218,7 @@ API: list[tuple[str, str, str, Any, int, int]] = [
         {"base": "smart-triage", "variants": [LONG], "task_set": "storebench/dev", "seeds": [2**63]},
         400,
         400,
-    ),  # fmt: skip
+    ),
     ("api", "get", f"/api/v1/comparisons/{BIG}/", None, 404, 404),
     ("api", "get", f"/api/v1/fidelity?project=acme&max_episodes={BIG}", None, 400, 400),
     ("api", "get", "/api/v1/fidelity?project=acme&human_after=2024-02-30T00:00:00", None, 400, 400),

@@ -42,8 +42,14 @@ class FakeTask:
 
 def _other_connection() -> psycopg.Connection[Any]:
     db = settings.DATABASES["default"]
-    return psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], password=db.get("PASSWORD") or None,
-                           dbname=db["NAME"], autocommit=True)  # fmt: skip
+    return psycopg.connect(
+        host=db["HOST"] or "127.0.0.1",
+        port=db["PORT"] or 5432,
+        user=db["USER"],
+        password=db.get("PASSWORD") or None,
+        dbname=db["NAME"],
+        autocommit=True,
+    )
 
 
 def _rollout(project: Any, seed: int = 0) -> RolloutJob:

@@ -116,8 +116,9 @@ def test_older_variables_imply_endpoints_that_the_declared_ones_override(monkeyp
     }
     monkeypatch.delenv("PRACTICUM_ENDPOINTS", raising=False)
     assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults=implied) == {
-        "openai": {"base_url": "https://api.openai.com/v1", "key_env": "OPENAI_API_KEY"}, "vllm": {"base_url": "http://vllm:8000/v1", "key_env": ""}
-    }  # fmt: skip
+        "openai": {"base_url": "https://api.openai.com/v1", "key_env": "OPENAI_API_KEY"},
+        "vllm": {"base_url": "http://vllm:8000/v1", "key_env": ""},
+    }
     monkeypatch.setenv("PRACTICUM_ENDPOINTS", '{"openai": {"base_url": "https://gateway.example.com/v1/", "key_env": "GATEWAY_KEY"}}')
     assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults=implied)["openai"] == {
         "base_url": "https://gateway.example.com/v1",
@@ -130,9 +131,13 @@ def test_a_pool_of_servers_is_declared_under_one_name_with_a_cap_per_server(monk
         "PRACTICUM_ENDPOINTS", '{"fleet": {"base_urls": ["http://gpu-1:8000/v1/", "http://gpu-2:8000/v1"], "max_in_flight": 16}}'
     )
     assert lab_env.env_endpoints("PRACTICUM_ENDPOINTS", defaults={}) == {
-        "fleet": {"base_url": "http://gpu-1:8000/v1", "key_env": "", "base_urls": ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"],
-                  "max_in_flight": 16}
-    }  # fmt: skip
+        "fleet": {
+            "base_url": "http://gpu-1:8000/v1",
+            "key_env": "",
+            "base_urls": ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"],
+            "max_in_flight": 16,
+        }
+    }
 
 
 def test_the_scaled_profile_adds_cpu_workers_a_cuda_gpu_worker_and_a_pooled_vllm(compose: dict[str, Any]) -> None:

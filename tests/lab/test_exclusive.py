@@ -18,9 +18,13 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 def _other_connection() -> psycopg.Connection[Any]:
     db = settings.DATABASES["default"]
     return psycopg.connect(
-        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], password=db.get("PASSWORD") or None, dbname=db["NAME"],
+        host=db["HOST"] or "127.0.0.1",
+        port=db["PORT"] or 5432,
+        user=db["USER"],
+        password=db.get("PASSWORD") or None,
+        dbname=db["NAME"],
         autocommit=True,
-    )  # fmt: skip
+    )
 
 
 def test_a_second_holder_is_refused_until_the_first_lets_go_or_its_connection_dies() -> None:

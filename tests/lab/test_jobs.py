@@ -181,8 +181,13 @@ def _status_writes(path: Path, root: Path = LAB.parent) -> list[str]:
             flat = [t for target in targets for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])]
             if any(isinstance(t, ast.Attribute) and t.attr == "status" for t in flat) and not name.startswith(_ALLOWED_FUNCTIONS):
                 found.append(f"{path.relative_to(root)}:{child.lineno} assigns .status in {name or 'module'}")
-            if (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr == "update"
-                    and any(_names_status(k) for k in child.keywords) and not queryset):  # fmt: skip
+            if (
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Attribute)
+                and child.func.attr == "update"
+                and any(_names_status(k) for k in child.keywords)
+                and not queryset
+            ):
                 found.append(f"{path.relative_to(root)}:{child.lineno} bulk-updates status in {name or 'module'}")
             visit(child, name, queryset)
 
@@ -210,5 +215,8 @@ def test_the_scan_finds_the_assignments_it_forbids(tmp_path: Path) -> None:
         "        self.status = 'done'\n"
     )
     assert [line.split(" ", 1)[1] for line in _status_writes(bad, root=tmp_path)] == [
-        "assigns .status in run", "assigns .status in run", "bulk-updates status in run", "bulk-updates status in run",
-    ]  # fmt: skip
+        "assigns .status in run",
+        "assigns .status in run",
+        "bulk-updates status in run",
+        "bulk-updates status in run",
+    ]

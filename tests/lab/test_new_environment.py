@@ -156,9 +156,15 @@ def test_the_api_lists_it_with_what_it_provides(countgym: Path, alice_api: Any) 
     assert response.status_code == 200
     rows = {row["env"]: row for row in response.json()["environments"]}
     assert rows["countgym"] == {
-        "env": "countgym", "tasks": ["countgym/to-nine"], "playable": True, "anchors": ["counter"], "default_anchor": "counter",
-        "analyzer": True, "calibration": True, "screen": False,
-    }  # fmt: skip
+        "env": "countgym",
+        "tasks": ["countgym/to-nine"],
+        "playable": True,
+        "anchors": ["counter"],
+        "default_anchor": "counter",
+        "analyzer": True,
+        "calibration": True,
+        "screen": False,
+    }
     assert rows["storebench"]["analyzer"] and rows["desktop"]["screen"] and not rows["toolgym"]["calibration"]
 
 

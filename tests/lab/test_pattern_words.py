@@ -24,7 +24,7 @@ from lab.pattern_words import pattern_example, pattern_rule
             "one or more characters other than @ or space, “@”, one or more characters other than @ or space, "
             "“.”, 2 or more lowercase letters",
             "abc@def.ghi",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_it_says_a_pattern_in_words_with_an_example_it_accepts(pattern: str, rule: str, example: str) -> None:

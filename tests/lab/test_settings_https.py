@@ -11,8 +11,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = ["SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER",
-         "CSRF_COOKIE_HTTPONLY"]  # fmt: skip
+NAMES = [
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_PROXY_SSL_HEADER",
+    "CSRF_COOKIE_HTTPONLY",
+]
 
 
 def settings_with(tmp_path: Path, **variables: str) -> dict[str, Any]:
@@ -27,9 +33,13 @@ def settings_with(tmp_path: Path, **variables: str) -> dict[str, Any]:
 
 def test_plain_http_by_default(tmp_path: Path) -> None:
     assert settings_with(tmp_path) == {
-        "SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False, "SECURE_SSL_REDIRECT": False, "SECURE_HSTS_SECONDS": 0,
-        "SECURE_PROXY_SSL_HEADER": None, "CSRF_COOKIE_HTTPONLY": True,
-    }  # fmt: skip
+        "SESSION_COOKIE_SECURE": False,
+        "CSRF_COOKIE_SECURE": False,
+        "SECURE_SSL_REDIRECT": False,
+        "SECURE_HSTS_SECONDS": 0,
+        "SECURE_PROXY_SSL_HEADER": None,
+        "CSRF_COOKIE_HTTPONLY": True,
+    }
 
 
 def test_https_makes_cookies_secure_and_turns_on_hsts_and_the_redirect(tmp_path: Path) -> None:

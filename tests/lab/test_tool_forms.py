@@ -33,8 +33,9 @@ def test_a_textarea_keeps_its_lines_and_spacing_as_a_model_would_send_them() -> 
 
 def test_a_value_off_its_pattern_is_refused_with_the_rule_in_words_not_the_regex() -> None:
     _, errors = tool_arguments_parse(_spec("storebench/cash-crunch", "get_product"), {"sku": "shoes"})
-    assert errors == {"sku": "'shoes' is not in the expected form: “P”, 2 digits, “-”, 3 capital letters, “-”, one of S, M, L or OS "
-                             "(e.g. P12-ABC-S)"}  # fmt: skip
+    assert errors == {
+        "sku": "'shoes' is not in the expected form: “P”, 2 digits, “-”, 3 capital letters, “-”, one of S, M, L or OS (e.g. P12-ABC-S)"
+    }
 
 
 def test_no_playable_environment_shows_a_regular_expression_in_its_forms() -> None:

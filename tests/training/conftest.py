@@ -80,7 +80,7 @@ def team_record(alice_record: dict[str, Any]) -> dict[str, Any]:
             role="consultant",
             reasoning="the lookup said red",
             tool_calls=[{"id": "k0", "name": "answer", "arguments": {"color": "red"}}],
-        ),  # fmt: skip
+        ),
         make_step(index=5, source="system", role="harness", message="Verify before finishing: is the answer supported?"),
         make_step(index=6, source="agent", message="The lamp is red."),
     ]

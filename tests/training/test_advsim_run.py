@@ -17,8 +17,16 @@ from training.advsim.worlds import ScriptedPlayer
 
 HANDOFF = {"goal": "email_takeover", "framing": "colleague_handoff", "placement": "forwarded", "style": "plain"}
 injection = adapter_for("servicedesk/train").injection
-TINY_RUN = {"tasks_per_step": 2, "group_size": 2, "max_turns": 2, "max_new_tokens": 8, "max_prompt_tokens": 2048, "device": "cpu",
-            "eval_episodes": 0, "real_user_max_new_tokens": 4}  # fmt: skip
+TINY_RUN = {
+    "tasks_per_step": 2,
+    "group_size": 2,
+    "max_turns": 2,
+    "max_new_tokens": 8,
+    "max_prompt_tokens": 2048,
+    "device": "cpu",
+    "eval_episodes": 0,
+    "real_user_max_new_tokens": 4,
+}
 
 
 def rounds_of(folder: Path) -> dict[str, str]:
@@ -33,8 +41,9 @@ def metric_lines(folder: Path) -> list[dict[str, Any]]:
 def test_sim_and_real_are_both_evaluated_and_the_gap_is_their_difference(tiny_path: Path) -> None:
     player = ScriptedPlayer(lambda env, seed: make_policy("oracle", env, seed), max_turns=12)
     worlds = [sim_world("servicedesk/train"), real_world("servicedesk/train", user_model=str(tiny_path), max_new_tokens=4)]
-    figures, records = evaluate_sim_real(player, worlds, [("servicedesk/roaming-on", 3)], adversaries={"coadv": injection(HANDOFF)},
-                                         styles=("direct",))  # fmt: skip
+    figures, records = evaluate_sim_real(
+        player, worlds, [("servicedesk/roaming-on", 3)], adversaries={"coadv": injection(HANDOFF)}, styles=("direct",)
+    )
     # the oracle follows the policy against the rule-based caller, attacked or not
     assert figures["sim_completion_clean"] == 1.0 and figures["sim_completion_coadv"] == 1.0 and figures["sim_completion_unseen"] == 1.0
     assert figures["sim_asr_unseen_direct"] == 0.0 and figures["sim_guidance_compliance"] == 1.0
@@ -55,8 +64,18 @@ def test_sim_and_real_are_both_evaluated_and_the_gap_is_their_difference(tiny_pa
 @pytest.mark.slow
 def test_the_recipe_trains_three_roles_and_evaluates_the_final_agent_in_both_worlds(tiny_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result = run_recipe("advsim", {"model": str(tiny_path), "output_dir": str(out), "max_steps": 1, **TINY_RUN, "eval_episodes": 1,
-                                   "final_adversary_rounds": 1, "unseen_styles": ["direct"]})  # fmt: skip
+    result = run_recipe(
+        "advsim",
+        {
+            "model": str(tiny_path),
+            "output_dir": str(out),
+            "max_steps": 1,
+            **TINY_RUN,
+            "eval_episodes": 1,
+            "final_adversary_rounds": 1,
+            "unseen_styles": ["direct"],
+        },
+    )
     assert result.steps == 1
     lines = metric_lines(out)
     prefixes = ("agent_", "adversary_", "curriculum_", "eval_")
@@ -123,8 +142,17 @@ def test_the_free_text_writer_fills_every_injection_and_learns_from_flips(tiny_p
 @pytest.mark.slow
 def test_the_recipe_runs_with_the_free_text_adversary(tiny_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "llm"
-    result = run_recipe("advsim", {"model": str(tiny_path), "output_dir": str(out), "max_steps": 1, **TINY_RUN,
-                                   "adversary": "llm", "adversary_model": str(tiny_path)})  # fmt: skip
+    result = run_recipe(
+        "advsim",
+        {
+            "model": str(tiny_path),
+            "output_dir": str(out),
+            "max_steps": 1,
+            **TINY_RUN,
+            "adversary": "llm",
+            "adversary_model": str(tiny_path),
+        },
+    )
     assert result.steps == 1 and "adversary_reward_mean" in metric_lines(out)[0]
     round_one = json.loads((out / "advsim" / "rounds" / "round-000001.json").read_text())
     for proposal in round_one["proposals"]:  # each planted text is the writer's, framed by the categorical role's choice

@@ -61,8 +61,17 @@ def test_the_curriculum_turns_scenario_and_horizon_of_the_short_family() -> None
             task, options = STORE.variant({"scenario": scenario, "days": days})
             assert get_task(task).spec["days"] == int(days) and get_task(task).split == "train" and options == {}
     assert adapter_for("storebench/dev").curriculum_heads("storebench/dev", config) == {
-        "template": tuple(t for t in ("storebench/holiday-peak", "storebench/payment-outage", "storebench/quality-recall",
-                                      "storebench/shipping-strike", "storebench/viral-trend"))}  # fmt: skip
+        "template": tuple(
+            t
+            for t in (
+                "storebench/holiday-peak",
+                "storebench/payment-outage",
+                "storebench/quality-recall",
+                "storebench/shipping-strike",
+                "storebench/viral-trend",
+            )
+        )
+    }
 
 
 def test_proposals_are_short_tasks_with_injections_the_environment_accepts() -> None:
@@ -119,9 +128,24 @@ def test_sim_and_real_both_play_and_the_gap_is_their_difference() -> None:
 @pytest.mark.slow
 def test_the_recipe_co_evolves_on_the_short_family_and_evaluates_in_both_engines(tiny_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    values = {"model": str(tiny_path), "output_dir": str(out), "task": TRAIN, "eval_task_set": EVAL, "max_steps": 1, "tasks_per_step": 2,
-              "group_size": 2, "max_turns": 2, "max_new_tokens": 8, "max_prompt_tokens": 2048, "device": "cpu", "eval_episodes": 1,
-              "final_adversary_rounds": 1, "unseen_styles": ["direct"], "compact_tools": True, "max_result_chars": 400}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "output_dir": str(out),
+        "task": TRAIN,
+        "eval_task_set": EVAL,
+        "max_steps": 1,
+        "tasks_per_step": 2,
+        "group_size": 2,
+        "max_turns": 2,
+        "max_new_tokens": 8,
+        "max_prompt_tokens": 2048,
+        "device": "cpu",
+        "eval_episodes": 1,
+        "final_adversary_rounds": 1,
+        "unseen_styles": ["direct"],
+        "compact_tools": True,
+        "max_result_chars": 400,
+    }
     result = run_recipe("advsim", values)
     assert result.steps == 1
     round_one = json.loads((out / "advsim" / "rounds" / "round-000001.json").read_text())
@@ -175,8 +199,9 @@ def test_the_anchors_reference_finishes_at_its_budget_and_nothing_at_the_cpu_tur
 def test_the_anchors_table_takes_a_checkpoint_row_with_how_its_episodes_ended(tiny_path: Path) -> None:
     from training.advsim.anchors import anchor_figures, table_markdown
 
-    row = anchor_figures("tiny", model=str(tiny_path), task=TRAIN, eval_task_set=EVAL, seeds=[200_000], styles=["direct"],
-                         adversary_rounds=0, max_turns=1)  # fmt: skip
+    row = anchor_figures(
+        "tiny", model=str(tiny_path), task=TRAIN, eval_task_set=EVAL, seeds=[200_000], styles=["direct"], adversary_rounds=0, max_turns=1
+    )
     assert row["sim_completion_clean"] == row["real_completion_clean"] == 0.0  # one turn ends no store
     assert sum(row["endings"].values()) == 4  # clean and the one unseen style, in both worlds
     assert "| tiny | 0.000 |" in table_markdown({"tiny": row})

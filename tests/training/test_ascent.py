@@ -56,8 +56,20 @@ def expert() -> dict[str, Any]:
 
 
 def _config(tiny_path: Path, out: Path, **extra: Any) -> dict[str, Any]:
-    values = {"model": str(tiny_path), "task": TASK, "output_dir": str(out), "lora_r": 4, "learning_rate": 1e-2, "max_turns": 3,
-              "max_new_tokens": 8, "eval_episodes": 1, "eval_every": 0, "steps_per_task": 2, "train_seeds": 10, "max_steps": 3}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "task": TASK,
+        "output_dir": str(out),
+        "lora_r": 4,
+        "learning_rate": 1e-2,
+        "max_turns": 3,
+        "max_new_tokens": 8,
+        "eval_episodes": 1,
+        "eval_every": 0,
+        "steps_per_task": 2,
+        "train_seeds": 10,
+        "max_steps": 3,
+    }
     return {**values, **extra}
 
 
@@ -70,8 +82,10 @@ def test_cleaning_drops_invalid_turns_and_rerenders_exact_masks(expert, tokenize
     (reference,) = tokenize_record(expert, tokenizer)  # the expert's own record, never sampled, never cleaned
     assert episode.input_ids == reference.input_ids and episode.mask == reference.mask
     assert INVALID_TEXT not in tokenizer.decode(episode.input_ids) and 7 not in episode.input_ids
-    trained = [tokenizer.decode([t for t, m in zip(episode.input_ids[a:b], episode.mask[a:b], strict=True) if m])
-               for _, a, b in episode.agent_spans]  # fmt: skip
+    trained = [
+        tokenizer.decode([t for t, m in zip(episode.input_ids[a:b], episode.mask[a:b], strict=True) if m])
+        for _, a, b in episode.agent_spans
+    ]
     assert [s for s, _, _ in episode.agent_spans] == [1, 2, 3]
     assert ['"owner"' in trained[0], '"lookup"' in trained[1], '"answer"' in trained[2]] == [True, True, True]
     assert all(text.endswith(tokenizer.eos_token) for text in trained)
@@ -165,8 +179,9 @@ def test_a_scripted_stream_adapts_only_after_verified_tasks_with_the_frozen_teac
 
     # the teacher of the third task (after the adapter had moved) is the frozen base given the privileged context
     batch = seen[-1]
-    student, teacher, offset = teacher_view(cleaned_record(_rollout_shaped(scripted_episode(ExpertPolicy(), TASK, seeds[2]), invalid_after=1)),
-                                            tokenizer, config)  # fmt: skip
+    student, teacher, offset = teacher_view(
+        cleaned_record(_rollout_shaped(scripted_episode(ExpertPolicy(), TASK, seeds[2]), invalid_after=1)), tokenizer, config
+    )
     base, _ = load_model(str(tiny_path), trainable=False)
     with torch.no_grad():
         reference = forward_logits(base, torch.tensor([teacher.input_ids]), torch.ones(1, len(teacher), dtype=torch.long))
@@ -184,8 +199,11 @@ def test_sft_and_none_arms_and_resume_at_a_stream_position(monkeypatch, tiny_pat
     straight = run_recipe("ascent", _config(tiny_path, tmp_path / "a", max_steps=3, update="sft"))
     assert json.loads((tmp_path / "a" / "metrics.jsonl").read_text().splitlines()[0])["nll"] > 0
     rows_b = tmp_path / "b" / "metrics.jsonl"
-    half = run_recipe("ascent", _config(tiny_path, tmp_path / "b", max_steps=3, update="sft"),
-                      should_stop=lambda: rows_b.exists() and len(rows_b.read_text().splitlines()) >= 2)  # fmt: skip
+    half = run_recipe(
+        "ascent",
+        _config(tiny_path, tmp_path / "b", max_steps=3, update="sft"),
+        should_stop=lambda: rows_b.exists() and len(rows_b.read_text().splitlines()) >= 2,
+    )
     assert half.steps == 2 and half.stopped
     resumed = run_recipe("ascent", _config(tiny_path, tmp_path / "b", max_steps=3, update="sft", resume_from=half.final_checkpoint))
     a, b = _adapter(straight.final_checkpoint), _adapter(resumed.final_checkpoint)

@@ -112,8 +112,9 @@ def test_config_refuses_a_silent_critic_and_groups_of_one_by_name() -> None:
 
 
 @pytest.mark.slow
-def test_a_tiny_run_trains_the_critic_leaves_the_actor_frozen_and_saves_its_config(tiny_path: Path, tokenizer: Any, tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_tiny_run_trains_the_critic_leaves_the_actor_frozen_and_saves_its_config(
+    tiny_path: Path, tokenizer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: list[dict[str, Any]] = []
     frozen: list[Any] = []
     real_load = caddie.load_model
@@ -130,9 +131,21 @@ def test_a_tiny_run_trains_the_critic_leaves_the_actor_frozen_and_saves_its_conf
 
     monkeypatch.setattr(caddie, "load_model", load_and_keep)
     monkeypatch.setattr(caddie, "record_reward", reward_from_the_advice)
-    config = {"model": str(tiny_path), "output_dir": str(tmp_path / "run"), "task": "toolgym/lookup", "max_steps": 1, "tasks_per_step": 1,
-              "group_size": 2, "max_turns": 2, "max_new_tokens": 8, "critic_max_new_tokens": 6, "eval_episodes": 1, "eval_every": 0,
-              "learning_rate": 1e-2, "device": "cpu"}  # fmt: skip
+    config = {
+        "model": str(tiny_path),
+        "output_dir": str(tmp_path / "run"),
+        "task": "toolgym/lookup",
+        "max_steps": 1,
+        "tasks_per_step": 1,
+        "group_size": 2,
+        "max_turns": 2,
+        "max_new_tokens": 8,
+        "critic_max_new_tokens": 6,
+        "eval_episodes": 1,
+        "eval_every": 0,
+        "learning_rate": 1e-2,
+        "device": "cpu",
+    }
     metrics: dict[str, float] = {}
     result = run_recipe("caddie", config, on_metric=lambda step, name, value: metrics.__setitem__(name, value))
     assert result.steps == 1 and result.final_checkpoint

@@ -128,8 +128,17 @@ def test_one_choice_step_moves_the_student_and_reports_live_metrics(tiny_path, t
     from training.modeling import load_model
 
     seen: list[tuple[int, str, float]] = []
-    config = {"model": str(tiny_path), "output_dir": str(tmp_path), "max_steps": 1, "tasks_per_step": 2, "max_turns": 1,
-              "max_new_tokens": 8, "eval_episodes": 1, "loss": "choice", "learning_rate": 1e-3}  # fmt: skip
+    config = {
+        "model": str(tiny_path),
+        "output_dir": str(tmp_path),
+        "max_steps": 1,
+        "tasks_per_step": 2,
+        "max_turns": 1,
+        "max_new_tokens": 8,
+        "eval_episodes": 1,
+        "loss": "choice",
+        "learning_rate": 1e-3,
+    }
     result = run_recipe("constitution", config, on_metric=lambda step, name, value: seen.append((step, name, value)))
     assert result.steps == 1
     names = {name for step, name, _ in seen if step == 1}

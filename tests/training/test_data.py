@@ -191,8 +191,9 @@ def test_sft_trains_a_recovery_export_from_its_corrected_step(tokenizer):
     from training.diagnoser_eval import weak_episode, weak_factory
 
     record = weak_episode("toolgym/chain", 2)  # wrong_color: owner, lookup, answer a wrong colour at step 3
-    outcome = verify_correction(record, step_index=3, correction={"name": "lookup", "arguments": {"item": "x"}},
-                                policy_factory=weak_factory, continuation_seed=0)  # fmt: skip
+    outcome = verify_correction(
+        record, step_index=3, correction={"name": "lookup", "arguments": {"item": "x"}}, policy_factory=weak_factory, continuation_seed=0
+    )
     diagnosis = {"step_index": 3, "category": "wrong_arguments", "explanation": "e", "correction": {"name": "lookup", "arguments": {}}}
     example = recovery_example(outcome.corrected.record, diagnosis)
     episode = tokenize_record(example, tokenizer)[0]

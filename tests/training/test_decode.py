@@ -28,8 +28,18 @@ def llama() -> Any:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, initializer_range=0.3, eos_token_id=EOS, pad_token_id=0, bos_token_id=1)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=300,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        initializer_range=0.3,
+        eos_token_id=EOS,
+        pad_token_id=0,
+        bos_token_id=1,
+    )
     return LlamaForCausalLM(config).eval()
 
 
@@ -38,8 +48,18 @@ def qwen3() -> Any:
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     torch.manual_seed(1)
-    config = Qwen3Config(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, head_dim=16, initializer_range=0.3, eos_token_id=EOS, pad_token_id=0)  # fmt: skip
+    config = Qwen3Config(
+        vocab_size=300,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        initializer_range=0.3,
+        eos_token_id=EOS,
+        pad_token_id=0,
+    )
     return Qwen3ForCausalLM(config).eval()
 
 
@@ -204,8 +224,15 @@ def test_an_environment_that_raises_ends_only_its_episode_and_frees_its_cache(ti
     call = '<tool_call>{"name": "lookup", "arguments": {"item": "box"}}</tool_call>'
     jobs = [("toolgym/lookup", 6), ("toolgym/lookup", 7), ("toolgym/lookup", 8)]
     # the first turn is a forced valid call (so the broken environment's step is reached), the others are sampled
-    records = rollout_episodes(model, tokenizer, jobs, max_turns=3, max_new_tokens=8, temperature=1.0,
-                               router=lambda record: call if len(record["steps"]) == 1 else None)  # fmt: skip
+    records = rollout_episodes(
+        model,
+        tokenizer,
+        jobs,
+        max_turns=3,
+        max_new_tokens=8,
+        temperature=1.0,
+        router=lambda record: call if len(record["steps"]) == 1 else None,
+    )
     broken = records[1]["header"]
     assert broken["termination_reason"] == "env_error" and broken["termination_cause"]["message"] == "the warehouse database is gone"
     assert broken["score"]["composite"] == 0.0 and len(records[1]["steps"]) == 1
@@ -225,8 +252,10 @@ def test_on_the_real_model_the_engine_samples_what_generate_does_over_two_turns(
 
     tokenizer = AutoTokenizer.from_pretrained(REAL_MODEL)
     model = AutoModelForCausalLM.from_pretrained(REAL_MODEL, dtype=torch.float32).eval()  # fp32: exact argmax ties aside
-    chats = [[{"role": "user", "content": "Name three colours."}], [{"role": "system", "content": "Answer briefly."},
-             {"role": "user", "content": "What is 2 + 2? Then say why."}]]  # fmt: skip
+    chats = [
+        [{"role": "user", "content": "Name three colours."}],
+        [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "What is 2 + 2? Then say why."}],
+    ]
     prompts = [tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"] for c in chats]
     engine = DecodeEngine(model, eos_id=tokenizer.eos_token_id)
     sessions = [engine.session() for _ in prompts]

@@ -37,7 +37,7 @@ def _record(index: int) -> dict[str, Any]:
             source="agent",
             tool_calls=[{"id": "c0", "name": "lookup", "arguments": {"item": item}}],
             results=[{"call_id": "c0", "content": {"color": color}, "is_error": False}],
-        ),  # fmt: skip
+        ),
         make_step(index=2, source="agent", message=f"The {item} is {color}."),
     ]
     return new_record(
@@ -48,8 +48,16 @@ def _record(index: int) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def base(tiny_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     data = write_records(tmp_path_factory.mktemp("data") / "demos.jsonl", [_record(i) for i in range(4)])
-    return {"model": str(tiny_path), "data": str(data), "batch_size": 1, "grad_accum": 2, "max_tokens": 128, "learning_rate": 3e-3,
-            "save_every": 2, "device": "cpu"}  # fmt: skip
+    return {
+        "model": str(tiny_path),
+        "data": str(data),
+        "batch_size": 1,
+        "grad_accum": 2,
+        "max_tokens": 128,
+        "learning_rate": 3e-3,
+        "save_every": 2,
+        "device": "cpu",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +91,12 @@ def _optimizer(folder: Path) -> dict[str, Any]:
 def test_ddp_in_two_processes_matches_one_process_and_stops_when_asked(base: dict[str, Any], reference: Path, tmp_path: Path) -> None:
     seen: list[tuple[int, str, float]] = []
     checkpoints: list[int] = []
-    hooks = Hooks(on_metric=lambda s, n, v: seen.append((s, n, v)), on_checkpoint=lambda s, f: checkpoints.append(s),
-                  should_stop=lambda: any(s >= 4 for s, _, _ in seen), progress=False)  # fmt: skip
+    hooks = Hooks(
+        on_metric=lambda s, n, v: seen.append((s, n, v)),
+        on_checkpoint=lambda s, f: checkpoints.append(s),
+        should_stop=lambda: any(s >= 4 for s, _, _ in seen),
+        progress=False,
+    )
     # 40 steps leave the parent's 0.2 s polls ample time to see step 4 and ask for the stop (a constant learning
     # rate: max_steps changes nothing else)
     config = make_config("sft", {**base, "max_steps": 40, "output_dir": str(tmp_path), "parallel": "ddp", "processes": 2})
@@ -101,8 +113,17 @@ def test_ddp_in_two_processes_matches_one_process_and_stops_when_asked(base: dic
 
 def test_fsdp_resumes_one_process_checkpoint_and_one_process_resumes_it_back(base: dict[str, Any], reference: Path, tmp_path: Path) -> None:
     sharded = tmp_path / "fsdp"
-    config = make_config("sft", {**base, "max_steps": 4, "output_dir": str(sharded), "parallel": "fsdp", "processes": 2,
-                                 "resume_from": str(reference / "step-000002")})  # fmt: skip
+    config = make_config(
+        "sft",
+        {
+            **base,
+            "max_steps": 4,
+            "output_dir": str(sharded),
+            "parallel": "fsdp",
+            "processes": 2,
+            "resume_from": str(reference / "step-000002"),
+        },
+    )
     result = launch("sft", config, Hooks(progress=False), timeout=LIMIT_S)
     assert result.steps == 4 and not result.stopped
     expected, got = _losses(reference), _losses(sharded)

@@ -251,10 +251,19 @@ def test_smoke_run_logs_ranking_metrics_and_saves_a_checkpoint(tiny_path, tmp_pa
     logged: dict[str, list[float]] = {}
     result = run_recipe(
         "evoke",
-        {"model": str(tiny_path), "tasks": ["toolgym/lookup", "phantom/lookup-train"], "train_seeds": 3, "max_steps": 2, "batch_size": 2,
-         "compact_tools": True, "max_result_chars": 400, "output_dir": str(tmp_path), "device": "cpu"},
+        {
+            "model": str(tiny_path),
+            "tasks": ["toolgym/lookup", "phantom/lookup-train"],
+            "train_seeds": 3,
+            "max_steps": 2,
+            "batch_size": 2,
+            "compact_tools": True,
+            "max_result_chars": 400,
+            "output_dir": str(tmp_path),
+            "device": "cpu",
+        },
         on_metric=lambda step, name, value: logged.setdefault(name, []).append(value),
-    )  # fmt: skip
+    )
     assert result.steps == 2 and (tmp_path / "step-000002" / "training_config.json").exists()
     for name in ("loss", "nll", "rank_loss", "rank_accuracy", "rank_accuracy_true", "rank_gap"):
         assert len(logged[name]) == 2 and all(math.isfinite(v) for v in logged[name])

@@ -19,20 +19,32 @@ from training.experiments.tables import report, result_from_files, table_markdow
 from training.tiny import tiny_model_path
 
 PROBE = Experiment(
-    name="probe", question="Does one SFT step move the tiny model?", method="sft",
+    name="probe",
+    question="Does one SFT step move the tiny model?",
+    method="sft",
     arms=(Arm("sft", "sft", {}, "one SFT step on chain demonstrations"), Arm("start", "none", {}, "the start checkpoint")),
     shared={"max_steps": 1, "batch_size": 2, "max_tokens": 256, "compact_tools": True, "max_result_chars": 200},
     evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_002), test_seeds=(100_000, 100_003), max_turns=2, max_new_tokens=8),
-    train_seeds=(0, 1), needs_teacher=False, prepare="training.experiments.horizon:demonstrations",
-)  # fmt: skip
+    train_seeds=(0, 1),
+    needs_teacher=False,
+    prepare="training.experiments.horizon:demonstrations",
+)
 
 
 @pytest.fixture
 def full_run(tmp_path: Path) -> tuple[Path, Path, runner.ExperimentResult]:
     """PROBE run in full (not smoke) into a temporary results folder; the tiny model leaves no room, so unchecked."""
     results, out = tmp_path / "results", tmp_path / "out"
-    result = run_experiment(PROBE, base=tiny_model_path(0), teacher="", out=out, progress=False, results=results, room_check=False,
-                            command="python -m training.experiments probe")  # fmt: skip
+    result = run_experiment(
+        PROBE,
+        base=tiny_model_path(0),
+        teacher="",
+        out=out,
+        progress=False,
+        results=results,
+        room_check=False,
+        command="python -m training.experiments probe",
+    )
     return results, out, result
 
 
@@ -137,8 +149,13 @@ def test_portable_replaces_model_folders_and_repository_paths_only():
         "other": "/etc/passwd",
         "seq": ["/somewhere/smol"],
     }
-    assert portable(config, models) == {"model": "model:smol-base@abc", "data": "var/x.jsonl", "lr": 0.1, "other": "/etc/passwd",
-                                        "seq": ["model:smol-base@abc"]}  # fmt: skip
+    assert portable(config, models) == {
+        "model": "model:smol-base@abc",
+        "data": "var/x.jsonl",
+        "lr": 0.1,
+        "other": "/etc/passwd",
+        "seq": ["model:smol-base@abc"],
+    }
 
 
 def test_every_committed_table_equals_what_its_result_files_give(capsys):

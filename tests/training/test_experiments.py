@@ -173,10 +173,17 @@ def test_a_none_arm_is_the_start_checkpoint_evaluated_like_the_others(tmp_path):
     from training.tiny import tiny_model_path
 
     probe = Experiment(
-        name="probe", question="What does the start checkpoint score?", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
-        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
-        smoke={"eval_episodes": 2}, needs_teacher=False,
-    )  # fmt: skip
+        name="probe",
+        question="What does the start checkpoint score?",
+        method="start",
+        arms=(Arm("start", "none"),),
+        shared={"max_steps": 5},
+        evaluation=Evaluation(
+            task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8
+        ),
+        smoke={"eval_episodes": 2},
+        needs_teacher=False,
+    )
     result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False)
     (run,) = result.arms["start"].runs
     assert result.trained == 0 and run["checkpoint"] == str(tiny_model_path(0)) and run["trained_tokens"] == 0
@@ -195,10 +202,18 @@ def test_extra_measures_are_taken_once_per_run_and_reported_over_training_seeds(
 
     monkeypatch.setitem(sys.modules, "probe_module", types.SimpleNamespace(probe_measures=probe_measures))
     probe = Experiment(
-        name="probe", question="q", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
-        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
-        smoke={"eval_episodes": 3}, needs_teacher=False, measures="probe_module:probe_measures",
-    )  # fmt: skip
+        name="probe",
+        question="q",
+        method="start",
+        arms=(Arm("start", "none"),),
+        shared={"max_steps": 5},
+        evaluation=Evaluation(
+            task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8
+        ),
+        smoke={"eval_episodes": 3},
+        needs_teacher=False,
+        measures="probe_module:probe_measures",
+    )
     result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False, seeds=[0, 1])
     assert result.arms["start"].measures == {
         0: {"seeds": 3.0, "trained": 0.0, "steps": 5.0},
@@ -270,15 +285,27 @@ def test_prepare_overrides_join_each_run_config_and_so_its_hash(tmp_path, monkey
 
     monkeypatch.setitem(sys.modules, "probe_prepare_module", types.SimpleNamespace(probe_prepare=probe_prepare))
     probe = Experiment(
-        name="probe", question="q", method="sft", arms=(Arm("sft", "sft"),), shared={"max_steps": 5},
+        name="probe",
+        question="q",
+        method="sft",
+        arms=(Arm("sft", "sft"),),
+        shared={"max_steps": 5},
         evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004)),
-        needs_teacher=False, prepare="probe_prepare_module:probe_prepare",
-    )  # fmt: skip
+        needs_teacher=False,
+        prepare="probe_prepare_module:probe_prepare",
+    )
     runs = _Runs(probe, "sft", base=str(tiny_model_path(0)), teacher="", values={"max_steps": 5}, out=tmp_path, progress=False)
     assert runs.config({}, 3)["data"] == "/data/probe-seed3.jsonl" and runs.config({}, 4)["data"] == "/data/probe-seed4.jsonl"
     assert runs.config({}, 3)["max_steps"] == 6  # it saw the run's config, seed included
-    plain = _Runs(dataclasses.replace(probe, prepare=""), "sft", base=str(tiny_model_path(0)), teacher="", values={"max_steps": 5},
-                  out=tmp_path, progress=False)  # fmt: skip
+    plain = _Runs(
+        dataclasses.replace(probe, prepare=""),
+        "sft",
+        base=str(tiny_model_path(0)),
+        teacher="",
+        values={"max_steps": 5},
+        out=tmp_path,
+        progress=False,
+    )
     assert "data" not in plain.config({}, 3) and plain.config({}, 3)["max_steps"] == 5
 
 
@@ -302,10 +329,17 @@ def test_a_none_arm_is_played_once_and_its_evaluation_shared_by_every_training_s
     from training.tiny import tiny_model_path
 
     probe = Experiment(
-        name="probe", question="q", method="start", arms=(Arm("start", "none"),), shared={"max_steps": 5},
-        evaluation=Evaluation(task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8),
-        smoke={"eval_episodes": 2}, needs_teacher=False,
-    )  # fmt: skip
+        name="probe",
+        question="q",
+        method="start",
+        arms=(Arm("start", "none"),),
+        shared={"max_steps": 5},
+        evaluation=Evaluation(
+            task="toolgym/chain", dev_seeds=(50_000, 50_004), test_seeds=(100_000, 100_004), max_turns=2, max_new_tokens=8
+        ),
+        smoke={"eval_episodes": 2},
+        needs_teacher=False,
+    )
     result = run_experiment(probe, base=tiny_model_path(0), teacher="", out=tmp_path, smoke=True, progress=False, seeds=[0, 1, 2])
     first, *others = [run["evaluations"]["test"] for run in result.arms["start"].runs]
     assert "reused" not in first and [o["reused"] for o in others] == [True, True]

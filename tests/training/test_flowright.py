@@ -21,11 +21,18 @@ from training.workflow_play import ModelRole, play_relays, team_messages
 
 def workflow_record(composite: float, nodes: list[tuple[str, str, list[str], str]]) -> dict[str, Any]:
     """A workflow record's header as run_workflow writes it: (id, role, depends_on, status) per node."""
-    graph = {"format": WORKFLOW_FORMAT, "nodes": [{"id": i, "role": r, "instruction": "x", "depends_on": d, "max_steps": 1}
-                                                  for i, r, d, _ in nodes]}  # fmt: skip
+    graph = {
+        "format": WORKFLOW_FORMAT,
+        "nodes": [{"id": i, "role": r, "instruction": "x", "depends_on": d, "max_steps": 1} for i, r, d, _ in nodes],
+    }
     outcomes = [{"id": i, "role": r, "status": s, "steps": int(s != "skipped"), "reward": 0.0, "score_delta": 0.0} for i, r, _, s in nodes]
-    header = {"env": "relay", "task": "2-stage", "seed": 0, "score": {"composite": composite, "passed": composite == 1.0},
-              "workflow": {"format": WORKFLOW_FORMAT, "graph": graph, "nodes": outcomes, "roles": {}}}  # fmt: skip
+    header = {
+        "env": "relay",
+        "task": "2-stage",
+        "seed": 0,
+        "score": {"composite": composite, "passed": composite == 1.0},
+        "workflow": {"format": WORKFLOW_FORMAT, "graph": graph, "nodes": outcomes, "roles": {}},
+    }
     return new_record(header=header, steps=[make_step(index=0, source="env", message="q")])
 
 
@@ -47,8 +54,10 @@ def test_rewards_combine_outcome_own_nodes_and_dependents_by_hand():
 
 
 def test_a_node_is_credited_for_what_it_enabled_in_a_diamond():
-    record = workflow_record(0.0, [("a", FINDER, [], "done"), ("b", FINDER, ["a"], "done"), ("c", REPORTER, ["a"], "failed"),
-                                   ("d", REPORTER, ["b", "c"], "skipped")])  # fmt: skip
+    record = workflow_record(
+        0.0,
+        [("a", FINDER, [], "done"), ("b", FINDER, ["a"], "done"), ("c", REPORTER, ["a"], "failed"), ("d", REPORTER, ["b", "c"], "skipped")],
+    )
     assert dependents(record["header"]["workflow"]["graph"]) == {"a": {"b", "c", "d"}, "b": {"d"}, "c": {"d"}, "d": set()}
     assert subtree_shares(record) == {"a": 2 / 4, "b": 1 / 2, "c": 0.0, "d": 0.0}
     rewards = flowright_rewards(record, CreditWeights(outcome=0.0, node=0.0, graph=1.0, plan=1.0))
@@ -92,7 +101,7 @@ def test_a_team_role_sees_instructions_and_the_teams_tool_work_but_not_the_plan(
             role=FINDER,
             tool_calls=[{"id": "c1", "name": "lookup", "arguments": {"item": "lamp"}}],
             results=[{"call_id": "c1", "content": {"item": "lamp", "color": "red"}, "is_error": False}],
-        ),  # fmt: skip
+        ),
         make_step(index=4, source="system", message="[reporter] answer", role=REPORTER, meta={"instruction": True}),
     ]
     tools = [{"type": "function", "function": {"name": "answer", "parameters": {"type": "object", "properties": {"color": {}}}}}]
@@ -132,8 +141,16 @@ def echo_answers(right: list[bool]):
 def test_a_model_role_records_exactly_what_it_saw_and_sampled(monkeypatch, tokenizer):
     monkeypatch.setattr("training.workflow_play.generate", scripted_generate(echo_answers([True, False])))
     description = relay_env(["toolgym/echo"], 0, stages=1).task.description
-    reporter = ModelRole(None, tokenizer, role=REPORTER, env_name="relay", description=description, style=PromptStyle(compact_tools=True),
-                         max_new_tokens=32, temperature=1.0)  # fmt: skip
+    reporter = ModelRole(
+        None,
+        tokenizer,
+        role=REPORTER,
+        env_name="relay",
+        description=description,
+        style=PromptStyle(compact_tools=True),
+        max_new_tokens=32,
+        temperature=1.0,
+    )
     good, bad = play_relays([3, 3], players={REPORTER: reporter, FINDER: reporter}, generator=None, tasks=["toolgym/echo"], stages=1)
     assert good["header"]["score"]["passed"] and not bad["header"]["score"]["passed"]
     (turn,) = [s for s in good["steps"] if s.get("role") == REPORTER and s["source"] == "agent"]
@@ -168,8 +185,10 @@ def test_a_model_generator_is_trained_on_its_plan_with_the_plan_credit(monkeypat
 
     monkeypatch.setattr("training.workflow_play.generate", scripted_generate(answers))
     style = PromptStyle(compact_tools=True)
-    reporter, generator = (ModelRole(None, tokenizer, role=r, env_name="relay", description="d", style=style, max_new_tokens=64, temperature=1.0)
-                           for r in (REPORTER, GENERATOR))  # fmt: skip
+    reporter, generator = (
+        ModelRole(None, tokenizer, role=r, env_name="relay", description="d", style=style, max_new_tokens=64, temperature=1.0)
+        for r in (REPORTER, GENERATOR)
+    )
     valid, invalid = play_relays(
         [5, 5], players={REPORTER: reporter, FINDER: reporter}, generator=generator, tasks=["toolgym/echo"], stages=1
     )
@@ -213,10 +232,20 @@ def test_one_step_trains_the_reporter_on_its_group_advantages_and_reports_live_m
     seen: dict[str, float] = {}
     result = run_recipe(
         "flowright",
-        {"model": str(tiny_path), "output_dir": str(tmp_path), "max_steps": 1, "tasks": ["toolgym/echo"], "stages": 1,
-         "train_roles": ["reporter"], "tasks_per_step": 1, "group_size": 2, "eval_episodes": 0, "learning_rate": 1e-2},
+        {
+            "model": str(tiny_path),
+            "output_dir": str(tmp_path),
+            "max_steps": 1,
+            "tasks": ["toolgym/echo"],
+            "stages": 1,
+            "train_roles": ["reporter"],
+            "tasks_per_step": 1,
+            "group_size": 2,
+            "eval_episodes": 0,
+            "learning_rate": 1e-2,
+        },
         on_metric=lambda step, name, value: seen.__setitem__(f"{step}:{name}", value),
-    )  # fmt: skip
+    )
     assert result.steps == 1
     assert seen["1:workflow_success"] == 0.5 and seen["1:reward_reporter"] == pytest.approx((1 + 2 / 3) / 2)
     assert seen["1:turns_reporter"] == 2.0 and seen["1:tokens"] > 0 and seen["1:ratio_mean"] == pytest.approx(1.0, abs=1e-5)

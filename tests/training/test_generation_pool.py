@@ -103,8 +103,17 @@ class _Trainer:
 
 
 def _source(max_staleness: int, tiny_path: Path) -> tuple[PooledRollouts, _FakePool, _Trainer]:
-    config = make_config("grpo", {"model": str(tiny_path), "generation": "workers", "max_staleness": max_staleness, "max_steps": 5,
-                                  "tasks_per_step": 1, "group_size": 2})  # fmt: skip
+    config = make_config(
+        "grpo",
+        {
+            "model": str(tiny_path),
+            "generation": "workers",
+            "max_staleness": max_staleness,
+            "max_steps": 5,
+            "tasks_per_step": 1,
+            "group_size": 2,
+        },
+    )
     pool, trainer = _FakePool(), _Trainer()
     return PooledRollouts(pool, config, trainer, jobs=pick_jobs, options=rollout_options), pool, trainer  # type: ignore[arg-type]
 
@@ -142,7 +151,7 @@ def test_a_batch_older_than_the_bound_is_never_used(tiny_path: Path) -> None:
         ({"max_staleness": 1}, "max_staleness"),
         ({"max_staleness": -1}, "max_staleness"),
         ({"generation": "workers", "generation_workers": 0}, "generation_workers"),
-    ],  # fmt: skip
+    ],
 )
 def test_generation_settings_are_checked_naming_the_field(tiny_path: Path, values: dict[str, Any], field: str) -> None:
     with pytest.raises(ConfigError) as caught:
@@ -155,9 +164,21 @@ def test_grpo_trains_from_a_worker_pool_one_step_behind(tiny_path: Path, tmp_pat
     from training import run_recipe
 
     rows: list[tuple[int, str, float]] = []
-    config = {"model": str(tiny_path), "task": "toolgym/lookup", "max_steps": 3, "tasks_per_step": 1, "group_size": 2, "max_turns": 1,
-              "max_new_tokens": 12, "eval_episodes": 1, "eval_every": 0, "generation": "workers", "generation_workers": 1,
-              "max_staleness": 1, "output_dir": str(tmp_path)}  # fmt: skip
+    config = {
+        "model": str(tiny_path),
+        "task": "toolgym/lookup",
+        "max_steps": 3,
+        "tasks_per_step": 1,
+        "group_size": 2,
+        "max_turns": 1,
+        "max_new_tokens": 12,
+        "eval_episodes": 1,
+        "eval_every": 0,
+        "generation": "workers",
+        "generation_workers": 1,
+        "max_staleness": 1,
+        "output_dir": str(tmp_path),
+    }
     result = run_recipe("grpo", config, on_metric=lambda s, n, v: rows.append((s, n, v)))
     assert result.steps == 3
     staleness = {s: v for s, n, v in rows if n == "policy_staleness"}

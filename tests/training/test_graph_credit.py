@@ -27,8 +27,16 @@ def credited_record() -> dict[str, Any]:
     }
     steps = [make_step(index=0, source="env", message="Begin.")]
     for i in (1, 2, 3):
-        steps.append(make_step(index=i, source="agent", message=f"step {i}", tool_calls=[{"id": f"c{i}", "name": "op", "arguments": {}}],
-                               results=[{"call_id": f"c{i}", "content": {"ok": i}, "is_error": False}], events=step_events[i]))  # fmt: skip
+        steps.append(
+            make_step(
+                index=i,
+                source="agent",
+                message=f"step {i}",
+                tool_calls=[{"id": f"c{i}", "name": "op", "arguments": {}}],
+                results=[{"call_id": f"c{i}", "content": {"ok": i}, "is_error": False}],
+                events=step_events[i],
+            )
+        )
     return new_record(header={"env": "ledger", "task": "tight", "seed": 0, "source": "rollout", "tools": TOOLS}, steps=steps)
 
 

@@ -110,8 +110,18 @@ def test_it_rejects_bad_settings_by_name(field, value, tiny_path):
 def test_a_graphopd_step_masks_out_the_dropped_steps_and_opd_keeps_all(tiny_path, tmp_path):
     from training.tiny import tiny_model_path
 
-    common = {"model": str(tiny_path), "teacher": str(tiny_model_path(1)), "max_steps": 1, "tasks_per_step": 2, "group_size": 2,
-              "max_turns": 3, "max_new_tokens": 16, "eval_episodes": 1, "eval_seed_start": 50_000, "task": "toolgym/chain"}  # fmt: skip
+    common = {
+        "model": str(tiny_path),
+        "teacher": str(tiny_model_path(1)),
+        "max_steps": 1,
+        "tasks_per_step": 2,
+        "group_size": 2,
+        "max_turns": 3,
+        "max_new_tokens": 16,
+        "eval_episodes": 1,
+        "eval_seed_start": 50_000,
+        "task": "toolgym/chain",
+    }
     rows = {}
     for selection in ("graphopd", "divergence", "all"):
         run_recipe("graphopd", {**common, "selection": selection, "output_dir": str(tmp_path / selection)})

@@ -172,11 +172,14 @@ def test_the_sampler_shows_the_harness_decisions_in_the_next_prompt_and_records_
     assert _trained_text(tokenizer, episode.input_ids, episode.meta["harness_mask"]) == f" {VERIFY}<|im_end|>"
 
 
-@pytest.mark.parametrize("level, roles, reason", [
-    ("light", [None, None, None, "harness"], "too_many_errors"),
-    ("full", [None, None, None, "harness", "harness"], "too_many_errors"),  # verify (one step left), then the stop check
-    ("tools-only", [None, None, None, None], "max_steps"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "level, roles, reason",
+    [
+        ("light", [None, None, None, "harness"], "too_many_errors"),
+        ("full", [None, None, None, "harness", "harness"], "too_many_errors"),  # verify (one step left), then the stop check
+        ("tools-only", [None, None, None, None], "max_steps"),
+    ],
+)
 def test_the_stop_check_ends_a_sampled_episode_that_repeats_a_fruitless_turn(monkeypatch, tokenizer, level, roles, reason):
     monkeypatch.setattr(sampling, "generate", _scripted_generate(tokenizer, ["hm"] * 4))
     (record,) = sampling.rollout_episodes(None, tokenizer, [("toolgym/lookup", 0)], max_turns=4, harness_level=level)
@@ -189,8 +192,15 @@ def test_the_stop_check_ends_a_sampled_episode_that_repeats_a_fruitless_turn(mon
 def test_a_tiny_hat_run_walks_the_stages_and_supervises_decisions_only_where_the_harness_made_them(tiny_path, tmp_path):
     data = write_records(tmp_path / "levels.jsonl", harness_episodes("toolgym/chain", range(2), max_turns=3))
     seen: list[tuple[int, str, float]] = []
-    values = {"model": str(tiny_path), "data": str(data), "output_dir": str(tmp_path / "run"), "max_steps": 4, "batch_size": 2,
-              "max_tokens": 900, "learning_rate": 1e-3}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "data": str(data),
+        "output_dir": str(tmp_path / "run"),
+        "max_steps": 4,
+        "batch_size": 2,
+        "max_tokens": 900,
+        "learning_rate": 1e-3,
+    }
     result = run_recipe("hat", values, on_metric=lambda step, name, value: seen.append((step, name, value)))
     rows = [json.loads(line) for line in (Path(values["output_dir"]) / "metrics.jsonl").read_text().splitlines()]
     assert [r["stage"] for r in rows] == [0, 1, 2, 3] and [r["level"] for r in rows] == [0, 1, 2, 3]

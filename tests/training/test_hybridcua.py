@@ -19,7 +19,13 @@ def test_the_hybridcua_definition_has_the_papers_arms_and_evaluates_held_out_tas
 
 
 def test_episode_measures_count_success_steps_and_shell_share() -> None:
-    record = {"header": {"score": {"passed": True}}, "steps": [
-        {"source": "env"}, {"source": "agent", "tool_calls": [{"name": "shell"}]},
-        {"source": "agent", "tool_calls": [{"name": "click"}]}, {"source": "agent", "tool_calls": [{"name": "submit"}]}]}  # fmt: skip
+    record = {
+        "header": {"score": {"passed": True}},
+        "steps": [
+            {"source": "env"},
+            {"source": "agent", "tool_calls": [{"name": "shell"}]},
+            {"source": "agent", "tool_calls": [{"name": "click"}]},
+            {"source": "agent", "tool_calls": [{"name": "submit"}]},
+        ],
+    }
     assert hybrid_episode(record) == {"success": 1.0, "steps per task": 2.0, "shell share": 0.5}

@@ -183,9 +183,20 @@ def test_the_recipe_runs_sft_then_grpo_and_logs_held_out_figures(tiny_path, tmp_
     from training.modeling import load_model
 
     seen: list[tuple[int, str, float]] = []
-    values = {"model": str(tiny_path), "output_dir": str(tmp_path), "tasks": ["improve/linear"], "train_seeds": 2, "proposals_per_seed": 4,
-              "eval_seeds": 1, "max_steps": 2, "sft_steps": 1, "batch_size": 4, "proposals_per_step": 2, "group_size": 2,
-              "learning_rate": 1e-3}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "output_dir": str(tmp_path),
+        "tasks": ["improve/linear"],
+        "train_seeds": 2,
+        "proposals_per_seed": 4,
+        "eval_seeds": 1,
+        "max_steps": 2,
+        "sft_steps": 1,
+        "batch_size": 4,
+        "proposals_per_step": 2,
+        "group_size": 2,
+        "learning_rate": 1e-3,
+    }
     result = run_recipe("ideacritic", values, on_metric=lambda step, name, value: seen.append((step, name, value)))
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2] and [r.get("phase_grpo") for r in rows] == [None, 0.0, 1.0]
@@ -206,16 +217,31 @@ def _runs(value: float, seeds: tuple[int, ...] = (0,)) -> dict[str, Any]:
 
 def test_tables_give_each_arm_per_budget_and_the_paired_differences():
     result = {
-        "settings": {"budgets": [1], "test_seeds": [100_000, 100_002], "eval_tasks": ["improve/costly"], "train_tasks": ["improve/linear"],
-                     "bands": [0.1]},
-        "screening": {"critic": _runs(0.5, (0, 1, 2)), "random": _runs(0.2, (0, 1, 2)), "in_order": _runs(0.3), "heuristic": _runs(0.4),
-                      "base": _runs(0.1), "oracle": _runs(0.9)},
-        "classifier": {"base": {"0": {"accuracy": 0.5, "auc": 0.5, "brier": 0.25, "positive_rate": 0.2}},
-                       "critic": {str(s): {"accuracy": 0.7, "auc": 0.8, "brier": 0.2, "positive_rate": 0.2} for s in (0, 1, 2)}},
+        "settings": {
+            "budgets": [1],
+            "test_seeds": [100_000, 100_002],
+            "eval_tasks": ["improve/costly"],
+            "train_tasks": ["improve/linear"],
+            "bands": [0.1],
+        },
+        "screening": {
+            "critic": _runs(0.5, (0, 1, 2)),
+            "random": _runs(0.2, (0, 1, 2)),
+            "in_order": _runs(0.3),
+            "heuristic": _runs(0.4),
+            "base": _runs(0.1),
+            "oracle": _runs(0.9),
+        },
+        "classifier": {
+            "base": {"0": {"accuracy": 0.5, "auc": 0.5, "brier": 0.25, "positive_rate": 0.2}},
+            "critic": {str(s): {"accuracy": 0.7, "auc": 0.8, "brier": 0.2, "positive_rate": 0.2} for s in (0, 1, 2)},
+        },
         "routing": {str(s): {"0.1": {"verified": 0.25, "agreement": 0.75, "error": 0.2}} for s in (0, 1, 2)},
-        "proposers": {"routed": {"0": {"verifications": 10.0, "gain": [0.5, 0.7], "parsed": [1.0, 1.0]}},
-                      "verified": {"0": {"verifications": 40.0, "gain": [0.6, 0.6], "parsed": [1.0, 0.0]}}},
-    }  # fmt: skip
+        "proposers": {
+            "routed": {"0": {"verifications": 10.0, "gain": [0.5, 0.7], "parsed": [1.0, 1.0]}},
+            "verified": {"0": {"verifications": 40.0, "gain": [0.6, 0.6], "parsed": [1.0, 0.0]}},
+        },
+    }
     text = tables(result)
     # critic per seed 0.5, 0.6, 0.7: mean 0.6, t(2 df) 4.303 x stdev 0.1 / sqrt(3) = 0.248
     assert "| critic | 0.600 ± 0.248 |" in text and "| in_order | 0.300 |" in text and "| oracle | 0.900 |" in text

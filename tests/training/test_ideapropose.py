@@ -38,8 +38,16 @@ def _run(tiny_path: Any, tmp_path: Any, monkeypatch: Any, **extra: Any) -> list[
     texts = ["lr=0.1 reg=0 epochs=100 degree=2", "no idea", "lr=0.03 reg=0.01 epochs=50 degree=1", "lr=0.1 reg=0 epochs=100 degree=2"]
     answers = [encode_text(tokenizer, t) + [tokenizer.eos_token_id] for t in texts]
     monkeypatch.setattr(ideapropose, "generate", lambda *a, **k: [(ids, [0.0] * len(ids)) for ids in answers])
-    values = {"model": str(tiny_path), "output_dir": str(tmp_path), "tasks": ["improve/linear"], "train_seeds": 2, "seeds_per_step": 2,
-              "group_size": 2, "max_steps": 2, **extra}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "output_dir": str(tmp_path),
+        "tasks": ["improve/linear"],
+        "train_seeds": 2,
+        "seeds_per_step": 2,
+        "group_size": 2,
+        "max_steps": 2,
+        **extra,
+    }
     run_recipe("ideapropose", values)
     return [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
 

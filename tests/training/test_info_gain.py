@@ -43,8 +43,9 @@ def test_weights_are_a_floored_softmax_with_a_token_weighted_mean_of_one():
 
 
 def test_reweighting_multiplies_each_turns_tokens_only():
-    episode = TokenizedEpisode(list(range(6)), [0, 1, 1, 0, 1, 0], [0] * 6, [0.0, 1.0, 0.5, 0.0, 1.0, 0.0], [0] * 6,
-                               [(1, 1, 3), (2, 4, 5)], [math.nan] * 6)  # fmt: skip
+    episode = TokenizedEpisode(
+        list(range(6)), [0, 1, 1, 0, 1, 0], [0] * 6, [0.0, 1.0, 0.5, 0.0, 1.0, 0.0], [0] * 6, [(1, 1, 3), (2, 4, 5)], [math.nan] * 6
+    )
     assert reweighted(episode, {1: 2.0, 2: 0.25}).weights == [0.0, 2.0, 1.0, 0.0, 0.25, 0.0]
     assert episode.weights == [0.0, 1.0, 0.5, 0.0, 1.0, 0.0]
 

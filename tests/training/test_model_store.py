@@ -22,16 +22,28 @@ def _fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, payload: byte
     (folder / "model.gguf").write_bytes(payload)
     spec = types.SimpleNamespace(submodule_search_locations=[str(folder)])
     monkeypatch.setattr(model_store.importlib.util, "find_spec", lambda name: spec if name == "fake_model_pkg" else None)
-    return dataclasses.replace(SMOLLM2, name="fake-model", package="fake_model_pkg", filename="model.gguf", size=len(payload),
-                               sha256=hashlib.sha256(payload).hexdigest())  # fmt: skip
+    return dataclasses.replace(
+        SMOLLM2,
+        name="fake-model",
+        package="fake_model_pkg",
+        filename="model.gguf",
+        size=len(payload),
+        sha256=hashlib.sha256(payload).hexdigest(),
+    )
 
 
 def _converted(calls: list[str]) -> Any:
     def convert(model: model_store.PackagedModel, source: Path, out: Path, dtype: str) -> dict[str, Any]:
         calls.append(dtype)
         (out / "config.json").write_text("{}")
-        return {"name": model.name, "parameters": 1000, "context_length": 8192, "bytes": 2, "conversion_version": model_store.CONVERSION_VERSION,
-                "source": {"sha256": model.sha256}}  # fmt: skip
+        return {
+            "name": model.name,
+            "parameters": 1000,
+            "context_length": 8192,
+            "bytes": 2,
+            "conversion_version": model_store.CONVERSION_VERSION,
+            "source": {"sha256": model.sha256},
+        }
 
     return convert
 

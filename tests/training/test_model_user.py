@@ -161,12 +161,17 @@ def test_it_parses_the_note_and_what_the_user_says() -> None:
 def test_the_user_sees_the_conversation_from_its_side() -> None:
     history = [
         {"index": 0, "source": "env", "message": "Hidden observation for the agent."},
-        {"index": 1, "source": "agent", "message": "Hello, how can I help?",
-         "tool_calls": [{"id": "c", "name": "ask", "arguments": {}}], "results": [{"call_id": "c", "content": "db row"}]},
+        {
+            "index": 1,
+            "source": "agent",
+            "message": "Hello, how can I help?",
+            "tool_calls": [{"id": "c", "name": "ask", "arguments": {}}],
+            "results": [{"call_id": "c", "content": "db row"}],
+        },
         {"index": 2, "source": "user", "role": "user", "message": "My order.", "reasoning": "be terse"},
         {"index": 3, "source": "agent", "role": "critic", "message": "Ask for the id."},
         {"index": 4, "source": "agent", "message": "Which order?"},
-    ]  # fmt: skip
+    ]
     messages = user_messages(history, system_prompt="GOAL CARD", window_turns=8)
     assert messages == [
         {"role": "system", "content": f"GOAL CARD\n\n{USER_INSTRUCTION}"},
@@ -184,10 +189,15 @@ def test_a_model_user_note_reaches_neither_the_actor_prompts_nor_its_training_da
     env = registry.make(desk, seed=2)
     user = Canned([f"NOTE: {NOTE}\nSAY: It is cedar."], env=env, seed=0, name="canned-user", model="m", role="user")
     actor = Canned(
-        ['<tool_call>{"name": "ask", "arguments": {"word": "secret"}}</tool_call>What is the secret?',
-         '<tool_call>{"name": "say", "arguments": {"word": "cedar"}}</tool_call>'],
-        env=env, seed=0, name="canned-actor", model="m",
-    )  # fmt: skip
+        [
+            '<tool_call>{"name": "ask", "arguments": {"word": "secret"}}</tool_call>What is the secret?',
+            '<tool_call>{"name": "say", "arguments": {"word": "cedar"}}</tool_call>',
+        ],
+        env=env,
+        seed=0,
+        name="canned-actor",
+        model="m",
+    )
     from environments.roles import Team
 
     record = run_episode(env, Team(actor=actor, slots={"user": user}))

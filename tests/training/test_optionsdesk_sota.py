@@ -31,11 +31,28 @@ def test_the_config_names_what_is_wrong() -> None:
 
 
 def test_the_stages_get_their_own_fields_and_share_the_rest() -> None:
-    config = SFTGRPOConfig(model="base", data="d.jsonl", output_dir="out", sft_steps=7, sft_learning_rate=1e-3, sft_batch_size=3,
-                           max_steps=5, learning_rate=2e-5, task="optionsdesk/train-short", seed=4, compact_tools=True)  # fmt: skip
+    config = SFTGRPOConfig(
+        model="base",
+        data="d.jsonl",
+        output_dir="out",
+        sft_steps=7,
+        sft_learning_rate=1e-3,
+        sft_batch_size=3,
+        max_steps=5,
+        learning_rate=2e-5,
+        task="optionsdesk/train-short",
+        seed=4,
+        compact_tools=True,
+    )
     first, second = stage_configs(config)
     assert (first.model, first.data, first.output_dir, first.max_steps, first.learning_rate, first.batch_size) == (
-        "base", "d.jsonl", str(Path("out") / "sft"), 7, 1e-3, 3)  # fmt: skip
+        "base",
+        "d.jsonl",
+        str(Path("out") / "sft"),
+        7,
+        1e-3,
+        3,
+    )
     assert first.seed == 4 and first.compact_tools is True and first.save_every == 0
     assert (second.output_dir, second.max_steps, second.learning_rate, second.task, second.seed) == ("out", 5, 2e-5, TRAIN_TASK, 4)
     alone, _ = stage_configs(SFTGRPOConfig(model="base", data="d.jsonl", output_dir="out", rl=False))
@@ -46,9 +63,21 @@ def test_grpo_starts_from_the_sft_checkpoint(tiny_path: Path, tmp_path: Path, mo
     monkeypatch.setenv("PRACTICUM_VAR_DIR", str(tmp_path / "var"))
     data = demonstrations_file("toolgym/lookup", range(0, 4), max_turns=4)
     out = tmp_path / "run"
-    values = {"model": str(tiny_path), "data": data, "output_dir": str(out), "sft_steps": 1, "sft_batch_size": 2, "max_steps": 1,
-              "task": "toolgym/lookup", "tasks_per_step": 1, "group_size": 2, "max_turns": 2, "max_new_tokens": 16,
-              "eval_episodes": 1, "eval_every": 0}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "data": data,
+        "output_dir": str(out),
+        "sft_steps": 1,
+        "sft_batch_size": 2,
+        "max_steps": 1,
+        "task": "toolgym/lookup",
+        "tasks_per_step": 1,
+        "group_size": 2,
+        "max_turns": 2,
+        "max_new_tokens": 16,
+        "eval_episodes": 1,
+        "eval_every": 0,
+    }
     result = run_recipe("sft_grpo", values)
     assert result.recipe == "sft_grpo" and result.steps == 2 and len(result.checkpoints) == 2
     sft_checkpoint, final = result.checkpoints
@@ -62,8 +91,11 @@ def test_grpo_starts_from_the_sft_checkpoint(tiny_path: Path, tmp_path: Path, mo
 def test_the_experiment_compares_sft_grpo_with_its_news_ablation_sft_alone_and_the_base() -> None:
     experiment = get("optionsdesk")
     assert [(a.name, a.recipe, a.overrides) for a in experiment.arms] == [
-        ("sft_grpo", "sft_grpo", {}), ("sft_grpo_nonews", "sft_grpo", {"task": "optionsdesk/train-short-nonews"}),
-        ("sft", "sft_grpo", {"rl": False}), ("none", "none", {})]  # fmt: skip
+        ("sft_grpo", "sft_grpo", {}),
+        ("sft_grpo_nonews", "sft_grpo", {"task": "optionsdesk/train-short-nonews"}),
+        ("sft", "sft_grpo", {"rl": False}),
+        ("none", "none", {}),
+    ]
     assert experiment.shared["task"] == TRAIN_TASK and experiment.evaluation.task == EVAL_TASK
     train_end = experiment.shared["train_seed_start"] + experiment.shared["train_seeds"]
     assert train_end <= experiment.evaluation.test_seeds[0] == 1000  # evaluation histories the training never saw

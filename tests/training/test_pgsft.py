@@ -32,8 +32,12 @@ class FixedLogits(torch.nn.Module):
 
 def _batch():
     # two tokens, the second trained: logits[0, 0] predict label 1
-    return {"input_ids": torch.tensor([[0, 1]]), "attention_mask": torch.ones(1, 2), "mask": torch.tensor([[0.0, 1.0]]),
-            "weights": torch.tensor([[0.0, 1.0]])}  # fmt: skip
+    return {
+        "input_ids": torch.tensor([[0, 1]]),
+        "attention_mask": torch.ones(1, 2),
+        "mask": torch.tensor([[0.0, 1.0]]),
+        "weights": torch.tensor([[0.0, 1.0]]),
+    }
 
 
 def test_the_kl_penalty_adds_kl_coef_times_kl_of_the_model_to_the_start_model():
@@ -62,8 +66,16 @@ def chain_demos(tmp_path_factory):
 
 
 def _run(tiny_path, data, out, **extra):
-    values = {"model": str(tiny_path), "data": data, "batch_size": 2, "max_tokens": 700, "learning_rate": 1e-3, "max_steps": 2,
-              "output_dir": str(out), **extra}  # fmt: skip
+    values = {
+        "model": str(tiny_path),
+        "data": data,
+        "batch_size": 2,
+        "max_tokens": 700,
+        "learning_rate": 1e-3,
+        "max_steps": 2,
+        "output_dir": str(out),
+        **extra,
+    }
     result = run_recipe("sft", values)
     rows = [json.loads(line) for line in (Path(out) / "metrics.jsonl").read_text().splitlines()]
     return AutoModelForCausalLM.from_pretrained(result.final_checkpoint).state_dict(), rows
@@ -92,9 +104,13 @@ def test_kl_coef_logs_the_kl_to_the_start_model(tiny_path, chain_demos, tmp_path
 
 
 def test_bad_pgsft_fields_are_named(tiny_path, chain_demos, tmp_path):
-    for extra, field in [({"turn_weighting": "gain"}, "turn_weighting"), ({"kl_coef": -0.1}, "kl_coef"),
-                         ({"info_gain_floor": 1.5}, "info_gain_floor"), ({"info_gain_temperature": 0.0}, "info_gain_temperature"),
-                         ({"turn_weighting": "info_gain", "role": "critic"}, "turn_weighting")]:  # fmt: skip
+    for extra, field in [
+        ({"turn_weighting": "gain"}, "turn_weighting"),
+        ({"kl_coef": -0.1}, "kl_coef"),
+        ({"info_gain_floor": 1.5}, "info_gain_floor"),
+        ({"info_gain_temperature": 0.0}, "info_gain_temperature"),
+        ({"turn_weighting": "info_gain", "role": "critic"}, "turn_weighting"),
+    ]:
         with pytest.raises(ConfigError, match=field):
             run_recipe("sft", {"model": str(tiny_path), "data": chain_demos, "output_dir": str(tmp_path), **extra})
 

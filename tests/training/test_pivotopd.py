@@ -155,8 +155,18 @@ def _rows(path: Path) -> list[dict[str, float]]:
 def test_two_steps_train_on_pivots_and_a_step_without_pivots_does_not_update(tmp_path):
     from safetensors.torch import load_file
 
-    shared = {"model": str(tiny_model_path(0)), "teacher": str(tiny_model_path(1)), "task": "toolgym/chain", "max_steps": 2,
-              "tasks_per_step": 2, "group_size": 2, "max_turns": 5, "max_new_tokens": 8, "eval_episodes": 2, "eval_every": 0}  # fmt: skip
+    shared = {
+        "model": str(tiny_model_path(0)),
+        "teacher": str(tiny_model_path(1)),
+        "task": "toolgym/chain",
+        "max_steps": 2,
+        "tasks_per_step": 2,
+        "group_size": 2,
+        "max_turns": 5,
+        "max_new_tokens": 8,
+        "eval_episodes": 2,
+        "eval_every": 0,
+    }
     result = run_recipe("pivotopd", {**shared, "anchor": "expert", "output_dir": str(tmp_path / "anchor")})
     rows = _rows(tmp_path / "anchor" / "metrics.jsonl")[1:]
     # The random student never calls a tool: after its third turn two of five remain and the expert needs three.

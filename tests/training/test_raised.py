@@ -73,8 +73,15 @@ def _rows(path):
 def test_both_variants_train_end_to_end_and_report_the_attack_figures(tiny_path, tmp_path):
     from transformers import AutoModelForCausalLM
 
-    common = {"model": str(tiny_path), "max_steps": 2, "pairs_per_step": 2, "eval_episodes": 1, "eval_max_turns": 2,
-              "max_new_tokens": 8, "learning_rate": 1e-3}  # fmt: skip
+    common = {
+        "model": str(tiny_path),
+        "max_steps": 2,
+        "pairs_per_step": 2,
+        "eval_episodes": 1,
+        "eval_max_turns": 2,
+        "max_new_tokens": 8,
+        "learning_rate": 1e-3,
+    }
     result = run_recipe("raised", {**common, "output_dir": str(tmp_path / "raised")})
     rows = _rows(tmp_path / "raised" / "metrics.jsonl")
     first, last = rows[1], rows[-1]

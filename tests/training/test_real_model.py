@@ -32,9 +32,13 @@ def test_smollm2_plays_three_storebench_turns_with_exact_tokens_and_a_recorded_t
     tokenizer = AutoTokenizer.from_pretrained(smollm2)
     # The console's local agent, with a context small enough that the third prompt must drop an earlier turn (the first
     # prompt is 633 tokens, a turn up to ~76: 760 leaves room for one turn and the note, not two).
-    config = {"kind": "hf", "name": "smollm2", "model": smollm2, "sampling": {"temperature": 0.0, "device": "cpu"},
-              "harness": {"compact_tools": True, "max_result_chars": 1200, "max_turns": 3, "max_new_tokens": 48,
-                          "max_context_tokens": 808}}  # fmt: skip
+    config = {
+        "kind": "hf",
+        "name": "smollm2",
+        "model": smollm2,
+        "sampling": {"temperature": 0.0, "device": "cpu"},
+        "harness": {"compact_tools": True, "max_result_chars": 1200, "max_turns": 3, "max_new_tokens": 48, "max_context_tokens": 808},
+    }
     env = make("storebench-short/payment-outage-2d", seed=61)
     record = run_episode(env, policy_from_config(config, env, 61), max_steps=harness_for(config).max_turns)
     steps = record["steps"]

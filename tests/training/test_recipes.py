@@ -178,8 +178,24 @@ def test_cli_trains_a_critic_on_the_critic_turns_that_preceded_success(tiny_path
     failed["header"].update(reward=0.0, score={"composite": 0.0, "passed": False})
     failed["steps"][2]["message"] = "Give up."
     data = write_records(tmp_path / "team.jsonl", [team_record, failed])
-    argv = ["sft", "--role", "critic", "--set", f"model='{tiny_path}'", "--set", f"data='{data}'", "--set", "min_score=0.5",
-            "--set", "batch_size=2", "--set", "max_steps=2", "--set", f"output_dir='{tmp_path / 'run'}'", "--quiet"]  # fmt: skip
+    argv = [
+        "sft",
+        "--role",
+        "critic",
+        "--set",
+        f"model='{tiny_path}'",
+        "--set",
+        f"data='{data}'",
+        "--set",
+        "min_score=0.5",
+        "--set",
+        "batch_size=2",
+        "--set",
+        "max_steps=2",
+        "--set",
+        f"output_dir='{tmp_path / 'run'}'",
+        "--quiet",
+    ]
     assert cli_main(argv) == 0
     out = capsys.readouterr().out
     assert "sft: 2 steps" in out and "episodes_in_pool = 1" in out  # one critic turn was followed by success
@@ -214,8 +230,12 @@ def test_a_token_budget_ends_the_run_within_one_episode_below_it(tiny_path, demo
     budget = 2_500
     result = run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_steps=20, token_budget=budget))
     rows = _rows(tmp_path / "metrics.jsonl")
-    longest = max(len(e) for _, e in training_pairs(read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(
-        model=str(tiny_path), data=demos, max_tokens=600)))  # fmt: skip
+    longest = max(
+        len(e)
+        for _, e in training_pairs(
+            read_records(demos), AutoTokenizer.from_pretrained(tiny_path), SFTConfig(model=str(tiny_path), data=demos, max_tokens=600)
+        )
+    )
     assert result.steps == len(rows) < 20
     assert [r["compute_tokens"] for r in rows] == list(itertools.accumulate(r["input_tokens"] for r in rows))
     assert budget - longest < rows[-1]["compute_tokens"] <= budget
@@ -264,8 +284,16 @@ def test_a_run_killed_mid_rollout_resumes_to_the_straight_runs_weights_with_each
     teacher = build_tiny_model(tmp_path / "teacher", seed=1)  # OPD updates on every step (a random policy's GRPO would not)
 
     def config(out: str, **extra: Any) -> dict[str, Any]:
-        return {**ONPOLICY, "model": str(tiny_path), "teacher": str(teacher), "group_size": 2, "max_steps": 3, "save_every": 1,
-                "output_dir": str(tmp_path / out), **extra}  # fmt: skip
+        return {
+            **ONPOLICY,
+            "model": str(tiny_path),
+            "teacher": str(teacher),
+            "group_size": 2,
+            "max_steps": 3,
+            "save_every": 1,
+            "output_dir": str(tmp_path / out),
+            **extra,
+        }
 
     straight = run_recipe("opd", config("straight"))
     real_make = sampling.make

@@ -125,8 +125,9 @@ def test_mean_action_logprob_is_the_mean_of_the_completions_token_logprobs(tiny_
 # --- consultation in sampled episodes: the answer, the cost, the masks ----------------------------------------------
 def test_a_consulted_episode_is_answered_by_the_anchor_priced_and_never_reaches_the_environment(tokenizer):
     consultation = consultation_for(_config(consult_cost=0.1))
-    (record,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation,
-                                 router=consult_then_follow_always)  # fmt: skip  # every turn forced: the model is never called
+    (record,) = rollout_episodes(
+        None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation, router=consult_then_follow_always
+    )  # every turn forced: the model is never called
     header, steps = record["header"], record["steps"]
     actor = _actor_steps(record)
     assert [c["name"] for s in actor for c in s["tool_calls"]] == ["consult", "lookup", "consult", "answer"]
@@ -149,8 +150,9 @@ def test_a_consulted_episode_is_answered_by_the_anchor_priced_and_never_reaches_
 
 def test_the_consult_call_is_trained_and_the_consultants_answer_is_masked(tokenizer):
     consultation = Consultation(consultant=lambda env, seed: ExpertPolicy(), cost=0.05)
-    (record,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 5)], max_turns=4, consultation=consultation,
-                                 router=consult_then_follow_always)  # fmt: skip
+    (record,) = rollout_episodes(
+        None, tokenizer, [("toolgym/lookup", 5)], max_turns=4, consultation=consultation, router=consult_then_follow_always
+    )
     (episode,) = tokenize_record(record, tokenizer)
     trained = tokenizer.decode([t for t, m in zip(episode.input_ids, episode.mask, strict=True) if m])
     turns = [call_text(s["tool_calls"]) + tokenizer.eos_token for s in _actor_steps(record)]
@@ -161,10 +163,10 @@ def test_the_consult_call_is_trained_and_the_consultants_answer_is_masked(tokeni
 
 def test_consultation_costs_move_the_group_advantages(tokenizer):
     consultation = Consultation(consultant=lambda env, seed: ExpertPolicy(), cost=0.1)
-    consulted = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation,
-                                 router=consult_then_follow_always)[0]  # fmt: skip
-    alone = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4,
-                             router=lambda r: call_text(_expert_call(r)))[0]  # fmt: skip
+    consulted = rollout_episodes(
+        None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation, router=consult_then_follow_always
+    )[0]
+    alone = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, router=lambda r: call_text(_expert_call(r)))[0]
     assert alone["header"]["score"]["composite"] == consulted["header"]["score"]["composite"] == pytest.approx(1.0)
     rewards = torch.tensor([record_reward(consulted), record_reward(alone)])  # 0.8 and 1.0
     advantages, _ = grpo_advantages([consulted, alone], rewards, _config(group_size=2))
@@ -222,11 +224,23 @@ def test_a_tiny_run_goes_through_the_three_stages_and_reports_consultation(tiny_
     seen: list[tuple[int, str, float]] = []
     result = run_recipe(
         "sibyl",
-        {"model": str(tiny_path), "output_dir": str(tmp_path), "max_steps": 3, "stage1_steps": 1, "stage2_steps": 1,
-         "tasks_per_step": 2, "group_size": 2, "max_turns": 3, "max_new_tokens": 24, "eval_episodes": 2, "stage2_episodes": 2,
-         "disagree_max_logp": -1.0, "learning_rate": 1e-3},
+        {
+            "model": str(tiny_path),
+            "output_dir": str(tmp_path),
+            "max_steps": 3,
+            "stage1_steps": 1,
+            "stage2_steps": 1,
+            "tasks_per_step": 2,
+            "group_size": 2,
+            "max_turns": 3,
+            "max_new_tokens": 24,
+            "eval_episodes": 2,
+            "stage2_episodes": 2,
+            "disagree_max_logp": -1.0,
+            "learning_rate": 1e-3,
+        },
         on_metric=lambda step, name, value: seen.append((step, name, value)),
-    )  # fmt: skip
+    )
     assert result.steps == 3
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["stage"] for r in rows] == [1.0, 1.0, 2.0, 3.0]
@@ -258,8 +272,9 @@ def test_decisions_do_not_count_the_turn_that_follows_a_consultation(tokenizer):
     from training.recipes.sibyl import decisions
 
     consultation = Consultation(consultant=lambda env, seed: ExpertPolicy(), cost=0.1)
-    (consulted,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation,
-                                    router=consult_then_follow_always)  # fmt: skip
+    (consulted,) = rollout_episodes(
+        None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, consultation=consultation, router=consult_then_follow_always
+    )
     (alone,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 3)], max_turns=4, router=lambda r: call_text(_expert_call(r)))
     assert decisions(consulted) == (2, 2) and decisions(alone) == (0, 2)  # consult+lookup, consult+answer | lookup, answer
     assert call_rate([consulted, alone]) == pytest.approx(2 / 4) and call_rate([]) == 0.0
@@ -269,8 +284,18 @@ def test_the_deferral_router_consults_at_its_rate_and_then_follows():
     from training.recipes.sibyl import deferral_router
 
     opening = {"header": {"seed": 11}, "steps": [{"index": 0, "source": "env", "message": "q"}]}
-    after_consult = {"header": {"seed": 11}, "steps": [*opening["steps"], {"index": 1, "source": "agent", "tool_calls": [
-        {"id": "c", "name": CONSULT, "arguments": {}}], "results": [{"call_id": "c", "content": {"suggested_calls": LOOKUP_LAMP}}]}]}  # fmt: skip
+    after_consult = {
+        "header": {"seed": 11},
+        "steps": [
+            *opening["steps"],
+            {
+                "index": 1,
+                "source": "agent",
+                "tool_calls": [{"id": "c", "name": CONSULT, "arguments": {}}],
+                "results": [{"call_id": "c", "content": {"suggested_calls": LOOKUP_LAMP}}],
+            },
+        ],
+    }
     assert deferral_router(0.0)(opening) is None and deferral_router(1.0)(opening) == CONSULT_TEXT
     assert deferral_router(0.0)(after_consult) == deferral_router(1.0)(after_consult) == call_text(LOOKUP_LAMP)
     import random
@@ -311,8 +336,9 @@ def test_the_random_arm_finds_the_sibyl_run_of_its_training_seed(tmp_path):
 
 def test_a_teacher_consultant_answers_in_its_role_within_the_turn_limit(tiny_path, tokenizer):
     config = _config(consultant="teacher", teacher=str(tiny_path), max_new_tokens=12, consult_cost=0.2)
-    (record,) = rollout_episodes(None, tokenizer, [("toolgym/lookup", 1)], max_turns=1, consultation=consultation_for(config),
-                                 router=lambda r: CONSULT_TEXT)  # fmt: skip
+    (record,) = rollout_episodes(
+        None, tokenizer, [("toolgym/lookup", 1)], max_turns=1, consultation=consultation_for(config), router=lambda r: CONSULT_TEXT
+    )
     (answer,) = [s for s in record["steps"] if s.get("role") == CONSULTANT]
     assert answer["meta"]["asked_at"] == 1 and answer["meta"]["cost"] == 0.2 and answer["meta"]["completion_tokens"] <= 12
     assert record["header"]["reward"] == pytest.approx(record["header"]["score"]["composite"] - 0.2)

@@ -84,8 +84,9 @@ def test_the_sampler_plays_and_records_the_environment_options():
     from training.tiny import tiny_model_path
 
     model, tokenizer = load_model(str(tiny_model_path(0)), trainable=False)
-    (record,) = rollout_episodes(model, tokenizer, [("storebench/cold-snap", 7)], max_turns=1, max_new_tokens=4, temperature=0.0,
-                                 env_options={"reward": "daily"})  # fmt: skip
+    (record,) = rollout_episodes(
+        model, tokenizer, [("storebench/cold-snap", 7)], max_turns=1, max_new_tokens=4, temperature=0.0, env_options={"reward": "daily"}
+    )
     assert record["header"]["options"] == {"reward": "daily"}
 
 
@@ -141,9 +142,20 @@ def test_the_report_has_a_row_per_scenario_with_every_arm_and_the_anchors(tmp_pa
     jobs = evaluation_jobs("storebench/eval", seeds)  # holiday-peak, payment-outage, quality-recall
 
     def arm(name, rewards):
-        runs = [{"seed": seed, "evaluations": {"test": {"episodes": [
-            {"seed": s, "task": t, "reward": 0.0, "step_reward": r, "extra": {"days ended": 2.0}} for (t, s), r in zip(jobs, per, strict=True)
-        ]}}} for seed, per in rewards.items()]  # fmt: skip
+        runs = [
+            {
+                "seed": seed,
+                "evaluations": {
+                    "test": {
+                        "episodes": [
+                            {"seed": s, "task": t, "reward": 0.0, "step_reward": r, "extra": {"days ended": 2.0}}
+                            for (t, s), r in zip(jobs, per, strict=True)
+                        ]
+                    }
+                },
+            }
+            for seed, per in rewards.items()
+        ]
         return ArmResult(name, {}, rewards={s: [0.0] * 3 for s in rewards}, passed={s: [0.0] * 3 for s in rewards}, runs=runs)
 
     arms = {"grpo": arm("grpo", {0: [0.1, 0.2, 0.3], 1: [0.3, 0.2, 0.1]}), "none": arm("none", {0: [0.0] * 3, 1: [0.0] * 3})}

@@ -45,8 +45,9 @@ def _actor(tiny_path: Any, env: Any) -> Policy:
 @pytest.mark.slow
 def test_the_runner_plays_the_tiny_actor_with_a_scripted_critic_and_an_anchor_consultant(tiny_path: Any, tokenizer: Any) -> None:
     env = make("toolgym/lookup", seed=0)
-    team = Team(actor=_actor(tiny_path, env), critic=RoleSpec(policy=BobTheCritic(), every=2),
-                consultant=RoleSpec(policy=ExpertPolicy(), cost=0.01))  # fmt: skip
+    team = Team(
+        actor=_actor(tiny_path, env), critic=RoleSpec(policy=BobTheCritic(), every=2), consultant=RoleSpec(policy=ExpertPolicy(), cost=0.01)
+    )
     record = run_episode(env, team, max_steps=4)  # the runner call that needs part 1
     header, steps = record["header"], record["steps"]
     actor = [s for s in steps if s["source"] == "agent" and not s.get("role")]

@@ -115,8 +115,18 @@ def _rows(path: Path) -> list[dict[str, float]]:
 def test_grpo_logs_the_tjpo_metrics_and_the_entropy_bonus_alone_moves_the_weights(tiny_path, tmp_path):
     from transformers import AutoModelForCausalLM
 
-    common = {"model": str(tiny_path), "task": "toolgym/chain", "tasks_per_step": 1, "group_size": 2, "max_turns": 2,
-              "max_new_tokens": 8, "eval_episodes": 1, "eval_every": 0, "learning_rate": 1e-3, "max_steps": 1}  # fmt: skip
+    common = {
+        "model": str(tiny_path),
+        "task": "toolgym/chain",
+        "tasks_per_step": 1,
+        "group_size": 2,
+        "max_turns": 2,
+        "max_new_tokens": 8,
+        "eval_episodes": 1,
+        "eval_every": 0,
+        "learning_rate": 1e-3,
+        "max_steps": 1,
+    }
     start = AutoModelForCausalLM.from_pretrained(str(tiny_path)).state_dict()["model.norm.weight"]
     plain = run_recipe("grpo", {**common, "diversity_coef": 0.5, "output_dir": str(tmp_path / "tjpo")})
     row = _rows(tmp_path / "tjpo" / "metrics.jsonl")[1]

@@ -17,8 +17,17 @@ def llama() -> Any:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
-                         num_key_value_heads=2, initializer_range=0.3, eos_token_id=2, pad_token_id=0)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=300,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        initializer_range=0.3,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     return LlamaForCausalLM(config)
 
 

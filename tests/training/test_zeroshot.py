@@ -24,8 +24,10 @@ def test_the_bootstrap_is_seeded_and_inside_the_values_range() -> None:
 
 
 def test_a_summary_counts_calls_and_passes() -> None:
-    episodes = [{"valid_calls": 3, "invalid_calls": 1, "passed": True, "composite": 1.0},
-                {"valid_calls": 0, "invalid_calls": 4, "passed": False, "composite": 0.0}]  # fmt: skip
+    episodes = [
+        {"valid_calls": 3, "invalid_calls": 1, "passed": True, "composite": 1.0},
+        {"valid_calls": 0, "invalid_calls": 4, "passed": False, "composite": 0.0},
+    ]
     summary = summarise(episodes)
     assert (summary["n"], summary["calls"], summary["valid_call_rate"], summary["pass_rate"], summary["composite"]) == (
         2,
@@ -37,8 +39,11 @@ def test_a_summary_counts_calls_and_passes() -> None:
 
 
 def test_a_malformed_result_file_is_named_and_skipped(tmp_path: Path) -> None:
-    good = {"player": {"kind": "anchor"}, "wall_s": 1.0,
-            "summary": summarise([{"valid_calls": 1, "invalid_calls": 0, "passed": True, "composite": 1.0}])}  # fmt: skip
+    good = {
+        "player": {"kind": "anchor"},
+        "wall_s": 1.0,
+        "summary": summarise([{"valid_calls": 1, "invalid_calls": 0, "passed": True, "composite": 1.0}]),
+    }
     (tmp_path / "oracle").mkdir()
     (tmp_path / "oracle" / "toolgym.json").write_text(json.dumps(good))
     (tmp_path / "oracle" / "phantom.json").write_text("{not json")

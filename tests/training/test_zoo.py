@@ -27,10 +27,12 @@ from training.zoo.specs import SPECS, ZooSpec, config_hash
 SMOKE = SPECS["smoke"]
 STUB_RESULTS = {
     "toolgym/lookup": {"correct": {"mean": 0.5, "ci95": 0.1, "n": 2.0}},
-    "phantom/lookup-dev": {k: {"mean": 0.0, "ci95": 0.0, "n": 2.0} for k in ("accuracy", "composite", "keyword_accuracy",
-                                                                               "keyword_composite", "paired_composite_diff")},
+    "phantom/lookup-dev": {
+        k: {"mean": 0.0, "ci95": 0.0, "n": 2.0}
+        for k in ("accuracy", "composite", "keyword_accuracy", "keyword_composite", "paired_composite_diff")
+    },
     "storebench/train": {"valid_call_rate": {"mean": 1.0, "ci95": 0.0, "n": 1.0}},
-}  # fmt: skip
+}
 
 
 @pytest.fixture
@@ -204,8 +206,9 @@ def test_evaluation_runs_on_the_smoke_model(var_root: Path) -> None:
 
 def test_a_service_desk_model_is_evaluated_on_held_out_calls_only(var_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Its own pretrained stage: a call's first turns need more positions than the smoke's 512 (a 400-token vocabulary).
-    desk = dataclasses.replace(SMOKE, name="smoke-desk", sft_sources=("servicedesk",), sft_episodes=1, max_positions=1536,
-                               sft_max_tokens=1536, eval_episodes=1)  # fmt: skip
+    desk = dataclasses.replace(
+        SMOKE, name="smoke-desk", sft_sources=("servicedesk",), sft_episodes=1, max_positions=1536, sft_max_tokens=1536, eval_episodes=1
+    )
     monkeypatch.setitem(SPECS, "smoke-desk", desk)
     monkeypatch.setattr(zoo_evaluate, "DESK_TURNS", 2)  # a random model's 16 turns of 96 tokens are the slow part
     evaluation = manifest(build(desk, control=quiet()))["evaluation"]
@@ -300,8 +303,13 @@ def test_a_kept_adapter_makes_the_built_model_bit_for_bit_without_training(
     weights = (built / "model.safetensors").read_bytes()
     kept = adapters.keep_adapter(lora)
     assert kept == tmp_path / "adapters" / f"smoke-lora-{config_hash(lora)}"
-    assert {p.name for p in kept.iterdir()} == {"adapter_config.json", "adapter_model.safetensors", "zoo.json", "tokenizer_config.json",
-                                               "chat_template.jinja"}  # fmt: skip
+    assert {p.name for p in kept.iterdir()} == {
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "zoo.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+    }
     assert not (kept / "model.safetensors").exists()
 
     shutil.rmtree(build_folder(lora))

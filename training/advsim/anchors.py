@@ -32,9 +32,17 @@ MEASURES = ("completion_clean", "completion_unseen", "completion_fresh", "asr_un
 
 
 def anchor_figures(
-    anchor: str, *, task: str, eval_task_set: str, seeds: list[int], styles: list[str] | None = None, adversary_rounds: int = 1,
-    max_turns: int = 60, real_user_model: str = "", model: str = "",
-) -> dict[str, Any]:  # fmt: skip
+    anchor: str,
+    *,
+    task: str,
+    eval_task_set: str,
+    seeds: list[int],
+    styles: list[str] | None = None,
+    adversary_rounds: int = 1,
+    max_turns: int = 60,
+    real_user_model: str = "",
+    model: str = "",
+) -> dict[str, Any]:
     """The anchor's measures in both worlds (sim_*, real_*, gap_*), as experiment_measures gives a checkpoint's; with
     `model` (a from_pretrained folder) that checkpoint plays instead of the scripted `anchor`. `endings` counts how the
     evaluation's episodes ended (termination reasons)."""
@@ -42,8 +50,15 @@ def anchor_figures(
     from training.recipes.advsim import AdvSimConfig, evaluate_checkpoint, evaluation_adversaries, new_roles, worlds_for
 
     # Without `model` nothing here samples a model, except the service desk's real caller (real_user_model).
-    config = AdvSimConfig(model=model or "scripted-anchor", task=task, eval_task_set=eval_task_set, unseen_styles=list(styles or []),
-                          real_user_model=real_user_model, final_adversary_rounds=adversary_rounds, max_turns=max_turns)  # fmt: skip
+    config = AdvSimConfig(
+        model=model or "scripted-anchor",
+        task=task,
+        eval_task_set=eval_task_set,
+        unseen_styles=list(styles or []),
+        real_user_model=real_user_model,
+        final_adversary_rounds=adversary_rounds,
+        max_turns=max_turns,
+    )
     player: Any = ScriptedPlayer(lambda env, seed: make_policy(anchor, env, seed), max_turns=max_turns)
     if model:
         from training.experiments.runner import load_checkpoint, prompt_style_of
@@ -95,9 +110,17 @@ def main(argv: list[str] | None = None) -> int:
             players.append((args.model, str(resolve(args.model))))
         rows = {}
         for name, model in players:
-            rows[name] = anchor_figures(name, task=args.task, eval_task_set=args.eval_task_set, seeds=seeds, model=model,
-                                        styles=[s for s in args.styles.split(",") if s], adversary_rounds=args.adversary_rounds,
-                                        max_turns=args.max_turns, real_user_model=args.real_user_model)  # fmt: skip
+            rows[name] = anchor_figures(
+                name,
+                task=args.task,
+                eval_task_set=args.eval_task_set,
+                seeds=seeds,
+                model=model,
+                styles=[s for s in args.styles.split(",") if s],
+                adversary_rounds=args.adversary_rounds,
+                max_turns=args.max_turns,
+                real_user_model=args.real_user_model,
+            )
     except EnvError as exc:  # an anchor the environment does not have, an attack style its axis lacks
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

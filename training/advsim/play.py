@@ -84,8 +84,15 @@ def play_pairs(
         for side, other in zip(SIDES, reversed(SIDES), strict=True):
             for j, record in enumerate(sides[side]):
                 meta = record["header"].setdefault("meta", {})
-                meta["advsim"] = {"id": ids[side][j], "pair": pair, "side": side, "sample": j, "sampling_seed": seed_base + j,
-                                  "partner": ids[other][j], "world": world.name}  # fmt: skip
+                meta["advsim"] = {
+                    "id": ids[side][j],
+                    "pair": pair,
+                    "side": side,
+                    "sample": j,
+                    "sampling_seed": seed_base + j,
+                    "partner": ids[other][j],
+                    "world": world.name,
+                }
         clean = [passed(r) for r in sides["clean"]]
         injected = [passed(r) for r in sides["injected"]]
         results.append(
@@ -104,6 +111,6 @@ def play_pairs(
                 injected_rate=success_rate(injected),
                 flip=flip_reward(clean, injected, threshold=threshold),
                 curriculum=curriculum_reward(clean),
-            )  # fmt: skip
+            )
         )
     return results, records

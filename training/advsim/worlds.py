@@ -51,8 +51,13 @@ def model_caller(user_model: str, *, device: str, max_new_tokens: int, temperatu
     assert user_model, "the real world's caller needs a model (real_user_model, or the agent's start model)"
     from training.policies import policy_from_config
 
-    config = {"kind": "hf", "name": "advsim-user", "model": user_model, "sampling": {"device": device, "temperature": temperature},
-              "harness": {"max_new_tokens": max_new_tokens}}  # fmt: skip
+    config = {
+        "kind": "hf",
+        "name": "advsim-user",
+        "model": user_model,
+        "sampling": {"device": device, "temperature": temperature},
+        "harness": {"max_new_tokens": max_new_tokens},
+    }
 
     def slots(env: Env, seed: int) -> dict[str, Policy]:
         return {"user": policy_from_config({**config, "role": "user"}, env, seed)}
@@ -83,11 +88,18 @@ class ModelPlayer:
             batch = [i for i, s in enumerate(seeds) if s == seed]
             torch.manual_seed(seed)
             records = rollout_episodes(
-                self.model, self.tokenizer, [(jobs[i][0], jobs[i][1]) for i in batch], env_options=[jobs[i][2] for i in batch],
-                slots=world.slots, env_version=world.version, max_turns=self.config.max_turns, max_new_tokens=self.config.max_new_tokens,
-                temperature=0.0 if greedy else self.config.temperature, style=self.config.prompt_style,
+                self.model,
+                self.tokenizer,
+                [(jobs[i][0], jobs[i][1]) for i in batch],
+                env_options=[jobs[i][2] for i in batch],
+                slots=world.slots,
+                env_version=world.version,
+                max_turns=self.config.max_turns,
+                max_new_tokens=self.config.max_new_tokens,
+                temperature=0.0 if greedy else self.config.temperature,
+                style=self.config.prompt_style,
                 max_prompt_tokens=self.config.max_prompt_tokens,
-            )  # fmt: skip
+            )
             for i, record in zip(batch, records, strict=True):
                 out[i] = record
         self.model.train(was_training)

@@ -47,8 +47,9 @@ class LLMWriter:
 
     def prompt_ids(self, choice: dict[str, str]) -> list[int]:
         # rendered to text, then encoded: apply_chat_template(tokenize=True) returns a BatchEncoding in transformers 5
-        text = self.tokenizer.apply_chat_template([{"role": "user", "content": writer_prompt(choice, self.adapter)}],
-                                                  tokenize=False, add_generation_prompt=True)  # fmt: skip
+        text = self.tokenizer.apply_chat_template(
+            [{"role": "user", "content": writer_prompt(choice, self.adapter)}], tokenize=False, add_generation_prompt=True
+        )
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def write(self, choices: list[dict[str, str]], injections: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -51,8 +51,15 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     seeds = parse_range(args.eval_seeds)
-    rollout: dict[str, Any] = {"task": TASK, "max_turns": 2, "max_new_tokens": 32, "eval_every": 5, "eval_episodes": 32,
-                               "eval_seed_start": 200_000, "temperature": 0.7}  # fmt: skip
+    rollout: dict[str, Any] = {
+        "task": TASK,
+        "max_turns": 2,
+        "max_new_tokens": 32,
+        "eval_every": 5,
+        "eval_episodes": 32,
+        "eval_seed_start": 200_000,
+        "temperature": 0.7,
+    }
 
     def evaluate(path: str) -> dict[str, float]:
         return evaluate_checkpoint(path, TASK, seeds, max_turns=2, max_new_tokens=32)
@@ -79,8 +86,18 @@ def main() -> None:
         "eval_reward_curve": _curve(out / "opd" / "metrics.jsonl", "eval_reward_mean"),
     }
 
-    distill = {**rollout, "task": "toolgym/lookup", "max_turns": 3, "model": start, "tasks_per_step": 4, "learning_rate": 2e-4,
-               "eval_every": 0, "eval_episodes": 8, "max_steps": args.self_distill_steps, "output_dir": str(out / "self_distill")}  # fmt: skip
+    distill = {
+        **rollout,
+        "task": "toolgym/lookup",
+        "max_turns": 3,
+        "model": start,
+        "tasks_per_step": 4,
+        "learning_rate": 2e-4,
+        "eval_every": 0,
+        "eval_episodes": 8,
+        "max_steps": args.self_distill_steps,
+        "output_dir": str(out / "self_distill"),
+    }
     run_recipe("self_distill", distill, progress=True)
     summary["self_distill"] = {key: _curve(out / "self_distill" / "metrics.jsonl", key) for key in ("loss", "reward_mean")}
 

@@ -100,8 +100,19 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or f"var/experiments/{experiment.name}{'-smoke' if args.smoke else ''}")
     command = "python -m training.experiments " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
-        result = run_experiment(experiment, base=base, teacher=teacher, out=out, smoke=args.smoke, seeds=seeds, arms=arms,
-                                results=None if args.smoke else RESULTS, command=command, room_check=not args.no_room_check, device=args.device)  # fmt: skip
+        result = run_experiment(
+            experiment,
+            base=base,
+            teacher=teacher,
+            out=out,
+            smoke=args.smoke,
+            seeds=seeds,
+            arms=arms,
+            results=None if args.smoke else RESULTS,
+            command=command,
+            room_check=not args.no_room_check,
+            device=args.device,
+        )
     except NoRoom as exc:
         print(f"no room: {exc}", file=sys.stderr)
         return 3

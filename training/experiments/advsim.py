@@ -51,8 +51,15 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
 
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(AdvSimConfig)}
-    config = make_config("advsim", {**{k: v for k, v in values.items() if k in known}, "model": base,
-                                    "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    config = make_config(
+        "advsim",
+        {
+            **{k: v for k, v in values.items() if k in known},
+            "model": base,
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+        },
+    )
     assert isinstance(config, AdvSimConfig)
     model, tokenizer = load_checkpoint(checkpoint, base)
     player = ModelPlayer(model, tokenizer, config)
@@ -89,11 +96,20 @@ def relative_gains(experiment: Any, result: Any) -> str:
 
 
 ARMS = (
-    Arm("coevo", "advsim", {"adversary": "learned", "curriculum": "learned"}, "co-evolution: flip-rewarded adversary, 50%-curriculum, GRPO agent"),
-    Arm("fixed", "advsim", {"adversary": "fixed", "curriculum": "uniform"},
-        "GRPO on fixed injections (uniform templated components, uniform tasks)"),
+    Arm(
+        "coevo",
+        "advsim",
+        {"adversary": "learned", "curriculum": "learned"},
+        "co-evolution: flip-rewarded adversary, 50%-curriculum, GRPO agent",
+    ),
+    Arm(
+        "fixed",
+        "advsim",
+        {"adversary": "fixed", "curriculum": "uniform"},
+        "GRPO on fixed injections (uniform templated components, uniform tasks)",
+    ),
     Arm("none", "none", {}, "no defence: the start checkpoint"),
-)  # fmt: skip
+)
 QUESTION = (
     "Does co-evolving an injection adversary and a task curriculum with the agent in a simulator raise completion under an "
     "adversary never seen in training, in the real world, compared with adversarial training on fixed injections and no "
@@ -102,9 +118,16 @@ QUESTION = (
 
 
 def advsim_experiment(
-    name: str, *, task_set: str, eval_task_set: str, where: str, shared: dict[str, Any], evaluation: Evaluation,
-    smoke: dict[str, Any], gpu: GpuConfig,
-) -> Experiment:  # fmt: skip
+    name: str,
+    *,
+    task_set: str,
+    eval_task_set: str,
+    where: str,
+    shared: dict[str, Any],
+    evaluation: Evaluation,
+    smoke: dict[str, Any],
+    gpu: GpuConfig,
+) -> Experiment:
     """The comparison in one world: the arms train on `task_set`, the recipe and the measures evaluate on `eval_task_set`
     (the runner's own evaluation plays `evaluation.task`, the same held-out set)."""
     assert evaluation.task == eval_task_set, f"{name}: the table's evaluation ({evaluation.task}) is not {eval_task_set}"
@@ -154,7 +177,7 @@ EXPERIMENT = register(
             max_turns=10,
             max_new_tokens=96,
             components=True,
-        ),  # fmt: skip
+        ),
         smoke={
             "max_steps": 1,
             "tasks_per_step": 2,
@@ -176,7 +199,7 @@ EXPERIMENT = register(
                 "max_new_tokens": 64,
                 "gradient_checkpointing": True,
                 "final_adversary_rounds": 1,
-            },  # fmt: skip
+            },
             steps=2,
         ),
     )
@@ -216,7 +239,7 @@ STOREBENCH = register(
             max_turns=STORE_TURNS,
             max_new_tokens=STORE_MAX_NEW_TOKENS,
             components=True,
-        ),  # fmt: skip
+        ),
         smoke={
             "max_steps": 1,
             "tasks_per_step": 1,
@@ -243,7 +266,7 @@ STOREBENCH = register(
                 "gradient_checkpointing": True,
                 "final_adversary_rounds": 1,
                 "unseen_styles": [],
-            },  # fmt: skip
+            },
             steps=2,
         ),
     )

@@ -77,8 +77,10 @@ def stream_table(out: Path, parts: int = 4) -> str:
     """Markdown: each arm's pass rate, reward and turns per task in each part of the stream (tasks in stream order),
     mean +- 95% CI over training seeds, read from the runs of `out`/experiment.json (the last full run's)."""
     result = json.loads((out / "experiment.json").read_text())
-    lines = ["| arm | " + " | ".join(f"tasks {p + 1}/{parts}: pass, reward, turns" for p in range(parts)) + " |",
-             "| --- |" + " --- |" * parts]  # fmt: skip
+    lines = [
+        "| arm | " + " | ".join(f"tasks {p + 1}/{parts}: pass, reward, turns" for p in range(parts)) + " |",
+        "| --- |" + " --- |" * parts,
+    ]
     for name, arm in result["arms"].items():
         per_seed: list[list[dict[str, float]]] = []  # seed -> its stream positions
         for run in arm["runs"]:

@@ -44,8 +44,16 @@ def _alone(actor_path: str, jobs: tuple[tuple[str, int], ...], limits: tuple[int
 
     actor, tokenizer = load_model(actor_path, trainable=False)
     with torch.no_grad():
-        records = rollout_episodes(actor, tokenizer, list(jobs), max_turns=limits[0], max_new_tokens=limits[1], temperature=0.0,
-                                   style=style, max_prompt_tokens=limits[2])  # fmt: skip
+        records = rollout_episodes(
+            actor,
+            tokenizer,
+            list(jobs),
+            max_turns=limits[0],
+            max_new_tokens=limits[1],
+            temperature=0.0,
+            style=style,
+            max_prompt_tokens=limits[2],
+        )
     return tuple((float(r["header"]["score"]["composite"]), bool(r["header"]["score"]["passed"])) for r in records)
 
 
@@ -61,8 +69,10 @@ def caddie_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: l
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(CaddieConfig)}
     ev = EXPERIMENT.evaluation
-    limits = {"max_turns": min(ev.max_turns, values.get("max_turns", ev.max_turns)),  # a smoke's limits are smaller
-              "max_new_tokens": min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens))}  # fmt: skip
+    limits = {
+        "max_turns": min(ev.max_turns, values.get("max_turns", ev.max_turns)),  # a smoke's limits are smaller
+        "max_new_tokens": min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens)),
+    }
     shown = {"compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars}
     config = make_config("caddie", {**{k: v for k, v in values.items() if k in known}, "model": base, **shown, **limits})
     assert isinstance(config, CaddieConfig)
@@ -122,7 +132,7 @@ EXPERIMENT = register(
             "max_new_tokens": 16,
             "critic_max_new_tokens": 8,
             "eval_episodes": 2,
-        },  # fmt: skip
+        },
         needs_teacher=True,  # the second actor
     )
 )

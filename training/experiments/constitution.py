@@ -99,8 +99,15 @@ def desk_measures(model: Any, tokenizer: Any, style: Any, seeds: list[int], a: f
     fit = fit_cara([Decision(tuple(lottery for _, lottery in probe.options), tuple(q)) for probe, q in chosen])
     utility, gap = choice_utility(chosen, a)
     with torch.no_grad():
-        records = rollout_episodes(model, tokenizer, [(DESK_TRADING_TASK, s) for s in seeds[:DESK_EPISODES]], max_turns=DESK_MAX_TURNS,
-                                   max_new_tokens=48, temperature=0.0, style=style)  # fmt: skip
+        records = rollout_episodes(
+            model,
+            tokenizer,
+            [(DESK_TRADING_TASK, s) for s in seeds[:DESK_EPISODES]],
+            max_turns=DESK_MAX_TURNS,
+            max_new_tokens=48,
+            temperature=0.0,
+            style=style,
+        )
     pnls = [float(r["header"]["score"]["components"]["total_return"]) * CAPITAL / DOLLARS_PER_CREDIT for r in records]
     return {
         "desk fitted a": fit.a,
@@ -155,7 +162,7 @@ EXPERIMENT = register(
                 "constitution",
                 {"loss": "choice", "base_temperature": 4.0},
                 "the choice arm with the base flattened first (τ = 4), so the teacher can move off the base's favourite",
-            ),  # fmt: skip
+            ),
             Arm("none", "none", {}, "no training: the base"),
         ),
         shared={

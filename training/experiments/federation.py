@@ -107,7 +107,7 @@ EXPERIMENT = register(
             "max_new_tokens": 12,
             "max_turns": 2,
             "eval_episodes": 1,
-        },  # fmt: skip
+        },
         needs_teacher=False,
     )
 )

@@ -33,8 +33,15 @@ def flowright_measures(checkpoint: str, base: str, values: dict[str, Any], seeds
 
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(FlowrightConfig)}
-    config = make_config("flowright", {**{k: v for k, v in values.items() if k in known}, "model": base,
-                                       "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    config = make_config(
+        "flowright",
+        {
+            **{k: v for k, v in values.items() if k in known},
+            "model": base,
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+        },
+    )
     assert isinstance(config, FlowrightConfig)
     model, tokenizer = load_checkpoint(checkpoint, base)
     start = model if checkpoint == base or config.others == "live" else load_model(base, trainable=False)[0]
@@ -84,7 +91,7 @@ EXPERIMENT = register(
             "max_new_tokens": 16,
             "tasks": ["toolgym/lookup", "toolgym/echo"],
             "eval_episodes": 2,
-        },  # fmt: skip
+        },
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,

@@ -62,8 +62,17 @@ def prepare_start(experiment: Experiment, values: dict[str, Any]) -> dict[str, A
         folder.mkdir(parents=True, exist_ok=True)
         data = folder / "demonstrations.jsonl"
         data.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        config = {"model": str(values["model"]), "data": str(data), "max_steps": steps, "batch_size": WARM_BATCH, "max_tokens": 1024,
-                  "learning_rate": WARM_LEARNING_RATE, "seed": 0, "output_dir": str(folder / "sft"), **style}  # fmt: skip
+        config = {
+            "model": str(values["model"]),
+            "data": str(data),
+            "max_steps": steps,
+            "batch_size": WARM_BATCH,
+            "max_tokens": 1024,
+            "learning_rate": WARM_LEARNING_RATE,
+            "seed": 0,
+            "output_dir": str(folder / "sft"),
+            **style,
+        }
         run = run_recipe("sft", config)
         done.write_text(json.dumps({"checkpoint": run.final_checkpoint, **key}))  # written last: a complete start
     return {"model": json.loads(done.read_text())["checkpoint"]}

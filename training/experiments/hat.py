@@ -60,8 +60,16 @@ def level_rewards(checkpoint: str, base: str, seeds: tuple[int, ...], style: tup
     jobs = [(TARGET, s) for _ in HARNESS_LEVELS for s in seeds]
     levels = [level for level in HARNESS_LEVELS for _ in seeds]
     with torch.no_grad():
-        records = rollout_episodes(model, tokenizer, jobs, max_turns=ev.max_turns, max_new_tokens=ev.max_new_tokens, temperature=0.0,
-                                   style=PromptStyle(compact_tools=style[0], max_result_chars=style[1]), harness_level=levels)  # fmt: skip
+        records = rollout_episodes(
+            model,
+            tokenizer,
+            jobs,
+            max_turns=ev.max_turns,
+            max_new_tokens=ev.max_new_tokens,
+            temperature=0.0,
+            style=PromptStyle(compact_tools=style[0], max_result_chars=style[1]),
+            harness_level=levels,
+        )
     out: dict[str, tuple[float, ...]] = {}
     for k, level in enumerate(HARNESS_LEVELS):
         played = records[k * len(seeds) : (k + 1) * len(seeds)]

@@ -80,8 +80,11 @@ def hybrid_episode(record: dict[str, Any]) -> dict[str, float]:
     from environments.desktop.hybrid import calls_of
 
     names = calls_of(record)
-    return {"success": float(bool(record["header"]["score"].get("passed"))), "steps per task": float(len(names)),
-            "shell share": names.count("shell") / len(names) if names else 0.0}  # fmt: skip
+    return {
+        "success": float(bool(record["header"]["score"].get("passed"))),
+        "steps per task": float(len(names)),
+        "shell share": names.count("shell") / len(names) if names else 0.0,
+    }
 
 
 def drift_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
@@ -94,10 +97,16 @@ def drift_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: li
     model, tokenizer = load_checkpoint(checkpoint, base)
     with torch.no_grad():
         records = rollout_episodes(
-            model, tokenizer, evaluation_jobs(EVAL_TASK, seeds), max_turns=int(values.get("max_turns", MAX_TURNS)),
-            max_new_tokens=int(values.get("max_new_tokens", 96)), temperature=0.0, style=prompt_style_of(base, values),
-            max_prompt_tokens=int(values.get("max_prompt_tokens", 4096)), env_options={"drift": "high"},
-        )  # fmt: skip
+            model,
+            tokenizer,
+            evaluation_jobs(EVAL_TASK, seeds),
+            max_turns=int(values.get("max_turns", MAX_TURNS)),
+            max_new_tokens=int(values.get("max_new_tokens", 96)),
+            temperature=0.0,
+            style=prompt_style_of(base, values),
+            max_prompt_tokens=int(values.get("max_prompt_tokens", 4096)),
+            env_options={"drift": "high"},
+        )
     rows = [hybrid_episode(r) for r in records]
     return {f"drift high {name}": sum(r[name] for r in rows) / len(rows) for name in rows[0]}
 
@@ -118,7 +127,7 @@ EXPERIMENT = register(
                 {"data": "hybridcua:hybrid", "reward_component": "shell_aware"},
                 "hybrid SFT, then GRPO on the shell-aware reward",
             ),
-        ),  # fmt: skip
+        ),
         shared={
             "task": "desktop/train",
             "sft_steps": 200,
@@ -147,7 +156,7 @@ EXPERIMENT = register(
             max_new_tokens=96,
             components=True,
             episode_measures="training.experiments.hybridcua:hybrid_episode",
-        ),  # fmt: skip
+        ),
         measures="training.experiments.hybridcua:drift_measures",
         prepare="training.experiments.hybridcua:prepare_data",
         train_seeds=(0, 1, 2),
@@ -164,7 +173,7 @@ EXPERIMENT = register(
             "eval_episodes": 1,
             "compact_tools": True,  # the tiny model's context holds one-line tools and cut screens, not the full ones
             "max_result_chars": 300,
-        },  # fmt: skip
+        },
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,

@@ -54,8 +54,10 @@ def compact_record(record: dict[str, Any]) -> dict[str, Any]:
     steps = []
     for step in record["steps"]:
         names = {call["id"]: call["name"] for call in step.get("tool_calls") or []}
-        results = [{**r, "content": r["content"] if r.get("is_error") else compact_result(names[r["call_id"]], r["content"])}
-                   for r in step.get("results") or []]  # fmt: skip
+        results = [
+            {**r, "content": r["content"] if r.get("is_error") else compact_result(names[r["call_id"]], r["content"])}
+            for r in step.get("results") or []
+        ]
         steps.append({**step, "results": results} if results else step)
     return {**record, "header": header, "steps": steps}
 
@@ -72,8 +74,11 @@ def demonstrations_file(anchors: tuple[str, ...], seeds: range) -> str:
     path = var_root() / "experiments" / "data" / name
     if not path.exists():
         records = [compact_record(anchor_episode(a, TRAIN_TASK, s, options={"compact": False})) for a in anchors for s in seeds]
-        kept = [r for r in records if r["header"]["termination_reason"] == "horizon_reached"
-                and r["header"]["score"]["composite"] >= KEEP_COMPOSITE]  # fmt: skip
+        kept = [
+            r
+            for r in records
+            if r["header"]["termination_reason"] == "horizon_reached" and r["header"]["score"]["composite"] >= KEEP_COMPOSITE
+        ]
         assert kept, f"no anchor episode of {anchors} on seeds {seeds.start}-{seeds.stop - 1} broke even"
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(f"{path}.tmp")
@@ -142,7 +147,7 @@ EXPERIMENT = register(
         },
         evaluation=Evaluation(
             task=EVAL_TASK, dev_seeds=(2000, 2016), test_seeds=(1000, 1024), max_turns=MAX_TURNS, max_new_tokens=64, components=True
-        ),  # fmt: skip
+        ),
         measures="training.experiments.optionsdesk:optionsdesk_measures",
         prepare="training.experiments.optionsdesk:prepare_demonstrations",
         train_seeds=(0, 1, 2),
@@ -155,7 +160,7 @@ EXPERIMENT = register(
             "max_turns": 2,
             "max_new_tokens": 24,
             "eval_episodes": 2,
-        },  # fmt: skip
+        },
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,

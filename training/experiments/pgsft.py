@@ -87,8 +87,15 @@ def pgsft_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: li
     start = model if checkpoint == base else load_model(base, trainable=False)[0]
     ev = EXPERIMENT.evaluation
     with torch.no_grad():
-        records = rollout_episodes(model, tokenizer, [(RETENTION_TASK, s) for s in seeds], max_turns=ev.max_turns,
-                                   max_new_tokens=ev.max_new_tokens, temperature=0.0, style=style)  # fmt: skip
+        records = rollout_episodes(
+            model,
+            tokenizer,
+            [(RETENTION_TASK, s) for s in seeds],
+            max_turns=ev.max_turns,
+            max_new_tokens=ev.max_new_tokens,
+            temperature=0.0,
+            style=style,
+        )
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
     calls = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
     nll, drift = text_nll_and_drift(model, start, heldout_documents(tokenizer, style))
@@ -113,7 +120,7 @@ EXPERIMENT = register(
                 "sft",
                 {"turn_weighting": "info_gain", "info_gain_temperature": 0.02, "info_gain_floor": 0.2},
                 "turns weighted by information gain under the start model (softmax, temperature 0.02 nats, floor 0.2)",
-            ),  # fmt: skip
+            ),
             Arm("sft", "sft", {}, "SFT on the demonstrations"),
             Arm("sft_kl", "sft", {"kl_coef": 0.5}, "SFT + 0.5 x KL(model || start) per trained token"),
             Arm("sft_small_lr", "sft", {"learning_rate": LEARNING_RATE / 4}, "SFT at a quarter of the learning rate"),

@@ -83,8 +83,15 @@ def transfer_measures(checkpoint: str, base: str, values: dict[str, Any], seeds:
 
     def play(task: str, task_seeds: list[int], turns: int, tokens: int) -> list[dict[str, Any]]:
         with torch.no_grad():
-            return rollout_episodes(model, tokenizer, [(task, s) for s in task_seeds], max_turns=min(turns, 2) if smoke else turns,
-                                    max_new_tokens=min(tokens, 16) if smoke else tokens, temperature=0.0, style=style)  # fmt: skip
+            return rollout_episodes(
+                model,
+                tokenizer,
+                [(task, s) for s in task_seeds],
+                max_turns=min(turns, 2) if smoke else turns,
+                max_new_tokens=min(tokens, 16) if smoke else tokens,
+                temperature=0.0,
+                style=style,
+            )
 
     out: dict[str, float] = {}
     table = scaling_table(episode_row(r) for r in play(TEST_TASK, seeds[:SCALING_SEEDS], ev.max_turns, ev.max_new_tokens))

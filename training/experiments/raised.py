@@ -88,7 +88,7 @@ EXPERIMENT = register(
                 "eval_episodes": 1,
                 "eval_max_turns": 4,
                 "max_new_tokens": 64,
-            },  # fmt: skip
+            },
             steps=3,
         ),
     )
@@ -106,8 +106,15 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
 
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(RaisedConfig)}
-    config = make_config("raised", {**{k: v for k, v in values.items() if k in known}, "model": base,
-                                    "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    config = make_config(
+        "raised",
+        {
+            **{k: v for k, v in values.items() if k in known},
+            "model": base,
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+        },
+    )
     model, tokenizer = load_checkpoint(checkpoint, base)  # a LoRA run's adapter over the base, too
     reference = model if checkpoint == base else load_model(base, trainable=False)[0]
     return evaluate_attacks(model, tokenizer, config, seeds, reference=reference)

@@ -105,11 +105,29 @@ def room_file(results: Path, experiment: str, base: dict[str, str]) -> Path:
     return results / experiment / f"room-{base['hash'] or base['name']}.json"
 
 
-def write_run(path: Path, result: dict[str, Any], *, experiment: Experiment, base: dict[str, str], teacher: dict[str, str] | None,
-              models: dict[str, str], command: str) -> None:  # fmt: skip
+def write_run(
+    path: Path,
+    result: dict[str, Any],
+    *,
+    experiment: Experiment,
+    base: dict[str, str],
+    teacher: dict[str, str] | None,
+    models: dict[str, str],
+    command: str,
+) -> None:
     """The run's result.json made portable, with what produced it (module docstring)."""
-    write_result(path, {**portable(result, models), "experiment": experiment.name, "definition": definition_hash(experiment),
-                        "base": base, "teacher": teacher, "command": command, **provenance()})  # fmt: skip
+    write_result(
+        path,
+        {
+            **portable(result, models),
+            "experiment": experiment.name,
+            "definition": definition_hash(experiment),
+            "base": base,
+            "teacher": teacher,
+            "command": command,
+            **provenance(),
+        },
+    )
 
 
 def room_verdict(reward_mean: float) -> str:

@@ -149,18 +149,31 @@ def evaluate_checkpoint(
     jobs = evaluation_jobs(ev.task, seeds)
     with torch.no_grad():
         records = rollout_episodes(
-            model, tokenizer, jobs, max_turns=limits[0], max_new_tokens=limits[1], temperature=0.0, style=style,
-            max_prompt_tokens=config.get("max_prompt_tokens", 4096), env_options=dict(ev.options) or None,
-        )  # fmt: skip
+            model,
+            tokenizer,
+            jobs,
+            max_turns=limits[0],
+            max_new_tokens=limits[1],
+            temperature=0.0,
+            style=style,
+            max_prompt_tokens=config.get("max_prompt_tokens", 4096),
+            env_options=dict(ev.options) or None,
+        )
     extra = dotted_function(ev.episode_measures) if ev.episode_measures else None
     return [
-        {"seed": s, "task": task, "reward": float(r["header"]["score"]["composite"]), "passed": bool(r["header"]["score"]["passed"]),
-         "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
-         "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {}),
-         "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent"),
-         **({"step_reward": step_reward(r)} if ev.options else {}), **({"extra": extra(r)} if extra else {})}
+        {
+            "seed": s,
+            "task": task,
+            "reward": float(r["header"]["score"]["composite"]),
+            "passed": bool(r["header"]["score"]["passed"]),
+            "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
+            "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {}),
+            "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent"),
+            **({"step_reward": step_reward(r)} if ev.options else {}),
+            **({"extra": extra(r)} if extra else {}),
+        }
         for (task, s), r in zip(jobs, records, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def step_reward(record: dict[str, Any]) -> float:
@@ -281,8 +294,19 @@ class _Runs:
             shutil.rmtree(folder, ignore_errors=True)  # a run interrupted mid-way starts again from scratch
             _say(self.progress, f"[{self.experiment.name}] {self.arm.name} {label} seed {seed}: training")
             start = time.perf_counter()
-            result = {"arm": self.arm.name, "recipe": self.arm.recipe, "point": point, "seed": seed, "config": config, "config_hash": digest,
-                      "checkpoint": self.base, "steps": 0, "trained_tokens": 0, "last_metrics": {}, "evaluations": {}}  # fmt: skip
+            result = {
+                "arm": self.arm.name,
+                "recipe": self.arm.recipe,
+                "point": point,
+                "seed": seed,
+                "config": config,
+                "config_hash": digest,
+                "checkpoint": self.base,
+                "steps": 0,
+                "trained_tokens": 0,
+                "last_metrics": {},
+                "evaluations": {},
+            }
             if self.arm.recipe != NO_TRAINING:
                 run = run_recipe(self.arm.recipe, {**config, "output_dir": str(folder)})
                 self.trained += 1
@@ -360,8 +384,15 @@ class RunFiles:
             self.models[self.teacher] = "model:" + identity_label(self.teacher_identity)
 
     def write(self, arm: str, run_name: str, result: dict[str, Any]) -> None:
-        write_run(run_file(self.results, self.experiment.name, arm, run_name), result, experiment=self.experiment, base=self.base_identity,
-                  teacher=self.teacher_identity, models=self.models, command=self.command)  # fmt: skip
+        write_run(
+            run_file(self.results, self.experiment.name, arm, run_name),
+            result,
+            experiment=self.experiment,
+            base=self.base_identity,
+            teacher=self.teacher_identity,
+            models=self.models,
+            command=self.command,
+        )
 
     def adopt(self, arm: str, run_name: str, digest: str, path: Path) -> dict[str, Any] | None:
         """The committed file of this run as the run's result.json (made on another machine, or before `out` was
@@ -372,8 +403,20 @@ class RunFiles:
         record = json.loads(committed.read_text())
         if record.get("config_hash") != digest:
             return None
-        keys = ("arm", "recipe", "point", "seed", "config", "config_hash", "checkpoint", "steps", "trained_tokens", "last_metrics",
-                "evaluations", "train_s")  # fmt: skip
+        keys = (
+            "arm",
+            "recipe",
+            "point",
+            "seed",
+            "config",
+            "config_hash",
+            "checkpoint",
+            "steps",
+            "trained_tokens",
+            "last_metrics",
+            "evaluations",
+            "train_s",
+        )
         result = {k: record[k] for k in keys if k in record}
         checkpoint = str(result.get("checkpoint", ""))
         if checkpoint.startswith("model:"):  # the start checkpoint itself (a `none` arm)
@@ -423,14 +466,27 @@ def run_experiment(
     if files:
         room = check_room(experiment, files, values, test_seeds, start, progress)
         if room_verdict(room["reward_mean"]) != "room" and room_check:
-            raise NoRoom(f"{experiment.name}: the base {identity_label(files.base_identity)} scores {room['reward_mean']:.3f} on the "
-                         f"{len(test_seeds)} test seeds of {experiment.evaluation.task}, outside the room bounds; pick a split or "
-                         "difficulty where it has room, or pass --no-room-check (the table will say it is not evidence)")  # fmt: skip
+            raise NoRoom(
+                f"{experiment.name}: the base {identity_label(files.base_identity)} scores {room['reward_mean']:.3f} on the "
+                f"{len(test_seeds)} test seeds of {experiment.evaluation.task}, outside the room bounds; pick a split or "
+                "difficulty where it has room, or pass --no-room-check (the table will say it is not evidence)"
+            )
     results_by_arm: dict[str, ArmResult] = {}
     trained = 0
     for name in arms or [a.name for a in experiment.arms]:
-        runs = _Runs(experiment, name, base=str(base), teacher=str(teacher), values=values, out=out, progress=progress, smoke=smoke,
-                     files=files, start=start, device=device)  # fmt: skip
+        runs = _Runs(
+            experiment,
+            name,
+            base=str(base),
+            teacher=str(teacher),
+            values=values,
+            out=out,
+            progress=progress,
+            smoke=smoke,
+            files=files,
+            start=start,
+            device=device,
+        )
         arm = ArmResult(name, chosen=points[0])
         if len(points) > 1:  # a one-point grid has nothing to choose: no dev evaluation is spent on it
             for point in points:
@@ -474,8 +530,9 @@ def start_key(checkpoint: str, split: str, seeds: list[int], limits: tuple[int, 
     return json.dumps([checkpoint, split, seeds, list(limits)])
 
 
-def check_room(experiment: Experiment, files: RunFiles, values: dict[str, Any], test_seeds: list[int], start: dict[str, dict[str, Any]],
-               progress: bool) -> dict[str, Any]:  # fmt: skip
+def check_room(
+    experiment: Experiment, files: RunFiles, values: dict[str, Any], test_seeds: list[int], start: dict[str, dict[str, Any]], progress: bool
+) -> dict[str, Any]:
     """The base played greedily on the test seeds, once per base and definition (its room file, committed): the record
     with reward_mean and passed_mean. The evaluation seeds `start`, so a `none` arm reuses it rather than play again."""
     path = room_file(files.results, experiment.name, files.base_identity)
@@ -492,9 +549,18 @@ def check_room(experiment: Experiment, files: RunFiles, values: dict[str, Any], 
     episodes = evaluate_checkpoint(files.base, files.base, test_seeds, values, experiment, limits)
     eval_s = time.perf_counter() - clock
     start[key] = {"episodes": episodes, "eval_s": eval_s}
-    room = {"experiment": experiment.name, "definition": definition_hash(experiment), "base": files.base_identity, "task": ev.task,
-            "test_seeds": test_seeds, "reward_mean": sum(e["reward"] for e in episodes) / len(episodes),
-            "passed_mean": sum(1.0 for e in episodes if e["passed"]) / len(episodes), "episodes": episodes, "eval_s": eval_s, **provenance()}  # fmt: skip
+    room = {
+        "experiment": experiment.name,
+        "definition": definition_hash(experiment),
+        "base": files.base_identity,
+        "task": ev.task,
+        "test_seeds": test_seeds,
+        "reward_mean": sum(e["reward"] for e in episodes) / len(episodes),
+        "passed_mean": sum(1.0 for e in episodes if e["passed"]) / len(episodes),
+        "episodes": episodes,
+        "eval_s": eval_s,
+        **provenance(),
+    }
     room["verdict"] = room_verdict(room["reward_mean"])
     write_result(path, room)
     _say(progress, f"[{experiment.name}] room check: {room['reward_mean']:.3f} ({room['verdict']})")

@@ -82,7 +82,7 @@ EXPERIMENT = register(
             "max_turns": 2,
             "max_new_tokens": 16,
             "eval_episodes": 2,
-        },  # fmt: skip
+        },
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,
@@ -96,7 +96,7 @@ EXPERIMENT = register(
                 "gradient_checkpointing": True,
                 "stage1_steps": 1,  # one step of each stage in the 3-step check
                 "stage2_steps": 1,
-            },  # fmt: skip
+            },
             steps=3,
         ),
     )
@@ -127,10 +127,17 @@ def play(model: Any, tokenizer: Any, config: Any, seeds: list[int], router: str,
     route = deferral_router(1.0 if router == "always" else rate) if router in ("always", "random") else None
     with torch.no_grad():
         return rollout_episodes(
-            model, tokenizer, [(config.task, s) for s in seeds], max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
-            temperature=0.0, style=config.prompt_style, max_prompt_tokens=config.max_prompt_tokens, consultation=consultation,
+            model,
+            tokenizer,
+            [(config.task, s) for s in seeds],
+            max_turns=config.max_turns,
+            max_new_tokens=config.max_new_tokens,
+            temperature=0.0,
+            style=config.prompt_style,
+            max_prompt_tokens=config.max_prompt_tokens,
+            consultation=consultation,
             router=route,
-        )  # fmt: skip
+        )
 
 
 def figures(records: list[dict[str, Any]]) -> dict[str, float]:
@@ -155,10 +162,20 @@ def _config(base: str, values: dict[str, Any]) -> Any:
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(SibylConfig)}
     ev = EXPERIMENT.evaluation  # the evaluation's limits, within a smoke's smaller ones (as the runner plays them)
-    limits = {"max_turns": min(ev.max_turns, values.get("max_turns", ev.max_turns)),
-              "max_new_tokens": min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens))}  # fmt: skip
-    return make_config("sibyl", {**{k: v for k, v in values.items() if k in known}, **limits, "model": base,
-                                 "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    limits = {
+        "max_turns": min(ev.max_turns, values.get("max_turns", ev.max_turns)),
+        "max_new_tokens": min(ev.max_new_tokens, values.get("max_new_tokens", ev.max_new_tokens)),
+    }
+    return make_config(
+        "sibyl",
+        {
+            **{k: v for k, v in values.items() if k in known},
+            **limits,
+            "model": base,
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+        },
+    )
 
 
 def _sibyl_checkpoint(run_folder: Path, run: dict[str, Any]) -> str:

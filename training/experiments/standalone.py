@@ -18,9 +18,15 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def standalone_main(
-    argv: list[str] | None, *, name: str, description: str, run: Callable[[str, Path, Any], dict[str, Any]],
-    tables: Callable[[dict[str, Any]], str], smoke: Any, full: Any,
-) -> int:  # fmt: skip
+    argv: list[str] | None,
+    *,
+    name: str,
+    description: str,
+    run: Callable[[str, Path, Any], dict[str, Any]],
+    tables: Callable[[dict[str, Any]], str],
+    smoke: Any,
+    full: Any,
+) -> int:
     """Parse the arguments, resolve the start checkpoint, run(base, out, settings), print tables(result), and write
     them into the README after a full run unless --no-readme."""
     parser = argparse.ArgumentParser(prog=f"python -m training.{name}", description=description)

@@ -143,10 +143,13 @@ def diagnose(record: dict[str, Any], *, anchor: str = ANCHOR) -> tuple[dict[str,
     if correction is None:
         raise LookupError(f"{anchor} changes nothing from step {k}")
     proposal = DiagnosisProposal(
-        step_index=k, category=categorize(record, k, correction), evidence_steps=[k], correction=correction,
+        step_index=k,
+        category=categorize(record, k, correction),
+        evidence_steps=[k],
+        correction=correction,
         explanation=f"{answer.error}; the first {'invalid or failing call' if failing else 'agent step'} is step {k}, where "
         f"{anchor} would call {correction['name']}({json.dumps(correction['arguments'], default=str)}).",
-    )  # fmt: skip
+    )
     return proposal.as_json(), how
 
 
@@ -162,9 +165,12 @@ def recovery_view(record: dict[str, Any], *, anchor: str = ANCHOR) -> tuple[dict
     except LookupError as exc:
         return None, {"diagnosed": False, "why": str(exc)}
     outcome = verify_correction(
-        whole, step_index=diagnosis["step_index"], correction=diagnosis["correction"], continuation_seed=0,
+        whole,
+        step_index=diagnosis["step_index"],
+        correction=diagnosis["correction"],
+        continuation_seed=0,
         policy_factory=lambda env, seed: make_policy(anchor, env, seed),
-    )  # fmt: skip
+    )
     tie = outcome.corrected.passed and outcome.retry.passed and abs(outcome.corrected.composite - outcome.retry.composite) < 1e-9
     kept = "verified" if outcome.verified else ("tie" if tie and KEEP_TIES else "")
     summary = {"diagnosed": True, "how": how, "category": diagnosis["category"], "kept": kept, **outcome.as_json()}
@@ -217,9 +223,16 @@ def _make_views(values: dict[str, Any], jobs: list[tuple[str, int]], turns: int,
     model, tokenizer = load_model(str(values["model"]), trainable=False)
     with torch.no_grad():
         records = rollout_episodes(
-            model, tokenizer, jobs, max_turns=turns, max_new_tokens=new_tokens, temperature=0.0, env_options=OPTIONS,
-            style=prompt_style_of(str(values["model"]), values), max_prompt_tokens=int(values.get("max_prompt_tokens", 4096)),
-        )  # fmt: skip
+            model,
+            tokenizer,
+            jobs,
+            max_turns=turns,
+            max_new_tokens=new_tokens,
+            temperature=0.0,
+            env_options=OPTIONS,
+            style=prompt_style_of(str(values["model"]), values),
+            max_prompt_tokens=int(values.get("max_prompt_tokens", 4096)),
+        )
     views, summaries = [], []
     for (task, seed), record in zip(jobs, records, strict=True):
         if record_passed(record):
@@ -246,8 +259,15 @@ def anchor_rows(jobs: list[tuple[str, int]], turns: int, anchors: tuple[str, ...
         for task, seed in jobs:
             env = registry.make(task, seed, options=OPTIONS)
             cut = run_episode(env, make_policy(anchor, env, 0), max_steps=turns)  # agent steps, as the models' turn cap
-            rows.append({"task": task, "seed": seed, "cut_step_reward": sum(float(s.get("reward") or 0.0) for s in cut["steps"]),
-                         "cut_composite": float(cut["header"]["score"]["composite"]), **episode_figures(cut)})  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "seed": seed,
+                    "cut_step_reward": sum(float(s.get("reward") or 0.0) for s in cut["steps"]),
+                    "cut_composite": float(cut["header"]["score"]["composite"]),
+                    **episode_figures(cut),
+                }
+            )
         out[anchor] = rows
     return out
 
@@ -287,8 +307,11 @@ def scenario_report(experiment: Experiment, result: Any) -> str:
             jobs = [(e["task"], e["seed"]) for e in episodes]
             for e in episodes:
                 cells = arm_rows.setdefault(e["task"], {}).setdefault(name, {})
-                for measure, value in (("composite", e["reward"]), ("step reward", e.get("step_reward", 0.0)),
-                                       ("days ended", e.get("extra", {}).get("days ended", 0.0))):  # fmt: skip
+                for measure, value in (
+                    ("composite", e["reward"]),
+                    ("step reward", e.get("step_reward", 0.0)),
+                    ("days ended", e.get("extra", {}).get("days ended", 0.0)),
+                ):
                     cells.setdefault(measure, {}).setdefault(run["seed"], []).append(float(value))
     cache = Path(result.out) / f"anchors-{hashlib.sha256(json.dumps([jobs, turns]).encode()).hexdigest()[:10]}.json"
     anchors = json.loads(cache.read_text()) if cache.exists() else anchor_rows(jobs, turns)
@@ -369,7 +392,7 @@ EXPERIMENT = register(
             components=True,
             options=dict(OPTIONS),
             episode_measures="training.experiments.storebench_loop:episode_figures",
-        ),  # fmt: skip
+        ),
         train_seeds=(0, 1, 2),
         smoke={
             "max_steps": 1,
@@ -380,7 +403,7 @@ EXPERIMENT = register(
             "batch_size": 1,
             "max_tokens": 2048,
             "eval_episodes": 2,
-        },  # fmt: skip
+        },
         needs_teacher=False,
         prepare="training.experiments.storebench_loop:recovery_views",
         report="training.experiments.storebench_loop:scenario_report",
@@ -397,7 +420,7 @@ EXPERIMENT = register(
                 "group_size": 8,
                 "grad_accum": 8,
                 "gradient_checkpointing": True,
-            },  # fmt: skip
+            },
             steps=3,
         ),
     )

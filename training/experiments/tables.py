@@ -88,8 +88,10 @@ def result_from_files(experiment: Experiment, folder: Path) -> FileTable | None:
     runs = [r for r in runs if r["base"] == base]
     notes = [f"{n} run file(s) on another base, {label}, are not in this table." for label, n in sorted(apart.items())]
     if stale:
-        notes.append(f"{len(stale)} run file(s) of an earlier definition of this experiment are stale and not in this table "
-                     f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}).")  # fmt: skip
+        notes.append(
+            f"{len(stale)} run file(s) of an earlier definition of this experiment are stale and not in this table "
+            f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''})."
+        )
     order = [_point_key(p) for p in grid_points(experiment.tuning)]
     arms: dict[str, ArmResult] = {}
     test_seeds: list[int] | None = None
@@ -134,15 +136,29 @@ def result_from_files(experiment: Experiment, folder: Path) -> FileTable | None:
     seeds_per_arm = {name: len(arm.rewards) for name, arm in arms.items()}
     if len(set(seeds_per_arm.values())) > 1 or set(arms) != {a.name for a in experiment.arms}:
         missing = [a.name for a in experiment.arms if a.name not in arms]
-        notes.append("Partial: " + ", ".join(f"{n} has {k} training seed(s)" for n, k in seeds_per_arm.items())
-                     + (f"; no test results yet for {', '.join(missing)}" if missing else "") + ".")  # fmt: skip
+        notes.append(
+            "Partial: "
+            + ", ".join(f"{n} has {k} training seed(s)" for n, k in seeds_per_arm.items())
+            + (f"; no test results yet for {', '.join(missing)}" if missing else "")
+            + "."
+        )
     room = next((r for r in rooms if r["base"] == base and r["definition"] == current and r["test_seeds"] == test_seeds), None)
     finished = sorted(r.get("finished_at", "") for r in runs)
     result = ExperimentResult(
-        experiment.name, base["name"], teacher["name"], False, str(folder.relative_to(REPO_ROOT) if folder.is_relative_to(REPO_ROOT) else folder),
-        test_seeds, dict(experiment.shared), arms, finished[-1][:16].replace("T", " "), sum(a.wall_s for a in arms.values()), 0,
-        base_hash=base["hash"], teacher_hash=teacher["hash"],
-    )  # fmt: skip
+        experiment.name,
+        base["name"],
+        teacher["name"],
+        False,
+        str(folder.relative_to(REPO_ROOT) if folder.is_relative_to(REPO_ROOT) else folder),
+        test_seeds,
+        dict(experiment.shared),
+        arms,
+        finished[-1][:16].replace("T", " "),
+        sum(a.wall_s for a in arms.values()),
+        0,
+        base_hash=base["hash"],
+        teacher_hash=teacher["hash"],
+    )
     return FileTable(result, room, notes)
 
 
@@ -162,10 +178,14 @@ def room_line(room: dict[str, Any] | None) -> str:
         return "Room check: none on file for this base and these test seeds (a run before room checks were kept)."
     mean = float(room["reward_mean"])
     if room_verdict(mean) == "room":
-        return (f"Room check: the base scores {mean:.3f} (pass rate {float(room.get('passed_mean', 0.0)):.3f}) on the "
-                f"{len(room['test_seeds'])} test seeds, inside [{ROOM_LOW}, {ROOM_HIGH}]: the arms have room to move.")  # fmt: skip
-    return (f"**No room: the base scores {mean:.3f} on the {len(room['test_seeds'])} test seeds, outside [{ROOM_LOW}, {ROOM_HIGH}]. "
-            "This table is not evidence for or against the method** (run with --no-room-check).")  # fmt: skip
+        return (
+            f"Room check: the base scores {mean:.3f} (pass rate {float(room.get('passed_mean', 0.0)):.3f}) on the "
+            f"{len(room['test_seeds'])} test seeds, inside [{ROOM_LOW}, {ROOM_HIGH}]: the arms have room to move."
+        )
+    return (
+        f"**No room: the base scores {mean:.3f} on the {len(room['test_seeds'])} test seeds, outside [{ROOM_LOW}, {ROOM_HIGH}]. "
+        "This table is not evidence for or against the method** (run with --no-room-check)."
+    )
 
 
 def table_markdown(experiment: Experiment, folder: Path) -> str | None:
@@ -201,8 +221,10 @@ def headline(experiment: Experiment, table: FileTable) -> str:
     paired = paired_difference(method.rewards, others[strongest].rewards)
     n = f"{len(method.rewards)} × {len(result.test_seeds)}"
     verdict = "gain" if paired.low > 0 else "loss" if paired.high < 0 else f"null (MDE {paired.mde:.3f})"
-    return (f"| {experiment.name} | {experiment.method} − {strongest} | {paired.mean:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}] "
-            f"{verdict} | {n} | {base} | {room} | {len(table.notes)} note(s) |")  # fmt: skip
+    return (
+        f"| {experiment.name} | {experiment.method} − {strongest} | {paired.mean:+.3f} [{paired.low:+.3f}, {paired.high:+.3f}] "
+        f"{verdict} | {n} | {base} | {room} | {len(table.notes)} note(s) |"
+    )
 
 
 def summary_markdown(experiments: list[Experiment], results: Path = RESULTS) -> str:
@@ -214,15 +236,22 @@ def summary_markdown(experiments: list[Experiment], results: Path = RESULTS) -> 
             waiting.append(experiment.name)
         else:
             rows.append(headline(experiment, table))
-    lines = ["Headlines from the committed result files (`python -m training.experiments report`): the method minus its strongest",
-             "baseline on the same (training seed, test seed) cells, 95% bootstrap interval, n = training seeds × test seeds.", "",
-             "| experiment | method − strongest baseline | effect [95% CI] | n | base | room (base's test reward) | notes |",
-             "| --- | --- | --- | --- | --- | --- | --- |", *rows]  # fmt: skip
+    lines = [
+        "Headlines from the committed result files (`python -m training.experiments report`): the method minus its strongest",
+        "baseline on the same (training seed, test seed) cells, 95% bootstrap interval, n = training seeds × test seeds.",
+        "",
+        "| experiment | method − strongest baseline | effect [95% CI] | n | base | room (base's test reward) | notes |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
+    ]
     if not rows:
         lines.append("| (none yet) | | | | | | |")
     if waiting:
-        lines += ["", "No result files yet (their tables below, where there are any, were written before results were kept as "
-                      f"files, most on base-small): {', '.join(waiting)}."]  # fmt: skip
+        lines += [
+            "",
+            "No result files yet (their tables below, where there are any, were written before results were kept as "
+            f"files, most on base-small): {', '.join(waiting)}.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -253,8 +282,11 @@ def report(experiments: list[Experiment] | None = None, *, results: Path = RESUL
             continue
         if check:
             if read_readme_section(readme, experiment.name) != text.rstrip():
-                print(f"{experiment.name}: the table in {experiment.readme} differs from its result files; run "
-                      "`python -m training.experiments report`", file=out)  # fmt: skip
+                print(
+                    f"{experiment.name}: the table in {experiment.readme} differs from its result files; run "
+                    "`python -m training.experiments report`",
+                    file=out,
+                )
                 status = 1
             continue
         write_readme_section(readme, experiment.name, text)

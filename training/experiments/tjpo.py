@@ -40,9 +40,15 @@ def sample_measures(
         jobs = [(config.task, s) for s in seeds[start : start + MEASURE_BATCH_SEEDS] for _ in range(k)]
         with torch.no_grad():
             records += rollout_episodes(
-                model, tokenizer, jobs, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
-                temperature=MEASURE_TEMPERATURE, style=config.prompt_style, max_prompt_tokens=config.max_prompt_tokens,
-            )  # fmt: skip
+                model,
+                tokenizer,
+                jobs,
+                max_turns=config.max_turns,
+                max_new_tokens=config.max_new_tokens,
+                temperature=MEASURE_TEMPERATURE,
+                style=config.prompt_style,
+                max_prompt_tokens=config.max_prompt_tokens,
+            )
     at_1, at_k, diversity, success = [], [], [], []
     for i in range(len(seeds)):
         group = records[i * k : (i + 1) * k]
@@ -69,8 +75,15 @@ def measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int
 
     style = prompt_style_of(base, values)
     known = {f.name for f in dataclasses.fields(GRPOConfig)}
-    config = make_config("grpo", {**{k: v for k, v in values.items() if k in known}, "model": base,
-                                  "compact_tools": style.compact_tools, "max_result_chars": style.max_result_chars})  # fmt: skip
+    config = make_config(
+        "grpo",
+        {
+            **{k: v for k, v in values.items() if k in known},
+            "model": base,
+            "compact_tools": style.compact_tools,
+            "max_result_chars": style.max_result_chars,
+        },
+    )
     model, tokenizer = load_checkpoint(checkpoint, base)
     return sample_measures(model, tokenizer, config, seeds)
 

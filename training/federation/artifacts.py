@@ -136,6 +136,10 @@ def stats_artifact(records: Sequence[dict[str, Any]], *, source: str, round: int
     n = len(records)
     scores = [header_score(r.get("header", {})) for r in records]
     calls = [sum(len(s.get("tool_calls") or []) for s in r.get("steps") or []) for r in records]
-    stats = {"episodes": float(n), "passed": float(sum(1 for s in scores if s.get("passed"))),
-             "composite_mean": sum(float(s.get("composite", 0.0)) for s in scores) / max(n, 1), "calls_mean": sum(calls) / max(n, 1)}  # fmt: skip
+    stats = {
+        "episodes": float(n),
+        "passed": float(sum(1 for s in scores if s.get("passed"))),
+        "composite_mean": sum(float(s.get("composite", 0.0)) for s in scores) / max(n, 1),
+        "calls_mean": sum(calls) / max(n, 1),
+    }
     return Artifact("stats", json.dumps(stats, sort_keys=True).encode(), source, round, {"episodes": n})

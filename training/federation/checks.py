@@ -74,8 +74,15 @@ class GateResult:
     reasons: list[str]
 
     def as_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "sha256": self.sha256, "bytes": self.bytes, "passed": self.passed,
-                "canaries_found": list(self.canaries_found), "leakage": dict(self.leakage), "reasons": list(self.reasons)}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "sha256": self.sha256,
+            "bytes": self.bytes,
+            "passed": self.passed,
+            "canaries_found": list(self.canaries_found),
+            "leakage": dict(self.leakage),
+            "reasons": list(self.reasons),
+        }
 
 
 def canaries_in_bytes(payload: bytes, canaries: Mapping[str, str]) -> list[str]:
@@ -176,8 +183,13 @@ def canaries_extracted(probe: ModelProbe, canaries: Mapping[str, str]) -> list[s
                 continue
             prompt = probe.tokenizer(text[:at], add_special_tokens=False, return_tensors="pt")["input_ids"].to(device)
             budget = len(probe.tokenizer(value, add_special_tokens=False)["input_ids"]) + 4
-            out = probe.model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=budget, do_sample=False,
-                                       pad_token_id=probe.tokenizer.pad_token_id)  # fmt: skip
+            out = probe.model.generate(
+                prompt,
+                attention_mask=torch.ones_like(prompt),
+                max_new_tokens=budget,
+                do_sample=False,
+                pad_token_id=probe.tokenizer.pad_token_id,
+            )
             if value.lower() in probe.tokenizer.decode(out[0, prompt.shape[1] :]).lower():
                 found.append(name)
                 break
@@ -185,9 +197,14 @@ def canaries_extracted(probe: ModelProbe, canaries: Mapping[str, str]) -> list[s
 
 
 def export_check(
-    artifact: Artifact, *, canaries: Mapping[str, str], attributes: Sequence[AttributeCase] = (), values: Sequence[str] = (),
-    probe: ModelProbe | None = None, max_advantage: float = 1.0,
-) -> GateResult:  # fmt: skip
+    artifact: Artifact,
+    *,
+    canaries: Mapping[str, str],
+    attributes: Sequence[AttributeCase] = (),
+    values: Sequence[str] = (),
+    probe: ModelProbe | None = None,
+    max_advantage: float = 1.0,
+) -> GateResult:
     """Every check on one artifact; `passed` is False when a canary is found, the content has a problem
     (content_problems) or an advantage passes max_advantage."""
     found = canaries_in_bytes(artifact.payload, canaries)

@@ -84,8 +84,11 @@ def private_facts(task: str) -> dict[str, Any]:
         seed = _seed_asking(task, item)
         candidates = tuple((c, scripted_episode(_Answer(c), task, seed, max_turns=1)) for c in COLORS)
         attributes.append(AttributeCase(key=item, true=color, candidates=candidates))
-    return {"private_values": [("catalogue.color", c) for c in sorted(set(catalogue.colors.values()))], "attributes": attributes,
-            "candidate_values": list(COLORS)}  # fmt: skip
+    return {
+        "private_values": [("catalogue.color", c) for c in sorted(set(catalogue.colors.values()))],
+        "attributes": attributes,
+        "candidate_values": list(COLORS),
+    }
 
 
 def fedgym_participants(orgs: Sequence[str], *, records: int, holdout: int, seed_start: int = 0) -> list[Participant]:
@@ -99,10 +102,12 @@ def fedgym_participants(orgs: Sequence[str], *, records: int, holdout: int, seed
         task = f"fedgym/{org}"
         out.append(
             Participant(
-                name=org, task=task,
+                name=org,
+                task=task,
                 records=scripted_episodes(ExpertPolicy(), task, range(seed_start, seed_start + records)),
                 holdout=scripted_episodes(ExpertPolicy(), task, range(HOLDOUT_SEED_START, HOLDOUT_SEED_START + holdout)),
-                canaries=dict(private_catalogue(org).canaries), **private_facts(task),
+                canaries=dict(private_catalogue(org).canaries),
+                **private_facts(task),
             )
-        )  # fmt: skip
+        )
     return out

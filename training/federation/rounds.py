@@ -90,12 +90,23 @@ def _train(settings: FederationSettings, participant: Participant, start: str, f
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "records.jsonl"  # private: stays in the participant's folder
     data.write_text("".join(json.dumps(rec) + "\n" for rec in participant.records))
-    result = run_recipe("sft", {
-        "model": start, "data": str(data), "output_dir": str(folder / "sft"), "max_steps": settings.local_steps,
-        "lora_r": settings.lora_r, "lora_alpha": settings.lora_alpha, "learning_rate": settings.learning_rate,
-        "batch_size": settings.batch_size, "seed": settings.seed * 1000 + r, "device": "auto",
-        "compact_tools": settings.compact_tools, "max_result_chars": settings.max_result_chars,
-    })  # fmt: skip
+    result = run_recipe(
+        "sft",
+        {
+            "model": start,
+            "data": str(data),
+            "output_dir": str(folder / "sft"),
+            "max_steps": settings.local_steps,
+            "lora_r": settings.lora_r,
+            "lora_alpha": settings.lora_alpha,
+            "learning_rate": settings.learning_rate,
+            "batch_size": settings.batch_size,
+            "seed": settings.seed * 1000 + r,
+            "device": "auto",
+            "compact_tools": settings.compact_tools,
+            "max_result_chars": settings.max_result_chars,
+        },
+    )
     assert result.final_checkpoint, f"participant {participant.name}: SFT saved no checkpoint"
     return result.final_checkpoint
 
@@ -139,8 +150,11 @@ def _write_export(folder: Path, artifact: Artifact, gate: GateResult | None, ref
     stem = folder / f"{artifact.source}-{artifact.kind}"
     if refusal is None:  # a refused artifact is not kept where exports are: only its manifest and the refusal
         stem.with_suffix(".bin").write_bytes(artifact.payload)
-    record = {"manifest": artifact.manifest, "gate": gate.as_json() if gate else None,
-              "refused": None if refusal is None else {"code": refusal.code, "message": refusal.message, "fields": refusal.fields}}  # fmt: skip
+    record = {
+        "manifest": artifact.manifest,
+        "gate": gate.as_json() if gate else None,
+        "refused": None if refusal is None else {"code": refusal.code, "message": refusal.message, "fields": refusal.fields},
+    }
     stem.with_suffix(".json").write_text(json.dumps(record, indent=1))
 
 
@@ -163,17 +177,28 @@ def utility(settings: FederationSettings, model_path: str, task: str, skills: Se
     system = system_prompt_for(make(task, settings.utility_seeds[0]))
     system = skills_prompt(system, skills)
     with torch.no_grad():
-        records = rollout_episodes(model, tokenizer, [(task, s) for s in settings.utility_seeds], max_turns=settings.max_turns,
-                                   max_new_tokens=settings.max_new_tokens, temperature=0.0, system_prompt=system,
-                                   style=PromptStyle(settings.compact_tools, settings.max_result_chars))  # fmt: skip
+        records = rollout_episodes(
+            model,
+            tokenizer,
+            [(task, s) for s in settings.utility_seeds],
+            max_turns=settings.max_turns,
+            max_new_tokens=settings.max_new_tokens,
+            temperature=0.0,
+            system_prompt=system,
+            style=PromptStyle(settings.compact_tools, settings.max_result_chars),
+        )
     return sum(float(r["header"]["score"]["composite"]) for r in records) / len(records)
 
 
 def _gate(
     artifact: Artifact, participant: Participant, settings: FederationSettings, probe: ModelProbe | None
 ) -> tuple[GateResult | None, ExportRefused | None]:
-    checks: dict[str, Any] = {"canaries": participant.canaries, "attributes": participant.attributes,
-                              "values": participant.candidate_values, "max_advantage": settings.max_advantage}  # fmt: skip
+    checks: dict[str, Any] = {
+        "canaries": participant.canaries,
+        "attributes": participant.attributes,
+        "values": participant.candidate_values,
+        "max_advantage": settings.max_advantage,
+    }
     if probe is not None:
         checks["probe"] = probe
     try:
@@ -184,8 +209,9 @@ def _gate(
         return export_check(artifact, **checks), refusal
 
 
-def _exports(settings: FederationSettings, people: Sequence[Participant], r: int, starts: dict[str, str], adapters: dict[str, str],
-             folder: Path) -> tuple[list[tuple[Participant, Artifact]], list[GateResult]]:  # fmt: skip
+def _exports(
+    settings: FederationSettings, people: Sequence[Participant], r: int, starts: dict[str, str], adapters: dict[str, str], folder: Path
+) -> tuple[list[tuple[Participant, Artifact]], list[GateResult]]:
     """Every artifact the mode shares, through the gate: the accepted ones and every gate result."""
     accepted, results = [], []
     for p in people:
@@ -226,8 +252,9 @@ def received_adapters(received: Sequence[Artifact], *, like: dict[str, Any], cap
     return out
 
 
-def run_round(settings: FederationSettings, people: Sequence[Participant], r: int, out: Path,
-              received: Sequence[Artifact] = ()) -> dict[str, Any]:  # fmt: skip
+def run_round(
+    settings: FederationSettings, people: Sequence[Participant], r: int, out: Path, received: Sequence[Artifact] = ()
+) -> dict[str, Any]:
     folder = _round_dir(out, r)
     starts = {p.name: _start_model(settings, out, r, p.name) for p in people}
     adapters = {p.name: _train(settings, p, starts[p.name], folder / "train" / p.name, r) for p in people}
@@ -289,9 +316,15 @@ def _prune(settings: FederationSettings, out: Path, finished: int) -> None:
         shutil.rmtree(_round_dir(out, r) / "models", ignore_errors=True)
 
 
-def federation_run(people: Sequence[Participant], settings: FederationSettings, *, out: Path,
-                   on_round: Callable[[int, dict[str, Any]], None] | None = None,
-                   should_stop: Callable[[], bool] | None = None, received: Sequence[Artifact] = ()) -> dict[str, Any]:  # fmt: skip
+def federation_run(
+    people: Sequence[Participant],
+    settings: FederationSettings,
+    *,
+    out: Path,
+    on_round: Callable[[int, dict[str, Any]], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    received: Sequence[Artifact] = (),
+) -> dict[str, Any]:
     """Every round (resuming finished ones); returns {"settings", "rounds": [metrics...], "models": final per participant}.
     `received` artifacts join round 0's aggregation (module docstring)."""
     out.mkdir(parents=True, exist_ok=True)

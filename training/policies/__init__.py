@@ -47,8 +47,15 @@ def policy_from_config(config: dict[str, Any], env: Env, seed: int, *, connectio
     model = str(config.get("model") or "")
     if not model:
         raise ValueError(f"model: a {kind} agent needs a model (a from_pretrained path or a served model name)")
-    common: dict[str, Any] = {"env": env, "seed": seed, "name": name, "model": model, "sampling": config.get("sampling") or {},
-                              "harness": harness_for(config), "role": role}  # fmt: skip
+    common: dict[str, Any] = {
+        "env": env,
+        "seed": seed,
+        "name": name,
+        "model": model,
+        "sampling": config.get("sampling") or {},
+        "harness": harness_for(config),
+        "role": role,
+    }
     if kind == "hf":
         from training.policies.hf import HFPolicy
 

@@ -224,8 +224,17 @@ class LLMPolicy(Policy):
     the step's reasoning (never shown to the agent: policies/roles.py) and only what it says is its message.
     """
 
-    def __init__(self, *, env: Env, seed: int, name: str, model: str, sampling: dict[str, Any] | None = None,
-                 harness: HarnessConfig | None = None, role: str = ACTOR) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        env: Env,
+        seed: int,
+        name: str,
+        model: str,
+        sampling: dict[str, Any] | None = None,
+        harness: HarnessConfig | None = None,
+        role: str = ACTOR,
+    ) -> None:
         if role not in LLM_ROLES:
             raise ValueError(f"role: {role!r} is not a role an LLM policy can take; use one of {', '.join(LLM_ROLES)}")
         self.env = env
@@ -261,13 +270,19 @@ class LLMPolicy(Policy):
         replaces the policy's own for this prompt (its own plus the compact tool listing)."""
         system = self.system_prompt if system_prompt is None else system_prompt
         if self.role == CRITIC:
-            return critic_messages(history, system_prompt=system, window_turns=window_turns,
-                                   max_result_chars=self.harness.max_result_chars, summary=summary)  # fmt: skip
+            return critic_messages(
+                history, system_prompt=system, window_turns=window_turns, max_result_chars=self.harness.max_result_chars, summary=summary
+            )
         if self.role == USER:
-            return user_messages(history, system_prompt=system, window_turns=window_turns,
-                                 max_result_chars=self.harness.max_result_chars)  # fmt: skip
-        return build_messages(history, system_prompt=system, window_turns=window_turns, summary=summary,
-                              max_result_chars=self.harness.max_result_chars, status=status)  # fmt: skip
+            return user_messages(history, system_prompt=system, window_turns=window_turns, max_result_chars=self.harness.max_result_chars)
+        return build_messages(
+            history,
+            system_prompt=system,
+            window_turns=window_turns,
+            summary=summary,
+            max_result_chars=self.harness.max_result_chars,
+            status=status,
+        )
 
     def fit_messages(
         self, history: list[dict[str, Any]], tools: list[dict[str, Any]], *, system_prompt: str | None = None

@@ -51,8 +51,13 @@ class TemplatePolicy(LLMPolicy):
         eos = self.tokenizer.eos_token or ""
         finish = "stop" if eos and text.endswith(eos) else "length"
         text = text.removesuffix(eos) if eos else text
-        return Completion(text=text, token_ids=ids, logprobs=logprobs, prompt_token_ids=prompt,
-                          meta={"finish_reason": finish, "prompt_tokens": len(prompt), "completion_tokens": len(ids)})  # fmt: skip
+        return Completion(
+            text=text,
+            token_ids=ids,
+            logprobs=logprobs,
+            prompt_token_ids=prompt,
+            meta={"finish_reason": finish, "prompt_tokens": len(prompt), "completion_tokens": len(ids)},
+        )
 
 
 @lru_cache(maxsize=2)
@@ -99,9 +104,11 @@ class HFPolicy(TemplatePolicy):
         with _GENERATE_LOCK:
             torch.manual_seed(seed)
             if self.engine is not None and self.session is not None:
-                [(ids, logprobs)] = self.engine.generate([self.session], [prompt_ids], max_new_tokens=self.harness.max_new_tokens,
-                                                         temperature=self.temperature)  # fmt: skip
+                [(ids, logprobs)] = self.engine.generate(
+                    [self.session], [prompt_ids], max_new_tokens=self.harness.max_new_tokens, temperature=self.temperature
+                )
                 return list(ids), [float(x) for x in logprobs]
-            [(ids, logprobs)] = generate(self.model_obj, self.tokenizer, [prompt_ids], max_new_tokens=self.harness.max_new_tokens,
-                                         temperature=self.temperature)  # fmt: skip
+            [(ids, logprobs)] = generate(
+                self.model_obj, self.tokenizer, [prompt_ids], max_new_tokens=self.harness.max_new_tokens, temperature=self.temperature
+            )
         return list(ids), [float(x) for x in logprobs]

@@ -78,8 +78,14 @@ def address_problem(address: str, allowed: Iterable[IPNetwork] = ()) -> str | No
         ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
     if any(ip in network for network in allowed):
         return None
-    for label, flag in (("loopback", ip.is_loopback), ("link-local", ip.is_link_local), ("multicast", ip.is_multicast),
-                        ("unspecified", ip.is_unspecified), ("reserved", ip.is_reserved), ("private", ip.is_private)):  # fmt: skip
+    for label, flag in (
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("unspecified", ip.is_unspecified),
+        ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
+    ):
         if flag:
             return f"{ip} is a {label} address"
     if not ip.is_global:
@@ -109,8 +115,14 @@ class GuardedBackend(httpcore.SyncBackend):
     def __init__(self, allowed: tuple[IPNetwork, ...]) -> None:
         self.allowed = allowed
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
         try:
             addresses = resolve(host, port)
         except (OSError, ValueError) as exc:

@@ -63,9 +63,13 @@ class OpenAIPolicy(LLMPolicy):
             options["logprobs"] = True
         try:
             response = self.client.chat.completions.create(
-                model=self.model, messages=messages, tools=tools or openai.omit, max_tokens=self.harness.max_new_tokens,  # type: ignore[arg-type]
-                seed=seed, **options,
-            )  # fmt: skip
+                model=self.model,
+                messages=messages,
+                tools=tools or openai.omit,
+                max_tokens=self.harness.max_new_tokens,  # type: ignore[arg-type]
+                seed=seed,
+                **options,
+            )
         except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
             # The cause names the refused address or the socket error; neither the client nor httpx puts the key in it.
             cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""

@@ -88,8 +88,17 @@ class ServerPool:
 class PooledTransport(httpx.BaseTransport):
     """Rewrites each request from the logical base URL onto a server chosen by the pool, with failover."""
 
-    def __init__(self, pool: ServerPool, *, base_url: str, attempts: int = 3, backoff_s: float = 0.25, backoff_max_s: float = 8.0,
-                 wait_timeout: float | None = None, sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+    def __init__(
+        self,
+        pool: ServerPool,
+        *,
+        base_url: str,
+        attempts: int = 3,
+        backoff_s: float = 0.25,
+        backoff_max_s: float = 8.0,
+        wait_timeout: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         assert attempts >= 1, f"attempts={attempts} must be at least 1"
         self.pool, self.base, self.attempts = pool, httpx.URL(base_url.rstrip("/") + "/"), attempts
         self.backoff_s, self.backoff_max_s, self.wait_timeout, self.sleep = backoff_s, backoff_max_s, wait_timeout, sleep
@@ -107,9 +116,13 @@ class PooledTransport(httpx.BaseTransport):
             server = self.pool.acquire(avoid=failed, timeout=self.wait_timeout)
             response, error = None, None
             try:
-                outgoing = httpx.Request(request.method, server.base_url.rstrip("/") + "/" + suffix, content=content,
-                                         headers=[(k, v) for k, v in request.headers.raw if k.lower() != b"host"],
-                                         extensions=request.extensions)  # fmt: skip
+                outgoing = httpx.Request(
+                    request.method,
+                    server.base_url.rstrip("/") + "/" + suffix,
+                    content=content,
+                    headers=[(k, v) for k, v in request.headers.raw if k.lower() != b"host"],
+                    extensions=request.extensions,
+                )
                 response = server.transport.handle_request(outgoing)
                 response.read()  # the request is in flight until its answer is in
             except httpx.TransportError as exc:

@@ -127,8 +127,9 @@ def transcript_lines(history: list[dict[str, Any]], limit: int = 0) -> list[str]
     return lines
 
 
-def critic_messages(history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0,
-                    summary: str = "") -> list[dict[str, Any]]:  # fmt: skip
+def critic_messages(
+    history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0, summary: str = ""
+) -> list[dict[str, Any]]:
     """The critic's prompt: the task, its instruction, the transcript of the last `window_turns` steps after the
     opening observation (older ones replaced by a note and the state summary), and the request for advice."""
     opening, rest = history[:1], history[1:]
@@ -164,8 +165,9 @@ def user_turn_text(step: dict[str, Any]) -> str:
     return f"{_NOTE} {step['reasoning']}\n{_SAY} {said}" if step.get("reasoning") else said
 
 
-def user_messages(history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0,
-                  role: str = USER) -> list[dict[str, Any]]:  # fmt: skip
+def user_messages(
+    history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0, role: str = USER
+) -> list[dict[str, Any]]:
     """The user's prompt: its goal card and instruction, then the conversation from its side, the actor's messages
     as the other party's turns and its own earlier turns (notes included) as its assistant turns. It sees neither
     the environment's observations, nor the actor's tool calls and results, nor the other roles' turns."""

@@ -101,8 +101,12 @@ def team_from_config(config: dict[str, Any], env: Env, seed: int, *, connection_
     critic = consultant = None
     if CRITIC in policies:
         spec = team[CRITIC]
-        critic = RoleSpec(policy=policies[CRITIC], every=spec.get("every", 0), on_request=spec.get("on_request", False),
-                          on_error=spec.get("on_error", False))  # fmt: skip
+        critic = RoleSpec(
+            policy=policies[CRITIC],
+            every=spec.get("every", 0),
+            on_request=spec.get("on_request", False),
+            on_error=spec.get("on_error", False),
+        )
     if CONSULTANT in policies:  # the actor always gets the consult tool when there is a consultant
         consultant = RoleSpec(policy=policies[CONSULTANT], on_request=True, cost=float(team[CONSULTANT].get("cost", 0.0)))
     slots = {name: policies[name] for name in team.get("slots", {})}

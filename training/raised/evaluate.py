@@ -67,8 +67,13 @@ class ModelPolicy(TemplatePolicy):
     def to_action(self, completion: Completion, index: int) -> Action:
         action = super().to_action(completion, index)
         if action.error is not None and not action.tool_calls and completion.text.strip() and "<tool_call>" not in completion.text:
-            return Action(message=completion.text.strip(), token_ids=action.token_ids, logprobs=action.logprobs,
-                          prompt_token_ids=action.prompt_token_ids, meta=action.meta)  # fmt: skip
+            return Action(
+                message=completion.text.strip(),
+                token_ids=action.token_ids,
+                logprobs=action.logprobs,
+                prompt_token_ids=action.prompt_token_ids,
+                meta=action.meta,
+            )
         return action
 
 
@@ -87,8 +92,9 @@ def greedy_rows(model: Any, tokenizer: Any, config: Any, seeds: Any) -> list[dic
     for task, seed in jobs:
         for options in conditions(axis, list(config.styles)):
             env = make(task, seed, options=options)
-            policy = ModelPolicy(env=env, seed=seed, model=model, tokenizer=tokenizer, style=config.prompt_style,
-                                 max_new_tokens=config.max_new_tokens)  # fmt: skip
+            policy = ModelPolicy(
+                env=env, seed=seed, model=model, tokenizer=tokenizer, style=config.prompt_style, max_new_tokens=config.max_new_tokens
+            )
             record = run_episode(env, policy, max_steps=config.eval_max_turns)
             score = record["header"]["score"]
             rows.append({**metric_row(composite=score["composite"], score=score), "style": axis.style_of(options)})
@@ -102,8 +108,9 @@ def output_drift(model: Any, reference: Any, tokenizer: Any, config: Any, seeds:
     total, tokens = 0.0, 0.0
     for task, seed in eval_jobs(config, seeds):
         record = anchor_episode(config.anchor, task, seed, options={"guidance": True})
-        clean, _ = tokenized_pair(Pair(task, seed, "none", True, record, record), tokenizer, style=config.prompt_style,
-                                  max_tokens=config.max_tokens)  # fmt: skip
+        clean, _ = tokenized_pair(
+            Pair(task, seed, "none", True, record, record), tokenizer, style=config.prompt_style, max_tokens=config.max_tokens
+        )
         batch = {k: v.to(device) for k, v in collate([clean], pad_id=tokenizer.pad_token_id).items()}
         logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])
         ref = forward_logits(reference, batch["input_ids"], batch["attention_mask"])

@@ -211,10 +211,19 @@ def train_fresh_adversary(
     for r in range(1, rounds + 1):
         generator = step_generator(config.seed + 7_919, r)
         proposals = propose(config, curriculum, fresh, generator)
-        pairs, records = play_pairs(player, proposals, k=config.group_size, seed_base=seed_base(config, r, salt=7_919), world=world,
-                                    threshold=config.flip_threshold, guidance=config.guidance, tag=f"fresh{r:04d}")  # fmt: skip
-        metrics = fresh.update([p.adversary_choice for p in proposals], [p.flip for p in pairs], lr=config.adversary_lr,
-                               entropy_coef=config.role_entropy_coef)  # fmt: skip
+        pairs, records = play_pairs(
+            player,
+            proposals,
+            k=config.group_size,
+            seed_base=seed_base(config, r, salt=7_919),
+            world=world,
+            threshold=config.flip_threshold,
+            guidance=config.guidance,
+            tag=f"fresh{r:04d}",
+        )
+        metrics = fresh.update(
+            [p.adversary_choice for p in proposals], [p.flip for p in pairs], lr=config.adversary_lr, entropy_coef=config.role_entropy_coef
+        )
         metrics["fresh_adversary_flip_rate"] = sum(p.flip for p in pairs) / len(pairs)
         if store is not None:
             store.write_eval(f"fresh-round-{r:04d}", metrics, records, {"pairs": [p.to_dict() for p in pairs], "role": fresh.state()})
@@ -282,8 +291,16 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
     while trainer.step < config.max_steps and not trainer.stopping():
         round_ = trainer.step + 1
         proposals = propose(config, curriculum, adversary, step_generator(config.seed, round_), writer)
-        pairs, records = play_pairs(player, proposals, k=config.group_size, seed_base=seed_base(config, round_), world=worlds[0],
-                                    threshold=config.flip_threshold, guidance=config.guidance, tag=f"r{round_:06d}")  # fmt: skip
+        pairs, records = play_pairs(
+            player,
+            proposals,
+            k=config.group_size,
+            seed_base=seed_base(config, round_),
+            world=worlds[0],
+            threshold=config.flip_threshold,
+            guidance=config.guidance,
+            tag=f"r{round_:06d}",
+        )
         updating = phase(config, round_)
         metrics = pair_metrics(pairs)
         if "agent" in updating:
@@ -296,12 +313,26 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
             if writer is not None:
                 metrics.update(writer.update([p.injection["text"] for p in proposals], flips))
         if "curriculum" in updating and config.curriculum == "learned":
-            metrics.update(curriculum.update([p.curriculum_choice for p in proposals], [p.curriculum for p in pairs],
-                                             lr=config.curriculum_lr, entropy_coef=config.role_entropy_coef))  # fmt: skip
+            metrics.update(
+                curriculum.update(
+                    [p.curriculum_choice for p in proposals],
+                    [p.curriculum for p in pairs],
+                    lr=config.curriculum_lr,
+                    entropy_coef=config.role_entropy_coef,
+                )
+            )
         trainer.state["advsim"] = {"adversary": adversary.state(), "curriculum": curriculum.state()}
-        store.write_round(round_, {"phase": list(updating), "proposals": [dataclasses.asdict(p) for p in proposals],
-                                   "pairs": [p.to_dict() for p in pairs], "metrics": metrics, "roles": trainer.state["advsim"]},
-                          records)  # fmt: skip
+        store.write_round(
+            round_,
+            {
+                "phase": list(updating),
+                "proposals": [dataclasses.asdict(p) for p in proposals],
+                "pairs": [p.to_dict() for p in pairs],
+                "metrics": metrics,
+                "roles": trainer.state["advsim"],
+            },
+            records,
+        )
         last = trainer.step == config.max_steps
         due = config.eval_episodes and config.eval_every and trainer.step % config.eval_every == 0 and not last
         if due:
@@ -319,9 +350,13 @@ def run(config: AdvSimConfig, hooks: Hooks | None = None) -> RunResult:
 
 
 def evaluation_adversaries(
-    player: Player, config: AdvSimConfig, sim: World, curriculum: CategoricalRole, coadv: CategoricalRole | None = None,
+    player: Player,
+    config: AdvSimConfig,
+    sim: World,
+    curriculum: CategoricalRole,
+    coadv: CategoricalRole | None = None,
     store: RoundStore | None = None,
-) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:  # fmt: skip
+) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
     """The injections an evaluation plays besides the unseen styles, and the fresh adversary's training metrics:
     (a) `coadv`'s most likely one when a co-trained adversary is given, (c) one trained for final_adversary_rounds
     rounds against the frozen `player` in the simulator (none when that is 0)."""
@@ -343,5 +378,13 @@ def final_evaluation(
     return {f"eval_{k}": v for k, v in figures.items()}
 
 
-__all__ = ["AdvSimConfig", "run", "phase", "propose", "train_fresh_adversary", "evaluation_adversaries", "evaluate_checkpoint",
-           "final_evaluation"]  # fmt: skip
+__all__ = [
+    "AdvSimConfig",
+    "run",
+    "phase",
+    "propose",
+    "train_fresh_adversary",
+    "evaluation_adversaries",
+    "evaluate_checkpoint",
+    "final_evaluation",
+]

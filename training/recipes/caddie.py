@@ -72,8 +72,14 @@ class CaddieConfig(AggregationFields, ReferenceKLFields, ClipFields, OnPolicyCon
         return out
 
     def critic_turns(self, critic: Any, *, temperature: float) -> CriticTurns:
-        return CriticTurns(critic, every=self.critic_every, on_error=self.critic_on_error, max_new_tokens=self.critic_max_new_tokens,
-                           temperature=temperature, window_turns=self.critic_window_turns)  # fmt: skip
+        return CriticTurns(
+            critic,
+            every=self.critic_every,
+            on_error=self.critic_on_error,
+            max_new_tokens=self.critic_max_new_tokens,
+            temperature=temperature,
+            window_turns=self.critic_window_turns,
+        )
 
 
 def critic_items(records: list[dict[str, Any]], advantages: torch.Tensor, tokenizer: Any) -> list[tuple[TokenizedEpisode, float]]:
@@ -86,13 +92,21 @@ def critic_items(records: list[dict[str, Any]], advantages: torch.Tensor, tokeni
     return items
 
 
-def play(actor: Any, tokenizer: Any, jobs: list[tuple[str, int]], config: CaddieConfig, *, critic: CriticTurns | None,
-         temperature: float) -> list[dict[str, Any]]:  # fmt: skip
+def play(
+    actor: Any, tokenizer: Any, jobs: list[tuple[str, int]], config: CaddieConfig, *, critic: CriticTurns | None, temperature: float
+) -> list[dict[str, Any]]:
     """Episodes of the frozen actor at `temperature`, advised by `critic` (None: alone)."""
     return rollout_episodes(
-        actor, tokenizer, jobs, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens, temperature=temperature,
-        style=config.prompt_style, max_prompt_tokens=config.max_prompt_tokens, critic=critic,
-    )  # fmt: skip
+        actor,
+        tokenizer,
+        jobs,
+        max_turns=config.max_turns,
+        max_new_tokens=config.max_new_tokens,
+        temperature=temperature,
+        style=config.prompt_style,
+        max_prompt_tokens=config.max_prompt_tokens,
+        critic=critic,
+    )
 
 
 def evaluate(actor: Any, critic: Any, tokenizer: Any, config: CaddieConfig, *, alone: bool) -> dict[str, float]:
@@ -122,8 +136,14 @@ def run(config: CaddieConfig, hooks: Hooks | None = None) -> RunResult:
         torch.manual_seed(config.seed * 1_000_003 + trainer.step)  # sampling depends only on (seed, step): resumes replay it
         critic.eval()
         with torch.no_grad():
-            records = play(actor, tokenizer, pick_jobs(config, trainer.step), config,
-                           critic=config.critic_turns(critic, temperature=config.temperature), temperature=config.actor_temperature)  # fmt: skip
+            records = play(
+                actor,
+                tokenizer,
+                pick_jobs(config, trainer.step),
+                config,
+                critic=config.critic_turns(critic, temperature=config.temperature),
+                temperature=config.actor_temperature,
+            )
         critic.train()
         rewards = torch.tensor([record_reward(r) or 0.0 for r in records])  # the actor's outcome after the advice
         groups = [i // config.group_size for i in range(len(records))]

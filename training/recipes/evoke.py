@@ -144,9 +144,15 @@ def rank_rows(scores: torch.Tensor, goals: int) -> tuple[torch.Tensor, torch.Ten
 
 
 def evoke_step_loss(
-    model: Any, sft_batch: dict[str, torch.Tensor], rank_batch: dict[str, torch.Tensor] | None, *, goals: int, rank_coef: float,
-    margin: float, kind: str,
-) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
+    model: Any,
+    sft_batch: dict[str, torch.Tensor],
+    rank_batch: dict[str, torch.Tensor] | None,
+    *,
+    goals: int,
+    rank_coef: float,
+    margin: float,
+    kind: str,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """SFT cross-entropy on `sft_batch` + rank_coef x rank loss over `rank_batch` (S states x G x G candidates, row-major).
     With rank_coef = 0 the ranking is scored without gradient and the loss is the SFT loss alone."""
     logits = forward_logits(model, sft_batch["input_ids"], sft_batch["attention_mask"])
@@ -224,8 +230,9 @@ def run(config: EvokeConfig, hooks: Hooks | None = None) -> RunResult:
 
     def loss_fn(item: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None, float]) -> tuple[torch.Tensor, dict[str, float]]:
         sft_batch, rank_batch, dropped = item
-        loss, metrics = evoke_step_loss(trainer.model, sft_batch, rank_batch, goals=goals, rank_coef=config.rank_coef,
-                                        margin=config.margin, kind=config.rank_loss)  # fmt: skip
+        loss, metrics = evoke_step_loss(
+            trainer.model, sft_batch, rank_batch, goals=goals, rank_coef=config.rank_coef, margin=config.margin, kind=config.rank_loss
+        )
         return loss, {**metrics, "states_dropped": dropped}
 
     while trainer.step < config.max_steps and not trainer.stopping():
@@ -238,8 +245,9 @@ def run(config: EvokeConfig, hooks: Hooks | None = None) -> RunResult:
 
 
 @torch.no_grad()
-def rank_accuracy(model: Any, tokenizer: Any, swaps: list[GoalSwap], *, style: PromptStyle, max_tokens: int = 2048,
-                  states_per_batch: int = 2) -> dict[str, float]:  # fmt: skip
+def rank_accuracy(
+    model: Any, tokenizer: Any, swaps: list[GoalSwap], *, style: PromptStyle, max_tokens: int = 2048, states_per_batch: int = 2
+) -> dict[str, float]:
     """Ranking figures of `model` over `swaps` (all with the same number of goals): rank_accuracy (every row),
     rank_accuracy_true (the recorded goal's rows), rank_gap, and how many states were scored."""
     model.eval()

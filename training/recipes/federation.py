@@ -71,12 +71,23 @@ class FederationConfig(TrainConfig, PromptStyleFields):
     def settings(self) -> FederationSettings:
         start = self.utility_seed_start
         return FederationSettings(
-            mode=self.mode, base=self.model, rounds=self.rounds, local_steps=self.max_steps, lora_r=self.lora_r,
-            lora_alpha=self.lora_alpha, learning_rate=self.learning_rate, batch_size=self.batch_size, seed=self.seed,
-            utility_seeds=list(range(start, start + self.utility_episodes)), max_turns=self.max_turns,
-            max_new_tokens=self.max_new_tokens, probe_records=self.probe_records, max_advantage=self.max_advantage,
-            compact_tools=self.compact_tools, max_result_chars=self.max_result_chars,
-        )  # fmt: skip
+            mode=self.mode,
+            base=self.model,
+            rounds=self.rounds,
+            local_steps=self.max_steps,
+            lora_r=self.lora_r,
+            lora_alpha=self.lora_alpha,
+            learning_rate=self.learning_rate,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            utility_seeds=list(range(start, start + self.utility_episodes)),
+            max_turns=self.max_turns,
+            max_new_tokens=self.max_new_tokens,
+            probe_records=self.probe_records,
+            max_advantage=self.max_advantage,
+            compact_tools=self.compact_tools,
+            max_result_chars=self.max_result_chars,
+        )
 
 
 def run(config: FederationConfig, hooks: Hooks | None = None) -> RunResult:
@@ -84,8 +95,9 @@ def run(config: FederationConfig, hooks: Hooks | None = None) -> RunResult:
 
     hooks = hooks or Hooks()
     out = Path(config.output_dir)
-    people = fedgym_participants(config.participants, records=config.records, holdout=config.holdout,
-                                 seed_start=config.seed * RECORD_SEEDS_PER_TRAINING_SEED)  # fmt: skip
+    people = fedgym_participants(
+        config.participants, records=config.records, holdout=config.holdout, seed_start=config.seed * RECORD_SEEDS_PER_TRAINING_SEED
+    )
     last: dict[str, float] = {}
 
     def on_round(r: int, metrics: dict[str, object]) -> None:

@@ -157,8 +157,17 @@ def relay_players(
     def player(role: str) -> ModelRole:
         model = live if role in config.train_roles or config.others == "live" else frozen
         limit = config.plan_max_new_tokens if role == GENERATOR else config.max_new_tokens
-        return ModelRole(model, tokenizer, role=role, env_name="relay", description=description, style=config.prompt_style,
-                         max_new_tokens=limit, temperature=temperature, max_prompt_tokens=config.max_prompt_tokens)  # fmt: skip
+        return ModelRole(
+            model,
+            tokenizer,
+            role=role,
+            env_name="relay",
+            description=description,
+            style=config.prompt_style,
+            max_new_tokens=limit,
+            temperature=temperature,
+            max_prompt_tokens=config.max_prompt_tokens,
+        )
 
     return {role: player(role) for role in RELAY_ROLES}, player(GENERATOR) if config.generator == "model" else None
 
@@ -234,8 +243,15 @@ def run(config: FlowrightConfig, hooks: Hooks | None = None) -> RunResult:
             def loss_fn(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
                 logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
                 logp = gather_logprobs(logits, batch["input_ids"][:, 1:])  # (B, T-1)
-                return grpo_loss(logp, batch["old_logp"], batch["advantages"], batch["mask"][:, 1:], clip_low=config.clip_low,
-                                 clip_high=config.clip_high, aggregation=config.aggregation)  # fmt: skip
+                return grpo_loss(
+                    logp,
+                    batch["old_logp"],
+                    batch["advantages"],
+                    batch["mask"][:, 1:],
+                    clip_low=config.clip_low,
+                    clip_high=config.clip_high,
+                    aggregation=config.aggregation,
+                )
 
             metrics = trainer.optimize(prepared, loss_fn)
         metrics.update(stats)

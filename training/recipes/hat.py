@@ -133,8 +133,9 @@ def run(config: HATConfig, hooks: Hooks | None = None) -> RunResult:
 
     def episode(record: dict[str, Any]) -> TokenizedEpisode:
         if id(record) not in tokenized:
-            (tokenized[id(record)],) = tokenize_with_decisions(record, trainer.tokenizer, weight=config.harness_weight,
-                                                               max_tokens=config.max_tokens, style=config.prompt_style)  # fmt: skip
+            (tokenized[id(record)],) = tokenize_with_decisions(
+                record, trainer.tokenizer, weight=config.harness_weight, max_tokens=config.max_tokens, style=config.prompt_style
+            )
         return tokenized[id(record)]
 
     def loss_fn(items: list[TokenizedEpisode]) -> tuple[Any, dict[str, float]]:

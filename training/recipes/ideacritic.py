@@ -274,8 +274,11 @@ def grpo_batch(trainer: Trainer, chosen: list[Proposal], config: IdeaCriticConfi
     batch["advantages"] = advantages.to(trainer.device)
     with torch.no_grad():  # the policy before this update: the ratio starts at exactly 1
         batch["old_logp"] = token_logprobs(trainer.model, batch["input_ids"], batch["attention_mask"])
-    stats = {"agreement": float(rewards.mean()), "verdict_parsed": sum(v is not None for v in verdicts) / len(verdicts),
-             "reward_std": float(rewards.std())}  # fmt: skip
+    stats = {
+        "agreement": float(rewards.mean()),
+        "verdict_parsed": sum(v is not None for v in verdicts) / len(verdicts),
+        "reward_std": float(rewards.std()),
+    }
     return batch, stats
 
 
@@ -284,8 +287,12 @@ def run(config: IdeaCriticConfig, hooks: Hooks | None = None) -> RunResult:
     model, tokenizer, pad_id = trainer.model, trainer.tokenizer, trainer.tokenizer.pad_token_id
     train_seeds = range(config.train_seed_start, config.train_seed_start + config.train_seeds)
     train = proposals_for(config.tasks, train_seeds, config.proposals_per_seed, config.label_threshold)
-    held = proposals_for(config.tasks, range(config.eval_seed_start, config.eval_seed_start + config.eval_seeds),
-                         config.proposals_per_seed, config.label_threshold)  # fmt: skip
+    held = proposals_for(
+        config.tasks,
+        range(config.eval_seed_start, config.eval_seed_start + config.eval_seeds),
+        config.proposals_per_seed,
+        config.label_threshold,
+    )
     examples = [
         answered(
             prompt_ids(tokenizer, critic_prompt(p.config, p.n_features, config.label_threshold)), answer_ids(tokenizer, ANSWERS[p.label])
@@ -305,8 +312,9 @@ def run(config: IdeaCriticConfig, hooks: Hooks | None = None) -> RunResult:
         batch, stats = item
         logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
         logp = gather_logprobs(logits, batch["input_ids"][:, 1:])  # (B, T-1)
-        loss, metrics = grpo_loss(logp, batch["old_logp"], batch["advantages"], batch["mask"][:, 1:],
-                                  clip_low=config.clip_low, clip_high=config.clip_high)  # fmt: skip
+        loss, metrics = grpo_loss(
+            logp, batch["old_logp"], batch["advantages"], batch["mask"][:, 1:], clip_low=config.clip_low, clip_high=config.clip_high
+        )
         return loss, {**metrics, **stats}
 
     while trainer.step < config.max_steps and not trainer.stopping():
@@ -316,8 +324,10 @@ def run(config: IdeaCriticConfig, hooks: Hooks | None = None) -> RunResult:
             metrics = {**trainer.optimize(micro, sft_fn), "phase_grpo": 0.0}
         else:
             model.eval()  # sampling and old_logp without dropout; optimize() switches back to train
-            batches = [grpo_batch(trainer, [train[i] for i in batch_indices(len(train), config.proposals_per_step, config.seed + 1, d)], config)
-                       for d in draws]  # fmt: skip
+            batches = [
+                grpo_batch(trainer, [train[i] for i in batch_indices(len(train), config.proposals_per_step, config.seed + 1, d)], config)
+                for d in draws
+            ]
             metrics = {**trainer.optimize(batches, grpo_fn), "phase_grpo": 1.0}
         last = trainer.step >= config.max_steps
         if last or (config.eval_every and trainer.step % config.eval_every == 0):

@@ -155,14 +155,24 @@ def run(config: IdeaProposeConfig, hooks: Hooks | None = None) -> RunResult:
         batch["advantages"] = advantages.to(trainer.device)
         with torch.no_grad():  # the policy before this update: the ratio starts at exactly 1
             batch["old_logp"] = token_logprobs(model, batch["input_ids"], batch["attention_mask"])
-        return batch, {"reward_mean": float(rewards.mean()), "parsed": parsed / len(samples), "verifications": float(verified),
-                       "verified_share": verified / parsed if parsed else 0.0}  # fmt: skip
+        return batch, {
+            "reward_mean": float(rewards.mean()),
+            "parsed": parsed / len(samples),
+            "verifications": float(verified),
+            "verified_share": verified / parsed if parsed else 0.0,
+        }
 
     def loss_fn(item: tuple[dict[str, torch.Tensor], dict[str, float]]) -> tuple[torch.Tensor, dict[str, float]]:
         batch, stats = item
         logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
-        loss, metrics = grpo_loss(gather_logprobs(logits, batch["input_ids"][:, 1:]), batch["old_logp"], batch["advantages"],
-                                  batch["mask"][:, 1:], clip_low=config.clip_low, clip_high=config.clip_high)  # fmt: skip
+        loss, metrics = grpo_loss(
+            gather_logprobs(logits, batch["input_ids"][:, 1:]),
+            batch["old_logp"],
+            batch["advantages"],
+            batch["mask"][:, 1:],
+            clip_low=config.clip_low,
+            clip_high=config.clip_high,
+        )
         return loss, {**metrics, **stats}
 
     while trainer.step < config.max_steps and not trainer.stopping():

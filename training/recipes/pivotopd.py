@@ -157,9 +157,13 @@ def _failed_first_of_each_prompt(records: list[dict[str, Any]], config: PivotOPD
 def find_pivots(records: list[dict[str, Any]], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[PivotalResult]:
     if config.pivot_finder == "teacher":
         return teacher_pivots(
-            teacher, tokenizer, records, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
+            teacher,
+            tokenizer,
+            records,
+            max_turns=config.max_turns,
+            max_new_tokens=config.max_new_tokens,
             max_prompt_tokens=config.max_prompt_tokens,
-        )  # fmt: skip
+        )
     anchor, _ = resolve_anchor(config.task, config.anchor)
     return anchor_pivots(records, anchor=anchor, seeds=tuple(config.pivot_seeds), search=config.pivot_search)
 
@@ -174,9 +178,15 @@ def training_records(
     if not config.recovers or not found:
         return [{**record, "steps": record["steps"][:length]} for record, length in prefixes], terminal
     branches = continue_episodes(
-        teacher, tokenizer, prefixes, turns=config.recovery_turns, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
-        temperature=config.recovery_temperature, max_prompt_tokens=config.max_prompt_tokens,
-    )  # fmt: skip
+        teacher,
+        tokenizer,
+        prefixes,
+        turns=config.recovery_turns,
+        max_turns=config.max_turns,
+        max_new_tokens=config.max_new_tokens,
+        temperature=config.recovery_temperature,
+        max_prompt_tokens=config.max_prompt_tokens,
+    )
     return branches, terminal
 
 

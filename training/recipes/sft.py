@@ -172,8 +172,9 @@ def training_pairs(records: list[dict[str, Any]], tokenizer: Any, config: SFTCon
     min_score for other roles)."""
     pairs = []
     for record in records:
-        for episode in tokenize_role(record, tokenizer, role=config.role, max_tokens=config.max_tokens, horizon=config.turn_horizon,
-                                     style=config.prompt_style):  # fmt: skip
+        for episode in tokenize_role(
+            record, tokenizer, role=config.role, max_tokens=config.max_tokens, horizon=config.turn_horizon, style=config.prompt_style
+        ):
             low = config.role != ACTOR and config.min_score is not None and (episode.reward is None or episode.reward < config.min_score)
             if sum(episode.mask) and not low:
                 pairs.append((record, episode))
@@ -227,8 +228,15 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
     reference = load_model(config.model, device=trainer.device, trainable=False)[0] if config.kl_coef or resumed_info_gain else None
     if config.turn_weighting == "info_gain":
         start = reference if reference is not None else trainer.model
-        episodes, weighting = weigh_by_info_gain(start, tokenizer, pairs, style=config.prompt_style, temperature=config.info_gain_temperature,
-                                                 floor=config.info_gain_floor, batch_size=max(8, config.batch_size))  # fmt: skip
+        episodes, weighting = weigh_by_info_gain(
+            start,
+            tokenizer,
+            pairs,
+            style=config.prompt_style,
+            temperature=config.info_gain_temperature,
+            floor=config.info_gain_floor,
+            batch_size=max(8, config.batch_size),
+        )
     prefixes = [config.prefix_length(e) for e in episodes]
     short = [horizon(e, n) for e, n in zip(episodes, prefixes, strict=True)]
     state = trainer.state  # kept in checkpoints: a resumed run keeps its selection and its compute so far
@@ -240,9 +248,12 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
         if "refine_selection" not in state:  # computed once at the switch
             scores = continuation_logprob(trainer.model, episodes, prefixes, pad_id=pad_id)
             state["refine_selection"] = select_for_refinement(
-                scores, rule=config.refine_select, fraction=config.refine_fraction or None, count=config.refine_count or None,
+                scores,
+                rule=config.refine_select,
+                fraction=config.refine_fraction or None,
+                count=config.refine_count or None,
                 seed=config.seed,
-            )  # fmt: skip
+            )
             state["compute_tokens"] += SCORING_COST * sum(len(e) for e in episodes)
             assert state["refine_selection"], f"no episode continues past its horizon in {config.data}: nothing to refine on"
         return [episodes[i] for i in state["refine_selection"]]
@@ -267,9 +278,12 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
         state["compute_tokens"] += read
         selected = len(state.get("refine_selection", []))
         metrics.update(
-            episodes_in_pool=float(len(pool)), input_tokens=float(read), compute_tokens=state["compute_tokens"],
-            refining=float(config.refining and trainer.step > config.warm_start_steps), refine_selected_share=selected / len(episodes),
-        )  # fmt: skip
+            episodes_in_pool=float(len(pool)),
+            input_tokens=float(read),
+            compute_tokens=state["compute_tokens"],
+            refining=float(config.refining and trainer.step > config.warm_start_steps),
+            refine_selected_share=selected / len(episodes),
+        )
         metrics.update(weighting)  # the turn weights' distribution, the same every step (taken once, before training)
         trainer.log(metrics)
         trainer.maybe_save()

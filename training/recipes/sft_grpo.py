@@ -58,12 +58,22 @@ def stage_configs(config: SFTGRPOConfig) -> tuple[SFTConfig, GRPOConfig]:
     """Stage 1's SFT config and stage 2's GRPO config (its `model` is filled in once stage 1 has a checkpoint)."""
     shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(GRPOConfig)}
     first = SFTConfig(
-        model=config.model, data=config.data, output_dir=str(Path(config.output_dir) / "sft") if config.rl else config.output_dir, max_steps=config.sft_steps,
-        learning_rate=config.sft_learning_rate, batch_size=config.sft_batch_size, max_tokens=config.sft_max_tokens,
-        seed=config.seed, device=config.device, grad_accum=config.grad_accum, max_grad_norm=config.max_grad_norm,
-        gradient_checkpointing=config.gradient_checkpointing, compact_tools=config.compact_tools,
-        max_result_chars=config.max_result_chars, save_every=0,
-    )  # fmt: skip
+        model=config.model,
+        data=config.data,
+        output_dir=str(Path(config.output_dir) / "sft") if config.rl else config.output_dir,
+        max_steps=config.sft_steps,
+        learning_rate=config.sft_learning_rate,
+        batch_size=config.sft_batch_size,
+        max_tokens=config.sft_max_tokens,
+        seed=config.seed,
+        device=config.device,
+        grad_accum=config.grad_accum,
+        max_grad_norm=config.max_grad_norm,
+        gradient_checkpointing=config.gradient_checkpointing,
+        compact_tools=config.compact_tools,
+        max_result_chars=config.max_result_chars,
+        save_every=0,
+    )
     return first, GRPOConfig(**shared)
 
 

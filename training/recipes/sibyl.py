@@ -202,8 +202,14 @@ def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consu
     if config.consultant == "teacher":
         from training.policies import policy_from_config
 
-        teacher = {"kind": "hf", "model": config.teacher, "name": "teacher", "role": CONSULTANT, "sampling": {"temperature": 0.0},
-                   "harness": {"max_new_tokens": config.max_new_tokens}}  # fmt: skip  # an answer is one action, like the actor's turn
+        teacher = {
+            "kind": "hf",
+            "model": config.teacher,
+            "name": "teacher",
+            "role": CONSULTANT,
+            "sampling": {"temperature": 0.0},
+            "harness": {"max_new_tokens": config.max_new_tokens},
+        }  # an answer is one action, like the actor's turn
 
         def make(env: Env, seed: int) -> Policy:
             return policy_from_config(teacher, env, seed)
@@ -243,9 +249,17 @@ def disagreement_examples(
     if not candidates:
         return [], {"states": 0.0, "disagreements": 0.0, "disagreement_rate": 0.0}
     continued = continue_episodes(
-        model, tokenizer, candidates, turns=2, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
-        temperature=1.0, max_prompt_tokens=config.max_prompt_tokens, consultation=consultation, router=deferral_router(1.0),
-    )  # fmt: skip
+        model,
+        tokenizer,
+        candidates,
+        turns=2,
+        max_turns=config.max_turns,
+        max_new_tokens=config.max_new_tokens,
+        temperature=1.0,
+        max_prompt_tokens=config.max_prompt_tokens,
+        consultation=consultation,
+        router=deferral_router(1.0),
+    )
     built = []
     for (record, index), example in zip(candidates, continued, strict=True):
         steps = example["steps"]
@@ -280,9 +294,16 @@ def _play(
     torch.manual_seed(config.seed * 1_000_003 + trainer.step)  # sampling depends only on (seed, step): resumes replay it
     trainer.model.eval()
     records = rollout_episodes(
-        trainer.model, trainer.tokenizer, jobs, max_turns=config.max_turns, max_new_tokens=config.max_new_tokens,
-        temperature=temperature, style=config.prompt_style, max_prompt_tokens=config.max_prompt_tokens, consultation=consultation,
-    )  # fmt: skip
+        trainer.model,
+        trainer.tokenizer,
+        jobs,
+        max_turns=config.max_turns,
+        max_new_tokens=config.max_new_tokens,
+        temperature=temperature,
+        style=config.prompt_style,
+        max_prompt_tokens=config.max_prompt_tokens,
+        consultation=consultation,
+    )
     trainer.model.train()
     return records
 

@@ -32,8 +32,9 @@ def resolve(name_or_path: str) -> Path:
 
             materialize(get_spec(name_or_path))  # kept in the repository as an adapter: made here in seconds
         if not (final / "zoo.json").exists():
-            raise ConfigError(f"zoo model {name_or_path!r} is not built yet ({final}); run `python -m training.zoo build {name_or_path}`",
-                              ["model"])  # fmt: skip
+            raise ConfigError(
+                f"zoo model {name_or_path!r} is not built yet ({final}); run `python -m training.zoo build {name_or_path}`", ["model"]
+            )
         return final
     path = Path(name_or_path)
     if not path.exists():

@@ -75,8 +75,10 @@ def storebench_short_targets(name: str, root: Path = ZEROSHOT_RESULTS) -> dict[s
         anchor = json.loads((root / "do-nothing" / "storebench-short.json").read_text())["summary"]
     except (OSError, ValueError, KeyError):
         return {}
-    return {"storebench-short valid calls >= 0.95": (model["valid_call_rate"] or 0.0) >= 0.95,
-            "storebench-short composite > do-nothing": model["composite"] > anchor["composite"]}  # fmt: skip
+    return {
+        "storebench-short valid calls >= 0.95": (model["valid_call_rate"] or 0.0) >= 0.95,
+        "storebench-short composite > do-nothing": model["composite"] > anchor["composite"],
+    }
 
 
 def readme_section(names: tuple[str, ...] = README_SPECS, root: Path = RESULTS) -> str:

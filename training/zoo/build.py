@@ -36,8 +36,16 @@ from training.zoo.evaluate import evaluate_model, targets_reached
 from training.zoo.specs import SPECS, ZooSpec, canonical, config_hash, parent_spec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
-               "special_tokens_map.json", "chat_template.jinja", "training_config.json")  # fmt: skip
+MODEL_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "training_config.json",
+)
 
 
 def var_root() -> Path:
@@ -94,8 +102,12 @@ def _train(recipe: str, values: dict[str, Any], control: BuildControl, label: st
         if name == "loss" and (step % control.log_every == 0 or step == values["max_steps"]):
             control.say(f"[{label}] step {step}/{values['max_steps']} loss {value:.4f} ({time.time() - started:.0f}s)")
 
-    hooks = Hooks(on_metric=on_metric, on_checkpoint=lambda step, folder: saved.append(step), progress=False,
-                  should_stop=lambda: bool(control.stop_after_checkpoints) and len(saved) >= control.stop_after_checkpoints)  # fmt: skip
+    hooks = Hooks(
+        on_metric=on_metric,
+        on_checkpoint=lambda step, folder: saved.append(step),
+        progress=False,
+        should_stop=lambda: bool(control.stop_after_checkpoints) and len(saved) >= control.stop_after_checkpoints,
+    )
     result: RunResult
     if recipe == "pretrain":
         result = pretrain.run(pretrain.PretrainConfig(**values), hooks)
@@ -133,11 +145,20 @@ def init_model(spec: ZooSpec, tokenizer_dir: Path, out: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, Qwen3Config
 
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=True)
-    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=spec.hidden_size, intermediate_size=spec.intermediate_size,
-                         num_hidden_layers=spec.num_layers, num_attention_heads=spec.num_heads, num_key_value_heads=spec.num_kv_heads,
-                         head_dim=spec.hidden_size // spec.num_heads, max_position_embeddings=spec.max_positions,
-                         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         bos_token_id=None)  # fmt: skip
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_layers,
+        num_attention_heads=spec.num_heads,
+        num_key_value_heads=spec.num_kv_heads,
+        head_dim=spec.hidden_size // spec.num_heads,
+        max_position_embeddings=spec.max_positions,
+        tie_word_embeddings=True,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+    )
     torch.manual_seed(spec.seed)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
@@ -156,10 +177,21 @@ def _pretrain_stage(spec: ZooSpec, folder: Path, control: BuildControl) -> dict[
         init_model(spec, folder / "tokenizer", init)
     final = str(init)
     if spec.pretrain_steps:
-        values = {"model": str(init), "tokens": str(folder / "tokenizer" / "tokens.pt"), "seq_len": spec.pretrain_seq_len,
-                  "batch_size": spec.pretrain_batch, "max_steps": spec.pretrain_steps, "learning_rate": spec.pretrain_lr,
-                  "lr_schedule": "cosine", "warmup_steps": min(30, spec.pretrain_steps // 10), "weight_decay": 0.01,
-                  "seed": spec.seed, "save_every": spec.save_every, "output_dir": str(stage / "run"), "device": "cpu"}  # fmt: skip
+        values = {
+            "model": str(init),
+            "tokens": str(folder / "tokenizer" / "tokens.pt"),
+            "seq_len": spec.pretrain_seq_len,
+            "batch_size": spec.pretrain_batch,
+            "max_steps": spec.pretrain_steps,
+            "learning_rate": spec.pretrain_lr,
+            "lr_schedule": "cosine",
+            "warmup_steps": min(30, spec.pretrain_steps // 10),
+            "weight_decay": 0.01,
+            "seed": spec.seed,
+            "save_every": spec.save_every,
+            "output_dir": str(stage / "run"),
+            "device": "cpu",
+        }
         final = _train("pretrain", values, control, f"{spec.name} pretrain", started)
     return _finish(stage, wall_s=round(time.time() - started, 1), final=final)
 
@@ -204,10 +236,24 @@ def _sft_stage(spec: ZooSpec, folder: Path, start_from: str, control: BuildContr
         lora = {"lora_r": spec.lora_r, "lora_alpha": spec.lora_alpha, "lora_target_modules": list(ALL_LINEAR)}
     else:
         lora = {}
-    values = {**lora, "cpu_bf16": spec.cpu_bf16, "model": start_from, "data": str(demos), "max_steps": spec.sft_steps, "learning_rate": spec.sft_lr,
-              "lr_schedule": "cosine", "warmup_steps": min(20, spec.sft_steps // 10), "batch_size": spec.sft_batch,
-              "max_tokens": spec.sft_max_tokens, "compact_tools": spec.compact_tools, "max_result_chars": spec.max_result_chars,
-              "seed": spec.seed, "save_every": spec.save_every, "output_dir": str(stage / "run"), "device": "cpu"}  # fmt: skip
+    values = {
+        **lora,
+        "cpu_bf16": spec.cpu_bf16,
+        "model": start_from,
+        "data": str(demos),
+        "max_steps": spec.sft_steps,
+        "learning_rate": spec.sft_lr,
+        "lr_schedule": "cosine",
+        "warmup_steps": min(20, spec.sft_steps // 10),
+        "batch_size": spec.sft_batch,
+        "max_tokens": spec.sft_max_tokens,
+        "compact_tools": spec.compact_tools,
+        "max_result_chars": spec.max_result_chars,
+        "seed": spec.seed,
+        "save_every": spec.save_every,
+        "output_dir": str(stage / "run"),
+        "device": "cpu",
+    }
     final = _train("sft", values, control, f"{spec.name} sft", started)
     return _finish(stage, wall_s=round(time.time() - started, 1), final=final, start_from=start_from)
 
@@ -244,13 +290,22 @@ def _final_stage(spec: ZooSpec, folder: Path, sft_final: str, start_from: str, w
     results = evaluate_model(str(staging), spec)
     walls = {**walls, "eval": round(time.time() - started, 1)}
     parent = parent_spec(spec)
-    manifest = {"name": spec.name, "hash": config_hash(spec), "spec": canonical(spec),
-                "prompt_style": {"compact_tools": spec.compact_tools, "max_result_chars": spec.max_result_chars,
-                                 "max_prompt_tokens": spec.max_positions - 128},
-                "base_model": _base_model_manifest(spec),
-                "parent": None if parent is None else {"name": parent.name, "hash": config_hash(parent)},
-                "parameters": _parameter_count(staging), "wall_s": walls, "evaluation": results,
-                "targets_reached": targets_reached(results)}  # fmt: skip
+    manifest = {
+        "name": spec.name,
+        "hash": config_hash(spec),
+        "spec": canonical(spec),
+        "prompt_style": {
+            "compact_tools": spec.compact_tools,
+            "max_result_chars": spec.max_result_chars,
+            "max_prompt_tokens": spec.max_positions - 128,
+        },
+        "base_model": _base_model_manifest(spec),
+        "parent": None if parent is None else {"name": parent.name, "hash": config_hash(parent)},
+        "parameters": _parameter_count(staging),
+        "wall_s": walls,
+        "evaluation": results,
+        "targets_reached": targets_reached(results),
+    }
     (staging / "zoo.json").write_text(json.dumps(manifest, indent=2))
     shutil.rmtree(final, ignore_errors=True)
     staging.rename(final)
@@ -272,8 +327,10 @@ def base_model_folder(spec: ZooSpec) -> Path:
 
         materialize(continued)  # kept in the repository: made here in seconds
     if not (final / "zoo.json").exists():
-        raise ConfigError(f"{spec.name} continues {spec.base_model}, which is not built here: run `python -m training.zoo build "
-                          f"{spec.base_model}` first", ["base_model"])  # fmt: skip
+        raise ConfigError(
+            f"{spec.name} continues {spec.base_model}, which is not built here: run `python -m training.zoo build {spec.base_model}` first",
+            ["base_model"],
+        )
     return final
 
 

@@ -37,8 +37,16 @@ def _play(
 ) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     for start in range(0, len(jobs), 20):  # bounded memory on long prompts
-        records += rollout_episodes(model, tokenizer, jobs[start : start + 20], max_turns=max_turns, max_new_tokens=max_new_tokens,
-                                    temperature=0.0, style=spec.prompt_style, max_prompt_tokens=spec.max_positions - max_new_tokens)  # fmt: skip
+        records += rollout_episodes(
+            model,
+            tokenizer,
+            jobs[start : start + 20],
+            max_turns=max_turns,
+            max_new_tokens=max_new_tokens,
+            temperature=0.0,
+            style=spec.prompt_style,
+            max_prompt_tokens=spec.max_positions - max_new_tokens,
+        )
     return records
 
 
@@ -59,8 +67,10 @@ def _toolgym(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dic
         task = f"toolgym/{key}"
         if task in registered:
             records = _play(model, tokenizer, [(task, HELD_OUT_SEED + i) for i in range(n)], spec, 4, 48)
-            results[task] = {"correct": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
-                             "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}"}  # fmt: skip
+            results[task] = {
+                "correct": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
+                "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}",
+            }
     return results
 
 
@@ -87,21 +97,31 @@ def _storebench(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, 
     records = _play(model, tokenizer, jobs, spec, spec.storebench_turns, 96)
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
     attempts = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
-    return {"storebench/train": {"valid_call_rate": {**_rate([_valid_rate(r) for r in records]), "mean": valid / max(attempts, 1)},
-                                 "turns": spec.storebench_turns, "episodes": len(jobs)}}  # fmt: skip
+    return {
+        "storebench/train": {
+            "valid_call_rate": {**_rate([_valid_rate(r) for r in records]), "mean": valid / max(attempts, 1)},
+            "turns": spec.storebench_turns,
+            "episodes": len(jobs),
+        }
+    }
 
 
 def _servicedesk(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dict[str, Any]]:
     """Held-out seeds (other callers and records) of the experiments' template and of every training template."""
     templates = training_task_ids("servicedesk")
-    suites = {DESK_TASK: [(DESK_TASK, HELD_OUT_SEED + i) for i in range(n)],
-              "servicedesk/train": [(templates[i % len(templates)], HELD_OUT_SEED + i) for i in range(n)]}  # fmt: skip
+    suites = {
+        DESK_TASK: [(DESK_TASK, HELD_OUT_SEED + i) for i in range(n)],
+        "servicedesk/train": [(templates[i % len(templates)], HELD_OUT_SEED + i) for i in range(n)],
+    }
     results: dict[str, dict[str, Any]] = {}
     for name, jobs in suites.items():
         records = _play(model, tokenizer, jobs, spec, DESK_TURNS, 96)
-        results[name] = {"passed": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
-                         "composite": _rate([r["header"]["score"]["composite"] for r in records]),
-                         "valid_call_rate": _rate([_valid_rate(r) for r in records]), "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}"}  # fmt: skip
+        results[name] = {
+            "passed": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
+            "composite": _rate([r["header"]["score"]["composite"] for r in records]),
+            "valid_call_rate": _rate([_valid_rate(r) for r in records]),
+            "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}",
+        }
     return results
 
 

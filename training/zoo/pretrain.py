@@ -64,8 +64,9 @@ def run(config: PretrainConfig, hooks: Hooks | None = None) -> RunResult:
         return lm_loss(trainer.model, data[rows].to(trainer.device))
 
     while trainer.step < config.max_steps and not trainer.stopping():
-        micro = [batch_indices(len(data), config.batch_size, config.seed, trainer.step * config.grad_accum + k)
-                 for k in range(config.grad_accum)]  # fmt: skip
+        micro = [
+            batch_indices(len(data), config.batch_size, config.seed, trainer.step * config.grad_accum + k) for k in range(config.grad_accum)
+        ]
         metrics = trainer.optimize(micro, loss_fn)
         metrics["tokens_seen"] = float(trainer.step * config.grad_accum * config.batch_size * config.seq_len)
         trainer.log(metrics)

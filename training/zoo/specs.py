@@ -99,11 +99,28 @@ class ZooSpec:
         out: list[str] = []
         if not self.name or "/" in self.name:
             out.append(f"name={self.name!r}: must be a non-empty name without '/'")
-        positive = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size", "max_positions", "pretrain_seq_len",
-                    "pretrain_batch", "sft_batch", "sft_max_tokens", "eval_episodes", "corpus_chars", "sft_episodes", "sft_steps")  # fmt: skip
+        positive = (
+            "hidden_size",
+            "num_layers",
+            "num_heads",
+            "num_kv_heads",
+            "intermediate_size",
+            "max_positions",
+            "pretrain_seq_len",
+            "pretrain_batch",
+            "sft_batch",
+            "sft_max_tokens",
+            "eval_episodes",
+            "corpus_chars",
+            "sft_episodes",
+            "sft_steps",
+        )
         out += [f"{name}={getattr(self, name)!r}: must be at least 1" for name in positive if getattr(self, name) < 1]
-        out += [f"{name}={getattr(self, name)!r}: must not be negative" for name in ("pretrain_steps", "save_every", "seed",
-                                                                                    "max_result_chars") if getattr(self, name) < 0]  # fmt: skip
+        out += [
+            f"{name}={getattr(self, name)!r}: must not be negative"
+            for name in ("pretrain_steps", "save_every", "seed", "max_result_chars")
+            if getattr(self, name) < 0
+        ]
         if self.hidden_size % self.num_heads:
             out.append(f"num_heads={self.num_heads!r}: must divide hidden_size={self.hidden_size}")
         if self.num_heads % max(self.num_kv_heads, 1):
@@ -141,8 +158,19 @@ class ZooSpec:
 
 def pretrain_fields(spec: ZooSpec) -> dict[str, Any]:
     """What the tokenizer and pretrained stage depend on: a child reuses its parent's stage when these match."""
-    keys = ("seed", "corpus_chars", "pretrain_steps", "pretrain_seq_len", "pretrain_batch", "pretrain_lr", "max_result_chars",
-            "compact_tools", "phantom_levels", "storebench_turns", *SHAPE_FIELDS)  # fmt: skip
+    keys = (
+        "seed",
+        "corpus_chars",
+        "pretrain_steps",
+        "pretrain_seq_len",
+        "pretrain_batch",
+        "pretrain_lr",
+        "max_result_chars",
+        "compact_tools",
+        "phantom_levels",
+        "storebench_turns",
+        *SHAPE_FIELDS,
+    )
     return {k: getattr(spec, k) for k in keys}
 
 
@@ -173,8 +201,11 @@ def parent_spec(spec: ZooSpec) -> ZooSpec | None:
     mine, theirs = pretrain_fields(spec), pretrain_fields(parent)
     differ = [k for k in mine if mine[k] != theirs[k]]
     if differ:
-        raise ConfigError(f"ZooSpec {spec.name!r}: parent={spec.parent!r} differs in {', '.join(differ)}; a child shares the parent's "
-                          "tokenizer and pretrained weights, so these must match", differ)  # fmt: skip
+        raise ConfigError(
+            f"ZooSpec {spec.name!r}: parent={spec.parent!r} differs in {', '.join(differ)}; a child shares the parent's "
+            "tokenizer and pretrained weights, so these must match",
+            differ,
+        )
     return parent
 
 
@@ -207,7 +238,7 @@ SPECS: dict[str, ZooSpec] = {
         sft_steps=480,
         sft_max_tokens=2048,
         eval_episodes=32,
-    ),  # fmt: skip
+    ),
     # SmolLM2-135M-Instruct (the store's packaged model) fine-tuned on the training-split demonstrations of toolgym,
     # Phantom (1 and 2 hops), StoreBench's short scenarios and the service desk: the reference base of the real-model
     # experiments. LoRA r16 on every linear layer: as fast as full fine-tuning here (about 380 tokens/s either way under
@@ -229,7 +260,7 @@ SPECS: dict[str, ZooSpec] = {
         cpu_bf16=True,
         eval_episodes=20,
         save_every=20,
-    ),  # fmt: skip
+    ),
     # Tests only: 32 wide, one layer, a few steps.
     "smoke": ZooSpec(
         name="smoke",
@@ -252,7 +283,7 @@ SPECS: dict[str, ZooSpec] = {
         storebench_turns=2,
         eval_episodes=2,
         save_every=2,
-    ),  # fmt: skip
+    ),
 }
 
 

@@ -17,8 +17,19 @@ from practicum_client.errors import PracticumError, TransportError  # noqa: E402
 from practicum_client.loop import finish, init, log_metrics, should_stop  # noqa: E402
 from practicum_client.runs import ExternalRun  # noqa: E402
 
-__all__ = ["Client", "ExternalRun", "PracticumCallback", "PracticumError", "RetryPolicy", "TransportError", "__version__", "finish",
-           "init", "log_metrics", "should_stop"]  # fmt: skip
+__all__ = [
+    "Client",
+    "ExternalRun",
+    "PracticumCallback",
+    "PracticumError",
+    "RetryPolicy",
+    "TransportError",
+    "__version__",
+    "finish",
+    "init",
+    "log_metrics",
+    "should_stop",
+]
 
 
 def __getattr__(name: str) -> Any:

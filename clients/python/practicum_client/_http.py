@@ -46,8 +46,16 @@ class RetryPolicy:
 
 
 class Http:
-    def __init__(self, url: str, key: str, *, timeout_s: float = 60.0, retry: RetryPolicy | None = None,
-                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        *,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.url = url.rstrip("/")
         self.retry = retry or RetryPolicy()
         self.sleep = sleep
@@ -57,16 +65,27 @@ class Http:
     def close(self) -> None:
         self.client.close()
 
-    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None, content: bytes | None = None,
-                files: Any = None, headers: Mapping[str, str] | None = None, idempotent: bool = False) -> httpx.Response:  # fmt: skip
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+        files: Any = None,
+        headers: Mapping[str, str] | None = None,
+        idempotent: bool = False,
+    ) -> httpx.Response:
         """The response to a request that succeeded (2xx/3xx), or PracticumError once retries are spent.
         `idempotent`: the server treats a repeat of this write as a no-op, so it may be retried like a read."""
         safe = idempotent or method == "GET" or "Idempotency-Key" in (headers or {})
         attempt = 0
         while True:
             try:
-                response = self.client.request(method, path, params=_clean(params), json=json, content=content, files=files,
-                                               headers=headers)  # fmt: skip
+                response = self.client.request(
+                    method, path, params=_clean(params), json=json, content=content, files=files, headers=headers
+                )
             except httpx.TransportError as exc:
                 if attempt < self.retry.retries and (safe or isinstance(exc, _NOTHING_SENT)):
                     self.sleep(self.retry.wait_s(attempt))

@@ -35,8 +35,15 @@ def _json_value(value: Any) -> bool:
 
 
 class PracticumCallback(TrainerCallback):  # type: ignore[misc]  # transformers is untyped here
-    def __init__(self, client: Client | None = None, *, run: ExternalRun | None = None, name: str = "", recipe: str = "transformers",
-                 interval_s: float = 2.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        run: ExternalRun | None = None,
+        name: str = "",
+        recipe: str = "transformers",
+        interval_s: float = 2.0,
+    ) -> None:
         """Report to `run`, or to a new external run made through `client` when training begins."""
         if run is None and client is None:
             client = Client()
@@ -46,8 +53,13 @@ class PracticumCallback(TrainerCallback):  # type: ignore[misc]  # transformers 
         if self.run is None:
             assert self.client is not None
             base = str(getattr(getattr(model, "config", None), "_name_or_path", "") or "")
-            self.run = self.client.runs.external(name=self.name or str(getattr(args, "run_name", "") or ""), recipe=self.recipe,
-                                                 base_model=base, config=_config(args), interval_s=self.interval_s)  # fmt: skip
+            self.run = self.client.runs.external(
+                name=self.name or str(getattr(args, "run_name", "") or ""),
+                recipe=self.recipe,
+                base_model=base,
+                config=_config(args),
+                interval_s=self.interval_s,
+            )
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if self.run is not None and logs:

@@ -91,8 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the variable holding the token callers present (generated and printed when it is unset)",
     )
     proxy.add_argument("--upstream-key-env", default=None, help="the variable holding the upstream's API key, sent as its bearer key")
-    proxy.add_argument("--forward-credentials", action="store_true",
-                       help="pass the caller's own Authorization and Cookie headers upstream (off: they stay at the proxy)")  # fmt: skip
+    proxy.add_argument(
+        "--forward-credentials",
+        action="store_true",
+        help="pass the caller's own Authorization and Cookie headers upstream (off: they stay at the proxy)",
+    )
     return parser
 
 
@@ -117,10 +120,18 @@ def _proxy(args: argparse.Namespace, client: Client) -> int:
         if not upstream_key:
             raise PracticumError("invalid_upstream_key", f"--upstream-key-env {args.upstream_key_env}: the variable is not set")
     token = os.environ.get(args.token_env) or None
-    proxy = RecordingProxy(client, args.upstream, idle_s=args.idle, env=args.env, token=token, upstream_key=upstream_key,
-                           forward_credentials=args.forward_credentials)  # fmt: skip
-    print(f"recording proxy for {args.upstream} on http://{host}:{port}/v1 (conversations idle {args.idle:g}s are uploaded)",
-          file=sys.stderr)  # fmt: skip
+    proxy = RecordingProxy(
+        client,
+        args.upstream,
+        idle_s=args.idle,
+        env=args.env,
+        token=token,
+        upstream_key=upstream_key,
+        forward_credentials=args.forward_credentials,
+    )
+    print(
+        f"recording proxy for {args.upstream} on http://{host}:{port}/v1 (conversations idle {args.idle:g}s are uploaded)", file=sys.stderr
+    )
     if token is None:
         print(f"proxy token (give it as the harness's api_key, or as X-Practicum-Proxy-Token): {proxy.token}", file=sys.stderr)
     proxy.serve(host=host, port=port)
@@ -129,13 +140,29 @@ def _proxy(args: argparse.Namespace, client: Client) -> int:
 
 def _watch(args: argparse.Namespace, client: Client) -> int:
     def shown(handled: Handled) -> None:
-        print(json.dumps({"file": handled.file, "outcome": handled.outcome, "episode_ids": handled.episode_ids,
-                          "replayed": handled.replayed, "error": handled.error}), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "file": handled.file,
+                    "outcome": handled.outcome,
+                    "episode_ids": handled.episode_ids,
+                    "replayed": handled.replayed,
+                    "error": handled.error,
+                }
+            ),
+            flush=True,
+        )
 
     if args.interval <= 0:
         raise PracticumError("invalid_interval", f"--interval {args.interval}: must be above 0")
-    watcher = Watcher(client, Path(args.folder), SOURCES[args.kind](), settle_s=args.settle, on_handled=shown,
-                      state_file=Path(args.state) if args.state else None)  # fmt: skip
+    watcher = Watcher(
+        client,
+        Path(args.folder),
+        SOURCES[args.kind](),
+        settle_s=args.settle,
+        on_handled=shown,
+        state_file=Path(args.state) if args.state else None,
+    )
     if args.once:
         return int(any(h.outcome in ("refused", "unreachable") for h in watcher.pass_once()))
     print(f"watching {watcher.folder} for {args.kind} results (state: {watcher.state_file}); Ctrl-C stops", file=sys.stderr)
@@ -152,8 +179,14 @@ def _run(args: argparse.Namespace, client: Client) -> dict[str, Any]:
 
         result = client.episodes.upload(args.file, format=args.format, batch_size=args.batch_size, resume=not args.restart, progress=shown)
         print(file=sys.stderr)
-        return {"episodes": len(result.episode_ids), "created": result.created, "already_stored": result.already_stored,
-                "batches_sent": result.batches_sent, "batches_resumed": result.batches_skipped, "episode_ids": result.episode_ids}  # fmt: skip
+        return {
+            "episodes": len(result.episode_ids),
+            "created": result.created,
+            "already_stored": result.already_stored,
+            "batches_sent": result.batches_sent,
+            "batches_resumed": result.batches_skipped,
+            "episode_ids": result.episode_ids,
+        }
     if args.command == "export":
         exported = client.datasets.export(args.file, format=args.format, **_filters(args.filter))
         return {"file": str(exported.path), "lines": exported.lines, "bytes": exported.bytes}

@@ -18,8 +18,16 @@ class Client:
     """`Client(url, key)`; either may come from PRACTICUM_URL / PRACTICUM_API_KEY or the config file instead
     (practicum_client.config). `project` is the default project slug for writes (a project key needs none)."""
 
-    def __init__(self, url: str | None = None, key: str | None = None, *, project: str | None = None, timeout_s: float = 60.0,
-                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str | None = None,
+        key: str | None = None,
+        *,
+        project: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         settings = settings_resolve(url=url, key=key, project=project)
         self.url = settings.url
         self.project = settings.project

@@ -22,8 +22,9 @@ class Datasets:
     def __init__(self, http: Http) -> None:
         self.http = http
 
-    def export(self, path: str | Path, *, format: str = "openai", view: str = "episode", role: str | None = None,
-               **filters: Any) -> ExportResult:  # fmt: skip
+    def export(
+        self, path: str | Path, *, format: str = "openai", view: str = "episode", role: str | None = None, **filters: Any
+    ) -> ExportResult:
         """Write matching episodes to `path` as JSONL: OpenAI `{"messages", "tools", "metadata"}` records (`format=
         "native"`: canonical records; `view="role"` with `role`: one line per turn of that role). The file appears
         complete or not at all: it is written beside `path` and moved into place at the end."""

@@ -41,10 +41,19 @@ class Episodes:
         self.http = http
         self.project = project
 
-    def upload(self, source: str | Path | Iterable[dict[str, Any]], *, format: str = "auto", project: str | None = None,
-               batch_size: int = 100, batch_bytes: int = 8 * 1024 * 1024, resume: bool = True,
-               progress: Callable[[Progress], None] | None = None, state_folder: Path | None = None,
-               session: str | None = None) -> UploadResult:  # fmt: skip
+    def upload(
+        self,
+        source: str | Path | Iterable[dict[str, Any]],
+        *,
+        format: str = "auto",
+        project: str | None = None,
+        batch_size: int = 100,
+        batch_bytes: int = 8 * 1024 * 1024,
+        resume: bool = True,
+        progress: Callable[[Progress], None] | None = None,
+        state_folder: Path | None = None,
+        session: str | None = None,
+    ) -> UploadResult:
         """Upload records (dicts), or a file (`str`/`Path`) in any format the server reads, in batches.
 
         Every batch carries an Idempotency-Key, so one retried after a lost answer is never stored twice. A file
@@ -96,19 +105,33 @@ class Episodes:
     def _send(self, batch: Batch, plan: Plan, project: str | None, key: str) -> tuple[list[int], int, int, bool]:
         headers = {"Idempotency-Key": key}
         if plan.native:
-            response = self.http.request("POST", "episodes/", params={"project": project}, content=batch.json_list(),
-                                         headers={**headers, "Content-Type": "application/json"})  # fmt: skip
+            response = self.http.request(
+                "POST",
+                "episodes/",
+                params={"project": project},
+                content=batch.json_list(),
+                headers={**headers, "Content-Type": "application/json"},
+            )
             answer = expect_object(response.json(), "episode upload")
             episodes = answer.get("episodes") or []
             created = sum(1 for e in episodes if e.get("created"))
             return [int(e["id"]) for e in episodes], created, len(episodes) - created, _replayed(response.headers)
         name = batch.whole or f"batch-{batch.index:06d}.jsonl"
-        response = self.http.request("POST", "episodes/import/", params={"project": project, "format": plan.format, "wait": True},
-                                     files={"file": (name, batch.body)}, headers=headers)  # fmt: skip
+        response = self.http.request(
+            "POST",
+            "episodes/import/",
+            params={"project": project, "format": plan.format, "wait": True},
+            files={"file": (name, batch.body)},
+            headers=headers,
+        )
         job = self._import_finished(expect_object(response.json(), "import"))
         report = job.get("report") or {}
-        return [int(i) for i in job.get("episode_ids") or []], int(report.get("created", 0)), int(report.get("already_stored", 0)), \
-            _replayed(response.headers)  # fmt: skip
+        return (
+            [int(i) for i in job.get("episode_ids") or []],
+            int(report.get("created", 0)),
+            int(report.get("already_stored", 0)),
+            _replayed(response.headers),
+        )
 
     def _import_finished(self, job: dict[str, Any]) -> dict[str, Any]:
         """The import job once it has ended (the server waits for it a while; a long one is polled here)."""
@@ -144,8 +167,9 @@ class Episodes:
         steps: builtins.list[dict[str, Any]] = []
         offset: int | None = 0
         while offset is not None:
-            page = expect_object(self.http.json("GET", f"episodes/{int(episode_id)}/steps/", params={"offset": offset, "limit": page_size}),
-                                 "steps")  # fmt: skip
+            page = expect_object(
+                self.http.json("GET", f"episodes/{int(episode_id)}/steps/", params={"offset": offset, "limit": page_size}), "steps"
+            )
             steps.extend(page.get("steps") or [])
             offset = page.get("next_offset")
         return steps

@@ -17,8 +17,9 @@ class Evaluations:
         self.http = http
         self.project = project
 
-    def start(self, *, agent: str, task_set: str, seeds: list[int], options: dict[str, Any] | None = None,
-              project: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def start(
+        self, *, agent: str, task_set: str, seeds: list[int], options: dict[str, Any] | None = None, project: str | None = None
+    ) -> dict[str, Any]:
         """Launch an evaluation of `agent` (an agent of the project, or an anchor's name) on `task_set`."""
         body: dict[str, Any] = {"agent": agent, "task_set": task_set, "seeds": list(seeds), "project": project or self.project}
         if options:
@@ -31,8 +32,9 @@ class Evaluations:
     def cancel(self, evaluation_id: int) -> dict[str, Any]:
         return expect_object(self.http.json("POST", f"evaluations/{int(evaluation_id)}/cancel/"), "evaluation")
 
-    def wait(self, evaluation_id: int, *, timeout_s: float | None = None, poll_s: float = 1.0,
-             progress: Callable[[float], None] | None = None) -> dict[str, Any]:  # fmt: skip
+    def wait(
+        self, evaluation_id: int, *, timeout_s: float | None = None, poll_s: float = 1.0, progress: Callable[[float], None] | None = None
+    ) -> dict[str, Any]:
         """The evaluation once it has ended (its `aggregate` then holds the figures); `progress(fraction)` is called
         whenever the fraction of finished rollouts changes. TimeoutError after `timeout_s`."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s

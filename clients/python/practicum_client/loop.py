@@ -21,8 +21,15 @@ from practicum_client.runs import ExternalRun
 _active: ExternalRun | None = None
 
 
-def init(*, name: str = "", recipe: str = "external", base_model: str = "", config: dict[str, Any] | None = None,
-         client: Client | None = None, interval_s: float = 2.0) -> ExternalRun:  # fmt: skip
+def init(
+    *,
+    name: str = "",
+    recipe: str = "external",
+    base_model: str = "",
+    config: dict[str, Any] | None = None,
+    client: Client | None = None,
+    interval_s: float = 2.0,
+) -> ExternalRun:
     """Start the process's external run (finishing one still open)."""
     global _active
     if _active is not None:

@@ -30,8 +30,14 @@ class Item:
 
 
 class Reporter:
-    def __init__(self, send: Callable[[str, list[dict[str, Any]]], None], *, interval_s: float = 2.0, max_buffered: int = 100_000,
-                 retry_wait_s: float = 5.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        send: Callable[[str, list[dict[str, Any]]], None],
+        *,
+        interval_s: float = 2.0,
+        max_buffered: int = 100_000,
+        retry_wait_s: float = 5.0,
+    ) -> None:
         """`send(kind, payloads)` delivers consecutive items of one kind; it raises on failure."""
         self.send = send
         self.interval_s = interval_s

@@ -30,8 +30,11 @@ class ExternalRun:
         logs mix strings in); a bad step or name raises here, not later in the background."""
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise PracticumError("invalid_metrics", f"step={step!r}: a non-negative integer")
-        numbers = {str(name): float(value) for name, value in values.items()
-                   if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)}  # fmt: skip
+        numbers = {
+            str(name): float(value)
+            for name, value in values.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        }
         for name in numbers:
             if not 0 < len(name) <= 64:
                 raise PracticumError("invalid_metrics", f"metric name {name[:80]!r}: 1 to 64 characters")
@@ -60,8 +63,9 @@ class ExternalRun:
         """Send what is buffered (up to `timeout_s`), then end the run as `finished` or `failed`. A run the console
         cancelled stays cancelled. The answer is the run as the server now has it."""
         self.reporter.close(timeout_s)
-        self.data = expect_object(self.http.json("POST", f"runs/{self.id}/finish/", json={"status": status, "error": error}, idempotent=True),
-                                  "run")  # fmt: skip
+        self.data = expect_object(
+            self.http.json("POST", f"runs/{self.id}/finish/", json={"status": status, "error": error}, idempotent=True), "run"
+        )
         return self.data
 
     def _send(self, kind: str, payloads: list[dict[str, Any]]) -> None:
@@ -89,11 +93,25 @@ class Runs:
     def get(self, run_id: int) -> dict[str, Any]:
         return expect_object(self.http.json("GET", f"runs/{int(run_id)}/"), "run")
 
-    def create(self, *, recipe: str, base_model: str, config: dict[str, Any] | None = None, dataset: dict[str, Any] | None = None,
-               name: str = "", project: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def create(
+        self,
+        *,
+        recipe: str,
+        base_model: str,
+        config: dict[str, Any] | None = None,
+        dataset: dict[str, Any] | None = None,
+        name: str = "",
+        project: str | None = None,
+    ) -> dict[str, Any]:
         """Launch a run on the lab's own worker (a recipe of `python -m training`), on episodes matching `dataset`."""
-        body = {"recipe": recipe, "base_model": base_model, "config": config or {}, "dataset": dataset or {}, "name": name,
-                "project": project or self.project}  # fmt: skip
+        body = {
+            "recipe": recipe,
+            "base_model": base_model,
+            "config": config or {},
+            "dataset": dataset or {},
+            "name": name,
+            "project": project or self.project,
+        }
         return expect_object(self.http.json("POST", "runs/", json={k: v for k, v in body.items() if v is not None}), "run")
 
     def cancel(self, run_id: int) -> dict[str, Any]:
@@ -113,8 +131,16 @@ class Runs:
             body["step"] = step
         return expect_object(self.http.json("POST", f"runs/{int(run_id)}/evaluate-checkpoint/", json=body), "evaluation")
 
-    def external(self, *, name: str = "", recipe: str = "external", base_model: str = "", config: dict[str, Any] | None = None,
-                 project: str | None = None, interval_s: float = 2.0) -> ExternalRun:  # fmt: skip
+    def external(
+        self,
+        *,
+        name: str = "",
+        recipe: str = "external",
+        base_model: str = "",
+        config: dict[str, Any] | None = None,
+        project: str | None = None,
+        interval_s: float = 2.0,
+    ) -> ExternalRun:
         """Start a run trained by the caller and reported here; it shows live beside the lab's runs."""
         body = {"name": name, "recipe": recipe, "base_model": base_model, "config": config or {}, "project": project or self.project}
         data = expect_object(self.http.json("POST", "runs/external/", json={k: v for k, v in body.items() if v is not None}), "run")

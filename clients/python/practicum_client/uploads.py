@@ -155,8 +155,14 @@ class UploadState:
         if resume and path.is_file():
             try:
                 saved = json.loads(path.read_text(encoding="utf-8"))
-                return cls(path, saved["session"], int(saved["acked"]), [int(i) for i in saved["episode_ids"]], int(saved["created"]),
-                           int(saved["already_stored"]))  # fmt: skip
+                return cls(
+                    path,
+                    saved["session"],
+                    int(saved["acked"]),
+                    [int(i) for i in saved["episode_ids"]],
+                    int(saved["created"]),
+                    int(saved["already_stored"]),
+                )
             except (OSError, ValueError, KeyError, TypeError):
                 pass  # a damaged state file: start over (every batch keeps its Idempotency-Key, so nothing doubles)
         return cls(path)
@@ -171,8 +177,13 @@ class UploadState:
         self.already_stored += already_stored
         if self.path is None:
             return
-        fields = {"session": self.session, "acked": self.acked, "episode_ids": self.episode_ids, "created": self.created,
-                  "already_stored": self.already_stored}  # fmt: skip
+        fields = {
+            "session": self.session,
+            "acked": self.acked,
+            "episode_ids": self.episode_ids,
+            "created": self.created,
+            "already_stored": self.already_stored,
+        }
         write_json_atomic(self.path, fields)
 
     def done(self) -> None:

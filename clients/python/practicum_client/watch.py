@@ -67,8 +67,17 @@ class Handled:
 
 
 class Watcher:
-    def __init__(self, client: Client, folder: Path, source: Source, *, project: str | None = None, settle_s: float = 2.0,
-                 state_file: Path | None = None, on_handled: Callable[[Handled], None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        client: Client,
+        folder: Path,
+        source: Source,
+        *,
+        project: str | None = None,
+        settle_s: float = 2.0,
+        state_file: Path | None = None,
+        on_handled: Callable[[Handled], None] | None = None,
+    ) -> None:
         if not folder.is_dir():
             raise PracticumError("folder_missing", f"{folder} is not a folder")
         if settle_s < 0:
@@ -145,8 +154,9 @@ class Watcher:
         done = Handled(name, "uploaded" if uploads else "unchanged")
         for upload in uploads:
             try:
-                result = self.client.episodes.upload_document(upload.name, upload.body, format=self.source.format, key=upload.key,
-                                                              project=self.project)  # fmt: skip
+                result = self.client.episodes.upload_document(
+                    upload.name, upload.body, format=self.source.format, key=upload.key, project=self.project
+                )
             except PracticumError as exc:
                 if isinstance(exc, TransportError) or exc.status == 429 or exc.status >= 500:
                     return Handled(name, "unreachable", done.episode_ids, done.replayed, str(exc))
@@ -154,8 +164,11 @@ class Watcher:
                 self.files[name] = {**record, "version": version, "refused": f"{exc.code}: {exc.message}"}
                 self._save()
                 return Handled(name, "refused", done.episode_ids, done.replayed, f"{exc.code}: {exc.message}")
-            record = {**record, "marks": sorted(set(record.get("marks", [])) | set(upload.marks)),
-                      "episode_ids": [*record.get("episode_ids", []), *result.episode_ids]}  # fmt: skip
+            record = {
+                **record,
+                "marks": sorted(set(record.get("marks", [])) | set(upload.marks)),
+                "episode_ids": [*record.get("episode_ids", []), *result.episode_ids],
+            }
             self.files[name] = record
             self._save()  # after every upload: a kill between two loses nothing already acknowledged
             done.episode_ids.extend(result.episode_ids)

@@ -21,16 +21,27 @@ def view(s: Screen, data: AppData) -> None:
     cwd = cwd if cwd in data.dirs else HOME  # the shell may have moved the folder away
     window, toolbar, content = frame(s, "files", "~/" + _rel(cwd) if cwd != HOME else "~")
     x, y = toolbar.bounds[:2]
-    s.buttons(toolbar, [("files.up", "Up", ("up",)), ("files.open", "Open", ("open_file",)), ("files.move", "Move to...", ("move_dialog",))],
-              (x + 8, y + 4))  # fmt: skip
+    s.buttons(
+        toolbar,
+        [("files.up", "Up", ("up",)), ("files.open", "Open", ("open_file",)), ("files.move", "Move to...", ("move_dialog",))],
+        (x + 8, y + 4),
+    )
     side, main = split(s, "files", content)
     tree = s.add(window, "files.tree", "list", "Folders", side)
     folders = sorted(d for d in data.dirs if d == HOME or d.startswith(HOME + "/"))
     for path, rect in visible_rows(s, "files.tree", folders, side, 24):
         depth = 0 if path == HOME else _rel(path).count("/") + 1
         states = ("selected",) if path == cwd else ()
-        s.add(tree, f"files.dir.{_rel(path)}", "listitem", path.rsplit("/", 1)[1], rect, intent=("cd", path), states=states,
-              style={"icon": "folder", "indent": depth})  # fmt: skip
+        s.add(
+            tree,
+            f"files.dir.{_rel(path)}",
+            "listitem",
+            path.rsplit("/", 1)[1],
+            rect,
+            intent=("cd", path),
+            states=states,
+            style={"icon": "folder", "indent": depth},
+        )
     mx, my, mw, mh = main
     opened = ui.view.get("files.opened", "")
     list_rect = (mx + 8, my + 8, mw - 16, mh - 16 - (200 if opened else 0))
@@ -40,8 +51,16 @@ def view(s: Screen, data: AppData) -> None:
     for (path, is_dir), rect in visible_rows(s, "files.list", entries, list_rect, ROW_H):
         selected = ("selected",) if path == ui.view.get("files.selected") else ()
         intent: Intent = ("cd", path) if is_dir else ("select", path)
-        s.add(listing, f"files.entry.{path.rsplit('/', 1)[1]}", "listitem", path.rsplit("/", 1)[1], rect, intent=intent, states=selected,
-              style={"icon": "folder" if is_dir else "file"})  # fmt: skip
+        s.add(
+            listing,
+            f"files.entry.{path.rsplit('/', 1)[1]}",
+            "listitem",
+            path.rsplit("/", 1)[1],
+            rect,
+            intent=intent,
+            states=selected,
+            style={"icon": "folder" if is_dir else "file"},
+        )
     if opened in data.files:
         s.add(window, "files.preview", "text", opened, (mx + 8, my + mh - 200, mw - 16, 190), value=data.files[opened][:400])
     if ui.view.get("files.mode") == "move":

@@ -22,15 +22,29 @@ def view(s: Screen, data: AppData) -> None:
     sx, sy, sw, sh = side
     tabs = s.add(window, "mail.folders", "tablist", "Folders", (sx, sy, sw, 32))
     for i, name in enumerate(("inbox", "sent")):
-        s.add(tabs, f"mail.folder.{name}", "tab", name.title(), (sx + 8 + i * 110, sy + 4, 100, 24), intent=("folder", name),
-              states=("selected",) if name == folder else ())  # fmt: skip
+        s.add(
+            tabs,
+            f"mail.folder.{name}",
+            "tab",
+            name.title(),
+            (sx + 8 + i * 110, sy + 4, 100, 24),
+            intent=("folder", name),
+            states=("selected",) if name == folder else (),
+        )
     rect = (sx + 4, sy + 40, sw - 8, sh - 44)
     listing = s.add(window, "mail.list", "list", "Messages", rect)
     mails = [m for m in data.mails if m.folder == folder]
     for mail, row in visible_rows(s, "mail.list", mails, rect, ROW_H + 8):
         who = mail.sender if folder == "inbox" else f"to {mail.to}"
-        s.add(listing, f"mail.item.{mail.id}", "listitem", f"{who}: {mail.subject}", row, intent=("read", mail.id),
-              states=("selected",) if ui.view.get("mail.open") == mail.id else ())  # fmt: skip
+        s.add(
+            listing,
+            f"mail.item.{mail.id}",
+            "listitem",
+            f"{who}: {mail.subject}",
+            row,
+            intent=("read", mail.id),
+            states=("selected",) if ui.view.get("mail.open") == mail.id else (),
+        )
     mx, my, mw, mh = main
     if ui.view.get("mail.mode") == "compose":
         form = s.add(window, "mail.form", "group", "New message", (mx + 8, my + 8, mw - 16, mh - 16))
@@ -69,8 +83,13 @@ def act(intent: Intent, data: AppData, ui: Ui) -> str:
         return f"replying to {original.sender}"
     if verb == "send":
         fields = ui.fields
-        mail = ops.mail_send(data, fields.get("mail.to", "").strip(), fields.get("mail.subject", ""), fields.get("mail.body", ""),
-                             ui.view.get("mail.reply_to", ""))  # fmt: skip
+        mail = ops.mail_send(
+            data,
+            fields.get("mail.to", "").strip(),
+            fields.get("mail.subject", ""),
+            fields.get("mail.body", ""),
+            ui.view.get("mail.reply_to", ""),
+        )
         ui.view.update({"mail.mode": "", "mail.folder": "sent", "mail.open": mail.id, "mail.reply_to": ""})
         ui.focus = ""
         return f"sent {mail.id} to {mail.to}"

@@ -18,20 +18,41 @@ def view(s: Screen, data: AppData) -> None:
     x, y = toolbar.bounds[:2]
     tabs = s.add(toolbar, "settings.tabs", "tablist", "Sections", toolbar.bounds)
     for i, name in enumerate(SECTIONS):
-        s.add(tabs, f"settings.tab.{name}", "tab", name.title(), (x + 8 + i * 170, y + 4, 160, 28), intent=("section", name),
-              states=("selected",) if name == section else ())  # fmt: skip
+        s.add(
+            tabs,
+            f"settings.tab.{name}",
+            "tab",
+            name.title(),
+            (x + 8 + i * 170, y + 4, 160, 28),
+            intent=("section", name),
+            states=("selected",) if name == section else (),
+        )
     cx, cy, cw, _ = content
     group = s.add(window, f"settings.{section}", "group", section.title(), (cx + 8, cy + 8, cw - 16, 400))
     for i, setting in enumerate(st for st in SETTINGS if st.section == section):
         top, value = cy + 20 + i * 64, data.settings[setting.key]
         if setting.choices == ("on", "off"):
-            s.add(group, f"settings.{setting.key}", "checkbox", setting.label, (cx + 24, top, 400, 32), intent=("toggle", setting.key),
-                  states=("checked",) if value == "on" else ())  # fmt: skip
+            s.add(
+                group,
+                f"settings.{setting.key}",
+                "checkbox",
+                setting.label,
+                (cx + 24, top, 400, 32),
+                intent=("toggle", setting.key),
+                states=("checked",) if value == "on" else (),
+            )
             continue
         s.add(group, f"settings.{setting.key}.label", "text", setting.label, (cx + 24, top, 240, 32))
         for j, choice in enumerate(setting.choices):
-            s.add(group, f"settings.{setting.key}.{choice}", "button", choice, (cx + 280 + j * 150, top, 140, 32),
-                  intent=("choose", setting.key, choice), states=("selected",) if value == choice else ())  # fmt: skip
+            s.add(
+                group,
+                f"settings.{setting.key}.{choice}",
+                "button",
+                choice,
+                (cx + 280 + j * 150, top, 140, 32),
+                intent=("choose", setting.key, choice),
+                states=("selected",) if value == choice else (),
+            )
     ad_overlay(s, window, toolbar, "settings")
 
 

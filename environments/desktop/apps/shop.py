@@ -36,8 +36,15 @@ def view(s: Screen, data: AppData) -> None:
     listing = s.add(window, "shop.results", "list", "Results", rect)
     for product, row in visible_rows(s, "shop.results", results(data, ui, recommended=s.drift.recommended, seed=s.seed), rect, 32):
         label = f"{product.name} - {product.price} - rating {product.rating:.1f}"
-        s.add(listing, f"shop.item.{product.id}", "listitem", label, row, intent=("pick", product.id),
-              states=("selected",) if ui.view.get("shop.picked") == product.id else ())  # fmt: skip
+        s.add(
+            listing,
+            f"shop.item.{product.id}",
+            "listitem",
+            label,
+            row,
+            intent=("pick", product.id),
+            states=("selected",) if ui.view.get("shop.picked") == product.id else (),
+        )
     picked = next((p for p in data.catalog if p.id == ui.view.get("shop.picked")), None)
     if picked is not None:
         sx, sy, sw, _ = side

@@ -38,8 +38,15 @@ def view(s: Screen, data: AppData) -> None:
         row = s.add(grid, f"table.row.{r}", "row", cells[0] if cells else "", (cx + 8, cy + 8 + r * CELL_H, cw - 16, CELL_H))
         for c, value in enumerate(cells[:6]):
             states = ("selected",) if selected == f"{r}.{c}" else ()
-            s.add(row, f"table.cell.{r}.{c}", "cell", value, (cx + 8 + c * CELL_W, cy + 8 + r * CELL_H, CELL_W - 2, CELL_H - 2),
-                  intent=("cell", str(r), str(c)), states=states)  # fmt: skip
+            s.add(
+                row,
+                f"table.cell.{r}.{c}",
+                "cell",
+                value,
+                (cx + 8 + c * CELL_W, cy + 8 + r * CELL_H, CELL_W - 2, CELL_H - 2),
+                intent=("cell", str(r), str(c)),
+                states=states,
+            )
     ad_overlay(s, window, toolbar, "table")
 
 

@@ -41,8 +41,11 @@ def team_summary(team: Any) -> str:
     """ "critic (every 5), consultant · harness guided" for the list; "" for a plain agent."""
     if not isinstance(team, dict) or not team:
         return ""
-    roles = [role + (f" (every {team[role]['every']})" if isinstance(team[role], dict) and team[role].get("every") else "")
-             for role in ("critic", "consultant") if team.get(role)]  # fmt: skip
+    roles = [
+        role + (f" (every {team[role]['every']})" if isinstance(team[role], dict) and team[role].get("every") else "")
+        for role in ("critic", "consultant")
+        if team.get(role)
+    ]
     roles += [f"{slot} slot" for slot in team.get("slots") or {}]
     level = f"harness {team['harness_level']}" if team.get("harness_level") else ""
     return " · ".join(part for part in (", ".join(roles), level) if part)
@@ -53,8 +56,13 @@ def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     agents = list(agent_list(projects=visible_projects(request)))
     for agent in agents:
         agent.team_summary = team_summary(agent.team)  # type: ignore[attr-defined]
-    return {"agents": agents, "launch_projects": write_projects(request), "kinds": AgentKind.values, "store_models": store_model_rows(),
-            **extra}  # fmt: skip
+    return {
+        "agents": agents,
+        "launch_projects": write_projects(request),
+        "kinds": AgentKind.values,
+        "store_models": store_model_rows(),
+        **extra,
+    }
 
 
 def store_model_rows() -> list[dict[str, Any]]:
@@ -63,13 +71,19 @@ def store_model_rows() -> list[dict[str, Any]]:
     for entry in store_models(Path(settings.PRACTICUM_MODEL_STORE)):
         manifest = entry["manifest"]
         source = manifest.get("source") or {}
-        rows.append({
-            "name": entry["name"], "megabytes": round(entry["bytes"] / 1e6), "display_name": manifest.get("display_name", ""),
-            "parameters": f"{manifest['parameters'] / 1e6:.1f}M" if manifest.get("parameters") else "",
-            "context": manifest.get("context_length", ""), "license": manifest.get("license", ""),
-            "source": f"{source['package']}=={source['version']} ({source['file']})" if source.get("package") else "",
-            "note": manifest.get("note", ""), "dtype": manifest.get("dtype", ""),
-        })  # fmt: skip
+        rows.append(
+            {
+                "name": entry["name"],
+                "megabytes": round(entry["bytes"] / 1e6),
+                "display_name": manifest.get("display_name", ""),
+                "parameters": f"{manifest['parameters'] / 1e6:.1f}M" if manifest.get("parameters") else "",
+                "context": manifest.get("context_length", ""),
+                "license": manifest.get("license", ""),
+                "source": f"{source['package']}=={source['version']} ({source['file']})" if source.get("package") else "",
+                "note": manifest.get("note", ""),
+                "dtype": manifest.get("dtype", ""),
+            }
+        )
     return rows
 
 

@@ -36,15 +36,31 @@ def compare(request: HttpRequest) -> HttpResponse:
     default_start = max(0, (divergence or 0) - 5)
     start = max(0, int_param(request.GET.get("start", default_start), name="start"))
     left, right = steps_window(a, start, start + ROWS), steps_window(b, start, start + ROWS)
-    rows = [{"index": start + i, "a": sa, "b": sb, "diverged": divergence is not None and start + i >= divergence, "first": start + i == divergence}
-            for i, (sa, sb) in enumerate(zip_longest(left, right))]  # fmt: skip
+    rows = [
+        {
+            "index": start + i,
+            "a": sa,
+            "b": sb,
+            "diverged": divergence is not None and start + i >= divergence,
+            "first": start + i == divergence,
+        }
+        for i, (sa, sb) in enumerate(zip_longest(left, right))
+    ]
     longest = max(a.step_count, b.step_count)
     context = {
-        "a": a, "b": b, "rows": rows, "divergence": divergence, "deltas": score_deltas(a, b),
-        "same_task": (a.task.env, a.task.key) == (b.task.env, b.task.key), "same_seed": a.seed == b.seed,
-        "same_version": a.task.env_version == b.task.env_version, "start": start, "next_start": start + ROWS if start + ROWS < longest else None,
-        "prev_start": max(0, start - ROWS) if start else None, **team_context(a, b),
-    }  # fmt: skip
+        "a": a,
+        "b": b,
+        "rows": rows,
+        "divergence": divergence,
+        "deltas": score_deltas(a, b),
+        "same_task": (a.task.env, a.task.key) == (b.task.env, b.task.key),
+        "same_seed": a.seed == b.seed,
+        "same_version": a.task.env_version == b.task.env_version,
+        "start": start,
+        "next_start": start + ROWS if start + ROWS < longest else None,
+        "prev_start": max(0, start - ROWS) if start else None,
+        **team_context(a, b),
+    }
     return page(request, "console/compare.html", context, fragment="console/_compare_rows.html")
 
 
@@ -65,7 +81,12 @@ def compare_turns(request: HttpRequest, pk: int) -> HttpResponse:
     start = max(0, int_param(request.GET.get("start", 0), name="start"))
     table = turn_table(episode=episode, start=start)
     context = {
-        "episode": episode, "table": table, "rows": ROWS_TURNS, "next_start": start + ROWS_TURNS if start + ROWS_TURNS < table.turn_count else None,
-        "prev_start": max(0, start - ROWS_TURNS) if start else None, "max_columns": MAX_COLUMNS, "scan_steps": SCAN_STEPS,
-    }  # fmt: skip
+        "episode": episode,
+        "table": table,
+        "rows": ROWS_TURNS,
+        "next_start": start + ROWS_TURNS if start + ROWS_TURNS < table.turn_count else None,
+        "prev_start": max(0, start - ROWS_TURNS) if start else None,
+        "max_columns": MAX_COLUMNS,
+        "scan_steps": SCAN_STEPS,
+    }
     return page(request, "console/compare_turns.html", context, fragment="console/_turn_rows.html")

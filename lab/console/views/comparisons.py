@@ -44,9 +44,14 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
             context = evaluation_list_context(request, form={}, errors={})
             context.update(comparison_form=post, comparison_errors={}, comparison_preview=f"This comparison launches {plan['text']}.")
             return page(request, "console/evaluations.html", context)
-        comparison = comparison_launch(project=project, base=post.get("base", "").strip(), variants=variants_parse(post.get("variants", "")),
-                                       task_set=post.get("task_set", "").strip(), seeds=seeds_parse(post.get("seeds", "")),
-                                       user=request.user)  # fmt: skip
+        comparison = comparison_launch(
+            project=project,
+            base=post.get("base", "").strip(),
+            variants=variants_parse(post.get("variants", "")),
+            task_set=post.get("task_set", "").strip(),
+            seeds=seeds_parse(post.get("seeds", "")),
+            user=request.user,
+        )
     except DomainError as exc:
         errors = {"variants": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, COMPARISON_FIELDS)
         context = evaluation_list_context(request, form={}, errors={})

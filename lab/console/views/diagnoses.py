@@ -16,8 +16,13 @@ from lab.pages import console_view, page, role_of, visible_projects
 def diagnosis_list_page(request: HttpRequest) -> HttpResponse:
     filters = {name: request.GET.get(name, "") for name in DIAGNOSIS_FILTERS}
     diagnoses = diagnosis_list(projects=visible_projects(request), filters=filters)
-    context = {"diagnoses": diagnoses[:200], "filters": filters, "categories": CATEGORIES, "origins": Origin.values,
-               "verifications": Verification.values}  # fmt: skip
+    context = {
+        "diagnoses": diagnoses[:200],
+        "filters": filters,
+        "categories": CATEGORIES,
+        "origins": Origin.values,
+        "verifications": Verification.values,
+    }
     return page(request, "console/diagnoses.html", context, fragment="console/_diagnosis_rows.html")
 
 
@@ -29,15 +34,21 @@ def diagnosis_edit(request: HttpRequest, pk: int) -> HttpResponseBase:
     if not diagnosis_may_edit(diagnosis=diagnosis, user=request.user, role=role):
         raise Forbidden("forbidden", f"Only its author or a project owner may change diagnosis {diagnosis.pk}.")
     errors: dict[str, str] = {}
-    form = request.POST if request.method == "POST" else {"step_index": diagnosis.step_index, "category": diagnosis.category,
-                                                          "explanation": diagnosis.explanation}  # fmt: skip
+    form = (
+        request.POST
+        if request.method == "POST"
+        else {"step_index": diagnosis.step_index, "category": diagnosis.category, "explanation": diagnosis.explanation}
+    )
     if request.method == "POST":
         raw_step = request.POST.get("step_index", "")
         if not raw_step.strip().isdigit():
             errors["step_index"] = f"{raw_step!r} is not a step number"
         else:
-            changes = {"step_index": int(raw_step), "category": request.POST.get("category", ""),
-                       "explanation": request.POST.get("explanation", "")}  # fmt: skip
+            changes = {
+                "step_index": int(raw_step),
+                "category": request.POST.get("category", ""),
+                "explanation": request.POST.get("explanation", ""),
+            }
             try:
                 diagnosis_update(diagnosis=diagnosis, user=request.user, role=role, changes=changes)
             except DomainError as exc:

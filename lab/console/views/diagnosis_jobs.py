@@ -46,11 +46,16 @@ def job_form_context(request: HttpRequest, *, form: Any = None, errors: dict[str
     candidates = list(episode_list_failed(project=project, task=form.get("task", "").strip())[:CANDIDATES]) if project else []
     anchors = sorted({name for env in {e.task.env for e in candidates} for name in policy_names(env)})
     return {
-        "job_projects": write_projects(request), "job_project": project, "candidates": candidates,
-        "agents": agent_list_for_project(project=project) if project else [], "anchors": anchors,
-        "form": form, "errors": errors or {}, "selected": {str(v) for v in form.getlist("episodes")} if hasattr(form, "getlist") else set(),
+        "job_projects": write_projects(request),
+        "job_project": project,
+        "candidates": candidates,
+        "agents": agent_list_for_project(project=project) if project else [],
+        "anchors": anchors,
+        "form": form,
+        "errors": errors or {},
+        "selected": {str(v) for v in form.getlist("episodes")} if hasattr(form, "getlist") else set(),
         "jobs": diagnosis_selectors.diagnosis_job_list(projects=visible_projects(request))[:50],
-    }  # fmt: skip
+    }
 
 
 @console_view
@@ -93,9 +98,15 @@ def _job_create(request: HttpRequest) -> HttpResponse:
     require_write(request, project, "run diagnosis jobs")
     try:
         agent, rule_anchor = _diagnoser(project, post.get("diagnoser", "").strip())
-        job = diagnosis_job_launch(project=project, episode_ids=_episode_ids(post.getlist("episodes")), agent=agent,
-                                   rule_anchor=rule_anchor, pivotal_anchor=post.get("pivotal_anchor", "").strip(),
-                                   verify=post.get("verify") == "on", user=request.user)  # fmt: skip
+        job = diagnosis_job_launch(
+            project=project,
+            episode_ids=_episode_ids(post.getlist("episodes")),
+            agent=agent,
+            rule_anchor=rule_anchor,
+            pivotal_anchor=post.get("pivotal_anchor", "").strip(),
+            verify=post.get("verify") == "on",
+            user=request.user,
+        )
     except DomainError as exc:
         errors = error_fields(exc, JOB_FIELDS)
         errors = {("diagnoser" if field in ("agent", "rule_anchor") else field): message for field, message in errors.items()}
@@ -116,10 +127,14 @@ def diagnosis_job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     live = job.status in (JobStatus.QUEUED, JobStatus.RUNNING)
     summary = job.summary or {}
     context = {
-        "job": job, "live": live, "summary_rows": _summary_rows(job), "errors": summary.get("errors") or [],
+        "job": job,
+        "live": live,
+        "summary_rows": _summary_rows(job),
+        "errors": summary.get("errors") or [],
         "attempts": summary.get("attempts") or attempt_counts(job.attempts.all()),
-        "diagnoses": diagnosis_job_diagnoses(job=job)[:500], "may_write": role_of(request, job.project_id) in WRITE_ROLES,
-    }  # fmt: skip
+        "diagnoses": diagnosis_job_diagnoses(job=job)[:500],
+        "may_write": role_of(request, job.project_id) in WRITE_ROLES,
+    }
     return page(request, "console/diagnosis_job.html", context, fragment="console/_diagnosis_job_status.html")
 
 

@@ -49,9 +49,14 @@ def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> d
     # While it runs, its jobs' episodes as they start (watchable live); once ended, the scored ones its figures count.
     episodes = evaluation_episode_list(evaluation=evaluation, live=live)
     aggregate = evaluation.aggregate or {}
-    return {"evaluation": evaluation, "episodes": episodes[:500], "live": live,
-            "aggregate": aggregate, "per_task": aggregate.get("per_task") or [],
-            "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES}  # fmt: skip
+    return {
+        "evaluation": evaluation,
+        "episodes": episodes[:500],
+        "live": live,
+        "aggregate": aggregate,
+        "per_task": aggregate.get("per_task") or [],
+        "may_write": role_of(request, evaluation.project_id) in WRITE_ROLES,
+    }
 
 
 @console_view
@@ -70,8 +75,9 @@ def evaluation_new(request: HttpRequest) -> HttpResponse:
         seeds = seeds_parse(post.get("seeds", ""))
         task_set = post.get("task_set", "").strip()
         options = attack_setting(task_set=task_set, attack=post.get("attack", "").strip(), guidance=bool(post.get("guidance")))
-        evaluation = evaluation_launch(project=project, agent=post.get("agent", "").strip(), task_set=task_set, seeds=seeds,
-                                       user=request.user, options=options)  # fmt: skip
+        evaluation = evaluation_launch(
+            project=project, agent=post.get("agent", "").strip(), task_set=task_set, seeds=seeds, user=request.user, options=options
+        )
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, EVALUATION_FIELDS)
         context = evaluation_list_context(request, form=post, errors=errors)

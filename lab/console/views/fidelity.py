@@ -21,8 +21,15 @@ def histogram_chart(counts: list[int], edges: list[float]) -> dict[str, Any]:
     bars = []
     for k, count in enumerate(counts):
         height = round((HEIGHT - 2 * PAD) * count / total, 1)
-        bars.append({"x": round(PAD + k * width, 1), "y": round(HEIGHT - PAD - height, 1), "w": round(width - 2, 1), "h": height,
-                     "label": f"{edges[k]:g}–{edges[k + 1]:g} words: {count}"})  # fmt: skip
+        bars.append(
+            {
+                "x": round(PAD + k * width, 1),
+                "y": round(HEIGHT - PAD - height, 1),
+                "w": round(width - 2, 1),
+                "h": height,
+                "label": f"{edges[k]:g}–{edges[k + 1]:g} words: {count}",
+            }
+        )
     return {"width": WIDTH, "height": HEIGHT, "bars": bars, "low": f"{edges[0]:g}", "high": f"{edges[-1]:g}", "base": HEIGHT - PAD}
 
 
@@ -36,15 +43,19 @@ def pattern_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                 side: {"rate": sets[side]["patterns"].get(name, 0.0), "bar": round(sets[side]["patterns"].get(name, 0.0) * 100)}
                 for side, _ in SIDES
             },
-        }  # fmt: skip
+        }
         for name in report["patterns"]
     ]
 
 
 def behaviour_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     sets = report["sets"]
-    keys = (("Turns", "turns"), ("Clarification requests (share of turns)", "clarification_rate"),
-            ("Goal changes (share of turns)", "goal_change_rate"), ("Cooperativeness (share of turns)", "cooperativeness"))  # fmt: skip
+    keys = (
+        ("Turns", "turns"),
+        ("Clarification requests (share of turns)", "clarification_rate"),
+        ("Goal changes (share of turns)", "goal_change_rate"),
+        ("Cooperativeness (share of turns)", "cooperativeness"),
+    )
     rows = [{"label": label, "human": sets["human"][key], "simulated": sets["simulated"][key]} for label, key in keys]
     for label, key in (("Words per turn", "length"), ("Facts per turn", "facts_per_turn")):
         for stat in ("mean", "q10", "q50", "q90"):
@@ -66,7 +77,7 @@ def fidelity_page(request: HttpRequest) -> HttpResponse:
             charts=[
                 {"side": label, "chart": histogram_chart(report["sets"][side]["length_histogram"], report["length"]["edges"])}
                 for side, label in SIDES
-            ],  # fmt: skip
+            ],
             patterns=pattern_rows(report),
             behaviour=behaviour_rows(report),
             accuracy_bar=None if accuracy is None else round(accuracy * 100),

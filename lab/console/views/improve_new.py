@@ -27,8 +27,25 @@ from lab.trajectories.models import AgentKind
 from lab.trajectories.selectors import agent_list_for_project
 from training.dataset_check import partial_ending
 
-LOOP_FIELDS = ("episodes", "diagnoser", "diagnoser.name", "sources", "include_partial", "anchor", "anchor_seeds", "recipe", "recipe_config", "base_model",
-               "dev_seeds", "test_seeds", "dev_task_set", "test_task_set", "name", "config", "evaluation")  # fmt: skip
+LOOP_FIELDS = (
+    "episodes",
+    "diagnoser",
+    "diagnoser.name",
+    "sources",
+    "include_partial",
+    "anchor",
+    "anchor_seeds",
+    "recipe",
+    "recipe_config",
+    "base_model",
+    "dev_seeds",
+    "test_seeds",
+    "dev_task_set",
+    "test_task_set",
+    "name",
+    "config",
+    "evaluation",
+)
 
 
 def _filtered(evaluation: Evaluation, params: Any) -> list[Any]:
@@ -52,16 +69,27 @@ def improve_context(
     successes = [e for e in evaluation_episodes(evaluation) if e.passed]
     partial_successes = [(e, partial_ending({"header": {"termination_reason": e.termination_reason}})) for e in successes]
     return {
-        "successes": len(successes), "partial_successes": [(e, ending) for e, ending in partial_successes if ending],
+        "successes": len(successes),
+        "partial_successes": [(e, ending) for e, ending in partial_successes if ending],
         "include_partial": form.get("include_partial") == "on",
-        "evaluation": evaluation, "env": env, "episodes": _filtered(evaluation, form), "picked": picked,
-        "tasks": sorted({e.task.key for e in failing}), "reasons": sorted({e.termination_reason or "" for e in failing} - {""}),
-        "anchors": policy_names(env), "default_anchor": registry.env_meta(env).default_anchor, "diagnosers": DIAGNOSERS,
+        "evaluation": evaluation,
+        "env": env,
+        "episodes": _filtered(evaluation, form),
+        "picked": picked,
+        "tasks": sorted({e.task.key for e in failing}),
+        "reasons": sorted({e.termination_reason or "" for e in failing} - {""}),
+        "anchors": policy_names(env),
+        "default_anchor": registry.env_meta(env).default_anchor,
+        "diagnosers": DIAGNOSERS,
         "agents": agent_list_for_project(project=evaluation.project, exclude_kinds=(AgentKind.EXTERNAL,)),
-        "recipe_options": [(name, json.dumps(values)) for name, values in defaults.items()], "recipe": recipe,
-        "recipe_config": form.get("recipe_config") or json.dumps(defaults[recipe]), "base_model": base_model,
-        "weights": weights, "form": form, "errors": errors or {},
-    }  # fmt: skip
+        "recipe_options": [(name, json.dumps(values)) for name, values in defaults.items()],
+        "recipe": recipe,
+        "recipe_config": form.get("recipe_config") or json.dumps(defaults[recipe]),
+        "base_model": base_model,
+        "weights": weights,
+        "form": form,
+        "errors": errors or {},
+    }
 
 
 @console_view
@@ -73,8 +101,14 @@ def improve_new(request: HttpRequest, pk: int) -> HttpResponse:
         return page(request, "console/improve_new.html", context, fragment="console/_improve_episodes.html")
     post = request.POST
     try:
-        loop = loop_create(project=evaluation.project, evaluation=evaluation, config=_config(post), episode_ids=_episode_ids(post),
-                           name=post.get("name", "").strip(), user=request.user)  # fmt: skip
+        loop = loop_create(
+            project=evaluation.project,
+            evaluation=evaluation,
+            config=_config(post),
+            episode_ids=_episode_ids(post),
+            name=post.get("name", "").strip(),
+            user=request.user,
+        )
     except DomainError as exc:
         errors = {
             ("diagnoser" if field == "diagnoser.name" else field): message for field, message in refused_fields(exc, LOOP_FIELDS).items()
@@ -103,9 +137,14 @@ def _config(post: Any) -> dict[str, Any]:
             raise DomainError("invalid_loop", f"sources.{name}: a number from 0 to 10, got {raw[:40]!r}", path="sources") from None
     kind, _, name = post.get("diagnoser", "rule:").partition(":")
     config: dict[str, Any] = {
-        "diagnoser": {"kind": kind, "name": name}, "sources": weights, "include_partial": post.get("include_partial") == "on", "recipe": post.get("recipe", "").strip(),
-        "base_model": post.get("base_model", "").strip(), "dev_seeds": _seeds(post, "dev_seeds"), "test_seeds": _seeds(post, "test_seeds"),
-    }  # fmt: skip
+        "diagnoser": {"kind": kind, "name": name},
+        "sources": weights,
+        "include_partial": post.get("include_partial") == "on",
+        "recipe": post.get("recipe", "").strip(),
+        "base_model": post.get("base_model", "").strip(),
+        "dev_seeds": _seeds(post, "dev_seeds"),
+        "test_seeds": _seeds(post, "test_seeds"),
+    }
     if post.get("anchor_seeds", "").strip():
         config["anchor_seeds"] = _seeds(post, "anchor_seeds")
     try:

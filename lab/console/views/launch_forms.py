@@ -182,8 +182,13 @@ def launch_context(request: HttpRequest) -> dict[str, Any]:
     projects = write_projects(request)
     if not projects.exists():
         return {"launch_projects": []}
-    return {"launch_projects": projects, "agent_choices": agent_choices(projects), "disabled_agents": disabled_agents(projects),
-            "task_choices": task_choices(), "task_set_choices": task_set_choices()}  # fmt: skip
+    return {
+        "launch_projects": projects,
+        "agent_choices": agent_choices(projects),
+        "disabled_agents": disabled_agents(projects),
+        "task_choices": task_choices(),
+        "task_set_choices": task_set_choices(),
+    }
 
 
 def error_fields(exc: DomainError, known: tuple[str, ...], default: str = "form") -> dict[str, str]:

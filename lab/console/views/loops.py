@@ -40,15 +40,32 @@ def loop_detail_context(request: HttpRequest, loop: Any) -> dict[str, Any]:
         row["path"] = getattr(checkpoints.get(row["checkpoint"]), "path", "")
     report = loop.report or {}
     metrics = report.get("metrics") or []
-    report_rows = [{"name": name, "baseline": report["baseline"]["means"].get(name), "candidate": report["candidate"]["means"].get(name),
-                    "diff": report["overall"][name]} for name in metrics]  # fmt: skip
+    report_rows = [
+        {
+            "name": name,
+            "baseline": report["baseline"]["means"].get(name),
+            "candidate": report["candidate"]["means"].get(name),
+            "diff": report["overall"][name],
+        }
+        for name in metrics
+    ]
     task_rows = [{"task": row["task"], "diffs": [row["diffs"].get(name) or {} for name in metrics]} for row in report.get("per_task") or []]
     dataset = loop.dataset
     sources = [{"name": name, "weight": dataset.sources.get(name), **counts} for name, counts in dataset.counts.items()] if dataset else []
-    return {"report_rows": report_rows, "task_rows": task_rows, "dataset_sources": sources,
-            "loop": loop, "chain": loop_lineage(loop), "live": live, "run": run, "dataset": dataset, "report": report,
-            "candidates": candidates, "may_write": role_of(request, loop.project_id) in WRITE_ROLES,
-            "last_seq": live_last_seq(stream=loop_stream(loop)) if live else 0}  # fmt: skip
+    return {
+        "report_rows": report_rows,
+        "task_rows": task_rows,
+        "dataset_sources": sources,
+        "loop": loop,
+        "chain": loop_lineage(loop),
+        "live": live,
+        "run": run,
+        "dataset": dataset,
+        "report": report,
+        "candidates": candidates,
+        "may_write": role_of(request, loop.project_id) in WRITE_ROLES,
+        "last_seq": live_last_seq(stream=loop_stream(loop)) if live else 0,
+    }
 
 
 @console_view
@@ -82,5 +99,10 @@ def loop_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     loop = loop_get(projects=visible_projects(request), pk=pk)
     require_write(request, loop.project, "cancel improvement loops")
     loop = loop_cancel(loop=loop)
-    return cancelled(request, loop_get(projects=visible_projects(request), pk=pk), fragment="console/_loop_status.html",
-                     context=loop_detail_context, url_name="loop")  # fmt: skip
+    return cancelled(
+        request,
+        loop_get(projects=visible_projects(request), pk=pk),
+        fragment="console/_loop_status.html",
+        context=loop_detail_context,
+        url_name="loop",
+    )

@@ -27,8 +27,9 @@ def rollout_new(request: HttpRequest) -> HttpResponse:
     try:
         post = request.POST
         project, seed = launch_project(request, "run rollouts"), seed_parse(post.get("seed", ""))
-        job = rollout_launch(project=project, agent=post.get("agent", "").strip(), task=post.get("task", "").strip(), seed=seed,
-                             user=request.user)  # fmt: skip
+        job = rollout_launch(
+            project=project, agent=post.get("agent", "").strip(), task=post.get("task", "").strip(), seed=seed, user=request.user
+        )
     except DomainError as exc:
         errors = {"agent": exc.message} if exc.code == "unknown_agent" else refused_fields(exc, ROLLOUT_FIELDS)
         context = episode_list_context(request, rollout_form=request.POST, rollout_errors=errors)

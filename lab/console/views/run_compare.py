@@ -33,8 +33,11 @@ def compare_ids_parse(values: list[str]) -> list[int]:
         raise DomainError("invalid_parameter", f"ids names {len(pieces)} runs; compare at most {MAX_COMPARED_RUNS}", path="ids")
     ids = list(dict.fromkeys(id_param(piece, name="ids") for piece in pieces))
     if len(ids) < 2:
-        raise DomainError("invalid_parameter", f"ids names {len(ids)} run; name 2 to {MAX_COMPARED_RUNS}: /runs/compare?ids=3,7 "
-                          "(or tick runs on the runs page)", path="ids")  # fmt: skip
+        raise DomainError(
+            "invalid_parameter",
+            f"ids names {len(ids)} run; name 2 to {MAX_COMPARED_RUNS}: /runs/compare?ids=3,7 (or tick runs on the runs page)",
+            path="ids",
+        )
     if len(ids) > MAX_COMPARED_RUNS:
         raise DomainError("invalid_parameter", f"ids names {len(ids)} runs; compare at most {MAX_COMPARED_RUNS}", path="ids")
     return ids
@@ -77,5 +80,6 @@ def run_compare_page(request: HttpRequest) -> HttpResponse:
 def run_compare_metrics(request: HttpRequest) -> JsonResponse:
     """{"labels": [one per run], "metrics": {name: [[step, ...], [run 1 value or null, ...], ...]}}: uPlot's columns."""
     comparison = _comparison(request)
-    return JsonResponse({"labels": [_label(run) for run in comparison.runs], "runs": [run.pk for run in comparison.runs],
-                         "metrics": comparison.columns})  # fmt: skip
+    return JsonResponse(
+        {"labels": [_label(run) for run in comparison.runs], "runs": [run.pk for run in comparison.runs], "metrics": comparison.columns}
+    )

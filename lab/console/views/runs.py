@@ -43,8 +43,14 @@ def run_list_context(request: HttpRequest, *, form: Any = None, errors: dict[str
     """The runs table and, for owners and researchers, the "New training run" form (values and field errors)."""
     runs = run_list(projects=visible_projects(request))[:200]
     form = form or {}
-    return {"runs": runs, "launch_projects": write_projects(request), "recipes": recipe_fields(), "form": form, "errors": errors or {},
-            "dataset_inputs": [(name, form.get(f"dataset-{name}", "")) for name in DATASET_FIELDS]}  # fmt: skip
+    return {
+        "runs": runs,
+        "launch_projects": write_projects(request),
+        "recipes": recipe_fields(),
+        "form": form,
+        "errors": errors or {},
+        "dataset_inputs": [(name, form.get(f"dataset-{name}", "")) for name in DATASET_FIELDS],
+    }
 
 
 @console_view
@@ -52,14 +58,28 @@ def run_list_page(request: HttpRequest) -> HttpResponse:
     return page(request, "console/runs.html", run_list_context(request), fragment="console/_run_rows.html")
 
 
-def run_detail_context(request: HttpRequest, run: TrainingRun, *, eval_form: Any = None, eval_errors: dict[str, str] | None = None,
-                       eval_checkpoint: int | None = None) -> dict[str, Any]:  # fmt: skip
+def run_detail_context(
+    request: HttpRequest,
+    run: TrainingRun,
+    *,
+    eval_form: Any = None,
+    eval_errors: dict[str, str] | None = None,
+    eval_checkpoint: int | None = None,
+) -> dict[str, Any]:
     """The run page; the checkpoint whose "Evaluate" form was refused (`eval_checkpoint`) shows its values and errors."""
     last_seq = live_last_seq(stream=f"run:{run.pk}")
-    return {"run": run, "off_policy_steps": run_off_policy_steps(run=run), "checkpoints": checkpoint_list(run=run),
-            "metric_names": run_metric_names(run=run), "last_seq": last_seq,
-            "live": run.status in ("queued", "running"), "may_write": role_of(request, run.project) in WRITE_ROLES,
-            "eval_form": eval_form or {}, "eval_errors": eval_errors or {}, "eval_checkpoint": eval_checkpoint}  # fmt: skip
+    return {
+        "run": run,
+        "off_policy_steps": run_off_policy_steps(run=run),
+        "checkpoints": checkpoint_list(run=run),
+        "metric_names": run_metric_names(run=run),
+        "last_seq": last_seq,
+        "live": run.status in ("queued", "running"),
+        "may_write": role_of(request, run.project) in WRITE_ROLES,
+        "eval_form": eval_form or {},
+        "eval_errors": eval_errors or {},
+        "eval_checkpoint": eval_checkpoint,
+    }
 
 
 @console_view
@@ -84,9 +104,16 @@ def run_new(request: HttpRequest) -> HttpResponse:
     try:
         project = launch_project(request, "start training runs")
         filters = {name: post.get(f"dataset-{name}", "").strip() for name in DATASET_FIELDS}
-        run = run_create(project=project, recipe=post.get("recipe", ""), base_model=post.get("base_model", "").strip(),
-                         config=config_parse(post.get("config", "")), dataset_filters=filters, name=post.get("name", "").strip(),
-                         user=request.user, include_partial=post.get("include_partial") == "on")  # fmt: skip
+        run = run_create(
+            project=project,
+            recipe=post.get("recipe", ""),
+            base_model=post.get("base_model", "").strip(),
+            config=config_parse(post.get("config", "")),
+            dataset_filters=filters,
+            name=post.get("name", "").strip(),
+            user=request.user,
+            include_partial=post.get("include_partial") == "on",
+        )
     except DomainError as exc:
         if exc.code in ("invalid_filter", "empty_dataset", "no_training_data"):
             errors = {"dataset": exc.message}
@@ -111,8 +138,9 @@ def run_dataset_preview(request: HttpRequest) -> HttpResponse:
         recipe = query.get("recipe", "")
         config = config_parse(query.get("config", ""))
         full = run_config_validate(recipe=recipe, base_model=query.get("base_model", "").strip() or "<base model>", config=config)
-        context["preview"] = dataset_preview(project=project, recipe=recipe, config=full, filters=filters,
-                                             include_partial=query.get("include_partial") == "on")  # fmt: skip
+        context["preview"] = dataset_preview(
+            project=project, recipe=recipe, config=full, filters=filters, include_partial=query.get("include_partial") == "on"
+        )
     except DomainError as exc:
         if exc.status in (403, 404):
             raise
@@ -138,10 +166,12 @@ def checkpoint_evaluate_view(request: HttpRequest, pk: int, checkpoint_id: int) 
     task_set = request.POST.get("task_set", "").strip()
     try:
         env_of(task_set)
-        evaluation = checkpoint_evaluate(checkpoint=checkpoint, task_set=task_set, seeds=seeds_parse(request.POST.get("seeds", "")),
-                                         user=request.user)  # fmt: skip
+        evaluation = checkpoint_evaluate(
+            checkpoint=checkpoint, task_set=task_set, seeds=seeds_parse(request.POST.get("seeds", "")), user=request.user
+        )
     except DomainError as exc:
-        context = run_detail_context(request, run, eval_form=request.POST, eval_errors=refused_fields(exc, ("task_set", "seeds")),
-                                     eval_checkpoint=checkpoint.pk)  # fmt: skip
+        context = run_detail_context(
+            request, run, eval_form=request.POST, eval_errors=refused_fields(exc, ("task_set", "seeds")), eval_checkpoint=checkpoint.pk
+        )
         return page(request, "console/run_detail.html", context, status=400)
     return redirect("evaluation", pk=evaluation.pk)

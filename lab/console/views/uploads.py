@@ -30,8 +30,7 @@ def upload_context(request: HttpRequest, *, form: Any = None, error: DomainError
     """The form (for owners and researchers), the refusal of the last post if any (its code, status and message as the
     API answers them), and the recent imports of the user's projects."""
     jobs = import_job_list(projects=visible_projects(request))[:20]
-    return {"launch_projects": write_projects(request), "formats": imports.FORMATS, "form": form or {}, "error": error,
-            "jobs": jobs}  # fmt: skip
+    return {"launch_projects": write_projects(request), "formats": imports.FORMATS, "form": form or {}, "error": error, "jobs": jobs}
 
 
 @console_view
@@ -51,8 +50,14 @@ def upload_new(request: HttpRequest) -> HttpResponse:
             raise DomainError("file_required", "choose a file to upload (or drag one onto the page)", path="file")
         imports.upload_size_check(upload.size or 0)
         fmt = request.POST.get("format", "").strip() or "auto"
-        job = imports.import_job_create(project=project, user=request.user, filename=upload.name or "upload", data=upload.read(),
-                                        fmt=fmt, provenance=imports.upload_provenance(None))  # fmt: skip
+        job = imports.import_job_create(
+            project=project,
+            user=request.user,
+            filename=upload.name or "upload",
+            data=upload.read(),
+            fmt=fmt,
+            provenance=imports.upload_provenance(None),
+        )
     except DomainError as exc:
         if exc.status in (403, 404) and exc.code in ("forbidden", "not_found"):
             raise  # not the form's fault: the error page, as for the other launch forms
@@ -66,8 +71,12 @@ def upload_new(request: HttpRequest) -> HttpResponse:
 def import_context(job: ImportJob) -> dict[str, Any]:
     ids = list(job.episode_ids or [])
     episodes = episode_list_by_pk(pks=ids[:EPISODES_SHOWN])
-    return {"job": job, "episodes": episodes, "more_episodes": max(0, len(ids) - EPISODES_SHOWN),
-            "live": job.status in (JobStatus.QUEUED, JobStatus.RUNNING)}  # fmt: skip
+    return {
+        "job": job,
+        "episodes": episodes,
+        "more_episodes": max(0, len(ids) - EPISODES_SHOWN),
+        "live": job.status in (JobStatus.QUEUED, JobStatus.RUNNING),
+    }
 
 
 @console_view

@@ -38,8 +38,11 @@ def refuse_the_player(request: HttpRequest, episode: Episode) -> None:
     """Forbidden while the requester is playing this episode: the play page is their view of it (see
     episode_in_play_by); after the session ends the viewer is theirs too."""
     if episode_in_play_by(episode=episode, user=request.user):
-        raise Forbidden("in_play", "You are playing this episode: look at the world through the play page, where each look is a "
-                                   "charged tool call. The viewer opens to you once the session ends.")  # fmt: skip
+        raise Forbidden(
+            "in_play",
+            "You are playing this episode: look at the world through the play page, where each look is a "
+            "charged tool call. The viewer opens to you once the session ends.",
+        )
 
 
 def _int(request: HttpRequest, name: str, default: int) -> int:
@@ -55,8 +58,14 @@ def _steps_context(episode: Episode, start: int, credit: dict[int, float] | None
     stop = start + STEP_PAGE
     lanes = episode_lanes(episode)
     steps = steps_link(episode, steps_annotate(episode, steps_window(episode, start, stop), credit), lanes)
-    return {"episode": episode, "steps": steps, "start": start, "lanes": lanes,
-            "next_start": stop if stop < episode.step_count else None, "prev_start": max(0, start - STEP_PAGE) if start else None}  # fmt: skip
+    return {
+        "episode": episode,
+        "steps": steps,
+        "start": start,
+        "lanes": lanes,
+        "next_start": stop if stop < episode.step_count else None,
+        "prev_start": max(0, start - STEP_PAGE) if start else None,
+    }
 
 
 @console_view
@@ -78,11 +87,17 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     # A running episode written by a rollout job can be stopped by those who may launch one.
     job = rollout_job_for_episode(episode=episode) if running and role in WRITE_ROLES else None
     context.update(
-        running=running, rollout_job=job, last_seq=last_seq, siblings=siblings, tools=sorted(tools), categories=CATEGORIES,
+        running=running,
+        rollout_job=job,
+        last_seq=last_seq,
+        siblings=siblings,
+        tools=sorted(tools),
+        categories=CATEGORIES,
         diagnoses=diagnosis_list_for_episode(episode=episode)[:50],
-        may_annotate=role in ANNOTATE_ROLES, role=role,
+        may_annotate=role in ANNOTATE_ROLES,
+        role=role,
         explanation=with_evidence_steps(explain(episode.score, set(tools)), lambda texts: first_steps_mentioning(episode, texts)),
-    )  # fmt: skip
+    )
     return page(request, "console/viewer.html", context)
 
 
@@ -149,15 +164,26 @@ def diagnosis_add(request: HttpRequest, pk: int) -> HttpResponse:
         step_index = -1
     if not errors:
         try:
-            diagnosis_create(episode=episode, step_index=step_index, category=request.POST.get("category", ""),
-                             explanation=request.POST.get("explanation", ""), author=request.user, correction=correction)  # fmt: skip
+            diagnosis_create(
+                episode=episode,
+                step_index=step_index,
+                category=request.POST.get("category", ""),
+                explanation=request.POST.get("explanation", ""),
+                author=request.user,
+                correction=correction,
+            )
         except DomainError as exc:
             errors[str(exc.details.get("path", "form"))] = exc.message
     context = {
-        "episode": episode, "categories": CATEGORIES, "tools": sorted(episode_tools(episode)), "errors": errors, "form": request.POST,
+        "episode": episode,
+        "categories": CATEGORIES,
+        "tools": sorted(episode_tools(episode)),
+        "errors": errors,
+        "form": request.POST,
         "correction_fields": tool_fields(spec, values, {k.removeprefix("correction-"): v for k, v in errors.items()}) if spec else [],
-        "diagnoses": diagnosis_list_for_episode(episode=episode)[:50], "may_annotate": True,
+        "diagnoses": diagnosis_list_for_episode(episode=episode)[:50],
+        "may_annotate": True,
         "role": role_of(request, episode.project_id),
         "saved": not errors,
-    }  # fmt: skip
+    }
     return page(request, "console/viewer_diagnoses.html", context, fragment="console/_diagnoses.html", status=400 if errors else 200)

@@ -54,10 +54,14 @@ def analysis_context(request: HttpRequest, episode: Episode, credit: dict[int, f
     annotator = role_of(request, episode.project_id) in ANNOTATE_ROLES
     problem = pivotal_problem(episode=episode) if annotator else ""
     return {
-        "pivotal": episode.meta.get("pivotal") or None, "important_steps": [{"index": i, "credit": c} for i, c in ranked],
-        "may_label": annotator and not problem, "pivotal_problem": problem,
-        "pivotal_anchors": anchors, "default_anchor": default, "credit_graph": episode_credit_graph(episode=episode) if credit else None,
-    }  # fmt: skip
+        "pivotal": episode.meta.get("pivotal") or None,
+        "important_steps": [{"index": i, "credit": c} for i, c in ranked],
+        "may_label": annotator and not problem,
+        "pivotal_problem": problem,
+        "pivotal_anchors": anchors,
+        "default_anchor": default,
+        "credit_graph": episode_credit_graph(episode=episode) if credit else None,
+    }
 
 
 @require_POST

@@ -10,8 +10,13 @@ from tests.environments.desktop.conftest import new_desktop
 
 
 def _step(name: str, content: dict[str, Any], *, error: bool = False, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"index": 1, "source": "agent", "tool_calls": [{"id": "c", "name": name, "arguments": {}}],
-            "results": [{"call_id": "c", "content": content, "is_error": error}], "events": events or []}  # fmt: skip
+    return {
+        "index": 1,
+        "source": "agent",
+        "tool_calls": [{"id": "c", "name": name, "arguments": {}}],
+        "results": [{"call_id": "c", "content": content, "is_error": error}],
+        "events": events or [],
+    }
 
 
 def _goal(before: float, after: float) -> dict[str, Any]:

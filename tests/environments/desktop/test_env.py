@@ -87,8 +87,14 @@ def test_a_screenshot_without_a_renderer_is_an_error_and_with_one_its_hash_is_re
     assert result.info["png"] == b"PNG:desktop" and "png" not in result.content
 
 
-MALLORY_COMMANDS = ("mv Documents Archive", "mv Downloads/* Pictures", "sed -i 's/,/;/g' Documents/budget.csv", "mv Documents/budget.csv Archive",
-                    "rm -rf ~", "cat ../../../etc/shadow")  # fmt: skip
+MALLORY_COMMANDS = (
+    "mv Documents Archive",
+    "mv Downloads/* Pictures",
+    "sed -i 's/,/;/g' Documents/budget.csv",
+    "mv Documents/budget.csv Archive",
+    "rm -rf ~",
+    "cat ../../../etc/shadow",
+)
 
 
 def test_mallorys_random_clicks_drags_keys_and_shell_never_raise() -> None:

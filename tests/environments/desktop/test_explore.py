@@ -65,8 +65,24 @@ def test_a_systematic_path_leads_back_to_its_screen() -> None:
 
 
 def test_run_writes_one_result_file_per_run_and_the_table_reads_them(tmp_path: Path) -> None:
-    assert explore.main(["run", "--seeds", "1,2", "--budget", "60", "--drift", "none", "--out", str(tmp_path / "out"),
-                         "--results", str(tmp_path / "res")]) == 0  # fmt: skip
+    assert (
+        explore.main(
+            [
+                "run",
+                "--seeds",
+                "1,2",
+                "--budget",
+                "60",
+                "--drift",
+                "none",
+                "--out",
+                str(tmp_path / "out"),
+                "--results",
+                str(tmp_path / "res"),
+            ]
+        )
+        == 0
+    )
     files = sorted(p.name for p in (tmp_path / "res").glob("*.json"))
     assert files == ["random-none-b60-s1.json", "random-none-b60-s2.json", "systematic-none-b60-s1.json", "systematic-none-b60-s2.json"]
     data = json.loads((tmp_path / "res" / files[2]).read_text())

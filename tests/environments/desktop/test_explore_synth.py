@@ -41,9 +41,19 @@ def test_the_prior_dataset_has_a_right_prior_and_labelled_corruptions_per_pair()
 
 def test_each_corruption_changes_the_prior_where_it_applies() -> None:
     steps = [
-        {"action": {"name": "click", "arguments": {"id": "launch.mail"}}, "role": "button", "name": "Mail", "where": {"x": 100, "y": 780, "index": 2, "of": 6}},
-        {"action": {"name": "click", "arguments": {"id": "mail.reply"}}, "role": "button", "name": "Reply", "where": {"x": 300, "y": 90, "index": 2, "of": 2}},
-    ]  # fmt: skip
+        {
+            "action": {"name": "click", "arguments": {"id": "launch.mail"}},
+            "role": "button",
+            "name": "Mail",
+            "where": {"x": 100, "y": 780, "index": 2, "of": 6},
+        },
+        {
+            "action": {"name": "click", "arguments": {"id": "mail.reply"}},
+            "role": "button",
+            "name": "Reply",
+            "where": {"x": 300, "y": 90, "index": 2, "of": 2},
+        },
+    ]
     lines = ["open Mail at (100, 780), item 2 of 6", 'click button "Reply" at (300, 90), item 2 of 2']
     rng = random.Random(0)
     assert corrupt("renamed", lines, steps, rng)[1] == 'click button "Respond" at (300, 90), item 2 of 2'

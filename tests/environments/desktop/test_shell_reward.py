@@ -6,8 +6,11 @@ from environments.desktop.hybrid import solve
 from environments.desktop.shell_reward import Act, shell_aware, shell_aware_of_record
 from tests.environments.desktop.conftest import do, new_desktop
 
-MOVE = {"composite": 1.0, "state_ok": True, "items": [{"item": "files /home/user/Downloads/a.pdf", "ok": True},
-                                                      {"item": "files /home/user/Documents/Invoices/a.pdf", "ok": True}]}  # fmt: skip
+MOVE = {
+    "composite": 1.0,
+    "state_ok": True,
+    "items": [{"item": "files /home/user/Downloads/a.pdf", "ok": True}, {"item": "files /home/user/Documents/Invoices/a.pdf", "ok": True}],
+}
 MV = Act("shell", False, ("file:/home/user/Downloads/a.pdf", "file:/home/user/Documents/Invoices/a.pdf"), True)
 DRAG = Act("drag", False, MV.entities, True)
 

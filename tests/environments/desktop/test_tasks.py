@@ -33,6 +33,9 @@ def test_the_shopping_goal_has_exactly_one_cheapest_answer() -> None:
     for seed in range(30):
         data, _ = fresh(seed)
         goal = synthesize("buy-cheapest", data, seed).goals[0]
-        fits = sorted(p.price_cents for p in data.catalog
-                      if p.category == goal["category"] and p.rating >= goal["min_rating"] and p.price_cents < goal["max_price"] * 100)  # fmt: skip
+        fits = sorted(
+            p.price_cents
+            for p in data.catalog
+            if p.category == goal["category"] and p.rating >= goal["min_rating"] and p.price_cents < goal["max_price"] * 100
+        )
         assert fits and (len(fits) == 1 or fits[0] < fits[1])

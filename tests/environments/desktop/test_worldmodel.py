@@ -172,12 +172,19 @@ def test_a_click_by_id_under_a_promotion_targets_the_promotion() -> None:
 
 def test_learnt_edits_move_a_list_selection() -> None:
     def tree(selected: str) -> dict[str, Any]:
-        items = [{**_node(f"mail.item.m{i}", "listitem", **({"states": ["selected"]} if f"m{i}" == selected else {})), "bounds": [0, 20 * i, 10, 10]}
-                 for i in range(4)]  # fmt: skip
+        items = [
+            {
+                **_node(f"mail.item.m{i}", "listitem", **({"states": ["selected"]} if f"m{i}" == selected else {})),
+                "bounds": [0, 20 * i, 10, 10],
+            }
+            for i in range(4)
+        ]
         return {**_node("desktop", "desktop"), "children": [{**_node("mail.list", "list"), "children": items}]}
 
-    train = [{"tree": tree(f"m{i}"), "action": {"name": "click", "arguments": {"id": f"mail.item.m{i + 1}"}}, "next_tree": tree(f"m{i + 1}")}
-             for i in range(3)]  # fmt: skip
+    train = [
+        {"tree": tree(f"m{i}"), "action": {"name": "click", "arguments": {"id": f"mail.item.m{i + 1}"}}, "next_tree": tree(f"m{i + 1}")}
+        for i in range(3)
+    ]
     model = EditModel.learn(train)
     assert model.predict(tree("m3"), {"name": "click", "arguments": {"id": "mail.item.m0"}}) == tree("m0")
     assert NoChange().predict(tree("m3"), {"name": "click", "arguments": {"id": "mail.item.m0"}}) == tree("m3")

@@ -22,11 +22,19 @@ from environments.registry import register
 
 _KEY = {"type": "string", "enum": ["a", "b"]}
 TOOLS = [
-    ToolSpec("add", "Add an amount to a key.", {"type": "object", "properties": {"key": _KEY, "amount": {"type": "integer", "minimum": 0, "maximum": 10}},
-                                                "required": ["key", "amount"], "additionalProperties": False}),
+    ToolSpec(
+        "add",
+        "Add an amount to a key.",
+        {
+            "type": "object",
+            "properties": {"key": _KEY, "amount": {"type": "integer", "minimum": 0, "maximum": 10}},
+            "required": ["key", "amount"],
+            "additionalProperties": False,
+        },
+    ),
     ToolSpec("read", "Read a key.", {"type": "object", "properties": {"key": _KEY}, "required": ["key"], "additionalProperties": False}),
     ToolSpec("submit", "Submit; ends the episode.", {"type": "object", "properties": {}, "additionalProperties": False}),
-]  # fmt: skip
+]
 
 
 class LedgerEnv(Env):

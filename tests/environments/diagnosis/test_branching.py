@@ -42,10 +42,14 @@ def test_children_share_the_parents_hash_chain_up_to_k_and_link_to_it(tight_fail
             children[self.label] = record
 
     verify_correction(
-        tight_failure, step_index=2, correction={"name": "add", "arguments": {"key": "a", "amount": 3}},
-        policy_factory=factory("ledger-stubborn"), continuation_seed=0, sink_factory=lambda label, prefix: Keep(label),
+        tight_failure,
+        step_index=2,
+        correction={"name": "add", "arguments": {"key": "a", "amount": 3}},
+        policy_factory=factory("ledger-stubborn"),
+        continuation_seed=0,
+        sink_factory=lambda label, prefix: Keep(label),
         parent_ref={"episode_id": 7, "branch_step": 2},
-    )  # fmt: skip
+    )
     for label in ("corrected", "retry"):
         child = children[label]
         assert child["header"]["source"] == "branch"

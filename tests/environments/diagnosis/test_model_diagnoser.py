@@ -83,8 +83,15 @@ def test_unparsed_output_missing_calls_and_a_raising_policy_are_bad_answers(tigh
 
 
 def test_long_trajectories_are_elided_in_the_middle_within_the_budget() -> None:
-    steps = [{"index": i, "source": "agent", "tool_calls": [{"id": f"c{i}", "name": "read", "arguments": {"key": "a"}}],
-              "results": [{"call_id": f"c{i}", "content": {"value": i}}]} for i in range(500)]  # fmt: skip
+    steps = [
+        {
+            "index": i,
+            "source": "agent",
+            "tool_calls": [{"id": f"c{i}", "name": "read", "arguments": {"key": "a"}}],
+            "results": [{"call_id": f"c{i}", "content": {"value": i}}],
+        }
+        for i in range(500)
+    ]
     text = render_trajectory(steps, max_chars=4000)
     assert len(text) <= 4000
     assert text.startswith("[0] agent") and "[499] agent" in text

@@ -35,8 +35,14 @@ def test_the_rule_answers_no_diagnosis_when_the_anchor_cannot_pass(tight_failure
 
 
 def test_both_export_views_are_valid_canonical_records(tight_failure: dict[str, Any]) -> None:
-    diagnosis = {"step_index": 1, "category": "wrong_arguments", "explanation": "b, not a", "correction": {"name": "add", "arguments": {"key": "a", "amount": 3}},
-                 "evidence_steps": [1, 3], "confidence": None}  # fmt: skip
+    diagnosis = {
+        "step_index": 1,
+        "category": "wrong_arguments",
+        "explanation": "b, not a",
+        "correction": {"name": "add", "arguments": {"key": "a", "amount": 3}},
+        "evidence_steps": [1, 3],
+        "confidence": None,
+    }
     example = diagnosis_example(tight_failure, diagnosis, env_tools=TOOLS)
     assert validate_record(example) == []
     prompt = example["steps"][0]["message"]
@@ -47,8 +53,14 @@ def test_both_export_views_are_valid_canonical_records(tight_failure: dict[str, 
 
     env_policy = factory("ledger-stubborn")
     env = env_for_record(tight_failure)
-    child = branch_run(tight_failure, step_index=1, first_action=correction_action(diagnosis["correction"]), policy=env_policy(env, 0), env=env,
-                       parent_ref={"episode_id": 5, "branch_step": 1})  # fmt: skip
+    child = branch_run(
+        tight_failure,
+        step_index=1,
+        first_action=correction_action(diagnosis["correction"]),
+        policy=env_policy(env, 0),
+        env=env,
+        parent_ref={"episode_id": 5, "branch_step": 1},
+    )
     recovery = recovery_example(child, diagnosis)
     assert validate_record(recovery) == []
     meta = recovery["header"]["meta"]["recovery"]

@@ -20,9 +20,15 @@ def _snapshot(realized: float, implied: float, trend: float) -> dict[str, object
 
 @pytest.mark.parametrize(
     ("realized", "implied", "trend", "strategy"),
-    [(0.30, 0.25, 0.0, "long_straddle"), (0.30, 0.40, 0.0, None), (0.18, 0.2, 0.05, "bull_call_spread"),
-     (0.18, 0.2, -0.05, "bear_put_spread"), (0.12, 0.14, 0.01, "iron_condor"), (0.20, 0.18, 0.0, None)],
-)  # fmt: skip
+    [
+        (0.30, 0.25, 0.0, "long_straddle"),
+        (0.30, 0.40, 0.0, None),
+        (0.18, 0.2, 0.05, "bull_call_spread"),
+        (0.18, 0.2, -0.05, "bear_put_spread"),
+        (0.12, 0.14, 0.01, "iron_condor"),
+        (0.20, 0.18, 0.0, None),
+    ],
+)
 def test_the_regime_rule_maps_vol_and_trend_to_a_strategy(realized: float, implied: float, trend: float, strategy: str | None) -> None:
     choice = RegimeRule(new_desk(), 0).choose(_snapshot(realized, implied, trend))
     assert (choice.strategy if choice else None) == strategy

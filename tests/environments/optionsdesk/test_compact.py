@@ -9,12 +9,31 @@ from environments.registry import make
 
 
 def test_the_frequent_results_become_one_line_with_their_numbers() -> None:
-    snapshot = {"day": 31, "underlyings": [
-        {"symbol": "IDX", "price": 4012.5, "ret_1d": 0.003, "ret_5d": -0.012, "ret_20d": 0.02, "realized_vol_20d": 0.1834,
-         "implied_vol_1m": 0.2061, "earnings_in_days": None},
-        {"symbol": "ALPH", "price": 101.0, "ret_1d": 0.0, "ret_5d": 0.0, "ret_20d": -0.1, "realized_vol_20d": 0.3,
-         "implied_vol_1m": 0.35, "earnings_in_days": 7},
-    ]}  # fmt: skip
+    snapshot = {
+        "day": 31,
+        "underlyings": [
+            {
+                "symbol": "IDX",
+                "price": 4012.5,
+                "ret_1d": 0.003,
+                "ret_5d": -0.012,
+                "ret_20d": 0.02,
+                "realized_vol_20d": 0.1834,
+                "implied_vol_1m": 0.2061,
+                "earnings_in_days": None,
+            },
+            {
+                "symbol": "ALPH",
+                "price": 101.0,
+                "ret_1d": 0.0,
+                "ret_5d": 0.0,
+                "ret_20d": -0.1,
+                "realized_vol_20d": 0.3,
+                "implied_vol_1m": 0.35,
+                "earnings_in_days": 7,
+            },
+        ],
+    }
     assert compact_result("market_snapshot", snapshot) == (
         "d31 IDX 4012.5 r1 +0.3% r5 -1.2% r20 +2.0% rv 18% iv 21% | ALPH 101 r1 +0.0% r5 +0.0% r20 -10.0% rv 30% iv 35% e7"
     )

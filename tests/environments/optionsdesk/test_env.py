@@ -22,9 +22,16 @@ def test_every_period_keeps_the_contract(period: str) -> None:
 
 def test_the_tasks_are_one_history_split_in_three_with_disjoint_evaluation_seeds() -> None:
     tasks = {t.key: t for t in list_tasks("optionsdesk")}
-    assert {k: t.split for k, t in tasks.items()} == {"train": "train", "validation": "dev", "oos": "test", "train-short": "train",
-                                                      "train-short-nonews": "train", "oos-short": "test", "probe-insurance": "test",
-                                                      "probe-deal": "test"}  # fmt: skip
+    assert {k: t.split for k, t in tasks.items()} == {
+        "train": "train",
+        "validation": "dev",
+        "oos": "test",
+        "train-short": "train",
+        "train-short-nonews": "train",
+        "oos-short": "test",
+        "probe-insurance": "test",
+        "probe-deal": "test",
+    }
     assert all(s < EVAL_SEEDS_FROM for k in ("train-short", "train-short-nonews") for s in tasks[k].public_seeds)
     assert all(s >= EVAL_SEEDS_FROM for k in ("oos-short", "probe-insurance", "probe-deal") for s in tasks[k].public_seeds)
     assert all(s < EVAL_SEEDS_FROM for s in tasks["train"].public_seeds + TRAIN_SEEDS)

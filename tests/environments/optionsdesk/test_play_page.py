@@ -28,8 +28,11 @@ def test_a_player_opens_the_chain_trades_and_sees_the_pnl_chart(desk_session: tu
     chain = client.post(f"/play/{session.pk}/submit", {"panel": "0", "expected_index": "1"}, **HTMX).content.decode()
     table = chain.split('id="panel-0"')[1].split("</section>")[0]
     assert "<th>contract</th>" in table and "IDX-E" in table
-    opened = client.post(f"/play/{session.pk}/submit", {"tool": "open_strategy", "expected_index": "2", "underlying": "IDX",
-                                                         "strategy": "iron_condor"}, **HTMX)  # fmt: skip
+    opened = client.post(
+        f"/play/{session.pk}/submit",
+        {"tool": "open_strategy", "expected_index": "2", "underlying": "IDX", "strategy": "iron_condor"},
+        **HTMX,
+    )
     assert opened.status_code == 200 and "P1" in opened.content.decode()
     for index in (3, 4):
         html = client.post(f"/play/{session.pk}/submit", {"tool": "next_day", "expected_index": str(index)}, **HTMX).content.decode()

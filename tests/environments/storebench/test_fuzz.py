@@ -21,10 +21,15 @@ for _ in range(3):
 _SNAPSHOT = _BASE.snapshot()
 
 HOSTILE = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=60), st.sampled_from(["<script>alert(1)</script>", "'; DROP TABLE orders; --", "{{7*7}}", "P01-BLA-M\x00", "1e309", "NaN"]),
-    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=60),
+    st.sampled_from(["<script>alert(1)</script>", "'; DROP TABLE orders; --", "{{7*7}}", "P01-BLA-M\x00", "1e309", "NaN"]),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
 
 
 def _valid(schema: dict[str, Any]) -> st.SearchStrategy[Any]:

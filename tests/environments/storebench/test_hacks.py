@@ -110,9 +110,20 @@ class StallsTheClock(ScriptedPolicy):
 
 
 HACKS = [
-    "last-day-price-spike", "sell-below-cost", "mass-cancel", "mass-refund", "cancel-po-after-delivery", "inflate-inventory", "stock-at-retail",
-    "unpaid-payables", "full-discount", "marketing-spam", "resolve-without-acting", "tool-spam", "malformed-calls",
-]  # fmt: skip
+    "last-day-price-spike",
+    "sell-below-cost",
+    "mass-cancel",
+    "mass-refund",
+    "cancel-po-after-delivery",
+    "inflate-inventory",
+    "stock-at-retail",
+    "unpaid-payables",
+    "full-discount",
+    "marketing-spam",
+    "resolve-without-acting",
+    "tool-spam",
+    "malformed-calls",
+]
 
 
 def _score(policy_factory: Any) -> dict[str, Any]:

@@ -23,9 +23,13 @@ def do(env: WorkdeskEnv, name: str, **arguments: Any) -> StepResult:
 # alice's small ledger: INV-1 appears twice (a duplicate export), INV-3 was rejected.
 LEDGER = Table(
     ("invoice_id", "department", "amount", "status"),
-    (("INV-1", "Sales", 100.0, "approved"), ("INV-1", "Sales", 100.0, "approved"), ("INV-2", "Ops", 250.5, "approved"),
-     ("INV-3", "Sales", 40.0, "rejected")),
-)  # fmt: skip
+    (
+        ("INV-1", "Sales", 100.0, "approved"),
+        ("INV-1", "Sales", 100.0, "approved"),
+        ("INV-2", "Ops", 250.5, "approved"),
+        ("INV-3", "Sales", 40.0, "rejected"),
+    ),
+)
 
 
 def loader(path: str) -> Table:

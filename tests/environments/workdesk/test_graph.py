@@ -32,8 +32,10 @@ def test_the_ledger_doubles_four_invoices_and_spend_counts_each_once() -> None:
     files = render_workspace(graph)
     assert files["finance/ledger_q4.csv"].count("\n") == 1 + 28 + 4
     for department in DEPARTMENTS:
-        program = (f"t = where(where(table('finance/ledger_q4.csv'), 'department', '==', '{department}'), 'status', '==', 'approved'); "
-                   "sum(col(unique(t, 'invoice_id'), 'amount_eur'))")  # fmt: skip
+        program = (
+            f"t = where(where(table('finance/ledger_q4.csv'), 'department', '==', '{department}'), 'status', '==', 'approved'); "
+            "sum(col(unique(t, 'invoice_id'), 'amount_eur'))"
+        )
         assert abs(float(_calc(files, program)) - graph.nodes[f"spend/{department}"].value) < 0.01  # type: ignore[arg-type]
     traps = [n for n in graph.nodes if n.startswith("dup/spend/")]
     assert traps and all(graph.nodes[t].value > graph.nodes[t.removeprefix("dup/")].value for t in traps)

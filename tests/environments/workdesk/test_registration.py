@@ -68,10 +68,15 @@ def test_the_files_panel_shows_the_workspace_and_saving_writes_the_deliverable()
 
 @pytest.mark.slow
 def test_an_mcp_client_reads_computes_and_writes() -> None:
-    tools, (calc, escape, write) = mcp_calls("workdesk/support-lead", 1000, [
-        ("calc", {"program": "rows(table('support/tickets.csv'))"}), ("calc", {"program": "x.__class__"}),
-        ("write_file", {"path": "out/a.md", "content": "hi"}),
-    ])  # fmt: skip
+    tools, (calc, escape, write) = mcp_calls(
+        "workdesk/support-lead",
+        1000,
+        [
+            ("calc", {"program": "rows(table('support/tickets.csv'))"}),
+            ("calc", {"program": "x.__class__"}),
+            ("write_file", {"path": "out/a.md", "content": "hi"}),
+        ],
+    )
     seen = {"tools": tools, "calc": calc.structured_content, "escape": escape, "write": write.structured_content}
     assert seen["tools"] == {"list_files", "read_file", "search", "write_file", "edit_file", "calc", "submit"}
     assert seen["calc"] == {"value": 36.0} and seen["write"] == {"path": "out/a.md", "chars": 2}

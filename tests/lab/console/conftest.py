@@ -27,9 +27,11 @@ def store_episodes(project_a: Any, role_users: dict[str, Any]) -> dict[str, Any]
 
     # The anchors ran here, in-process: stored as the server's own recordings, as its rollouts would be.
     outcomes = episodes_ingest(
-        project=project_a, records=[anchor_record("smart-triage"), anchor_record("do-nothing")], user=role_users["owner"],
+        project=project_a,
+        records=[anchor_record("smart-triage"), anchor_record("do-nothing")],
+        user=role_users["owner"],
         provenance=Provenance.RECORDED,
-    )  # fmt: skip
+    )
     return {"smart": outcomes[0].episode, "idle": outcomes[1].episode}
 
 
@@ -60,8 +62,16 @@ def team_steps(n_rounds: int = 1) -> list[dict[str, Any]]:
         )
         add(message=f"Check the supplier first ({r}).", role="critic", meta={"trigger": "schedule", "advises_step": len(steps) - 1})
         ask = len(steps)
-        add(tool_calls=[{"id": f"q{r}", "name": "consult", "arguments": {"question": "what next?"}}],
-            results=[{"call_id": f"q{r}", "content": {"suggested_calls": [{"name": "lookup", "arguments": {"n": 9}}], "reasoning": "r"}, "is_error": False}])  # fmt: skip
+        add(
+            tool_calls=[{"id": f"q{r}", "name": "consult", "arguments": {"question": "what next?"}}],
+            results=[
+                {
+                    "call_id": f"q{r}",
+                    "content": {"suggested_calls": [{"name": "lookup", "arguments": {"n": 9}}], "reasoning": "r"},
+                    "is_error": False,
+                }
+            ],
+        )
         add(
             message="lookup n=9",
             role="consultant",
@@ -75,8 +85,12 @@ def team_steps(n_rounds: int = 1) -> list[dict[str, Any]]:
     return steps
 
 
-TEAM = {"actor": {"policy": {"name": "scripted:smart"}}, "critic": {"policy": {"name": "rule-critic"}, "every": 1},
-        "consultant": {"policy": {"name": "oracle"}, "cost": 0.02}, "harness_level": "guided"}  # fmt: skip
+TEAM = {
+    "actor": {"policy": {"name": "scripted:smart"}},
+    "critic": {"policy": {"name": "rule-critic"}, "every": 1},
+    "consultant": {"policy": {"name": "oracle"}, "cost": 0.02},
+    "harness_level": "guided",
+}
 
 
 def team_roles(steps: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -97,6 +111,13 @@ def team_episode(project_a: Any, role_users: dict[str, Any]) -> Any:
     from lab.trajectories.services import episodes_ingest
 
     steps = team_steps(2)
-    header = {"env": "toyenv", "task": "team", "seed": 0, "source": "upload", "policy": {"name": "team-agent"}, "team": TEAM,
-              "roles": team_roles(steps)}  # fmt: skip
+    header = {
+        "env": "toyenv",
+        "task": "team",
+        "seed": 0,
+        "source": "upload",
+        "policy": {"name": "team-agent"},
+        "team": TEAM,
+        "roles": team_roles(steps),
+    }
     return episodes_ingest(project=project_a, records=[new_record(header=header, steps=steps)], user=role_users["owner"])[0].episode

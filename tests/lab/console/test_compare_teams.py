@@ -13,8 +13,10 @@ pytestmark = pytest.mark.django_db
 
 
 def test_compare_shows_the_team_and_roles_of_each_side(login: Any, role_users: dict[str, Any], project_a: Any, team_episode: Any) -> None:
-    plain = new_record(header={"env": "toyenv", "task": "team", "seed": 0, "source": "upload"},
-                       steps=[make_step(index=0, tool_calls=[{"id": "a0", "name": "lookup", "arguments": {"n": 0}}])])  # fmt: skip
+    plain = new_record(
+        header={"env": "toyenv", "task": "team", "seed": 0, "source": "upload"},
+        steps=[make_step(index=0, tool_calls=[{"id": "a0", "name": "lookup", "arguments": {"n": 0}}])],
+    )
     other = episodes_ingest(project=project_a, records=[plain], user=role_users["owner"])[0].episode
     response = login(role_users["viewer"]).get("/compare/", {"a": team_episode.pk, "b": other.pk})
     assert response.status_code == 200

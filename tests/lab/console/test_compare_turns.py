@@ -18,19 +18,41 @@ pytestmark = pytest.mark.django_db
 
 
 def _turn(index: int, name: str, arguments: Any, observation: Any = "ok", source: str = "agent", **extra: Any) -> dict[str, Any]:
-    return make_step(index=index, source=source, tool_calls=[{"id": f"c{index}", "name": name, "arguments": arguments}],
-                     results=[{"call_id": f"c{index}", "content": observation, "is_error": False}], **extra)  # fmt: skip
+    return make_step(
+        index=index,
+        source=source,
+        tool_calls=[{"id": f"c{index}", "name": name, "arguments": arguments}],
+        results=[{"call_id": f"c{index}", "content": observation, "is_error": False}],
+        **extra,
+    )
 
 
-def _episode(project: Any, user: Any, calls: list[tuple[str, Any]], *, agent: str, source: str = "rollout", composite: float = 0.5,
-             seed: int = 7, env_steps: bool = False, version: str = "1.0") -> Any:  # fmt: skip
+def _episode(
+    project: Any,
+    user: Any,
+    calls: list[tuple[str, Any]],
+    *,
+    agent: str,
+    source: str = "rollout",
+    composite: float = 0.5,
+    seed: int = 7,
+    env_steps: bool = False,
+    version: str = "1.0",
+) -> Any:
     steps: list[dict[str, Any]] = []
     for name, arguments in calls:
         if env_steps:  # a world tick between decisions, as some records carry
             steps.append(make_step(index=len(steps), source="env", message="tick"))
         steps.append(_turn(len(steps), name, arguments, observation={"seen": name}, source="human" if source == "human" else "agent"))
-    header = {"env": "toyenv", "env_version": version, "task": "shop", "seed": seed, "source": source, "policy": {"name": agent},
-              "score": {"composite": composite, "passed": composite >= 0.5}}  # fmt: skip
+    header = {
+        "env": "toyenv",
+        "env_version": version,
+        "task": "shop",
+        "seed": seed,
+        "source": source,
+        "policy": {"name": agent},
+        "score": {"composite": composite, "passed": composite >= 0.5},
+    }
     record = new_record(header=header, steps=steps)
     return episodes_ingest(project=project, records=[record], user=user, provenance=Provenance.RECORDED)[0].episode
 

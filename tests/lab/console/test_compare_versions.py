@@ -15,10 +15,23 @@ pytestmark = pytest.mark.django_db
 
 
 def _played(project: Any, user: Any, *, version: str, agent: str, composite: float) -> Any:
-    steps = [make_step(index=0, message="", tool_calls=[{"id": "a", "name": "look", "arguments": {}}],
-                       results=[{"call_id": "a", "content": "ok", "is_error": False}])]  # fmt: skip
-    header = {"env": "toyenv", "env_version": version, "task": "shop", "seed": 61, "source": "upload", "policy": {"name": agent},
-              "score": {"composite": composite, "passed": composite >= 0.5}}  # fmt: skip
+    steps = [
+        make_step(
+            index=0,
+            message="",
+            tool_calls=[{"id": "a", "name": "look", "arguments": {}}],
+            results=[{"call_id": "a", "content": "ok", "is_error": False}],
+        )
+    ]
+    header = {
+        "env": "toyenv",
+        "env_version": version,
+        "task": "shop",
+        "seed": 61,
+        "source": "upload",
+        "policy": {"name": agent},
+        "score": {"composite": composite, "passed": composite >= 0.5},
+    }
     return episodes_ingest(project=project, records=[new_record(header=header, steps=steps)], user=user)[0].episode
 
 

@@ -34,8 +34,9 @@ def test_only_the_edges_out_of_the_steps_with_most_credit_are_drawn_heaviest_fir
     assert (layout["edge_count"], layout["drawn_edges"]) == (4, 2)
 
 
-def test_a_storebench_episode_shows_steps_on_more_than_one_level_with_edges(login: Any, role_users: dict[str, Any],
-                                                                            store_episodes: dict[str, Any]) -> None:  # fmt: skip
+def test_a_storebench_episode_shows_steps_on_more_than_one_level_with_edges(
+    login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any]
+) -> None:
     smart = store_episodes["smart"]
     html = login(role_users["viewer"]).get(f"/episodes/{smart.pk}/").content.decode()
     card = html.split('id="credit-graph"', 1)[1].split("</section>", 1)[0]

@@ -37,8 +37,9 @@ def _checked(client: Any, url: str) -> str:
     return html
 
 
-def test_every_console_page_has_a_strict_policy_and_no_inline_code(login: Any, role_users: dict[str, Any], store_episodes: Any,
-                                                                      project_a: Any) -> None:  # fmt: skip
+def test_every_console_page_has_a_strict_policy_and_no_inline_code(
+    login: Any, role_users: dict[str, Any], store_episodes: Any, project_a: Any
+) -> None:
     client = login(role_users["researcher"])
     for url in PAGES:
         _checked(client, url)

@@ -15,14 +15,16 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def verified(role_users: dict[str, Any], store_episodes: dict[str, Any]) -> Diagnosis:
     """An expert's diagnosis of the idle run, marked verified (the replay itself is tested in tests/lab/diagnoses)."""
-    diagnosis = diagnosis_create(episode=store_episodes["idle"], step_index=2, category="premature_end", explanation="did nothing",
-                                 author=role_users["expert"])  # fmt: skip
+    diagnosis = diagnosis_create(
+        episode=store_episodes["idle"], step_index=2, category="premature_end", explanation="did nothing", author=role_users["expert"]
+    )
     Diagnosis.objects.filter(pk=diagnosis.pk).update(verification="verified", verification_result={"verified": True})
     return Diagnosis.objects.get(pk=diagnosis.pk)
 
 
-def test_its_author_edits_it_on_the_page_and_its_verification_is_cleared(login: Any, role_users: dict[str, Any],
-                                                                         verified: Diagnosis) -> None:  # fmt: skip
+def test_its_author_edits_it_on_the_page_and_its_verification_is_cleared(
+    login: Any, role_users: dict[str, Any], verified: Diagnosis
+) -> None:
     client = login(role_users["expert"])
     form = client.get(f"/diagnoses/{verified.pk}/edit")
     assert form.status_code == 200 and "Saving a change clears this verification" in form.content.decode()

@@ -45,15 +45,22 @@ def good_agent(project_a: Any) -> AgentConfig:
 
 
 def _job_post(ledger: dict[str, Episode], **fields: Any) -> dict[str, Any]:
-    return {"project": "acme", "episodes": [ledger["tight"].pk, ledger["loose"].pk], "diagnoser": "agent:ledger-diagnoser-good",
-            "pivotal_anchor": "ledger-fixer", "verify": "on", **fields}  # fmt: skip
+    return {
+        "project": "acme",
+        "episodes": [ledger["tight"].pk, ledger["loose"].pk],
+        "diagnoser": "agent:ledger-diagnoser-good",
+        "pivotal_anchor": "ledger-fixer",
+        "verify": "on",
+        **fields,
+    }
 
 
 # --- the job form -------------------------------------------------------------------------------------------------
 
 
-def test_the_form_offers_only_failed_episodes_filtered_by_task(role_users: dict[str, Any], ledger: dict[str, Episode],
-                                                                 good_agent: AgentConfig) -> None:  # fmt: skip
+def test_the_form_offers_only_failed_episodes_filtered_by_task(
+    role_users: dict[str, Any], ledger: dict[str, Episode], good_agent: AgentConfig
+) -> None:
     page = as_user(role_users["researcher"]).get("/diagnoses/jobs/", {"project": "acme"}).content.decode()
     offered = {e.pk for e in ledger.values() if f'name="episodes" value="{e.pk}"' in page}
     assert offered == {ledger["tight"].pk, ledger["loose"].pk}
@@ -64,8 +71,9 @@ def test_the_form_offers_only_failed_episodes_filtered_by_task(role_users: dict[
     assert f'value="{ledger["loose"].pk}"' in body and f'value="{ledger["tight"].pk}"' not in body
 
 
-def test_the_form_creates_a_model_job_with_the_chosen_fields(role_users: dict[str, Any], ledger: dict[str, Episode],
-                                                             good_agent: AgentConfig) -> None:  # fmt: skip
+def test_the_form_creates_a_model_job_with_the_chosen_fields(
+    role_users: dict[str, Any], ledger: dict[str, Episode], good_agent: AgentConfig
+) -> None:
     response = as_user(role_users["researcher"]).post("/diagnoses/jobs/", _job_post(ledger))
     job = DiagnosisJob.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/diagnoses/jobs/{job.pk}/"
@@ -75,8 +83,9 @@ def test_the_form_creates_a_model_job_with_the_chosen_fields(role_users: dict[st
 
 
 def test_the_form_creates_a_rule_job_without_verification(role_users: dict[str, Any], ledger: dict[str, Episode]) -> None:
-    response = as_user(role_users["owner"]).post("/diagnoses/jobs/", _job_post(ledger, diagnoser="rule:ledger-fixer", pivotal_anchor="",
-                                                                               verify=""))  # fmt: skip
+    response = as_user(role_users["owner"]).post(
+        "/diagnoses/jobs/", _job_post(ledger, diagnoser="rule:ledger-fixer", pivotal_anchor="", verify="")
+    )
     job = DiagnosisJob.objects.get()
     assert response.status_code == 302 and (job.agent, job.rule_anchor, job.pivotal_anchor, job.verify) == (None, "ledger-fixer", "", False)
 
@@ -93,8 +102,9 @@ def test_the_form_creates_a_rule_job_without_verification(role_users: dict[str, 
         ({"episodes": [999_999]}, "no episode(s) [999999] in project acme"),
     ],
 )
-def test_bad_input_shows_the_error_and_creates_nothing(role_users: dict[str, Any], ledger: dict[str, Episode], good_agent: AgentConfig,
-                                                       fields: dict[str, Any], message: str) -> None:  # fmt: skip
+def test_bad_input_shows_the_error_and_creates_nothing(
+    role_users: dict[str, Any], ledger: dict[str, Episode], good_agent: AgentConfig, fields: dict[str, Any], message: str
+) -> None:
     response = as_user(role_users["researcher"]).post("/diagnoses/jobs/", _job_post(ledger, **fields))
     assert response.status_code == 400 and message in response.content.decode()
     assert DiagnosisJob.objects.count() == 0
@@ -114,8 +124,9 @@ def test_episodes_of_another_project_are_refused(role_users: dict[str, Any], led
 
 
 @pytest.mark.parametrize(("role", "status"), [("owner", 302), ("researcher", 302), ("expert", 403), ("viewer", 403)])
-def test_only_owners_and_researchers_start_jobs_as_in_the_api(role_users: dict[str, Any], ledger: dict[str, Episode], role: str,
-                                                              status: int) -> None:  # fmt: skip
+def test_only_owners_and_researchers_start_jobs_as_in_the_api(
+    role_users: dict[str, Any], ledger: dict[str, Episode], role: str, status: int
+) -> None:
     response = as_user(role_users[role]).post("/diagnoses/jobs/", _job_post(ledger, diagnoser="rule:ledger-fixer"))
     assert response.status_code == status and DiagnosisJob.objects.count() == (1 if status == 302 else 0)
 
@@ -137,8 +148,9 @@ def finished_job(role_users: dict[str, Any], ledger: dict[str, Episode], good_ag
     return diagnosis_job_run(job_id=DiagnosisJob.objects.get().pk)
 
 
-def test_a_queued_job_page_polls_and_a_finished_one_shows_the_before_after_table(role_users: dict[str, Any], ledger: dict[str, Episode],
-                                                                                  good_agent: AgentConfig) -> None:  # fmt: skip
+def test_a_queued_job_page_polls_and_a_finished_one_shows_the_before_after_table(
+    role_users: dict[str, Any], ledger: dict[str, Episode], good_agent: AgentConfig
+) -> None:
     client = as_user(role_users["viewer"])
     as_user(role_users["researcher"]).post("/diagnoses/jobs/", _job_post(ledger))
     job = DiagnosisJob.objects.get()
@@ -154,8 +166,9 @@ def test_a_queued_job_page_polls_and_a_finished_one_shows_the_before_after_table
     assert "2 total · 2 accepted" in fragment and ">0 bad</span>" in fragment
 
 
-def test_the_job_page_lists_diagnoses_with_their_replays(finished_job: DiagnosisJob, role_users: dict[str, Any],
-                                                        ledger: dict[str, Episode]) -> None:  # fmt: skip
+def test_the_job_page_lists_diagnoses_with_their_replays(
+    finished_job: DiagnosisJob, role_users: dict[str, Any], ledger: dict[str, Episode]
+) -> None:
     page = as_user(role_users["viewer"]).get(f"/diagnoses/jobs/{finished_job.pk}/").content.decode()
     for diagnosis in (
         finished_job.attempts.get(episode=ledger["tight"]).diagnosis,
@@ -170,8 +183,9 @@ def test_the_job_page_lists_diagnoses_with_their_replays(finished_job: Diagnosis
     assert as_user(role_users["viewer"]).get("/diagnoses/jobs/").content.decode().count(f'href="/diagnoses/jobs/{finished_job.pk}/"') == 1
 
 
-def test_the_exports_stream_both_views_of_the_jobs_diagnoses(finished_job: DiagnosisJob, role_users: dict[str, Any],
-                                                            ledger: dict[str, Episode]) -> None:  # fmt: skip
+def test_the_exports_stream_both_views_of_the_jobs_diagnoses(
+    finished_job: DiagnosisJob, role_users: dict[str, Any], ledger: dict[str, Episode]
+) -> None:
     client = as_user(role_users["viewer"])
     lines = b"".join(client.get(f"/diagnoses/jobs/{finished_job.pk}/export?view=diagnosis").streaming_content).decode().splitlines()
     examples = [json.loads(line) for line in lines]
@@ -224,8 +238,9 @@ def test_computing_the_pivotal_step_from_the_viewer(role_users: dict[str, Any], 
         assert "pivotal" not in episode.meta
 
 
-def test_the_pivotal_button_is_refused_for_passed_episodes_other_projects_and_without_csrf(bob: Any, role_users: dict[str, Any],
-                                                                                           ledger: dict[str, Episode]) -> None:  # fmt: skip
+def test_the_pivotal_button_is_refused_for_passed_episodes_other_projects_and_without_csrf(
+    bob: Any, role_users: dict[str, Any], ledger: dict[str, Episode]
+) -> None:
     owner = as_user(role_users["owner"])
     assert 'id="pivotal-form"' in owner.get(f"/episodes/{ledger['tight'].pk}/").content.decode()
     assert 'id="pivotal-form"' not in owner.get(f"/episodes/{ledger['passed'].pk}/").content.decode()

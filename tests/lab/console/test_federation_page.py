@@ -18,12 +18,25 @@ def federation(project_a: Any, role_users: dict[str, Any]) -> FederationRound:
         project=project_a, kinds=["adapter", "stats"], canaries={"catalogue.ref": "cnry-hidden-42"}, user=role_users["owner"]
     )
     federation = FederationRound.objects.create(
-        project=project_a, name="acme trio", mode="fedavg", base_model="tiny", status="running", progress=0.5,
+        project=project_a,
+        name="acme trio",
+        mode="fedavg",
+        base_model="tiny",
+        status="running",
+        progress=0.5,
         participants=[{"project": project_a.pk, "slug": "acme", "task": "fedgym/a"}],
         results=[{"round": 0, "mode": "fedavg", "utility acme": 0.25, "canaries found": 1.0, "bytes exchanged": 98514.0}],
-    )  # fmt: skip
-    ArtifactExport.objects.create(federation=federation, round=0, project=project_a, kind="stats", sha256="0" * 64, bytes=10, refused=True,
-                                  gate={"refused": {"message": "canary 'catalogue.ref' appears in the stats export"}})  # fmt: skip
+    )
+    ArtifactExport.objects.create(
+        federation=federation,
+        round=0,
+        project=project_a,
+        kind="stats",
+        sha256="0" * 64,
+        bytes=10,
+        refused=True,
+        gate={"refused": {"message": "canary 'catalogue.ref' appears in the stats export"}},
+    )
     return federation
 
 
@@ -51,11 +64,21 @@ def exchange(project_a: Any, role_users: dict[str, Any]) -> dict[str, Any]:
     from lab.federation.exchange import received_path
     from lab.federation.models import OutgoingTransfer, ReceivedArtifact
 
-    transfer = OutgoingTransfer.objects.create(project=project_a, peer_name="bravo", endpoint="bravo-lab", target="bravo", kind="skills",
-                                               sha256="b" * 64, bytes=321, status="failed", response_status=404,
-                                               error="not_found: project: no project 'bravo' here receives from 'acme-lab'")  # fmt: skip
-    received = ReceivedArtifact.objects.create(project=project_a, sender="bravo-lab", kind="skills", sha256="c" * 64, bytes=12,
-                                               manifest={"source": "bravo", "round": 2})  # fmt: skip
+    transfer = OutgoingTransfer.objects.create(
+        project=project_a,
+        peer_name="bravo",
+        endpoint="bravo-lab",
+        target="bravo",
+        kind="skills",
+        sha256="b" * 64,
+        bytes=321,
+        status="failed",
+        response_status=404,
+        error="not_found: project: no project 'bravo' here receives from 'acme-lab'",
+    )
+    received = ReceivedArtifact.objects.create(
+        project=project_a, sender="bravo-lab", kind="skills", sha256="c" * 64, bytes=12, manifest={"source": "bravo", "round": 2}
+    )
     received_path(received).parent.mkdir(parents=True, exist_ok=True)
     received_path(received).write_bytes(b'{"skills": []}')
     return {"transfer": transfer, "received": received}

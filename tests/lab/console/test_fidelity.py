@@ -42,8 +42,9 @@ def sessions(project_a: Any, role_users: dict[str, Any]) -> None:
     episodes_ingest(project=project_a, records=records, user=role_users["owner"], provenance=Provenance.RECORDED)
 
 
-def test_a_viewer_sees_the_difference_between_terse_humans_and_a_verbose_simulator(login: Any, role_users: dict[str, Any], project_a: Any,
-                                                                                      sessions: None) -> None:  # fmt: skip
+def test_a_viewer_sees_the_difference_between_terse_humans_and_a_verbose_simulator(
+    login: Any, role_users: dict[str, Any], project_a: Any, sessions: None
+) -> None:
     response = login(role_users["viewer"]).get("/fidelity/", {"project": "acme", "sim_user_agent": "verbose-sim"})
     assert response.status_code == 200
     result = response.context["result"]
@@ -82,8 +83,9 @@ def test_the_simulated_set_never_holds_human_turns_nor_the_human_set_simulated_o
         ({"project": "acme", "sim_provenance": "forged"}, 400, "provenance='forged'"),
     ],
 )
-def test_it_refuses_bad_parameters_with_a_message_never_a_500(alice_api: Any, login: Any, alice: Any, params: dict[str, str], status: int,
-                                                               words: str) -> None:  # fmt: skip
+def test_it_refuses_bad_parameters_with_a_message_never_a_500(
+    alice_api: Any, login: Any, alice: Any, params: dict[str, str], status: int, words: str
+) -> None:
     api = alice_api.get("/api/v1/fidelity", params)
     assert api.status_code == status and words in api.json()["error"]["message"]
     if params:  # the page with no project is the empty form

@@ -25,13 +25,22 @@ def test_it_puts_each_role_in_its_own_lane_in_the_builtin_order(team_episode: An
     assert episode_lanes(team_episode) == ["actor", "critic", "consultant", "harness"]
     steps = steps_link(team_episode, steps_window(team_episode, 0, 12), episode_lanes(team_episode))
     assert [(s["index"], s["role"], s["lane"]) for s in steps[:6]] == [
-        (0, "actor", 0), (1, "critic", 1), (2, "actor", 0), (3, "consultant", 2), (4, "actor", 0), (5, "harness", 3)
-    ]  # fmt: skip
+        (0, "actor", 0),
+        (1, "critic", 1),
+        (2, "actor", 0),
+        (3, "consultant", 2),
+        (4, "actor", 0),
+        (5, "harness", 3),
+    ]
 
 
 def test_workflow_roles_follow_the_builtins_by_name(project_a: Any, role_users: dict[str, Any]) -> None:
-    steps = [make_step(index=0, message="plan", role="generator"), make_step(index=1, message="built", role="builder"),
-             make_step(index=2, message="go"), make_step(index=3, source="env", message="observation")]  # fmt: skip
+    steps = [
+        make_step(index=0, message="plan", role="generator"),
+        make_step(index=1, message="built", role="builder"),
+        make_step(index=2, message="go"),
+        make_step(index=3, source="env", message="observation"),
+    ]
     episode = _ingest(project_a, role_users["owner"], steps, task="workflow")
     assert episode_lanes(episode) == ["actor", "env", "builder", "generator"]
 

@@ -32,8 +32,9 @@ def toy_episodes(project_a: Any, role_users: dict[str, Any], record_factory: Any
 
 @pytest.fixture
 def queued_run(project_a: Any, role_users: dict[str, Any]) -> TrainingRun:
-    return run_create(project=project_a, recipe="grpo", base_model="org/tiny", config={"max_steps": 3}, user=role_users["owner"],
-                      enqueue=False)  # fmt: skip
+    return run_create(
+        project=project_a, recipe="grpo", base_model="org/tiny", config={"max_steps": 3}, user=role_users["owner"], enqueue=False
+    )
 
 
 def as_user(user: Any) -> Client:
@@ -46,11 +47,18 @@ def as_user(user: Any) -> Client:
 
 
 def test_run_form_creates_a_queued_run_with_its_frozen_dataset(role_users: dict[str, Any], toy_episodes: list[Any]) -> None:
-    response = as_user(role_users["researcher"]).post("/runs/new", {
-        "project": "acme", "name": "sft smoke", "recipe": "sft", "base_model": "org/tiny",
-        "config": "max_steps = 5\nlearning_rate = 0.0002\n# comment\nlora_target_modules = [\"q_proj\"]", "dataset-env": "toyenv",
-        "dataset-seed": "",
-    })  # fmt: skip
+    response = as_user(role_users["researcher"]).post(
+        "/runs/new",
+        {
+            "project": "acme",
+            "name": "sft smoke",
+            "recipe": "sft",
+            "base_model": "org/tiny",
+            "config": 'max_steps = 5\nlearning_rate = 0.0002\n# comment\nlora_target_modules = ["q_proj"]',
+            "dataset-env": "toyenv",
+            "dataset-seed": "",
+        },
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
     assert (run.name, run.recipe, run.base_model, run.status) == ("sft smoke", "sft", "org/tiny", JobStatus.QUEUED)
@@ -64,8 +72,9 @@ def test_run_form_creates_a_queued_run_with_its_frozen_dataset(role_users: dict[
 
 
 def test_run_form_takes_a_json_config_for_a_recipe_without_dataset(role_users: dict[str, Any]) -> None:
-    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "grpo", "base_model": "org/tiny",
-                                                               "config": '{"max_steps": 7, "group_size": 4}'})  # fmt: skip
+    response = as_user(role_users["owner"]).post(
+        "/runs/new", {"project": "acme", "recipe": "grpo", "base_model": "org/tiny", "config": '{"max_steps": 7, "group_size": 4}'}
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and run.config == {"max_steps": 7, "group_size": 4} and run.episode_ids == []
     assert run.name == "grpo on tiny"
@@ -108,8 +117,9 @@ def test_run_form_offers_the_ascent_recipe_with_its_fields_and_refuses_it_withou
         ({"recipe": "grpo", "base_model": "m", "config": 'resume_from = "/tmp"'}, "config", "config.resume_from='/tmp': outside"),
     ],
 )
-def test_run_form_shows_the_error_beside_its_field_and_creates_nothing(role_users: dict[str, Any], toy_episodes: list[Any],
-                                                                        fields: dict[str, str], field: str, message: str) -> None:  # fmt: skip
+def test_run_form_shows_the_error_beside_its_field_and_creates_nothing(
+    role_users: dict[str, Any], toy_episodes: list[Any], fields: dict[str, str], field: str, message: str
+) -> None:
     response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", **fields})
     assert response.status_code == 400
     assert message in response.context["errors"][field], response.context["errors"]
@@ -123,8 +133,9 @@ def test_run_form_offers_the_gated_self_distillation_recipe_with_its_fields(role
     html = as_user(role_users["owner"]).get("/runs/").content.decode()
     assert "<option >gated_sd</option>" in html and "<caption>gated_sd</caption>" in html
     assert "<code>gate_threshold</code>" in html and "weight 1 - value" in html  # the field and its docstring
-    response = as_user(role_users["owner"]).post("/runs/new", {"project": "acme", "recipe": "gated_sd", "base_model": "org/tiny",
-                                                               "config": 'sd_coef = 0.25\ngate = "linear"'})  # fmt: skip
+    response = as_user(role_users["owner"]).post(
+        "/runs/new", {"project": "acme", "recipe": "gated_sd", "base_model": "org/tiny", "config": 'sd_coef = 0.25\ngate = "linear"'}
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and (run.recipe, run.config) == ("gated_sd", {"sd_coef": 0.25, "gate": "linear"})
 
@@ -139,8 +150,9 @@ def test_run_form_offers_the_flowright_recipe_with_its_list_fields_and_refuses_a
         "/runs/new", {"project": "acme", "recipe": "flowright", "base_model": "org/tiny", "config": 'train_roles = ["generator"]'}
     )
     assert "training the generator needs generator=&#x27;model&#x27;" in refused.content.decode() and not TrainingRun.objects.exists()
-    response = client.post("/runs/new", {"project": "acme", "recipe": "flowright", "base_model": "org/tiny",
-                                         "config": 'train_roles = ["finder"]\nstages = 3'})  # fmt: skip
+    response = client.post(
+        "/runs/new", {"project": "acme", "recipe": "flowright", "base_model": "org/tiny", "config": 'train_roles = ["finder"]\nstages = 3'}
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and (run.recipe, run.config) == ("flowright", {"train_roles": ["finder"], "stages": 3})
 
@@ -151,8 +163,10 @@ def test_run_form_offers_the_sibyl_recipe_with_its_fields_and_refuses_a_bad_cost
     assert "<caption>sibyl</caption>" in html and "<code>disagree_max_logp</code>" in html and "<code>consult_cost</code>" in html
     bad = client.post("/runs/new", {"project": "acme", "recipe": "sibyl", "base_model": "org/tiny", "config": "consult_cost = 2.0"})
     assert bad.status_code == 400 and "consult_cost=2.0" in bad.context["errors"]["config"] and not TrainingRun.objects.exists()
-    response = client.post("/runs/new", {"project": "acme", "recipe": "sibyl", "base_model": "org/tiny",
-                                         "config": "stage1_steps = 2\nstage2_steps = 1\nmax_steps = 6"})  # fmt: skip
+    response = client.post(
+        "/runs/new",
+        {"project": "acme", "recipe": "sibyl", "base_model": "org/tiny", "config": "stage1_steps = 2\nstage2_steps = 1\nmax_steps = 6"},
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and (run.recipe, run.config) == ("sibyl", {"stage1_steps": 2, "stage2_steps": 1, "max_steps": 6})
 
@@ -170,8 +184,9 @@ def test_run_form_offers_the_raised_recipe_with_its_fields_and_queues_it(role_us
     client = as_user(role_users["owner"])
     html = client.get("/runs/").content.decode()
     assert "<caption>raised</caption>" in html and "<code>guidance_share</code>" in html and "<code>teacher_weights</code>" in html
-    response = client.post("/runs/new", {"project": "acme", "recipe": "raised", "base_model": "org/tiny",
-                                         "config": 'variant = "advsft"\npairs_per_step = 2'})  # fmt: skip
+    response = client.post(
+        "/runs/new", {"project": "acme", "recipe": "raised", "base_model": "org/tiny", "config": 'variant = "advsft"\npairs_per_step = 2'}
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and run.recipe == "raised" and run.config == {"variant": "advsft", "pairs_per_step": 2}
 
@@ -182,11 +197,13 @@ def test_run_form_offers_the_advsim_recipe_and_refuses_a_bad_schedule_and_an_out
     assert "<caption>advsim</caption>" in html and "<code>flip_threshold</code>" in html and "<code>real_user_model</code>" in html
     bad = client.post("/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny", "config": 'schedule = "both"'})
     assert bad.status_code == 400 and "schedule='both'" in bad.context["errors"]["config"] and not TrainingRun.objects.exists()
-    outside = client.post("/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny",
-                                        "config": 'real_user_model = "/etc"'})  # fmt: skip
+    outside = client.post(
+        "/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny", "config": 'real_user_model = "/etc"'}
+    )
     assert outside.status_code in (400, 403) and not TrainingRun.objects.exists()
-    response = client.post("/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny",
-                                         "config": 'schedule = "alternating"\nmax_steps = 3'})  # fmt: skip
+    response = client.post(
+        "/runs/new", {"project": "acme", "recipe": "advsim", "base_model": "org/tiny", "config": 'schedule = "alternating"\nmax_steps = 3'}
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and (run.recipe, run.config) == ("advsim", {"schedule": "alternating", "max_steps": 3})
 
@@ -195,11 +212,21 @@ def test_run_form_offers_the_hat_recipe_and_takes_its_levels_as_a_json_list(role
     client = as_user(role_users["owner"])
     html = client.get("/runs/").content.decode()
     assert "<caption>hat</caption>" in html and "<code>levels</code>" in html and "<code>harness_weight</code>" in html
-    refused = client.post("/runs/new", {"project": "acme", "recipe": "hat", "base_model": "org/tiny", "config": 'levels = ["full", "scaffold"]',
-                                        "dataset-env": "toyenv"})  # fmt: skip
+    refused = client.post(
+        "/runs/new",
+        {"project": "acme", "recipe": "hat", "base_model": "org/tiny", "config": 'levels = ["full", "scaffold"]', "dataset-env": "toyenv"},
+    )
     assert refused.status_code == 400 and "levels=['full', 'scaffold']" in refused.context["errors"]["config"]
-    response = client.post("/runs/new", {"project": "acme", "recipe": "hat", "base_model": "org/tiny", "dataset-env": "toyenv",
-                                         "config": 'levels = ["full", "tools-only"]\nstage_steps = [2, 6]\nmax_steps = 8'})  # fmt: skip
+    response = client.post(
+        "/runs/new",
+        {
+            "project": "acme",
+            "recipe": "hat",
+            "base_model": "org/tiny",
+            "dataset-env": "toyenv",
+            "config": 'levels = ["full", "tools-only"]\nstage_steps = [2, 6]\nmax_steps = 8',
+        },
+    )
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and run.recipe == "hat"
     assert run.config == {"levels": ["full", "tools-only"], "stage_steps": [2, 6], "max_steps": 8} and len(run.episode_ids) == 3
@@ -258,8 +285,9 @@ def test_cancel_run_for_writers_only(role_users: dict[str, Any], bob: Any, queue
     assert as_user(role_users["owner"]).post(url)["Location"] == f"/runs/{queued_run.pk}/"  # idempotent, a page without htmx
 
 
-def test_checkpoint_evaluate_creates_an_hf_agent_evaluation_linked_to_the_checkpoint(role_users: dict[str, Any], bob: Any,
-                                                                                       queued_run: TrainingRun) -> None:  # fmt: skip
+def test_checkpoint_evaluate_creates_an_hf_agent_evaluation_linked_to_the_checkpoint(
+    role_users: dict[str, Any], bob: Any, queued_run: TrainingRun
+) -> None:
     checkpoint = Checkpoint.objects.create(run=queued_run, step=3, path="/ckpt/step-3")
     url = f"/runs/{queued_run.pk}/checkpoints/{checkpoint.pk}/evaluate"
     html = as_user(role_users["owner"]).get(f"/runs/{queued_run.pk}/").content.decode()
@@ -291,8 +319,9 @@ def test_evaluation_form_creates_the_evaluation_and_its_jobs(role_users: dict[st
     html = as_user(role_users["researcher"]).get("/evaluations/").content.decode()
     assert 'action="/evaluations/new"' in html and '<option value="smart-triage">' in html and '<option value="storebench/eval">' in html
     assert 'action="/evaluations/new"' not in as_user(role_users["expert"]).get("/evaluations/").content.decode()
-    response = as_user(role_users["researcher"]).post("/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK,
-                                                                          "seeds": "0-2"})  # fmt: skip
+    response = as_user(role_users["researcher"]).post(
+        "/evaluations/new", {"project": "acme", "agent": "smart-triage", "task_set": TASK, "seeds": "0-2"}
+    )
     evaluation = Evaluation.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/evaluations/{evaluation.pk}/"
     assert (evaluation.agent.name, evaluation.agent.kind, evaluation.task_set, evaluation.seeds) == (
@@ -384,8 +413,14 @@ def test_rollout_form_refuses_a_human_agent(role_users: dict[str, Any], project_
 def test_a_disabled_agent_is_listed_with_its_reason_not_offered_and_refused(role_users: dict[str, Any], project_a: Any) -> None:
     from lab.trajectories.models import AgentConfig
 
-    AgentConfig.objects.create(project=project_a, name="stale-gpt", kind=AgentKind.OPENAI, model="m", endpoint="https://evil.example/v1",
-                               disabled_reason="endpoint: 'https://evil.example/v1' is not an endpoint the operator declared")  # fmt: skip
+    AgentConfig.objects.create(
+        project=project_a,
+        name="stale-gpt",
+        kind=AgentKind.OPENAI,
+        model="m",
+        endpoint="https://evil.example/v1",
+        disabled_reason="endpoint: 'https://evil.example/v1' is not an endpoint the operator declared",
+    )
     client = as_user(role_users["researcher"])
     html = client.get("/episodes/").content.decode()
     assert '<option value="stale-gpt">' not in html

@@ -27,8 +27,9 @@ def reported(project_a: Any, store_episodes: dict[str, Any]) -> None:
     _reported(project_a, composite=0.95, provenance=Provenance.EXTERNAL, policy={"name": "harness-gpt"})
 
 
-def test_the_leaderboard_ranks_recorded_episodes_only(login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any],
-                                                      reported: None) -> None:  # fmt: skip
+def test_the_leaderboard_ranks_recorded_episodes_only(
+    login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any], reported: None
+) -> None:
     board = login(role_users["viewer"]).get("/leaderboard/").context["board"]
     assert {(row.name, row.provenance) for row in board.overall} == {("smart-triage", "recorded"), ("do-nothing", "recorded")}
     smart = next(row for row in board.by_task[TASK] if row.name == "smart-triage")
@@ -53,8 +54,9 @@ def test_the_dashboard_snapshot_leaves_reported_scores_out(login: Any, role_user
     assert {row.name for row in board} == {"smart-triage", "do-nothing"}
 
 
-def test_the_tier_shows_in_the_list_the_viewer_and_compare(login: Any, role_users: dict[str, Any], project_a: Any,
-                                                           store_episodes: dict[str, Any], reported: None) -> None:  # fmt: skip
+def test_the_tier_shows_in_the_list_the_viewer_and_compare(
+    login: Any, role_users: dict[str, Any], project_a: Any, store_episodes: dict[str, Any], reported: None
+) -> None:
     from lab.trajectories.models import Episode
 
     client = login(role_users["viewer"])

@@ -31,8 +31,9 @@ def test_dashboard_lists_projects_recent_episodes_and_the_leaderboard_snapshot(
     assert "<html" not in fragment and "Running" in fragment
 
 
-def test_episode_list_filters_sorts_and_pages_by_keyset(login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any],
-                                                          record_factory: Any, project_a: Any) -> None:  # fmt: skip
+def test_episode_list_filters_sorts_and_pages_by_keyset(
+    login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any], record_factory: Any, project_a: Any
+) -> None:
     from lab.trajectories.services import episodes_ingest
 
     episodes_ingest(project=project_a, records=[record_factory(tag=str(i), seed=i) for i in range(55)], user=role_users["owner"])
@@ -81,8 +82,9 @@ def test_compare_aligns_steps_marks_the_first_divergence_and_scores_the_deltas(
     assert 'id="cmp-1" class="first-divergence"' in response.content.decode()
 
 
-def test_leaderboard_ranks_anchors_and_humans_with_pass_rates_and_filters_by_split(login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any],
-                                                                                  project_a: Any) -> None:  # fmt: skip
+def test_leaderboard_ranks_anchors_and_humans_with_pass_rates_and_filters_by_split(
+    login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any], project_a: Any
+) -> None:
     from lab.trajectories.services import episode_finish, episode_start
 
     human = AgentConfig.objects.create(project=project_a, name="human:expert-user", kind="human")
@@ -96,8 +98,10 @@ def test_leaderboard_ranks_anchors_and_humans_with_pass_rates_and_filters_by_spl
     assert rows["human:expert-user"].mean == pytest.approx(0.3) and rows["human:expert-user"].pass_rate == pytest.approx(0.5)
     # n = 2: t(1) = 12.706 makes the interval ± 1.27 around .3, clipped to the composite's [0, 1] (never past it)
     assert (rows["human:expert-user"].low, rows["human:expert-user"].high) == (0.0, 1.0)
-    assert (rows["human:expert-user"].pass_low, rows["human:expert-user"].pass_high) == (pytest.approx(0.094531, abs=1e-5),
-                                                                                      pytest.approx(0.905469, abs=1e-5))  # fmt: skip
+    assert (rows["human:expert-user"].pass_low, rows["human:expert-user"].pass_high) == (
+        pytest.approx(0.094531, abs=1e-5),
+        pytest.approx(0.905469, abs=1e-5),
+    )
     assert rows["smart-triage"].kind == "anchor" and rows["smart-triage"].mean == pytest.approx(store_episodes["smart"].composite)
     assert task.split in ("train", "dev", "test")
     other_split = "train" if task.split != "train" else "test"
@@ -138,11 +142,30 @@ def test_runs_and_evaluations_pages_show_status_metrics_and_checkpoints(
     )
     checkpoint = Checkpoint.objects.create(run=run, step=100, path="/ckpt/100", eval_results={"mean": 0.31})
     agent = AgentConfig.objects.create(project=project_a, name="tiny@100", kind="hf", checkpoint=checkpoint)
-    evaluation = Evaluation.objects.create(project=project_a, agent=agent, task_set="storebench/eval", seeds=[0, 1], status="running", progress=0.5,
-                                           checkpoint=checkpoint, aggregate={"episodes": 4, "composite": {"n": 4, "mean": 0.31, "low": 0.2, "high": 0.42},
-                                           "pass_rate": 0.25, "anchors": {"smart-triage": {"composite": 0.55, "pass_rate": 1.0, "episodes": 4}},
-                                           "per_task": [{"task": "storebench/cash-crunch", "n": 4, "composite": {"mean": 0.31, "low": 0.2, "high": 0.42},
-                                                         "pass_rate": 0.25, "anchors": {"smart-triage": 0.55}}]})  # fmt: skip
+    evaluation = Evaluation.objects.create(
+        project=project_a,
+        agent=agent,
+        task_set="storebench/eval",
+        seeds=[0, 1],
+        status="running",
+        progress=0.5,
+        checkpoint=checkpoint,
+        aggregate={
+            "episodes": 4,
+            "composite": {"n": 4, "mean": 0.31, "low": 0.2, "high": 0.42},
+            "pass_rate": 0.25,
+            "anchors": {"smart-triage": {"composite": 0.55, "pass_rate": 1.0, "episodes": 4}},
+            "per_task": [
+                {
+                    "task": "storebench/cash-crunch",
+                    "n": 4,
+                    "composite": {"mean": 0.31, "low": 0.2, "high": 0.42},
+                    "pass_rate": 0.25,
+                    "anchors": {"smart-triage": 0.55},
+                }
+            ],
+        },
+    )
     client = login(role_users["viewer"])
     assert "grpo-small" in client.get("/runs/").content.decode()
     detail = client.get(f"/runs/{run.pk}/").content.decode()

@@ -55,8 +55,9 @@ def test_an_upload_from_another_benchmark_says_there_is_no_environment_to_replay
     assert f"No pivotal search on episode {failed.pk}: its environment &#x27;tau-bench&#x27; is not installed" in response.content.decode()
 
 
-def test_a_record_whose_states_do_not_replay_is_refused_with_the_step_not_a_500(login: Any, alice: Any, project_a: Any, role_users: Any,
-                                                                               client: Any) -> None:  # fmt: skip
+def test_a_record_whose_states_do_not_replay_is_refused_with_the_step_not_a_500(
+    login: Any, alice: Any, project_a: Any, role_users: Any, client: Any
+) -> None:
     record = copy.deepcopy(anchor_record("do-nothing"))
     for step in record["steps"]:
         step["state_hash"] = "0" * 16
@@ -73,8 +74,9 @@ def test_a_record_whose_states_do_not_replay_is_refused_with_the_step_not_a_500(
     from lab.projects.services import api_key_issue
 
     key = api_key_issue(project=project_a, user=role_users["owner"], name="k")[1]
-    api = client.post("/api/v1/diagnoses/pivotal/", {"episode": episode.pk}, content_type="application/json",
-                      headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+    api = client.post(
+        "/api/v1/diagnoses/pivotal/", {"episode": episode.pk}, content_type="application/json", headers={"Authorization": f"Bearer {key}"}
+    )
     assert api.status_code == 422 and api.json()["error"]["code"] == "replay_diverged"
 
 

@@ -21,8 +21,9 @@ def two_runs(project_a: Any, alice: Any) -> tuple[TrainingRun, TrainingRun]:
     RunMetric.objects.bulk_create(
         [RunMetric(run=native, step=s, name=n, value=v) for s, n, v in ((1, "loss", 2.0), (3, "loss", 1.0), (1, "kl", 0.5))]
     )
-    external = external_run_create(project=project_a, name="trl-sft", recipe="trl-sft", base_model="Qwen/Qwen3-0.6B", config={}, user=alice,
-                                   provenance="external")  # fmt: skip
+    external = external_run_create(
+        project=project_a, name="trl-sft", recipe="trl-sft", base_model="Qwen/Qwen3-0.6B", config={}, user=alice, provenance="external"
+    )
     external_metrics_report(run=external, metrics=[{"step": 2, "values": {"loss": 1.8}}, {"step": 3, "values": {"loss": 1.2, "lr": 1e-5}}])
     return native, external
 

@@ -25,8 +25,9 @@ def store_episodes(project_a: Any, role_users: dict[str, Any]) -> dict[str, Any]
 
     env = registry.make("storebench/cash-crunch", seed=0)
     cut = run_episode(env, make_policy("do-nothing", env, 0), max_steps=10)
-    outcomes = episodes_ingest(project=project_a, records=[anchor_record("smart-triage"), cut], user=role_users["owner"],
-                               provenance=Provenance.RECORDED)  # fmt: skip
+    outcomes = episodes_ingest(
+        project=project_a, records=[anchor_record("smart-triage"), cut], user=role_users["owner"], provenance=Provenance.RECORDED
+    )
     return {"smart": outcomes[0].episode, "idle": outcomes[1].episode}
 
 
@@ -42,8 +43,9 @@ def test_a_run_leaves_partial_demonstrations_out_unless_it_asks_for_them(
     assert both.episode_ids == [smart.pk, idle.pk] and both.dataset_spec == {"include_partial": True, "skipped": {}}
 
 
-def test_no_trainable_episode_is_refused_with_each_skipped_episode_and_why(client: Any, key_for: Any, project_a: Any, alice: Any,
-                                                                          store_episodes: dict[str, Any]) -> None:  # fmt: skip
+def test_no_trainable_episode_is_refused_with_each_skipped_episode_and_why(
+    client: Any, key_for: Any, project_a: Any, alice: Any, store_episodes: dict[str, Any]
+) -> None:
     smart, idle = store_episodes["smart"], store_episodes["idle"]
     body = {"recipe": "sft", "base_model": "org/tiny", "config": {"min_score": 1.1}}
     api = client.post(
@@ -60,8 +62,10 @@ def test_no_trainable_episode_is_refused_with_each_skipped_episode_and_why(clien
     page = client.post("/runs/new", {"project": "acme", "recipe": "sft", "base_model": "org/tiny", "config": "min_score = 1.1"})
     assert page.status_code == 400
     assert f"1 score below min_score=1.1: episode {smart.pk}" in page.content.decode().split('id="dataset-error">')[1].split("</p>")[0]
-    ticked = client.post("/runs/new", {"project": "acme", "recipe": "sft", "base_model": "org/tiny", "config": "passed_only = false",
-                                       "include_partial": "on"})  # fmt: skip
+    ticked = client.post(
+        "/runs/new",
+        {"project": "acme", "recipe": "sft", "base_model": "org/tiny", "config": "passed_only = false", "include_partial": "on"},
+    )
     run = TrainingRun.objects.get()
     assert ticked.status_code == 302 and run.dataset_spec["include_partial"] is True and run.episode_ids == [smart.pk, idle.pk]
 

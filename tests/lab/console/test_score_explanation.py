@@ -37,16 +37,41 @@ def test_a_workdesk_episode_shows_each_rubric_item_with_its_reason(login: Any, r
 
 def test_a_policy_violation_links_to_the_first_call_of_the_tool_it_names(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
     steps = [
-        make_step(index=0, message="", tool_calls=[{"id": "a", "name": "lookup_customer", "arguments": {"id": "C1"}}],
-                  results=[{"call_id": "a", "content": "ok", "is_error": False}]),
-        make_step(index=1, message="", tool_calls=[{"id": "b", "name": "issue_credit", "arguments": {"customer": "C1"}}],
-                  results=[{"call_id": "b", "content": "ok", "is_error": False}]),
-    ]  # fmt: skip
-    score = {"composite": 0.0, "passed": False, "components": {"policy": 0.0, "state": 1.0}, "termination_reason": "user_closed",
-             "details": {"violations": ["issue_credit for C1 before verifying their identity"], "missing_statements": ["refund_window"],
-                         "template": "refund"}}  # fmt: skip
-    header = {"env": "toyenv", "task": "desk", "seed": 3, "source": "upload", "policy": {"name": "agent"}, "score": score,
-              "tools": [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in ("lookup_customer", "issue_credit")]}  # fmt: skip
+        make_step(
+            index=0,
+            message="",
+            tool_calls=[{"id": "a", "name": "lookup_customer", "arguments": {"id": "C1"}}],
+            results=[{"call_id": "a", "content": "ok", "is_error": False}],
+        ),
+        make_step(
+            index=1,
+            message="",
+            tool_calls=[{"id": "b", "name": "issue_credit", "arguments": {"customer": "C1"}}],
+            results=[{"call_id": "b", "content": "ok", "is_error": False}],
+        ),
+    ]
+    score = {
+        "composite": 0.0,
+        "passed": False,
+        "components": {"policy": 0.0, "state": 1.0},
+        "termination_reason": "user_closed",
+        "details": {
+            "violations": ["issue_credit for C1 before verifying their identity"],
+            "missing_statements": ["refund_window"],
+            "template": "refund",
+        },
+    }
+    header = {
+        "env": "toyenv",
+        "task": "desk",
+        "seed": 3,
+        "source": "upload",
+        "policy": {"name": "agent"},
+        "score": score,
+        "tools": [
+            {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in ("lookup_customer", "issue_credit")
+        ],
+    }
     episode = episodes_ingest(project=project_a, records=[new_record(header=header, steps=steps)], user=role_users["owner"])[0].episode
     html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
     assert "ended: user_closed" in html

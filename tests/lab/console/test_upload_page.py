@@ -44,8 +44,9 @@ def test_the_page_is_in_the_navigation_and_offers_the_form_to_writers_only(login
     assert 'id="upload-form"' not in viewer and 'id="upload-refused"' in viewer
 
 
-def test_a_viewer_may_not_upload_and_is_told_as_the_api_tells_them(client: Any, login: Any, role_users: dict[str, Any], key_for: Any,
-                                                                   project_a: Any) -> None:  # fmt: skip
+def test_a_viewer_may_not_upload_and_is_told_as_the_api_tells_them(
+    client: Any, login: Any, role_users: dict[str, Any], key_for: Any, project_a: Any
+) -> None:
     api = _api(client, key_for(role_users["viewer"], project_a), CHAT, "chat.jsonl")
     response = login(role_users["viewer"]).post("/uploads/new", {"project": "acme", "file": _file(CHAT)})
     assert (api.status_code, response.status_code) == (403, 403)
@@ -84,8 +85,9 @@ def test_an_htmx_post_answers_the_jobs_status_fragment(login: Any, alice: Any) -
     assert f'hx-get="/uploads/{job.pk}/"' in text
 
 
-def test_a_bad_record_is_refused_with_the_apis_message_naming_the_line_and_field(client: Any, login: Any, alice: Any, key_for: Any,
-                                                                                 project_a: Any) -> None:  # fmt: skip
+def test_a_bad_record_is_refused_with_the_apis_message_naming_the_line_and_field(
+    client: Any, login: Any, alice: Any, key_for: Any, project_a: Any
+) -> None:
     lines = CHAT.decode().splitlines()
     broken = json.loads(lines[1])
     broken["messages"][0]["role"] = "wizard"
@@ -111,8 +113,9 @@ def test_the_byte_budget_answers_413_as_the_api_does(
     assert _refusal(response).startswith("the upload is ") and _refusal(response).endswith("; the limit is 1000")
 
 
-def test_the_expansion_ratio_budget_answers_413_with_the_importers_message(client: Any, login: Any, alice: Any, key_for: Any,
-                                                                            project_a: Any, settings: Any) -> None:  # fmt: skip
+def test_the_expansion_ratio_budget_answers_413_with_the_importers_message(
+    client: Any, login: Any, alice: Any, key_for: Any, project_a: Any, settings: Any
+) -> None:
     settings.PRACTICUM_MAX_EXPANSION_RATIO = 2
     settings.PRACTICUM_EXPANSION_FLOOR_BYTES = 0
     buffer = io.BytesIO()

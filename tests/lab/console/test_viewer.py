@@ -16,8 +16,15 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 @pytest.fixture
 def long_episode(project_a: Any, role_users: dict[str, Any]) -> Any:
-    steps = [make_step(index=i, message=f"step {i} note", tool_calls=[{"id": f"c{i}", "name": "lookup", "arguments": {"n": i}}],
-                       results=[{"call_id": f"c{i}", "content": {"value": i}, "is_error": False}]) for i in range(2000)]  # fmt: skip
+    steps = [
+        make_step(
+            index=i,
+            message=f"step {i} note",
+            tool_calls=[{"id": f"c{i}", "name": "lookup", "arguments": {"n": i}}],
+            results=[{"call_id": f"c{i}", "content": {"value": i}, "is_error": False}],
+        )
+        for i in range(2000)
+    ]
     record = new_record(
         header={"env": "toyenv", "task": "long", "seed": 0, "source": "upload", "policy": {"name": "long-agent"}}, steps=steps
     )
@@ -51,8 +58,12 @@ def test_search_finds_steps_by_tool_arguments_and_results(login: Any, role_users
 
 def test_agent_content_is_escaped(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
     evil = "<script>alert('x')</script>"
-    step = make_step(index=0, message=evil, tool_calls=[{"id": "c", "name": "x<img src=x onerror=alert(1)>", "arguments": {"q": evil}}],
-                     results=[{"call_id": "c", "content": evil, "is_error": True}])  # fmt: skip
+    step = make_step(
+        index=0,
+        message=evil,
+        tool_calls=[{"id": "c", "name": "x<img src=x onerror=alert(1)>", "arguments": {"q": evil}}],
+        results=[{"call_id": "c", "content": evil, "is_error": True}],
+    )
     record = new_record(header={"env": "toyenv", "task": "xss", "source": "upload"}, steps=[step])
     episode = episodes_ingest(project=project_a, records=[record], user=role_users["owner"])[0].episode
     html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
@@ -80,8 +91,18 @@ def test_an_expert_adds_a_diagnosis_with_a_correction_built_from_the_tool_form(
     client = login(role_users["expert"])
     form = client.get(f"/episodes/{idle.pk}/tool-form", {"correction_tool": "set_price"}, **HTMX).content.decode()
     assert 'name="correction-sku"' in form and 'name="correction-price"' in form
-    response = client.post(f"/episodes/{idle.pk}/diagnoses", {"step_index": "4", "category": "planning_error", "explanation": "no restock",
-                           "correction_tool": "set_price", "correction-sku": "P01", "correction-price": "39.5"}, **HTMX)  # fmt: skip
+    response = client.post(
+        f"/episodes/{idle.pk}/diagnoses",
+        {
+            "step_index": "4",
+            "category": "planning_error",
+            "explanation": "no restock",
+            "correction_tool": "set_price",
+            "correction-sku": "P01",
+            "correction-price": "39.5",
+        },
+        **HTMX,
+    )
     assert response.status_code == 200 and "Diagnosis saved." in response.content.decode()
     diagnosis = Diagnosis.objects.get(episode=idle)
     assert (diagnosis.step_index, diagnosis.category, diagnosis.correction) == (
@@ -93,8 +114,18 @@ def test_an_expert_adds_a_diagnosis_with_a_correction_built_from_the_tool_form(
 
 def test_a_diagnosis_form_answers_field_by_field(login: Any, role_users: dict[str, Any], store_episodes: dict[str, Any]) -> None:
     idle = store_episodes["idle"]
-    response = login(role_users["expert"]).post(f"/episodes/{idle.pk}/diagnoses", {"step_index": "4", "category": "planning_error", "explanation": "x",
-                                                "correction_tool": "set_price", "correction-sku": "P01", "correction-price": "cheap"}, **HTMX)  # fmt: skip
+    response = login(role_users["expert"]).post(
+        f"/episodes/{idle.pk}/diagnoses",
+        {
+            "step_index": "4",
+            "category": "planning_error",
+            "explanation": "x",
+            "correction_tool": "set_price",
+            "correction-sku": "P01",
+            "correction-price": "cheap",
+        },
+        **HTMX,
+    )
     assert response.status_code == 400 and "expected a number, got &#x27;cheap&#x27;" in response.content.decode()
     response = login(role_users["expert"]).post(
         f"/episodes/{idle.pk}/diagnoses", {"step_index": "9999", "category": "planning_error", "explanation": "x"}, **HTMX

@@ -18,8 +18,15 @@ pytestmark = pytest.mark.django_db
 def test_steps_with_a_screenshot_show_it_lazily_and_others_do_not(client: Any, project_a: Any, role_users: dict[str, Any]) -> None:
     shot = screenshot_store(project=project_a, png=png("orange"))
     metas = [{"screenshot": shot.sha256}, {}, {"screenshot": "javascript:alert(1)"}, {"screenshot_skipped": "the budget is spent"}]
-    steps = [make_step(index=i, tool_calls=[{"id": f"c{i}", "name": "click", "arguments": {"x": i, "y": 1}}],
-                       results=[{"call_id": f"c{i}", "content": "ok", "is_error": False}], meta=meta) for i, meta in enumerate(metas)]  # fmt: skip
+    steps = [
+        make_step(
+            index=i,
+            tool_calls=[{"id": f"c{i}", "name": "click", "arguments": {"x": i, "y": 1}}],
+            results=[{"call_id": f"c{i}", "content": "ok", "is_error": False}],
+            meta=meta,
+        )
+        for i, meta in enumerate(metas)
+    ]
     record = new_record(header={"env": "toyenv", "task": "shots", "seed": 0, "source": "upload", "policy": {"name": "v"}}, steps=steps)
     episode = episodes_ingest(project=project_a, records=[record], user=role_users["owner"])[0].episode
     client.force_login(role_users["viewer"])

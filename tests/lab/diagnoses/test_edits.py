@@ -28,8 +28,9 @@ def _patch(api: Any, user: Any, project: Any, diagnosis: Diagnosis, body: dict[s
     return api(user, project).patch(f"/api/v1/diagnoses/{diagnosis.pk}/", body, format="json")
 
 
-def test_its_author_edits_a_diagnosis_and_other_annotators_may_not(api: Any, role_users: dict[str, Any], project_a: Any,
-                                                                    by_expert: Diagnosis) -> None:  # fmt: skip
+def test_its_author_edits_a_diagnosis_and_other_annotators_may_not(
+    api: Any, role_users: dict[str, Any], project_a: Any, by_expert: Diagnosis
+) -> None:
     refused = _patch(api, role_users["researcher"], project_a, by_expert, {"explanation": "rewritten by someone else"})
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "forbidden" and f"diagnosis {by_expert.pk}" in refused.json()["error"]["message"]
@@ -50,8 +51,9 @@ def test_an_owner_edits_anyones_diagnosis_and_only_they_or_the_author_delete_it(
     assert not Diagnosis.objects.filter(pk=by_expert.pk).exists()
 
 
-def test_editing_a_verified_diagnosis_clears_its_verification(api: Any, role_users: dict[str, Any], project_a: Any,
-                                                               by_expert: Diagnosis) -> None:  # fmt: skip
+def test_editing_a_verified_diagnosis_clears_its_verification(
+    api: Any, role_users: dict[str, Any], project_a: Any, by_expert: Diagnosis
+) -> None:
     verified = diagnosis_verify(diagnosis=by_expert)
     children = set(verified.child_episodes.values_list("pk", flat=True))
     assert verified.verification == "verified" and len(children) == 2
@@ -67,8 +69,9 @@ def test_editing_a_verified_diagnosis_clears_its_verification(api: Any, role_use
     assert Episode.objects.filter(pk__in=children).count() == 2  # the branch episodes stay; they no longer vouch for it
 
 
-def test_an_edit_that_changes_nothing_or_is_refused_keeps_the_verdict(api: Any, role_users: dict[str, Any], project_a: Any,
-                                                                      by_expert: Diagnosis) -> None:  # fmt: skip
+def test_an_edit_that_changes_nothing_or_is_refused_keeps_the_verdict(
+    api: Any, role_users: dict[str, Any], project_a: Any, by_expert: Diagnosis
+) -> None:
     diagnosis_verify(diagnosis=by_expert)
     same = _patch(api, role_users["expert"], project_a, by_expert, {"explanation": "added to b"})
     assert same.status_code == 200 and same.json()["verification"] == "verified"

@@ -17,15 +17,27 @@ from training.data import tokenize_record
 
 def test_a_batch_job_diagnoses_labels_and_verifies_with_progress_and_a_summary(project_a: Any, store: Any, diagnoser: Any) -> None:
     episodes = [store("ledger/tight"), store("ledger/loose")]
-    job = diagnosis_job_launch(project=project_a, episode_ids=[e.pk for e in episodes], agent=diagnoser("ledger-diagnoser-good"),
-                               pivotal_anchor="ledger-fixer", verify=True)  # fmt: skip
+    job = diagnosis_job_launch(
+        project=project_a,
+        episode_ids=[e.pk for e in episodes],
+        agent=diagnoser("ledger-diagnoser-good"),
+        pivotal_anchor="ledger-fixer",
+        verify=True,
+    )
     seen: list[tuple[int, int]] = []
     job = diagnosis_job_run(job_id=job.pk, progress=lambda done, total: seen.append((done, total)))
     assert job.status == "finished" and seen == [(1, 2), (2, 2)]
     row = job.summary["by_category"]["wrong_arguments"]
     # On both tasks "add a 3 at step 1" passes where retrying "add b 3" fails.
-    assert row == {"diagnoses": 2, "verified": 2, "refuted": 0, "failed": 0, "retry_pass_rate": 0.0, "correction_pass_rate": 1.0,
-                   "mean_delta_composite": 1.0}  # fmt: skip
+    assert row == {
+        "diagnoses": 2,
+        "verified": 2,
+        "refuted": 0,
+        "failed": 0,
+        "retry_pass_rate": 0.0,
+        "correction_pass_rate": 1.0,
+        "mean_delta_composite": 1.0,
+    }
     assert job.summary["attempts"] == {"total": 2, "accepted": 2, "bad_answers": 0} and job.summary["errors"] == []
     for episode, pivotal in zip(episodes, (1, 3), strict=True):
         episode.refresh_from_db()
@@ -66,8 +78,21 @@ def test_the_manage_command_runs_a_rule_job_prints_the_table_and_exports(project
     store("ledger/loose")
     out, err = io.StringIO(), io.StringIO()
     target = tmp_path / "recovery.jsonl"
-    call_command("diagnose", "--project", "acme", "--failed", "--rule", "ledger-fixer", "--verify", "--export", str(target), "--view", "recovery",
-                 stdout=out, stderr=err)  # fmt: skip
+    call_command(
+        "diagnose",
+        "--project",
+        "acme",
+        "--failed",
+        "--rule",
+        "ledger-fixer",
+        "--verify",
+        "--export",
+        str(target),
+        "--view",
+        "recovery",
+        stdout=out,
+        stderr=err,
+    )
     text = out.getvalue()
     assert "premature_end" in text and "100%" in text and "wrote 1 recovery lines" in text
     assert "1/1" in err.getvalue()  # the progress bar
@@ -99,11 +124,17 @@ def test_both_export_views_through_the_api(alice_api: Any, tight_episode: Any, d
 
 
 @pytest.mark.slow
-def test_a_job_runs_on_a_real_celery_worker_and_reports_through_the_api(celery_worker: Any, api: Any, alice: Any, project_a: Any,
-                                                                        store: Any) -> None:  # fmt: skip
+def test_a_job_runs_on_a_real_celery_worker_and_reports_through_the_api(
+    celery_worker: Any, api: Any, alice: Any, project_a: Any, store: Any
+) -> None:
     episode = store("ledger/tight")
-    Diagnosis.objects.create(episode=episode, step_index=1, category="wrong_arguments", explanation="b, not a",
-                             correction={"name": "add", "arguments": {"key": "a", "amount": 3}})  # fmt: skip
+    Diagnosis.objects.create(
+        episode=episode,
+        step_index=1,
+        category="wrong_arguments",
+        explanation="b, not a",
+        correction={"name": "add", "arguments": {"key": "a", "amount": 3}},
+    )
     client = api(alice, project_a)
     started = client.post("/api/v1/diagnoses/jobs/", {"episodes": [episode.pk], "verify": True}, format="json")
     assert started.status_code == 202, started.content

@@ -14,8 +14,9 @@ from lab.jobs import JobStatus
 pytestmark = pytest.mark.django_db
 
 
-def test_it_stores_a_queued_job_and_enqueues_it_after_commit(alice: Any, project_a: Any, store: Any, monkeypatch: Any,
-                                                             django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_it_stores_a_queued_job_and_enqueues_it_after_commit(
+    alice: Any, project_a: Any, store: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     episode = store()
     enqueued: list[int] = []
     monkeypatch.setattr("lab.diagnoses.tasks.run_diagnosis_job.delay", enqueued.append)

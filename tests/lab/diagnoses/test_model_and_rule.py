@@ -44,8 +44,9 @@ def test_the_propose_endpoint_answers_422_with_the_bad_answer(
     assert sorted(a["ok"] for a in attempts) == [False, True]
 
 
-def test_viewers_cannot_ask_models_and_other_projects_see_nothing(api: Any, role_users: dict[str, Any], bob: Any, project_a: Any,
-                                                                  project_b: Any, tight_episode: Any, diagnoser: Any) -> None:  # fmt: skip
+def test_viewers_cannot_ask_models_and_other_projects_see_nothing(
+    api: Any, role_users: dict[str, Any], bob: Any, project_a: Any, project_b: Any, tight_episode: Any, diagnoser: Any
+) -> None:
     diagnoser("ledger-diagnoser-good")
     body = {"episode": tight_episode.pk, "agent": "ledger-diagnoser-good"}
     assert api(role_users["viewer"], project_a).post("/api/v1/diagnoses/propose/", body, format="json").status_code == 403

@@ -69,8 +69,11 @@ def test_nothing_runs_without_a_correction_and_an_invalid_correction_is_refuted(
 
 
 def test_verification_through_the_api_answers_the_before_after_table(alice_api: Any, tight_episode: Any) -> None:
-    created = alice_api.post("/api/v1/diagnoses/", {"episode": tight_episode.pk, "step_index": 1, "category": "wrong_arguments",
-                                                    "explanation": "b, not a", "correction": FIX}, format="json")  # fmt: skip
+    created = alice_api.post(
+        "/api/v1/diagnoses/",
+        {"episode": tight_episode.pk, "step_index": 1, "category": "wrong_arguments", "explanation": "b, not a", "correction": FIX},
+        format="json",
+    )
     assert created.status_code == 201, created.content
     answer = alice_api.post(f"/api/v1/diagnoses/{created.json()['id']}/verify/?wait=1")
     assert answer.status_code == 200, answer.content
@@ -97,8 +100,9 @@ def model_agent(project_a: Any, settings: Any) -> Any:
     from lab.trajectories.models import AgentConfig
 
     settings.PRACTICUM_ENDPOINTS = {"nowhere": {"base_url": "http://127.0.0.1:9/v1", "key_env": ""}}
-    return AgentConfig.objects.create(project=project_a, name="gpt", kind="openai", model="m", endpoint="nowhere",
-                                      sampling={"max_retries": 0, "timeout_s": 1})  # fmt: skip
+    return AgentConfig.objects.create(
+        project=project_a, name="gpt", kind="openai", model="m", endpoint="nowhere", sampling={"max_retries": 0, "timeout_s": 1}
+    )
 
 
 @pytest.mark.parametrize("role", ["owner", "researcher", "expert", "viewer"])

@@ -57,5 +57,13 @@ def fed_participants() -> list[dict[str, str]]:
 @pytest.fixture
 def tiny_config() -> dict[str, int]:
     """One round, one step, one utility episode: the smallest federation that still trains, exports and adapts."""
-    return {"rounds": 1, "local_steps": 1, "lora_r": 2, "batch_size": 2, "utility_episodes": 1, "max_turns": 1, "max_new_tokens": 8,
-            "probe_records": 2}  # fmt: skip
+    return {
+        "rounds": 1,
+        "local_steps": 1,
+        "lora_r": 2,
+        "batch_size": 2,
+        "utility_episodes": 1,
+        "max_turns": 1,
+        "max_new_tokens": 8,
+        "probe_records": 2,
+    }

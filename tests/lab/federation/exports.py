@@ -27,6 +27,14 @@ def make_export(project: Any, skills: list[str], *, canaries: dict[str, str] | N
     if not refused:
         (folder / f"{project.slug}-skills.bin").write_bytes(artifact.payload)
     ArtifactExport.objects.filter(federation=federation, round=0, project=project, kind="skills").delete()
-    return ArtifactExport.objects.create(federation=federation, round=0, project=project, kind="skills", manifest=artifact.manifest,
-                                         sha256=artifact.sha256, bytes=len(artifact.payload), gate=result.as_json() if result else {},
-                                         refused=refused)  # fmt: skip
+    return ArtifactExport.objects.create(
+        federation=federation,
+        round=0,
+        project=project,
+        kind="skills",
+        manifest=artifact.manifest,
+        sha256=artifact.sha256,
+        bytes=len(artifact.payload),
+        gate=result.as_json() if result else {},
+        refused=refused,
+    )

@@ -25,8 +25,9 @@ def mallory_b(make_user, project_b, api):
 
 @pytest.fixture
 def acme_federation(project_a, alice):
-    return FederationRound.objects.create(project=project_a, name="acme only", mode="local", base_model="tiny", created_by=alice,
-                                          results=[{"round": 0, "utility acme": 0.5}])  # fmt: skip
+    return FederationRound.objects.create(
+        project=project_a, name="acme only", mode="local", base_model="tiny", created_by=alice, results=[{"round": 0, "utility acme": 0.5}]
+    )
 
 
 @pytest.mark.parametrize("role", ["researcher", "expert", "viewer"])
@@ -151,10 +152,19 @@ def test_bad_input_is_a_4xx_naming_the_field(url, body, status, field, settings,
         assert error.get("fields") == [field], error
 
 
-@pytest.mark.parametrize(("config", "field"), [({"rounds": 0}, "config.rounds"), ({"rounds": True}, "config.rounds"), ({"lora_r": 1.5}, "config.lora_r"),
-                                               ({"learning_rate": "fast"}, "config.learning_rate"), ({"bogus": 1}, "config.bogus"),
-                                               ({"max_advantage": 2}, "config.max_advantage"),
-                                               ({"received": "all"}, "config.received"), ({"received": [1.5]}, "config.received[0]")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"rounds": 0}, "config.rounds"),
+        ({"rounds": True}, "config.rounds"),
+        ({"lora_r": 1.5}, "config.lora_r"),
+        ({"learning_rate": "fast"}, "config.learning_rate"),
+        ({"bogus": 1}, "config.bogus"),
+        ({"max_advantage": 2}, "config.max_advantage"),
+        ({"received": "all"}, "config.received"),
+        ({"received": [1.5]}, "config.received[0]"),
+    ],
+)
 def test_bad_config_is_refused_naming_the_setting(config, field):
     from lab.errors import DomainError
     from lab.federation.services import federation_config_check

@@ -38,9 +38,33 @@ def test_peer_needs_a_declared_endpoint(settings, alice, project_a):
 
 @pytest.mark.slow
 def test_start_run_federates_three_projects_here_and_list_shows_the_metrics(three_projects, tiny_model):
-    out = _federate("start", "acme", "--user", "alice", "--mode", "local", "--base-model", tiny_model, "--participant", "acme=fedgym/a",
-                    "--participant", "bravo=fedgym/b", "--participant", "charlie=fedgym/c", "--set", "rounds=1", "--set", "local_steps=1",
-                    "--set", "utility_episodes=1", "--set", "max_new_tokens=8", "--set", "max_turns=1", "--run")  # fmt: skip
+    out = _federate(
+        "start",
+        "acme",
+        "--user",
+        "alice",
+        "--mode",
+        "local",
+        "--base-model",
+        tiny_model,
+        "--participant",
+        "acme=fedgym/a",
+        "--participant",
+        "bravo=fedgym/b",
+        "--participant",
+        "charlie=fedgym/c",
+        "--set",
+        "rounds=1",
+        "--set",
+        "local_steps=1",
+        "--set",
+        "utility_episodes=1",
+        "--set",
+        "max_new_tokens=8",
+        "--set",
+        "max_turns=1",
+        "--run",
+    )
     federation = FederationRound.objects.get()
     assert f"federation {federation.pk}: finished" in out and "utility acme=" in out and "bytes exchanged=0.000" in out
     assert f"#{federation.pk}" in _federate("list", "--project", "acme")
@@ -55,8 +79,10 @@ def test_start_without_workers_runs_here_and_names_a_base_model_missing_from_the
     federation = FederationRound.objects.get()
     assert f"federation {federation.pk}: local, 1 participants (no REDIS_URL: running it here)" in out
     assert federation.status == "failed" and f"federation {federation.pk}: failed" in out
-    assert federation.error == (f"FileNotFoundError: base_model 'not-there': no model at {settings.PRACTICUM_MODEL_STORE / 'not-there'} "
-                                "(a name is a folder in PRACTICUM_MODEL_STORE, holding config.json and the weights)")  # fmt: skip
+    assert federation.error == (
+        f"FileNotFoundError: base_model 'not-there': no model at {settings.PRACTICUM_MODEL_STORE / 'not-there'} "
+        "(a name is a folder in PRACTICUM_MODEL_STORE, holding config.json and the weights)"
+    )
 
 
 def test_list_shows_every_export_with_the_id_push_takes(project_a):

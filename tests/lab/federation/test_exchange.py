@@ -28,8 +28,9 @@ CANARY = "cnry-acme-ledger-7f3a9c"
 
 
 @pytest.fixture
-def installations(settings: Any, monkeypatch: pytest.MonkeyPatch, live_server: Any, project_a: Any, project_b: Any, alice: Any,
-                  bob: Any) -> dict[str, Any]:  # fmt: skip
+def installations(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, live_server: Any, project_a: Any, project_b: Any, alice: Any, bob: Any
+) -> dict[str, Any]:
     """acme (alice) on acme-lab peers with bravo-lab; bravo (bob) on bravo-lab consents to receive from acme-lab."""
     monkeypatch.setenv("FED_KEY_BRAVO", SECRET)  # acme-lab's key for bravo-lab
     monkeypatch.setenv("FED_KEY_ACME", SECRET)  # bravo-lab's key for acme-lab: the same secret
@@ -58,14 +59,33 @@ def _body(project: str = "bravo", skills: tuple[str, ...] = (SKILL,), **manifest
     return json.dumps({"project": project, "manifest": manifest, "payload": base64.b64encode(artifact.payload).decode()}).encode()
 
 
-def _send(url: str, body: bytes, *, key: str = SECRET, sender: str = "acme-lab", signed_body: bytes | None = None,
-          now: float | None = None, nonce: str | None = None, path: str = INBOX_PATH, tamper: dict[str, str] | None = None,
-          recipient: str = "bravo-lab") -> tuple[int, Any]:  # fmt: skip
+def _send(
+    url: str,
+    body: bytes,
+    *,
+    key: str = SECRET,
+    sender: str = "acme-lab",
+    signed_body: bytes | None = None,
+    now: float | None = None,
+    nonce: str | None = None,
+    path: str = INBOX_PATH,
+    tamper: dict[str, str] | None = None,
+    recipient: str = "bravo-lab",
+) -> tuple[int, Any]:
     """POST to the inbox as a sender would, with what is signed (and which headers are then changed) under the test's control."""
-    headers = signed_headers(key=key, method="POST", path=path, sender=sender, body=body if signed_body is None else signed_body,
-                             now=now, nonce=nonce, recipient=recipient)  # fmt: skip
-    return post_signed(base_url=url, key=key, sender=sender, body=body, timeout=10.0, headers={**headers, **(tamper or {})},
-                       recipient=recipient)  # fmt: skip
+    headers = signed_headers(
+        key=key,
+        method="POST",
+        path=path,
+        sender=sender,
+        body=body if signed_body is None else signed_body,
+        now=now,
+        nonce=nonce,
+        recipient=recipient,
+    )
+    return post_signed(
+        base_url=url, key=key, sender=sender, body=body, timeout=10.0, headers={**headers, **(tamper or {})}, recipient=recipient
+    )
 
 
 def _closed_port() -> int:
@@ -167,8 +187,9 @@ def test_what_the_sender_keeps_home(installations: Any, project_a: Any, alice: A
     assert not FederationNonce.objects.exists() and not ReceivedArtifact.objects.exists()  # nothing reached bravo-lab
 
 
-def test_a_peer_without_a_key_is_refused_before_any_call(installations: Any, project_a: Any, alice: Any, settings: Any,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_peer_without_a_key_is_refused_before_any_call(
+    installations: Any, project_a: Any, alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     export = make_export(project_a, [SKILL])
     settings.PRACTICUM_FEDERATION_PEERS = {
         **settings.PRACTICUM_FEDERATION_PEERS,
@@ -221,8 +242,9 @@ def test_an_export_of_another_project_or_an_unknown_peer_is_404(installations: A
 
 
 @pytest.mark.slow
-def test_an_accepted_push_joins_a_skills_round_on_the_receiving_side(installations: Any, project_a: Any, project_b: Any, alice: Any,
-                                                                     bob: Any, tiny_model: str, tiny_config: dict[str, int]) -> None:  # fmt: skip
+def test_an_accepted_push_joins_a_skills_round_on_the_receiving_side(
+    installations: Any, project_a: Any, project_b: Any, alice: Any, bob: Any, tiny_model: str, tiny_config: dict[str, int]
+) -> None:
     from lab.trajectories.services import episodes_ingest
     from training.scripted import scripted_episodes
 
@@ -230,8 +252,15 @@ def test_an_accepted_push_joins_a_skills_round_on_the_receiving_side(installatio
     received = ReceivedArtifact.objects.get(project=project_b)
     episodes_ingest(project=project_b, records=scripted_episodes(ExpertPolicy(), "fedgym/b", range(4)))
     sharing_policy_set(project=project_b, kinds=["skills"], user=bob)
-    launch = dict(project=project_b, name="with acme", mode="skills", base_model=tiny_model, participants=[{"project": "bravo", "task": "fedgym/b"}],
-                  user=bob, enqueue=False)  # fmt: skip
+    launch = dict(
+        project=project_b,
+        name="with acme",
+        mode="skills",
+        base_model=tiny_model,
+        participants=[{"project": "bravo", "task": "fedgym/b"}],
+        user=bob,
+        enqueue=False,
+    )
     with pytest.raises(DomainError, match=r"config.received\[0\]: received artifact \d+ is pending; an owner accepts it first"):
         federation_create(**launch, config={**tiny_config, "received": [received.pk]})
     received_decide(received=received, accept=True, user=bob)

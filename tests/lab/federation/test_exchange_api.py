@@ -31,8 +31,9 @@ def pending(project_a: Any) -> ReceivedArtifact:
     """What bravo-lab pushed to acme, waiting for acme's owner."""
     payload = json.dumps({"skills": [SKILL]}).encode()
     manifest = {"kind": "skills", "bytes": len(payload), "sha256": "a" * 64, "source": "bravo", "round": 0, "skills": 1}
-    received = ReceivedArtifact.objects.create(project=project_a, sender="bravo-lab", kind="skills", manifest=manifest, sha256="a" * 64,
-                                               bytes=len(payload))  # fmt: skip
+    received = ReceivedArtifact.objects.create(
+        project=project_a, sender="bravo-lab", kind="skills", manifest=manifest, sha256="a" * 64, bytes=len(payload)
+    )
     received_path(received).parent.mkdir(parents=True, exist_ok=True)
     received_path(received).write_bytes(payload)
     return received
@@ -41,14 +42,16 @@ def pending(project_a: Any) -> ReceivedArtifact:
 @pytest.mark.parametrize("role", ["researcher", "expert", "viewer"])
 def test_only_an_owner_pushes(role: str, role_users: dict[str, Any], api: Any, project_a: Any, declared: Any) -> None:
     export = make_export(project_a, [SKILL])
-    answer = api(role_users[role], project_a).post(TRANSFERS, {"project": "acme", "export": export.pk, "peer": "bravo", "target": "bravo"},
-                                                   format="json")  # fmt: skip
+    answer = api(role_users[role], project_a).post(
+        TRANSFERS, {"project": "acme", "export": export.pk, "peer": "bravo", "target": "bravo"}, format="json"
+    )
     assert answer.status_code == 403 and f"A {role} may not push artifacts" in answer.json()["error"]["message"]
     assert not OutgoingTransfer.objects.exists()
 
 
-def test_an_owner_push_is_refused_and_recorded_without_a_key(role_users: dict[str, Any], api: Any, project_a: Any, declared: Any,
-                                                            project_b: Any) -> None:  # fmt: skip
+def test_an_owner_push_is_refused_and_recorded_without_a_key(
+    role_users: dict[str, Any], api: Any, project_a: Any, declared: Any, project_b: Any
+) -> None:
     owner = api(role_users["owner"], project_a)
     theirs = make_export(project_b, [SKILL])
     answer = owner.post(TRANSFERS, {"project": "acme", "export": theirs.pk, "peer": "bravo", "target": "bravo"}, format="json")
@@ -58,7 +61,12 @@ def test_an_owner_push_is_refused_and_recorded_without_a_key(role_users: dict[st
     assert answer.status_code == 400 and answer.json()["error"]["code"] == "no_key"
     (listed,) = api(role_users["viewer"], project_a).get(TRANSFERS).json()
     assert (listed["status"], listed["peer_name"], listed["target"], listed["export"], listed["pushed_by"]) == (
-        "refused", "bravo", "bravo", export.pk, "owner-user")  # fmt: skip
+        "refused",
+        "bravo",
+        "bravo",
+        export.pk,
+        "owner-user",
+    )
     assert "has no key" in listed["error"]
 
 
@@ -87,8 +95,9 @@ def test_a_stranger_sees_404_for_received_and_nothing_listed(make_user: Any, api
     assert ReceivedArtifact.objects.get(pk=pending.pk).status == "pending"
 
 
-def test_a_round_takes_only_accepted_received_artifacts_of_its_kind(three_projects: Any, alice: Any, tiny_model: str,
-                                                                    fed_participants: Any) -> None:  # fmt: skip
+def test_a_round_takes_only_accepted_received_artifacts_of_its_kind(
+    three_projects: Any, alice: Any, tiny_model: str, fed_participants: Any
+) -> None:
     from lab.errors import DomainError
     from lab.federation.exchange import received_decide
     from lab.federation.services import federation_create

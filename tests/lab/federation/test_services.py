@@ -17,8 +17,16 @@ def test_three_projects_federate_their_adapters_and_a_lost_worker_resumes_after_
     three_projects, alice, tiny_model, fed_participants, tiny_config
 ):
     project_a = three_projects["projects"]["a"]
-    federation = federation_create(project=project_a, name="acme+bravo+charlie", mode="fedavg", base_model=tiny_model,
-                                   participants=fed_participants, config={**tiny_config, "rounds": 2}, user=alice, enqueue=False)  # fmt: skip
+    federation = federation_create(
+        project=project_a,
+        name="acme+bravo+charlie",
+        mode="fedavg",
+        base_model=tiny_model,
+        participants=fed_participants,
+        config={**tiny_config, "rounds": 2},
+        user=alice,
+        enqueue=False,
+    )
     assert [p["slug"] for p in federation.participants] == ["acme", "bravo", "charlie"] and federation.status == "queued"
 
     stop_after_first = lambda r: FederationRound.objects.filter(pk=federation.pk).update(status="cancelled")  # noqa: E731
@@ -48,8 +56,16 @@ def test_a_canary_in_an_export_is_refused_and_stays_home(three_projects, alice, 
     sharing_policy_set(
         project=projects["c"], kinds=["skills", "stats"], canaries={"ledger.metric_name": "composite_mean"}, user=owners["c"]
     )
-    federation = federation_create(project=projects["a"], name="skills", mode="skills", base_model=tiny_model, participants=fed_participants,
-                                   config=tiny_config, user=alice, enqueue=False)  # fmt: skip
+    federation = federation_create(
+        project=projects["a"],
+        name="skills",
+        mode="skills",
+        base_model=tiny_model,
+        participants=fed_participants,
+        config=tiny_config,
+        user=alice,
+        enqueue=False,
+    )
     federation = federation_execute(federation_id=federation.pk)
     assert federation.status == "finished"
     refused = ArtifactExport.objects.get(federation=federation, refused=True)
@@ -71,8 +87,9 @@ def test_launch_checks_every_participant(three_projects, alice, bob, tiny_model,
     sharing_policy_set(project=projects["b"], kinds=["stats"], user=owners["b"])  # bravo's owner stops sharing adapters
     with pytest.raises(DomainError, match=r"participants\[1\].project: bravo's sharing policy does not share adapter"):
         federation_create(project=projects["a"], name="", mode="fedavg", base_model=tiny_model, participants=fed_participants, user=alice)
-    local = federation_create(project=projects["a"], name="", mode="local", base_model=tiny_model, participants=fed_participants,
-                              user=alice, enqueue=False)  # fmt: skip
+    local = federation_create(
+        project=projects["a"], name="", mode="local", base_model=tiny_model, participants=fed_participants, user=alice, enqueue=False
+    )
     assert local.config["rounds"] == 2 and local.name == "local federation of 3"  # local shares nothing: no policy needed
 
 
@@ -92,8 +109,15 @@ def test_a_viewer_of_a_participant_may_not_enter_it(three_projects, alice, tiny_
 
 
 def test_cancel_of_a_queued_federation_ends_it_and_execute_then_does_nothing(three_projects, alice, tiny_model, fed_participants):
-    federation = federation_create(project=three_projects["projects"]["a"], name="", mode="local", base_model=tiny_model,
-                                   participants=fed_participants, user=alice, enqueue=False)  # fmt: skip
+    federation = federation_create(
+        project=three_projects["projects"]["a"],
+        name="",
+        mode="local",
+        base_model=tiny_model,
+        participants=fed_participants,
+        user=alice,
+        enqueue=False,
+    )
     federation = federation_cancel(federation=federation)
     assert federation.status == "cancelled" and federation.ended_at is not None
     assert federation_execute(federation_id=federation.pk).results == []
@@ -105,11 +129,31 @@ def test_the_same_received_bytes_are_listed_once_whatever_their_ids(three_projec
 
     project_a = three_projects["projects"]["a"]
     peer = Peer.objects.create(project=project_a, name="partner", endpoint="partner-lab")
-    first, again = (ReceivedArtifact.objects.create(project=project_a, peer=peer, sender="partner-lab", kind="skills", sha256="ab" * 32,
-                                                    bytes=10, status="accepted") for _ in range(2))  # fmt: skip
+    first, again = (
+        ReceivedArtifact.objects.create(
+            project=project_a, peer=peer, sender="partner-lab", kind="skills", sha256="ab" * 32, bytes=10, status="accepted"
+        )
+        for _ in range(2)
+    )
     with pytest.raises(DomainError, match=rf"config.received\[1\]: received artifact {again.pk} holds the same bytes as {first.pk}"):
-        federation_create(project=project_a, name="", mode="skills", base_model=tiny_model, participants=fed_participants,
-                          config={"received": [first.pk, again.pk]}, user=alice, enqueue=False)  # fmt: skip
-    federation = federation_create(project=project_a, name="", mode="skills", base_model=tiny_model, participants=fed_participants,
-                                   config={"received": [first.pk]}, user=alice, enqueue=False)  # fmt: skip
+        federation_create(
+            project=project_a,
+            name="",
+            mode="skills",
+            base_model=tiny_model,
+            participants=fed_participants,
+            config={"received": [first.pk, again.pk]},
+            user=alice,
+            enqueue=False,
+        )
+    federation = federation_create(
+        project=project_a,
+        name="",
+        mode="skills",
+        base_model=tiny_model,
+        participants=fed_participants,
+        config={"received": [first.pk]},
+        user=alice,
+        enqueue=False,
+    )
     assert federation.config["received"] == [first.pk]

@@ -51,8 +51,14 @@ def clumsy_evaluation(project_a: Any) -> Any:
 
 @pytest.fixture
 def loop_config(tiny_model: str) -> dict[str, Any]:
-    return {"base_model": tiny_model, "recipe_config": TINY_SFT, "dev_seeds": [10, 11], "test_seeds": [20, 21], "anchor_seeds": [1000],
-            "sources": {"recovery": 2.0, "successes": 1.0, "anchors": 0.5}}  # fmt: skip
+    return {
+        "base_model": tiny_model,
+        "recipe_config": TINY_SFT,
+        "dev_seeds": [10, 11],
+        "test_seeds": [20, 21],
+        "anchor_seeds": [1000],
+        "sources": {"recovery": 2.0, "successes": 1.0, "anchors": 0.5},
+    }
 
 
 @pytest.fixture

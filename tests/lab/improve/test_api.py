@@ -15,16 +15,22 @@ def _body(evaluation: Any, config: dict[str, Any], **extra: Any) -> dict[str, An
     return {"project": "acme", "evaluation": evaluation.pk, "config": config, **extra}
 
 
-def test_alice_starts_a_loop_and_reads_its_lineage(alice_api: Any, clumsy_evaluation: Any, loop_config: dict[str, Any],
-                                                   django_capture_on_commit_callbacks: Any, monkeypatch: Any) -> None:  # fmt: skip
+def test_alice_starts_a_loop_and_reads_its_lineage(
+    alice_api: Any, clumsy_evaluation: Any, loop_config: dict[str, Any], django_capture_on_commit_callbacks: Any, monkeypatch: Any
+) -> None:
     enqueued: list[int] = []
     monkeypatch.setattr("lab.improve.services.loop_enqueue", lambda loop: enqueued.append(loop.pk))
     with django_capture_on_commit_callbacks(execute=True):
         response = alice_api.post("/api/v1/loops/", _body(clumsy_evaluation, loop_config, name="first"), format="json")
     assert response.status_code == 201, response.content
     data = response.json()
-    assert (data["name"], data["stage"], data["status"], data["agent"], data["evaluation"]) == ("first", "select", "queued", "clumsy",
-                                                                                                clumsy_evaluation.pk)  # fmt: skip
+    assert (data["name"], data["stage"], data["status"], data["agent"], data["evaluation"]) == (
+        "first",
+        "select",
+        "queued",
+        "clumsy",
+        clumsy_evaluation.pk,
+    )
     assert enqueued == [data["id"]] and data["config"]["diagnoser"] == {"kind": "rule", "name": "expert"}
     assert [entry["stage"] for entry in data["lineage"]] == ["select", "diagnose", "dataset", "train", "checkpoint", "report", "promote"]
     assert data["lineage"][0]["made"][0] == {"kind": "evaluation", "id": clumsy_evaluation.pk}
@@ -62,9 +68,10 @@ def test_alice_starts_a_loop_and_reads_its_lineage(alice_api: Any, clumsy_evalua
         ({"config": {"test_seeds": [20], "recipe": "grpo", "recipe_config": {"task": "toolgym/train"}}}, 400, "recipe_config.task"),
         ({"config": {"test_seeds": [20], "recipe": "grpo", "recipe_config": {"task": 7}}}, 400, "task"),
     ],
-)  # fmt: skip
-def test_bad_input_answers_4xx_naming_the_field(alice_api: Any, clumsy_evaluation: Any, loop_config: dict[str, Any],
-                                                change: dict[str, Any], status: int, field: str | None) -> None:  # fmt: skip
+)
+def test_bad_input_answers_4xx_naming_the_field(
+    alice_api: Any, clumsy_evaluation: Any, loop_config: dict[str, Any], change: dict[str, Any], status: int, field: str | None
+) -> None:
     body = _body(clumsy_evaluation, loop_config)
     for key, value in change.items():
         body[key] = (
@@ -80,8 +87,16 @@ def test_bad_input_answers_4xx_naming_the_field(alice_api: Any, clumsy_evaluatio
     assert not ImprovementLoop.objects.exists()
 
 
-def test_roles_and_projects_are_checked(api: Any, role_users: dict[str, Any], bob: Any, project_a: Any, project_b: Any,
-                                        clumsy_evaluation: Any, loop_config: dict[str, Any], promotable_loop: Any) -> None:  # fmt: skip
+def test_roles_and_projects_are_checked(
+    api: Any,
+    role_users: dict[str, Any],
+    bob: Any,
+    project_a: Any,
+    project_b: Any,
+    clumsy_evaluation: Any,
+    loop_config: dict[str, Any],
+    promotable_loop: Any,
+) -> None:
     for role in ("expert", "viewer"):
         client = api(role_users[role], project_a)
         assert client.post("/api/v1/loops/", _body(clumsy_evaluation, loop_config), format="json").status_code == 403
@@ -100,8 +115,9 @@ def test_roles_and_projects_are_checked(api: Any, role_users: dict[str, Any], bo
     assert promotable_loop.stage == "done" and promotable_loop.promoted_agent.name == promoted.json()["agent"]["name"]
 
 
-def test_promoting_before_the_report_is_409_and_resuming_a_running_loop_409(alice_api: Any, clumsy_evaluation: Any,
-                                                                            loop_config: dict[str, Any]) -> None:  # fmt: skip
+def test_promoting_before_the_report_is_409_and_resuming_a_running_loop_409(
+    alice_api: Any, clumsy_evaluation: Any, loop_config: dict[str, Any]
+) -> None:
     from lab.improve.services import loop_create
 
     loop = loop_create(project=clumsy_evaluation.project, evaluation=clumsy_evaluation, config=loop_config, enqueue=False)

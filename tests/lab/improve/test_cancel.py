@@ -79,8 +79,9 @@ def test_a_finished_or_failed_loop_is_refused_with_illegal_transition(
     assert loop.status == status
 
 
-def test_the_api_cancels_a_loop_and_answers_409_for_a_finished_one(alice_api: Any, promotable_loop: Any, clumsy_evaluation: Any,
-                                                                   loop_config: dict[str, Any]) -> None:  # fmt: skip
+def test_the_api_cancels_a_loop_and_answers_409_for_a_finished_one(
+    alice_api: Any, promotable_loop: Any, clumsy_evaluation: Any, loop_config: dict[str, Any]
+) -> None:
     loop = _loop(clumsy_evaluation, loop_config)
     response = alice_api.post(f"/api/v1/loops/{loop.pk}/cancel/")
     assert response.status_code == 200, response.content
@@ -102,8 +103,9 @@ def test_only_researchers_and_owners_cancel(
     assert api(role_users["researcher"], project).post(f"/api/v1/loops/{loop.pk}/cancel/").status_code == 200
 
 
-def test_the_loop_page_offers_cancel_and_then_shows_cancelled(client: Any, alice: Any, clumsy_evaluation: Any,
-                                                               loop_config: dict[str, Any]) -> None:  # fmt: skip
+def test_the_loop_page_offers_cancel_and_then_shows_cancelled(
+    client: Any, alice: Any, clumsy_evaluation: Any, loop_config: dict[str, Any]
+) -> None:
     loop = _loop(clumsy_evaluation, loop_config)
     client.force_login(alice)
     page = client.get(f"/loops/{loop.pk}/").content.decode()

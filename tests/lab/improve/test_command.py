@@ -19,8 +19,20 @@ pytestmark = pytest.mark.django_db
 
 def test_start_refuses_a_leaking_plan_naming_the_task_and_seed(clumsy_evaluation: Any, tiny_model: str) -> None:
     with pytest.raises(CommandError, match="test_leakage: the picked episodes contains toolgym/chain seed 1"):
-        call_command("improve", "start", "--project", "acme", "--evaluation", str(clumsy_evaluation.pk), "--test-seeds", "1,20",
-                     "--base-model", tiny_model, stdout=io.StringIO(), stderr=io.StringIO())  # fmt: skip
+        call_command(
+            "improve",
+            "start",
+            "--project",
+            "acme",
+            "--evaluation",
+            str(clumsy_evaluation.pk),
+            "--test-seeds",
+            "1,20",
+            "--base-model",
+            tiny_model,
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     assert not ImprovementLoop.objects.exists()
 
 
@@ -37,9 +49,24 @@ def test_a_loop_lost_mid_training_resumes_from_the_cli_without_redoing_finished_
 
     monkeypatch.setattr(stages, "run_execute", worker_dies)
     config = {"max_steps": 1, "save_every": 1, "batch_size": 2, "learning_rate": 1e-3, "device": "cpu"}
-    args = ["improve", "start", "--project", "acme", "--evaluation", str(clumsy_evaluation.pk), "--test-seeds", "20-21",
-            "--dev-seeds", "10", "--weights", "recovery=1,successes=1,anchors=0", "--base-model", tiny_model,
-            "--recipe-config", json.dumps(config)]  # fmt: skip
+    args = [
+        "improve",
+        "start",
+        "--project",
+        "acme",
+        "--evaluation",
+        str(clumsy_evaluation.pk),
+        "--test-seeds",
+        "20-21",
+        "--dev-seeds",
+        "10",
+        "--weights",
+        "recovery=1,successes=1,anchors=0",
+        "--base-model",
+        tiny_model,
+        "--recipe-config",
+        json.dumps(config),
+    ]
     with pytest.raises(KeyboardInterrupt):
         call_command(*args, stdout=io.StringIO(), stderr=io.StringIO())
     loop = ImprovementLoop.objects.get()

@@ -14,15 +14,20 @@ from lab.improve.services import loop_create
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize(("weight", "expected"), [(0.0, [0, 0, 0, 0]), (0.5, [0, 1, 0, 1]), (1.0, [1, 1, 1, 1]), (1.5, [1, 2, 1, 2]),
-                                                  (2.0, [2, 2, 2, 2])])  # fmt: skip
+@pytest.mark.parametrize(
+    ("weight", "expected"), [(0.0, [0, 0, 0, 0]), (0.5, [0, 1, 0, 1]), (1.0, [1, 1, 1, 1]), (1.5, [1, 2, 1, 2]), (2.0, [2, 2, 2, 2])]
+)
 def test_a_weight_repeats_examples_evenly(weight: float, expected: list[int]) -> None:
     assert [copies(i, weight) for i in range(4)] == expected
 
 
 def test_a_dataset_with_every_weight_at_zero_is_refused(project_a: Any, clumsy_evaluation: Any, loop_config: dict[str, Any]) -> None:
-    loop = loop_create(project=project_a, evaluation=clumsy_evaluation, enqueue=False,
-                       config={**loop_config, "sources": {"recovery": 0, "successes": 0, "anchors": 0}})  # fmt: skip
+    loop = loop_create(
+        project=project_a,
+        evaluation=clumsy_evaluation,
+        enqueue=False,
+        config={**loop_config, "sources": {"recovery": 0, "successes": 0, "anchors": 0}},
+    )
     with pytest.raises(DomainError, match=r"the dataset would be empty \(recovery: 0 examples at weight 0, successes: 2 examples"):
         loop_dataset_build(loop=loop, anchor_evaluation=None)
 
@@ -32,12 +37,22 @@ def test_the_training_run_refuses_a_dataset_file_changed_after_it_was_frozen(
 ) -> None:
     from lab.runs.services import FrozenFile, run_create, run_execute
 
-    loop = loop_create(project=project_a, evaluation=clumsy_evaluation, enqueue=False,
-                       config={**loop_config, "sources": {"successes": 1.0, "recovery": 0, "anchors": 0}})  # fmt: skip
+    loop = loop_create(
+        project=project_a,
+        evaluation=clumsy_evaluation,
+        enqueue=False,
+        config={**loop_config, "sources": {"successes": 1.0, "recovery": 0, "anchors": 0}},
+    )
     dataset = loop_dataset_build(loop=loop, anchor_evaluation=None)
     assert dataset.lines == 2 and dataset.counts["successes"] == {"examples": 2, "lines": 2, "partial": 0}
-    run = run_create(project=project_a, recipe="sft", base_model=loop.config["base_model"], config=loop.config["recipe_config"],
-                     enqueue=False, dataset_file=FrozenFile(dataset.path, dataset.content_hash, tuple(dataset.episode_ids)))  # fmt: skip
+    run = run_create(
+        project=project_a,
+        recipe="sft",
+        base_model=loop.config["base_model"],
+        config=loop.config["recipe_config"],
+        enqueue=False,
+        dataset_file=FrozenFile(dataset.path, dataset.content_hash, tuple(dataset.episode_ids)),
+    )
     with open(dataset.path, "ab") as handle:
         handle.write(b'{"header": {}, "steps": []}\n')
     run = run_execute(run_id=run.pk)
@@ -54,9 +69,12 @@ def test_a_partial_demonstration_is_left_out_unless_the_loop_includes_it(
     cut = next(e for e in evaluation_episodes(clumsy_evaluation) if e.passed)
     meta = {**cut.meta, "header": {**cut.meta["header"], "termination_reason": "max_steps"}}  # a success cut at the step cap
     type(cut).objects.filter(pk=cut.pk).update(termination_reason="max_steps", meta=meta)
-    loop = loop_create(project=project_a, evaluation=clumsy_evaluation, enqueue=False,
-                       config={**loop_config, "sources": {"successes": 1.0, "recovery": 0, "anchors": 0},
-                               "include_partial": include_partial})  # fmt: skip
+    loop = loop_create(
+        project=project_a,
+        evaluation=clumsy_evaluation,
+        enqueue=False,
+        config={**loop_config, "sources": {"successes": 1.0, "recovery": 0, "anchors": 0}, "include_partial": include_partial},
+    )
     dataset = loop_dataset_build(loop=loop, anchor_evaluation=None)
     assert dataset.counts["successes"] == {"examples": examples, "lines": examples, "partial": 1}
     assert (cut.pk in dataset.episode_ids) is include_partial

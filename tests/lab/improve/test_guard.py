@@ -18,13 +18,27 @@ pytestmark = pytest.mark.django_db
     [
         ({"test_seeds": [3, 20]}, "episodes", "the picked episodes contains toolgym/chain seed 3"),
         ({"test_seeds": [0, 20]}, "test_seeds", "the successful episodes (dataset source) contains toolgym/chain seed 0"),
-        ({"dev_seeds": [20, 30], "test_seeds": [20, 21]}, "dev_seeds", "the dev split (checkpoint selection) contains toolgym/chain seed 20"),
-        ({"test_task_set": "toolgym/train", "anchor_seeds": [21], "test_seeds": [21]}, "anchor_seeds",
-         "the anchor demonstrations contains toolgym/chain seed 21"),
-        ({"recipe": "grpo", "recipe_config": {"task": "toolgym/chain", "train_seed_start": 0, "train_seeds": 100}, "test_seeds": [20, 21]},
-         "recipe_config.train_seed_start", "the grpo training seeds (0..99) contains toolgym/chain seed 20 (and 1 more)"),
+        (
+            {"dev_seeds": [20, 30], "test_seeds": [20, 21]},
+            "dev_seeds",
+            "the dev split (checkpoint selection) contains toolgym/chain seed 20",
+        ),
+        (
+            {"test_task_set": "toolgym/train", "anchor_seeds": [21], "test_seeds": [21]},
+            "anchor_seeds",
+            "the anchor demonstrations contains toolgym/chain seed 21",
+        ),
+        (
+            {
+                "recipe": "grpo",
+                "recipe_config": {"task": "toolgym/chain", "train_seed_start": 0, "train_seeds": 100},
+                "test_seeds": [20, 21],
+            },
+            "recipe_config.train_seed_start",
+            "the grpo training seeds (0..99) contains toolgym/chain seed 20 (and 1 more)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_plan_that_touches_the_test_split_is_refused_naming_the_task_and_seed(
     project_a: Any, clumsy_evaluation: Any, loop_config: dict[str, Any], changes: dict[str, Any], field: str, named: str
 ) -> None:
@@ -39,8 +53,12 @@ def test_a_dataset_line_from_a_test_seed_fails_the_dataset_stage_with_the_task_a
     project_a: Any, clumsy_evaluation: Any, loop_config: dict[str, Any]
 ) -> None:
     """The guard over the written data: here the test seeds were changed after creation, behind the plan check."""
-    loop = loop_create(project=project_a, evaluation=clumsy_evaluation, enqueue=False,
-                       config={**loop_config, "sources": {"successes": 1.0, "recovery": 0, "anchors": 0}})  # fmt: skip
+    loop = loop_create(
+        project=project_a,
+        evaluation=clumsy_evaluation,
+        enqueue=False,
+        config={**loop_config, "sources": {"successes": 1.0, "recovery": 0, "anchors": 0}},
+    )
     ImprovementLoop.objects.filter(pk=loop.pk).update(stage="dataset", config={**loop.config, "test_seeds": [2]})
     loop = loop_run(loop_id=loop.pk)
     assert (loop.status, loop.stage) == ("failed", "dataset") and loop.dataset is None and loop.run is None

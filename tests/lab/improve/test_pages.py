@@ -15,9 +15,19 @@ pytestmark = pytest.mark.django_db
 
 def _form(evaluation: Any, tiny_model: str, **changes: Any) -> dict[str, Any]:
     episodes = [str(pk) for pk in evaluation.episodes.filter(passed=False).values_list("pk", flat=True)]
-    return {"episodes": episodes, "diagnoser": "rule:expert", "weight-recovery": "2", "weight-successes": "1", "weight-anchors": "0",
-            "recipe": "sft", "base_model": tiny_model, "recipe_config": '{"max_steps": 1}', "dev_seeds": "10", "test_seeds": "20-21",
-            **changes}  # fmt: skip
+    return {
+        "episodes": episodes,
+        "diagnoser": "rule:expert",
+        "weight-recovery": "2",
+        "weight-successes": "1",
+        "weight-anchors": "0",
+        "recipe": "sft",
+        "base_model": tiny_model,
+        "recipe_config": '{"max_steps": 1}',
+        "dev_seeds": "10",
+        "test_seeds": "20-21",
+        **changes,
+    }
 
 
 def test_the_evaluation_page_offers_improve_and_the_form_lists_its_failing_episodes(

@@ -33,7 +33,13 @@ def test_a_loop_runs_from_failing_episodes_to_a_promoted_checkpoint_with_lineage
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1)) and {e["kind"] for e in events} == {"stage"}
     assert events[-1]["payload"]["message"] == "report ready: promote the checkpoint if it is better"
     assert [e["payload"]["stage"] for e in events if e["payload"]["message"].endswith(" started")] == [
-        "select", "diagnose", "dataset", "train", "checkpoint", "report"]  # fmt: skip
+        "select",
+        "diagnose",
+        "dataset",
+        "train",
+        "checkpoint",
+        "report",
+    ]
 
     # diagnose: the rule diagnosis of each failure, verified by replay
     job = loop.diagnosis_job
@@ -85,8 +91,9 @@ def test_a_second_loop_gets_the_next_dataset_version(project_a: Any, clumsy_eval
 
     versions = []
     for _ in range(2):
-        loop = loop_create(project=project_a, evaluation=clumsy_evaluation, config={**loop_config, "sources": {"successes": 1.0}},
-                           enqueue=False)  # fmt: skip
+        loop = loop_create(
+            project=project_a, evaluation=clumsy_evaluation, config={**loop_config, "sources": {"successes": 1.0}}, enqueue=False
+        )
         versions.append(loop_dataset_build(loop=loop, anchor_evaluation=None).version)
     assert versions == [1, 2]
     assert ImprovementLoop.objects.get(pk=loop.pk).dataset.version == 2

@@ -115,8 +115,13 @@ def test_finishing_publishes_the_status_with_the_score(alice: Any, project_a: An
         watcher = _connect(alice, episode.pk)
         assert (await watcher.connect())[0]
         events = await _receive(watcher, 2)
-        assert events[1]["payload"] == {"status": "finished", "life_cycle": "finished", "termination_reason": "horizon_reached", "composite": 0.75,
-                                        "passed": True}  # fmt: skip
+        assert events[1]["payload"] == {
+            "status": "finished",
+            "life_cycle": "finished",
+            "termination_reason": "horizon_reached",
+            "composite": 0.75,
+            "passed": True,
+        }
         await watcher.disconnect()
 
     async_to_sync(scenario)()

@@ -31,8 +31,12 @@ from environments.roles import step_role
 ORDERS = ("O-101", "O-202", "O-303")
 ITEMS = {"O-101": "kettle", "O-202": "lamp", "O-303": "scarf"}
 ORDER = re.compile(r"O-\d{3}")
-_ARG = {"type": "object", "properties": {"order_id": {"type": "string", "maxLength": 10}}, "required": ["order_id"],
-        "additionalProperties": False}  # fmt: skip
+_ARG = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string", "maxLength": 10}},
+    "required": ["order_id"],
+    "additionalProperties": False,
+}
 TOOLS = [
     ToolSpec("lookup", "An order's item and status.", _ARG),
     ToolSpec("refund", "Refund an order. Ends the conversation.", _ARG),
@@ -78,8 +82,12 @@ class ChatDeskEnv(Env):
     def score(self) -> Score:
         said = any(role == "actor" and "refunded" in text.lower() for role, text in self.heard)
         value = float(self.refunded == self.order and said)
-        return Score(composite=value, passed=value == 1.0, components={"refund": float(self.refunded == self.order)},
-                     termination_reason=self.termination_reason)  # fmt: skip
+        return Score(
+            composite=value,
+            passed=value == 1.0,
+            components={"refund": float(self.refunded == self.order)},
+            termination_reason=self.termination_reason,
+        )
 
     def snapshot(self) -> bytes:
         return json.dumps([self.heard, self.refunded]).encode()

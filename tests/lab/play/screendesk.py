@@ -32,12 +32,23 @@ META = EnvMeta(
 )  # its tree is drawn the way the desktop's is
 _XY = {"type": "integer", "minimum": 0, "maximum": 4000}
 TOOLS = [
-    ToolSpec("click", "Click at (x, y) or on the widget `id`.",
-             {"type": "object", "properties": {"x": _XY, "y": _XY, "id": {"type": "string", "maxLength": 40}}, "additionalProperties": False}),
-    ToolSpec("type", "Type into the field.",
-             {"type": "object", "properties": {"text": {"type": "string", "maxLength": 40}}, "required": ["text"], "additionalProperties": False}),
+    ToolSpec(
+        "click",
+        "Click at (x, y) or on the widget `id`.",
+        {"type": "object", "properties": {"x": _XY, "y": _XY, "id": {"type": "string", "maxLength": 40}}, "additionalProperties": False},
+    ),
+    ToolSpec(
+        "type",
+        "Type into the field.",
+        {
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 40}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+    ),
     ToolSpec("wait", "Do nothing.", {"type": "object", "properties": {}, "additionalProperties": False}),
-]  # fmt: skip
+]
 PLUS = (100, 100, 200, 60)  # the button's bounds: x 100-299, y 100-159
 
 
@@ -58,10 +69,17 @@ class ScreenDeskEnv(Env):
 
     def screen(self) -> Widget:
         s = self.state
-        window = Widget("win", "window", "Counter", (50, 50, 600, 400), states=frozenset({"focused"}), children=[
-            Widget("plus", "button", f"Pressed {s['presses']}", PLUS),
-            Widget("field", "textbox", "Type here", (100, 200, 300, 28), value=s["text"]),
-        ])  # fmt: skip
+        window = Widget(
+            "win",
+            "window",
+            "Counter",
+            (50, 50, 600, 400),
+            states=frozenset({"focused"}),
+            children=[
+                Widget("plus", "button", f"Pressed {s['presses']}", PLUS),
+                Widget("field", "textbox", "Type here", (100, 200, 300, 28), value=s["text"]),
+            ],
+        )
         return Widget("desktop", "desktop", "", (0, 0, 1280, 800), children=[window])
 
     def step(self, call: ToolCall) -> StepResult:

@@ -47,8 +47,9 @@ def test_an_experts_message_is_answered_by_the_default_user_in_the_same_submit(r
     outcome = play_submit(session=session, user=expert, expected_index=1, name=None, message="Hello, what is your order number?")
     assert [(s["role"], s["source"], s["message"]) for s in outcome.replies] == [("user", "user", "It is O-202.")]
     assert outcome.step["message"] == "Hello, what is your order number?" and not outcome.finished
-    outcome = play_submit(session=session, user=expert, expected_index=3, name="refund", arguments={"order_id": "O-202"},
-                          message="Your order is refunded.")  # fmt: skip
+    outcome = play_submit(
+        session=session, user=expert, expected_index=3, name="refund", arguments={"order_id": "O-202"}, message="Your order is refunded."
+    )
     episode = Episode.objects.get(pk=session.episode_id)
     assert outcome.finished and outcome.replies == [] and (episode.termination_reason, episode.composite) == ("agent_stop", 1.0)
     record = episode_to_record(episode)
@@ -100,9 +101,11 @@ def test_a_person_plays_the_user_against_a_scripted_agent_to_the_end(role_users:
     episode.refresh_from_db()
     assert outcome.finished and (episode.status, episode.termination_reason, episode.composite) == ("finished", "agent_stop", 1.0)
     assert _said(episode)[1:] == [
-        ("user", "human", "I want my money back."), ("actor", "agent", "Sure. What is your order number?"),
-        ("user", "human", "It's O-101"), ("actor", "agent", "Your order O-101 is refunded."),
-    ]  # fmt: skip
+        ("user", "human", "I want my money back."),
+        ("actor", "agent", "Sure. What is your order number?"),
+        ("user", "human", "It's O-101"),
+        ("actor", "agent", "Your order O-101 is refunded."),
+    ]
     assert replay_record(episode_to_record(episode))["ok"]  # the person's turns replay like a simulated user's
     assert HumanSession.objects.get(pk=session.pk).status == "finished"
 

@@ -32,8 +32,15 @@ def _row(alice_api: Any, episode_id: int) -> dict[str, Any]:
 def test_a_running_session_reads_running_with_its_seat_and_player(alice_api: Any, session: HumanSession) -> None:
     row = _row(alice_api, session.episode_id)
     assert (row["status"], row["life_cycle"], row["termination_reason"], row["counted"]) == ("running", "running", "", False)
-    assert row["session"] == {"id": session.pk, "seat": "actor", "player": "expert-user", "agent": None, "budget_used": 1,
-                              "last_active_at": row["session"]["last_active_at"], "life_cycle": "running"}  # fmt: skip
+    assert row["session"] == {
+        "id": session.pk,
+        "seat": "actor",
+        "player": "expert-user",
+        "agent": None,
+        "budget_used": 1,
+        "last_active_at": row["session"]["last_active_at"],
+        "life_cycle": "running",
+    }
 
 
 def test_a_finished_session_is_counted_and_an_abandoned_one_is_set_apart(
@@ -42,7 +49,11 @@ def test_a_finished_session_is_counted_and_an_abandoned_one_is_set_apart(
     client.post(f"/play/{session.pk}/finish", **HTMX)
     row = _row(alice_api, session.episode_id)
     assert (row["life_cycle"], row["termination_reason"], row["counted"], row["session"]["life_cycle"]) == (
-        "finished", "agent_stop", True, "finished")  # fmt: skip
+        "finished",
+        "agent_stop",
+        True,
+        "finished",
+    )
     assert alice_api.get(f"/api/v1/episodes/{session.episode_id}/").json()["life_cycle"] == "finished"
 
     assert client.post("/play/", {"project": "acme", "task": "storebench/cash-crunch", "seed": "4"}).status_code == 302
@@ -53,7 +64,12 @@ def test_a_finished_session_is_counted_and_an_abandoned_one_is_set_apart(
     client.get("/play/")  # the play page sweeps idle sessions
     row = _row(alice_api, idle.episode_id)
     assert (row["status"], row["life_cycle"], row["termination_reason"], row["counted"], row["composite"]) == (
-        "abandoned", "abandoned", "abandoned", False, None)  # fmt: skip
+        "abandoned",
+        "abandoned",
+        "abandoned",
+        False,
+        None,
+    )
     assert row["session"]["life_cycle"] == "abandoned"
     abandoned = alice_api.get("/api/v1/episodes/?status=abandoned").json()["results"]
     assert [r["id"] for r in abandoned] == [idle.episode_id]
@@ -77,7 +93,10 @@ def test_a_cancelled_rollout_reads_cancelled_and_is_not_counted(alice_api: Any, 
         None,
     )
     assert (rows[stopped.pk]["status"], rows[stopped.pk]["life_cycle"], rows[stopped.pk]["termination_reason"]) == (
-        "finished", "cancelled", "cancelled")  # fmt: skip
+        "finished",
+        "cancelled",
+        "cancelled",
+    )
     assert rows[stopped.pk]["counted"] is False
     assert [r["id"] for r in alice_api.get("/api/v1/episodes/?status=cancelled").json()["results"]] == [stopped.pk]
 

@@ -30,20 +30,30 @@ def test_chat_files_and_text_shapes() -> None:
 
 def test_an_image_is_drawn_only_from_a_data_url() -> None:
     assert panel_data("image", {"src": "data:image/png;base64,AAAA", "alt": "screen"}) == {
-        "src": "data:image/png;base64,AAAA", "alt": "screen", "empty": False
-    }  # fmt: skip
+        "src": "data:image/png;base64,AAAA",
+        "alt": "screen",
+        "empty": False,
+    }
     assert panel_data("image", {"src": "https://evil.example/x.png"})["empty"] is True
 
 
 def test_a_declared_table_sorts_picks_columns_and_highlights_the_first_matching_rule() -> None:
     from environments.meta import Column, Highlight, Panel, SortKey
 
-    panel = Panel("Inventory", "get_inventory", renderer="table",
-                  columns=(Column("sku", "SKU"), Column("days_of_cover", "days of cover", missing="no sales in 14 days")),
-                  sort=(SortKey("days_of_cover"),),
-                  highlights=(Highlight("days_of_cover", below=3, css="risk"), Highlight("days_of_cover", below=7, css="warn")))  # fmt: skip
-    rows = [{"sku": "A", "days_of_cover": None}, {"sku": "B", "days_of_cover": 9.0, "x": 1}, {"sku": "C", "days_of_cover": 1.5},
-            {"sku": "D", "days_of_cover": 5}]  # fmt: skip
+    panel = Panel(
+        "Inventory",
+        "get_inventory",
+        renderer="table",
+        columns=(Column("sku", "SKU"), Column("days_of_cover", "days of cover", missing="no sales in 14 days")),
+        sort=(SortKey("days_of_cover"),),
+        highlights=(Highlight("days_of_cover", below=3, css="risk"), Highlight("days_of_cover", below=7, css="warn")),
+    )
+    rows = [
+        {"sku": "A", "days_of_cover": None},
+        {"sku": "B", "days_of_cover": 9.0, "x": 1},
+        {"sku": "C", "days_of_cover": 1.5},
+        {"sku": "D", "days_of_cover": 5},
+    ]
     data = panel_data("table", {"day": 3, "inventory": rows}, panel)
     assert data["columns"] == ["SKU", "days of cover"]
     assert [(r["cells"][0]["value"], r["css"]) for r in data["rows"]] == [("C", "risk"), ("D", "warn"), ("B", ""), ("A", "")]
@@ -67,8 +77,10 @@ def test_a_series_chart_takes_one_point_per_recorded_result_or_row_on_one_scale(
     from lab.play.operator import series_chart
 
     series = (Series("cash", "get_finance", y="cash"), Series("revenue", "get_sales_report", y="revenue", rows=True))
-    recorded = {"get_finance": [{"day": 0, "cash": 100}, {"day": 2, "cash": 300}, {"day": 2, "cash": 200}, {"error": "x"}],
-                "get_sales_report": [{"rows": [{"day": 1, "revenue": 50}, {"sku": "P01", "revenue": 9}]}]}  # fmt: skip
+    recorded = {
+        "get_finance": [{"day": 0, "cash": 100}, {"day": 2, "cash": 300}, {"day": 2, "cash": 200}, {"error": "x"}],
+        "get_sales_report": [{"rows": [{"day": 1, "revenue": 50}, {"sku": "P01", "revenue": 9}]}],
+    }
     chart = series_chart(series, recorded)
     cash, revenue = chart["series"]
     assert cash["points"] == [(0, 100), (2, 200)] and cash["last"] == (2, 200)  # a later result replaces a day's point

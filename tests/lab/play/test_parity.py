@@ -79,8 +79,16 @@ def _same_calls_as_a_model() -> list[tuple[str, dict[str, Any]]]:
     def panel(tool: str) -> tuple[str, dict[str, Any]]:
         return tool, dict(panels[PANELS[tool]].arguments)
 
-    return [panel("get_inventory"), panel("list_orders"), panel("get_finance"), ("end_window", {}), panel("list_orders"),
-            ("fulfil_orders", {"max_orders": 20}), panel("list_tickets"), panel("get_sales_report")]  # fmt: skip
+    return [
+        panel("get_inventory"),
+        panel("list_orders"),
+        panel("get_finance"),
+        ("end_window", {}),
+        panel("list_orders"),
+        ("fulfil_orders", {"max_orders": 20}),
+        panel("list_tickets"),
+        panel("get_sales_report"),
+    ]
 
 
 def test_a_human_session_and_a_model_episode_that_look_at_the_same_things_spend_the_same_budget(player: Any) -> None:

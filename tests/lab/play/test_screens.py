@@ -58,8 +58,11 @@ def test_the_panel_shows_the_stored_screenshot_as_a_clickable_picture(expert_cli
 
 
 def test_a_click_in_screen_pixels_calls_click_and_records_the_new_screen(expert_client: Any, started: HumanSession) -> None:
-    response = expert_client.post(f"/play/{started.pk}/submit", {"panel": "0", "expected_index": "1", "screen.x": "150", "screen.y": "120",
-                                                                 "click.x": "75", "click.y": "60"}, **HTMX)  # fmt: skip
+    response = expert_client.post(
+        f"/play/{started.pk}/submit",
+        {"panel": "0", "expected_index": "1", "screen.x": "150", "screen.y": "120", "click.x": "75", "click.y": "60"},
+        **HTMX,
+    )
     assert response.status_code == 200
     step = Step.objects.get(episode=started.episode, index=1)
     assert step.tool_calls[0]["name"] == "click" and step.tool_calls[0]["arguments"] == {"x": 150, "y": 120}
@@ -69,8 +72,10 @@ def test_a_click_in_screen_pixels_calls_click_and_records_the_new_screen(expert_
 
 
 def test_without_the_script_the_pictures_own_click_coordinates_go(expert_client: Any, started: HumanSession) -> None:
-    expert_client.post(f"/play/{started.pk}/submit", {"panel": "0", "expected_index": "1", "screen.x": "", "screen.y": "", "click.x": "10",
-                                                      "click.y": "20"})  # fmt: skip
+    expert_client.post(
+        f"/play/{started.pk}/submit",
+        {"panel": "0", "expected_index": "1", "screen.x": "", "screen.y": "", "click.x": "10", "click.y": "20"},
+    )
     assert Step.objects.get(episode=started.episode, index=1).tool_calls[0]["arguments"] == {"x": 10, "y": 20}
     bad = expert_client.post(
         f"/play/{started.pk}/submit", {"panel": "0", "expected_index": "2", "screen.x": "left", "screen.y": "1"}, **HTMX
@@ -104,8 +109,12 @@ def test_past_the_budget_steps_are_kept_without_a_screenshot_and_the_panel_rende
 
 
 def test_a_screenshot_panel_needs_an_environment_with_a_screen() -> None:
-    meta = EnvMeta(env="screendesk", playable=True, panels=(Panel("Screen", "wait", renderer="screenshot", action_tool="click"),),
-                   screen="environments.desktop.render:render_png")  # fmt: skip
+    meta = EnvMeta(
+        env="screendesk",
+        playable=True,
+        panels=(Panel("Screen", "wait", renderer="screenshot", action_tool="click"),),
+        screen="environments.desktop.render:render_png",
+    )
     assert meta.problems(ScreenDeskEnv(TASK, 0)) == []
 
     class Blind(ScreenDeskEnv):

@@ -44,8 +44,11 @@ def test_a_toy_session_shows_its_status_line_and_unopened_panels(client: Any, st
     response = client.get(f"/play/{started.pk}/")
     html = response.content.decode()
     assert [(p["title"], p["renderer"], p["opened"]) for p in response.context["view"].panels] == [
-        ("Counters", "table", False), ("Total", "chart", False), ("Notes", "files", False), ("Screen", "image", False)
-    ]  # fmt: skip
+        ("Counters", "table", False),
+        ("Total", "chart", False),
+        ("Notes", "files", False),
+        ("Screen", "image", False),
+    ]
     assert '<span id="calls-left" class="status-part"><strong>5 of 5 calls left</strong></span>' in html
     assert html.count("Not opened yet in this session") == 4
     assert Episode.objects.get(pk=started.episode_id).step_count == 1  # looking at the page spent nothing

@@ -33,8 +33,14 @@ def test_the_play_page_shows_the_operator_view_and_one_form_per_tool(expert_clie
     response = expert_client.get(f"/play/{started.pk}/")
     html = response.content.decode()
     assert [panel["tool"] for panel in response.context["view"].panels] == [
-        "get_finance", "get_inventory", "list_orders", "list_tickets", "list_purchase_orders", "get_sales_report", "read_news"
-    ]  # fmt: skip
+        "get_finance",
+        "get_inventory",
+        "list_orders",
+        "list_tickets",
+        "list_purchase_orders",
+        "get_sales_report",
+        "read_news",
+    ]
     assert "Day 0 of" in html and "40 of 40 operations left" in html
     assert html.count('<details class="tool-form card"') == 29
     # Each of the 29 tool forms and each of the 7 panels' open forms submits step 1.

@@ -55,7 +55,7 @@ TOOLS = [
         "Click the picture: the left half adds 1 to red, the right half to blue.",
         x={"type": "integer", "minimum": 0},
         y={"type": "integer", "minimum": 0},
-    ),  # fmt: skip
+    ),
     _tool(
         "add", "Add n to a counter.", name={"type": "string", "enum": ["red", "blue"]}, n={"type": "integer", "minimum": 1, "maximum": 5}
     ),

@@ -15,9 +15,13 @@ def _row(task: str, seed: int, composite: float, passed: bool, reason: str = "ho
 
 
 ROWS = [
-    _row("alpha", 0, 0.2, False), _row("alpha", 1, 0.4, True), _row("alpha", 2, 0.6, True),
-    _row("beta", 0, 0.8, True), _row("beta", 1, 1.0, True), _row("beta", 2, 0.0, False, "bankrupt"),
-]  # fmt: skip
+    _row("alpha", 0, 0.2, False),
+    _row("alpha", 1, 0.4, True),
+    _row("alpha", 2, 0.6, True),
+    _row("beta", 0, 0.8, True),
+    _row("beta", 1, 1.0, True),
+    _row("beta", 2, 0.0, False, "bankrupt"),
+]
 
 
 def test_mean_and_95_percent_interval_by_hand() -> None:
@@ -60,8 +64,14 @@ def test_summary_of_fixed_episodes() -> None:
 
 
 def test_paired_comparison_by_hand() -> None:
-    other = [_row("alpha", 0, 0.1, False), _row("alpha", 1, 0.1, False), _row("alpha", 2, 0.6, True),
-             _row("beta", 0, 0.5, True), _row("beta", 1, 0.8, True), _row("gamma", 0, 0.3, False)]  # fmt: skip
+    other = [
+        _row("alpha", 0, 0.1, False),
+        _row("alpha", 1, 0.1, False),
+        _row("alpha", 2, 0.6, True),
+        _row("beta", 0, 0.5, True),
+        _row("beta", 1, 0.8, True),
+        _row("gamma", 0, 0.3, False),
+    ]
     result = paired(ROWS, other)
     # pairs: alpha0 .1, alpha1 .3, alpha2 0, beta0 .3, beta1 .2 -> mean .18; deviations -.08 .12 -.18 .12 .02,
     # squares .0064 .0144 .0324 .0144 .0004 = .068; sd = sqrt(.017); half = 2.776 * sqrt(.017) / sqrt(5)
@@ -70,16 +80,20 @@ def test_paired_comparison_by_hand() -> None:
     assert result["composite_diff"]["low"] == pytest.approx(0.18 - 2.776 * math.sqrt(0.017) / math.sqrt(5))
     assert (result["wins"], result["losses"], result["ties"]) == (4, 0, 1)
     assert result["pass_rate_diff"]["mean"] == pytest.approx(1 / 5)  # alpha seed 1 passed only in A
-    assert result["per_task"] == [{"task": "alpha", "n": 3, "composite_diff": pytest.approx(0.4 / 3)},
-                                  {"task": "beta", "n": 2, "composite_diff": pytest.approx(0.25)}]  # fmt: skip
+    assert result["per_task"] == [
+        {"task": "alpha", "n": 3, "composite_diff": pytest.approx(0.4 / 3)},
+        {"task": "beta", "n": 2, "composite_diff": pytest.approx(0.25)},
+    ]
 
 
 def test_role_stats_average_each_role_per_episode_and_tabulate_success_by_consultations() -> None:
     from lab.rollouts.aggregate import role_stats
 
     def row(passed: bool, composite: float, consults: int, critic_turns: int | None) -> dict[str, Any]:
-        roles: dict[str, Any] = {"actor": {"turns": 10, "tokens": 100, "cost": 0.0},
-                                 "consultant": {"turns": consults, "tokens": 0, "cost": 0.02 * consults, "calls": consults}}  # fmt: skip
+        roles: dict[str, Any] = {
+            "actor": {"turns": 10, "tokens": 100, "cost": 0.0},
+            "consultant": {"turns": consults, "tokens": 0, "cost": 0.02 * consults, "calls": consults},
+        }
         if critic_turns is not None:
             roles["critic"] = {"turns": critic_turns, "tokens": 40, "cost": 0.0}
         return {"task": "t", "seed": 0, "composite": composite, "passed": passed, "roles": roles}

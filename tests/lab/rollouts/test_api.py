@@ -85,8 +85,9 @@ def test_seeds_past_the_maximum_or_outside_int64_are_refused(db: Any, alice_api:
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", ["owner", "researcher", "expert", "viewer"])
 def test_regrading_an_evaluation_needs_the_role_that_runs_evaluations(api: Any, role_users: Any, project_a: Any, role: str) -> None:
-    evaluation = evaluation_launch(project=project_a, agent=anchor_agent_resolve(project=project_a, name="naive-restock"),
-                                   task_set=TASK, seeds=[0], enqueue=False)  # fmt: skip
+    evaluation = evaluation_launch(
+        project=project_a, agent=anchor_agent_resolve(project=project_a, name="naive-restock"), task_set=TASK, seeds=[0], enqueue=False
+    )
     for job in RolloutJob.objects.filter(evaluation=evaluation):
         rollout_run(job_id=job.pk)
     answer = api(role_users[role], project_a).post(f"/api/v1/evaluations/{evaluation.pk}/regrade/")

@@ -19,8 +19,9 @@ SETTING = {"attack": "quoted", "guidance": True}
 
 
 def _evaluate(project: Any, name: str, options: dict[str, Any]) -> Evaluation:
-    evaluation = evaluation_launch(project=project, agent=anchor_agent_resolve(project=project, name=name), task_set=TASK, seeds=[104],
-                                   enqueue=False, options=options)  # fmt: skip
+    evaluation = evaluation_launch(
+        project=project, agent=anchor_agent_resolve(project=project, name=name), task_set=TASK, seeds=[104], enqueue=False, options=options
+    )
     for job in RolloutJob.objects.filter(evaluation=evaluation):
         rollout_run(job_id=job.pk)
     evaluation.refresh_from_db()
@@ -74,8 +75,10 @@ def test_an_evaluation_without_options_runs_one_condition_and_shows_no_attack_fi
     ],
 )
 def test_the_api_refuses_a_bad_attack_setting_naming_the_field(alice_api: Any, options: Any, message: str) -> None:
-    for url, body in (("/api/v1/evaluations/", {"agent": "smart-triage", "task_set": TASK, "seeds": [0]}),
-                      ("/api/v1/rollouts/", {"agent": "smart-triage", "task": TASK, "seed": 0})):  # fmt: skip
+    for url, body in (
+        ("/api/v1/evaluations/", {"agent": "smart-triage", "task_set": TASK, "seeds": [0]}),
+        ("/api/v1/rollouts/", {"agent": "smart-triage", "task": TASK, "seed": 0}),
+    ):
         answer = alice_api.post(url, {**body, "options": options}, format="json")
         assert answer.status_code == 400, answer.json()
         error = answer.json()["error"]
@@ -84,8 +87,9 @@ def test_the_api_refuses_a_bad_attack_setting_naming_the_field(alice_api: Any, o
 
 
 def test_the_api_refuses_options_an_environment_does_not_take(alice_api: Any) -> None:
-    answer = alice_api.post("/api/v1/evaluations/", {"agent": "x", "task_set": "toolgym/all", "seeds": [0], "options": {"attack": "direct"}},
-                            format="json")  # fmt: skip
+    answer = alice_api.post(
+        "/api/v1/evaluations/", {"agent": "x", "task_set": "toolgym/all", "seeds": [0], "options": {"attack": "direct"}}, format="json"
+    )
     assert answer.status_code == 400 and answer.json()["error"]["message"] == "toolgym takes no options, got ['attack']"
     assert answer.json()["error"]["path"] == "options"
 
@@ -98,8 +102,9 @@ def test_the_api_launches_an_attack_evaluation_for_writers_only(api: Any, role_u
     assert answer.status_code == 201 and answer.json()["options"] == SETTING
     jobs = RolloutJob.objects.filter(evaluation_id=answer.json()["id"])
     assert jobs.count() == 4 and sorted(j.options.get("attack", "none") for j in jobs) == ["none", "none", "quoted", "quoted"]
-    rollout = api(role_users["researcher"], project_a).post("/api/v1/rollouts/", {"agent": "smart-triage", "task": TASK, "seed": 3,
-                                                                                   "options": SETTING}, format="json")  # fmt: skip
+    rollout = api(role_users["researcher"], project_a).post(
+        "/api/v1/rollouts/", {"agent": "smart-triage", "task": TASK, "seed": 3, "options": SETTING}, format="json"
+    )
     assert rollout.status_code == 201 and rollout.json()["options"] == SETTING
 
 

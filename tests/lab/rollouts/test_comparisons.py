@@ -24,8 +24,9 @@ def _run(comparison: Comparison) -> None:
 
 @pytest.mark.slow
 def test_a_comparison_evaluates_each_variant_on_the_base_seeds_and_pairs_it_with_the_base(project_a: Any) -> None:
-    comparison = comparison_launch(project=project_a, base="do-nothing", variants=["naive-restock", "smart-triage"], task_set=TASK,
-                                   seeds=[0, 1, 2], enqueue=False)  # fmt: skip
+    comparison = comparison_launch(
+        project=project_a, base="do-nothing", variants=["naive-restock", "smart-triage"], task_set=TASK, seeds=[0, 1, 2], enqueue=False
+    )
     assert [v["name"] for v in comparison.variants] == ["do-nothing", "naive-restock", "smart-triage"]
     assert all(v["team"] == {} for v in comparison.variants) and comparison.evaluations.count() == 3
     assert {(e.task_set, tuple(e.seeds)) for e in comparison.evaluations.all()} == {(TASK, (0, 1, 2))}
@@ -55,8 +56,10 @@ def test_per_role_statistics_come_from_the_stored_headers(project_a: Any, client
     for i, episode in enumerate(evaluation.episodes.order_by("seed")):
         header = episode.meta["header"]
         header["team"] = {"consultant": {"policy": {"name": "oracle"}, "cost": 0.05}}
-        header["roles"] = {"actor": {"turns": 10 + i, "tokens": 0, "cost": 0.0, "calls": 0},
-                           "consultant": {"turns": 2 * i, "tokens": 0, "cost": 0.1 * i, "calls": 2 * i}}  # fmt: skip
+        header["roles"] = {
+            "actor": {"turns": 10 + i, "tokens": 0, "cost": 0.0, "calls": 0},
+            "consultant": {"turns": 2 * i, "tokens": 0, "cost": 0.1 * i, "calls": 2 * i},
+        }
         episode.save(update_fields=["meta"])
     roles = evaluation_aggregate(evaluation)["roles"]
     assert roles["roles"]["actor"] == {"episodes": 2, "turns": 10.5, "tokens": 0.0, "cost": 0.0}
@@ -86,8 +89,9 @@ def test_the_api_launches_and_reads_a_comparison(alice_api: Any, project_a: Any)
     assert [c["id"] for c in alice_api.get("/api/v1/comparisons/").json()] == [data["id"]]
 
 
-def test_a_viewer_cannot_launch_and_another_project_sees_nothing(api: Any, role_users: dict[str, Any], project_a: Any, bob: Any,
-                                                                  project_b: Any, client: Any) -> None:  # fmt: skip
+def test_a_viewer_cannot_launch_and_another_project_sees_nothing(
+    api: Any, role_users: dict[str, Any], project_a: Any, bob: Any, project_b: Any, client: Any
+) -> None:
     body = {"base": "do-nothing", "variants": ["naive-restock"], "task_set": TASK, "seeds": [0]}
     assert api(role_users["viewer"], project_a).post("/api/v1/comparisons/", body, format="json").status_code == 403
     client.force_login(role_users["viewer"])

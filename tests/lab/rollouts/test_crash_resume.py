@@ -51,8 +51,9 @@ def _uninterrupted(seed: int) -> dict[str, Any]:
     return run_episode(env, make_policy("random-valid", env, seed))
 
 
-def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_same_chain(transactional_db: Any, project_a: Any,
-                                                                                             tmp_path: Path) -> None:  # fmt: skip
+def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_same_chain(
+    transactional_db: Any, project_a: Any, tmp_path: Path
+) -> None:
     job = _rollout_on_a_queue_of_its_own(project_a, 5, "crash")
     first = _worker(job.queue, 3600, "crash-a", tmp_path / "a.log")
     second = None
@@ -81,8 +82,9 @@ def test_a_killed_worker_leaves_a_resumable_episode_and_the_retry_continues_the_
     assert episode.composite == pytest.approx(uninterrupted["header"]["score"]["composite"])
 
 
-def test_a_message_handed_back_while_its_worker_still_runs_waits_instead_of_running_twice(transactional_db: Any, project_a: Any,
-                                                                                          tmp_path: Path) -> None:  # fmt: skip
+def test_a_message_handed_back_while_its_worker_still_runs_waits_instead_of_running_twice(
+    transactional_db: Any, project_a: Any, tmp_path: Path
+) -> None:
     job = _rollout_on_a_queue_of_its_own(project_a, 6, "dup")
     # Both workers take back messages unacknowledged for 2 s: the running episode's message comes back to the
     # second worker long before the first finishes, as a long run's does after an hour in production.

@@ -24,8 +24,12 @@ N = len(ANCHORS)
 def test_it_picks_the_demo_task_a_playable_environment_declares_with_its_anchors_default_last() -> None:
     demo = demo_choice()
     # its first public seeds; the local model's short tasks, named by the environments (EnvMeta.model_demo_task)
-    assert demo == Demo(task="storebench/payment-outage", anchors=ANCHORS, seeds=(61, 62),
-                        model_tasks=("servicedesk/roaming-on", "storebench-short/payment-outage-2d"))  # fmt: skip
+    assert demo == Demo(
+        task="storebench/payment-outage",
+        anchors=ANCHORS,
+        seeds=(61, 62),
+        model_tasks=("servicedesk/roaming-on", "storebench-short/payment-outage-2d"),
+    )
     assert registry.get_task(demo.task).split == "dev"
 
 
@@ -123,8 +127,12 @@ def test_the_local_model_plays_beside_the_anchors_when_the_store_has_it(
     folder = tmp_path / "store" / SMOLLM2.name  # an installed model as the store knows it (nothing is loaded here)
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
-    manifest = {"source": {"sha256": SMOLLM2.sha256}, "conversion_version": CONVERSION_VERSION, "context_length": 8192,
-                "prompt_style": {"compact_tools": True, "max_result_chars": 1200}}  # fmt: skip
+    manifest = {
+        "source": {"sha256": SMOLLM2.sha256},
+        "conversion_version": CONVERSION_VERSION,
+        "context_length": 8192,
+        "prompt_style": {"compact_tools": True, "max_result_chars": 1200},
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     settings.PRACTICUM_MODEL_STORE = tmp_path / "store"
     evaluations = demo_launch(project=project_a, user=alice)

@@ -109,8 +109,17 @@ def test_an_upload_never_stands_beside_an_evaluation_as_the_anchors_score(projec
 
     # A row as the old code stored an upload that claimed to be the anchor's rollout: anchor_rows must still skip it.
     anchor = anchor_agent_resolve(project=project_a, name="do-nothing")
-    Episode.objects.create(project=project_a, task=task_resolve(project=project_a, env="storebench", key="payment-outage"), agent=anchor,
-                           seed=0, source="rollout", provenance=Provenance.UPLOAD, composite=1.0, passed=True, status="finished")  # fmt: skip
+    Episode.objects.create(
+        project=project_a,
+        task=task_resolve(project=project_a, env="storebench", key="payment-outage"),
+        agent=anchor,
+        seed=0,
+        source="rollout",
+        provenance=Provenance.UPLOAD,
+        composite=1.0,
+        passed=True,
+        status="finished",
+    )
     evaluation = _evaluate(project_a, "naive-restock", [0])
     assert evaluation.aggregate["anchors"] == {} and evaluation.aggregate["per_task"][0]["anchors"] == {}
     recorded = _evaluate(project_a, "do-nothing", [0])

@@ -34,8 +34,9 @@ def _console(user: Any) -> Client:
 
 
 @pytest.mark.parametrize(("field", "value", "code"), [("task", "storebench/nope", "unknown_task"), ("agent", "ghost", "unknown_agent")])
-def test_every_rollout_front_end_refuses_a_bad_task_or_agent_alike(alice: Any, alice_api: Any, project_a: Any, field: str, value: str,
-                                                                   code: str) -> None:  # fmt: skip
+def test_every_rollout_front_end_refuses_a_bad_task_or_agent_alike(
+    alice: Any, alice_api: Any, project_a: Any, field: str, value: str, code: str
+) -> None:
     form = {"agent": "do-nothing", "task": TASK, "seed": 0, field: value}
     expected = _refusal(project=project_a, agent=form["agent"], task=form["task"], seed=0)
     assert expected.code == code and value in expected.message
@@ -50,8 +51,9 @@ def test_every_rollout_front_end_refuses_a_bad_task_or_agent_alike(alice: Any, a
 @pytest.mark.parametrize(
     ("field", "value", "code"), [("task_set", "storebench/nope", "unknown_task_set"), ("agent", "ghost", "unknown_agent")]
 )
-def test_every_evaluation_front_end_refuses_a_bad_task_set_or_agent_alike(alice: Any, alice_api: Any, project_a: Any, field: str,
-                                                                          value: str, code: str) -> None:  # fmt: skip
+def test_every_evaluation_front_end_refuses_a_bad_task_set_or_agent_alike(
+    alice: Any, alice_api: Any, project_a: Any, field: str, value: str, code: str
+) -> None:
     form = {"agent": "do-nothing", "task_set": TASK, field: value}
     expected = _refusal(project=project_a, agent=form["agent"], task_set=form["task_set"], seeds=[0])
     assert expected.code == code and value in expected.message
@@ -66,8 +68,9 @@ def test_every_evaluation_front_end_refuses_a_bad_task_set_or_agent_alike(alice:
     assert not Evaluation.objects.exists() and not RolloutJob.objects.exists()
 
 
-def test_rollout_launch_resolves_names_and_enqueues_after_commit(alice: Any, project_a: Any, django_capture_on_commit_callbacks: Any,
-                                                                 monkeypatch: Any) -> None:  # fmt: skip
+def test_rollout_launch_resolves_names_and_enqueues_after_commit(
+    alice: Any, project_a: Any, django_capture_on_commit_callbacks: Any, monkeypatch: Any
+) -> None:
     enqueued: list[tuple[int, str]] = []
     monkeypatch.setattr("lab.rollouts.tasks.run_rollout.apply_async", lambda args, queue: enqueued.append((args[0], queue)))
     with django_capture_on_commit_callbacks(execute=True):
@@ -80,8 +83,9 @@ def test_rollout_launch_resolves_names_and_enqueues_after_commit(alice: Any, pro
     assert callbacks == [] and RolloutJob.objects.count() == 2
 
 
-def test_evaluation_launch_makes_one_queued_rollout_per_task_and_seed(alice: Any, project_a: Any,
-                                                                      django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
+def test_evaluation_launch_makes_one_queued_rollout_per_task_and_seed(
+    alice: Any, project_a: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     with django_capture_on_commit_callbacks() as callbacks:
         evaluation = evaluation_launch(project=project_a, agent="do-nothing", task_set=TASK, seeds=[3, 1], user=alice)
     assert (evaluation.status, evaluation.created_by, evaluation.agent.name) == (JobStatus.RUNNING, alice, "do-nothing")

@@ -101,8 +101,9 @@ def test_a_cancel_during_the_run_stops_after_the_current_step(project_a: Any, mo
 
 def test_an_unreachable_endpoint_ends_as_an_infrastructure_error_not_an_agent_failure(project_a: Any, settings: Any) -> None:
     settings.PRACTICUM_ENDPOINTS = {"gone": {"base_url": "http://127.0.0.1:9/v1", "key_env": ""}}
-    agent = AgentConfig.objects.create(project=project_a, name="gone", kind="openai", model="m", endpoint="gone",
-                                       sampling={"max_retries": 0, "timeout_s": 2})  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a, name="gone", kind="openai", model="m", endpoint="gone", sampling={"max_retries": 0, "timeout_s": 2}
+    )
     task = task_resolve(project=project_a, env="toolgym", key="lookup")
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task=task, seed=0, enqueue=False).pk)
     job.episode.refresh_from_db()

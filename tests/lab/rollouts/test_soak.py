@@ -109,8 +109,14 @@ def test_killed_workers_lose_and_duplicate_nothing(transactional_db: Any, projec
             else:
                 os.kill(rng.choice(pool_children(victim)), signal.SIGKILL)
             kills.append(what)
-        wait_for(lambda: not unfinished() and not Evaluation.objects.filter(pk__in=[e.pk for e in evaluations]).exclude(status=JobStatus.FINISHED).exists(),
-                 WORK_S - (time.monotonic() - started), "every rollout and evaluation to finish")  # fmt: skip
+        wait_for(
+            lambda: (
+                not unfinished()
+                and not Evaluation.objects.filter(pk__in=[e.pk for e in evaluations]).exclude(status=JobStatus.FINISHED).exists()
+            ),
+            WORK_S - (time.monotonic() - started),
+            "every rollout and evaluation to finish",
+        )
         took = time.monotonic() - started
     except AssertionError as exc:
         raise AssertionError(f"{exc}; after kills {kills} the unfinished jobs are {unfinished()} (worker logs in {tmp_path})") from None

@@ -42,13 +42,23 @@ def test_the_api_creates_a_team_whose_named_role_is_resolved_in_the_project(alic
         alice_api.post("/api/v1/agents/", {"name": "critic", "kind": "scripted", "model": "lab-test-critic"}, format="json").status_code
         == 201
     )
-    answer = alice_api.post("/api/v1/agents/", {"name": "triage-team", "kind": "scripted", "model": "smart-triage",
-                                                 "team": {"critic": {"agent": "critic", "every": 5}, "harness_level": "guided"}}, format="json")  # fmt: skip
+    answer = alice_api.post(
+        "/api/v1/agents/",
+        {
+            "name": "triage-team",
+            "kind": "scripted",
+            "model": "smart-triage",
+            "team": {"critic": {"agent": "critic", "every": 5}, "harness_level": "guided"},
+        },
+        format="json",
+    )
     assert answer.status_code == 201, answer.json()
     assert answer.json()["team"] == {"critic": {"agent": "critic", "every": 5}, "harness_level": "guided"}
     config = agent_config_dict(AgentConfig.objects.get(project=project_a, name="triage-team"))
-    assert config["team"]["critic"] == {"agent": {"kind": "scripted", "name": "critic", "model": "lab-test-critic", "endpoint": "",
-                                                  "sampling": {}, "harness": {}}, "every": 5}  # fmt: skip
+    assert config["team"]["critic"] == {
+        "agent": {"kind": "scripted", "name": "critic", "model": "lab-test-critic", "endpoint": "", "sampling": {}, "harness": {}},
+        "every": 5,
+    }
     assert config["team"]["harness_level"] == "guided"
     assert "team" not in agent_config_dict(AgentConfig.objects.get(project=project_a, name="critic"))
 
@@ -80,8 +90,11 @@ def test_the_api_refuses_a_bad_team_naming_the_field(alice_api: Any, project_a: 
 
 def test_a_role_named_from_another_project_is_not_found(alice_api: Any, project_a: Any, project_b: Any) -> None:
     AgentConfig.objects.create(project=project_b, name="bobs-critic", kind="scripted", model="lab-test-critic")
-    answer = alice_api.post("/api/v1/agents/", {"name": "t", "kind": "scripted", "model": "smart-triage",
-                                                 "team": {"critic": {"agent": "bobs-critic"}}}, format="json")  # fmt: skip
+    answer = alice_api.post(
+        "/api/v1/agents/",
+        {"name": "t", "kind": "scripted", "model": "smart-triage", "team": {"critic": {"agent": "bobs-critic"}}},
+        format="json",
+    )
     assert answer.status_code == 400 and answer.json()["error"]["message"] == "team.critic.agent: no agent 'bobs-critic' in project acme"
 
 
@@ -110,8 +123,13 @@ def test_editing_a_team_needs_a_writer_and_is_checked_merged(api: Any, alice_api
 
 def test_a_scripted_team_rollout_is_stored_with_its_roles_and_exported_per_role(project_a: Any, alice_api: Any) -> None:
     AgentConfig.objects.create(project=project_a, name="critic", kind="scripted", model="lab-test-critic")
-    agent = AgentConfig.objects.create(project=project_a, name="triage-team", kind="scripted", model="smart-triage",
-                                       team={"critic": {**_CRITIC, "agent": "critic"}, "harness_level": "light"})  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a,
+        name="triage-team",
+        kind="scripted",
+        model="smart-triage",
+        team={"critic": {**_CRITIC, "agent": "critic"}, "harness_level": "light"},
+    )
     job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task="storebench/payment-outage", seed=0, enqueue=False).pk)
     assert job.status == "finished", job.error
     episode = job.episode
@@ -143,8 +161,9 @@ def test_a_scripted_team_rollout_is_stored_with_its_roles_and_exported_per_role(
 
 def test_a_team_with_a_local_model_role_goes_to_the_gpu_queue(project_a: Any) -> None:
     AgentConfig.objects.create(project=project_a, name="critic", kind="scripted", model="lab-test-critic")
-    plain = AgentConfig.objects.create(project=project_a, name="plain-team", kind="scripted", model="smart-triage",
-                                       team={"critic": {"agent": "critic"}})  # fmt: skip
+    plain = AgentConfig.objects.create(
+        project=project_a, name="plain-team", kind="scripted", model="smart-triage", team={"critic": {"agent": "critic"}}
+    )
     assert rollout_launch(project=project_a, agent=plain, task="storebench/payment-outage", seed=0, enqueue=False).queue == "cpu"
     AgentConfig.objects.filter(name="critic").update(kind="hf", model="tiny")
     assert rollout_launch(project=project_a, agent=plain, task="storebench/payment-outage", seed=1, enqueue=False).queue == "gpu"

@@ -13,8 +13,9 @@ from lab.runs.models import Checkpoint, RunMetric, TrainingRun
 
 
 def _start(client: Any, **body: Any) -> Any:
-    return client.post("/api/v1/runs/external/", {"name": "trl sft", "recipe": "trl-sft", "base_model": "Qwen/Qwen3-0.6B", **body},
-                       format="json")  # fmt: skip
+    return client.post(
+        "/api/v1/runs/external/", {"name": "trl sft", "recipe": "trl-sft", "base_model": "Qwen/Qwen3-0.6B", **body}, format="json"
+    )
 
 
 def _report(client: Any, run_id: int, metrics: Any, **extra: Any) -> Any:
@@ -42,8 +43,9 @@ def test_reported_metrics_become_the_same_rows_and_live_events_as_a_native_run(a
     answer = _report(alice_api, run_id, points, progress=0.25).json()
     assert answer == {"recorded": 3, "status": "running", "should_stop": False}
     assert alice_api.get(f"/api/v1/runs/{run_id}/metrics/").json() == {
-        "loss": {"steps": [1, 2], "values": [2.0, 1.5]}, "lr": {"steps": [1], "values": [0.1]}
-    }  # fmt: skip
+        "loss": {"steps": [1, 2], "values": [2.0, 1.5]},
+        "lr": {"steps": [1], "values": [0.1]},
+    }
     events = list(LiveEvent.objects.filter(stream=f"run:{run_id}").order_by("seq").values_list("kind", "payload"))
     assert [kind for kind, _ in events] == ["status", "metric", "metric", "metric", "progress"]
     assert events[-1][1] == {"progress": 0.25, "step": 2}

@@ -20,16 +20,33 @@ pytestmark = pytest.mark.django_db
 
 def _result(arm: str, seed: int, rewards: list[float]) -> dict[str, Any]:
     episodes = [{"seed": 100_000 + i, "reward": r, "passed": r >= 0.5, "valid_call_rate": 1.0} for i, r in enumerate(rewards)]
-    return {"arm": arm, "recipe": "sft" if arm != "none" else "none", "point": {"learning_rate": 0.0003}, "seed": seed,
-            "config": {"learning_rate": 0.0003, "max_steps": 8}, "config_hash": f"h{seed}", "checkpoint": "var/x", "steps": 8,
-            "trained_tokens": 100, "last_metrics": {"loss": 0.25, "flag": True}, "evaluations": {"test": {"episodes": episodes, "eval_s": 1.0}},
-            "train_s": 2.0}  # fmt: skip
+    return {
+        "arm": arm,
+        "recipe": "sft" if arm != "none" else "none",
+        "point": {"learning_rate": 0.0003},
+        "seed": seed,
+        "config": {"learning_rate": 0.0003, "max_steps": 8},
+        "config_hash": f"h{seed}",
+        "checkpoint": "var/x",
+        "steps": 8,
+        "trained_tokens": 100,
+        "last_metrics": {"loss": 0.25, "flag": True},
+        "evaluations": {"test": {"episodes": episodes, "eval_s": 1.0}},
+        "train_s": 2.0,
+    }
 
 
 def _write(results: Path, arm: str, seed: int, rewards: list[float]) -> None:
     base = {"name": "smol-base", "hash": "355f7f5f5998"}
-    write_run(run_file(results, "horizon", arm, f"learning_rate=0.0003-seed{seed}-h{seed}"), _result(arm, seed, rewards), experiment=HORIZON,
-              base=base, teacher=None, models={}, command="python -m training.experiments horizon --base smol-base")  # fmt: skip
+    write_run(
+        run_file(results, "horizon", arm, f"learning_rate=0.0003-seed{seed}-h{seed}"),
+        _result(arm, seed, rewards),
+        experiment=HORIZON,
+        base=base,
+        teacher=None,
+        models={},
+        command="python -m training.experiments horizon --base smol-base",
+    )
 
 
 def test_result_files_become_finished_runs_once_and_compare_in_the_console(tmp_path: Path, project_a: Any, alice: Any, client: Any) -> None:

@@ -56,13 +56,15 @@ def test_the_api_coaches_an_episode_and_only_view_coach_exports_the_notes(alice_
     assert [(c["episode_id"], c["step"], c["user_step"]) for c in coach] == [(episode.pk, 1, 2), (episode.pk, 3, 4)]
     assert coach[1]["turn"]["message"] == "Sure. What is your order number?" and NOTE in coach[1]["note"]
     assert [(m["role"], m["content"]) for m in coach[1]["messages"]][1:] == [
-        ("assistant", "Hello! How can I help you today?"), ("user", "I want a refund.")
-    ]  # fmt: skip
+        ("assistant", "Hello! How can I help you today?"),
+        ("user", "I want a refund."),
+    ]
     assert NOTE not in json.dumps(coach[1]["messages"])  # the teacher's prompt is the actor's, the note beside it
 
 
-def test_coaching_needs_a_writer_a_known_coach_and_a_finished_episode(api: Any, role_users: dict[str, Any], project_a: Any,
-                                                                       episode: Episode) -> None:  # fmt: skip
+def test_coaching_needs_a_writer_a_known_coach_and_a_finished_episode(
+    api: Any, role_users: dict[str, Any], project_a: Any, episode: Episode
+) -> None:
     expert = api(role_users["expert"], project_a)
     assert expert.post(f"/api/v1/episodes/{episode.pk}/coach/", {"coach": "rule-coach"}, format="json").status_code == 403
     owner = api(role_users["owner"], project_a)

@@ -116,9 +116,13 @@ def test_a_free_public_url_is_allowed_when_the_operator_allows_free_urls_and_get
 
 @pytest.mark.parametrize(
     ("url", "reason"),
-    [("http://localhost:8000/v1", "127.0.0.1 is a loopback address"), ("http://169.254.169.254/latest", "link-local"),
-     ("http://internal.example.com/v1", "10.9.8.7 is a private address"), ("http://[::1]:80/v1", "loopback")],
-)  # fmt: skip
+    [
+        ("http://localhost:8000/v1", "127.0.0.1 is a loopback address"),
+        ("http://169.254.169.254/latest", "link-local"),
+        ("http://internal.example.com/v1", "10.9.8.7 is a private address"),
+        ("http://[::1]:80/v1", "loopback"),
+    ],
+)
 def test_private_loopback_and_link_local_free_urls_are_refused(
     alice_api: Any, endpoints: Any, settings: Any, url: str, reason: str
 ) -> None:
@@ -132,8 +136,15 @@ def test_a_private_network_the_operator_listed_is_allowed(alice_api: Any, endpoi
     assert _agent(alice_api, endpoint="http://internal.example.com/v1").status_code == 201
 
 
-@pytest.mark.parametrize(("url", "message"), [("http://[::1/v1", "is not a valid URL"), ("http://:80/v1", "names no host"),
-                                               ("http://public.example.com:99999/v1", "invalid port"), ("http://nowhere.invalid/v1", "does not resolve")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://[::1/v1", "is not a valid URL"),
+        ("http://:80/v1", "names no host"),
+        ("http://public.example.com:99999/v1", "invalid port"),
+        ("http://nowhere.invalid/v1", "does not resolve"),
+    ],
+)
 def test_malformed_free_urls_answer_400_naming_the_problem(alice_api: Any, endpoints: Any, settings: Any, url: str, message: str) -> None:
     settings.PRACTICUM_ALLOW_FREE_ENDPOINTS = True
     assert message in _field_error(_agent(alice_api, endpoint=url), "endpoint")
@@ -165,8 +176,14 @@ def test_agents_no_longer_allowed_are_disabled_with_the_reason_not_deleted(
     alice_api: Any, endpoints: Any, project_a: Any, settings: Any
 ) -> None:
     kept = AgentConfig.objects.create(project=project_a, name="kept", kind="openai", model="m", endpoint="hosted")
-    stale = AgentConfig.objects.create(project=project_a, name="stale", kind="openai", model="m", endpoint="https://evil.example.com/v1",
-                                       sampling={"api_key_env": "DJANGO_SECRET_KEY"})  # fmt: skip
+    stale = AgentConfig.objects.create(
+        project=project_a,
+        name="stale",
+        kind="openai",
+        model="m",
+        endpoint="https://evil.example.com/v1",
+        sampling={"api_key_env": "DJANGO_SECRET_KEY"},
+    )
     out = StringIO()
     call_command("review_agent_endpoints", stdout=out)
     stale.refresh_from_db()
@@ -223,8 +240,14 @@ def test_a_dns_change_after_validation_cannot_send_a_rollout_to_loopback(
     server, url = failing_server
     port = url.rsplit(":", 1)[1].split("/")[0]
     settings.PRACTICUM_ALLOW_FREE_ENDPOINTS = True
-    agent = AgentConfig.objects.create(project=project_a, name="rebound", kind="openai", model="m",
-                                       endpoint=f"http://public.example.com:{port}/v1", sampling={"max_retries": 0})  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a,
+        name="rebound",
+        kind="openai",
+        model="m",
+        endpoint=f"http://public.example.com:{port}/v1",
+        sampling={"max_retries": 0},
+    )
     lookups: list[str] = []
 
     def rebinding(host: str, port: int) -> list[str]:
@@ -247,8 +270,9 @@ def test_keys_never_reach_episodes_job_errors_or_logs(
 ) -> None:
     server, url = failing_server
     settings.PRACTICUM_ENDPOINTS = {"local": {"base_url": url, "key_env": "LAB_MODEL_KEY"}}
-    agent = AgentConfig.objects.create(project=project_a, name="keyed", kind="openai", model="m", endpoint="local",
-                                       sampling={"max_retries": 0})  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a, name="keyed", kind="openai", model="m", endpoint="local", sampling={"max_retries": 0}
+    )
     task = task_resolve(project=project_a, env="toolgym", key="lookup")
     with caplog.at_level(logging.DEBUG):
         job = rollout_run(job_id=rollout_launch(project=project_a, agent=agent, task=task, seed=0, enqueue=False).pk)
@@ -272,8 +296,14 @@ def test_the_evaluate_command_and_diagnosis_jobs_refuse_a_disabled_agent(endpoin
 
     episode = episodes_ingest(project=project_a, records=[record_factory(steps=2)])[0].episode
 
-    agent = AgentConfig.objects.create(project=project_a, name="stale", kind="openai", model="m", endpoint="gone",
-                                       disabled_reason="endpoint: 'gone' is not an endpoint the operator declared")  # fmt: skip
+    agent = AgentConfig.objects.create(
+        project=project_a,
+        name="stale",
+        kind="openai",
+        model="m",
+        endpoint="gone",
+        disabled_reason="endpoint: 'gone' is not an endpoint the operator declared",
+    )
     with pytest.raises(CommandError, match="agent 'stale' is disabled: endpoint: 'gone'"):
         call_command("evaluate", agent="stale", tasks="toolgym/lookup", seeds="0", project=project_a.slug, inline=True)
     with pytest.raises(DomainError, match="agent 'stale' is disabled"):
@@ -283,11 +313,22 @@ def test_the_evaluate_command_and_diagnosis_jobs_refuse_a_disabled_agent(endpoin
 def test_a_pooled_endpoint_brings_all_its_servers_the_cap_and_the_key(endpoints: Any, settings: Any) -> None:
     from lab.trajectories.endpoints import endpoint_connection
 
-    settings.PRACTICUM_ENDPOINTS = {**settings.PRACTICUM_ENDPOINTS, "fleet": {
-        "base_url": "http://10.0.0.1:8000/v1", "key_env": "LAB_MODEL_KEY", "base_urls": ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"],
-        "max_in_flight": 8}}  # fmt: skip
+    settings.PRACTICUM_ENDPOINTS = {
+        **settings.PRACTICUM_ENDPOINTS,
+        "fleet": {
+            "base_url": "http://10.0.0.1:8000/v1",
+            "key_env": "LAB_MODEL_KEY",
+            "base_urls": ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"],
+            "max_in_flight": 8,
+        },
+    }
     by_name = endpoint_connection(kind="openai", endpoint="fleet", sampling={})
     by_second_url = endpoint_connection(kind="openai", endpoint="http://10.0.0.2:8000/v1/", sampling={})
     assert by_name == by_second_url and by_name is not None
     assert (by_name.name, by_name.servers, by_name.max_in_flight, by_name.api_key, by_name.pooled) == (
-        "fleet", ("http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"), 8, KEY, True)  # fmt: skip
+        "fleet",
+        ("http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"),
+        8,
+        KEY,
+        True,
+    )

@@ -25,8 +25,14 @@ def running(project_a: Any, alice: Any) -> Episode:
 
 
 def _sampled(index: int, message: str, prompt: list[int]) -> dict[str, Any]:
-    return {"index": index, "source": "agent", "message": message, "token_ids": [7, 8, 9], "logprobs": [-0.1, -0.2, -0.3],
-            "prompt_token_ids": prompt}  # fmt: skip
+    return {
+        "index": index,
+        "source": "agent",
+        "message": message,
+        "token_ids": [7, 8, 9],
+        "logprobs": [-0.1, -0.2, -0.3],
+        "prompt_token_ids": prompt,
+    }
 
 
 def test_a_live_steps_secrets_are_redacted_before_they_are_stored_or_published(running: Episode) -> None:

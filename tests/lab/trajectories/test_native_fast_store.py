@@ -117,8 +117,14 @@ def test_the_streaming_path_keeps_uploads_out_of_server_tiers_and_agents(
     assert [e.meta.get("claimed_source") for e in stored] == ["rollout", "human", None]
     assert [e.meta.get("claimed_agent") for e in stored] == ["smart-triage", "erin", "my-harness"]
     assert not anchor.episodes.exists()
-    external = imports.upload_ingest(project=project_a, user=alice, data=json.dumps([record_factory(steps=2, seed=9)]).encode(),
-                                     filename="body.json", fmt="native", provenance="external")  # fmt: skip
+    external = imports.upload_ingest(
+        project=project_a,
+        user=alice,
+        data=json.dumps([record_factory(steps=2, seed=9)]).encode(),
+        filename="body.json",
+        fmt="native",
+        provenance="external",
+    )
     episode = Episode.objects.select_related("agent").get(pk=external.outcomes[0].episode.pk)
     assert (episode.provenance, episode.source, episode.agent.kind) == ("external", "upload", "external")
 

@@ -42,8 +42,15 @@ def _consult_record(*, roles: dict[str, Any] | None = None) -> dict[str, Any]:
         ),
         make_step(index=9, tool_calls=[_call(9, "restock", sku="B", qty=1)], results=_ok(9)),
     ]
-    header = {"env": "toyenv", "task": "team-task", "seed": 0, "source": "upload", "score": {"composite": 0.7, "passed": True},
-              "reward": 0.66, "team": {"consultant": {"cost": 0.02}}}  # fmt: skip
+    header = {
+        "env": "toyenv",
+        "task": "team-task",
+        "seed": 0,
+        "source": "upload",
+        "score": {"composite": 0.7, "passed": True},
+        "reward": 0.66,
+        "team": {"consultant": {"cost": 0.02}},
+    }
     if roles is not None:
         header["roles"] = roles
     return new_record(header=header, steps=steps)
@@ -75,8 +82,11 @@ def test_the_critic_view_says_whether_asked_and_how_the_actor_fared_next(project
 
 def test_stats_come_from_the_header_and_else_from_the_steps(project_a: Any, alice: Any) -> None:
     counted = _store(project_a, alice, _consult_record())
-    assert episode_role_stats(counted) == {"actor": {"turns": 6, "tokens": 5, "cost": 0.0}, "consultant": {"turns": 2, "tokens": 1, "cost": 0.0},
-                                           "critic": {"turns": 1, "tokens": 0, "cost": 0.0}}  # fmt: skip
+    assert episode_role_stats(counted) == {
+        "actor": {"turns": 6, "tokens": 5, "cost": 0.0},
+        "consultant": {"turns": 2, "tokens": 1, "cost": 0.0},
+        "critic": {"turns": 1, "tokens": 0, "cost": 0.0},
+    }
     accounted = _consult_record(
         roles={"actor": {"turns": 6, "tokens": 5, "cost": 0}, "consultant": {"turns": 2, "tokens": 1, "cost": 0.04}}
     )

@@ -77,8 +77,10 @@ def test_content_problems_need_no_secret_and_never_echo_the_value():
 
     assert content_problems(_skills("call lookup(item=<the asked thing>), then answer")) == []
     assert content_problems(_skills("ok", "Mail ops@acme.example.com", "Card 4929-1234-5678-9012", "key sk-abcdefghijklmnop1234")) == [
-        "skills[1]: holds email-shaped text", "skills[2]: holds long_number-shaped text", "skills[3]: holds api_key-shaped text",
-    ]  # fmt: skip
+        "skills[1]: holds email-shaped text",
+        "skills[2]: holds long_number-shaped text",
+        "skills[3]: holds api_key-shaped text",
+    ]
     assert content_problems(_skills("order 1234567 twice")) == []  # seven digits: an ordinary quantity or id
     assert content_problems(Artifact("skills", b'{"skills": "call"}', "a", 0, {})) == [
         'skills: the payload is not the JSON object {"skills": [text, ...]}'
@@ -87,8 +89,9 @@ def test_content_problems_need_no_secret_and_never_echo_the_value():
     stats = Artifact("stats", json.dumps({"episodes": 4.0, "composite_mean": 0.91234567}).encode(), "a", 0, {})
     assert content_problems(stats) == []  # a float's digits are no long number: stats are numbers only
     assert content_problems(Artifact("stats", b'{"Note": "ops@acme.example.com", "x": NaN}', "a", 0, {})) == [
-        "stats.Note: a statistic is a lower-case name with a finite number", "stats.x: a statistic is a lower-case name with a finite number",
-    ]  # fmt: skip
+        "stats.Note: a statistic is a lower-case name with a finite number",
+        "stats.x: a statistic is a lower-case name with a finite number",
+    ]
 
 
 def test_content_problems_of_adapters_read_safetensors_only():

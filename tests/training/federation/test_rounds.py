@@ -12,8 +12,18 @@ pytestmark = pytest.mark.slow
 
 
 def _settings(tiny_path, mode: str, rounds: int = 1) -> FederationSettings:
-    return FederationSettings(mode=mode, base=str(tiny_path), rounds=rounds, local_steps=1, lora_r=2, batch_size=2,
-                              utility_seeds=[50_000], max_turns=1, max_new_tokens=8, probe_records=2)  # fmt: skip
+    return FederationSettings(
+        mode=mode,
+        base=str(tiny_path),
+        rounds=rounds,
+        local_steps=1,
+        lora_r=2,
+        batch_size=2,
+        utility_seeds=[50_000],
+        max_turns=1,
+        max_new_tokens=8,
+        probe_records=2,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +84,9 @@ def test_a_received_adapter_joins_the_first_fedavg_round_weighted_and_a_mismatch
     # without attribute cases, canaries or stats the gate only runs the membership attack: the test stays a few seconds
     a, b = (dataclasses.replace(p, attributes=[], canaries={}, share=("adapter",)) for p in people[:2])
     federation_run([a], _settings(tiny_path, "fedavg"), out=tmp_path / "elsewhere")  # another installation's round
-    theirs = Artifact("adapter", (tmp_path / "elsewhere" / "round-000" / "artifacts" / "a-adapter.bin").read_bytes(), "acme-lab:a", 0,
-                      {"examples": 6})  # fmt: skip
+    theirs = Artifact(
+        "adapter", (tmp_path / "elsewhere" / "round-000" / "artifacts" / "a-adapter.bin").read_bytes(), "acme-lab:a", 0, {"examples": 6}
+    )
     odd = adapter_artifact({"x.lora_A.weight": torch.zeros(1, 1)}, lora={"r": 1}, examples=100, source="odd", round=0)
     summary = federation_run([b], _settings(tiny_path, "fedavg"), out=tmp_path / "here", received=[theirs, odd])
     (metrics,) = summary["rounds"]

@@ -65,8 +65,10 @@ class ChatServer:
         parsed = parse_tool_calls(completion)
         message: dict[str, Any] = {"role": "assistant", "content": completion if parsed.error or not parsed.tool_calls else parsed.message}
         if parsed.tool_calls and not parsed.error:
-            message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                                     for c in parsed.tool_calls]  # fmt: skip
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for c in parsed.tool_calls
+            ]
         tokens = [{"token": f"token_id:{t}", "logprob": lp, "bytes": None, "top_logprobs": []} for t, lp in zip(out, logprobs, strict=True)]
         return message, tokens
 
@@ -109,12 +111,24 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             else:
                 message = behaviour(body)
             finish = "tool_calls" if message.get("tool_calls") else "stop"
-            self._send(200, {
-                "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": finish,
-                             "logprobs": {"content": logprobs} if logprobs is not None else None}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })  # fmt: skip
+            self._send(
+                200,
+                {
+                    "id": f"chatcmpl-{len(server.requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": message,
+                            "finish_reason": finish,
+                            "logprobs": {"content": logprobs} if logprobs is not None else None,
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                },
+            )
 
     return Handler
 
@@ -132,8 +146,11 @@ def chat_server(tiny_path: Any) -> Iterator[tuple[ChatServer, str]]:
 
 def tool_message(name: str, arguments: dict[str, Any], call_id: str = "call_abc") -> Callable[[dict[str, Any]], dict[str, Any]]:
     def respond(body: dict[str, Any]) -> dict[str, Any]:
-        return {"role": "assistant", "content": None,
-                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}  # fmt: skip
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+        }
 
     return respond
 

@@ -18,8 +18,14 @@ from training.policies.harness import Completion, step_seed
 def _history(turns: int) -> list[dict[str, Any]]:
     steps = [make_step(index=0, source="env", message="Day 0. Run the store.")]
     for i in range(1, turns + 1):
-        steps.append(make_step(index=i, message=f"turn {i}", tool_calls=[{"id": f"c{i}", "name": "get_finance", "arguments": {}}],
-                               results=[{"call_id": f"c{i}", "content": {"cash": i}, "is_error": False}]))  # fmt: skip
+        steps.append(
+            make_step(
+                index=i,
+                message=f"turn {i}",
+                tool_calls=[{"id": f"c{i}", "name": "get_finance", "arguments": {}}],
+                results=[{"call_id": f"c{i}", "content": {"cash": i}, "is_error": False}],
+            )
+        )
     return steps
 
 
@@ -38,11 +44,19 @@ def test_nothing_is_dropped_when_the_episode_fits_the_window() -> None:
 
 
 def test_an_invalid_action_is_shown_as_written_followed_by_its_error() -> None:
-    history = _history(0) + [make_step(index=1, message="hm", results=[{"call_id": "invalid", "content": {"error": "bad"}, "is_error": True}],
-                                       meta={"invalid_action": "tool call is not valid JSON", "raw_output": "hm <tool_call>{oops</tool_call>"})]  # fmt: skip
+    history = _history(0) + [
+        make_step(
+            index=1,
+            message="hm",
+            results=[{"call_id": "invalid", "content": {"error": "bad"}, "is_error": True}],
+            meta={"invalid_action": "tool call is not valid JSON", "raw_output": "hm <tool_call>{oops</tool_call>"},
+        )
+    ]
     messages = build_messages(history, system_prompt="SYS", window_turns=4)
-    assert messages[-2:] == [{"role": "assistant", "content": "hm <tool_call>{oops</tool_call>"},
-                             {"role": "user", "content": "Error: tool call is not valid JSON"}]  # fmt: skip
+    assert messages[-2:] == [
+        {"role": "assistant", "content": "hm <tool_call>{oops</tool_call>"},
+        {"role": "user", "content": "Error: tool call is not valid JSON"},
+    ]
 
 
 def test_the_environments_status_line_comes_last_and_only_when_there_is_one() -> None:
@@ -53,8 +67,13 @@ def test_the_environments_status_line_comes_last_and_only_when_there_is_one() ->
 
 
 def test_long_tool_results_are_cut_with_a_note() -> None:
-    history = _history(0) + [make_step(index=1, tool_calls=[{"id": "c", "name": "x", "arguments": {}}],
-                                       results=[{"call_id": "c", "content": "z" * 50, "is_error": False}])]  # fmt: skip
+    history = _history(0) + [
+        make_step(
+            index=1,
+            tool_calls=[{"id": "c", "name": "x", "arguments": {}}],
+            results=[{"call_id": "c", "content": "z" * 50, "is_error": False}],
+        )
+    ]
     messages = build_messages(history, system_prompt="SYS", window_turns=4, max_result_chars=10)
     assert messages[-1]["content"] == "z" * 10 + "... [cut: 40 more characters]"
 
@@ -91,8 +110,14 @@ class _Scripted(LLMPolicy):
 def test_the_window_shrinks_to_fit_the_context_and_stops_when_one_turn_is_too_big() -> None:
     env = make("toolgym/lookup", seed=0)
     env.summary = lambda: "Day 9"  # type: ignore[method-assign]
-    policy = _Scripted(['<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call>'], env=env, seed=0, name="s", model="m",
-                       harness=HarnessConfig(system_prompt="S", window_turns=8, max_context_tokens=150, max_new_tokens=10))  # fmt: skip
+    policy = _Scripted(
+        ['<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call>'],
+        env=env,
+        seed=0,
+        name="s",
+        model="m",
+        harness=HarnessConfig(system_prompt="S", window_turns=8, max_context_tokens=150, max_new_tokens=10),
+    )
     # base 1 + 21 characters; a turn 16 (i < 10) or 18; the note 56 or 57, + 21 for the state. Window 4: 169, 2: 136 <= 140.
     history = _history(12)
     action = policy.act(history, env.tools())
@@ -115,8 +140,9 @@ def test_text_without_a_tool_call_is_an_invalid_action_or_a_stop_as_configured()
     assert action.error == "no tool call found; act by calling one of the tools" and action.meta["raw_output"] == "just chatting"
     assert (action.token_ids, action.logprobs, action.prompt_token_ids) == ([1, 2], [-0.5, -0.25], [9])
     stop = _Scripted(["done for today"], env=env, seed=0, name="s", model="m", harness=HarnessConfig(on_text_only="stop"))
-    assert stop.act(_history(0), env.tools()) == Action(message="done for today", stop=True, token_ids=[1, 2], logprobs=[-0.5, -0.25],
-                                                        prompt_token_ids=[9])  # fmt: skip
+    assert stop.act(_history(0), env.tools()) == Action(
+        message="done for today", stop=True, token_ids=[1, 2], logprobs=[-0.5, -0.25], prompt_token_ids=[9]
+    )
 
 
 def test_sampling_seeds_depend_only_on_the_episode_seed_and_the_step_index() -> None:
@@ -175,8 +201,14 @@ def test_a_storebench_model_gets_the_status_line_with_each_prompt_and_no_free_st
         '<tool_call>{"name": "end_window", "arguments": {}}</tool_call>',
         '<tool_call>{"name": "read_news", "arguments": {}}</tool_call>',
     ]
-    policy = _Scripted([*calls, "done"], env=env, seed=0, name="s", model="m",
-                       harness=HarnessConfig(system_prompt="S", window_turns=1, on_text_only="stop"))  # fmt: skip
+    policy = _Scripted(
+        [*calls, "done"],
+        env=env,
+        seed=0,
+        name="s",
+        model="m",
+        harness=HarnessConfig(system_prompt="S", window_turns=1, on_text_only="stop"),
+    )
     run_episode(env, policy, max_steps=3)
     cash = f"{env.world.cash:,.2f}"  # type: ignore[attr-defined]
     last = policy.prompts[-1]
@@ -204,8 +236,14 @@ def test_compact_tools_lists_the_tools_in_the_system_prompt_and_hands_the_templa
 def test_a_truncated_prompt_is_recorded_on_the_step() -> None:
     env = make("toolgym/lookup", seed=0)
     env.summary = lambda: "Day 9"  # type: ignore[method-assign]
-    policy = _Scripted(['<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call>'], env=env, seed=0, name="s", model="m",
-                       harness=HarnessConfig(system_prompt="S", window_turns=8, max_context_tokens=150, max_new_tokens=10))  # fmt: skip
+    policy = _Scripted(
+        ['<tool_call>{"name": "lookup", "arguments": {"item": "lamp"}}</tool_call>'],
+        env=env,
+        seed=0,
+        name="s",
+        model="m",
+        harness=HarnessConfig(system_prompt="S", window_turns=8, max_context_tokens=150, max_new_tokens=10),
+    )
     action = policy.act(_history(12), env.tools())
     assert action.meta["context"] == {
         "omitted_turns": 10,

@@ -14,8 +14,13 @@ from training.policies import harness_for, policy_from_config
 
 def _config(tiny_path: Any, turns: int) -> dict[str, Any]:
     # StoreBench's 29 tool schemas take ~8.9k tokens with the tiny 1k-token vocabulary.
-    return {"kind": "hf", "name": "tiny", "model": str(tiny_path), "sampling": {"temperature": 1.0, "device": "cpu"},
-            "harness": {"max_turns": turns, "max_new_tokens": 24, "max_context_tokens": 16384}}  # fmt: skip
+    return {
+        "kind": "hf",
+        "name": "tiny",
+        "model": str(tiny_path),
+        "sampling": {"temperature": 1.0, "device": "cpu"},
+        "harness": {"max_turns": turns, "max_new_tokens": 24, "max_context_tokens": 16384},
+    }
 
 
 @pytest.mark.slow

@@ -52,10 +52,19 @@ def _dns(monkeypatch: Any, answers: dict[str, list[str]]) -> list[str]:
 
 @pytest.mark.parametrize(
     ("address", "label"),
-    [("127.0.0.1", "loopback"), ("10.2.3.4", "private"), ("192.168.1.1", "private"), ("169.254.169.254", "link-local"),
-     ("::1", "loopback"), ("::ffff:127.0.0.1", "loopback"), ("fe80::1", "link-local"), ("224.0.0.1", "multicast"),
-     ("0.0.0.0", "unspecified"), ("100.64.0.1", "not a public")],
-)  # fmt: skip
+    [
+        ("127.0.0.1", "loopback"),
+        ("10.2.3.4", "private"),
+        ("192.168.1.1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("fe80::1", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("100.64.0.1", "not a public"),
+    ],
+)
 def test_it_names_why_a_non_public_address_is_refused(address: str, label: str) -> None:
     problem = address_problem(address)
     assert problem is not None and label in problem

@@ -15,8 +15,14 @@ from training.policies import Connection, HarnessStop, policy_from_config
 
 
 def _config(endpoint: str, **sampling: Any) -> dict[str, Any]:
-    return {"kind": "openai", "name": "served-tiny", "model": "tiny", "endpoint": endpoint,
-            "sampling": {"timeout_s": 5.0, "max_retries": 2, **sampling}, "harness": {"max_new_tokens": 16}}  # fmt: skip
+    return {
+        "kind": "openai",
+        "name": "served-tiny",
+        "model": "tiny",
+        "endpoint": endpoint,
+        "sampling": {"timeout_s": 5.0, "max_retries": 2, **sampling},
+        "harness": {"max_new_tokens": 16},
+    }
 
 
 def _declared(endpoint: str, key: str = "EMPTY") -> Connection:
@@ -30,15 +36,25 @@ def test_it_plays_a_toolgym_episode_through_native_tool_calls(chat_server: Any, 
 
     def lookup(body: dict[str, Any]) -> dict[str, Any]:
         item = re.search(r"color of the (\w+)", body["messages"][1]["content"]).group(1)  # type: ignore[union-attr]
-        return {"role": "assistant", "content": "Looking it up.",
-                "tool_calls": [{"id": "call_look", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"item": item})}}]}  # fmt: skip
+        return {
+            "role": "assistant",
+            "content": "Looking it up.",
+            "tool_calls": [
+                {"id": "call_look", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"item": item})}}
+            ],
+        }
 
     def answer(body: dict[str, Any]) -> dict[str, Any]:
         tool = body["messages"][-1]
         assert tool["role"] == "tool" and tool["tool_call_id"] == "call_look"
         color = json.loads(tool["content"])["color"]
-        return {"role": "assistant", "content": None,
-                "tool_calls": [{"id": "call_ans", "type": "function", "function": {"name": "answer", "arguments": json.dumps({"color": color})}}]}  # fmt: skip
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_ans", "type": "function", "function": {"name": "answer", "arguments": json.dumps({"color": color})}}
+            ],
+        }
 
     server.script = [lookup, answer]
     env = make("toolgym/lookup", seed=3)
@@ -97,9 +113,14 @@ def test_exhausted_retries_end_the_episode_as_an_infrastructure_error(chat_serve
 
 def test_malformed_native_arguments_become_an_invalid_action_sent_back_to_the_model(chat_server: Any) -> None:
     server, endpoint = chat_server
-    server.script = [lambda body: {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_bad", "type": "function", "function": {"name": "lookup", "arguments": '{"item": "lamp"'}}]},
-        lambda body: {"role": "assistant", "content": "I give up."}]  # fmt: skip
+    server.script = [
+        lambda body: {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_bad", "type": "function", "function": {"name": "lookup", "arguments": '{"item": "lamp"'}}],
+        },
+        lambda body: {"role": "assistant", "content": "I give up."},
+    ]
     env = make("toolgym/lookup", seed=1)
     policy = policy_from_config(
         {**_config(endpoint), "harness": {"max_new_tokens": 16, "max_consecutive_errors": 2}}, env, 1, connection=_declared(endpoint)

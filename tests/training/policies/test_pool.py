@@ -146,10 +146,22 @@ def test_a_429_waits_its_retry_after_and_a_hopeless_request_returns_the_last_ans
 
 def test_an_openai_agent_plays_an_episode_through_a_pool_with_one_server_down() -> None:
     def completion(call: dict[str, Any]) -> bytes:
-        message = {"role": "assistant", "content": None,
-                   "tool_calls": [{"id": "c1", "type": "function", "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}  # fmt: skip
-        return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                           "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}).encode()  # fmt: skip
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}
+            ],
+        }
+        return json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            }
+        ).encode()
 
     answer = completion({"name": "say", "arguments": {"word": "cloud"}})  # toolgym/echo seed 1: "Say the word cloud."
     down, up = Backend((500, {}, b"boom")), Backend((200, {"Content-Type": "application/json"}, answer))

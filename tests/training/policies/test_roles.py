@@ -34,7 +34,7 @@ def test_a_consultant_step_no_consult_result_carries_is_shown_marked_with_its_su
             role="consultant",
             reasoning="look first",
             tool_calls=[{"id": "k", "name": "lookup", "arguments": {"item": "lamp"}}],
-        ),  # fmt: skip
+        ),
     ]
     messages = build_messages(history, system_prompt="SYS", window_turns=4)
     assert messages[-1] == {"role": "user", "content": 'Consultant: suggested lookup({"item":"lamp"}) because look first'}
@@ -47,7 +47,7 @@ def test_advice_already_returned_to_ask_critic_is_not_repeated() -> None:
             index=1,
             tool_calls=[{"id": "a", "name": "ask_critic", "arguments": {}}],
             results=[{"call_id": "a", "content": "Check the stock first.", "is_error": False}],
-        ),  # fmt: skip
+        ),
         make_step(index=2, role="critic", message="Check the stock first."),
     ]
     messages = build_messages(history, system_prompt="SYS", window_turns=4)
@@ -121,8 +121,14 @@ def test_the_tiny_model_as_critic_writes_advice_with_token_ids_and_logprobs(
     tiny_path: Any, tokenizer: Any, team_record: dict[str, Any]
 ) -> None:
     env = make("toolgym/lookup", seed=0)
-    config = {"kind": "hf", "name": "bob", "model": str(tiny_path), "role": "critic", "sampling": {"device": "cpu"},
-              "harness": {"max_new_tokens": 12}}  # fmt: skip
+    config = {
+        "kind": "hf",
+        "name": "bob",
+        "model": str(tiny_path),
+        "role": "critic",
+        "sampling": {"device": "cpu"},
+        "harness": {"max_new_tokens": 12},
+    }
     critic = policy_from_config(config, env, 0)
     action = critic.act(team_record["steps"][:2], env.tools())
     assert action.tool_calls == [] and action.error is None

@@ -35,11 +35,14 @@ def test_a_plain_config_gives_a_team_with_only_the_actor() -> None:
 
 
 def test_each_role_gets_its_policy_settings_and_connection() -> None:
-    config = {**_ACTOR, "team": {
-        "critic": {"agent": {"kind": "scripted", "model": "team-test-critic"}, "every": 5, "on_error": True},
-        "consultant": {"agent": {"kind": "scripted", "model": "smart-triage"}, "cost": 0.02},
-        "harness_level": "guided",
-    }}  # fmt: skip
+    config = {
+        **_ACTOR,
+        "team": {
+            "critic": {"agent": {"kind": "scripted", "model": "team-test-critic"}, "every": 5, "on_error": True},
+            "consultant": {"agent": {"kind": "scripted", "model": "smart-triage"}, "cost": 0.02},
+            "harness_level": "guided",
+        },
+    }
     asked: list[tuple[str, str]] = []
     team = team_from_config(config, _env(), 0, connection_for=lambda role, cfg: asked.append((role, cfg["role"])))  # type: ignore[func-returns-value]
     assert team.critic is not None and team.critic.policy.name == "team-test-critic"

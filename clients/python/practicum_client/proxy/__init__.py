@@ -27,9 +27,20 @@ __all__ = ["ProxyApp", "Recorder", "RecordingProxy", "Uploader"]
 
 
 class RecordingProxy:
-    def __init__(self, client: Client, upstream: str, *, project: str | None = None, idle_s: float = 60.0, env: str | None = None,
-                 interval_s: float = 2.0, transport: httpx.AsyncBaseTransport | None = None, token: str | None = None,
-                 upstream_key: str | None = None, forward_credentials: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        client: Client,
+        upstream: str,
+        *,
+        project: str | None = None,
+        idle_s: float = 60.0,
+        env: str | None = None,
+        interval_s: float = 2.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        token: str | None = None,
+        upstream_key: str | None = None,
+        forward_credentials: bool = False,
+    ) -> None:
         """`idle_s`: a conversation no request has continued for this long is finished and uploaded.
         `env`: the environment name its episodes are filed under (the server's default for chat records otherwise).
         `token`: what callers present (X-Practicum-Proxy-Token, or as their api_key); generated when not given, see
@@ -39,8 +50,14 @@ class RecordingProxy:
         self.uploader = Uploader(client, project=project or client.project, interval_s=interval_s)
         self.recorder = Recorder(self.uploader.put, idle_s=idle_s, env=env)
         self.token = token or secrets.token_urlsafe(24)
-        self.app = ProxyApp(upstream, self.recorder, token=self.token, upstream_key=upstream_key, forward_credentials=forward_credentials,
-                            transport=transport)  # fmt: skip
+        self.app = ProxyApp(
+            upstream,
+            self.recorder,
+            token=self.token,
+            upstream_key=upstream_key,
+            forward_credentials=forward_credentials,
+            transport=transport,
+        )
         self.stopped = threading.Event()
         self.reaper = threading.Thread(target=self._reap, name="practicum-proxy-idle", daemon=True)
         self.reaper.start()

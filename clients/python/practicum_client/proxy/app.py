@@ -40,16 +40,36 @@ TOKEN_HEADER = "X-Practicum-Proxy-Token"
 _CREDENTIALS = frozenset({"authorization", "cookie"})
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # Not forwarded: hop-by-hop headers, the length (recomputed), and encodings (httpx decodes, so the proxy sees text).
-_REQUEST_DROPPED = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
-                              "proxy-authorization", "proxy-connection", "accept-encoding"})  # fmt: skip
+_REQUEST_DROPPED = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-connection",
+        "accept-encoding",
+    }
+)
 _RESPONSE_DROPPED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
 
 
 class ProxyApp:
     def __init__(
-        self, upstream: str, recorder: Recorder, *, token: str, upstream_key: str | None = None, forward_credentials: bool = False,
-        timeout_s: float = 600.0, transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        upstream: str,
+        recorder: Recorder,
+        *,
+        token: str,
+        upstream_key: str | None = None,
+        forward_credentials: bool = False,
+        timeout_s: float = 600.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         """`token`: what every caller must present. `upstream_key`: sent upstream as the bearer key. `forward_credentials`:
         pass the caller's own Authorization and Cookie on (off by default)."""
         if not upstream.startswith(("http://", "https://")):
@@ -128,8 +148,13 @@ class ProxyApp:
             await _answer(send, 502, {"error": {"message": message, "type": "proxy_error"}})
             return
         try:
-            await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in _RESPONSE_DROPPED]})  # fmt: skip
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status_code,
+                    "headers": [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in _RESPONSE_DROPPED],
+                }
+            )
             assembler = StreamAssembler()
             streamed = response.headers.get("content-type", "").startswith("text/event-stream")
             kept = bytearray()
@@ -152,8 +177,16 @@ class ProxyApp:
         if request is not None:
             self._record(request, response.status_code, streamed, assembler, bytes(kept), episode, time.monotonic() - started)
 
-    def _record(self, request: dict[str, Any], status: int, streamed: bool, assembler: StreamAssembler, kept: bytes,
-                episode: str | None, latency_s: float) -> None:  # fmt: skip
+    def _record(
+        self,
+        request: dict[str, Any],
+        status: int,
+        streamed: bool,
+        assembler: StreamAssembler,
+        kept: bytes,
+        episode: str | None,
+        latency_s: float,
+    ) -> None:
         call: dict[str, Any] = {"status": status, "stream": streamed, "latency_s": round(latency_s, 4)}
         if not 200 <= status < 300:
             text = kept.decode("utf-8", "replace") if not streamed else assembler.text()
@@ -167,8 +200,12 @@ class ProxyApp:
             choices = answer.get("choices") or [{}]
             first = choices[0] if isinstance(choices, list) and isinstance(choices[0], dict) else {}
             reply = first.get("message")
-            details = {"finish_reason": first.get("finish_reason"), "usage": answer.get("usage"), "model": answer.get("model"),
-                       "id": answer.get("id")}  # fmt: skip
+            details = {
+                "finish_reason": first.get("finish_reason"),
+                "usage": answer.get("usage"),
+                "model": answer.get("model"),
+                "id": answer.get("id"),
+            }
         call.update({k: v for k, v in details.items() if v is not None})
         if not isinstance(reply, dict):
             self.recorder.exchange(

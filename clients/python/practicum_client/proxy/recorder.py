@@ -45,8 +45,11 @@ def message_signature(message: Any) -> str:
     of it differ in fields like `refusal`, `annotations` or `type`."""
     if not isinstance(message, dict):
         return json.dumps(message, sort_keys=True, default=str)
-    calls = [(c.get("id"), (c.get("function") or {}).get("name"), _arguments((c.get("function") or {}).get("arguments")))
-             for c in message.get("tool_calls") or [] if isinstance(c, dict)]  # fmt: skip
+    calls = [
+        (c.get("id"), (c.get("function") or {}).get("name"), _arguments((c.get("function") or {}).get("arguments")))
+        for c in message.get("tool_calls") or []
+        if isinstance(c, dict)
+    ]
     content = message.get("content") or ""
     return json.dumps([message.get("role"), content, calls, message.get("tool_call_id")], sort_keys=True, default=str)
 
@@ -63,8 +66,10 @@ class Conversation:
     last_at: float = 0.0
 
     def record(self, env: str | None) -> dict[str, Any]:
-        record: dict[str, Any] = {"messages": self.transcript, "metadata": {"recorded_by": "practicum proxy", "conversation": self.key,
-                                                                           "calls": self.calls, "errors": self.errors}}  # fmt: skip
+        record: dict[str, Any] = {
+            "messages": self.transcript,
+            "metadata": {"recorded_by": "practicum proxy", "conversation": self.key, "calls": self.calls, "errors": self.errors},
+        }
         for name in ("model", "tools", *REQUEST_FIELDS):
             if self.request.get(name) is not None:
                 record[name] = self.request[name]
@@ -74,8 +79,14 @@ class Conversation:
 
 
 class Recorder:
-    def __init__(self, deliver: Callable[[list[dict[str, Any]]], None], *, idle_s: float = 60.0, env: str | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+    def __init__(
+        self,
+        deliver: Callable[[list[dict[str, Any]]], None],
+        *,
+        idle_s: float = 60.0,
+        env: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`deliver(records)` is called with each finished conversation's record (from the proxy's or a timer's thread)."""
         self.deliver = deliver
         self.idle_s = idle_s
@@ -84,8 +95,15 @@ class Recorder:
         self.open: dict[str, Conversation] = {}
         self.lock = threading.Lock()
 
-    def exchange(self, request: dict[str, Any], *, reply: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
-                 episode: str | None = None, call: dict[str, Any] | None = None) -> str:  # fmt: skip
+    def exchange(
+        self,
+        request: dict[str, Any],
+        *,
+        reply: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        episode: str | None = None,
+        call: dict[str, Any] | None = None,
+    ) -> str:
         """Record one chat completion: the request body, and the assistant message it got or the error. Returns the
         conversation's key."""
         messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]

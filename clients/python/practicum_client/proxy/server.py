@@ -20,8 +20,10 @@ def bind_warning(host: str) -> str | None:
     can then spend the upstream's key through this proxy. None for a specific address."""
     if host.strip("[]") not in ("0.0.0.0", "::", ""):
         return None
-    message = (f"the proxy listens on every interface ({host or 'all'}): anyone who can reach this machine and has the token "
-               "can call the upstream through it; listen on 127.0.0.1 unless that is what you want")  # fmt: skip
+    message = (
+        f"the proxy listens on every interface ({host or 'all'}): anyone who can reach this machine and has the token "
+        "can call the upstream through it; listen on 127.0.0.1 unless that is what you want"
+    )
     log.warning(message)
     return message
 

@@ -56,8 +56,9 @@ class StreamAssembler:
                     self._call(call)
 
     def _call(self, delta: dict[str, Any]) -> None:
-        call = self.calls.setdefault(int(delta.get("index", len(self.calls))), {"id": None, "type": "function",
-                                                                                "function": {"name": "", "arguments": ""}})  # fmt: skip
+        call = self.calls.setdefault(
+            int(delta.get("index", len(self.calls))), {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+        )
         call["id"] = delta.get("id") or call["id"]
         function = delta.get("function") or {}
         call["function"]["name"] += function.get("name") or ""

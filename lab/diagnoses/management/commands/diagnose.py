@@ -57,8 +57,15 @@ class Command(BaseCommand):
             if agent is None:
                 raise CommandError(f"no agent {options['agent']!r} in {project.slug}")
         try:
-            job = diagnosis_job_launch(project=project, episode_ids=ids, agent=agent, rule_anchor=options["rule"] or "",
-                                       pivotal_anchor=options["pivotal"], verify=options["verify"], enqueue=False)  # fmt: skip
+            job = diagnosis_job_launch(
+                project=project,
+                episode_ids=ids,
+                agent=agent,
+                rule_anchor=options["rule"] or "",
+                pivotal_anchor=options["pivotal"],
+                verify=options["verify"],
+                enqueue=False,
+            )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         with tqdm(total=job.total, desc=f"diagnosis job {job.pk}", unit="episode", file=self.stderr) as bar:

@@ -135,8 +135,16 @@ class Command(BaseCommand):
                 raise CommandError(f"--set {key}={raw!r}: give a number (received: a list of ids, e.g. [3])") from None
         # Embedded mode: this process's in-memory queue ends with it and the server's worker never sees it.
         here = options["run"] or settings.CELERY_EMBEDDED
-        federation = federation_create(project=project, name=options["name"], mode=options["mode"], base_model=options["base_model"],
-                                       participants=participants, config=config, user=user, enqueue=not here)  # fmt: skip
+        federation = federation_create(
+            project=project,
+            name=options["name"],
+            mode=options["mode"],
+            base_model=options["base_model"],
+            participants=participants,
+            config=config,
+            user=user,
+            enqueue=not here,
+        )
         where = "" if options["run"] else " (no REDIS_URL: running it here)" if here else " (queued for the gpu workers)"
         self.stdout.write(f"federation {federation.pk}: {federation.mode}, {len(federation.participants)} participants{where}")
         if here:
@@ -161,8 +169,9 @@ class Command(BaseCommand):
             for export in export_list(federation=federation):
                 reasons = "; ".join(export.gate.get("reasons") or []) or "by the gate"  # canaries by field, never by value
                 verdict = f"refused: {reasons}" if export.refused else "passed the gate"
-                self.stdout.write(f"  export {export.pk}: round {export.round}, {export.kind} of {export.project.slug}, "
-                                  f"{export.bytes} bytes, {verdict}")  # fmt: skip
+                self.stdout.write(
+                    f"  export {export.pk}: round {export.round}, {export.kind} of {export.project.slug}, {export.bytes} bytes, {verdict}"
+                )
 
     def _push(self, options: dict[str, Any]) -> None:
         project = self._project(options["project"])
@@ -176,13 +185,17 @@ class Command(BaseCommand):
     def _transfers(self, options: dict[str, Any]) -> None:
         for t in transfer_list(projects=[self._project(options["project"])])[:100]:
             answer = f" {t.response_status}" if t.response_status else ""
-            self.stdout.write(f"#{t.pk} {t.created_at:%Y-%m-%d %H:%M} {t.kind} -> {t.peer_name}/{t.target} {t.status}{answer}"
-                              f"{' - ' + t.error if t.error else ''}")  # fmt: skip
+            self.stdout.write(
+                f"#{t.pk} {t.created_at:%Y-%m-%d %H:%M} {t.kind} -> {t.peer_name}/{t.target} {t.status}{answer}"
+                f"{' - ' + t.error if t.error else ''}"
+            )
 
     def _inbox(self, options: dict[str, Any]) -> None:
         for r in received_list(projects=[self._project(options["project"])])[:100]:
-            self.stdout.write(f"#{r.pk} {r.received_at:%Y-%m-%d %H:%M} {r.kind} from {r.sender} ({r.manifest.get('source')}, "
-                              f"round {r.manifest.get('round')}) {r.sha256[:12]} {r.bytes} bytes: {r.status}")  # fmt: skip
+            self.stdout.write(
+                f"#{r.pk} {r.received_at:%Y-%m-%d %H:%M} {r.kind} from {r.sender} ({r.manifest.get('source')}, "
+                f"round {r.manifest.get('round')}) {r.sha256[:12]} {r.bytes} bytes: {r.status}"
+            )
 
     def _decide(self, options: dict[str, Any], accept: bool) -> None:
         received = ReceivedArtifact.objects.filter(pk=options["id"]).select_related("project").first()

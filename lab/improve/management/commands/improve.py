@@ -90,8 +90,12 @@ class Command(BaseCommand):
             recipe_config = json.loads(options["recipe_config"])
         except json.JSONDecodeError as exc:
             raise CommandError(f"--recipe-config is not JSON: {exc}") from None
-        config: dict[str, Any] = {"diagnoser": {"kind": kind, "name": name}, "recipe": options["recipe"], "recipe_config": recipe_config,
-                                  "test_seeds": _seeds(options["test_seeds"], "--test-seeds")}  # fmt: skip
+        config: dict[str, Any] = {
+            "diagnoser": {"kind": kind, "name": name},
+            "recipe": options["recipe"],
+            "recipe_config": recipe_config,
+            "test_seeds": _seeds(options["test_seeds"], "--test-seeds"),
+        }
         for flag, key in (("dev_seeds", "dev_seeds"), ("anchor_seeds", "anchor_seeds")):
             if options[flag]:
                 config[key] = _seeds(options[flag], f"--{flag.replace('_', '-')}")
@@ -103,8 +107,9 @@ class Command(BaseCommand):
             episodes = [int(x) for x in options["episodes"].split(",") if x.strip()] or None
         except ValueError:
             raise CommandError(f"--episodes must be comma-separated ids, got {options['episodes']!r}") from None
-        loop = loop_create(project=project, evaluation=evaluation, config=config, episode_ids=episodes, name=options["name"],
-                           enqueue=options["queue"])  # fmt: skip
+        loop = loop_create(
+            project=project, evaluation=evaluation, config=config, episode_ids=episodes, name=options["name"], enqueue=options["queue"]
+        )
         self.stdout.write(f"loop {loop.pk}: {loop.name}, {len(loop.episode_ids)} failing episodes, recipe {loop.config['recipe']}")
         if not options["queue"]:
             self._execute(loop)
