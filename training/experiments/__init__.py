@@ -160,6 +160,8 @@ MODULES: tuple[str, ...] = (
     "training.experiments.advsim",
     "training.experiments.federation",
     "training.experiments.hybridcua",
+    "training.experiments.computersd",
+    "training.experiments.dreamer",
 )
 
 
