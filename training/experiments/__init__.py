@@ -161,6 +161,7 @@ MODULES: tuple[str, ...] = (
     "training.experiments.federation",
     "training.experiments.hybridcua",
     "training.experiments.computersd",
+    "training.experiments.gui_priors",
     "training.experiments.dreamer",
 )
 
