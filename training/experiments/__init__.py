@@ -160,6 +160,9 @@ MODULES: tuple[str, ...] = (
     "training.experiments.advsim",
     "training.experiments.federation",
     "training.experiments.hybridcua",
+    "training.experiments.computersd",
+    "training.experiments.gui_priors",
+    "training.experiments.dreamer",
 )
 
 
