@@ -190,6 +190,18 @@ class RoleSlot:
 
 
 @dataclass(frozen=True)
+class ScoreComponent:
+    """How the viewer explains one component of the environment's score: what it measures, its weight in the sum
+    it enters (`of`: "composite", or a sub-score the measure names), and the tools that move it (the viewer links
+    the first step that calls one). No weight where the component enters otherwise (the measure says how)."""
+
+    measures: str
+    weight: float | None = None
+    of: str = "composite"
+    moved_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class EnvMeta:
     """An environment's declaration for the lab. Only `env` is required; the defaults describe a batch-only env."""
 
@@ -204,6 +216,7 @@ class EnvMeta:
     attacks: AttackAxis = field(default_factory=AttackAxis)  # the attack axis (environments.attacks); empty when it has none
     roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
+    score_components: Mapping[str, ScoreComponent] = field(default_factory=dict)  # score component -> its explanation
     # Marks a message carries for the environment itself (the simulated caller's end-of-call "###STOP###"): recorded
     # and replayed as sent, never shown to a person reading the transcript.
     control_marks: tuple[str, ...] = ()
@@ -267,6 +280,12 @@ class EnvMeta:
                 if env.tool(s.tool) is None
             ]
         out += [f"shortcut {key!r}: {tool!r} is not a tool of {self.env}" for key, tool in self.shortcuts.items() if env.tool(tool) is None]
+        out += [
+            f"score component {name!r}: moved by {tool!r}, not a tool of {self.env}"
+            for name, component in self.score_components.items()
+            for tool in component.moved_by
+            if env.tool(tool) is None
+        ]
         out += [
             f"role slot {slot.name!r}: its default builds {type(made).__name__}, not a Policy"
             for slot in self.roles

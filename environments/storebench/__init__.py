@@ -15,7 +15,7 @@ from environments.storebench.anchors_smart import Hardened, Oracle, SmartTriage
 from environments.storebench.attack_texts import GOALS, GUIDANCE, STYLES
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import load_scenarios
-from environments.storebench.scoring import load_calibration, scenario_task
+from environments.storebench.scoring import COMPONENTS, load_calibration, scenario_task
 from environments.storebench.short import register_short
 
 DEFAULT_THRESHOLD = 0.3
@@ -144,6 +144,7 @@ STOREBENCH = EnvMeta(
     # What an operator keeps open in tabs; each opening is a tool call, charged like any other.
     panels=_PANELS,
     shortcuts={"f": "fulfil_orders", "r": "reply_ticket", "b": "create_purchase_order", "e": "end_window"},
+    score_components=COMPONENTS,
     anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
     default_anchor="smart-triage",
     demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds

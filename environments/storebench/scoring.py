@@ -23,10 +23,31 @@ from pathlib import Path
 from typing import Any
 
 from environments.core import Score, TaskSpec
+from environments.meta import ScoreComponent
 from environments.storebench.world import World
 
 CALIBRATION_PATH = Path(__file__).with_name("calibration.json")
 WEIGHTS = {"service": 0.35, "satisfaction": 0.25, "inventory": 0.2, "cash_safety": 0.2}
+_QUALITY = "quality (composite = profit × (0.4 + 0.6 × quality))"
+# What the viewer says of each component (the module docstring, in a reader's words).
+COMPONENTS = {
+    "profit": ScoreComponent(
+        "net worth gained, scaled from the scenario's do-nothing mean (0) to its oracle mean (1); it multiplies the rest: "
+        "composite = profit × (0.4 + 0.6 × quality)",
+        moved_by=("set_price", "create_purchase_order", "create_discount", "set_marketing_budget"),
+    ),
+    "service": ScoreComponent("units shipped on time / units customers wanted", WEIGHTS["service"], _QUALITY, ("fulfil_orders",)),
+    "satisfaction": ScoreComponent(
+        "mean satisfaction of settled orders, minus ticket penalties", WEIGHTS["satisfaction"], _QUALITY, ("reply_ticket",)
+    ),
+    "inventory": ScoreComponent(
+        "fill rate × min(1, stock turns / target turns of about three weeks' cover)",
+        WEIGHTS["inventory"],
+        _QUALITY,
+        ("create_purchase_order",),
+    ),
+    "cash_safety": ScoreComponent("share of nights with cash ≥ 0 and no overdue supplier invoice", WEIGHTS["cash_safety"], _QUALITY),
+}
 
 
 def load_calibration(env_version: str, path: Path = CALIBRATION_PATH) -> dict[str, Any]:

@@ -11,6 +11,9 @@ write:
     missing_statements  [name]                                   what the caller had to be told and was not
     differing           [...]                                    records that differ from the expected end state
 
+A component's reason is what the environment declares of it (environments.meta.ScoreComponent: what it measures,
+its weight in the composite or the sub-score it enters), and its evidence the tools that move it.
+
 Any other detail is shown as a fact (name: value, shortened). The evidence step of a line is the first step whose
 tool calls mention one of its evidence strings (a path, a record id, the tool a violation names), so a reader can
 jump to where the agent read or wrote it; none is claimed where nothing matches.
@@ -19,8 +22,11 @@ jump to where the agent read or wrote it; none is claimed where nothing matches.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from environments.meta import ScoreComponent
 
 MAX_LINES = 60  # a rubric of hundreds of items shows its first 60 and says how many more
 MAX_FACT_CHARS = 160
@@ -60,15 +66,41 @@ def _short(value: Any) -> str:
     return text if len(text) <= MAX_FACT_CHARS else text[: MAX_FACT_CHARS - 1] + "…"
 
 
-def explain(score: dict[str, Any] | None, tool_names: frozenset[str] | set[str] = frozenset()) -> Explanation:
-    """The lines and facts of a stored score (module docstring); evidence steps are found by `with_evidence_steps`."""
+def component_reason(component: ScoreComponent | None, number: float | None) -> str:
+    """What a component measures and what its value adds to the sum it enters, in words; "" when undeclared."""
+    if component is None:
+        return ""
+    if component.weight is None or number is None:
+        return component.measures
+    return f"{component.measures}; weight {component.weight:g} in {component.of}: adds {component.weight * number:.3f}"
+
+
+def explain(
+    score: dict[str, Any] | None,
+    tool_names: frozenset[str] | set[str] = frozenset(),
+    components: Mapping[str, ScoreComponent] | None = None,
+) -> Explanation:
+    """The lines and facts of a stored score (module docstring); `components` is the environment's declaration of
+    its score components (EnvMeta.score_components). Evidence steps are found by `with_evidence_steps`."""
     score = score or {}
     details = score.get("details") if isinstance(score.get("details"), dict) else {}
+    components = components or {}
     lines: list[Line] = []
     for name, value in sorted((score.get("components") or {}).items()):
         number = float(value) if isinstance(value, int | float) else None
         binary = number in (0.0, 1.0)
-        lines.append(Line("component", name, bool(number) if binary else None, "" if number is None else f"{number:.3f}"))
+        declared = components.get(name)
+        moved_by = [tool for tool in declared.moved_by if tool in tool_names] if declared else []
+        lines.append(
+            Line(
+                "component",
+                name,
+                bool(number) if binary else None,
+                "" if number is None else f"{number:.3f}",
+                component_reason(declared, number),
+                moved_by,
+            )
+        )
     for item in details.get("items") or []:
         if isinstance(item, dict):
             evidence = [str(e) for e in item.get("evidence") or [] if str(e)][:5]

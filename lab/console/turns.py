@@ -28,7 +28,7 @@ from django.db.models import BooleanField, Case, Value, When
 
 from environments.diagnosis.taxonomy import AGENT_SOURCES
 from lab.trajectories.models import Episode, Step
-from lab.trajectories.selectors import episode_list_siblings
+from lab.trajectories.selectors import env_versions_differ, episode_list_siblings
 
 MAX_COLUMNS = 8  # the reference and seven others: as many as a 1280-px screen can hold legibly
 ROWS = 40  # turns a page
@@ -151,7 +151,7 @@ def turn_table(*, episode: Episode, start: int = 0) -> TurnTable:
             turns=turns[e.pk],
             reference=e is reference,
             cut=e.step_count > SCAN_STEPS,
-            same_version=e.task.env_version == version,
+            same_version=not env_versions_differ(e.task.env_version, version),
         )
         for e in episodes
     ]

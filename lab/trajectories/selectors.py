@@ -232,13 +232,22 @@ def episode_list_siblings(*, episode: Episode) -> QuerySet[Episode]:
     score first: what the viewer offers to compare (a human beside every agent and anchor that played the seed).
 
     Matched on the task's environment and key, not its row: a task played under two environment versions is two rows,
-    and an episode of the other version is still the same task and seed, shown with its version (`same_version`)."""
+    and an episode of the other version is still the same task and seed, shown with its version (`same_version`: False
+    only where both versions are known and differ; a record without one, as anchors' are, is not claimed to differ)."""
     task = episode.task
     siblings = Episode.objects.filter(project=episode.project, task__env=task.env, task__key=task.key, seed=episode.seed).exclude(
         pk=episode.pk
     )
-    same_version = Case(When(task__env_version=task.env_version, then=Value(True)), default=Value(False), output_field=BooleanField())
+    same_version: Value | Case = Value(True, output_field=BooleanField())
+    if task.env_version:
+        same_or_unknown = When(task__env_version__in=["", task.env_version], then=Value(True))
+        same_version = Case(same_or_unknown, default=Value(False), output_field=BooleanField())
     return siblings.select_related("agent", "task").annotate(same_version=same_version).order_by("-same_version", "-composite", "pk")
+
+
+def env_versions_differ(a: str, b: str) -> bool:
+    """Two environment versions are known to differ only when both are recorded: "" is unknown, not a version."""
+    return bool(a and b and a != b)
 
 
 def episode_tools(episode: Episode) -> dict[str, ToolSpec]:

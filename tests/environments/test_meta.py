@@ -160,3 +160,11 @@ def test_chart_series_and_shortcuts_that_name_missing_tools_are_contract_problem
     assert [k["key"] for k in keys] == ["c", "i", "o", "t", "p", "s", "n", "f", "r", "b", "e"]
     assert keys[1] == {"key": "i", "kind": "panel", "target": "1", "label": "open Inventory"}
     assert keys[-1] == {"key": "e", "kind": "tool", "target": "end_window", "label": "the end_window form"}
+
+
+def test_a_score_component_moved_by_a_missing_tool_is_a_contract_problem() -> None:
+    from environments.meta import ScoreComponent
+
+    env = registry.make("storebench/cash-crunch", seed=0)
+    meta = EnvMeta(env="storebench", score_components={"service": ScoreComponent("on time", 0.35, moved_by=("ship_it",))})
+    assert meta.problems(env) == ["score component 'service': moved by 'ship_it', not a tool of storebench"]

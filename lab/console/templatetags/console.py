@@ -25,6 +25,15 @@ def pretty_json(value: Any) -> str:
 
 
 @register.filter
+def readable(value: Any) -> str:
+    """A tool result as a person reads it: an object of plain values as "key: value" lines, its texts with their own
+    line breaks (a screen's accessibility tree), not JSON-escaped onto one line; anything nested as indented JSON."""
+    if isinstance(value, dict) and value and all(v is None or isinstance(v, str | int | float | bool) for v in value.values()):
+        return "\n".join(f"{key}: {'—' if v is None else v if isinstance(v, str) else json.dumps(v)}" for key, v in value.items())
+    return pretty_json(value)
+
+
+@register.filter
 def spoken(value: Any) -> Any:
     """A message as a person reads it: without the marks environments send themselves (EnvMeta.control_marks, a
     caller's "###STOP###"); the stored step keeps them, as replay needs."""

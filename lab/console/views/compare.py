@@ -17,7 +17,7 @@ from lab.edge import int_param
 from lab.errors import DomainError
 from lab.pages import console_view, page, visible_projects
 from lab.trajectories.models import Episode
-from lab.trajectories.selectors import episode_get
+from lab.trajectories.selectors import env_versions_differ, episode_get
 from lab.trajectories.shared import episode_header
 
 ROWS = 100
@@ -55,7 +55,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "deltas": score_deltas(a, b),
         "same_task": (a.task.env, a.task.key) == (b.task.env, b.task.key),
         "same_seed": a.seed == b.seed,
-        "same_version": a.task.env_version == b.task.env_version,
+        "same_version": not env_versions_differ(a.task.env_version, b.task.env_version),
         "start": start,
         "next_start": start + ROWS if start + ROWS < longest else None,
         "prev_start": max(0, start - ROWS) if start else None,

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from environments import registry
 from lab.console.lanes import episode_lanes, steps_link
 from lab.console.score_explanation import explain, with_evidence_steps
 from lab.console.selectors import first_steps_mentioning, step_search, steps_window
@@ -96,7 +97,10 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
         diagnoses=diagnosis_list_for_episode(episode=episode)[:50],
         may_annotate=role in ANNOTATE_ROLES,
         role=role,
-        explanation=with_evidence_steps(explain(episode.score, set(tools)), lambda texts: first_steps_mentioning(episode, texts)),
+        explanation=with_evidence_steps(
+            explain(episode.score, set(tools), registry.env_meta(episode.task.env).score_components),
+            lambda texts: first_steps_mentioning(episode, texts),
+        ),
     )
     return page(request, "console/viewer.html", context)
 

@@ -35,6 +35,25 @@ def test_a_workdesk_episode_shows_each_rubric_item_with_its_reason(login: Any, r
     assert "cited" in facts and "board/q4_review.slides.json" in facts  # the other details, as facts
 
 
+def test_a_storebench_episode_says_what_each_component_measures_and_weighs(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    env = registry.make("storebench/payment-outage", seed=0)
+    record = run_episode(env, make_policy("smart-triage", env, 0))
+    episode = episodes_ingest(project=project_a, records=[record], user=role_users["owner"])[0].episode
+    html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
+    rows = {row.split(" ")[1]: row for row in _rows(html) if row.startswith("component ")}
+    assert sorted(rows) == ["cash_safety", "inventory", "profit", "satisfaction", "service"]
+    components = record["header"]["score"]["components"]
+    service = components["service"]
+    assert "units shipped on time / units customers wanted; weight 0.35 in quality" in rows["service"]
+    assert f"adds {0.35 * service:.3f}" in rows["service"]
+    assert "composite = profit × (0.4 + 0.6 × quality)" in rows["profit"]
+    for name, row in rows.items():  # every row has a reason beyond its name and value
+        assert len(row.split(f"{components[name]:.3f}", 1)[1].strip()) > 20, row
+    step = re.search(r"step (\d+) fulfil_orders", rows["service"])  # evidence: the first step that fulfils orders
+    assert step is not None
+    assert "fulfil_orders" in [call["name"] for call in episode.steps.get(index=int(step.group(1))).tool_calls]
+
+
 def test_a_policy_violation_links_to_the_first_call_of_the_tool_it_names(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
     steps = [
         make_step(
