@@ -22,8 +22,8 @@ success, steps per task and shell share beside it), and the same seeds with drif
 
 from __future__ import annotations
 
-from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
-from training.experiments.hybridcua import EVAL_TASK, MAX_TURNS
+from training.experiments import QWEN3_1_7B, Arm, Experiment, GpuConfig, register
+from training.experiments.hybridcua import HELD_OUT, LIMITS, SMOKE, SMOKE_RL
 
 COMPUTERSD = register(
     Experiment(
@@ -50,37 +50,17 @@ COMPUTERSD = register(
             "temperature": 1.0,
             "teacher_weights": "live",
             "loss": "full",
-            "max_turns": MAX_TURNS,
-            "max_new_tokens": 96,
-            "max_prompt_tokens": 4096,
+            **LIMITS,
             "train_seed_start": 0,
             "train_seeds": 1000,
             "eval_seed_start": 3000,
             "eval_episodes": 8,
             "eval_every": 0,
         },
-        evaluation=Evaluation(
-            task=EVAL_TASK,
-            dev_seeds=(2000, 2008),
-            test_seeds=(1000, 1024),
-            max_turns=MAX_TURNS,
-            max_new_tokens=96,
-            components=True,
-            episode_measures="training.experiments.hybridcua:hybrid_episode",
-        ),
+        evaluation=HELD_OUT,
         measures="training.experiments.hybridcua:drift_measures",
         train_seeds=(0, 1, 2),
-        smoke={
-            "max_steps": 1,
-            "tasks_per_step": 1,
-            "group_size": 2,
-            "max_turns": 2,
-            "max_new_tokens": 16,
-            "max_prompt_tokens": 1024,
-            "eval_episodes": 1,
-            "compact_tools": True,  # the tiny model's context holds one-line tools and cut screens, not the full ones
-            "max_result_chars": 300,
-        },
+        smoke={**SMOKE_RL, **SMOKE},
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,

@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
-from training.experiments.hybridcua import DRIFTS, EVAL_TASK, MAX_TURNS
+from training.experiments import QWEN3_1_7B, Arm, Experiment, GpuConfig, register
+from training.experiments.hybridcua import DRIFTS, HELD_OUT, LIMITS, SFT_STAGE, SMOKE, SMOKE_SFT
 
 DEMO_SEEDS = 200  # as hybridcua: 200 seeds x 3 tasks x 3 drift levels = 1,800 trajectories of each kind
 WORLD_MODEL_SEEDS = 900  # the world model's anchor episodes start here (the real records use seeds from 0)
@@ -93,41 +93,12 @@ DREAMER = register(
             Arm("dreamed-sft", "sft_grpo", {"data": "dreamer:dreamed", "rl": False}, "SFT on N dreamed trajectories (world-model screens)"),
             Arm("real-sft", "sft_grpo", {"data": "dreamer:real", "rl": False}, "SFT on the same N trajectories as played"),
         ),
-        shared={
-            "task": "desktop/train",
-            "sft_steps": 200,
-            "sft_batch_size": 8,
-            "sft_learning_rate": 1e-4,
-            "sft_max_tokens": 4096,
-            "max_turns": MAX_TURNS,
-            "max_new_tokens": 96,
-            "max_prompt_tokens": 4096,
-            "eval_episodes": 8,
-            "eval_every": 0,
-        },
-        evaluation=Evaluation(
-            task=EVAL_TASK,
-            dev_seeds=(2000, 2008),
-            test_seeds=(1000, 1024),
-            max_turns=MAX_TURNS,
-            max_new_tokens=96,
-            components=True,
-            episode_measures="training.experiments.hybridcua:hybrid_episode",
-        ),
+        shared={**SFT_STAGE, **LIMITS, "eval_episodes": 8, "eval_every": 0},
+        evaluation=HELD_OUT,
         measures="training.experiments.hybridcua:drift_measures",
         prepare="training.experiments.dreamer:prepare_data",
         train_seeds=(0, 1, 2),
-        smoke={
-            "sft_steps": 1,
-            "sft_batch_size": 1,
-            "max_turns": 2,
-            "max_new_tokens": 16,
-            "max_prompt_tokens": 1024,
-            "sft_max_tokens": 1024,
-            "eval_episodes": 1,
-            "compact_tools": True,  # the tiny model's context holds one-line tools and cut screens, not the full ones
-            "max_result_chars": 300,
-        },
+        smoke={**SMOKE_SFT, **SMOKE},
         needs_teacher=False,
         gpu=GpuConfig(architecture=QWEN3_1_7B, overrides={"sft_batch_size": 8, "max_new_tokens": 128, "gradient_checkpointing": True}),
     )

@@ -35,8 +35,8 @@ import math
 import random
 from typing import Any
 
-from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
-from training.experiments.hybridcua import DRIFTS, EVAL_TASK, MAX_TURNS
+from training.experiments import QWEN3_1_7B, Arm, Experiment, GpuConfig, register
+from training.experiments.hybridcua import DRIFTS, EVAL_TASK, HELD_OUT, LIMITS, MAX_TURNS, SFT_STAGE, SMOKE, SMOKE_SFT
 
 DEMO_SEEDS = 200
 DATA = ("gui-priors:none", "gui-priors:given", "gui-priors:noise-aware")
@@ -185,41 +185,12 @@ GUI_PRIORS = register(
                 "the priors arm's records mixed with prior-judging items (right, or wrong by a drift kind)",
             ),
         ),
-        shared={
-            "task": "desktop/train",
-            "sft_steps": 200,
-            "sft_batch_size": 8,
-            "sft_learning_rate": 1e-4,
-            "sft_max_tokens": 4096,
-            "max_turns": MAX_TURNS,
-            "max_new_tokens": 96,
-            "max_prompt_tokens": 4096,
-            "eval_episodes": 8,
-            "eval_every": 0,
-        },
-        evaluation=Evaluation(
-            task=EVAL_TASK,
-            dev_seeds=(2000, 2008),
-            test_seeds=(1000, 1024),
-            max_turns=MAX_TURNS,
-            max_new_tokens=96,
-            components=True,
-            episode_measures="training.experiments.hybridcua:hybrid_episode",
-        ),
+        shared={**SFT_STAGE, **LIMITS, "eval_episodes": 8, "eval_every": 0},
+        evaluation=HELD_OUT,
         measures="training.experiments.gui_priors:prior_measures",
         prepare="training.experiments.gui_priors:prepare_data",
         train_seeds=(0, 1, 2),
-        smoke={
-            "sft_steps": 1,
-            "sft_batch_size": 1,
-            "max_turns": 2,
-            "max_new_tokens": 16,
-            "max_prompt_tokens": 1024,
-            "sft_max_tokens": 1024,
-            "eval_episodes": 1,
-            "compact_tools": True,  # the tiny model's context holds one-line tools and cut screens, not the full ones
-            "max_result_chars": 300,
-        },
+        smoke={**SMOKE_SFT, **SMOKE},
         needs_teacher=False,
         gpu=GpuConfig(architecture=QWEN3_1_7B, overrides={"sft_batch_size": 8, "max_new_tokens": 128, "gradient_checkpointing": True}),
     )

@@ -34,6 +34,30 @@ DATA = {"hybridcua:gui": ("gui",), "hybridcua:hybrid": ("gui", "shell", "mixed")
 EVAL_TASK = "desktop/test"
 MAX_TURNS = 16  # the GUI errand takes about 14 calls; buy-cheapest through the shell 3
 
+# What the desktop experiments (hybridcua, computersd, gui-priors, dreamer) share: the held-out evaluation, the SFT
+# stage on desktop/train, the turn and prompt limits, and the tiny model's smoke settings.
+HELD_OUT = Evaluation(
+    task=EVAL_TASK,
+    dev_seeds=(2000, 2008),
+    test_seeds=(1000, 1024),
+    max_turns=MAX_TURNS,
+    max_new_tokens=96,
+    components=True,
+    episode_measures="training.experiments.hybridcua:hybrid_episode",
+)
+SFT_STAGE = {"task": "desktop/train", "sft_steps": 200, "sft_batch_size": 8, "sft_learning_rate": 1e-4, "sft_max_tokens": 4096}
+LIMITS = {"max_turns": MAX_TURNS, "max_new_tokens": 96, "max_prompt_tokens": 4096}
+SMOKE_SFT = {"sft_steps": 1, "sft_batch_size": 1, "sft_max_tokens": 1024}
+SMOKE_RL = {"max_steps": 1, "tasks_per_step": 1, "group_size": 2}
+SMOKE = {
+    "max_turns": 2,
+    "max_new_tokens": 16,
+    "max_prompt_tokens": 1024,
+    "eval_episodes": 1,
+    "compact_tools": True,  # the tiny model's context holds one-line tools and cut screens, not the full ones
+    "max_result_chars": 300,
+}
+
 
 def data_file(kinds: tuple[str, ...], seeds: int) -> str:
     """The verified records of `kinds` on seeds [0, seeds), written once as JSONL under var/ (its name is its content)."""
@@ -129,51 +153,24 @@ EXPERIMENT = register(
             ),
         ),
         shared={
-            "task": "desktop/train",
-            "sft_steps": 200,
-            "sft_batch_size": 8,
-            "sft_learning_rate": 1e-4,
-            "sft_max_tokens": 4096,
+            **SFT_STAGE,
+            **LIMITS,
             "max_steps": 30,
             "tasks_per_step": 4,
             "group_size": 4,
             "learning_rate": 1e-5,
             "temperature": 1.0,
-            "max_turns": MAX_TURNS,
-            "max_new_tokens": 96,
-            "max_prompt_tokens": 4096,
             "train_seed_start": 0,
             "train_seeds": 1000,
             "eval_seed_start": 3000,
             "eval_episodes": 8,
             "eval_every": 0,
         },
-        evaluation=Evaluation(
-            task=EVAL_TASK,
-            dev_seeds=(2000, 2008),
-            test_seeds=(1000, 1024),
-            max_turns=MAX_TURNS,
-            max_new_tokens=96,
-            components=True,
-            episode_measures="training.experiments.hybridcua:hybrid_episode",
-        ),
+        evaluation=HELD_OUT,
         measures="training.experiments.hybridcua:drift_measures",
         prepare="training.experiments.hybridcua:prepare_data",
         train_seeds=(0, 1, 2),
-        smoke={
-            "sft_steps": 1,
-            "sft_batch_size": 1,
-            "max_steps": 1,
-            "tasks_per_step": 1,
-            "group_size": 2,
-            "max_turns": 2,
-            "max_new_tokens": 16,
-            "max_prompt_tokens": 1024,
-            "sft_max_tokens": 1024,
-            "eval_episodes": 1,
-            "compact_tools": True,  # the tiny model's context holds one-line tools and cut screens, not the full ones
-            "max_result_chars": 300,
-        },
+        smoke={**SMOKE_SFT, **SMOKE_RL, **SMOKE},
         needs_teacher=False,
         gpu=GpuConfig(
             architecture=QWEN3_1_7B,
