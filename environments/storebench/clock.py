@@ -62,11 +62,10 @@ from environments.storebench.world import (
     OPENING_MINUTE,
     WEEKDAY,
     World,
-    agenda_pop,
-    agenda_push,
     season_multiplier,
     sku_shock_multiplier,
 )
+from environments.storebench.world_hash import agenda_pop, agenda_push
 
 SLOT_MINUTES = 30
 SLOTS_PER_DAY = 1440 // SLOT_MINUTES

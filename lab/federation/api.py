@@ -45,8 +45,8 @@ from lab.federation.selectors import (
     transfer_list,
 )
 from lab.federation.services import federation_cancel, federation_create, peer_create, sharing_policy_set
-from lab.projects.models import ADMIN_ROLES, WRITE_ROLES
-from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.models import ADMIN_ROLES
+from lab.projects.permissions import visible_projects, writable, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 
 
@@ -215,8 +215,7 @@ class FederationRoundViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
-        federation = self.get_object()
-        require_role(request=request, project=federation.project, roles=WRITE_ROLES, action="cancel federations")
+        federation = writable(request, self.get_object(), action="cancel federations")
         return Response(FederationRoundSerializer(federation_cancel(federation=federation)).data)
 
     @extend_schema(responses=ArtifactExportSerializer(many=True))
@@ -257,8 +256,7 @@ class ReceivedArtifactViewSet(viewsets.ReadOnlyModelViewSet):
         return received_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
 
     def _decide(self, request: Request, accept: bool) -> Response:
-        received = self.get_object()
-        require_role(request=request, project=received.project, roles=ADMIN_ROLES, action="decide on received artifacts")
+        received = writable(request, self.get_object(), action="decide on received artifacts", roles=ADMIN_ROLES)
         return Response(ReceivedArtifactSerializer(received_decide(received=received, accept=accept, user=request.user)).data)
 
     @extend_schema(request=None)

@@ -30,8 +30,7 @@ from lab.edge import id_param
 from lab.improve.models import ImprovementLoop, LoopDataset
 from lab.improve.selectors import loop_get, loop_lineage, loop_list
 from lab.improve.services import failing_episodes, loop_cancel, loop_create, loop_promote, loop_resume
-from lab.projects.models import WRITE_ROLES
-from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.permissions import visible_projects, writable, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.selectors import evaluation_get
 
@@ -95,11 +94,6 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
     def get_object(self) -> ImprovementLoop:
         return loop_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
 
-    def _writable(self, request: Request, pk: str, verb: str) -> ImprovementLoop:
-        loop = loop_get(projects=visible_projects(request), pk=pk)
-        require_role(request=request, project=loop.project, roles=WRITE_ROLES, action=verb)
-        return loop
-
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: ImprovementLoopSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request) -> Response:
         body = body_object(request)
@@ -120,19 +114,19 @@ class ImprovementLoopViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None, responses={200: ImprovementLoopSerializer})
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str) -> Response:
-        loop = loop_resume(loop=self._writable(request, pk, "resume improvement loops"))
+        loop = loop_resume(loop=writable(request, self.get_object(), action="resume improvement loops"))
         return Response(ImprovementLoopSerializer(loop).data)
 
     @extend_schema(request=None, responses={200: ImprovementLoopSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
-        loop = loop_cancel(loop=self._writable(request, pk, "cancel improvement loops"))
+        loop = loop_cancel(loop=writable(request, self.get_object(), action="cancel improvement loops"))
         return Response(ImprovementLoopSerializer(loop_get(projects=visible_projects(request), pk=loop.pk)).data)
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
     def promote(self, request: Request, pk: str) -> Response:
-        agent = loop_promote(loop=self._writable(request, pk, "promote checkpoints"), user=request.user)
+        agent = loop_promote(loop=writable(request, self.get_object(), action="promote checkpoints"), user=request.user)
         return Response(
             {
                 "loop": int(pk),

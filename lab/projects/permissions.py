@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from rest_framework.request import Request
 
@@ -31,6 +31,20 @@ def require_role(*, request: Request, project: Project, roles: frozenset[str], a
     return role
 
 
+class _InProject(Protocol):
+    @property
+    def project(self) -> Project: ...
+
+
+_Row = TypeVar("_Row", bound=_InProject)
+
+
+def writable(request: Request, row: _Row, *, action: str, roles: frozenset[str] = WRITE_ROLES) -> _Row:
+    """`row` (a run, a loop, an evaluation, a job: anything in a project) once the caller may `action` in its project."""
+    require_role(request=request, project=row.project, roles=roles, action=action)
+    return row
+
+
 def write_project(request: Request, slug: str | None = None, *, roles: frozenset[str] = WRITE_ROLES, action: str = "write") -> Project:
     """The project a write goes to: the key's project, else the `project` named in the request, else the
     caller's only project."""
@@ -55,4 +69,4 @@ def write_project(request: Request, slug: str | None = None, *, roles: frozenset
     return project
 
 
-__all__ = ["ANNOTATE_ROLES", "WRITE_ROLES", "api_key_of", "require_role", "visible_projects", "write_project"]
+__all__ = ["ANNOTATE_ROLES", "WRITE_ROLES", "api_key_of", "require_role", "visible_projects", "writable", "write_project"]

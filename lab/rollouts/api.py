@@ -16,8 +16,7 @@ from rest_framework.views import APIView
 from environments.seeds import SEED_MAX, SEED_MIN, SeedError, seeds_check
 from lab.api_params import body_field, body_object
 from lab.errors import DomainError, NotFound
-from lab.projects.models import WRITE_ROLES
-from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.permissions import visible_projects, writable, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.rollouts.comparisons import comparison_launch, comparison_summary
 from lab.rollouts.evaluations import checkpoint_evaluate, evaluation_cancel, evaluation_compare, evaluation_launch, evaluation_regrade
@@ -161,16 +160,14 @@ class EvaluationViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["post"])
     def regrade(self, request: Request, pk: str) -> Response:
-        evaluation = self.get_object()
         # Replays every episode on the server: the same role as running the evaluation.
-        require_role(request=request, project=evaluation.project, roles=WRITE_ROLES, action="regrade evaluations")
+        evaluation = writable(request, self.get_object(), action="regrade evaluations")
         return Response(evaluation_regrade(evaluation=evaluation))
 
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
-        evaluation = self.get_object()
-        require_role(request=request, project=evaluation.project, roles=WRITE_ROLES, action="cancel evaluations")
+        evaluation = writable(request, self.get_object(), action="cancel evaluations")
         return Response(EvaluationSerializer(evaluation_cancel(evaluation=evaluation)).data)
 
 
@@ -266,8 +263,7 @@ class RolloutViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
-        job = self.get_object()
-        require_role(request=request, project=job.project, roles=WRITE_ROLES, action="cancel rollouts")
+        job = writable(request, self.get_object(), action="cancel rollouts")
         return Response(RolloutSerializer(rollout_cancel(job=job)).data)
 
 
@@ -287,8 +283,7 @@ class CheckpointEvaluateView(APIView):
         tags=["runs"], operation_id="runs_evaluate_checkpoint_create", request=OpenApiTypes.OBJECT, responses={201: EvaluationSerializer}
     )
     def post(self, request: Request, pk: str) -> Response:
-        run = run_get(projects=visible_projects(request), pk=pk)
-        require_role(request=request, project=run.project, roles=WRITE_ROLES, action="evaluate checkpoints")
+        run = writable(request, run_get(projects=visible_projects(request), pk=pk), action="evaluate checkpoints")
         body = body_object(request)
         if "checkpoint" in body:
             checkpoint = checkpoint_get(run=run, pk=body["checkpoint"])

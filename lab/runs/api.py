@@ -29,8 +29,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lab.api_params import body_field, body_object
-from lab.projects.models import WRITE_ROLES
-from lab.projects.permissions import require_role, visible_projects, write_project
+from lab.projects.permissions import visible_projects, writable, write_project
 from lab.projects.schema import PROJECT_PARAMETER
 from lab.runs.external import external_checkpoint_report, external_metrics_report, external_run_create, external_run_finish
 from lab.runs.models import Checkpoint, TrainingRun
@@ -80,10 +79,8 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return run_list(projects=visible_projects(self.request))
 
-    def _writable(self, request: Request, pk: str, verb: str) -> TrainingRun:
-        run = run_get(projects=visible_projects(request), pk=pk)
-        require_role(request=request, project=run.project, roles=WRITE_ROLES, action=verb)
-        return run
+    def get_object(self) -> TrainingRun:
+        return run_get(projects=visible_projects(self.request), pk=self.kwargs["pk"])
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: TrainingRunSerializer}, parameters=[PROJECT_PARAMETER])
     def create(self, request: Request) -> Response:
@@ -122,7 +119,7 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def finish(self, request: Request, pk: str) -> Response:
         """An external run's trainer says it ended: {"status": "finished" | "failed", "error"}."""
-        run = self._writable(request, pk, "report training runs")
+        run = writable(request, self.get_object(), action="report training runs")
         body = body_object(request)
         run = external_run_finish(run=run, status=body_field(body, "status", str, ""), error=body_field(body, "error", str, ""))
         return Response(TrainingRunSerializer(run).data)
@@ -130,20 +127,20 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
-        run = run_cancel(run=self._writable(request, pk, "cancel training runs"))
+        run = run_cancel(run=writable(request, self.get_object(), action="cancel training runs"))
         return Response(TrainingRunSerializer(run).data)
 
     @extend_schema(parameters=[OpenApiParameter("name", str, many=True)], responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"])
     def metrics(self, request: Request, pk: str) -> Response:
-        run = run_get(projects=visible_projects(request), pk=pk)
+        run = self.get_object()
         return Response(run_metric_series(run=run, names=request.query_params.getlist("name") or None))
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     @metrics.mapping.post
     def metrics_report(self, request: Request, pk: str) -> Response:
         """An external run's metrics; the answer's `should_stop` is the console's cancel flag."""
-        run = self._writable(request, pk, "report training runs")
+        run = writable(request, self.get_object(), action="report training runs")
         body = body_object(request)
         return Response(
             external_metrics_report(run=run, metrics=body.get("metrics"), progress=body.get("progress"), body_bytes=len(request.body))
@@ -152,14 +149,14 @@ class TrainingRunViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses=CheckpointSerializer(many=True))
     @action(detail=True, methods=["get"])
     def checkpoints(self, request: Request, pk: str) -> Response:
-        run = run_get(projects=visible_projects(request), pk=pk)
+        run = self.get_object()
         return Response(CheckpointSerializer(run.checkpoints.order_by("step"), many=True).data)
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: CheckpointSerializer})
     @checkpoints.mapping.post
     def checkpoint_report(self, request: Request, pk: str) -> Response:
         """An external run's checkpoint: {"step", "path" (where the trainer keeps it), "eval_results": {...}}."""
-        run = self._writable(request, pk, "report training runs")
+        run = writable(request, self.get_object(), action="report training runs")
         body = body_object(request)
         checkpoint = external_checkpoint_report(
             run=run, step=body.get("step"), path=body.get("path", ""), eval_results=body.get("eval_results", {})

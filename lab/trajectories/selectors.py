@@ -53,28 +53,25 @@ def _time(filters: dict[str, Any], name: str) -> Any:
     return parsed
 
 
+def _by_id_or_name(episodes: QuerySet[Episode], key: Any, *, relation: str, name_field: str) -> QuerySet[Episode]:
+    """Episodes whose `relation` (project, agent) is `key`: its id when `key` is all digits, else its `name_field`."""
+    if str(key).isdigit():
+        return episodes.filter(**{f"{relation}__pk": int_param(key, name=relation, code="invalid_filter")})
+    return episodes.filter(**{f"{relation}__{name_field}": key})
+
+
 def episode_list(*, projects: QuerySet, filters: dict[str, Any]) -> QuerySet[Episode]:
     """Episodes of `projects` matching `filters` (see FILTER_FIELDS); bad filter values raise DomainError."""
     episodes = Episode.objects.filter(project__in=projects).select_related("task", "agent", "project")
     if filters.get("project"):
-        key = filters["project"]
-        episodes = (
-            episodes.filter(project__pk=int_param(key, name="project", code="invalid_filter"))
-            if str(key).isdigit()
-            else episodes.filter(project__slug=key)
-        )
+        episodes = _by_id_or_name(episodes, filters["project"], relation="project", name_field="slug")
     if filters.get("env"):
         episodes = episodes.filter(task__env=filters["env"])
     if filters.get("task"):
         env, _, key = str(filters["task"]).rpartition("/")
         episodes = episodes.filter(task__key=key, **({"task__env": env} if env else {}))
     if filters.get("agent"):
-        agent = filters["agent"]
-        episodes = (
-            episodes.filter(agent__pk=int_param(agent, name="agent", code="invalid_filter"))
-            if str(agent).isdigit()
-            else episodes.filter(agent__name=agent)
-        )
+        episodes = _by_id_or_name(episodes, filters["agent"], relation="agent", name_field="name")
     if filters.get("source"):
         episodes = episodes.filter(source=filters["source"])
     if filters.get("status") == "cancelled":  # a life cycle (Episode.life_cycle): finished, by someone stopping it

@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from environments.registry import list_envs
-from lab.console.views.launch_forms import cancelled, launch_context, launch_project, refused_fields, require_write, seeds_parse
+from lab.console.views.launch_forms import JobPage, job_post, launch_context, launch_project, refused_fields, seeds_parse
 from lab.errors import DomainError
 from lab.pages import console_view, page, role_of, visible_projects
 from lab.projects.models import WRITE_ROLES
@@ -97,9 +97,7 @@ def evaluation_demo(request: HttpRequest) -> HttpResponse:
 @require_POST
 @console_view
 def evaluation_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    evaluation = evaluation_get(projects=visible_projects(request), pk=pk)
-    require_write(request, evaluation.project, "cancel evaluations")
-    evaluation = evaluation_cancel(evaluation=evaluation)
-    return cancelled(
-        request, evaluation, fragment="console/_evaluation_status.html", context=evaluation_detail_context, url_name="evaluation"
+    answer = JobPage("console/_evaluation_status.html", evaluation_detail_context, "evaluation")
+    return job_post(
+        request, pk, get=evaluation_get, action="cancel evaluations", act=lambda e: evaluation_cancel(evaluation=e), answer=answer
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -40,12 +41,28 @@ def require_write(request: HttpRequest, project: Project, action: str) -> None:
         raise Forbidden("forbidden", f"A {role} may not {action}; ask a project owner for a higher role.")
 
 
-def cancelled(request: HttpRequest, job: Any, *, fragment: str, context: Any, url_name: str) -> HttpResponse:
-    """After a cancel: htmx gets the job's refreshed status `fragment` (built by `context(request, job)`), a plain
-    form post goes back to the job's page."""
+@dataclasses.dataclass(frozen=True)
+class JobPage:
+    """Where a job's console page answers a POST on it: its status `fragment`, built by `context(request, job)`, for
+    htmx; the page named `url_name` for a plain form post."""
+
+    fragment: str
+    context: Callable[[HttpRequest, Any], dict[str, Any]]
+    url_name: str
+
+
+def job_post(
+    request: HttpRequest, pk: int, *, get: Callable[..., Any], action: str, act: Callable[[Any], object], answer: JobPage
+) -> HttpResponse:
+    """A console POST on one job (cancel, resume, promote): `get` (a selector taking projects and pk) finds it, 404 if
+    the caller cannot see it, 403 below WRITE_ROLES; `act(job)` calls the service; the answer shows the job read again."""
+    job = get(projects=visible_projects(request), pk=pk)
+    require_write(request, job.project, action)
+    act(job)
+    job = get(projects=visible_projects(request), pk=pk)  # what the service changed, with the selector's annotations
     if is_htmx(request):
-        return page(request, fragment, context(request, job))
-    return redirect(url_name, pk=job.pk)
+        return page(request, answer.fragment, answer.context(request, job))
+    return redirect(answer.url_name, pk=job.pk)
 
 
 def launch_project(request: HttpRequest, action: str) -> Project:

@@ -14,7 +14,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
-from lab.console.views.launch_forms import cancelled, require_write
+from lab.console.views.launch_forms import JobPage, job_post
 from lab.improve.selectors import loop_get, loop_lineage, loop_list
 from lab.improve.services import loop_cancel, loop_promote, loop_resume, loop_stream
 from lab.live.services import live_last_seq
@@ -68,6 +68,9 @@ def loop_detail_context(request: HttpRequest, loop: Any) -> dict[str, Any]:
     }
 
 
+LOOP_PAGE = JobPage("console/_loop_status.html", loop_detail_context, "loop")  # where a POST on a loop answers
+
+
 @console_view
 def loop_detail(request: HttpRequest, pk: int) -> HttpResponse:
     loop = loop_get(projects=visible_projects(request), pk=pk)
@@ -77,32 +80,23 @@ def loop_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @console_view
 def loop_promote_view(request: HttpRequest, pk: int) -> HttpResponse:
-    loop = loop_get(projects=visible_projects(request), pk=pk)
-    require_write(request, loop.project, "promote checkpoints")
-    loop_promote(loop=loop, user=request.user)
-    loop.refresh_from_db()
-    return cancelled(request, loop, fragment="console/_loop_status.html", context=loop_detail_context, url_name="loop")
+    return job_post(
+        request,
+        pk,
+        get=loop_get,
+        action="promote checkpoints",
+        act=lambda loop: loop_promote(loop=loop, user=request.user),
+        answer=LOOP_PAGE,
+    )
 
 
 @require_POST
 @console_view
 def loop_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-    loop = loop_get(projects=visible_projects(request), pk=pk)
-    require_write(request, loop.project, "resume improvement loops")
-    loop = loop_resume(loop=loop)
-    return cancelled(request, loop, fragment="console/_loop_status.html", context=loop_detail_context, url_name="loop")
+    return job_post(request, pk, get=loop_get, action="resume improvement loops", act=lambda loop: loop_resume(loop=loop), answer=LOOP_PAGE)
 
 
 @require_POST
 @console_view
 def loop_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    loop = loop_get(projects=visible_projects(request), pk=pk)
-    require_write(request, loop.project, "cancel improvement loops")
-    loop = loop_cancel(loop=loop)
-    return cancelled(
-        request,
-        loop_get(projects=visible_projects(request), pk=pk),
-        fragment="console/_loop_status.html",
-        context=loop_detail_context,
-        url_name="loop",
-    )
+    return job_post(request, pk, get=loop_get, action="cancel improvement loops", act=lambda loop: loop_cancel(loop=loop), answer=LOOP_PAGE)

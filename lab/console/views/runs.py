@@ -17,9 +17,10 @@ from django.views.decorators.http import require_POST
 
 from lab.console.views.launch_forms import (
     DATASET_FIELDS,
-    cancelled,
+    JobPage,
     config_parse,
     env_of,
+    job_post,
     launch_project,
     launch_project_get,
     recipe_fields,
@@ -151,10 +152,8 @@ def run_dataset_preview(request: HttpRequest) -> HttpResponse:
 @require_POST
 @console_view
 def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    run = run_get(projects=visible_projects(request), pk=pk)
-    require_write(request, run.project, "cancel training runs")
-    run = run_cancel(run=run)
-    return cancelled(request, run, fragment="console/_run_status.html", context=run_detail_context, url_name="run")
+    answer = JobPage("console/_run_status.html", run_detail_context, "run")
+    return job_post(request, pk, get=run_get, action="cancel training runs", act=lambda run: run_cancel(run=run), answer=answer)
 
 
 @require_POST

@@ -14,7 +14,8 @@ from environments.registry import list_tasks, make, task_set
 from environments.storebench.entities import PurchaseOrder, Sku, Ticket
 from environments.storebench.env import StoreBenchEnv
 from environments.storebench.scenario import SCENARIO_DIR, load_scenarios, validate_scenario
-from environments.storebench.world import World, _part_digest, tuple_hash
+from environments.storebench.world import World
+from environments.storebench.world_hash import part_digest, tuple_hash
 
 from .conftest import do, new_store
 
@@ -105,7 +106,7 @@ def test_rows_hashed_piece_by_piece_give_the_bytes_of_one_marshal_of_every_row(v
         rows = [world._rows[cls](item) for item in items.values()]
         if part == "pos":
             rows = [(row[:-1], sorted(row[-1].items())) for row in rows]
-        assert _part_digest(world, part) == hashlib.sha256(marshal.dumps(rows, 2)).digest(), part
+        assert part_digest(world, part) == hashlib.sha256(marshal.dumps(rows, 2)).digest(), part
 
 
 def test_tuple_hash_is_the_interpreters_hash_of_a_tuple_from_its_items_hashes() -> None:
