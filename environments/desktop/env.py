@@ -34,10 +34,10 @@ from typing import Any
 
 import environments.desktop.gui as gui
 import environments.desktop.ops as ops
+import environments.desktop.shell_reward as shell_reward
 from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.desktop.apps import build_screen
 from environments.desktop.drift import drift_for
-import environments.desktop.shell_reward as shell_reward
 from environments.desktop.grading import COLLATERAL_PENALTY, EFFICIENCY_WEIGHT, Grader
 from environments.desktop.layout import APP_TITLES, Screen
 from environments.desktop.shell import run_shell

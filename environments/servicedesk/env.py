@@ -34,9 +34,9 @@ from typing import Any
 
 import environments.servicedesk.injections as injections  # not `from environments.servicedesk import`: the package imports this module
 from environments.core import Env, EnvError, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.meta import ScoreComponent
 from environments.servicedesk.dialogue import ends_conversation
 from environments.servicedesk.tasks import Goal, build_goal, expected_db, statement_made
-from environments.meta import ScoreComponent
 from environments.servicedesk.tools import SPECS, WRITE_TOOLS, Desk, run_tool
 from environments.servicedesk.users import DEFAULT_PROFILE, PROFILES, RuleUser
 
