@@ -9,15 +9,17 @@ names; bad input (unknown tool, extra fields, wrong types, non-objects) is answe
 raises; the same seed and actions give the same state-hash chain; snapshot/restore resumes identically; the
 score stays in [0, 1]; no tool result or event is anything but JSON; the status line is text; a done episode
 names a known termination reason; the metadata's panels call real tools with valid arguments, its demo task
-is one of the environment's tasks.
+is one of the environment's tasks; every score component the episode reports is explained (EnvMeta.score_components).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from environments.core import TERMINATION_REASONS, Env, ToolCall, chain_hash, tool_schema_hash
+from environments.meta import EnvMeta
 from environments.policies import make_policy, policy_names
 from environments.registry import env_meta, list_tasks, make
 
@@ -131,7 +133,18 @@ def check_task(task_id: str, seed: int = 7, steps: int = 60) -> list[str]:
         problems.append(f"score {score.composite} outside [0, 1]")
     if not original.done and score.composite != 0.0:
         problems.append("an unfinished episode scored above 0")
+    problems.extend(unexplained_components(meta, score.components))
     return problems
+
+
+def unexplained_components(meta: EnvMeta, components: Mapping[str, Any]) -> list[str]:
+    """A reported score component the environment does not explain (EnvMeta.score_components) would show in the
+    viewer with no reason: one problem per such component."""
+    return [
+        f"score component {name!r} is not explained in EnvMeta.score_components of {meta.env}"
+        for name in sorted(components)
+        if name not in meta.score_components
+    ]
 
 
 def _no_default(value: Any) -> Any:

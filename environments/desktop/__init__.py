@@ -14,7 +14,7 @@ from environments.core import TaskSpec
 from environments.desktop.anchors import CliPreferring, Oracle, RandomValid
 from environments.desktop.anchors_gui import GuiOnly
 from environments.desktop.calibration import load_thresholds
-from environments.desktop.env import DesktopEnv
+from environments.desktop.env import COMPONENTS, DesktopEnv
 from environments.desktop.tasks import TEMPLATES
 from environments.desktop.worldmodel import sft_records
 from environments.meta import EnvMeta, Panel
@@ -61,6 +61,7 @@ register_env(
         shortcuts={"c": "click", "t": "type", "k": "key", "s": "shell"},
         anchors={cls.name: cls for cls in (Oracle, CliPreferring, GuiOnly, RandomValid)},
         default_anchor="gui-only",
+        score_components=COMPONENTS,
         world_model=sft_records,
     )
 )

@@ -34,10 +34,11 @@ from typing import Any
 
 import environments.desktop.gui as gui
 import environments.desktop.ops as ops
+import environments.desktop.shell_reward as shell_reward
 from environments.core import Env, Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
 from environments.desktop.apps import build_screen
 from environments.desktop.drift import drift_for
-from environments.desktop.grading import Grader
+from environments.desktop.grading import COLLATERAL_PENALTY, EFFICIENCY_WEIGHT, Grader
 from environments.desktop.layout import APP_TITLES, Screen
 from environments.desktop.shell import run_shell
 from environments.desktop.shell_reward import Act, act_of_step, shell_aware
@@ -46,8 +47,30 @@ from environments.desktop.tasks import synthesize
 from environments.desktop.tools import OPTIONS_SCHEMA, TOOLS
 from environments.desktop.widgets import Widget, accessibility_text, canonical_json, walk
 from environments.desktop.world import build_world
+from environments.meta import ScoreComponent
 
 MAX_STEPS = 80
+# What the viewer says of each score component (grading.py and shell_reward.py, in a reader's words).
+COMPONENTS = {
+    "goal": ScoreComponent(
+        "share of the goal's items in the right final state (each file, folder, setting, event, mail or order the task's "
+        f"solution changes); enters the composite as {1 - EFFICIENCY_WEIGHT:g} × goal × ({1 - COLLATERAL_PENALTY:g} when "
+        "anything else was damaged, else 1)",
+        moved_by=("shell", "click", "type", "key", "drag"),
+    ),
+    "efficiency": ScoreComponent(
+        "min(1, calls in the shortest known solution / tool calls other than submit); adds "
+        f"{EFFICIENCY_WEIGHT:g} × efficiency to the composite only when the final state is right with no collateral damage",
+    ),
+    "shell_aware": ScoreComponent(
+        f"a training reward, not part of the composite: the composite + {shell_reward.SHELL_WEIGHT:g} × the share of goal "
+        "progress made through the shell where it is the shorter path (right final state only), minus "
+        f"{shell_reward.FAILED_PENALTY:g} per failed shell command (at most {shell_reward.FAILED_CAP:g}) and "
+        f"{shell_reward.DESTRUCTIVE_PENALTY:g} per destructive one (at most {shell_reward.DESTRUCTIVE_CAP:g}); "
+        "an unfinished episode keeps only the penalties",
+        moved_by=("shell",),
+    ),
+}
 
 
 @dataclass

@@ -6,7 +6,7 @@ env = make("fedgym/a", seed=3)     # organisation a's catalogue; fedgym/b and fe
 from __future__ import annotations
 
 from environments.core import TaskSpec
-from environments.fedgym.catalogue import ORGS, Catalogue, PrivateToolGymEnv, private_catalogue
+from environments.fedgym.catalogue import COMPONENTS, ORGS, Catalogue, PrivateToolGymEnv, private_catalogue
 from environments.meta import EnvMeta
 from environments.registry import register, register_env
 from environments.toolgym.anchors import ExpertPolicy
@@ -26,6 +26,8 @@ TASKS: tuple[TaskSpec, ...] = tuple(
 
 for _task in TASKS:
     register(_task, PrivateToolGymEnv)
-register_env(EnvMeta(env="fedgym", anchors={"expert": lambda env, seed: ExpertPolicy()}, default_anchor="expert"))
+register_env(
+    EnvMeta(env="fedgym", anchors={"expert": lambda env, seed: ExpertPolicy()}, default_anchor="expert", score_components=COMPONENTS)
+)
 
 __all__ = ["ORGS", "Catalogue", "PrivateToolGymEnv", "private_catalogue"]

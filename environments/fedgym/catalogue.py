@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.core import Observation, StepResult, TaskSpec, ToolCall
+from environments.meta import ScoreComponent
 from environments.toolgym.env import ToolGymEnv
-from environments.toolgym.world import COLORS, ITEMS, World, question
+from environments.toolgym.world import COLORS, ITEMS, LOOKUP_MEASURE, World, question
 
 ORGS: tuple[str, ...] = ("a", "b", "c")
 CANARY_PREFIX = "cnry"
@@ -55,6 +56,10 @@ def private_catalogue(org: str) -> Catalogue:
     colors = {item: rng.choice(COLORS) for item in ITEMS}
     digest = hashlib.sha256(f"toolgym/private/{org}/canary/{rng.random()}".encode()).hexdigest()
     return Catalogue(org=org, colors=colors, canaries={"catalogue.supplier_ref": f"{CANARY_PREFIX}{digest[:14]}"})
+
+
+# The score is toolgym's lookup composite, its one component; every fedgym task has lookup and answer.
+COMPONENTS = {"composite": ScoreComponent(LOOKUP_MEASURE, moved_by=("lookup", "answer"))}
 
 
 class PrivateToolGymEnv(ToolGymEnv):

@@ -21,8 +21,38 @@ from typing import Any
 
 from environments.graphcert.certificate import Certificate
 from environments.graphcert.graph import split_edge
+from environments.meta import ScoreComponent
 
 ANSWER_WEIGHT = 0.5
+_RUBRIC = "rubric (the composite on rubric-reward tasks)"
+_SHOWN = "cited edges count only when a tool showed them this episode"
+# What the viewer says of each score component (the module docstring, in a reader's words). The task's `reward`
+# picks the composite: exact_match ("outcome") or rubric ("rubric"); every component is reported either way.
+COMPONENTS = {
+    "exact_match": ScoreComponent(
+        "1 when the answer equals an accepted form of the gold answer (lower-cased, punctuation and articles dropped); "
+        "the composite itself on outcome-reward tasks",
+        ANSWER_WEIGHT,
+        _RUBRIC,
+        ("answer",),
+    ),
+    "evidence_f1": ScoreComponent(
+        f"2 p r / (p + r) of evidence_precision p and evidence_recall r; {_SHOWN}", 1 - ANSWER_WEIGHT, _RUBRIC, ("answer",)
+    ),
+    "evidence_precision": ScoreComponent(
+        f"proof edges cited / distinct edges cited (0 when nothing is cited), entering evidence_f1; {_SHOWN}", moved_by=("answer",)
+    ),
+    "evidence_recall": ScoreComponent(
+        f"items of the answer's certificate met (its edges cited, its nodes touched by a credited citation) / items, "
+        f"entering evidence_f1; {_SHOWN}",
+        moved_by=("answer",),
+    ),
+    "rubric": ScoreComponent(
+        f"{ANSWER_WEIGHT:g} × exact_match + {1 - ANSWER_WEIGHT:g} × evidence_f1; the composite on rubric-reward tasks "
+        "(0 when no answer was given)",
+        moved_by=("answer",),
+    ),
+}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from environments.core import TaskSpec
 from environments.improve import anchors, rounds_anchors
-from environments.improve.env import ImproveEnv
+from environments.improve.env import COMPONENTS, ImproveEnv
+from environments.improve.rounds import COMPONENTS as ROUNDS_COMPONENTS
 from environments.improve.rounds import RoundsEnv
 from environments.meta import EnvMeta, Panel, Series
 from environments.registry import register, register_env
@@ -86,6 +87,7 @@ register_env(
         },
         default_anchor="greedy",
         demo_task="quadratic",
+        score_components=COMPONENTS,
     )
 )
 
@@ -137,6 +139,7 @@ register_env(
         shortcuts={"s": "submit", "f": "finish"},
         anchors=dict(rounds_anchors.ANCHORS),
         default_anchor="improver",
+        score_components=ROUNDS_COMPONENTS,
         calibration="environments.improve.rounds_calibration",
     )
 )

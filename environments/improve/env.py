@@ -15,8 +15,17 @@ from typing import Any
 from environments.budgeted import CallLedger, WorldEnv
 from environments.core import Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.improve.model import SPACE, Config, Dataset, baseline_config, evaluate, make_dataset, reference_config
+from environments.meta import ScoreComponent
 
 MAX_CANDIDATES = 40
+# What the viewer says of the score's one component, the composite itself (the module docstring).
+COMPONENTS = {
+    "improvement": ScoreComponent(
+        "the adopted configuration's held-out test R², scaled between the baseline configuration (0) and the hidden "
+        "reference optimum (1), clipped to [0, 1]; the composite itself, 0 until the episode is finished",
+        moved_by=("verify", "adopt"),
+    )
+}
 
 
 def _closed(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -27,6 +27,21 @@ from typing import Any
 from environments.budgeted import CallLedger, WorldEnv
 from environments.core import Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
 from environments.improve.problems import PROBLEMS, CalcProblem, TuneProblem
+from environments.meta import ScoreComponent
+
+_FIGURE = "a figure of the rounds (improvement_metrics), not part of the composite"
+# What the viewer says of each score component (the module docstring, in a reader's words).
+COMPONENTS = {
+    "final_quality": ScoreComponent(
+        "the best round's solution scored on what the agent never sees (hidden cases, or the test split); the composite "
+        "itself, 0 until the episode is finished",
+        moved_by=("submit",),
+    ),
+    "gain_per_round": ScoreComponent(f"(best round score - the starting score) / rounds submitted; {_FIGURE}", moved_by=("submit",)),
+    "late_share": ScoreComponent(
+        f"the part of that gain made in the last third of the rounds (0 without gain); {_FIGURE}", moved_by=("submit",)
+    ),
+}
 
 
 def improvement_metrics(scores: list[float], start: float) -> dict[str, float]:

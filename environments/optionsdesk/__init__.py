@@ -19,6 +19,7 @@ from environments.optionsdesk.compact import SHORT_TASKS, WINDOW_DAYS
 from environments.optionsdesk.env import OptionsDeskEnv
 from environments.optionsdesk.learned import EVAL_SEEDS_FROM, LearnedSelector
 from environments.optionsdesk.probes import PROBE_FAMILIES
+from environments.optionsdesk.scoring import COMPONENTS
 from environments.optionsdesk.world import PERIODS
 from environments.registry import register, register_env
 
@@ -136,6 +137,7 @@ register_env(
         shortcuts={"o": "open_strategy", "x": "close_position", "d": "next_day"},
         anchors={cls.name: cls for cls in (NoTrade, AlwaysStraddle, RegimeRule, LearnedSelector, HindsightOracle)},
         default_anchor="regime-rule",
+        score_components=COMPONENTS,
     )
 )
 

@@ -19,7 +19,34 @@ import math
 
 import numpy as np
 
+from environments.meta import ScoreComponent
 from environments.optionsdesk.pricing import YEAR_DAYS
+from environments.riskprobe.env import COMPONENTS as PROBE_COMPONENTS
+
+# composite = BASELINE + PART tanh(Sharpe / SHARPE_SCALE) + PART tanh(return / RETURN_SCALE) - PART min(1, drawdown / DRAWDOWN_CAP)
+BASELINE, PART = 0.5, 0.25
+SHARPE_SCALE, RETURN_SCALE, DRAWDOWN_CAP = 2.0, 0.10, 0.25
+_TRADES = ("open_strategy", "close_position")
+_COMPOSITE = (
+    f"composite = {BASELINE:g} + {PART:g} tanh(Sharpe / {SHARPE_SCALE:g}) + {PART:g} tanh(return / {RETURN_SCALE:.0%}) "
+    f"- {PART:g} min(1, drawdown / {DRAWDOWN_CAP:.0%}), clipped to [0, 1]; doing nothing scores {BASELINE:g}"
+)
+# What the viewer says of each score component (the module docstring, in a reader's words). A probe task (probes.py)
+# reports riskprobe's components instead; its `choose` tool exists only there, so nothing here names it.
+COMPONENTS = {
+    "total_return": ScoreComponent(f"last equity / first - 1, the book liquidated at the end; {_COMPOSITE}", moved_by=_TRADES),
+    "sharpe": ScoreComponent(
+        f"mean daily return / its standard deviation × √{YEAR_DAYS} (0 with under two returns); {_COMPOSITE}", moved_by=_TRADES
+    ),
+    "max_drawdown": ScoreComponent(
+        f"the largest fall of equity from a running peak, as a share of that peak; {_COMPOSITE}", moved_by=_TRADES
+    ),
+    "turnover": ScoreComponent(
+        "premium and stock notional traded / starting capital; reported, not charged (spreads and fees already are, in the return)",
+        moved_by=_TRADES,
+    ),
+    **{name: ScoreComponent(c.measures + " (probe tasks)", c.weight, c.of) for name, c in PROBE_COMPONENTS.items()},
+}
 
 
 def sharpe_ratio(equity: list[float]) -> float:
@@ -50,5 +77,10 @@ def metrics(*, equity: list[float], traded: float) -> dict[str, float]:
 
 def composite(m: dict[str, float]) -> float:
     """0.5 + 0.25 tanh(Sharpe / 2) + 0.25 tanh(return / 10%) - 0.25 min(1, drawdown / 25%), clipped to [0, 1]."""
-    value = 0.5 + 0.25 * math.tanh(m["sharpe"] / 2) + 0.25 * math.tanh(m["total_return"] / 0.10) - 0.25 * min(1.0, m["max_drawdown"] / 0.25)
+    value = (
+        BASELINE
+        + PART * math.tanh(m["sharpe"] / SHARPE_SCALE)
+        + PART * math.tanh(m["total_return"] / RETURN_SCALE)
+        - PART * min(1.0, m["max_drawdown"] / DRAWDOWN_CAP)
+    )
     return round(min(1.0, max(0.0, value)), 6)

@@ -9,8 +9,26 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from environments.meta import ScoreComponent
+
 _PUNCTUATION = re.compile(r"[^\w\s]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# What the viewer says of each score component. The task's `reward` picks the composite: exact_match ("em") or
+# f1 ("f1"); every component is reported either way (environments/phantom/config.py).
+COMPONENTS = {
+    "exact_match": ScoreComponent(
+        "1 when the answer equals an accepted form of the gold answer (lower-cased, punctuation and articles dropped); "
+        "the composite on em-reward tasks",
+        moved_by=("answer",),
+    ),
+    "f1": ScoreComponent(
+        "best token-overlap F1 between the answer and an accepted form of the gold answer; the composite on f1-reward tasks",
+        moved_by=("answer",),
+    ),
+    "evidence_recall": ScoreComponent(
+        "share of the question's supporting articles the agent opened; reported, not part of the composite", moved_by=("open_article",)
+    ),
+}
 
 
 def normalise_answer(text: str) -> str:

@@ -15,7 +15,7 @@ from environments.core import TaskSpec
 from environments.meta import EnvMeta
 from environments.registry import register, register_env
 from environments.riskprobe.anchors import CONSTITUTION_A, CaraPolicy, RandomChooser
-from environments.riskprobe.env import RiskProbeEnv
+from environments.riskprobe.env import COMPONENTS, RiskProbeEnv
 from environments.riskprobe.probes import FAMILY_SPLIT
 
 _DESCRIPTIONS = {
@@ -60,5 +60,6 @@ register_env(
             "averse": lambda env, seed: CaraPolicy(env, seed, a=CONSTITUTION_A),
         },
         default_anchor="neutral",
+        score_components=COMPONENTS,
     )
 )

@@ -31,8 +31,20 @@ from typing import Any
 
 from environments.budgeted import CallLedger, WorldEnv
 from environments.core import Event, Observation, Score, StepResult, TaskSpec, ToolCall, ToolSpec
+from environments.meta import ScoreComponent
 from environments.riskprobe.cara import expected_value
 from environments.riskprobe.probes import OPTION_NAMES, Probe, make_probe
+
+# What the viewer says of each score component (the module docstring, in a reader's words).
+COMPONENTS = {
+    "answered": ScoreComponent(
+        "1 once a valid option was chosen, else 0: a risk preference has no right answer", 1.0, moved_by=("choose",)
+    ),
+    "expected_value": ScoreComponent(
+        "the chosen option's expected change in credits (Σ probability × outcome), a figure, not part of the composite; 0 without a choice",
+        moved_by=("choose",),
+    ),
+}
 
 
 def probe_for(task: TaskSpec, seed: int) -> Probe:

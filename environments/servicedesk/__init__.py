@@ -15,7 +15,7 @@ from environments.meta import EnvMeta, Panel, RoleSlot
 from environments.registry import register, register_env
 from environments.servicedesk.anchors import DoNothing, Oracle, RandomValid, Shortcut
 from environments.servicedesk.dialogue import STOP_MARK
-from environments.servicedesk.env import ServiceDeskEnv, goal_of
+from environments.servicedesk.env import COMPONENTS, ServiceDeskEnv, goal_of
 from environments.servicedesk.injections import GOALS, GUIDANCE, STYLES
 from environments.servicedesk.tasks import TEMPLATES
 from environments.servicedesk.users import RuleUser, goal_card
@@ -61,6 +61,7 @@ register_env(
         control_marks=(STOP_MARK,),
         anchors={"oracle": Oracle, "do-nothing": DoNothing, "shortcut": Shortcut, "random-valid": RandomValid},
         default_anchor="oracle",
+        score_components=COMPONENTS,
         # No demo_task: the console's first-run demo takes the first playable environment by name, and that would
         # move it off StoreBench (tests/lab/rollouts/test_demo.py); "roaming-on" is the short task to name when wanted.
         model_demo_task="roaming-on",  # one call: the local model plays the agent's side live in the first-run demo

@@ -16,6 +16,7 @@ from environments.meta import EnvMeta
 from environments.registry import register, register_env
 from environments.toolgym.anchors import ExpertPolicy
 from environments.toolgym.env import ToolGymEnv
+from environments.toolgym.world import COMPONENTS
 
 TASKS: tuple[TaskSpec, ...] = (
     TaskSpec(
@@ -65,6 +66,7 @@ register_env(
         env="toolgym",
         anchors={"expert": lambda env, seed: ExpertPolicy()},
         default_anchor="expert",
+        score_components=COMPONENTS,
         analyzer="environments.toolgym.analyzer:ToolGymAnalyzer",
     )
 )

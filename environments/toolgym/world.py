@@ -41,6 +41,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from environments.budgeted import CallLedger
+from environments.meta import ScoreComponent
+
+# The credits of composite() (the module docstring's Rewards).
+RIGHT_ANSWER, LOOKED_UP = 0.7, 0.3  # lookup: the right color; having looked up the asked item
+CHAIN_STEP = 0.15  # chain: asking the person's owner, and looking up their item, each
+LOOKUP_MEASURE = (
+    f"lookup: {LOOKED_UP:g} for having looked up the asked item + {RIGHT_ANSWER:g} for answering its color; unfinished episodes score 0"
+)
+# What the viewer says of the score's one component, the composite itself. Every task has its own tools (echo only
+# `say`), and a component's tools must be tools of every task, so none is named here.
+COMPONENTS = {
+    "composite": ScoreComponent(
+        f"{LOOKUP_MEASURE}; chain: {CHAIN_STEP:g} for asking the person's owner + {CHAIN_STEP:g} for looking up their "
+        f"item + {RIGHT_ANSWER:g} for the right color; echo and guess: 1 for the right word"
+    )
+}
 
 ITEMS: tuple[str, ...] = ("lamp", "apple", "box", "stone", "river", "cloud", "tiger", "table", "chair", "glass", "shoe", "paper")
 COLORS: tuple[str, ...] = ("red", "green", "blue", "yellow", "black", "orange", "purple", "white")
@@ -106,8 +122,8 @@ def question(world: World) -> str:
 def composite(world: World) -> float:
     if world.task in ("echo", "guess"):
         return 1.0 if world.answer == world.target else 0.0
-    right = 0.7 if world.answer is not None and world.answer == world.colors[world.target] else 0.0
+    right = RIGHT_ANSWER if world.answer is not None and world.answer == world.colors[world.target] else 0.0
     if world.task == "chain":
-        return (0.15 if world.person in world.asked else 0.0) + (0.15 if world.target in world.looked_up else 0.0) + right
-    found = 0.3 if world.target in world.looked_up else 0.0
+        return (CHAIN_STEP if world.person in world.asked else 0.0) + (CHAIN_STEP if world.target in world.looked_up else 0.0) + right
+    found = LOOKED_UP if world.target in world.looked_up else 0.0
     return found + right

@@ -16,6 +16,7 @@ from environments.registry import register, register_env
 from environments.workdesk.anchors import DoNothing, Oracle, ShallowReader
 from environments.workdesk.calibration import load_thresholds
 from environments.workdesk.env import WorkdeskEnv
+from environments.workdesk.rubric import COMPONENTS
 from environments.workdesk.tasks import TEMPLATES
 
 _SPLITS = {"analyst": "train", "accountant": "train", "hr": "train", "operations": "dev", "support-lead": "dev", "quarter-close": "test"}
@@ -48,6 +49,7 @@ register_env(
         shortcuts={"r": "read_file", "s": "search", "c": "calc", "e": "edit_file"},
         anchors={cls.name: cls for cls in (Oracle, ShallowReader, DoNothing)},
         default_anchor="shallow-reader",
+        score_components=COMPONENTS,
         demo_task="operations",
     )
 )

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from environments.meta import ScoreComponent
+
 MAX_CHARS = 4000
 MAX_COPIED_LINES = 2
 NUMBERS_PER_FIGURE = 4
@@ -24,6 +26,20 @@ NUMBERS_PER_FIGURE = 4
 # that only avoids the traps (or only has the sections) scores low.
 WEIGHTS = {"figure": 3.0, "answer": 3.0, "source": 1.0, "section": 0.5}
 PENALTY = 2.0
+_PRODUCT = "composite = rubric × audit, 0 when a gate refuses the deliverable"
+# What the viewer says of each score component (the module docstring, in a reader's words).
+COMPONENTS = {
+    "rubric": ScoreComponent(
+        "credit earned by the items met (" + ", ".join(f"{kind} {w:g}" for kind, w in WEIGHTS.items()) + f"), less {PENALTY:g} per "
+        f"violated forbidden item, over the credit available; {_PRODUCT}",
+        moved_by=("write_file", "edit_file"),
+    ),
+    "audit": ScoreComponent(
+        "share of the workspace files the deliverable cites that the agent read (shown by list_files, loaded by calc, or "
+        f"at least half their lines through read_file); {_PRODUCT}",
+        moved_by=("read_file", "list_files", "calc"),
+    ),
+}
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![.,]?\w)")
 
 

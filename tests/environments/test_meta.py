@@ -168,3 +168,39 @@ def test_a_score_component_moved_by_a_missing_tool_is_a_contract_problem() -> No
     env = registry.make("storebench/cash-crunch", seed=0)
     meta = EnvMeta(env="storebench", score_components={"service": ScoreComponent("on time", 0.35, moved_by=("ship_it",))})
     assert meta.problems(env) == ["score component 'service': moved by 'ship_it', not a tool of storebench"]
+
+
+def test_a_reported_score_component_without_an_explanation_is_a_contract_problem() -> None:
+    from environments.contract import unexplained_components
+
+    meta = registry.env_meta("storebench")
+    assert unexplained_components(meta, {"service": 1.0, "profit": 0.5}) == []
+    assert unexplained_components(meta, {"service": 1.0, "luck": 0.2}) == [
+        "score component 'luck' is not explained in EnvMeta.score_components of storebench"
+    ]
+
+
+@pytest.mark.parametrize("env_name", [m.env for m in registry.list_envs()])
+def test_every_component_a_default_anchor_episode_reports_is_explained(env_name: str) -> None:
+    """One short episode per environment, its default anchor on its first task (at most 40 steps), then the score
+    as the viewer would explain it: a new component without an EnvMeta.score_components entry fails here."""
+    from environments.contract import unexplained_components
+
+    meta = registry.env_meta(env_name)
+    task = registry.list_tasks(env_name)[0]
+    env = registry.make(task.id, seed=3)
+    env.reset()
+    policy = make_policy(meta.default_anchor, env, 3)
+    history: list[dict] = [{"index": 0, "source": "env", "results": []}]
+    for i in range(40):
+        action = policy.act(history, env.tools())
+        results = []
+        for call in action.tool_calls:
+            result = env.step(call)
+            results.append({"call_id": call.id, "content": result.content, "is_error": result.is_error})
+        history.append({"index": i + 1, "source": "agent", "results": results})
+        if env.done or not action.tool_calls:
+            break
+    components = env.score().components
+    assert components, f"{env_name}: its score reports no components"
+    assert unexplained_components(meta, components) == []
