@@ -190,7 +190,7 @@ def test_every_component_a_default_anchor_episode_reports_is_explained(env_name:
     task = registry.list_tasks(env_name)[0]
     env = registry.make(task.id, seed=3)
     env.reset()
-    policy = make_policy(meta.default_anchor, env, 3)
+    policy = make_policy(meta.default_anchor or policy_names(env_name)[0], env, 3)  # a test's own env may declare no default
     history: list[dict] = [{"index": 0, "source": "env", "results": []}]
     for i in range(40):
         action = policy.act(history, env.tools())

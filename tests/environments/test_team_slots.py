@@ -23,7 +23,7 @@ from environments.core import (
     ToolSpec,
     validate_arguments,
 )
-from environments.meta import EnvMeta, RoleSlot
+from environments.meta import EnvMeta, RoleSlot, ScoreComponent
 from environments.replay import replay_record
 from environments.roles import RoleSpec, Team, step_role
 from environments.runner import run_episode
@@ -133,7 +133,9 @@ class Asker(Policy):
 
 TASK = TaskSpec(env="secretdesk", key="ask", split="train", description="Ask the user for the secret word, then say it.")
 META = EnvMeta(
-    env="secretdesk", roles=(RoleSlot("user", default=lambda env, seed: ScriptedUser(env.secret), description="knows the secret"),)
+    env="secretdesk",
+    roles=(RoleSlot("user", default=lambda env, seed: ScriptedUser(env.secret), description="knows the secret"),),
+    score_components={"secret": ScoreComponent("1 when the word said is the secret", moved_by=("say",))},
 )
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from training import ConfigError, make_config
-from training.generation_pool import HFWorkerPool, chunks, publish_snapshot
+from training.generation_pool import SNAPSHOT, HFWorkerPool, chunks, publish_snapshot
 from training.modeling import load_model
 from training.onpolicy import pick_jobs, rollout_options
 from training.pooled_rollouts import PooledRollouts, staleness_ok
@@ -61,7 +61,10 @@ def test_a_worker_samples_what_the_trainer_would_and_reloads_each_pushed_version
     assert _ids(got1) == _ids(_local(other, 11)) != _ids(got0)
 
 
-def test_a_worker_failure_is_raised_with_its_reason(pool: HFWorkerPool) -> None:
+def test_a_worker_failure_is_raised_with_its_reason(pool: HFWorkerPool, tiny_path: Path) -> None:
+    if not (pool.root / SNAPSHOT.format(0)).is_dir():  # pytest-xdist may run this test on a worker the push test never ran on
+        model, tokenizer = load_model(str(tiny_path), device=torch.device("cpu"), trainable=False)
+        pool.push(model, tokenizer, version=0)
     with pytest.raises(RuntimeError, match="generation worker failed: .*nothing-here"):
         pool.submit([("toolgym/nothing-here", 0)], version=0, seed=0, options=OPTIONS).result(timeout=300)
 

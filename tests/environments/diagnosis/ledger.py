@@ -17,8 +17,9 @@ import re
 from typing import Any
 
 from environments.core import Action, Env, Event, Observation, Policy, Score, StepResult, TaskSpec, ToolCall, ToolSpec, validate_arguments
+from environments.meta import EnvMeta, ScoreComponent
 from environments.policies import register_policy
-from environments.registry import register
+from environments.registry import register, register_env
 
 _KEY = {"type": "string", "enum": ["a", "b"]}
 TOOLS = [
@@ -164,5 +165,11 @@ LOOSE = TaskSpec(
 )
 for _task in (TIGHT, LOOSE):
     register(_task, LedgerEnv)
+register_env(
+    EnvMeta(
+        env="ledger",
+        score_components={"right": ScoreComponent("1 when a equals the target at submit", moved_by=("add", "submit"))},
+    )
+)
 register_policy("ledger", Stubborn.name, Stubborn)
 register_policy("ledger", Fixer.name, Fixer)
