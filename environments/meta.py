@@ -199,6 +199,7 @@ class ScoreComponent:
     weight: float | None = None
     of: str = "composite"
     moved_by: tuple[str, ...] = ()
+    check: bool | None = None  # a pass/fail check (1 passed, 0 failed); False: a measure, never a pass or a fail; None: by value
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,12 @@ COMPONENTS = {
         f"solution changes); enters the composite as {1 - EFFICIENCY_WEIGHT:g} × goal × ({1 - COLLATERAL_PENALTY:g} when "
         "anything else was damaged, else 1)",
         moved_by=("shell", "click", "type", "key", "drag"),
+        check=False,
     ),
     "efficiency": ScoreComponent(
         "min(1, calls in the shortest known solution / tool calls other than submit); adds "
         f"{EFFICIENCY_WEIGHT:g} × efficiency to the composite only when the final state is right with no collateral damage",
+        check=False,
     ),
     "shell_aware": ScoreComponent(
         f"a training reward, not part of the composite: the composite + {shell_reward.SHELL_WEIGHT:g} × the share of goal "
@@ -69,6 +71,7 @@ COMPONENTS = {
         f"{shell_reward.DESTRUCTIVE_PENALTY:g} per destructive one (at most {shell_reward.DESTRUCTIVE_CAP:g}); "
         "an unfinished episode keeps only the penalties",
         moved_by=("shell",),
+        check=False,
     ),
 }
 

@@ -88,8 +88,9 @@ def explain(
     lines: list[Line] = []
     for name, value in sorted((score.get("components") or {}).items()):
         number = float(value) if isinstance(value, int | float) else None
-        binary = number in (0.0, 1.0)
         declared = components.get(name)
+        # Pass or fail only for a check: a measure that happens to be 0 (a training reward, a share) is a value.
+        binary = number in (0.0, 1.0) if declared is None or declared.check is None else declared.check and number is not None
         moved_by = [tool for tool in declared.moved_by if tool in tool_names] if declared else []
         lines.append(
             Line(

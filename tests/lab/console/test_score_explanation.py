@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from environments import registry
+from environments.meta import ScoreComponent
 from environments.runner import make_policy, run_episode
 from environments.trajectory import make_step, new_record
 from lab.console.score_explanation import MAX_LINES, explain
@@ -108,3 +109,13 @@ def test_a_long_rubric_is_cut_and_says_how_much_and_no_score_shows_nothing() -> 
     assert len(explained.lines) == MAX_LINES and explained.more == 15
     assert explained.facts == [("note", "y" * 159 + "…")]
     assert explain(None).empty and explain({"composite": 1.0}).empty
+
+
+def test_a_measure_that_happens_to_be_zero_is_a_value_not_a_fail() -> None:
+    """A desktop session finished without submit reports shell_aware = 0: a training reward, so no fail badge."""
+    desktop = registry.env_meta("desktop").score_components
+    shown = explain({"composite": 0.0, "components": {"shell_aware": 0.0, "goal": 1.0}}, components=desktop)
+    assert [(line.name, line.ok) for line in shown.lines] == [("goal", None), ("shell_aware", None)]
+    declared = {"check": ScoreComponent("a check", check=True), "share": ScoreComponent("a share")}
+    shown = explain({"components": {"check": 0.0, "share": 1.0, "other": 0.5}}, components=declared)
+    assert [(line.name, line.ok) for line in shown.lines] == [("check", False), ("other", None), ("share", True)]
