@@ -9,7 +9,8 @@ signed 64-bit integer (what the lab stores), and a list holds at most `maximum` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import argparse
+from collections.abc import Callable, Iterable
 
 SEED_MIN = -(2**63)
 SEED_MAX = 2**63 - 1
@@ -84,3 +85,16 @@ def heldout_seeds_parse(raw: Iterable[object] | str) -> list[int]:
     except SeedError as exc:
         raise SeedError(f"heldout seeds: {exc}") from None
     return sorted(set(seeds))
+
+
+def comma_choices(allowed: Iterable[str], what: str) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated list whose every item is one of `allowed`, refused naming the first that is not."""
+    allowed = tuple(allowed)
+
+    def parse(raw: str) -> list[str]:
+        picked = [p for p in raw.split(",") if p]
+        if bad := [p for p in picked if p not in allowed]:
+            raise argparse.ArgumentTypeError(f"{what} {bad[0]!r} is not one of {', '.join(allowed)}")
+        return picked
+
+    return parse

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -287,30 +287,24 @@ def write_readme(root: Path = RESULTS) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     from environments.desktop.drift import LEVELS
-    from environments.seeds import seeds_parse
+    from environments.seeds import comma_choices, seeds_parse
 
-    def listed(allowed: Iterable[str] | None, what: str, cast: Callable[[str], Any] = str) -> Callable[[str], list[Any]]:
-        def parse(raw: str) -> list[Any]:
-            picked = [p for p in raw.split(",") if p]
-            if allowed is not None and (bad := [p for p in picked if p not in allowed]):
-                raise argparse.ArgumentTypeError(f"{what} {bad[0]!r} is not one of {', '.join(allowed)}")
-            try:
-                values = [cast(p) for p in picked]
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{what} {raw!r}: not a comma-separated list of whole numbers") from None
-            if cast is int and any(v < 1 for v in values):
-                raise argparse.ArgumentTypeError(f"{what} {raw!r}: each must be at least 1")
-            return values
-
-        return parse
+    def budgets(raw: str) -> list[int]:
+        try:
+            values = [int(p) for p in raw.split(",") if p]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"budget {raw!r}: not a comma-separated list of whole numbers") from None
+        if any(v < 1 for v in values):
+            raise argparse.ArgumentTypeError(f"budget {raw!r}: each must be at least 1")
+        return values
 
     parser = argparse.ArgumentParser(prog="python -m environments.desktop.explore", description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="explore, write result files, graphs, synthesised pairs and the prior-judging set")
     run.add_argument("--seeds", type=seeds_parse, default=[1, 2, 3, 4, 5])
-    run.add_argument("--budget", type=listed(None, "budget", int), default=[200, 500, 1000], help="steps, e.g. 200,500,1000")
-    run.add_argument("--drift", type=listed(LEVELS, "drift level"), default=["none", "high"])
-    run.add_argument("--explorers", type=listed(EXPLORERS, "explorer"), default=list(EXPLORERS))
+    run.add_argument("--budget", type=budgets, default=[200, 500, 1000], help="steps, e.g. 200,500,1000")
+    run.add_argument("--drift", type=comma_choices(LEVELS, "drift level"), default=["none", "high"])
+    run.add_argument("--explorers", type=comma_choices(EXPLORERS, "explorer"), default=list(EXPLORERS))
     run.add_argument("--out", required=True, help="folder for graphs, pairs.jsonl and priors.jsonl")
     run.add_argument("--results", default=str(RESULTS), help="folder for the result files")
     run.add_argument("--write-readme", action="store_true", help="then rewrite README.md's exploration table")

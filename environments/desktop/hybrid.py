@@ -268,26 +268,15 @@ def _kind_summary(s: dict[str, Any]) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     from environments.desktop.drift import LEVELS
-    from environments.seeds import seeds_parse
-
-    def listed(allowed: Iterable[str], what: str) -> Any:
-        allowed = tuple(allowed)
-
-        def parse(raw: str) -> list[str]:
-            picked = [p for p in raw.split(",") if p]
-            if bad := [p for p in picked if p not in allowed]:
-                raise argparse.ArgumentTypeError(f"{what} {bad[0]!r} is not one of {', '.join(allowed)}")
-            return picked
-
-        return parse
+    from environments.seeds import comma_choices, seeds_parse
 
     parser = argparse.ArgumentParser(prog="python -m environments.desktop.hybrid", description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="verified gui, shell and mixed trajectories and verified RL tasks")
-    ex.add_argument("--kinds", type=listed(KINDS, "kind"), default=list(KINDS), help="comma-separated: gui,shell,mixed")
-    ex.add_argument("--tasks", type=listed(TEMPLATES, "task"), default=list(TRAIN_TASKS), help="comma-separated train tasks")
+    ex.add_argument("--kinds", type=comma_choices(KINDS, "kind"), default=list(KINDS), help="comma-separated: gui,shell,mixed")
+    ex.add_argument("--tasks", type=comma_choices(TEMPLATES, "task"), default=list(TRAIN_TASKS), help="comma-separated train tasks")
     ex.add_argument("--seeds", type=seeds_parse, default=list(range(10)), help=f"e.g. 0-99 (below {HELD_OUT_SEEDS})")
-    ex.add_argument("--drift", type=listed(LEVELS, "drift level"), default=["none"], help="comma-separated levels")
+    ex.add_argument("--drift", type=comma_choices(LEVELS, "drift level"), default=["none"], help="comma-separated levels")
     ex.add_argument("--no-rl", action="store_true", help="skip the RL task list")
     ex.add_argument("--out", required=True, help="the folder to write")
     return parser

@@ -167,16 +167,8 @@ def read_tuples(path: str) -> list[dict[str, Any]]:
 def _parser() -> argparse.ArgumentParser:
     from environments.desktop.calibration import TASKS
     from environments.desktop.drift import LEVELS
+    from environments.seeds import comma_choices as choices
     from environments.seeds import seeds_parse
-
-    def choices(allowed: Iterable[str], what: str) -> Any:
-        def parse(raw: str) -> list[str]:
-            picked = [p for p in raw.split(",") if p]
-            if bad := [p for p in picked if p not in allowed]:
-                raise argparse.ArgumentTypeError(f"{what} {bad[0]!r} is not one of {', '.join(allowed)}")
-            return picked
-
-        return parse
 
     parser = argparse.ArgumentParser(prog="python -m environments.desktop.worldmodel", description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -30,10 +30,10 @@ from environments.analyzers import StepAnalysis, analyze_record
 from training.config_fields import DistillLossFields, TeacherWeightsFields
 from training.data import PromptStyle, TokenizedEpisode, encode_text, render_chat
 from training.engine import Hooks, RunResult, Trainer
-from training.losses import HiddenLogits, Logits, grpo_loss, kl_full, reverse_kl_sampled
+from training.losses import HiddenLogits, Logits, kl_full, reverse_kl_sampled
 from training.modeling import forward_hidden_logits, gather_logprobs, load_model, token_logprobs
 from training.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device, tokenized
-from training.recipes.grpo import GRPOConfig, grpo_advantages, reference_policy, training_reward, with_entropy
+from training.recipes.grpo import GRPOConfig, clipped_surrogate, grpo_advantages, reference_policy, training_reward, with_entropy
 from training.sampling import episode_stats
 
 GATES = ("threshold", "linear", "none")
@@ -157,17 +157,7 @@ def joint_loss(logits: Logits, batch: dict[str, Any], config: GatedSDConfig) -> 
     """GRPO's clipped surrogate + sd_coef * the gated reverse KL to the guided teacher, from student logits (B, T, V)."""
     targets, mask = batch["input_ids"][:, 1:], batch["mask"][:, 1:]
     logp = gather_logprobs(logits[:, :-1], targets)  # (B, T-1)
-    rl, rl_metrics = grpo_loss(
-        logp,
-        batch["old_logp"],
-        batch["advantages"],
-        mask,
-        clip_low=config.clip_low,
-        clip_high=config.clip_high,
-        ref_logp=batch.get("ref_logp"),
-        kl_coef=config.kl_coef,
-        aggregation=config.aggregation,
-    )
+    rl, rl_metrics = clipped_surrogate(logp, batch, mask, config)
     if config.loss == "full":
         sd, sd_metrics = kl_full(
             logits[:, :-1], batch["teacher_logits"], mask, direction="reverse", top_k=config.top_k or None, weights=batch["gate"]

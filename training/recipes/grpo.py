@@ -165,17 +165,7 @@ def clipped_loss(model: Any, config: Any, *, entropy: bool) -> Callable[[dict[st
         chunked = logprobs_and_entropy(model, batch["input_ids"], batch["attention_mask"])
         if chunked is not None:  # never the (B, T-1, V) logits: 8 x 1.5k x 49k fp32 is 2.4 GB a copy on SmolLM2
             logp, token_entropy = chunked
-            loss, metrics = grpo_loss(
-                logp,
-                batch["old_logp"],
-                batch["advantages"],
-                mask,
-                clip_low=config.clip_low,
-                clip_high=config.clip_high,
-                ref_logp=batch.get("ref_logp"),
-                kl_coef=config.kl_coef,
-                aggregation=config.aggregation,
-            )
+            loss, metrics = clipped_surrogate(logp, batch, mask, config)
             if not entropy:
                 return loss, metrics
             bonus, entropy_metrics = entropy_term(
@@ -186,20 +176,28 @@ def clipped_loss(model: Any, config: Any, *, entropy: bool) -> Callable[[dict[st
                 return loss, {**metrics, **entropy_metrics, "loss": float(loss.detach())}
             return loss, {**metrics, **entropy_metrics}
         logits = forward_logits(model, batch["input_ids"], batch["attention_mask"])[:, :-1]  # (B, T-1, V)
-        loss, metrics = grpo_loss(
-            gather_logprobs(logits, batch["input_ids"][:, 1:]),
-            batch["old_logp"],
-            batch["advantages"],
-            mask,
-            clip_low=config.clip_low,
-            clip_high=config.clip_high,
-            ref_logp=batch.get("ref_logp"),
-            kl_coef=config.kl_coef,
-            aggregation=config.aggregation,
-        )
+        loss, metrics = clipped_surrogate(gather_logprobs(logits, batch["input_ids"][:, 1:]), batch, mask, config)
         return with_entropy(loss, metrics, logits, mask, config) if entropy else (loss, metrics)
 
     return loss_fn
+
+
+def clipped_surrogate(
+    logp: torch.Tensor, batch: dict[str, Any], mask: torch.Tensor, config: GRPOConfig
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """GRPO's clipped surrogate (losses.grpo_loss) of logp (B, T-1) against the batch's old logprobs, advantages and
+    reference, with the config's clip range, KL coefficient and aggregation."""
+    return grpo_loss(
+        logp,
+        batch["old_logp"],
+        batch["advantages"],
+        mask,
+        clip_low=config.clip_low,
+        clip_high=config.clip_high,
+        ref_logp=batch.get("ref_logp"),
+        kl_coef=config.kl_coef,
+        aggregation=config.aggregation,
+    )
 
 
 def with_entropy(
