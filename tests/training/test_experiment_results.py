@@ -177,3 +177,20 @@ def test_the_summary_has_one_row_per_experiment_with_its_headline_and_lists_thos
     assert cells[1] == "sft − start" and cells[3] == "2 × 3" and cells[5] == "no room (0.00)"
     assert cells[4].startswith("practicum-tiny-0-") and ("null (MDE" in cells[2] or "gain" in cells[2] or "loss" in cells[2])
     assert "No result files yet" in text and text.rstrip().endswith(": waiting.")
+
+
+def test_the_room_check_alone_writes_the_room_file_a_full_run_then_reads(tmp_path, monkeypatch):
+    """`python -m training.experiments room NAME`: the base played once, nothing trained; the series started later on the
+    same base reuses that file rather than play the base again."""
+    results = tmp_path / "results"
+    room = runner.room_only(PROBE, base=tiny_model_path(0), results=results, progress=False)
+    assert room["reward_mean"] == 0.0 and room["verdict"] == "no room" and room["test_seeds"] == [100_000, 100_001, 100_002]
+    assert [p.name for p in (results / "probe").iterdir()] == [f"room-{model_identity(tiny_model_path(0))['name']}.json"]
+    monkeypatch.setattr(runner, "evaluate_checkpoint", lambda *a, **k: pytest.fail("the room check is played once per base"))
+    with pytest.raises(NoRoom):
+        run_experiment(PROBE, base=tiny_model_path(0), teacher="", out=tmp_path / "out", progress=False, results=results)
+
+
+def test_the_room_command_refuses_no_names_and_unknown_models(capsys):
+    assert experiments_cli(["room"]) == 2 and "name one or more experiments" in capsys.readouterr().err
+    assert experiments_cli(["room", "horizon", "--base", "no-such-model"]) == 2 and "no-such-model" in capsys.readouterr().err

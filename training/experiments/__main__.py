@@ -1,4 +1,4 @@
-"""python -m training.experiments list | report [NAME ...] [--check] | NAME [--smoke] [--base P] [--teacher P] [--out DIR]
+"""python -m training.experiments list | report [NAME ...] [--check] | room NAME ... [--base P] | NAME [--smoke] [--base P] [--teacher P] [--out DIR]
 [--seeds 0,1,2] [--arms a,b] [--no-readme] [--no-room-check] [--device cuda]
 
 A full run writes one result file per training run under training/results/NAME/ (training/experiments/results.py),
@@ -7,7 +7,8 @@ files (training/experiments/tables.py) into its README (Experiment.readme, train
 another; between the experiment's markers) unless --no-readme. Rerunning the same command continues an interrupted series: runs whose file holds what the
 table needs are not trained again. `report` remakes every table from the committed files; `report --check` exits 1
 when a README differs from them. --smoke runs the tiny models for a few steps and writes neither files nor README.
-Exit 2 on a bad name or a missing model.
+`room` plays the base on each named experiment's test seeds and writes its room file (as a full run does first),
+training nothing: where a base has room, before a series is started. Exit 2 on a bad name or a missing model.
 """
 
 from __future__ import annotations
@@ -40,6 +41,35 @@ def _list() -> int:
     return 0
 
 
+def _room(args: argparse.Namespace) -> int:
+    """The room check of each named experiment on --base (runner.room_only); exit 3 when any has no room."""
+    from training.experiments import get
+    from training.experiments.results import RESULTS, room_verdict
+    from training.experiments.runner import room_only
+
+    if not args.names:
+        return _fail("room: name one or more experiments (`python -m training.experiments list`)")
+    try:
+        experiments = [get(name) for name in args.names]
+        base = resolve(args.base)
+    except (ConfigError, FileNotFoundError, KeyError, ValueError) as exc:
+        return _fail(str(exc))
+    verdicts = []
+    for experiment in experiments:
+        room = room_only(
+            experiment,
+            base=base,
+            teacher=base,
+            results=RESULTS,
+            command=f"python -m training.experiments room {experiment.name} --base {args.base}",
+        )
+        verdicts.append(room_verdict(room["reward_mean"]))
+        print(
+            f"{experiment.name}: {experiment.evaluation.task}, {len(room['test_seeds'])} test seeds: {room['reward_mean']:.3f} ({verdicts[-1]})"
+        )
+    return 0 if all(v == "room" for v in verdicts) else 3
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("name", help="an experiment name, or `list`")
@@ -65,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             return report([get(name) for name in args.names] if args.names else None, check=args.check)
         except ConfigError as exc:
             return _fail(str(exc))
+    if args.name == "room":
+        return _room(args)
     if args.names:
         return _fail(f"unexpected argument(s) {' '.join(args.names)}")
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", args.device):

@@ -524,6 +524,14 @@ def run_experiment(
     )
 
 
+def room_only(experiment: Experiment, *, base: str | Path, results: Path, command: str = "", progress: bool = True) -> dict[str, Any]:
+    """The room check alone (`python -m training.experiments room NAME`): the base played greedily on the experiment's
+    test seeds, its room file written (or read back when it is current), no arm trained and no teacher read."""
+    files = RunFiles(dataclasses.replace(experiment, needs_teacher=False), Path(results), str(base), str(base), command)
+    test_seeds = list(range(*experiment.evaluation.test_seeds))
+    return check_room(experiment, files, dict(experiment.shared), test_seeds, {}, progress)
+
+
 def start_key(checkpoint: str, split: str, seeds: list[int], limits: tuple[int, int]) -> str:
     """The key of the start checkpoint's evaluations that the room check and `none` arms share (greedy play of one
     checkpoint on the same jobs is the same play)."""
