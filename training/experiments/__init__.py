@@ -135,6 +135,11 @@ QWEN3_1_7B: dict[str, Any] = {
 """Qwen3-1.7B's architecture (transformers Qwen3Config fields): every experiment's GpuConfig, random-initialised."""
 
 
+# The real model's SFT bases (training/README.md "Defaults"): smol-base is kept in the repository as its adapter, so a
+# fresh clone has it in seconds; a teacher that is not built here is an error naming its build command. base-small
+# and teacher-small stay for fast runs (--base base-small --teacher teacher-small).
+DEFAULT_BASE, DEFAULT_TEACHER = "smol-base", "smol-teacher"
+
 EXPERIMENTS: dict[str, Experiment] = {}
 MODULES: tuple[str, ...] = (
     "training.experiments.graphopd",

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from training.config import ConfigError
+from training.experiments import DEFAULT_BASE, DEFAULT_TEACHER
 from training.zoo import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("name", help="an experiment name, or `list`")
     parser.add_argument("--smoke", action="store_true", help="tiny models, one seed, a few steps (<= 30 s); never writes the README")
-    parser.add_argument("--base", default="base-small", help="zoo name or folder of the start checkpoint")
-    parser.add_argument("--teacher", default="teacher-small", help="zoo name or folder of the teacher")
+    parser.add_argument("--base", default=DEFAULT_BASE, help=f"zoo name or folder of the start checkpoint (default {DEFAULT_BASE})")
+    parser.add_argument("--teacher", default=DEFAULT_TEACHER, help=f"zoo name or folder of the teacher (default {DEFAULT_TEACHER})")
     parser.add_argument("--out", default="", help="run folder (default var/experiments/NAME, or NAME-smoke)")
     parser.add_argument("--seeds", default="", help="training seeds, comma-separated (default: the experiment's)")
     parser.add_argument("--arms", default="", help="arms to run, comma-separated (default: all)")

@@ -31,10 +31,11 @@ def standalone_main(
     them into the README after a full run unless --no-readme."""
     parser = argparse.ArgumentParser(prog=f"python -m training.{name}", description=description)
     parser.add_argument("--smoke", action="store_true", help="tiny model, few seeds, one training seed")
-    parser.add_argument("--base", default="", help="start checkpoint: a zoo spec name or a folder (default base-small; smoke: tiny)")
+    parser.add_argument("--base", default="", help="start checkpoint: a zoo spec name or a folder (default smol-base; smoke: tiny)")
     parser.add_argument("--out", default="", help=f"output folder (default var/experiments/{name}[-smoke])")
     parser.add_argument("--no-readme", action="store_true", help="print the tables without writing training/README.md")
     args = parser.parse_args(argv)
+    from training.experiments import DEFAULT_BASE
     from training.zoo import resolve
     from training.zoo.build import var_root
 
@@ -43,7 +44,7 @@ def standalone_main(
 
         base = args.base or str(tiny_model_path())
     else:
-        base = str(resolve(args.base or "base-small"))
+        base = str(resolve(args.base or DEFAULT_BASE))
     out = Path(args.out) if args.out else var_root() / "experiments" / (f"{name}-smoke" if args.smoke else name)
     text = tables(run(base, out, smoke if args.smoke else full))
     print(text)
