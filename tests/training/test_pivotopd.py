@@ -15,7 +15,16 @@ from environments.replay import replay_record
 from training import ConfigError, make_config, run_recipe
 from training.modeling import load_model
 from training.pivot_search import anchor_pivots, resolve_anchor
-from training.recipes.pivotopd import PivotOPDConfig, pivot_loss, pivot_sequences, recovery_loss, training_records
+from training.recipes.pivotopd import (
+    PivotOPDConfig,
+    gold_nll,
+    gold_records,
+    pivot_loss,
+    pivot_sequences,
+    recovery_loss,
+    step_sequences,
+    training_records,
+)
 from training.sampling import continue_episodes, rollout_episodes
 from training.tiny import tiny_model_path
 from training.toolcall_parse import render_tool_call
@@ -179,7 +188,7 @@ def test_two_steps_train_on_pivots_and_a_step_without_pivots_does_not_update(tmp
     result = run_recipe("pivotopd", {**shared, "pivot_finder": "teacher", "max_steps": 1, "output_dir": str(tmp_path / "teacher")})
     (row,) = _rows(tmp_path / "teacher" / "metrics.jsonl")[1:]
     assert result.steps == 1 and row["updated"] == 0.0 and row["pivots_found"] == 0.0 and row["takeover_runs"] == 4 * 6
-    assert row["prevention_reverse_kl"] == 0.0 and row["recovery_tokens"] == 0.0
+    assert row["prevention_gold_nll"] == 0.0 and row["recovery_tokens"] == 0.0
     after = load_file(Path(result.final_checkpoint) / "model.safetensors")
     assert all(torch.equal(before[k], after[k]) for k in before)
 
@@ -215,3 +224,49 @@ def test_a_teacher_taking_over_finds_the_same_pivot_as_the_anchor(student):
         (result,) = teacher_pivots(None, tokenizer, [record], max_turns=5, max_new_tokens=32, max_prompt_tokens=4096)
     assert (result.step, result.reason, result.anchor) == (3, "found", "teacher")
     assert [result.checks[cut]["passed"] for cut in (1, 2, 3, 4, 5)] == [True, True, True, False, False]
+
+
+def test_the_gold_action_at_the_pivot_is_the_anchors_move_after_the_students_own_prefix(student):
+    """The paper's prevention: at the pivot (the third wrong owner() call) the student is taught what the expert does
+    there, asking the right person's owner, in the very context it sampled; the teacher target keeps its own call."""
+    model, tokenizer = student
+    record = chain_mistake(student)
+    world = make("toolgym/chain", 0).world
+    (gold,) = gold_records([(record, 3)], _config(), None, tokenizer)
+    assert gold["steps"][:3] == record["steps"][:3] and len(gold["steps"]) == 4
+    assert [(c["name"], c["arguments"]) for c in gold["steps"][3]["tool_calls"]] == [("owner", {"person": world.person})]
+    (sequence,) = pivot_sequences(gold, 3, tokenizer, recovery=False)
+    taught = tokenizer.decode([i for i, m in zip(sequence.episode.input_ids, sequence.prevention_mask, strict=True) if m])
+    assert world.person in taught and "owner" in taught and sum(sequence.recovery_mask) == 0
+    (mine,) = pivot_sequences(record, 3, tokenizer)
+    start = sequence.prevention_mask.index(1)
+    assert sequence.episode.input_ids[:start] == mine.episode.input_ids[: mine.prevention_mask.index(1)]  # the same context
+
+    config = _config(mode="prevention")
+    (gold_only,) = step_sequences([(record, 3)], [record], config, None, tokenizer)
+    assert gold_only.prevention_mask == sequence.prevention_mask
+    (own,) = step_sequences([(record, 3)], [record], _config(mode="prevention", pivot_target="teacher"), None, tokenizer)
+    assert own.prevention_mask == mine.prevention_mask
+    with pytest.raises(ConfigError, match="pivot_target='silver'"):
+        _config(pivot_target="silver")
+
+
+def test_the_gold_prevention_loss_is_the_cross_entropy_of_the_gold_tokens_and_reads_no_teacher():
+    torch.manual_seed(2)
+    student = torch.randn(1, 6, 9, requires_grad=True)
+    ids = torch.randint(9, (1, 6))
+    mask = torch.tensor([[0, 0, 1, 1, 0, 0]], dtype=torch.float32)
+    by_hand = torch.nn.functional.cross_entropy(student[0, 1:3], ids[0, 2:4])
+    assert torch.isclose(gold_nll(student, ids, mask), by_hand, atol=1e-5)
+    batch = {
+        "input_ids": ids,
+        "teacher_logits": torch.full((1, 6, 9), float("nan")),  # read by the teacher target only
+        "prevention_mask": mask,
+        "recovery_mask": torch.zeros(1, 6),
+        "prevention_share": 1.0,
+        "recovery_share": 0.0,
+    }
+    value, metrics = pivot_loss(student, batch, _config(mode="prevention"))
+    assert torch.isclose(value.detach(), by_hand.detach(), atol=1e-5) and metrics["prevention_gold_nll"] == pytest.approx(float(by_hand.detach()), abs=1e-5)
+    value.backward()
+    assert student.grad is not None and torch.isfinite(student.grad).all()

@@ -3,9 +3,10 @@
     python -m training.experiments pivotopd --smoke
     python -m training.experiments pivotopd --base PATH --teacher PATH
 
-The question: does distilling the teacher only where failed episodes were lost (prevention, reverse KL on the
-pivotal step) and on how to recover from there (recovery, forward KL on the teacher's next turns) beat on-policy
-distillation over every token of every episode, at the same number of optimizer steps and rollouts? The two
+The question: does teaching the student only where failed episodes were lost (prevention: the gold action at the
+pivotal step, the expert anchor's move there, by cross-entropy after the student's own prefix, as the paper does)
+and how to recover from there (recovery, forward KL on the teacher's next turns) beat on-policy distillation over
+every token of every episode, at the same number of optimizer steps and rollouts? The two
 halves alone are the ablations. toolgym/chain needs three dependent calls within five, so a pivot can leave the
 episode running (two wasted calls leave no room) and recovery has turns to learn from.
 
@@ -29,10 +30,13 @@ EXPERIMENT = register(
         method="pivotopd",
         arms=(
             Arm(
-                "pivotopd", "pivotopd", {**PIVOT, "mode": "both"}, "reverse KL on the pivot step + forward KL on the teacher's next 2 turns"
+                "pivotopd",
+                "pivotopd",
+                {**PIVOT, "mode": "both"},
+                "cross-entropy on the gold action at the pivot + forward KL on the teacher's next 2 turns",
             ),
             Arm("opd", "opd", {}, "on-policy distillation: reverse KL on every agent token of every episode"),
-            Arm("prevention", "pivotopd", {**PIVOT, "mode": "prevention"}, "PivotOPD without recovery: the pivot step only"),
+            Arm("prevention", "pivotopd", {**PIVOT, "mode": "prevention"}, "PivotOPD without recovery: the gold action at the pivot only"),
             Arm("recovery", "pivotopd", {**PIVOT, "mode": "recovery"}, "PivotOPD without prevention: the teacher's recovery only"),
         ),
         shared={

@@ -4,18 +4,21 @@ Each step the student plays `tasks_per_step × group_size` episodes, as in opd. 
 episodes (not passed; the first failure of each prompt first) the pivotal step is searched (training/pivot_search.py:
 a scripted anchor, or the teacher, taking over before and after each agent step). For each pivot found:
 
-- prevention: the pivot step's own tokens in the student's sequence get the reverse KL to the teacher (teacher
-  logits on the same ids; `loss` = sampled | full, as in opd): the student learns what the teacher would have done
-  at the decision that lost the episode.
+- prevention: at the decision that lost the episode, the student learns the GOLD action: what the strong
+  continuation that proved the prefix recoverable does there (the anchor's action from the takeover at the pivot;
+  the teacher's greedy action with pivot_finder=teacher), placed after the student's own prefix and trained with
+  cross-entropy on its tokens (`pivot_target="gold"`, the paper's). `pivot_target="teacher"` keeps the lab's
+  earlier variant: the reverse KL to the teacher on the student's own pivot tokens (`loss` = sampled | full, as in
+  opd), which moves the student's mistake towards the teacher's distribution but never shows it the right action.
 - recovery: the episode is rebuilt right after the pivotal action (the mistake stands), the TEACHER plays the next
   `recovery_turns` turns from there (training.sampling.continue_episodes: the very prompt ids the sampler builds),
   and the student is trained on the teacher's tokens with the forward KL(teacher ‖ student) over the vocabulary
   (top-k + tail with `top_k`). When the pivotal action ended the episode there is nothing to recover from: that
   episode gives prevention only (`pivots_terminal`).
 
-Both parts live in one sequence per pivot (the student's prefix through the pivot, then the teacher's turns) with
-two masks; the loss is prevention_weight · mean reverse KL + recovery_weight · mean forward KL, each a token mean
-over the whole step. Successful episodes contribute nothing. A step with no pivot to train on (no failures, or no
+With the gold target each pivot gives two sequences (the student's prefix + the gold action; the student's prefix
+through its mistake + the teacher's turns), with the teacher target one sequence with two masks; the loss is
+prevention_weight · mean prevention loss + recovery_weight · mean forward KL, each a token mean over the whole step. Successful episodes contribute nothing. A step with no pivot to train on (no failures, or no
 pivot found) logs zeros and makes no update, but counts as a step (Trainer.skip_step).
 """
 
@@ -26,23 +29,30 @@ from typing import Any
 
 import torch
 
-from environments.diagnosis.pivotal import PivotalResult
+from environments.diagnosis.pivotal import PivotalResult, takeover
+from environments.policies import make_policy
+from environments.records import record_passed
 from training.data import TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult
 from training.losses import Logits, kl_full
-from training.modeling import forward_hidden_logits
+from training.modeling import forward_hidden_logits, gather_logprobs
 from training.onpolicy import evaluate, micro_batches, rollouts, should_evaluate, to_device
 from training.pivot_search import anchor_pivots, resolve_anchor, runs_of, teacher_pivots
 from training.recipes.opd import OPDConfig, distill_loss, start_distillation
 from training.sampling import continue_episodes, episode_stats
+from training.toolcall_parse import render_tool_call
 
 MODES = ("both", "prevention", "recovery")
+PIVOT_TARGETS = ("gold", "teacher")
 
 
 @dataclass
 class PivotOPDConfig(OPDConfig):
     mode: str = "both"
-    """both | prevention (reverse KL on the pivot step only) | recovery (forward KL on the teacher's recovery only)."""
+    """both | prevention (the pivot step only) | recovery (forward KL on the teacher's recovery only)."""
+    pivot_target: str = "gold"
+    """gold (cross-entropy on the taker-over's action at the pivot, after the student's prefix: the paper's) | teacher
+    (reverse KL to the teacher on the student's own pivot tokens)."""
     pivot_finder: str = "anchor"
     """anchor (a scripted anchor takes over, environments.diagnosis.pivotal) | teacher (the teacher, greedy)."""
     anchor: str = ""
@@ -68,6 +78,8 @@ class PivotOPDConfig(OPDConfig):
         out = super().problems()
         if self.mode not in MODES:
             out.append(f"mode={self.mode!r}: must be one of {', '.join(MODES)}")
+        if self.pivot_target not in PIVOT_TARGETS:
+            out.append(f"pivot_target={self.pivot_target!r}: must be one of {', '.join(PIVOT_TARGETS)}")
         if self.pivot_finder not in ("anchor", "teacher"):
             out.append(f"pivot_finder={self.pivot_finder!r}: must be anchor or teacher")
         elif self.pivot_finder == "anchor":
@@ -104,19 +116,58 @@ class PivotSequence:
     recovery_mask: list[int]  # 1 on the teacher's tokens after the pivot
 
 
-def pivot_sequences(record: dict[str, Any], pivot: int, tokenizer: Any) -> list[PivotSequence]:
-    """Sequences of a record whose steps [0, pivot] are the student's and any later agent steps the teacher's."""
+def pivot_sequences(
+    record: dict[str, Any], pivot: int, tokenizer: Any, *, prevention: bool = True, recovery: bool = True
+) -> list[PivotSequence]:
+    """Sequences of a record whose step `pivot` is trained for prevention and whose later agent steps (the teacher's)
+    for recovery; `prevention` / `recovery` False leaves that mask empty (the gold target's two sequences)."""
     out = []
     for episode in tokenize_record(record, tokenizer):
         turn, mask = episode.turn_of_token, episode.mask
         out.append(
             PivotSequence(
                 episode,
-                [int(m == 1 and t == pivot) for m, t in zip(mask, turn, strict=True)],
-                [int(m == 1 and t > pivot) for m, t in zip(mask, turn, strict=True)],
+                [int(prevention and m == 1 and t == pivot) for m, t in zip(mask, turn, strict=True)],
+                [int(recovery and m == 1 and t > pivot) for m, t in zip(mask, turn, strict=True)],
             )
         )
     return out
+
+
+def gold_records(found: list[tuple[dict[str, Any], int]], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[dict[str, Any]]:
+    """Per (record, pivot): the student's episode through the steps before the pivot, then the gold action at it,
+    as the sampler would have recorded it had the student written it (its very prompt ids: `continue_episodes`).
+    The gold action is the first move of the takeover that proves the prefix recoverable: the teacher's greedy turn
+    with pivot_finder=teacher, else the anchor's (over pivot_seeds until one passes), forced in as routed text."""
+    if not found:
+        return []
+    limits = {"turns": 1, "max_turns": config.max_turns, "max_new_tokens": config.max_new_tokens, "temperature": 0.0}
+    if config.pivot_finder == "teacher":
+        return continue_episodes(teacher, tokenizer, found, max_prompt_tokens=config.max_prompt_tokens, **limits)
+    anchor, _ = resolve_anchor(config.task, config.anchor)
+
+    def factory(env: Any, seed: int) -> Any:
+        return make_policy(anchor, env, seed)
+
+    out = []
+    for record, pivot in found:
+        for seed in config.pivot_seeds:  # never empty (problems)
+            branch = takeover(record, pivot, factory, seed)
+            if record_passed(branch):
+                break
+        text = action_text(branch["steps"][pivot])
+        (gold,) = continue_episodes(
+            None, tokenizer, [(record, pivot)], router=lambda _record, text=text: text, max_prompt_tokens=config.max_prompt_tokens, **limits
+        )
+        out.append(gold)
+    return out
+
+
+def action_text(step: dict[str, Any]) -> str:
+    """A scripted step as the model writes it: its tool calls in the lab's markup (what the parser reads back), or
+    its message when it makes none."""
+    calls = step.get("tool_calls") or []
+    return "".join(render_tool_call(c["name"], c["arguments"]) for c in calls) if calls else str(step.get("message") or "")
 
 
 def recovery_loss(
@@ -124,6 +175,13 @@ def recovery_loss(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Forward KL(teacher ‖ student) of aligned (B, T, V) logits at the next-token positions of `mask` (B, T)."""
     return kl_full(student_logits[:, :-1], teacher_logits[:, :-1], mask[:, 1:], direction="forward", top_k=top_k or None)
+
+
+def gold_nll(student_logits: Logits, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean negative log-likelihood of the masked (gold) tokens, next-token aligned, in chunks (never (B, T, V))."""
+    logp = gather_logprobs(student_logits[:, :-1], input_ids[:, 1:])
+    active = mask[:, 1:]
+    return -(logp * active).sum() / active.sum().clamp(min=1.0)
 
 
 def pivot_loss(student_logits: Logits, batch: dict[str, Any], config: PivotOPDConfig) -> tuple[torch.Tensor, dict[str, float]]:
@@ -134,7 +192,11 @@ def pivot_loss(student_logits: Logits, batch: dict[str, Any], config: PivotOPDCo
     teacher_logits = batch["teacher_logits"]
     total = torch.zeros((), device=batch["input_ids"].device)
     metrics: dict[str, float] = {}
-    if config.prevents and batch["prevention_share"] > 0:
+    if config.prevents and batch["prevention_share"] > 0 and config.pivot_target == "gold":
+        value = gold_nll(student_logits, batch["input_ids"], batch["prevention_mask"])
+        total = total + config.prevention_weight * batch["prevention_share"] * value
+        metrics["prevention_gold_nll"] = float(value.detach()) * batch["prevention_share"]
+    elif config.prevents and batch["prevention_share"] > 0:
         part = {"input_ids": batch["input_ids"], "mask": batch["prevention_mask"]}
         value, m = distill_loss(student_logits, teacher_logits, part, loss=config.loss, top_k=config.top_k)
         total = total + config.prevention_weight * batch["prevention_share"] * value
@@ -190,6 +252,24 @@ def training_records(
     return branches, terminal
 
 
+def step_sequences(
+    found: list[tuple[dict[str, Any], int]], trained: list[dict[str, Any]], config: PivotOPDConfig, teacher: Any, tokenizer: Any
+) -> list[PivotSequence]:
+    """A step's training sequences. Teacher target: one per pivot (its `trained` record, both masks). Gold target:
+    the gold record's prevention sequence and the `trained` record's recovery sequence, each only when its part is
+    trained."""
+    if config.pivot_target == "teacher":
+        return [s for record, (_, pivot) in zip(trained, found, strict=True) for s in pivot_sequences(record, pivot, tokenizer)]
+    out: list[PivotSequence] = []
+    if config.prevents:
+        for record, (_, pivot) in zip(gold_records(found, config, teacher, tokenizer), found, strict=True):
+            out += pivot_sequences(record, pivot, tokenizer, recovery=False)
+    if config.recovers:
+        for record, (_, pivot) in zip(trained, found, strict=True):
+            out += pivot_sequences(record, pivot, tokenizer, prevention=False)
+    return out
+
+
 def _batches(
     sequences: list[PivotSequence], config: PivotOPDConfig, teacher: Any, pad_id: int, device: torch.device
 ) -> list[dict[str, Any]]:
@@ -220,7 +300,7 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
         results = find_pivots(searched, config, teacher, tokenizer)
         found = [(record, result.step) for record, result in zip(searched, results, strict=True) if result.step is not None]
         trained, terminal = training_records(found, config, teacher, tokenizer)
-        sequences = [s for record, (_, pivot) in zip(trained, found, strict=True) for s in pivot_sequences(record, pivot, tokenizer)]
+        sequences = step_sequences(found, trained, config, teacher, tokenizer)
         counts = {
             "prevention_tokens": float(sum(sum(s.prevention_mask) for s in sequences)),
             "recovery_tokens": float(sum(sum(s.recovery_mask) for s in sequences)),
@@ -233,7 +313,7 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
             )
         else:
             metrics = {**trainer.skip_step(), "loss": 0.0}
-        metrics.setdefault("prevention_reverse_kl", 0.0)
+        metrics.setdefault("prevention_gold_nll" if config.pivot_target == "gold" else "prevention_reverse_kl", 0.0)
         metrics.setdefault("recovery_forward_kl", 0.0)
         metrics.update(counts)
         metrics.update(
