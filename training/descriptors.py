@@ -21,13 +21,16 @@ distance(a, b) is the unweighted mean of four parts, each in [0, 1]:
     Jaccard distance of the sources (1 − |A ∩ B| / |A ∪ B|),
     relative reasoning-length difference |a − b| / max(a, b).
 Two empty parts (both sequences empty, both lengths 0) are at distance 0.
+
+The group helpers (distance_to_others, diversity_bonus, grouped_diversity) take any distance: `embedding_distance`
+compares learned trajectory embeddings instead (TJPO's `diversity_representation="policy"`, training/recipes/grpo.py).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -123,24 +126,36 @@ def distance(a: Descriptor, b: Descriptor) -> float:
     return sum(parts.values()) / len(parts)
 
 
-def group_diversity(descriptors: Sequence[Descriptor]) -> float:
+Distance = Callable[[Any, Any], float]
+
+
+def embedding_distance(a: torch.Tensor, b: torch.Tensor) -> float:
+    """(1 − cosine similarity) / 2 of two trajectory embeddings (`policy_embeddings` in training/recipes/grpo.py): in
+    [0, 1], 0 for the same direction, as `distance` is for descriptors."""
+    cosine = torch.nn.functional.cosine_similarity(a.float(), b.float(), dim=0)
+    return float(((1.0 - cosine) / 2.0).clamp(0.0, 1.0))
+
+
+def group_diversity(descriptors: Sequence[Any], dist: Distance = distance) -> float:
     """Mean pairwise distance; 0 for fewer than two descriptors."""
-    pairs = [distance(a, b) for a, b in combinations(descriptors, 2)]
+    pairs = [dist(a, b) for a, b in combinations(descriptors, 2)]
     return sum(pairs) / len(pairs) if pairs else 0.0
 
 
-def distance_to_others(descriptors: Sequence[Descriptor]) -> list[float]:
-    """For each descriptor, its mean distance to the others (0 when it has none)."""
+def distance_to_others(descriptors: Sequence[Any], dist: Distance = distance) -> list[float]:
+    """For each descriptor (or embedding, with `dist`), its mean distance to the others (0 when it has none)."""
     n = len(descriptors)
     if n < 2:
         return [0.0] * n
     table = [[0.0] * n for _ in range(n)]
     for i, j in combinations(range(n), 2):
-        table[i][j] = table[j][i] = distance(descriptors[i], descriptors[j])
+        table[i][j] = table[j][i] = dist(descriptors[i], descriptors[j])
     return [sum(row) / (n - 1) for row in table]
 
 
-def diversity_bonus(descriptors: Sequence[Descriptor], succeeded: Sequence[bool], group_ids: Sequence[Any]) -> torch.Tensor:
+def diversity_bonus(
+    descriptors: Sequence[Any], succeeded: Sequence[bool], group_ids: Sequence[Any], dist: Distance = distance
+) -> torch.Tensor:
     """(N,): each successful rollout's mean distance to the other members of its group; 0 for failed rollouts and
     groups of one. The caller scales it by diversity_coef and adds it to the advantages."""
     assert len(descriptors) == len(succeeded) == len(group_ids), (
@@ -149,18 +164,18 @@ def diversity_bonus(descriptors: Sequence[Descriptor], succeeded: Sequence[bool]
     bonus = torch.zeros(len(descriptors))
     for key in dict.fromkeys(group_ids):
         members = [i for i, k in enumerate(group_ids) if k == key]
-        for i, d in zip(members, distance_to_others([descriptors[i] for i in members]), strict=True):
+        for i, d in zip(members, distance_to_others([descriptors[i] for i in members], dist), strict=True):
             bonus[i] = d if succeeded[i] else 0.0
     return bonus
 
 
-def grouped_diversity(descriptors: Sequence[Descriptor], group_ids: Sequence[Any]) -> float:
+def grouped_diversity(descriptors: Sequence[Any], group_ids: Sequence[Any], dist: Distance = distance) -> float:
     """Mean over groups of each group's mean pairwise distance (groups of one are left out); 0 when none is left."""
     values = []
     for key in dict.fromkeys(group_ids):
         members = [descriptors[i] for i, k in enumerate(group_ids) if k == key]
         if len(members) > 1:
-            values.append(group_diversity(members))
+            values.append(group_diversity(members, dist))
     return sum(values) / len(values) if values else 0.0
 
 

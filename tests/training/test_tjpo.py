@@ -36,7 +36,7 @@ def test_coef_zero_gives_exactly_the_group_advantages():
 
 
 def test_passed_rollouts_gain_coef_times_their_distance_and_failed_ones_nothing():
-    advantages, metrics = grpo_advantages(GROUP, REWARDS, _config(diversity_coef=0.5))
+    advantages, metrics = grpo_advantages(GROUP, REWARDS, _config(diversity_coef=0.5, diversity_representation="descriptors"))
     base = 1 / (2 * math.sqrt(1 / 3) + 2e-6)  # (1 − 0.5) / (sample std + eps)
     alice, bob = (0.5 + 0.75 + 0.75) / 3, (0.5 + 11 / 12 + 11 / 12) / 3
     assert advantages.tolist() == pytest.approx([base + 0.5 * alice, base + 0.5 * bob, -base, -base], rel=1e-5)
@@ -46,9 +46,42 @@ def test_passed_rollouts_gain_coef_times_their_distance_and_failed_ones_nothing(
 
 def test_an_all_pass_group_still_gets_a_signal_and_a_failed_copy_of_a_success_gets_none():
     records = [alice_chain(), bob_shortcut(), alice_chain(passed=False), alice_chain()]
-    advantages, _ = grpo_advantages(records, torch.tensor([1.0, 1.0, 1.0, 1.0]), _config(diversity_coef=1.0))
+    advantages, _ = grpo_advantages(
+        records, torch.tensor([1.0, 1.0, 1.0, 1.0]), _config(diversity_coef=1.0, diversity_representation="descriptors")
+    )
     # equal rewards: the normalised advantages are 0, so only the bonus remains; the record that did not pass gets 0
     assert advantages.tolist() == pytest.approx([0.5 / 3, 1.5 / 3, 0.0, 0.5 / 3])
+
+
+def test_the_policy_representation_rewards_distance_between_the_policys_own_embeddings():
+    """TJPO's learned representation: the bonus is the mean cosine distance, (1 − cos) / 2, between the embeddings of a
+    group's members; two rollouts the policy embeds alike are at distance 0 whatever their descriptors."""
+    same, other = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])
+    embeddings = [same, same.clone(), other, -same]
+    advantages, metrics = grpo_advantages(GROUP, REWARDS, _config(diversity_coef=1.0), embeddings)
+    base = group_advantages(REWARDS, [0, 0, 0, 0])
+    # alice: 0 to bob, 1/2 to the orthogonal one, 1 to the opposite; bob the same; failed rollouts get nothing
+    assert (advantages - base).tolist() == pytest.approx([0.5, 0.5, 0.0, 0.0])
+    assert metrics["behaviour_diversity"] == pytest.approx((0 + 0.5 + 1 + 0.5 + 1 + 0.5) / 6)
+    with pytest.raises(AssertionError, match="one embedding per record"):
+        grpo_advantages(GROUP, REWARDS, _config(diversity_coef=1.0))
+    with pytest.raises(ConfigError, match="diversity_representation='fixed'"):
+        make_config("grpo", {"model": "m", "diversity_representation": "fixed"})
+
+
+def test_policy_embeddings_average_the_policys_hidden_states_over_each_records_agent_tokens():
+    from training.modeling import load_model
+    from training.onpolicy import tokenized
+    from training.recipes.grpo import policy_embeddings
+    from training.tiny import tiny_model_path
+
+    model, tokenizer = load_model(str(tiny_model_path(0)), trainable=False)
+    trainer = SimpleNamespace(model=model, tokenizer=tokenizer, device=torch.device("cpu"))
+    records = [alice_chain(), alice_chain(), mallory_babble()]
+    vectors = policy_embeddings(trainer, tokenized(records, tokenizer), len(records), grad_accum=2)
+    assert [v.shape for v in vectors] == [torch.Size([model.config.hidden_size])] * 3
+    assert torch.allclose(vectors[0], vectors[1], atol=1e-5)  # the same behaviour, batched apart: the same embedding
+    assert not torch.allclose(vectors[0], vectors[2], atol=1e-3)
 
 
 def test_negative_coefficients_are_rejected_by_name():

@@ -3,9 +3,12 @@
     python -m training.experiments tjpo --smoke
     python -m training.experiments tjpo --base PATH          # no teacher needed
 
-Three arms of training/recipes/grpo.py from one base on toolgym/chain, differing only in two coefficients: tjpo
-(diversity_coef > 0: a passed rollout's advantage gains its mean descriptor distance to its group,
-training/descriptors.py), grpo (both 0) and grpo_entropy (entropy_coef > 0: the usual exploration bonus). Beside
+Four arms of training/recipes/grpo.py from one base on toolgym/chain, differing only in two coefficients and the
+behaviour representation: tjpo (diversity_coef > 0: a passed rollout's advantage gains its mean distance to its
+group in the policy's own, learnt representation: the mean of its final hidden states over the agent's tokens, as
+the paper learns its representation), tjpo_fixed (the same bonus in the lab's earlier fixed descriptors,
+training/descriptors.py: the ablation), grpo (both 0) and grpo_entropy (entropy_coef > 0: the usual exploration
+bonus). The measures below keep the fixed descriptors for every arm, so the arms' diversity is read on one scale. Beside
 the greedy reward and pass rate, `measures` samples k = 4 episodes per test seed at temperature 1.0 and reports
 unbiased pass@1 and pass@4 and the mean descriptor diversity of each seed's k samples (all of them, and the passed
 ones among seeds with at least two passes): whether a method keeps several ways to succeed or collapses onto one.
@@ -97,7 +100,18 @@ TJPO = register(
         ),
         method="tjpo",
         arms=(
-            Arm("tjpo", "grpo", {"diversity_coef": 0.5}, "GRPO + 0.5 x a passed rollout's mean descriptor distance to its group"),
+            Arm(
+                "tjpo",
+                "grpo",
+                {"diversity_coef": 0.5, "diversity_representation": "policy"},
+                "GRPO + 0.5 x a passed rollout's mean distance to its group in the policy's own hidden-state representation",
+            ),
+            Arm(
+                "tjpo_fixed",
+                "grpo",
+                {"diversity_coef": 0.5, "diversity_representation": "descriptors"},
+                "the same bonus in fixed descriptors (tools, sub-goals, sources, reasoning length)",
+            ),
             Arm("grpo", "grpo", {}, "GRPO alone"),
             Arm("grpo_entropy", "grpo", {"entropy_coef": 0.01}, "GRPO + 0.01 x next-token entropy on agent tokens"),
         ),

@@ -8,9 +8,13 @@ update (recomputed, so the ratio starts at exactly 1); the gap to the sampler's 
 With kl_coef > 0 a frozen copy of the starting model is the k3 reference.
 
 TJPO (diversity_coef > 0): after the group normalisation, each rollout that PASSED (the environment's own
-`score.passed`) gets diversity_coef × its mean descriptor distance to the other members of its group
-(training/descriptors.py) added to its advantage; failed rollouts get nothing, so a different way to fail is
-never rewarded. Added after normalisation so the bonus keeps its stated scale (coef × a distance in [0, 1] beside
+`score.passed`) gets diversity_coef × its mean behavioural distance to the other members of its group added to
+its advantage; failed rollouts get nothing, so a different way to fail is never rewarded. The behaviour is
+represented (`diversity_representation`) by the policy itself, as the paper learns its representation: "policy"
+embeds each rollout as the mean of the current policy's final hidden states over the agent's own tokens, so the
+representation is learnt with the policy and two rollouts differ by what the model makes of them (cosine distance,
+`descriptors.embedding_distance`); "descriptors" is the lab's earlier fixed rule (tools, sub-goals, sources,
+reasoning length: training/descriptors.py). Added after normalisation so the bonus keeps its stated scale (coef × a distance in [0, 1] beside
 unit-scale advantages) and still acts in an all-pass group, whose normalised advantages are all 0; added before,
 it would be divided by the group's reward std (~eps when every member passed with the same reward) and blown up.
 entropy_coef > 0 adds −entropy_coef × the policy's next-token entropy at the agent's tokens to the loss (the
@@ -30,7 +34,7 @@ from environments.records import header_components, record_passed
 from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
 from training.data import record_reward
-from training.descriptors import describe, diversity_bonus, grouped_diversity
+from training.descriptors import describe, distance, diversity_bonus, embedding_distance, grouped_diversity
 from training.engine import Hooks, RunResult, Trainer
 from training.losses import Logits, entropy_bonus, entropy_term, grpo_loss
 from training.modeling import AdapterDisabled, forward_logits, gather_logprobs, load_model, logprobs_and_entropy, token_logprobs
@@ -46,13 +50,18 @@ from training.onpolicy import (
 )
 from training.sampling import episode_stats
 
+REPRESENTATIONS = ("policy", "descriptors")
+
 
 @dataclass
 class GRPOConfig(AggregationFields, ReferenceKLFields, ClipFields, OnPolicyConfig):
     MIN_GROUP_SIZE: ClassVar[int] = 2
 
     diversity_coef: float = 0.0
-    """TJPO: a passed rollout's advantage gains this × its mean descriptor distance to its group (0: GRPO)."""
+    """TJPO: a passed rollout's advantage gains this × its mean behavioural distance to its group (0: GRPO)."""
+    diversity_representation: str = "policy"
+    """TJPO's behaviour representation: policy (the policy's own hidden states over the agent's tokens: learnt, the
+    paper's) | descriptors (the fixed rule of training/descriptors.py). The bonus and `behaviour_diversity` use it."""
     entropy_coef: float = 0.0
     """Weight of the entropy bonus on the agent tokens' next-token distribution (0: none; entropy is logged)."""
     reward_component: str = ""
@@ -64,6 +73,8 @@ class GRPOConfig(AggregationFields, ReferenceKLFields, ClipFields, OnPolicyConfi
 
     def problems(self) -> list[str]:
         out = super().problems()
+        if self.diversity_representation not in REPRESENTATIONS:
+            out.append(f"diversity_representation={self.diversity_representation!r}: must be one of {', '.join(REPRESENTATIONS)}")
         for name in ("diversity_coef", "entropy_coef"):
             if getattr(self, name) < 0:
                 out.append(f"{name}={getattr(self, name)!r}: must not be negative")
@@ -86,8 +97,10 @@ def run(config: GRPOConfig, hooks: Hooks | None = None) -> RunResult:
     while trainer.step < config.max_steps and not trainer.stopping():
         records = rollouts(trainer, config)
         rewards = torch.tensor([training_reward(r, config.reward_component, steps=config.step_rewards) for r in records])
-        advantages, diversity_metrics = grpo_advantages(records, rewards, config)
-        items = [(episode, float(advantages[index])) for index, episode in tokenized(records, tokenizer)]
+        episodes = tokenized(records, tokenizer)
+        embeddings = policy_embeddings(trainer, episodes, len(records), config.grad_accum) if config.diversity_coef > 0 else None
+        advantages, diversity_metrics = grpo_advantages(records, rewards, config, embeddings)
+        items = [(episode, float(advantages[index])) for index, episode in episodes]
         prepared = scored_batches(trainer, items, config.grad_accum, reference)
         metrics = trainer.optimize(prepared, clipped_loss(model, config, entropy=True))
         metrics.update(episode_stats(records))
@@ -125,20 +138,51 @@ def training_reward(record: dict[str, Any], component: str, *, steps: bool = Fal
     return float(components[component])
 
 
-def grpo_advantages(records: list[dict[str, Any]], rewards: torch.Tensor, config: GRPOConfig) -> tuple[torch.Tensor, dict[str, float]]:
+def grpo_advantages(
+    records: list[dict[str, Any]], rewards: torch.Tensor, config: GRPOConfig, embeddings: list[torch.Tensor] | None = None
+) -> tuple[torch.Tensor, dict[str, float]]:
     """Group-relative advantages (N,) plus, with diversity_coef > 0, the TJPO bonus of passed rollouts (module
-    docstring); metrics descriptor_diversity (mean within-group pairwise distance) and diversity_bonus_mean (the
-    mean term added, over all rollouts)."""
+    docstring; `embeddings`, one per record, are the policy representation's, needed when it is "policy");
+    metrics descriptor_diversity (mean within-group pairwise descriptor distance, whatever the representation, so
+    runs compare), behaviour_diversity (the same in the representation the bonus uses) and diversity_bonus_mean
+    (the mean term added, over all rollouts)."""
     groups = [i // config.group_size for i in range(len(records))]
     advantages = group_advantages(rewards, groups)
     descriptors = [describe(r) for r in records]
     metrics = {"descriptor_diversity": grouped_diversity(descriptors, groups), "diversity_bonus_mean": 0.0}
     if config.diversity_coef > 0:
+        if config.diversity_representation == "policy":
+            assert embeddings is not None and len(embeddings) == len(records), "the policy representation needs one embedding per record"
+            items, dist = list(embeddings), embedding_distance
+        else:
+            items, dist = descriptors, distance
         passed = [bool(record_passed(r)) for r in records]
-        bonus = config.diversity_coef * diversity_bonus(descriptors, passed, groups)
+        bonus = config.diversity_coef * diversity_bonus(items, passed, groups, dist)
         advantages = advantages + bonus
         metrics["diversity_bonus_mean"] = float(bonus.mean())
+        metrics["behaviour_diversity"] = grouped_diversity(items, groups, dist)
     return advantages, metrics
+
+
+@torch.no_grad()
+def policy_embeddings(trainer: Any, episodes: list[tuple[int, Any]], count: int, grad_accum: int) -> list[torch.Tensor]:
+    """One vector per record (`count` of them): the current policy's final hidden states averaged over the record's
+    agent tokens (every sequence of it: a trimmed context gives several), in fp32 on the CPU. A record with no agent
+    token (nothing tokenized) gets a zero vector, at distance 0.5 from every other."""
+    sums: dict[int, torch.Tensor] = {}
+    tokens: dict[int, float] = {}
+    for chunk in micro_batches(episodes, grad_accum):
+        batch = to_device([e for _, e in chunk], trainer.tokenizer.pad_token_id, trainer.device)
+        hidden = trainer.model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True, use_cache=False
+        ).hidden_states[-1]
+        mask = batch["mask"].to(hidden.dtype).unsqueeze(-1)
+        for row, (index, _) in enumerate(chunk):
+            total = (hidden[row] * mask[row]).sum(0).float().cpu()
+            sums[index] = sums.get(index, 0) + total
+            tokens[index] = tokens.get(index, 0.0) + float(mask[row].sum())
+    width = next(iter(sums.values())).shape[0] if sums else 1
+    return [sums[i] / max(tokens[i], 1.0) if i in sums else torch.zeros(width) for i in range(count)]
 
 
 def scored_batches(trainer: Any, items: list[tuple[Any, float]], grad_accum: int, reference: Any) -> list[dict[str, Any]]:
