@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from environments.records import header_components, record_passed
+from environments.records import Record, header_components, record_passed
 from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
 from training.data import record_reward
@@ -111,7 +111,7 @@ def reference_policy(trainer: Any, config: Any) -> Any:
     return load_model(config.model, device=trainer.device, trainable=False)[0]
 
 
-def training_reward(record: dict[str, Any], component: str, *, steps: bool = False) -> float | None:
+def training_reward(record: Record, component: str, *, steps: bool = False) -> float | None:
     """The rollout's reward: with `steps`, the sum of its agent steps' rewards (GRPOConfig.step_rewards); else the named
     score component, or without one data.record_reward (the composite, less consultation costs in a team). A component
     the score lacks is a configuration error, raised with what it has."""
@@ -125,7 +125,7 @@ def training_reward(record: dict[str, Any], component: str, *, steps: bool = Fal
     return float(components[component])
 
 
-def grpo_advantages(records: list[dict[str, Any]], rewards: torch.Tensor, config: GRPOConfig) -> tuple[torch.Tensor, dict[str, float]]:
+def grpo_advantages(records: list[Record], rewards: torch.Tensor, config: GRPOConfig) -> tuple[torch.Tensor, dict[str, float]]:
     """Group-relative advantages (N,) plus, with diversity_coef > 0, the TJPO bonus of passed rollouts (module
     docstring); metrics descriptor_diversity (mean within-group pairwise distance) and diversity_bonus_mean (the
     mean term added, over all rollouts)."""

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from environments.diagnosis.pivotal import PivotalResult
+from environments.records import Record, record_score
 from training.data import TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult
 from training.losses import Logits, kl_full
@@ -104,7 +105,7 @@ class PivotSequence:
     recovery_mask: list[int]  # 1 on the teacher's tokens after the pivot
 
 
-def pivot_sequences(record: dict[str, Any], pivot: int, tokenizer: Any) -> list[PivotSequence]:
+def pivot_sequences(record: Record, pivot: int, tokenizer: Any) -> list[PivotSequence]:
     """Sequences of a record whose steps [0, pivot] are the student's and any later agent steps the teacher's."""
     out = []
     for episode in tokenize_record(record, tokenizer):
@@ -147,14 +148,14 @@ def pivot_loss(student_logits: Logits, batch: dict[str, Any], config: PivotOPDCo
     return total, metrics
 
 
-def _failed_first_of_each_prompt(records: list[dict[str, Any]], config: PivotOPDConfig) -> list[dict[str, Any]]:
+def _failed_first_of_each_prompt(records: list[Record], config: PivotOPDConfig) -> list[dict[str, Any]]:
     """Up to max_pivots failed records, the first failure of every prompt before any second one (rollouts are
     grouped by prompt, group_size in a row)."""
-    failed = [(i % config.group_size, i) for i, r in enumerate(records) if not r["header"]["score"]["passed"]]
+    failed = [(i % config.group_size, i) for i, r in enumerate(records) if not record_score(r)["passed"]]
     return [records[i] for _, i in sorted(failed)[: config.max_pivots]]
 
 
-def find_pivots(records: list[dict[str, Any]], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[PivotalResult]:
+def find_pivots(records: list[Record], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[PivotalResult]:
     if config.pivot_finder == "teacher":
         return teacher_pivots(
             teacher,
@@ -237,7 +238,7 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
         metrics.setdefault("recovery_forward_kl", 0.0)
         metrics.update(counts)
         metrics.update(
-            failed_share=sum(1 for r in records if not r["header"]["score"]["passed"]) / len(records),
+            failed_share=sum(1 for r in records if not record_score(r)["passed"]) / len(records),
             pivots_searched=float(len(searched)),
             pivots_found=float(len(found)),
             pivots_terminal=float(terminal),
@@ -253,6 +254,6 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
     return trainer.finish()
 
 
-def _turn_of(record: dict[str, Any], step_index: int) -> int:
+def _turn_of(record: Record, step_index: int) -> int:
     """1-based agent turn of a step (the sampler's records: its step index)."""
     return sum(1 for s in record["steps"][1 : step_index + 1] if s.get("source") == "agent")
