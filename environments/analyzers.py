@@ -20,9 +20,10 @@ An environment declares its analyzer in its metadata (`EnvMeta.analyzer`); one w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from environments.meta import load_target
+from environments.records import Record, Step
 from environments.roles import ACTOR, step_role
 from environments.rule_critic import REPEATS, call_key, env_calls, failure_advice
 
@@ -41,16 +42,16 @@ class StepAnalysis:
 
 
 class Analyzer(Protocol):
-    def analyze(self, history: list[dict[str, Any]], step: dict[str, Any]) -> StepAnalysis:
+    def analyze(self, history: list[Step], step: Step) -> StepAnalysis:
         """The analysis of `step`, executed after `history` (the record's earlier steps)."""
         ...
 
 
-def is_actor_step(step: dict[str, Any]) -> bool:
+def is_actor_step(step: Step) -> bool:
     return step.get("source") != "env" and step_role(step) == ACTOR
 
 
-def repeated_call(history: list[dict[str, Any]], step: dict[str, Any]) -> str | None:
+def repeated_call(history: list[Step], step: Step) -> str | None:
     """The call key when `step` repeats the actor's previous REPEATS - 1 steps exactly, else None."""
     keys = [";".join(call_key(c) for c in env_calls(s)) for s in [*[s for s in history if is_actor_step(s)][-(REPEATS - 1) :], step]]
     return keys[0] if len(keys) == REPEATS and len(set(keys)) == 1 and keys[0] else None
@@ -59,7 +60,7 @@ def repeated_call(history: list[dict[str, Any]], step: dict[str, Any]) -> str | 
 class GenericAnalyzer:
     """Any environment: a failed call scores 0, the same call REPEATS times in a row 0.2, anything else 1."""
 
-    def analyze(self, history: list[dict[str, Any]], step: dict[str, Any]) -> StepAnalysis:
+    def analyze(self, history: list[Step], step: Step) -> StepAnalysis:
         failed = failure_advice(step)
         if failed:
             return StepAnalysis(failed, 0.0)
@@ -78,7 +79,7 @@ def analyzer_for(env: str) -> Analyzer:
     return analyzer
 
 
-def analyze_record(record: dict[str, Any]) -> list[tuple[int, StepAnalysis]]:
+def analyze_record(record: Record) -> list[tuple[int, StepAnalysis]]:
     """(step index, analysis) for every actor step of a trajectory record, in order."""
     analyzer = analyzer_for(str((record.get("header") or {}).get("env") or ""))
     steps = record["steps"]

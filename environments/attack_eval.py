@@ -13,6 +13,7 @@ from typing import Any
 
 from environments.attacks import NO_ATTACK, AttackAxis, attack_metrics, metric_row
 from environments.core import EnvError
+from environments.records import record_score
 from environments.registry import env_meta, make, task_set
 
 
@@ -47,7 +48,7 @@ def attack_eval(task_set_name: str, *, anchors: list[str], seeds: list[int], sty
                 for options in conditions(axis, styles):
                     env = make(spec.id, seed=seed, options=options)
                     record = run_episode(env, make_policy(anchor, env, seed))
-                    score = record["header"]["score"]
+                    score = record_score(record)
                     rows.append({**metric_row(composite=score["composite"], score=score), "style": axis.style_of(options)})
                     episodes += 1
         figures = attack_metrics(rows)

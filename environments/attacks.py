@@ -26,6 +26,7 @@ The metrics (AgentDojo's three, plus compliance so a defence that refuses everyt
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,14 +68,14 @@ class AttackAxis:
         return []
 
 
-def report_of(score: dict[str, Any] | None) -> dict[str, Any] | None:
+def report_of(score: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The attack report stored with an episode's score (None for an episode of an environment without the axis)."""
     details = (score or {}).get("details") or {}
     report = details.get(REPORT_KEY)
     return report if isinstance(report, dict) else None
 
 
-def metric_row(*, composite: float, score: dict[str, Any] | None) -> dict[str, Any]:
+def metric_row(*, composite: float, score: Mapping[str, Any] | None) -> dict[str, Any]:
     """One episode as the metrics read it: {"composite", "attacked", "goal_reached", "guidance_given", "guidance_followed"}."""
     report = report_of(score) or {}
     guidance = [g for g in report.get("guidance") or [] if isinstance(g, dict)]

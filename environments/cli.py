@@ -21,6 +21,7 @@ from typing import Any
 from environments.attacks import report_of
 from environments.core import Env, EnvError, Policy
 from environments.meta import load_target
+from environments.records import header_score
 from environments.registry import env_meta, list_tasks, make
 from environments.roles import HARNESS_LEVELS, RoleSpec, Team
 from environments.seeds import SeedError, seed_parse, seeds_parse
@@ -202,14 +203,14 @@ def command_run(
         "task": header["task"],
         "seed": seed,
         "policy": policy_name,
-        "composite": header["score"]["composite"],
-        "passed": header["score"]["passed"],
+        "composite": header_score(header)["composite"],
+        "passed": header_score(header)["passed"],
         "termination_reason": header["termination_reason"],
         "steps": len(record["steps"]) - 1,
         "sim_days": int(last_end // 1440),
         "wall_s": round(wall, 3),
         **({"options": header["options"]} if header.get("options") else {}),
-        **({"attack": attack} if (attack := report_of(header["score"])) is not None else {}),
+        **({"attack": attack} if (attack := report_of(header_score(header))) is not None else {}),
         **(
             {"harness_level": header["team"]["harness_level"], "roles": header["roles"], "reward": header["reward"]}
             if "team" in header
@@ -239,7 +240,7 @@ def command_workflow(task: str, seed: int, plan_path: str, roles: dict[str, Any]
     return {
         "task": task,
         "seed": seed,
-        "composite": header["score"]["composite"],
+        "composite": header_score(header)["composite"],
         "termination_reason": header["termination_reason"],
         "nodes": [{k: n.get(k) for k in ("id", "role", "status", "steps")} for n in workflow.get("nodes", [])],
         "role_rewards": role_rewards(record),

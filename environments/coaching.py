@@ -25,6 +25,7 @@ import copy
 from typing import Any
 
 from environments.core import Action, Policy, ToolSpec
+from environments.records import Record, Step
 from environments.roles import ACTOR, USER, step_role
 
 COACH = "coach"
@@ -37,7 +38,7 @@ INSTRUCTION = (
 )
 
 
-def coach_brief(record: dict[str, Any], user_step: dict[str, Any], anticipates: int) -> dict[str, Any]:
+def coach_brief(record: Record, user_step: Step, anticipates: int) -> Step:
     """The privileged last step a coach reads for one user turn."""
     reasoning = user_step.get("reasoning")
     utterance = user_step.get("message") if isinstance(user_step.get("message"), str) else ""
@@ -49,9 +50,10 @@ def coach_brief(record: dict[str, Any], user_step: dict[str, Any], anticipates: 
     return {"index": user_step["index"], "source": "system", "role": COACH, "message": text, "meta": meta}
 
 
-def coachable_turns(record: dict[str, Any], *, slot: str = USER) -> list[tuple[dict[str, Any], int]]:
+def coachable_turns(record: Record, *, slot: str = USER) -> list[tuple[Step, int]]:
     """(user step, the actor step it answers) for every turn of `slot` that follows an actor step."""
-    out, last_actor = [], None
+    out: list[tuple[Step, int]] = []
+    last_actor = None
     for step in record["steps"]:
         role = step_role(step)
         if role == ACTOR:
@@ -62,12 +64,12 @@ def coachable_turns(record: dict[str, Any], *, slot: str = USER) -> list[tuple[d
     return out
 
 
-def coach_episode(record: dict[str, Any], coach: Policy, *, slot: str = USER) -> dict[str, Any]:
+def coach_episode(record: Record, coach: Policy, *, slot: str = USER) -> Record:
     """A copy of `record` with a coaching note on each coachable user turn (an earlier note is replaced)."""
     coached = copy.deepcopy(record)
     by_index = {s["index"]: s for s in coached["steps"]}
     for user_step, anticipates in coachable_turns(record, slot=slot):
-        history = without_coach_notes({"steps": [s for s in record["steps"] if s["index"] < user_step["index"]]})["steps"]
+        history = _steps_without_coach_notes([s for s in record["steps"] if s["index"] < user_step["index"]])
         try:
             action = coach.act([*history, coach_brief(record, user_step, anticipates)], [])
         except Exception:  # a failing coach leaves that turn without a note; the others are still coached
@@ -80,7 +82,7 @@ def coach_episode(record: dict[str, Any], coach: Policy, *, slot: str = USER) ->
     return coached
 
 
-def coach_notes(record: dict[str, Any]) -> list[dict[str, Any]]:
+def coach_notes(record: Record) -> list[dict[str, Any]]:
     """Every note in the record, by user step."""
     out = []
     for step in record["steps"]:
@@ -90,15 +92,19 @@ def coach_notes(record: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def without_coach_notes(record: dict[str, Any]) -> dict[str, Any]:
+def without_coach_notes(record: Record) -> Record:
     """The record as the actor may see it: the same, minus every coaching note (a shallow copy per touched step)."""
-    steps = []
-    for step in record["steps"]:
+    return {**record, "steps": _steps_without_coach_notes(record["steps"])}
+
+
+def _steps_without_coach_notes(steps: list[Step]) -> list[Step]:
+    out = []
+    for step in steps:
         meta = step.get("meta") or {}
         if NOTE_KEY in meta:
             step = {**step, "meta": {k: v for k, v in meta.items() if k != NOTE_KEY}}
-        steps.append(step)
-    return {**record, "steps": steps}
+        out.append(step)
+    return out
 
 
 class RuleCoach(Policy):
@@ -106,7 +112,7 @@ class RuleCoach(Policy):
 
     name = "rule-coach"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         brief = history[-1].get("meta") or {}
         utterance, reasoning = str(brief.get("user_utterance") or ""), str(brief.get("user_reasoning") or "")
         if not utterance and not reasoning:
@@ -117,7 +123,7 @@ class RuleCoach(Policy):
         )
 
 
-def notes_by_actor_step(record: dict[str, Any]) -> dict[int, str]:
+def notes_by_actor_step(record: Record) -> dict[int, str]:
     """{actor step index: the note on how it could have anticipated the user}: what a teacher is conditioned on
     when it re-scores or rewrites that actor turn (coached self-distillation)."""
     return {int(n["anticipates_step"]): str(n["note"]) for n in coach_notes(record)}

@@ -21,6 +21,7 @@ from typing import Any
 from environments.core import TERMINATION_REASONS, Env, ToolCall, chain_hash, tool_schema_hash
 from environments.meta import EnvMeta
 from environments.policies import make_policy, policy_names
+from environments.records import Step
 from environments.registry import env_meta, list_tasks, make
 
 BAD_ARGUMENTS: tuple[Any, ...] = ({"__unexpected__": 1}, [], "text", None, 42, {"": float("nan")})
@@ -31,7 +32,8 @@ def _actions(env: Env, seed: int, steps: int) -> list[ToolCall]:
     if "random-valid" in policy_names(env.name):
         probe = make(f"{env.name}/{env.task.key}", seed)
         policy = make_policy("random-valid", probe, seed)
-        calls, history = [], [{"index": 0, "source": "env", "results": []}]
+        calls: list[ToolCall] = []
+        history: list[Step] = [{"index": 0, "source": "env", "results": []}]
         for i in range(steps):
             action = policy.act(history, probe.tools())
             call = action.tool_calls[0] if action.tool_calls else ToolCall(name="__none__", arguments={})

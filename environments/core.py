@@ -16,7 +16,9 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
+
+from environments.records import Header, ScoreDict, Step
 
 JSON = Any
 
@@ -136,8 +138,8 @@ class Score:
     def __post_init__(self) -> None:
         assert 0.0 <= self.composite <= 1.0, f"composite {self.composite} outside [0, 1]"
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> ScoreDict:
+        return cast(ScoreDict, asdict(self))  # ScoreDict declares these fields
 
 
 @dataclass(frozen=True)
@@ -270,7 +272,7 @@ class Env(ABC):
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools() if t.name == name), None)
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> Header:
         return {
             "env": self.name,
             "env_version": self.version,
@@ -417,7 +419,7 @@ class Policy(ABC):
     kind: str = "scripted"  # scripted | hf | vllm | openai | human | external
 
     @abstractmethod
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action: ...
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action: ...
 
     def describe(self) -> dict[str, Any]:
         """What goes into the trajectory header as `policy` (never secrets)."""

@@ -22,6 +22,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 from environments.core import Action, ToolCall
+from environments.records import Header, Record
 from environments.registry import make
 from environments.runner import apply_action, opening_step
 from environments.trajectory import new_record
@@ -36,7 +37,9 @@ class EpisodeSession:
         self.env = make(task_id, seed=seed, options=options, version=version)
         self.out = out
         self.steps = [opening_step(self.env)]
-        self.chain: str = self.steps[0]["state_hash"]
+        chain = self.steps[0]["state_hash"]
+        assert chain is not None, "opening_step hashes the root of the chain"
+        self.chain: str = chain
         self.written = False
 
     def call(self, name: str, arguments: Any) -> tuple[Any, bool]:
@@ -48,17 +51,22 @@ class EpisodeSession:
         result = step["results"][0]
         return result["content"], bool(result["is_error"])
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         reason = self.env.termination_reason if self.env.done else "abandoned"
         score = self.env.score()
-        header = {
+        header: Header = {
             **self.env.header(),
             "policy": {"name": "mcp-client", "kind": "external"},
             "harness": {"name": "mcp-stdio"},
             "source": "rollout",
         }
         header.update(
-            termination_reason=reason, score=score.to_dict(), reward=score.composite, tools=[t.openai_schema() for t in self.env.tools()]
+            {
+                "termination_reason": reason,
+                "score": score.to_dict(),
+                "reward": score.composite,
+                "tools": [t.openai_schema() for t in self.env.tools()],
+            }
         )
         return new_record(header=header, steps=self.steps)
 

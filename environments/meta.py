@@ -32,6 +32,7 @@ from typing import Any
 
 from environments.attacks import AttackAxis
 from environments.core import Env, Policy, validate_arguments
+from environments.records import Record
 from environments.roles import ACTOR, CONSULTANT, CRITIC, HARNESS, ROLE_NAME
 
 PolicyFactory = Callable[[Env, int], Policy]
@@ -223,7 +224,7 @@ class EnvMeta:
     control_marks: tuple[str, ...] = ()
     # A record of this environment -> world-model training records, one per transition (screen + action -> next
     # screen, canonical records with one trained agent turn); the dataset export's view=worldmodel reads it.
-    world_model: Callable[[dict[str, Any]], Iterable[dict[str, Any]]] | None = None
+    world_model: Callable[[Record], Iterable[Record]] | None = None
     # What the environment provides besides its tasks, named "module:attribute" (or a module) and imported on first
     # use, so declaring them costs nothing at import and the lab and the CLI find them here, not in a central list:
     analyzer: str = ""  # "module:Class": its step analyzer (environments.analyzers); empty: the generic one

@@ -109,6 +109,7 @@ class Header(TypedDict, total=False):
     roles: dict[str, Any]  # per-role accounting
     workflow: dict[str, Any]  # a workflow episode's stages (environments.workflow)
     ingest: dict[str, Any]  # the lab's ingest notes, left out of content_hash
+    relay: list[dict[str, Any]]  # a relay episode's stages, [{task, seed}] (environments.relay)
 
 
 class Record(TypedDict):

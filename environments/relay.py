@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from environments.core import Action, Env, Observation, Policy, Score, StepResult, TaskSpec, ToolCall, ToolSpec
+from environments.records import Header, Step
 from environments.registry import get_task, make
 from environments.workflow import DEFAULT_NODE_STEPS, WORKFLOW_FORMAT
 
@@ -143,7 +144,7 @@ class RelayEnv(Env):
     def summary(self) -> str:
         return f"stage {self.current + 1} of {len(self.stages)}; {self.stages[self.current].summary()}"
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> Header:
         return {**super().header(), "relay": [{"task": t, "seed": s} for t, s in self.stage_ids]}
 
 
@@ -221,12 +222,12 @@ class StageExpert(Policy):
 
         self.env, self.expert = env, ExpertPolicy()
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         start, question = 0, self.env.openings[0]
         for i, step in enumerate(history):
             for result in step.get("results") or []:
                 content = result.get("content")
                 if isinstance(content, dict) and "next" in content:
                     start, question = i + 1, str(content["next"])
-        view = [{"index": 0, "source": "env", "message": question}, *history[start:]]
+        view: list[Step] = [{"index": 0, "source": "env", "message": question}, *history[start:]]
         return self.expert.act(view, self.env.stages[self.env.current].tools())

@@ -12,10 +12,10 @@ re-executed unless the runner marked the action invalid (`meta.invalid_action`),
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from environments.core import Env, EnvError, ToolCall, chain_hash
-from environments.records import header_composite
+from environments.records import Header, Record, Step, header_composite
 from environments.registry import env_meta, make
 from environments.roles import ACTOR, is_runner_call, step_role
 
@@ -28,13 +28,13 @@ class ReplayDivergence(Exception):
         self.got = got
 
 
-def replay_prefix(env: Env, steps: list[dict[str, Any]]) -> str:
+def replay_prefix(env: Env, steps: list[Step]) -> str:
     """Re-apply `steps` to a freshly reset `env`; returns the chain hash after the last step."""
     chains = [chain for _, chain in replay_steps(env, steps)]
     return chains[-1] if chains else ""
 
 
-def replay_steps(env: Env, steps: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+def replay_steps(env: Env, steps: list[Step]) -> Iterator[tuple[Step, str]]:
     """Re-apply `steps` one at a time, yielding (step, chain hash) once each is applied and verified, so a caller
     can read the environment between steps (the desktop's world-model export reads its screen there)."""
     chain = ""
@@ -48,7 +48,9 @@ def replay_steps(env: Env, steps: list[dict[str, Any]]) -> Iterator[tuple[dict[s
                 for call in step.get("tool_calls", []):
                     if is_runner_call(call):  # ask_critic / consult: the runner answered it, the env never saw it
                         continue
-                    env.step(ToolCall(name=call["name"], arguments=call["arguments"], id=call.get("id", "")))
+                    # arguments that were a string (JSON that did not parse) go back as recorded: the env refuses them again
+                    arguments = cast(dict[str, Any], call["arguments"])
+                    env.step(ToolCall(name=call["name"], arguments=arguments, id=call.get("id", "")))
                 if heard_by(env, step_role(step), step.get("message")):
                     env.hear(step_role(step), step["message"])
             chain = chain_hash(chain, env.state_hash())
@@ -65,16 +67,16 @@ def heard_by(env: Env, role: str, message: Any) -> bool:
     return role == ACTOR or any(slot.name == role for slot in env_meta(env.name).roles)
 
 
-def dreamed_reason(header: dict[str, Any]) -> str | None:
+def dreamed_reason(header: Header) -> str | None:
     """Why a record cannot be replayed as real: it was dreamed by a world model (header.meta.dreamed), so its
     steps never ran in an environment; None for any other record."""
-    meta = header.get("meta") if isinstance(header.get("meta"), dict) else {}
-    if meta.get("dreamed") is True:
+    meta = header.get("meta")
+    if isinstance(meta, dict) and meta.get("dreamed") is True:
         return f"a dreamed trajectory (world model {meta.get('world_model') or 'unnamed'}): its screens were predicted, never played"
     return None
 
 
-def env_for_header(header: dict[str, Any]) -> Env:
+def env_for_header(header: Header) -> Env:
     """The environment a record was recorded in: same task, seed, options and engine version (an engine this
     installation no longer runs is refused with EnvError("unsupported_version"), never replayed on another; a
     dreamed record with EnvError("dreamed"))."""
@@ -87,7 +89,7 @@ def env_for_header(header: dict[str, Any]) -> Env:
     return make(f"{header['env']}/{header['task']}", seed=int(seed), options=header.get("options") or None, version=version)
 
 
-def replay_record(record: dict[str, Any]) -> dict[str, Any]:
+def replay_record(record: Record) -> dict[str, Any]:
     """Replay a whole record in a fresh environment; also checks the final score against the header."""
     header = record["header"]
     if reason := dreamed_reason(header):

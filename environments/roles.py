@@ -26,10 +26,12 @@ environment, so replay only re-executes calls that reached the environment (`is_
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from environments.core import Policy
+from environments.records import Step
 
 ACTOR, USER, CRITIC, CONSULTANT, HARNESS = "actor", "user", "critic", "consultant", "harness"
 BUILTIN_ROLES = (ACTOR, USER, CRITIC, CONSULTANT, HARNESS)
@@ -48,15 +50,16 @@ RUNNER_TOOLS = (ASK_CRITIC, CONSULT)
 HARNESS_LEVELS = ("full", "guided", "light", "tools-only")
 
 
-def step_role(step: dict[str, Any]) -> str:
-    """The role a step belongs to; records written before roles existed have none: their agent steps are the actor's."""
+def step_role(step: Mapping[str, Any]) -> str:
+    """The role a step belongs to; records written before roles existed have none: their agent steps are the actor's.
+    A Step, or any mapping with its "source" and "role" (the lab reads them off table rows)."""
     role = step.get("role")
     if role:
         return str(role)
     return "env" if step.get("source") == "env" else ACTOR
 
 
-def without_private_notes(steps: list[dict[str, Any]], viewer: str) -> list[dict[str, Any]]:
+def without_private_notes(steps: list[Step], viewer: str) -> list[Step]:
     """The steps as `viewer` may see them: a user's private reasoning (the note a model user writes before it
     speaks) is kept only in the user's own view; every other role gets those steps without it."""
     if viewer == USER:
@@ -64,7 +67,7 @@ def without_private_notes(steps: list[dict[str, Any]], viewer: str) -> list[dict
     return [{**step, "reasoning": None} if step_role(step) == USER and step.get("reasoning") else step for step in steps]
 
 
-def is_runner_call(call: dict[str, Any]) -> bool:
+def is_runner_call(call: Mapping[str, Any]) -> bool:
     return call.get("name") in RUNNER_TOOLS
 
 

@@ -11,27 +11,29 @@ actor by mistake, it ends the episode at once instead of talking until the step 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from environments.core import Action, Policy, ToolSpec
+from environments.records import Step, ToolCallDict
 from environments.roles import ACTOR, is_runner_call, step_role
 
 REPEATS = 3  # this many identical calls in a row read as a loop
 
 
-def actor_steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def actor_steps(history: list[Step]) -> list[Step]:
     return [s for s in history if s.get("source") != "env" and step_role(s) == ACTOR]
 
 
-def env_calls(step: dict[str, Any]) -> list[dict[str, Any]]:
+def env_calls(step: Step) -> list[ToolCallDict]:
     return [c for c in step.get("tool_calls") or [] if not is_runner_call(c)]
 
 
-def call_key(call: dict[str, Any]) -> str:
+def call_key(call: Mapping[str, Any]) -> str:
     return f"{call.get('name')}:{json.dumps(call.get('arguments'), sort_keys=True, default=str)}"
 
 
-def unused_tools(history: list[dict[str, Any]], tools: list[ToolSpec]) -> list[str]:
+def unused_tools(history: list[Step], tools: list[ToolSpec]) -> list[str]:
     """The tools the actor has not called yet, in declaration order."""
     used = {c.get("name") for s in actor_steps(history) for c in env_calls(s)}
     return [t.name for t in tools if t.name not in used]
@@ -40,11 +42,11 @@ def unused_tools(history: list[dict[str, Any]], tools: list[ToolSpec]) -> list[s
 class RuleCritic(Policy):
     name = "rule-critic"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return Action(message=advice(history, tools), stop=True)
 
 
-def failure_advice(step: dict[str, Any]) -> str | None:
+def failure_advice(step: Step) -> str | None:
     """Advice on the step's first failing call (its error), or None when no call failed."""
     failed = [r for r in step.get("results") or [] if r.get("is_error")]
     if not failed:
@@ -56,7 +58,7 @@ def failure_advice(step: dict[str, Any]) -> str | None:
     return f"{what} failed: {str(error)[:200]}. Check the arguments against the tool's schema before retrying."
 
 
-def advice(history: list[dict[str, Any]], tools: list[ToolSpec]) -> str:
+def advice(history: list[Step], tools: list[ToolSpec]) -> str:
     steps = actor_steps(history)
     if not steps:
         return "Start by reading the state you are responsible for before changing anything."

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from environments.core import Env, Policy, chain_hash, tool_schema_hash
 from environments.policies import make_policy, register_policy
+from environments.records import Header, Record, Step
 from environments.replay import replay_prefix
 from environments.roles import ACTOR, Team, step_role
 from environments.steps import apply_action
@@ -44,10 +45,10 @@ DEFAULT_MAX_CONSECUTIVE_ERRORS = 50
 
 
 class Sink(Protocol):
-    def on_step(self, step: dict[str, Any]) -> None: ...
+    def on_step(self, step: Step) -> None: ...
 
 
-def opening_step(env: Env) -> dict[str, Any]:
+def opening_step(env: Env) -> Step:
     """Step 0: the environment's opening observation, hashed as the root of the chain."""
     observation = env.reset()
     return make_step(
@@ -68,12 +69,12 @@ def run_episode(
     *,
     sink: Any = None,
     max_steps: int | None = None,
-    start_history: list[dict[str, Any]] | None = None,
+    start_history: list[Step] | None = None,
     source: str = "rollout",
     harness: dict[str, Any] | None = None,
     parent: dict[str, Any] | None = None,
     max_consecutive_errors: int = DEFAULT_MAX_CONSECUTIVE_ERRORS,
-) -> dict[str, Any]:
+) -> Record:
     """Play until the environment ends, the policy stops, or a harness limit hits; return the record.
 
     `max_steps` counts the actor's steps (default: the env's declared `max_steps`). With
@@ -86,7 +87,7 @@ def run_episode(
     limit = max_steps if max_steps is not None else env.max_steps
     tools = env.tools()
     actor_tools = crew.actor_tools(tools)
-    header = {
+    header: Header = {
         **env.header(),
         "policy": actor.describe(),
         "harness": harness or {},
@@ -100,11 +101,13 @@ def run_episode(
     if hasattr(sink, "on_start"):
         sink.on_start(header)
     if start_history:
-        steps = [dict(s) for s in start_history]
+        steps = [s.copy() for s in start_history]
         chain = replay_prefix(env, steps)
     else:
         steps = [opening_step(env)]
-        chain = steps[0]["state_hash"]
+        root = steps[0]["state_hash"]
+        assert root is not None, "opening_step hashes the root of the chain"
+        chain = root
         if sink is not None:
             sink.on_step(steps[0])
     reason: str | None = env_end_reason(env)
@@ -140,7 +143,7 @@ def run_episode(
         if crew.active:
             chain, reason = crew.after_actor_step(steps, chain, action=action, failed=failed, reason=reason, limit=limit)
     score = env.score()
-    header.update(termination_reason=reason, score=score.to_dict(), reward=score.composite)
+    header.update({"termination_reason": reason, "score": score.to_dict(), "reward": score.composite})
     if crew.active:
         header["roles"] = crew.accounting(steps)
         header["reward"] = round(score.composite - sum(row["cost"] for row in header["roles"].values()), 9)

@@ -15,6 +15,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from environments.records import ScoreDict, record_score
+
 # Student's t 97.5% quantiles by degrees of freedom: ten seeds are too few for the normal 1.96.
 _T975 = {
     1: 12.706,
@@ -121,8 +123,8 @@ def normal_ci95(values: Sequence[float]) -> float:
     return 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
 
 
-def anchor_scores(task_id: str, anchor: str, seeds: int | Sequence[int]) -> list[dict[str, Any]]:
-    """The score (header["score"]) of `anchor` on `task_id` for each seed of `seeds` (a number n: seeds 0..n-1),
+def anchor_scores(task_id: str, anchor: str, seeds: int | Sequence[int]) -> list[ScoreDict]:
+    """The score (header_score(header)) of `anchor` on `task_id` for each seed of `seeds` (a number n: seeds 0..n-1),
     through the shared runner."""
     from environments.policies import make_policy
     from environments.registry import make
@@ -131,7 +133,7 @@ def anchor_scores(task_id: str, anchor: str, seeds: int | Sequence[int]) -> list
     scores = []
     for seed in range(seeds) if isinstance(seeds, int) else seeds:
         env = make(task_id, seed)
-        scores.append(run_episode(env, make_policy(anchor, env, seed))["header"]["score"])
+        scores.append(record_score(run_episode(env, make_policy(anchor, env, seed))))
     return scores
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from environments.core import Action, Env, ToolCall, chain_hash
+from environments.records import Step, ToolCallDict, ToolResultDict
 from environments.replay import heard_by
 from environments.roles import ACTOR, is_runner_call
 from environments.trajectory import make_step
@@ -27,15 +28,15 @@ def apply_action(
     source: str = "agent",
     role: str | None = None,
     answer: Callable[[ToolCall], tuple[Any, bool]] | None = None,
-) -> tuple[dict[str, Any], str, bool]:
+) -> tuple[Step, str, bool]:
     """Execute one action and build its step; returns (step, new chain hash, whether it was an error).
 
     Runner tools (ask_critic, consult) never reach the environment: `answer` gives their result (without it
     they are refused), so replay, which skips them, stays exact. Public so that other front ends (MCP server,
     Gymnasium wrapper, the lab's play page) record steps exactly as the runner does."""
     calls = [ToolCall(name=c.name, arguments=c.arguments, id=c.id or f"call_{index}_{i}") for i, c in enumerate(action.tool_calls)]
-    tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
-    results: list[dict[str, Any]] = []
+    tool_calls: list[ToolCallDict] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+    results: list[ToolResultDict] = []
     events: list[dict[str, Any]] = []
     reward = 0.0
     sim_start = sim_end = None

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec, chain_hash, validate_arguments
+from environments.records import Step
 from environments.registry import env_meta
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, HARNESS, Team, step_role
 from environments.rule_critic import actor_steps, call_key, env_calls, unused_tools
@@ -67,7 +68,7 @@ def _source(policy: Policy, default: str) -> str:
     return "human" if policy.kind == "human" else default
 
 
-def safe_act(policy: Policy, history: list[dict[str, Any]], tools: list[ToolSpec]) -> tuple[Action, float]:
+def safe_act(policy: Policy, history: list[Step], tools: list[ToolSpec]) -> tuple[Action, float]:
     """A role's turn and its latency in ms; its exception becomes an empty turn with the cause in
     meta["policy_exception"] (the runner ends the episode on the actor's; other front ends may read it too)."""
     started = time.perf_counter()
@@ -89,7 +90,7 @@ def slot_policies(env: Env, overrides: Mapping[str, Policy] | None = None) -> di
 
 
 def slot_turns(
-    env: Env, slots: Mapping[str, Policy], steps: list[dict[str, Any]], chain: str, *, emit: Callable[[dict[str, Any]], None]
+    env: Env, slots: Mapping[str, Policy], steps: list[Step], chain: str, *, emit: Callable[[Step], None]
 ) -> tuple[str, str | None]:
     """The slots' turns after an actor step that spoke: each slot in order acts once on `steps`, its step is
     appended (and emitted) with role = the slot's name, and its calls reach the environment. Returns the chain
@@ -112,7 +113,7 @@ def slot_turns(
 class Crew:
     """The roles around the actor for one episode; `active` is False for a plain agent (its record stays as it was)."""
 
-    def __init__(self, env: Env, team: Team, *, emit: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, env: Env, team: Team, *, emit: Callable[[Step], None]) -> None:
         self.env, self.team, self.emit = env, team, emit
         self.slots = slot_policies(env, team.slots)
         self.active = bool(team.critic or team.consultant or team.harness_level != "tools-only" or self.slots)
@@ -136,7 +137,7 @@ class Crew:
 
     # --- the actor's runner calls -------------------------------------------------------------------------
 
-    def answer(self, call: ToolCall, history: list[dict[str, Any]]) -> tuple[Any, bool]:
+    def answer(self, call: ToolCall, history: list[Step]) -> tuple[Any, bool]:
         """The result of an ask_critic / consult call; the role's own turn is queued for the next step indices."""
         spec = next((t for t in self.actor_tools([]) if t.name == call.name), None)
         if spec is None:
@@ -162,7 +163,7 @@ class Crew:
     # --- turns after an actor step --------------------------------------------------------------------------
 
     def after_actor_step(
-        self, steps: list[dict[str, Any]], chain: str, *, action: Action, failed: bool, reason: str | None, limit: int
+        self, steps: list[Step], chain: str, *, action: Action, failed: bool, reason: str | None, limit: int
     ) -> tuple[str, str | None]:
         """Append the turns that follow the actor step just appended; returns the chain and the (new) end reason."""
         actor_index = steps[-1]["index"]
@@ -182,7 +183,7 @@ class Crew:
                 chain = self._role_step(steps, chain, CRITIC, critic.policy, act, latency, meta)
         return self._harness(steps, chain, reason=reason, count=count, limit=limit)
 
-    def _harness(self, steps: list[dict[str, Any]], chain: str, *, reason: str | None, count: int, limit: int) -> tuple[str, str | None]:
+    def _harness(self, steps: list[Step], chain: str, *, reason: str | None, count: int, limit: int) -> tuple[str, str | None]:
         level = self.team.harness_level
         verified = any(s.get("meta", {}).get("decision") == "verify" for s in steps if step_role(s) == HARNESS)
         if level in ("full", "guided") and not verified:
@@ -206,7 +207,7 @@ class Crew:
         return chain, reason
 
     @staticmethod
-    def _failing(steps: list[dict[str, Any]]) -> list[str]:
+    def _failing(steps: list[Step]) -> list[str]:
         """Tools whose latest call failed (by the actor), in the order they last failed."""
         last: dict[str, bool] = {}
         for step in actor_steps(steps):
@@ -217,7 +218,7 @@ class Crew:
         return [name for name, bad in last.items() if bad]
 
     @staticmethod
-    def _no_progress(steps: list[dict[str, Any]]) -> bool:
+    def _no_progress(steps: list[Step]) -> bool:
         recent = actor_steps(steps)[-STOP_AFTER:]
         if len(recent) < STOP_AFTER:
             return False
@@ -227,12 +228,12 @@ class Crew:
 
     # --- steps ----------------------------------------------------------------------------------------------
 
-    def _append(self, steps: list[dict[str, Any]], step: dict[str, Any]) -> None:
+    def _append(self, steps: list[Step], step: Step) -> None:
         steps.append(step)
         self.emit(step)
 
     def _role_step(
-        self, steps: list[dict[str, Any]], chain: str, role: str, policy: Policy, action: Action, latency: float, meta: dict[str, Any]
+        self, steps: list[Step], chain: str, role: str, policy: Policy, action: Action, latency: float, meta: dict[str, Any]
     ) -> str:
         """A turn that does not act in the environment: no tool calls, the unchanged state chained."""
         chain = chain_hash(chain, self.env.state_hash())
@@ -252,7 +253,7 @@ class Crew:
         self._append(steps, step)
         return chain
 
-    def _decide(self, steps: list[dict[str, Any]], chain: str, decision: str, text: str, meta: dict[str, Any]) -> str:
+    def _decide(self, steps: list[Step], chain: str, decision: str, text: str, meta: dict[str, Any]) -> str:
         chain = chain_hash(chain, self.env.state_hash())
         step = make_step(
             index=len(steps), source="system", message=text, state_hash=chain, meta={"decision": decision, **meta}, role=HARNESS
@@ -262,7 +263,7 @@ class Crew:
 
     # --- accounting -----------------------------------------------------------------------------------------
 
-    def accounting(self, steps: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    def accounting(self, steps: list[Step]) -> dict[str, dict[str, Any]]:
         """{role: {"turns", "tokens", "cost", "calls"}} over the record's steps (so a resumed episode counts its prefix)."""
         roles = [ACTOR, *([CRITIC] if self.team.critic else []), *([CONSULTANT] if self.team.consultant else []), *self.slots]
         roles += [HARNESS] if self.team.harness_level != "tools-only" else []

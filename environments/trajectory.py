@@ -17,9 +17,11 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
+
+from environments.records import AnyRecord, Header, Record, Step, ToolCallDict, ToolResultDict
 
 SCHEMA_VERSION = "practicum.trajectory/1"
 SOURCES = ("rollout", "upload", "human", "branch")
@@ -159,8 +161,8 @@ class TrajectoryError:
         return f"{self.path}: {self.reason}"
 
 
-def new_record(*, header: dict[str, Any], steps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"schema_version": SCHEMA_VERSION, "header": dict(header), "steps": list(steps or [])}
+def new_record(*, header: Header, steps: list[Step] | None = None) -> Record:
+    return {"schema_version": SCHEMA_VERSION, "header": header.copy(), "steps": list(steps or [])}
 
 
 _STEP_DEFAULT_KEYS = STEP_DEFAULTS.keys()
@@ -177,17 +179,17 @@ def make_step(
     source: str = "agent",
     message: Any = None,
     reasoning: str | None = None,
-    tool_calls: list[dict[str, Any]] | None = None,
-    results: list[dict[str, Any]] | None = None,
+    tool_calls: list[ToolCallDict] | None = None,
+    results: list[ToolResultDict] | None = None,
     **extra: Any,
-) -> dict[str, Any]:
+) -> Step:
     """A step dict with every optional field present, so stored and exported steps have one shape."""
     step: dict[str, Any] = {"index": index, "source": source, **_empty_step_fields()}
     step.update(message=message, reasoning=reasoning, tool_calls=list(tool_calls or []), results=list(results or []))
     unknown = set(extra) - set(STEP_SCHEMA["properties"])
     assert not unknown, f"unknown step fields {sorted(unknown)}"
     step.update(extra)
-    return step
+    return cast(Step, step)  # its keys are _STEP_FIELDS' (checked just above), which Step declares
 
 
 def validate_record(record: Any, *, max_steps: int = MAX_STEPS, checked_depth: int | None = None) -> list[TrajectoryError]:
@@ -377,7 +379,7 @@ def _list_or_empty(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def content_hash(record: dict[str, Any]) -> str:
+def content_hash(record: AnyRecord) -> str:
     """A hash of what the record says, independent of key order and of the volatile `meta.ingest` block.
 
     The hashed text is `json.dumps(..., sort_keys=True, separators=(",", ":"), default=str)`; orjson writes
@@ -497,17 +499,17 @@ def _check_schema(schema: dict[str, Any], value: Any, path: str, errors: list[Tr
         errors.append(TrajectoryError(path, "must not be empty"))
 
 
-def normalize_record(record: dict[str, Any]) -> dict[str, Any]:
+def normalize_record(record: AnyRecord) -> Record:
     """The record with every step carrying every standard field (absent ones as their empty value).
 
     Two uploads that differ only in omitted-versus-empty fields then store and hash the same.
     """
-    steps = []
+    steps: list[Step] = []
     for step in record["steps"]:
         if step.keys() >= _STEP_DEFAULT_KEYS:
-            steps.append(dict(step))  # already complete (every imported step is): the same content, keys in its own order
+            steps.append(cast(Step, dict(step)))  # already complete (every imported step is): the same content, keys in its own order
             continue
         full = _empty_step_fields()
         full.update(step)
-        steps.append(full)
-    return {"schema_version": record.get("schema_version", SCHEMA_VERSION), "header": dict(record["header"]), "steps": steps}
+        steps.append(cast(Step, full))
+    return {"schema_version": record.get("schema_version", SCHEMA_VERSION), "header": cast(Header, dict(record["header"])), "steps": steps}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolSpec, chain_hash, tool_schema_hash
-from environments.records import header_composite
+from environments.records import Header, Record, Step, header_composite
 from environments.roles import ROLE_NAME
 from environments.runner import apply_action, env_end_reason, opening_step
 from environments.trajectory import make_step, new_record
@@ -161,7 +161,7 @@ class ScriptedGenerator(Policy):
     def __init__(self, workflow: Mapping[str, Any]) -> None:
         self.workflow = dict(workflow)
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return Action(message=json.dumps(self.workflow, sort_keys=True))
 
 
@@ -174,12 +174,12 @@ def linear_plan(*steps: tuple[str, str, str], max_steps: int = DEFAULT_NODE_STEP
     return {"format": WORKFLOW_FORMAT, "nodes": nodes}
 
 
-def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sink: Any = None, source: str = "rollout") -> dict[str, Any]:
+def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sink: Any = None, source: str = "rollout") -> Record:
     """Play one workflow episode (env already reset); return its record. See the module docstring."""
     assert GENERATOR not in team, f"{GENERATOR!r} is the generator's role, not a builder's"
     tools = env.tools()
     roles = {GENERATOR: generator, **team}
-    header: dict[str, Any] = {
+    header: Header = {
         **env.header(),
         "policy": {"name": "workflow", "kind": "team"},
         "harness": {},
@@ -193,8 +193,9 @@ def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sin
         sink.on_start(header)
     steps = [opening_step(env)]
     chain = steps[0]["state_hash"]
+    assert chain is not None, "opening_step hashes the root of the chain"
 
-    def emit(step: dict[str, Any]) -> None:
+    def emit(step: Step) -> None:
         steps.append(step)
         if sink is not None:
             sink.on_step(step)
@@ -234,7 +235,15 @@ def run_workflow(env: Env, generator: Policy, team: Mapping[str, Policy], *, sin
         chain, reason = _execute(env, workflow, team, tools, steps, chain, emit, outcome["nodes"])
     outcome["roles"] = _role_totals(outcome["nodes"], valid=outcome["graph"] is not None)
     score = env.score()
-    header.update(termination_reason=reason, score=score.to_dict(), reward=score.composite, workflow=outcome, roles=_accounting(steps))
+    header.update(
+        {
+            "termination_reason": reason,
+            "score": score.to_dict(),
+            "reward": score.composite,
+            "workflow": outcome,
+            "roles": _accounting(steps),
+        }
+    )
     record = new_record(header=header, steps=steps)
     if hasattr(sink, "on_finish"):
         sink.on_finish(record)
@@ -246,7 +255,7 @@ def _execute(
     workflow: Workflow,
     team: Mapping[str, Policy],
     tools: list[ToolSpec],
-    steps: list[dict[str, Any]],
+    steps: list[Step],
     chain: str,
     emit: Any,
     outcomes: list[dict[str, Any]],
@@ -280,7 +289,7 @@ def _execute(
                 failed = True
                 break
             step, chain, failed = apply_action(env, action, index=len(steps), chain=chain)
-            step.update(role=step.get("role") or node.role, latency_ms=round((time.perf_counter() - started) * 1000, 3))
+            step.update({"role": step.get("role") or node.role, "latency_ms": round((time.perf_counter() - started) * 1000, 3)})
             step["meta"]["workflow_node"] = node.id
             emit(step)
             ran, agent_steps = ran + 1, agent_steps + 1
@@ -308,7 +317,7 @@ def _counts(nodes: list[dict[str, Any]]) -> dict[str, int]:
     return {s: sum(1 for n in nodes if n["status"] == s) for s in ("done", "failed", "skipped")}
 
 
-def _accounting(steps: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _accounting(steps: list[Step]) -> dict[str, dict[str, Any]]:
     """Per-role turns and sampled tokens, as the record header's "roles" keeps them (instruction steps are not turns)."""
     out: dict[str, dict[str, Any]] = {}
     for step in steps:
@@ -320,7 +329,7 @@ def _accounting(steps: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def role_rewards(record: dict[str, Any]) -> dict[str, float]:
+def role_rewards(record: Record) -> dict[str, float]:
     """Hierarchical per-role rewards from a workflow record: each role earns the episode's final composite times
     the share of its own nodes that finished ("done"); the generator earns it times the share of all nodes
     that finished, and 0 for a plan that did not validate. A role with a skipped node shares the blame for

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from environments.records import Record, record_score
 from training.experiments.standard import paired_difference, summarise
 
 TASK = "toolgym/chain"
@@ -70,7 +71,7 @@ SMOKE = AETSettings(
 )
 
 
-def _write(path: Path, records: list[dict[str, Any]]) -> str:
+def _write(path: Path, records: list[Record]) -> str:
     path.write_text("".join(json.dumps(r, default=str) + "\n" for r in records))
     return str(path)
 
@@ -135,7 +136,7 @@ def _actor_passes(folder: str, base: str, settings: AETSettings) -> list[float]:
             style=prompt_style_for(base),
             max_prompt_tokens=limit,
         )
-    return [float(bool(r["header"]["score"]["passed"])) for r in records]
+    return [float(bool(record_score(r)["passed"])) for r in records]
 
 
 def run_aet(base: str, out: Path, settings: AETSettings, *, progress: bool = True) -> dict[str, Any]:

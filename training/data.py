@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from environments.records import header_composite
+from environments.records import Record, Step, header_composite
 from environments.roles import ACTOR, step_role
 from training.context import compact_tool_listing
 from training.policies.roles import context_messages, is_actor_turn
@@ -85,17 +85,18 @@ class TokenizedEpisode:
         )
 
 
-def record_reward(record: dict[str, Any]) -> float | None:
+def record_reward(record: Record) -> float | None:
     """The actor's training reward: the header's `reward` (a team's composite minus its consultation costs) when
     the record has one, else the score's composite. The score itself is never changed."""
     header = record.get("header", {})
-    if isinstance(header.get("reward"), int | float):
-        return float(header["reward"])
+    reward = header.get("reward")
+    if isinstance(reward, int | float):
+        return float(reward)
     composite = header_composite(header)
     return None if composite is None else float(composite)
 
 
-def empty_episode(record: dict[str, Any]) -> TokenizedEpisode:
+def empty_episode(record: Record) -> TokenizedEpisode:
     header = record.get("header", {})
     meta = {"task": header.get("task"), "seed": header.get("seed"), "env": header.get("env")}
     return TokenizedEpisode([], [], [], [], [], [], [], reward=record_reward(record), meta=meta)
@@ -128,9 +129,7 @@ class PromptStyle:
         return None if self.compact_tools else tools
 
 
-def record_messages(
-    record: dict[str, Any], *, system_prompt: str | None = None, style: PromptStyle = PromptStyle()
-) -> list[dict[str, Any]]:
+def record_messages(record: Record, *, system_prompt: str | None = None, style: PromptStyle = PromptStyle()) -> list[dict[str, Any]]:
     """Chat messages for a record as its actor saw them; each carries `_step` (its step index) and `_source`.
 
     The actor's steps become an assistant message followed by one tool message per result; another role's step
@@ -165,12 +164,12 @@ def record_messages(
 
 
 def tokenize_record(
-    record: dict[str, Any],
+    record: Record,
     tokenizer: Any,
     *,
     max_tokens: int | None = None,
     system_prompt: str | None = None,
-    step_weight: Callable[[dict[str, Any]], float] | None = None,
+    step_weight: Callable[[Step], float] | None = None,
     graph_credit: float | None = None,
     style: PromptStyle = PromptStyle(),
 ) -> list[TokenizedEpisode]:
@@ -198,7 +197,7 @@ def tokenize_record(
     return episodes
 
 
-def train_from_step(record: dict[str, Any]) -> int:
+def train_from_step(record: Record) -> int:
     """The first step index whose agent turns are trained: a recovery view's mark (header.meta.recovery.train_from_step,
     written by environments.diagnosis.exports.recovery_example: the corrected step), else 0 (every turn). The steps
     before the mark are the failing episode's prefix: context, never demonstrations."""
@@ -210,7 +209,7 @@ def train_from_step(record: dict[str, Any]) -> int:
     return mark or 0
 
 
-def step_trainable(step: dict[str, Any]) -> bool:
+def step_trainable(step: Step) -> bool:
     """False for a step marked `meta.training_unusable` (the lab marks a step it redacted, whose sampled ids it had to
     drop): its tokens stay in the sequence as context but are never trained, so no `[REDACTED:...]` placeholder is
     learnt as if the model had written it."""
@@ -218,13 +217,11 @@ def step_trainable(step: dict[str, Any]) -> bool:
     return not (isinstance(meta, dict) and meta.get("training_unusable"))
 
 
-def _from_sampled_ids(
-    record: dict[str, Any], agent_steps: list[dict[str, Any]], weight_of: dict[int, float], untrained: set[int]
-) -> list[TokenizedEpisode]:
+def _from_sampled_ids(record: Record, agent_steps: list[Step], weight_of: dict[int, float], untrained: set[int]) -> list[TokenizedEpisode]:
     episodes: list[TokenizedEpisode] = []
     current: TokenizedEpisode | None = None
     for step in agent_steps:
-        prompt, completion = list(step["prompt_token_ids"]), list(step["token_ids"])
+        prompt, completion = list(step["prompt_token_ids"] or []), list(step["token_ids"] or [])  # both given (the caller checked)
         logprobs = step.get("logprobs")
         if logprobs is not None and len(logprobs) != len(completion):
             logprobs = None  # a producer that logged a different span: keep the ids, drop the mismatched numbers
@@ -255,7 +252,7 @@ def encode_text(tokenizer: Any, text: str) -> list[int]:
 
 
 def _from_rendered(
-    record: dict[str, Any],
+    record: Record,
     tokenizer: Any,
     weight_of: dict[int, float],
     untrained: set[int],

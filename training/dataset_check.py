@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.records import header_score
+from environments.records import AnyRecord, Record, header_score
 from environments.roles import ACTOR, step_role
 from training.data import AGENT_SOURCES, step_trainable, train_from_step
 from training.policies.roles import is_actor_turn
@@ -36,14 +36,14 @@ PARTIAL_ENDINGS = frozenset(
 )
 
 
-def partial_ending(record: dict[str, Any]) -> str:
+def partial_ending(record: AnyRecord) -> str:
     """The termination reason of a demonstration that was cut short, "" for one that ended by itself (or says nothing)."""
     header = record.get("header") or {}
     reason = header.get("termination_reason") or header_score(header).get("termination_reason") or ""
     return str(reason) if reason in PARTIAL_ENDINGS else ""
 
 
-def record_skip_reason(record: dict[str, Any], *, recipe: str, config: dict[str, Any], include_partial: bool) -> str:
+def record_skip_reason(record: Record, *, recipe: str, config: dict[str, Any], include_partial: bool) -> str:
     """Why `recipe` with `config` (the full config, defaults filled) would learn nothing from `record`; "" if it would."""
     ending = partial_ending(record)
     if ending and not include_partial:

@@ -37,6 +37,7 @@ from typing import Any
 
 import torch
 
+from environments.records import Record
 from environments.roles import ACTOR, step_role
 
 INVALID_TURN = "-"
@@ -60,7 +61,7 @@ def _call_key(call: dict[str, Any]) -> str:
     return f"{call.get('name')}({text})"
 
 
-def describe(record: dict[str, Any]) -> Descriptor:
+def describe(record: Record) -> Descriptor:
     """The record's descriptor (module docstring)."""
     tools: list[str] = []
     subgoals: list[str] = []

@@ -28,7 +28,7 @@ from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec
 from environments.diagnosis.branching import verify_correction
 from environments.diagnosis.exports import recovery_example
 from environments.diagnosis.rules import rule_diagnose
-from environments.records import record_passed
+from environments.records import Record, Step, record_passed
 from environments.registry import make
 from environments.runner import run_episode
 from environments.toolgym.anchors import ExpertPolicy, _results
@@ -59,7 +59,7 @@ class WeakExpert(Policy):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": "scripted", "mistake": self.mistake}
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         action = self.expert.act(history, tools)
         call = action.tool_calls[0] if action.tool_calls else None
         if call is None or self.mistake == "none":
@@ -106,7 +106,7 @@ def weak_episode(task_id: str, seed: int) -> dict[str, Any]:
 
 @dataclass
 class Labelled:
-    record: dict[str, Any]  # the failing episode
+    record: Record  # the failing episode
     diagnosis: dict[str, Any]  # the verified rule diagnosis (step_index, category, explanation, correction, ...)
 
 
@@ -114,8 +114,8 @@ class Labelled:
 class AETData:
     episodes: list[dict[str, Any]] = field(default_factory=list)  # every weak episode, passed or not
     labelled: list[Labelled] = field(default_factory=list)  # failing episodes with a verified rule diagnosis
-    diagnosis_records: list[dict[str, Any]] = field(default_factory=list)  # diagnoser SFT data (diagnosis view)
-    recovery_records: list[dict[str, Any]] = field(default_factory=list)  # corrected branches, marked from the step
+    diagnosis_records: list[Record] = field(default_factory=list)  # diagnoser SFT data (diagnosis view)
+    recovery_records: list[Record] = field(default_factory=list)  # corrected branches, marked from the step
     unlabelled: int = 0  # failing episodes without a verified rule diagnosis
 
     @property
@@ -123,7 +123,7 @@ class AETData:
         return [r for r in self.episodes if record_passed(r)]
 
 
-def label(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def label(record: Record) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the rule diagnosis, the recovery record) when the rule finds a pivotal step and replay verifies its correction."""
     answer = rule_diagnose(record, anchor_factory=anchor_factory)
     if answer.proposal is None:
@@ -156,7 +156,7 @@ def aet_data(task_id: str, seeds: range | list[int]) -> AETData:
     return data
 
 
-def replay_passes(record: dict[str, Any], step_index: int, correction: dict[str, Any]) -> bool:
+def replay_passes(record: Record, step_index: int, correction: dict[str, Any]) -> bool:
     """Whether the branch applying `correction` at `step_index`, continued by the weak policy, passes."""
     try:
         outcome = verify_correction(record, step_index=step_index, correction=correction, policy_factory=weak_factory, continuation_seed=0)

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.diagnosis.model_diagnoser import render_trajectory
-from environments.records import header_score
+from environments.records import Header, Record, header_score
 from environments.trajectory import make_step, new_record
 
 DIAGNOSIS_VIEW = "diagnosis"
 
 
-def diagnoser_prompt(record: dict[str, Any], *, max_chars: int = 4_000) -> str:
+def diagnoser_prompt(record: Record, *, max_chars: int = 4_000) -> str:
     """The whole failed trajectory and what to answer; short, since a diagnoser is also a small model here."""
     header = record["header"]
     score = header_score(header)
@@ -48,12 +48,12 @@ def diagnosis_answer(diagnosis: dict[str, Any]) -> str:
     return json.dumps(body, separators=(", ", ": "))
 
 
-def _record(header: dict[str, Any], prompt: str, diagnosis: dict[str, Any]) -> dict[str, Any]:
+def _record(header: Header, prompt: str, diagnosis: dict[str, Any]) -> dict[str, Any]:
     steps = [make_step(index=0, source="user", message=prompt), make_step(index=1, source="agent", message=diagnosis_answer(diagnosis))]
     return new_record(header=header, steps=steps)
 
 
-def diagnoser_record(record: dict[str, Any], diagnosis: dict[str, Any], *, max_chars: int = 4_000) -> dict[str, Any]:
+def diagnoser_record(record: Record, diagnosis: dict[str, Any], *, max_chars: int = 4_000) -> dict[str, Any]:
     """A diagnoser training example from a failed record and its (verified) diagnosis."""
     header = {
         "env": record["header"]["env"],

@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from environments.records import Record
+
 SNAPSHOT = "v{:06d}"
 
 
@@ -48,7 +50,7 @@ def publish_snapshot(model: Any, tokenizer: Any, root: Path, version: int, keep:
     return folder
 
 
-def tag_version(records: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
+def tag_version(records: list[Record], version: int) -> list[dict[str, Any]]:
     for record in records:
         record["header"].setdefault("meta", {})["policy_version"] = version
     return records

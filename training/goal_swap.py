@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.core import Env, Policy
+from environments.records import Record, Step
 from environments.registry import make
 from environments.trajectory import make_step
 from training.policies.roles import is_actor_turn
@@ -91,7 +92,7 @@ class ReplayedExpert(Policy):
     def __init__(self, factory: Callable[[], Policy]) -> None:
         self.factory = factory
 
-    def act(self, history: list[dict[str, Any]], tools: list[Any]) -> Any:
+    def act(self, history: list[Step], tools: list[Any]) -> Any:
         expert = self.factory()
         for position, step in enumerate(history):
             if is_actor_turn(step, ("agent", "human")):
@@ -122,18 +123,18 @@ def swappable(task_id: str) -> str | None:
     return None
 
 
-def record_task(record: dict[str, Any]) -> tuple[str, int]:
+def record_task(record: Record) -> tuple[str, int]:
     header = record["header"]
     task = str(header["task"])
     return (task if "/" in task else f"{header['env']}/{task}"), int(header["seed"])
 
 
-def agent_step_indices(record: dict[str, Any]) -> list[int]:
+def agent_step_indices(record: Record) -> list[int]:
     """Record step indices of the actor's turns: the states a goal swap can be built at."""
     return [s["index"] for s in record["steps"] if is_actor_turn(s, ("agent", "human"))]
 
 
-def _action(step: dict[str, Any]) -> dict[str, Any]:
+def _action(step: Step) -> dict[str, Any]:
     calls = [{"id": c.get("id", ""), "name": c["name"], "arguments": c.get("arguments", {})} for c in step.get("tool_calls") or []]
     return {"message": step.get("message") or "", "tool_calls": calls}
 
@@ -143,7 +144,7 @@ def _key(action: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return action["message"], tuple((c["name"], repr(sorted(c["arguments"].items()))) for c in action["tool_calls"])
 
 
-def swap_goal(steps: list[dict[str, Any]], true_goal: str, goal: str) -> list[dict[str, Any]]:
+def swap_goal(steps: list[Step], true_goal: str, goal: str) -> list[dict[str, Any]]:
     """A copy of `steps` whose first observation states `goal` instead of `true_goal` (nothing else changes)."""
     first = next(i for i, s in enumerate(steps) if s["source"] in ("env", "user"))
     text = str(steps[first]["message"])
@@ -170,7 +171,7 @@ class GoalSwap:
         return {**state, "steps": [*state["steps"], step]}
 
 
-def goal_swap(record: dict[str, Any], *, step: int, alternatives: int, salt: int = 0) -> GoalSwap | None:
+def goal_swap(record: Record, *, step: int, alternatives: int, salt: int = 0) -> GoalSwap | None:
     """The record's state before agent step `step` under its own goal and `alternatives` others (module docstring);
     None when that many alternatives with distinct goals and distinct actions are not found in the draws."""
     task, seed = record_task(record)
@@ -217,7 +218,7 @@ def goal_swap(record: dict[str, Any], *, step: int, alternatives: int, salt: int
     return GoalSwap(task, seed, step, goals, goal_seeds, states, actions)
 
 
-def swaps_for(records: list[dict[str, Any]], *, alternatives: int, salt: int = 0, limit: int | None = None) -> list[GoalSwap]:
+def swaps_for(records: list[Record], *, alternatives: int, salt: int = 0, limit: int | None = None) -> list[GoalSwap]:
     """Goal swaps at every agent step of `records`, in order (at most `limit`); steps without enough alternatives are left out."""
     out: list[GoalSwap] = []
     for record in records:

@@ -20,11 +20,10 @@ from typing import Any
 import torch
 
 from environments.diagnosis.credit_graph import dependency_graph, stationary_credit, top_steps
+from environments.records import Record, Step
 
 
-def graph_step_weights(
-    record: dict[str, Any], *, top_fraction: float = 0.25, damping: float = 0.85, floor: float = 0.0
-) -> dict[int, float]:
+def graph_step_weights(record: Record, *, top_fraction: float = 0.25, damping: float = 0.85, floor: float = 0.0) -> dict[int, float]:
     """{agent step index: weight} for one record (see the module docstring)."""
     assert 0.0 < top_fraction <= 1.0, f"graph_credit top fraction must be in (0, 1], got {top_fraction}"
     assert 0.0 <= floor <= 1.0, f"floor must be in [0, 1], got {floor}"
@@ -38,7 +37,7 @@ def graph_step_weights(
     return {i: (credit[i] / mean if i in kept else floor) for i in graph.nodes}
 
 
-def graph_step_weight(record: dict[str, Any], **options: Any) -> Callable[[dict[str, Any]], float]:
+def graph_step_weight(record: Record, **options: Any) -> Callable[[Step], float]:
     """The per-step weight function training.data.tokenize_record takes as `step_weight`."""
     weights = graph_step_weights(record, **options)
     return lambda step: weights.get(int(step["index"]), 1.0)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from environments.records import Record, record_score
 from environments.roles import HARNESS, HARNESS_LEVELS, Team, step_role
 from training.data import PromptStyle, TokenizedEpisode, tokenize_record
 from training.policies.roles import role_label
@@ -36,7 +37,7 @@ from training.policies.roles import role_label
 LABEL = f"{role_label(HARNESS)}:"  # how a harness decision is marked in the actor's context ("Harness: ...")
 
 
-def record_level(record: dict[str, Any]) -> str:
+def record_level(record: Record) -> str:
     """The harness level a record was played under: header.team.harness_level ("tools-only" without a team)."""
     level = ((record.get("header") or {}).get("team") or {}).get("harness_level", "tools-only")
     assert level in HARNESS_LEVELS, f"record harness level {level!r} is not one of {HARNESS_LEVELS}"
@@ -101,7 +102,7 @@ def harness_demonstrations_file(task_id: str, seeds: range, *, max_turns: int, l
     name = f"{task_id.replace('/', '-')}-harness-{'+'.join(levels)}-{seeds.start}-{seeds.stop}-turns{max_turns}.jsonl"
     path = var_root() / "experiments" / "data" / name
     if not path.exists():
-        records = [r for r in harness_episodes(task_id, seeds, levels=levels, max_turns=max_turns) if r["header"]["score"]["passed"]]
+        records = [r for r in harness_episodes(task_id, seeds, levels=levels, max_turns=max_turns) if record_score(r)["passed"]]
         missing = sorted(set(levels) - {record_level(r) for r in records})
         assert not missing, f"the {task_id} demonstrator passed no episode under {missing} on seeds {seeds.start}-{seeds.stop - 1}"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,7 @@ def decision_span(ids: Sequence[int], tokenizer: Any) -> tuple[int, int]:
     return start, (eos[0] + 1 if eos else len(ids))
 
 
-def supervise_decisions(episode: TokenizedEpisode, record: dict[str, Any], tokenizer: Any, *, weight: float) -> TokenizedEpisode:
+def supervise_decisions(episode: TokenizedEpisode, record: Record, tokenizer: Any, *, weight: float) -> TokenizedEpisode:
     """A copy of a rendered episode whose harness messages' decision tokens (decision_span) are trained with `weight`;
     `meta["harness_mask"]` marks them (1) for the loss's metrics. weight 0 trains nothing more."""
     harness = {s["index"] for s in record["steps"] if step_role(s) == HARNESS}
@@ -152,7 +153,7 @@ def supervise_decisions(episode: TokenizedEpisode, record: dict[str, Any], token
 
 
 def tokenize_with_decisions(
-    record: dict[str, Any], tokenizer: Any, *, weight: float, max_tokens: int | None = None, style: PromptStyle = PromptStyle()
+    record: Record, tokenizer: Any, *, weight: float, max_tokens: int | None = None, style: PromptStyle = PromptStyle()
 ) -> list[TokenizedEpisode]:
     """The actor's view of a record (its own turns trained, as data.py tokenizes it) plus its harness decisions
     trained with `weight`. Prompt ids are dropped so the rendered path gives each message its step index."""

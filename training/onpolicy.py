@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from environments.records import Record
 from training.config import TrainConfig
 from training.config_fields import HeldOutEvalFields, PromptStyleFields, SamplingFields
 from training.data import TokenizedEpisode, collate, tokenize_record
@@ -129,7 +130,7 @@ def rollouts(trainer: Trainer, config: OnPolicyConfig) -> list[dict[str, Any]]:
     return records
 
 
-def staleness_stats(records: list[dict[str, Any]]) -> dict[str, float]:
+def staleness_stats(records: list[Record]) -> dict[str, float]:
     """policy_staleness: mean updates between the sampling policy and the trained weights (pool rollouts only)."""
     lags = [r["header"]["meta"]["policy_staleness"] for r in records if "policy_staleness" in (r["header"].get("meta") or {})]
     return {"policy_staleness": sum(lags) / len(lags)} if lags else {}
@@ -159,7 +160,7 @@ def should_evaluate(config: OnPolicyConfig, step: int) -> bool:
     return step == config.max_steps or (config.eval_every > 0 and step % config.eval_every == 0)
 
 
-def tokenized(records: list[dict[str, Any]], tokenizer: Any) -> list[tuple[int, TokenizedEpisode]]:
+def tokenized(records: list[Record], tokenizer: Any) -> list[tuple[int, TokenizedEpisode]]:
     """(record index, episode) pairs; an episode whose context was trimmed may yield several sequences."""
     return [(i, e) for i, r in enumerate(records) for e in tokenize_record(r, tokenizer) if sum(e.mask)]
 

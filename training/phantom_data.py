@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from environments.records import record_score
 from training.config import ConfigError
 
 QUESTION_FILTERS = ("all", "many_hops", "constraint", "comparison")
@@ -96,7 +97,7 @@ def phantom_demonstrations(config: PhantomDemoConfig) -> list[dict[str, Any]]:
         if not question_matches(tags, config):
             continue
         record = scripted_episode(make_policy(config.anchor, make(config.task, seed), seed), config.task, seed, max_turns=config.max_turns)
-        if record["header"]["score"]["passed"]:
+        if record_score(record)["passed"]:
             record["header"]["meta"] = {**(record["header"].get("meta") or {}), **tags}
             kept.append(record)
             if len(kept) == config.episodes:

@@ -19,6 +19,7 @@ from environments.core import Env, EnvError, Policy
 from environments.diagnosis.pivotal import PivotalResult, find_pivotal_step
 from environments.diagnosis.taxonomy import AGENT_SOURCES
 from environments.policies import make_policy, policy_names
+from environments.records import Record, record_score
 from environments.registry import env_meta
 from training.sampling import continue_episodes
 
@@ -40,7 +41,7 @@ def resolve_anchor(task_id: str, anchor: str) -> tuple[str, str | None]:
     return name, None
 
 
-def anchor_pivots(records: list[dict[str, Any]], *, anchor: str, seeds: tuple[int, ...], search: str = "binary") -> list[PivotalResult]:
+def anchor_pivots(records: list[Record], *, anchor: str, seeds: tuple[int, ...], search: str = "binary") -> list[PivotalResult]:
     """find_pivotal_step for each record with the scripted anchor `anchor` (resolved by resolve_anchor)."""
 
     def factory(env: Env, seed: int) -> Policy:
@@ -49,7 +50,7 @@ def anchor_pivots(records: list[dict[str, Any]], *, anchor: str, seeds: tuple[in
     return [find_pivotal_step(record, anchor_factory=factory, seeds=seeds, search=search) for record in records]
 
 
-def _cuts(record: dict[str, Any]) -> list[int]:
+def _cuts(record: Record) -> list[int]:
     """Prefix lengths a takeover starts from: before each agent step, and after the last step."""
     agents = [s["index"] for s in record["steps"] if s.get("source") in AGENT_SOURCES and s["index"] >= 1]
     return [*agents, len(record["steps"])] if agents else []
@@ -58,7 +59,7 @@ def _cuts(record: dict[str, Any]) -> list[int]:
 def teacher_pivots(
     model: Any,
     tokenizer: Any,
-    records: list[dict[str, Any]],
+    records: list[Record],
     *,
     max_turns: int,
     max_new_tokens: int,
@@ -69,7 +70,7 @@ def teacher_pivots(
     played = continue_episodes(
         model, tokenizer, prefixes, max_turns=max_turns, max_new_tokens=max_new_tokens, temperature=0.0, max_prompt_tokens=max_prompt_tokens
     )
-    outcome = {(id(record), cut): branch["header"]["score"] for (record, cut), branch in zip(prefixes, played, strict=True)}
+    outcome = {(id(record), cut): record_score(branch) for (record, cut), branch in zip(prefixes, played, strict=True)}
     results = []
     for record in records:
         result = PivotalResult(step=None, reason="found", anchor=TEACHER, seeds=())

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from environments.records import Record
 from training.distributed import unwrap
 from training.generation_pool import HFWorkerPool, VLLMServerPool
 
@@ -48,7 +49,7 @@ def make_pool(config: OnPolicyConfig) -> Any:
     return VLLMServerPool(root, urls, keep=keep)
 
 
-def staleness_ok(records: list[dict[str, Any]], current: int, max_staleness: int) -> bool:
+def staleness_ok(records: list[Record], current: int, max_staleness: int) -> bool:
     """True when no record's policy is more than max_staleness updates behind `current`."""
     return all(current - int(r["header"]["meta"]["policy_version"]) <= max_staleness for r in records)
 

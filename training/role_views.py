@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.records import header_composite
+from environments.records import Record, Step, header_composite
 from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, USER, step_role
 from training.data import (
     AGENT_SOURCES,
@@ -46,19 +46,19 @@ from training.data import (
 from training.policies.roles import CONSULTANT_INSTRUCTION, critic_messages, is_actor_turn, user_messages, user_turn_text
 
 
-def role_steps(record: dict[str, Any], role: str) -> list[dict[str, Any]]:
+def role_steps(record: Record, role: str) -> list[dict[str, Any]]:
     """The turns a role took in the record (the actor's: its agent and human steps)."""
     if role == ACTOR:
         return [s for s in record["steps"] if is_actor_turn(s, AGENT_SOURCES)]
     return [s for s in record["steps"] if step_role(s) == role]
 
 
-def _step_failed(step: dict[str, Any]) -> bool:
+def _step_failed(step: Step) -> bool:
     meta = step.get("meta") or {}
     return bool(meta.get("invalid_action")) or any(r.get("is_error") for r in step.get("results") or [])
 
 
-def turn_reward(record: dict[str, Any], index: int, *, horizon: int = 0) -> float | None:
+def turn_reward(record: Record, index: int, *, horizon: int = 0) -> float | None:
     """A role turn's reward: the episode's outcome, or (horizon=k) the share of the actor's next k steps without an error."""
     assert horizon >= 0, f"horizon must not be negative, got {horizon}"
     if horizon:
@@ -68,14 +68,14 @@ def turn_reward(record: dict[str, Any], index: int, *, horizon: int = 0) -> floa
     return record_reward(record)
 
 
-def consult_cost(record: dict[str, Any]) -> float:
+def consult_cost(record: Record) -> float:
     """What one consultation cost in this episode (the team's consultant setting in the header; 0 without one)."""
     consultant = ((record.get("header") or {}).get("team") or {}).get(CONSULTANT) or {}
     cost = consultant.get("cost", 0.0) if isinstance(consultant, dict) else 0.0
     return float(cost) if isinstance(cost, int | float) else 0.0
 
 
-def consult_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
+def consult_decisions(record: Record) -> list[dict[str, Any]]:
     """Each actor step's decision to consult or not, with its cost and the episode's outcome (reward and composite)."""
     cost, reward = consult_cost(record), record_reward(record)
     composite = header_composite(record.get("header") or {})
@@ -88,9 +88,7 @@ def consult_decisions(record: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _prompt_messages(
-    record: dict[str, Any], step: dict[str, Any], system_prompt: str, style: PromptStyle, window_turns: int
-) -> list[dict[str, Any]]:
+def _prompt_messages(record: Record, step: Step, system_prompt: str, style: PromptStyle, window_turns: int) -> list[dict[str, Any]]:
     """What the role saw before its turn, rendered as its policy renders it."""
     before = [s for s in record["steps"] if s["index"] < step["index"]]
     if step_role(step) == CRITIC:
@@ -102,7 +100,7 @@ def _prompt_messages(
     return [{k: v for k, v in m.items() if not k.startswith("_")} for m in record_messages(prefix, system_prompt=system, style=style)]
 
 
-def _turn_message(step: dict[str, Any]) -> dict[str, Any]:
+def _turn_message(step: Step) -> dict[str, Any]:
     message = step.get("message")
     text = message if isinstance(message, str) else ("" if message is None else str(message))
     if step_role(step) == CRITIC:
@@ -116,9 +114,7 @@ def _turn_message(step: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": text, "tool_calls": calls}
 
 
-def _example(
-    record: dict[str, Any], step: dict[str, Any], tokenizer: Any, *, system_prompt: str, style: PromptStyle, window_turns: int
-) -> TokenizedEpisode:
+def _example(record: Record, step: Step, tokenizer: Any, *, system_prompt: str, style: PromptStyle, window_turns: int) -> TokenizedEpisode:
     episode = empty_episode(record)
     sampled, logprobs = step.get("token_ids"), step.get("logprobs")
     logprobs = logprobs if sampled and logprobs is not None and len(logprobs) == len(sampled) else None
@@ -151,7 +147,7 @@ def _example(
 
 
 def tokenize_role(
-    record: dict[str, Any],
+    record: Record,
     tokenizer: Any,
     *,
     role: str = ACTOR,

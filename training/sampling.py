@@ -50,6 +50,7 @@ import torch
 
 from environments.attacks import REPORT_KEY
 from environments.core import Action, Env, Policy, Score, StepResult, ToolCall, ToolSpec, validate_arguments
+from environments.records import Header, Record, ScoreDict, Step, ToolCallDict, ToolResultDict, record_score
 from environments.registry import make
 from environments.replay import heard_by
 from environments.roles import ACTOR, CONSULT, CONSULTANT, CRITIC, Team, step_role
@@ -62,7 +63,7 @@ from training.decode import DecodeEngine, Session, engine_for
 from training.policies.roles import context_messages, critic_messages
 from training.toolcall_parse import parse_tool_calls
 
-Router = Callable[[dict[str, Any]], str | None]
+Router = Callable[[Record], str | None]
 SlotFactory = Callable[[Env, int], dict[str, Policy]]
 """(env, seed) -> policies for some of the environment's role slots (a model user), the others keep their default."""
 """(the episode's record so far) -> the text forced as the actor's next turn, or None to sample it."""
@@ -90,7 +91,7 @@ class _Live:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     prompt_ids: list[int]
-    record: dict[str, Any]
+    record: Record
     max_turns: int = 4  # the turn at which this episode stops (a continuation may stop early)
     turns: int = 0
     valid_calls: int = 0
@@ -191,7 +192,7 @@ class _Sampled(Policy):
 
     name = "sampled"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         raise AssertionError("the sampler generates the actor's turns itself")
 
 
@@ -225,7 +226,7 @@ def _start(
         "max_result_chars": style.max_result_chars,
         "max_steps": max_turns,  # the turn cap: a takeover from a prefix of this record gets the turns left
     }
-    header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
+    header: Header = {**env.header(), "source": "rollout", "tools": schemas, "harness": harness}
     overrides = slots(env, seed) if slots is not None else {}
     slot_map = slot_policies(env, overrides)
     crew = None
@@ -265,7 +266,7 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def _consult(live: _Live, call: ToolCall) -> tuple[Any, bool, dict[str, Any] | None]:
+def _consult(live: _Live, call: ToolCall) -> tuple[Any, bool, Step | None]:
     """A consult call's result, whether it is an error, and the consultant's step to append after the actor's (None
     when refused for bad arguments: no turn, no cost), as environments.team answers it."""
     assert live.consultant is not None and live.consultation is not None, "a consult call is answered only with a consultation"
@@ -285,14 +286,14 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
     text = tokenizer.decode(completion, skip_special_tokens=False).removesuffix(tokenizer.eos_token)
     parsed = parse_tool_calls(text)
     index = len(live.record["steps"])
-    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in parsed.tool_calls]
-    results: list[dict[str, Any]] = []
+    calls: list[ToolCallDict] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in parsed.tool_calls]
+    results: list[ToolResultDict] = []
     events: list[dict[str, Any]] = []
     reward = 0.0
     meta: dict[str, Any] = {"routed": True} if routed else {}
     if live.context is not None:  # this turn's prompt was cut to fit: the step says so, as the harness's steps do
         meta["context"], live.context = live.context, None
-    consultant_steps: list[dict[str, Any]] = []
+    consultant_steps: list[Step] = []
     speaks = bool(parsed.message) and not parsed.error
     if parsed.error or not (parsed.tool_calls or (speaks and live.slots)):
         live.invalid_calls += 1
@@ -317,7 +318,7 @@ def _apply(live: _Live, tokenizer: Any, completion: list[int], logprobs: list[fl
             break
     extra: dict[str, Any] = {"meta": meta} if meta else {}
     step = make_step(index=index, source="agent", message=parsed.message, tool_calls=calls, results=results, events=events, **extra)
-    step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=list(live.prompt_ids), reward=reward)
+    step.update({"token_ids": list(completion), "logprobs": list(logprobs), "prompt_token_ids": list(live.prompt_ids), "reward": reward})
     live.record["steps"].append(step)
     for answer in consultant_steps:  # after the actor step that asked, as the runner's crew appends them
         live.record["steps"].append({**answer, "index": len(live.record["steps"])})
@@ -384,7 +385,7 @@ def rollout_episodes(
     env_options: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None,
     slots: SlotFactory | None = None,
     env_version: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Record]:
     """Play one episode per (task id, seed) job with the model; returns canonical records with token ids.
 
     `slots` fills role slots with other policies than their defaults (a model user in the service desk's `user` slot);
@@ -437,7 +438,7 @@ def rollout_episodes(
 def continue_episodes(
     model: Any,
     tokenizer: Any,
-    prefixes: list[tuple[dict[str, Any], int]],
+    prefixes: list[tuple[Record, int]],
     *,
     turns: int | None = None,
     max_turns: int = 4,
@@ -446,7 +447,7 @@ def continue_episodes(
     max_prompt_tokens: int = 4096,
     consultation: Consultation | None = None,
     router: Router | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Record]:
     """For each (record, prefix_length), rebuild the episode after the record's steps [0, prefix_length) and let
     `model` play up to `turns` more agent turns (None: to the end), never past `max_turns` in all.
 
@@ -466,19 +467,21 @@ def continue_episodes(
     out = []
     for live, (_, prefix_length) in zip(lives, prefixes, strict=True):
         record = _close(live, max_turns)
-        record["header"].update(source="branch", parent={"episode_id": None, "branch_step": prefix_length})
+        record["header"].update({"source": "branch", "parent": {"episode_id": None, "branch_step": prefix_length}})
         out.append(record)
     return out
 
 
-def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turns: int, consultation: Consultation | None = None) -> _Live:
+def _resume(record: Record, prefix_length: int, tokenizer: Any, max_turns: int, consultation: Consultation | None = None) -> _Live:
     header = record["header"]
     harness = header.get("harness") or {}
     style = PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
     level = (header.get("team") or {}).get("harness_level", "tools-only")
+    seed = header["seed"]
+    assert seed is not None, "only a seeded episode can be continued"
     live = _start(
         f"{header['env']}/{header['task']}",
-        int(header["seed"]),
+        int(seed),
         tokenizer,
         harness.get("system_prompt"),
         style,
@@ -490,7 +493,8 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
     for step in record["steps"][1:prefix_length]:
         if step_role(step) != ACTOR:
             continue  # a slot's answer (the user) or a harness decision: re-applying the actor's turn before it makes it again
-        assert step.get("source") == "agent" and step.get("token_ids"), (
+        token_ids = step.get("token_ids")
+        assert step.get("source") == "agent" and token_ids, (
             f"step {step.get('index')} carries no sampled token ids: only this sampler's records can be continued"
         )
         cut = (step.get("meta") or {}).get("context")
@@ -501,7 +505,7 @@ def _resume(record: dict[str, Any], prefix_length: int, tokenizer: Any, max_turn
             f"step {step['index']}: the rebuilt prompt differs from the recorded one (another tokenizer or prompt style?)"
         )
         routed = bool((step.get("meta") or {}).get("routed"))
-        _apply(live, tokenizer, list(step["token_ids"]), list(step.get("logprobs") or [0.0] * len(step["token_ids"])), routed=routed)
+        _apply(live, tokenizer, list(token_ids), list(step.get("logprobs") or [0.0] * len(token_ids)), routed=routed)
     return live
 
 
@@ -645,7 +649,7 @@ class CriticTurns:
         )
 
 
-def critic_trigger(critic: CriticTurns, steps: list[dict[str, Any]]) -> str | None:
+def critic_trigger(critic: CriticTurns, steps: list[Step]) -> str | None:
     """Why the critic speaks after the last actor turn of `steps` ("error" before "schedule", as the runner's Crew
     decides), or None."""
     actor = [s for s in steps if s.get("source") == "agent" and step_role(s) == ACTOR]
@@ -682,7 +686,7 @@ def _critic_turns(critic: CriticTurns, tokenizer: Any, lives: list[_Live], max_p
         steps = live.record["steps"]
         advised = [s["index"] for s in steps if s.get("source") == "agent" and step_role(s) == ACTOR][-1]
         step = make_step(index=len(steps), source="agent", message=advice, role=CRITIC, meta={"trigger": trigger, "advises_step": advised})
-        step.update(token_ids=list(completion), logprobs=list(logprobs), prompt_token_ids=prompt, state_hash=None)
+        step.update({"token_ids": list(completion), "logprobs": list(logprobs), "prompt_token_ids": prompt, "state_hash": None})
         steps.append(step)
         [shown] = context_messages([step], live.style.max_result_chars)  # as record_messages will show it
         if shown is not None:  # an empty advice is recorded (and trained) but not shown
@@ -700,7 +704,7 @@ def _insert_turn(live: _Live, tokenizer: Any, message: dict[str, Any]) -> None:
     live.messages.append(message)
 
 
-def _close(live: _Live, max_turns: int) -> dict[str, Any]:
+def _close(live: _Live, max_turns: int) -> Record:
     try:
         score = live.env.score()
     except Exception:  # an environment that raised mid-turn may not score either: the episode failed
@@ -714,11 +718,13 @@ def _close(live: _Live, max_turns: int) -> dict[str, Any]:
         reason = "max_steps"  # the harness's cap, or a continuation's own turn cap
     else:
         reason = "context_window_exceeded"
-    kept = {"details": {REPORT_KEY: score.details[REPORT_KEY]}} if REPORT_KEY in (score.details or {}) else {}
+    kept: ScoreDict = {"details": {REPORT_KEY: score.details[REPORT_KEY]}} if REPORT_KEY in (score.details or {}) else {}
     live.record["header"].update(
-        termination_reason=reason,  # the attack report, where there is one, is read from the score (environments.attacks)
-        score={"composite": score.composite, "passed": score.passed, "components": score.components, **kept},
-        metrics={"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
+        {
+            "termination_reason": reason,  # the attack report, where there is one, is read from the score (environments.attacks)
+            "score": {"composite": score.composite, "passed": score.passed, "components": score.components, **kept},
+            "metrics": {"turns": live.turns, "valid_calls": live.valid_calls, "invalid_calls": live.invalid_calls},
+        }
     )
     if live.consultation is not None and live.consultant is not None:  # priced like a runner record (environments.runner)
         cost = live.consultation.cost
@@ -728,15 +734,15 @@ def _close(live: _Live, max_turns: int) -> dict[str, Any]:
     return live.record
 
 
-def episode_stats(records: list[dict[str, Any]]) -> dict[str, float]:
+def episode_stats(records: list[Record]) -> dict[str, float]:
     """Mean reward, pass rate and the share of agent turns that made a valid tool call (parsed and accepted) or, where
     the environment has a user, spoke to it."""
     n = max(len(records), 1)
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in records)
     attempts = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
     return {
-        "reward_mean": sum(r["header"]["score"]["composite"] for r in records) / n,
-        "pass_rate": sum(1.0 for r in records if r["header"]["score"]["passed"]) / n,
+        "reward_mean": sum(record_score(r)["composite"] for r in records) / n,
+        "pass_rate": sum(1.0 for r in records if record_score(r)["passed"]) / n,
         "valid_call_rate": valid / max(attempts, 1),
         "turns_mean": sum(r["header"]["metrics"]["turns"] for r in records) / n,
     }

@@ -30,7 +30,7 @@ import json
 from typing import Any
 
 from environments.coaching import notes_by_actor_step
-from environments.records import record_score
+from environments.records import Record, record_score
 from environments.roles import USER, step_role
 from training.data import PromptStyle, TokenizedEpisode
 
@@ -38,13 +38,13 @@ TEACHER_CONTEXTS = ("outcome", "feedback", "coach")
 COACH_LABEL = "Coach"
 
 
-def record_style(record: dict[str, Any]) -> PromptStyle:
+def record_style(record: Record) -> PromptStyle:
     """The prompt style a sampled record was played with (training.sampling writes it into the harness header)."""
     harness = record["header"].get("harness") or {}
     return PromptStyle(compact_tools=bool(harness.get("compact_tools")), max_result_chars=int(harness.get("max_result_chars") or 0))
 
 
-def feedback_lines(record: dict[str, Any]) -> list[str]:
+def feedback_lines(record: Record) -> list[str]:
     """Every response of the environment to the agent's actions: tool results and the user's replies, by turn."""
     lines = []
     for step in record["steps"][1:]:
@@ -56,7 +56,7 @@ def feedback_lines(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def hindsight_text(record: dict[str, Any], *, outcome: bool = True) -> str:
+def hindsight_text(record: Record, *, outcome: bool = True) -> str:
     """The privileged context of the outcome (outcome=True) and feedback (outcome=False) teachers."""
     lines = []
     if outcome:
@@ -76,7 +76,7 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
 
-def teacher_prompt_ids(record: dict[str, Any], tokenizer: Any, hindsight: str, style: PromptStyle | None = None) -> list[int]:
+def teacher_prompt_ids(record: Record, tokenizer: Any, hindsight: str, style: PromptStyle | None = None) -> list[int]:
     """The record's first prompt, rendered in `style` (default: its own), with `hindsight` appended to the system prompt."""
     header, style = record["header"], style or record_style(record)
     system = f"{(header.get('harness') or {}).get('system_prompt', '')}\n\n{hindsight}"
@@ -104,7 +104,7 @@ def note_ids(tokenizer: Any, note: str) -> list[int]:
     )
 
 
-def note_insertions(record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any) -> dict[int, list[int]]:
+def note_insertions(record: Record, student: TokenizedEpisode, tokenizer: Any) -> dict[int, list[int]]:
     """{student position: note tokens to insert before it}: before the generation prompt of each noted actor turn."""
     notes = notes_by_actor_step(record)
     if not notes:
@@ -122,7 +122,7 @@ def note_insertions(record: dict[str, Any], student: TokenizedEpisode, tokenizer
     return out
 
 
-def first_prompt_ids(record: dict[str, Any], student: TokenizedEpisode) -> list[int]:
+def first_prompt_ids(record: Record, student: TokenizedEpisode) -> list[int]:
     """The student's first prompt: the first agent step's sampled prompt ids, or, for a record without them (a
     scripted demonstration, rendered by training.data), the episode up to its first trained token: the system
     prompt, the first user message and the generation prompt."""
@@ -134,7 +134,7 @@ def first_prompt_ids(record: dict[str, Any], student: TokenizedEpisode) -> list[
 
 
 def teacher_sequence(
-    record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any, *, context: str, style: PromptStyle | None = None
+    record: Record, student: TokenizedEpisode, tokenizer: Any, *, context: str, style: PromptStyle | None = None
 ) -> tuple[list[int], list[int]]:
     """(teacher ids, positions): positions[t] is the teacher index of student token t (see the module docstring).
     For outcome and feedback, positions inside the first prompt, which the teacher replaces, map to the same

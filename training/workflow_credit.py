@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from environments.records import header_composite
+from environments.records import Record, header_composite
 from environments.workflow import GENERATOR
 
 
@@ -77,7 +77,7 @@ def dependents(graph: dict[str, Any]) -> dict[str, set[str]]:
     return out
 
 
-def subtree_shares(record: dict[str, Any]) -> dict[str, float]:
+def subtree_shares(record: Record) -> dict[str, float]:
     """g_n for every node of the record's plan (module docstring); {} when the plan did not validate."""
     workflow = record["header"].get("workflow") or {}
     if not workflow.get("graph"):
@@ -88,7 +88,7 @@ def subtree_shares(record: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def flowright_rewards(record: dict[str, Any], weights: CreditWeights = CreditWeights()) -> dict[str, float | None]:
+def flowright_rewards(record: Record, weights: CreditWeights = CreditWeights()) -> dict[str, float | None]:
     """Per-role rewards of one workflow record: the generator's and each team role's (module docstring)."""
     header = record["header"]
     outcome = float(header_composite(header, 0.0))

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from environments.core import Action, Policy, ToolSpec
+from environments.records import Step
 from environments.relay import RELAY_ROLES, RelayEnv, relay_env, relay_plan
 from environments.roles import step_role
 from environments.workflow import GENERATOR, WORKFLOW_FORMAT, ScriptedGenerator, run_workflow
@@ -48,7 +49,7 @@ def _text(content: Any) -> str:
 
 
 def team_messages(
-    history: list[dict[str, Any]], *, role: str, env_name: str, description: str, tools: list[dict[str, Any]], style: PromptStyle
+    history: list[Step], *, role: str, env_name: str, description: str, tools: list[dict[str, Any]], style: PromptStyle
 ) -> list[dict[str, Any]]:
     """A team role's view before its turn (module docstring)."""
     brief = f"You are the {role} of a team in {env_name}. {description} Do your own instruction only, through tool calls."
@@ -73,7 +74,7 @@ def team_messages(
     return messages
 
 
-def generator_messages(history: list[dict[str, Any]], *, roles: Sequence[str], description: str) -> list[dict[str, Any]]:
+def generator_messages(history: list[Step], *, roles: Sequence[str], description: str) -> list[dict[str, Any]]:
     """The generator's view: the workflow format, the team's roles, the task and its opening observation."""
     system = f"{GENERATOR_BRIEF} Roles: {', '.join(roles)}. Task: {description}"
     return [{"role": "system", "content": system}, {"role": "user", "content": history[0].get("message") or ""}]
@@ -109,7 +110,7 @@ class ModelRole(Policy):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "role": self.role, "temperature": self.temperature}
 
-    def prompt_ids(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> list[int]:
+    def prompt_ids(self, history: list[Step], tools: list[ToolSpec]) -> list[int]:
         if self.role == GENERATOR:
             messages, template_tools = generator_messages(history, roles=self.roles, description=self.description), None
         else:
@@ -120,7 +121,7 @@ class ModelRole(Policy):
             template_tools = self.style.template_tools(schemas)
         return encode_text(self.tokenizer, render_chat(self.tokenizer, messages, template_tools, generation_prompt=True))
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         prompt = self.prompt_ids(history, tools)
         if len(prompt) > self.max_prompt_tokens:
             raise ValueError(f"the {self.role}'s prompt needs {len(prompt)} tokens; max_prompt_tokens is {self.max_prompt_tokens}")

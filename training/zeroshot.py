@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from environments.records import Record, header_score
 from environments.registry import env_meta, list_tasks
 from environments.stats import wilson
 from training.provenance import commit, machine, write_result
@@ -100,7 +101,7 @@ def summarise(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 # --- playing -----------------------------------------------------------------------------------------------------
 
 
-def _episode_row(record: dict[str, Any]) -> dict[str, Any]:
+def _episode_row(record: Record) -> dict[str, Any]:
     header = record["header"]
     metrics = header.get("metrics") or {}
     agent = [s for s in record["steps"] if s.get("source") == "agent"]
@@ -109,8 +110,8 @@ def _episode_row(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "task": f"{header['env']}/{header['task']}",
         "seed": header["seed"],
-        "composite": float(header["score"]["composite"]),
-        "passed": bool(header["score"]["passed"]),
+        "composite": float(header_score(header)["composite"]),
+        "passed": bool(header_score(header)["passed"]),
         "valid_calls": int(valid),
         "invalid_calls": int(invalid),
         "turns": len(agent),

@@ -19,29 +19,31 @@ data change moved it), so the analyser needs neither the hidden state nor a repl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from environments.analyzers import NO_PROBLEM, StepAnalysis, repeated_call
+from environments.records import Step
 from environments.rule_critic import REPEATS, env_calls, failure_advice
 
 
-def _goal(step: dict[str, Any]) -> tuple[float, float] | None:
+def _goal(step: Step) -> tuple[float, float] | None:
     found = next((e for e in step.get("events") or [] if e.get("entity") == "task" and e.get("field") == "goal"), None)
     return (float(found["before"]), float(found["after"])) if found else None
 
 
-def goal_share(history: list[dict[str, Any]]) -> float:
+def goal_share(history: list[Step]) -> float:
     """The goal share after `history`: the last recorded goal event's value (0 before any)."""
     return next((g[1] for s in reversed(history) if (g := _goal(s)) is not None), 0.0)
 
 
 class DesktopAnalyser:
-    def analyze(self, history: list[dict[str, Any]], step: dict[str, Any]) -> StepAnalysis:
+    def analyze(self, history: list[Step], step: Step) -> StepAnalysis:
         calls = env_calls(step)
         if not calls:
             return StepAnalysis("Call a tool: observe, a GUI action, shell, or submit when the task is done.", 0.0)
         call = calls[0]
-        result: dict[str, Any] = next(iter(step.get("results") or []), {})
+        result: Mapping[str, Any] = next(iter(step.get("results") or []), {})
         raw = result.get("content")
         content: dict[str, Any] = raw if isinstance(raw, dict) else {}
         error = str(content.get("error", ""))

@@ -22,6 +22,7 @@ from collections.abc import Generator
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 
 Script = Generator[ToolCall, dict[str, Any], None]
 _LINE = re.compile(
@@ -41,7 +42,7 @@ def parse_screen(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def opening(history: list[dict[str, Any]]) -> dict[str, Any]:
+def opening(history: list[Step]) -> dict[str, Any]:
     """The opening observation's data: {"goals", "drift", "screen"}."""
     return dict(((history[0].get("meta") or {}).get("observation") or {}) if history else {})
 
@@ -60,7 +61,7 @@ class ScriptPolicy(Policy):
     def script(self, start: dict[str, Any]) -> Script:
         """The calls, given the opening observation's data; each yield receives that call's result content."""
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         results = [r.get("content") for s in history[1:] if s.get("source") != "env" for r in (s.get("results") or [])[:1]]
         script = self.script(opening(history))
         try:

@@ -20,6 +20,7 @@ from typing import Any
 from environments import stats
 from environments.desktop.drift import robustness
 from environments.desktop.grading import EFFICIENCY_WEIGHT
+from environments.records import record_score
 
 HERE = Path(__file__).parent
 CALIBRATION_PATH = HERE / "calibration.json"
@@ -41,7 +42,7 @@ def _run(anchor: str, task: str, seed: int, drift: str) -> tuple[float, float]:
     from environments.runner import run_episode
 
     env = make(f"desktop/{task}", seed=seed, options={"drift": drift} if drift != "none" else None)
-    score = run_episode(env, make_policy(anchor, env, seed))["header"]["score"]
+    score = record_score(run_episode(env, make_policy(anchor, env, seed)))
     return score["composite"], float(score["passed"])
 
 

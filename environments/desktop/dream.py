@@ -22,7 +22,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from environments.desktop.worldmodel import anchor_records, read_records, read_t
 from environments.desktop.worldmodel_eval import Predictor
 from environments.desktop.worldmodel_predict import EditModel, NoChange
 from environments.desktop.worldmodel_text import tree_text
+from environments.records import Header, Record, ToolCallDict
 from environments.stats import write_between_markers
 from environments.trajectory import make_step, new_record
 
@@ -49,14 +50,12 @@ def train_model(tuples: Iterable[dict[str, Any]] | None = None) -> EditModel:
     return EditModel.learn(tuples)
 
 
-def held_out_records(
-    seeds: Iterable[int] = range(1000, 1005), anchors: Iterable[str] = ("gui-only", "random-valid")
-) -> list[dict[str, Any]]:
+def held_out_records(seeds: Iterable[int] = range(1000, 1005), anchors: Iterable[str] = ("gui-only", "random-valid")) -> list[Record]:
     """Episodes of the held-out tasks: the GUI anchors, whose actions change screens (the shell's seldom do)."""
     return list(anchor_records(HELD_OUT_TASKS, seeds, DRIFTS, anchors))
 
 
-def dream_steps(model: Predictor, records: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+def dream_steps(model: Predictor, records: Iterable[Record]) -> Iterable[dict[str, Any]]:
     for record in records:
         for t in record_transitions(record):
             dreamed = model.predict(t["tree"], t["action"])
@@ -82,12 +81,10 @@ def rollout(model: Predictor, transitions: list[dict[str, Any]], horizon: int) -
     return dreamed, matches
 
 
-def dreamed_record(
-    model: Predictor, source: dict[str, Any], transitions: list[dict[str, Any]], dreamed: list[dict[str, Any]]
-) -> dict[str, Any]:
+def dreamed_record(model: Predictor, source: Record, transitions: list[dict[str, Any]], dreamed: list[dict[str, Any]]) -> Record:
     """A canonical record of the dream: the real opening screen, then each action answered by the dreamed screen."""
     h = source["header"]
-    header = {
+    header: Header = {
         "env": "desktop",
         "task": h["task"],
         "seed": h.get("seed"),
@@ -102,7 +99,7 @@ def dreamed_record(
     }
     steps = [make_step(index=0, source="env", message=tree_text(transitions[0]["tree"]))]
     for i, (t, tree) in enumerate(zip(transitions, dreamed, strict=False), 1):
-        call = {"id": f"d{i}", "name": t["action"]["name"], "arguments": t["action"]["arguments"]}
+        call: ToolCallDict = {"id": f"d{i}", "name": t["action"]["name"], "arguments": t["action"]["arguments"]}
         steps.append(
             make_step(
                 index=i,
@@ -114,7 +111,7 @@ def dreamed_record(
     return new_record(header=header, steps=steps)
 
 
-def fidelity(models: list[Predictor], records: list[dict[str, Any]], horizon: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def fidelity(models: list[Predictor], records: list[Record], horizon: int) -> tuple[dict[str, Any], list[Record]]:
     """Per model and step k: rollouts that reached k, and the share whose dreamed screen equals the real one there;
     and the dreamed records of the first model."""
     counts = {m.name: [[0, 0] for _ in range(horizon)] for m in models}
@@ -165,7 +162,7 @@ def write_readme(path: Path = RESULT) -> None:
     write_between_markers(README_PATH, TABLE_START, TABLE_END, readme_section(path))
 
 
-def write_jsonl(path: str, rows: Iterable[dict[str, Any]]) -> int:
+def write_jsonl(path: str, rows: Iterable[Mapping[str, Any]]) -> int:
     n = 0
     with open(path, "w", encoding="utf-8") as out:
         for row in rows:

@@ -39,6 +39,7 @@ from environments.desktop.env import MAX_STEPS, DesktopEnv
 from environments.desktop.explore_synth import CARRIER_TASK, make_env, priors_dataset, synthesise, write_jsonl
 from environments.desktop.screen_id import element_sig, interactive, screen_id
 from environments.desktop.widgets import accessibility_tree
+from environments.records import Record
 from environments.stats import ci95, write_between_markers
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -319,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         out = Path(args.out)
         (out / "graphs").mkdir(parents=True, exist_ok=True)
-        pairs: list[dict[str, Any]] = []
+        pairs: list[Record] = []
         for drift in args.drift:
             for seed in args.seeds:
                 for budget in args.budget:

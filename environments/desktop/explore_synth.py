@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from environments.desktop.env import DesktopEnv
 from environments.desktop.layout import APP_TITLES
 from environments.desktop.screen_id import open_app
 from environments.desktop.widgets import accessibility_text, accessibility_tree, find
+from environments.records import Record, Step
 from environments.replay import replay_record
 from environments.trajectory import make_step, new_record
 
@@ -57,7 +58,7 @@ class PathPolicy(Policy):
     def __init__(self, actions: list[dict[str, Any]]) -> None:
         self.actions = actions
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         done = sum(1 for s in history if s.get("source") != "env")
         nxt = self.actions[done] if done < len(self.actions) else {"name": "submit", "arguments": {}}
         return Action(tool_calls=[ToolCall(nxt["name"], dict(nxt["arguments"]), f"c{len(history)}")])
@@ -116,7 +117,7 @@ def instruction(steps: list[dict[str, Any]], changes: list[str], app: str) -> st
     return place + (", ".join(dict.fromkeys(changes)) if changes else ", then ".join(step_text(s) for s in steps))
 
 
-def synthesise(graph: Any, *, seed: int, drift: str, explorer: str = "systematic") -> list[dict[str, Any]]:
+def synthesise(graph: Any, *, seed: int, drift: str, explorer: str = "systematic") -> list[Record]:
     """One record per screen of `graph` (an explore.Graph) reached by at least one action, replay-verified (a failing replay raises)."""
     from environments.runner import run_episode
 
@@ -194,7 +195,7 @@ def corrupt(kind: str, lines: list[str], steps: list[dict[str, Any]], rng: rando
     return out
 
 
-def judge_record(pair: dict[str, Any], lines: list[str], label: str, kind: str | None, screen: str) -> dict[str, Any]:
+def judge_record(pair: Record, lines: list[str], label: str, kind: str | None, screen: str) -> Record:
     synth, header = pair["header"]["meta"]["synthesised"], pair["header"]
     prompt = (
         f"Task: {synth['instruction']}\n\nDesktop screen:\n{screen}\n\nA past trajectory retrieved for a similar task:\n"
@@ -217,7 +218,7 @@ def judge_record(pair: dict[str, Any], lines: list[str], label: str, kind: str |
     )
 
 
-def priors_dataset(pairs: list[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
+def priors_dataset(pairs: list[Record], *, seed: int = 0) -> list[Record]:
     """Per pair the clean prior ("right") and each corruption that applies ("wrong"); the screen shown is the
     pair's opening screen."""
     rng = random.Random(f"desktop-priors-{seed}")
@@ -226,7 +227,9 @@ def priors_dataset(pairs: list[dict[str, Any]], *, seed: int = 0) -> list[dict[s
         header = pair["header"]
         actions = [{"name": c["name"], "arguments": c["arguments"]} for s in pair["steps"][1:-1] for c in s.get("tool_calls") or []]
         steps = [{**s, "action": a} for s, a in zip(header["meta"]["synthesised"]["steps"], actions, strict=True)]
-        env = make_env(int(header["seed"]), header["meta"]["synthesised"]["drift"])
+        pair_seed = header["seed"]
+        assert pair_seed is not None, "a synthesised pair is a seeded episode"
+        env = make_env(int(pair_seed), header["meta"]["synthesised"]["drift"])
         screen = accessibility_text(env.screen())
         lines = prior_lines(steps, actions)
         out.append(judge_record(pair, lines, "right", None, screen))
@@ -236,7 +239,7 @@ def priors_dataset(pairs: list[dict[str, Any]], *, seed: int = 0) -> list[dict[s
     return out
 
 
-def write_jsonl(path: Path, records: list[dict[str, Any]]) -> int:
+def write_jsonl(path: Path, records: Sequence[Mapping[str, Any]]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         for record in records:

@@ -38,6 +38,7 @@ from environments.core import Env
 from environments.desktop.anchors import CliPreferring, Script, ScriptPolicy, call, parse_screen
 from environments.desktop.anchors_gui import GiveUp, GuiOnly
 from environments.desktop.tasks import TEMPLATES
+from environments.records import Record, header_score, record_score
 
 FORMAT = "desktop-hybrid/1"
 KINDS = ("gui", "shell", "mixed")
@@ -127,12 +128,12 @@ def _env(task: str, seed: int, drift: str) -> Any:
     return make(f"desktop/{task}", seed=seed, options={"drift": drift} if drift != "none" else None)
 
 
-def calls_of(record: dict[str, Any]) -> list[str]:
+def calls_of(record: Record) -> list[str]:
     """The tool names the episode called, submit excluded."""
     return [c["name"] for s in record["steps"] if s["source"] != "env" for c in s.get("tool_calls") or [] if c["name"] != "submit"]
 
 
-def rejection(kind: str, record: dict[str, Any]) -> str | None:
+def rejection(kind: str, record: Record) -> str | None:
     """Why a record is not kept (None: keep it): the replay must agree and the grade pass, and a gui record holds no
     shell call, a shell record no GUI call."""
     from environments.replay import replay_record
@@ -140,7 +141,7 @@ def rejection(kind: str, record: dict[str, Any]) -> str | None:
     header = record["header"]
     if header.get("termination_reason") != "agent_stop":
         return f"ended {header.get('termination_reason')}"
-    if not header["score"]["passed"]:
+    if not header_score(header)["passed"]:
         return "grade failed"
     names = set(calls_of(record))
     if (kind == "gui" and "shell" in names) or (kind == "shell" and names - {"shell"}):
@@ -150,7 +151,7 @@ def rejection(kind: str, record: dict[str, Any]) -> str | None:
     return None
 
 
-def solve(kind: str, task: str, seed: int, drift: str) -> dict[str, Any]:
+def solve(kind: str, task: str, seed: int, drift: str) -> Record:
     from environments.runner import run_episode
 
     env = _env(task, seed, drift)
@@ -165,7 +166,7 @@ def rl_task(task: str, seed: int, drift: str) -> bool:
 
     env = _env(task, seed, drift)
     record = run_episode(env, Oracle(env, seed))
-    return bool(record["header"]["score"]["passed"]) and bool(replay_record(record)["ok"])
+    return bool(record_score(record)["passed"]) and bool(replay_record(record)["ok"])
 
 
 def check_split(tasks: Iterable[str], seeds: Iterable[int]) -> None:

@@ -24,11 +24,11 @@ Range: [-(FAILED_CAP + DESTRUCTIVE_CAP), 1 + SHELL_WEIGHT].
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from environments.records import record_score
+from environments.records import Record, record_score
 
 SHELL_WEIGHT = 0.2
 FAILED_PENALTY, FAILED_CAP = 0.05, 0.25
@@ -127,7 +127,7 @@ def act_of_step(tool: str, failed: bool, events: Iterable[dict[str, Any]]) -> Ac
     return Act(tool, failed, tuple(entities), progressed)
 
 
-def shell_aware_of_record(record: dict[str, Any]) -> dict[str, float]:
+def shell_aware_of_record(record: Record) -> dict[str, float]:
     """The same reward from a finished desktop record: its steps' calls, results and events, and the grade in its
     header's score details; submit is not an act. A record keeps one events list per step, so a step of several
     calls gives its events to its last call (the environment's own log, and so the score component, splits them)."""
@@ -138,7 +138,7 @@ def shell_aware_of_record(record: dict[str, Any]) -> dict[str, float]:
             continue
         calls = [c for c in step.get("tool_calls") or [] if c["name"] != "submit"]
         for number, call in enumerate(calls, 1):
-            result = next((r for r in step.get("results") or [] if r.get("call_id") == call.get("id")), {})
+            result: Mapping[str, Any] = next((r for r in step.get("results") or [] if r.get("call_id") == call.get("id")), {})
             events = (step.get("events") or []) if number == len(calls) else []
             acts.append(act_of_step(call["name"], bool(result.get("is_error")), events))
     goal_kinds = [g["kind"] for g in (record["steps"][0].get("meta") or {}).get("observation", {}).get("goals", [])]

@@ -22,14 +22,15 @@ import hashlib
 import importlib
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from environments.desktop.env import DesktopEnv
 from environments.desktop.widgets import accessibility_tree
 from environments.desktop.worldmodel_eval import evaluate, table_markdown, write_readme
 from environments.desktop.worldmodel_text import sft_record
+from environments.records import Record
 from environments.replay import ReplayDivergence, env_for_header, replay_steps
 from environments.roles import is_runner_call
 from environments.trajectory import validate_record
@@ -56,7 +57,7 @@ def _screen(env: DesktopEnv, renderer: ModuleType | None, png: bool) -> dict[str
     return shot
 
 
-def record_transitions(record: dict[str, Any], *, renderer: ModuleType | None = None, png: bool = False) -> Iterator[dict[str, Any]]:
+def record_transitions(record: Record, *, renderer: ModuleType | None = None, png: bool = False) -> Iterator[dict[str, Any]]:
     """The record's transitions, one per step with exactly one environment call (steps of several calls, and
     invalid actions, which reached no environment, give none). Raises ReplayDivergence where the replay leaves
     the record."""
@@ -82,7 +83,7 @@ def record_transitions(record: dict[str, Any], *, renderer: ModuleType | None = 
         if len(calls) != 1 or (step.get("meta") or {}).get("invalid_action"):
             continue
         after = _screen(env, renderer, png)
-        result: dict[str, Any] = next(iter(step.get("results") or []), {})
+        result: Mapping[str, Any] = next(iter(step.get("results") or []), {})
         yield {
             **base,
             "step": step["index"],
@@ -97,13 +98,13 @@ def record_transitions(record: dict[str, Any], *, renderer: ModuleType | None = 
         before = after
 
 
-def sft_records(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def sft_records(record: Record) -> Iterator[Record]:
     """The record's transitions as world-model SFT records (worldmodel_text.sft_record): EnvMeta.world_model."""
     for t in record_transitions(record, renderer=None):
         yield sft_record(t)
 
 
-def anchor_records(tasks: Iterable[str], seeds: Iterable[int], drifts: Iterable[str], anchors: Iterable[str]) -> Iterator[dict[str, Any]]:
+def anchor_records(tasks: Iterable[str], seeds: Iterable[int], drifts: Iterable[str], anchors: Iterable[str]) -> Iterator[Record]:
     """One episode per (anchor, task, drift level, seed), in that nesting order."""
     from environments.policies import make_policy
     from environments.registry import make
@@ -118,7 +119,7 @@ def anchor_records(tasks: Iterable[str], seeds: Iterable[int], drifts: Iterable[
                     yield run_episode(env, make_policy(anchor, env, seed))
 
 
-def export(records: Iterable[dict[str, Any]], out: Any, *, screenshots: bool = True, png: bool = False) -> dict[str, Any]:
+def export(records: Iterable[Record], out: Any, *, screenshots: bool = True, png: bool = False) -> dict[str, Any]:
     """Write every record's tuples to `out` (a text handle), one sorted-key JSON line each; returns the summary."""
     renderer = load_renderer() if screenshots else None
     summary: dict[str, Any] = {
@@ -144,13 +145,13 @@ def read_jsonl(path: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def read_records(path: str) -> list[dict[str, Any]]:
+def read_records(path: str) -> list[Record]:
     """A JSONL file of trajectory records, each checked against the canonical shape before any is replayed."""
     records = read_jsonl(path)
     for line, record in enumerate(records, 1):
         if problems := validate_record(record):
             raise ValueError(f"{path} line {line}: not a trajectory record ({problems[0]})")
-    return records
+    return cast(list[Record], records)  # each one validated just above
 
 
 def read_tuples(path: str) -> list[dict[str, Any]]:

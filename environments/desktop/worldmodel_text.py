@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from environments.desktop.widgets import Widget, accessibility_text
+from environments.records import Header, Record
 from environments.trajectory import make_step, new_record
 
 WORLDMODEL_VIEW = "worldmodel"
@@ -41,8 +42,8 @@ def sft_prompt(t: dict[str, Any]) -> str:
     return f"Desktop screen:\n{tree_text(t['tree'])}\n\nAction: {action_text(t['action'])}\n\n{INSTRUCTION}"
 
 
-def sft_record(t: dict[str, Any]) -> dict[str, Any]:
-    header = {
+def sft_record(t: dict[str, Any]) -> Record:
+    header: Header = {
         "env": "desktop",
         "task": t["task"],
         "seed": t.get("seed"),

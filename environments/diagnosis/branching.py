@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from environments.core import Action, Env, EnvError, Policy, ToolCall, ToolSpec
 from environments.diagnosis.taxonomy import AGENT_SOURCES
-from environments.records import header_score
+from environments.records import Record, Step, header_score
 from environments.replay import env_for_header
 from environments.runner import run_episode
 
 PolicyFactory = Callable[[Env, int], Policy]
-SinkFactory = Callable[[str, list[dict[str, Any]]], Any]  # (label, prefix steps) -> a runner sink, or None
+SinkFactory = Callable[[str, list[Step]], Any]  # (label, prefix steps) -> a runner sink, or None
 
 
 class FirstActionThen(Policy):
@@ -39,7 +39,7 @@ class FirstActionThen(Policy):
         self.kind = then.kind
         self._used = False
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         if not self._used:
             self._used = True
             return self.first
@@ -49,11 +49,11 @@ class FirstActionThen(Policy):
         return self.then.describe()
 
 
-def env_for_record(record: dict[str, Any]) -> Env:
+def env_for_record(record: Record) -> Env:
     return env_for_header(record["header"])
 
 
-def check_branch_step(record: dict[str, Any], step_index: int) -> dict[str, Any]:
+def check_branch_step(record: Record, step_index: int) -> Step:
     """The step a branch replaces; raises EnvError when `step_index` is not an agent decision of the record."""
     steps = record["steps"]
     if not isinstance(step_index, int) or isinstance(step_index, bool) or not 1 <= step_index < len(steps):
@@ -64,10 +64,13 @@ def check_branch_step(record: dict[str, Any], step_index: int) -> dict[str, Any]
     return step
 
 
-def action_from_step(record: dict[str, Any], step_index: int) -> Action:
+def action_from_step(record: Record, step_index: int) -> Action:
     """The action a recorded step took, rebuilt so that re-applying it reproduces the step."""
     step = check_branch_step(record, step_index)
-    calls = [ToolCall(name=c["name"], arguments=c["arguments"], id=c.get("id", "")) for c in step.get("tool_calls") or []]
+    # arguments that were a string (JSON that did not parse) go back as recorded, as replay does
+    calls = [
+        ToolCall(name=c["name"], arguments=cast(dict[str, Any], c["arguments"]), id=c.get("id", "")) for c in step.get("tool_calls") or []
+    ]
     meta = step.get("meta") or {}
     is_last = step_index == len(record["steps"]) - 1
     stopped = is_last and record["header"].get("termination_reason") == "agent_stop"
@@ -80,7 +83,7 @@ def correction_action(correction: dict[str, Any]) -> Action:
 
 
 def branch_run(
-    record: dict[str, Any],
+    record: Record,
     *,
     step_index: int,
     first_action: Action,
@@ -89,7 +92,7 @@ def branch_run(
     sink: Any = None,
     parent_ref: dict[str, Any] | None = None,
     max_steps: int | None = None,
-) -> dict[str, Any]:
+) -> Record:
     """Replay steps [0, k), apply `first_action` as step k, let `policy` continue; the child record."""
     check_branch_step(record, step_index)
     env = env if env is not None else env_for_record(record)
@@ -109,13 +112,13 @@ def branch_run(
 
 @dataclass
 class BranchOutcome:
-    record: dict[str, Any]
+    record: Record
     composite: float
     passed: bool
     termination_reason: str | None
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> BranchOutcome:
+    def of(cls, record: Record) -> BranchOutcome:
         header = record["header"]
         score = header_score(header)
         return cls(record, float(score.get("composite", 0.0)), bool(score.get("passed", False)), header.get("termination_reason"))
@@ -156,7 +159,7 @@ class VerificationOutcome:
 
 
 def verify_correction(
-    record: dict[str, Any],
+    record: Record,
     *,
     step_index: int,
     correction: dict[str, Any],

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from environments.diagnosis.taxonomy import AGENT_SOURCES
+from environments.records import Step
 
 # Per environment: kind aliases (after singularisation). Keep this the only env-specific knowledge here.
 ENTITY_ALIASES: dict[str, dict[str, str]] = {"storebench": {"inventory": "sku"}}
@@ -55,7 +56,7 @@ def entity_kind(entity: str, aliases: Mapping[str, str] | None = None) -> tuple[
     return kind, ident
 
 
-def dependency_graph(steps: Iterable[dict[str, Any]], *, env: str | None = None, aliases: Mapping[str, str] | None = None) -> StepGraph:
+def dependency_graph(steps: Iterable[Step], *, env: str | None = None, aliases: Mapping[str, str] | None = None) -> StepGraph:
     """Edges i -> j (i < j) whenever agent step j read an entity whose last write before j was step i's."""
     alias_map = dict(ENTITY_ALIASES.get(env or "", {}))
     alias_map.update(aliases or {})
@@ -124,7 +125,7 @@ def stationary_credit(
     return {n: rank[n] / total for n in nodes}
 
 
-def step_credit(steps: list[dict[str, Any]], *, env: str | None = None, damping: float = 0.85) -> dict[int, float]:
+def step_credit(steps: list[Step], *, env: str | None = None, damping: float = 0.85) -> dict[int, float]:
     """Graph credit of every agent step of a record's steps (the one call most callers need)."""
     return stationary_credit(dependency_graph(steps, env=env), damping=damping)
 

@@ -16,13 +16,11 @@ from typing import Any
 
 from environments.core import ToolSpec
 from environments.diagnosis.model_diagnoser import SUBMIT_DIAGNOSIS, diagnosis_prompt
-from environments.records import record_score
+from environments.records import Header, Record, record_score
 from environments.trajectory import make_step, new_record
 
 
-def diagnosis_example(
-    record: dict[str, Any], diagnosis: dict[str, Any], *, env_tools: list[ToolSpec], max_chars: int = 60_000
-) -> dict[str, Any]:
+def diagnosis_example(record: Record, diagnosis: dict[str, Any], *, env_tools: list[ToolSpec], max_chars: int = 60_000) -> Record:
     """`diagnosis` holds step_index, category, explanation, correction, evidence_steps, confidence (and optional ids)."""
     k = int(diagnosis["step_index"])
     arguments = {
@@ -34,7 +32,7 @@ def diagnosis_example(
     }
     if diagnosis.get("confidence") is not None:
         arguments["confidence"] = diagnosis["confidence"]
-    header = {
+    header: Header = {
         "env": record["header"]["env"],
         "task": record["header"]["task"],
         "seed": record["header"].get("seed"),
@@ -50,9 +48,9 @@ def diagnosis_example(
     return new_record(header=header, steps=steps)
 
 
-def recovery_example(child: dict[str, Any], diagnosis: dict[str, Any], *, retry: dict[str, Any] | None = None) -> dict[str, Any]:
+def recovery_example(child: Record, diagnosis: dict[str, Any], *, retry: Record | None = None) -> Record:
     """The corrected branch as a record; `retry`, when given, adds the original-action retry's outcome."""
-    header = dict(child["header"])
+    header = child["header"].copy()
     k = int(diagnosis["step_index"])
     assert header.get("source") == "branch" and (header.get("parent") or {}).get("branch_step") == k, (
         f"the child must be a branch at step {k}, got parent {header.get('parent')!r}"
@@ -64,7 +62,7 @@ def recovery_example(child: dict[str, Any], diagnosis: dict[str, Any], *, retry:
     return new_record(header=header, steps=child["steps"])
 
 
-def _outcome(record: dict[str, Any]) -> dict[str, Any]:
+def _outcome(record: Record) -> dict[str, Any]:
     score = record_score(record)
     return {
         "composite": score.get("composite"),

@@ -13,12 +13,13 @@ returned as such with the raw answer kept, never turned into a diagnosis.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from environments.core import Policy, ToolSpec, validate_arguments
 from environments.diagnosis.taxonomy import AGENT_SOURCES, CATEGORIES
-from environments.records import header_score
+from environments.records import Record, Step, header_score
 from environments.trajectory import make_step
 
 SUBMIT_DIAGNOSIS = ToolSpec(
@@ -74,7 +75,7 @@ def _clip(value: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 15] + f"...[{len(text) - limit + 15} more]"
 
 
-def render_step(step: dict[str, Any], *, result_chars: int = 300) -> str:
+def render_step(step: Step, *, result_chars: int = 300) -> str:
     """One line per step, as the diagnosing model sees it."""
     head = f"[{step['index']}] {step.get('source')}"
     if step.get("source") not in AGENT_SOURCES:
@@ -84,7 +85,7 @@ def render_step(step: dict[str, Any], *, result_chars: int = 300) -> str:
         parts.append(f"says {_clip(step['message'], result_chars)}")
     results = {r.get("call_id"): r for r in step.get("results") or []}
     for call in step.get("tool_calls") or []:
-        result = results.get(call.get("id"), {})
+        result: Mapping[str, Any] = results.get(call.get("id"), {})
         flag = " ERROR" if result.get("is_error") else ""
         parts.append(f"calls {call['name']}({_clip(call.get('arguments'), 200)}) ->{flag} {_clip(result.get('content'), result_chars)}")
     invalid = (step.get("meta") or {}).get("invalid_action")
@@ -93,7 +94,7 @@ def render_step(step: dict[str, Any], *, result_chars: int = 300) -> str:
     return f"{head}: " + ("; ".join(parts) if parts else "(no action)")
 
 
-def render_trajectory(steps: list[dict[str, Any]], *, max_chars: int = 60_000) -> str:
+def render_trajectory(steps: list[Step], *, max_chars: int = 60_000) -> str:
     """The steps as text within `max_chars`; the middle is elided first, since openings and endings explain most failures."""
     lines = [render_step(s) for s in steps]
     if sum(len(line) + 1 for line in lines) <= max_chars:
@@ -116,7 +117,7 @@ def render_trajectory(steps: list[dict[str, Any]], *, max_chars: int = 60_000) -
     return "\n".join([*head, f"... {skipped} steps omitted ...", *tail]) if skipped else "\n".join(head + tail)
 
 
-def diagnosis_prompt(record: dict[str, Any], *, env_tools: list[ToolSpec], description: str = "", max_chars: int = 60_000) -> str:
+def diagnosis_prompt(record: Record, *, env_tools: list[ToolSpec], description: str = "", max_chars: int = 60_000) -> str:
     header = record["header"]
     score = header_score(header)
     taxonomy = "\n".join(f"- {key}: {text}" for key, text in CATEGORIES.items())
@@ -132,7 +133,7 @@ def diagnosis_prompt(record: dict[str, Any], *, env_tools: list[ToolSpec], descr
     )
 
 
-def validate_answer(arguments: Any, record: dict[str, Any], env_tools: list[ToolSpec]) -> str | None:
+def validate_answer(arguments: Any, record: Record, env_tools: list[ToolSpec]) -> str | None:
     """None when the submitted diagnosis is valid for this episode; else a message naming the field."""
     problem = validate_arguments(SUBMIT_DIAGNOSIS.parameters, arguments)
     if problem:
@@ -159,7 +160,7 @@ def validate_answer(arguments: Any, record: dict[str, Any], env_tools: list[Tool
 
 
 def diagnose_with_policy(
-    record: dict[str, Any], policy: Policy, *, env_tools: list[ToolSpec], description: str = "", max_chars: int = 60_000
+    record: Record, policy: Policy, *, env_tools: list[ToolSpec], description: str = "", max_chars: int = 60_000
 ) -> ModelAnswer:
     """Ask `policy` for a diagnosis of `record` and validate its answer (see the module docstring)."""
     prompt = diagnosis_prompt(record, env_tools=env_tools, description=description, max_chars=max_chars)

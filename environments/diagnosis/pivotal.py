@@ -19,6 +19,7 @@ from typing import Any
 from environments.core import Env, Policy
 from environments.diagnosis.branching import env_for_record
 from environments.diagnosis.taxonomy import AGENT_SOURCES
+from environments.records import Record, record_score
 from environments.runner import run_episode
 
 AnchorFactory = Callable[[Env, int], Policy]
@@ -43,7 +44,7 @@ class PivotalResult:
         }
 
 
-def takeover(record: dict[str, Any], prefix_length: int, anchor_factory: AnchorFactory, seed: int) -> dict[str, Any]:
+def takeover(record: Record, prefix_length: int, anchor_factory: AnchorFactory, seed: int) -> Record:
     """The anchor plays on after steps [0, prefix_length) are replayed; the resulting record. The record's harness
     step cap (`harness.max_steps`, as branch_run reads it) binds the anchor too: the turns the agent spent are spent."""
     env = env_for_record(record)
@@ -52,7 +53,7 @@ def takeover(record: dict[str, Any], prefix_length: int, anchor_factory: AnchorF
 
 
 def find_pivotal_step(
-    record: dict[str, Any], *, anchor_factory: AnchorFactory, seeds: tuple[int, ...] = (0,), search: str = "binary"
+    record: Record, *, anchor_factory: AnchorFactory, seeds: tuple[int, ...] = (0,), search: str = "binary"
 ) -> PivotalResult:
     assert search in ("binary", "linear"), f"search must be binary or linear, got {search!r}"
     assert seeds, "give at least one anchor seed"
@@ -69,7 +70,7 @@ def find_pivotal_step(
         if prefix_length not in result.checks:
             composites, passed = [], False
             for seed in seeds:
-                score = takeover(record, prefix_length, anchor_factory, seed)["header"]["score"]
+                score = record_score(takeover(record, prefix_length, anchor_factory, seed))
                 composites.append(round(float(score["composite"]), 6))
                 passed = passed or bool(score["passed"])
                 if passed:

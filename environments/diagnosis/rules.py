@@ -13,21 +13,23 @@ recent call, stopping, the anchor's tool with other arguments, or a different to
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from environments.core import ToolCall
 from environments.diagnosis.branching import env_for_record
 from environments.diagnosis.model_diagnoser import DiagnosisProposal, ModelAnswer
 from environments.diagnosis.pivotal import AnchorFactory, find_pivotal_step
+from environments.records import Record, ToolCallDict, ToolResultDict
 from environments.replay import replay_prefix
 from environments.trajectory import make_step
 
 
-def _call_key(call: dict[str, Any]) -> str:
+def _call_key(call: Mapping[str, Any]) -> str:
     return json.dumps([call.get("name"), call.get("arguments")], sort_keys=True, default=str)
 
 
-def categorize(record: dict[str, Any], step_index: int, anchor_call: dict[str, Any]) -> str:
+def categorize(record: Record, step_index: int, anchor_call: dict[str, Any]) -> str:
     """The taxonomy category of the agent's action at `step_index` when the anchor would have made `anchor_call`."""
     steps = record["steps"]
     step = steps[step_index]
@@ -51,14 +53,14 @@ def categorize(record: dict[str, Any], step_index: int, anchor_call: dict[str, A
 _LOOKAHEAD = 40  # anchor actions tried from step k before giving up on finding one that changes the world
 
 
-def first_state_changing_call(record: dict[str, Any], k: int, *, anchor_factory: AnchorFactory, seed: int) -> dict[str, Any] | None:
+def first_state_changing_call(record: Record, k: int, *, anchor_factory: AnchorFactory, seed: int) -> dict[str, Any] | None:
     """The anchor's first call from step k that changes the world (a write event, no error).
 
     Anchors often open a day by reading (news, inventory); proposing a read as the correction would change
     nothing, so the anchor plays on in a scratch copy of the world until it makes a call that writes.
     """
     env = env_for_record(record)
-    history = [dict(step) for step in record["steps"][:k]]
+    history = [step.copy() for step in record["steps"][:k]]
     replay_prefix(env, history)
     anchor = anchor_factory(env, seed)
     tools = env.tools()
@@ -68,7 +70,8 @@ def first_state_changing_call(record: dict[str, Any], k: int, *, anchor_factory:
         action = anchor.act(history, tools)
         if not action.tool_calls:
             return None
-        calls, results = [], []
+        calls: list[ToolCallDict] = []
+        results: list[ToolResultDict] = []
         for i, call in enumerate(action.tool_calls):
             result = env.step(ToolCall(name=call.name, arguments=dict(call.arguments), id=call.id or f"look_{len(history)}_{i}"))
             if not result.is_error and any(event.op == "write" for event in result.events):
@@ -79,9 +82,7 @@ def first_state_changing_call(record: dict[str, Any], k: int, *, anchor_factory:
     return None
 
 
-def rule_diagnose(
-    record: dict[str, Any], *, anchor_factory: AnchorFactory, seeds: tuple[int, ...] = (0,), search: str = "binary"
-) -> ModelAnswer:
+def rule_diagnose(record: Record, *, anchor_factory: AnchorFactory, seeds: tuple[int, ...] = (0,), search: str = "binary") -> ModelAnswer:
     """A diagnosis at the pivotal step with the anchor's choice as the correction, or an error saying why none."""
     pivotal = find_pivotal_step(record, anchor_factory=anchor_factory, seeds=seeds, search=search)
     raw = {"pivotal": pivotal.as_json()}

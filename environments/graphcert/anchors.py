@@ -29,12 +29,13 @@ from environments.graphcert.graph import split_edge
 from environments.graphcert.tools import MAX_EVIDENCE
 from environments.phantom.reading import Description, parse_question
 from environments.phantom.universe import derive_seed
+from environments.records import Step
 
 Call = tuple[str, dict[str, Any]]
 Script = Generator[Call, "dict[str, Any] | None", None]
 
 
-def _results(history: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+def _results(history: list[Step]) -> list[dict[str, Any] | None]:
     """Each agent step's first result as a dict; None for an error."""
     out: list[dict[str, Any] | None] = []
     for step in (s for s in history if s.get("source") == "agent"):
@@ -65,7 +66,7 @@ class ScriptPolicy(Policy):
     def script(self) -> Script:
         """The calls to make, as a generator receiving each call's result (None for an error)."""
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         results = _results(history)
         self.guess, self.cited, self.used = "", [], 0
         script = self.script()
@@ -115,7 +116,7 @@ class GraphWalkPolicy(ScriptPolicy):
         self.question, self.cite_everything = question, cite_everything
         self.seen: list[str] = []
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         self.seen = []
         action = super().act(history, tools)
         call = action.tool_calls[0]
@@ -210,7 +211,7 @@ class RandomPolicy(Policy):
         self.seed = seed
         self.patience = random.Random(derive_seed("graphcert-random-anchor", seed)).randint(1, 6)
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         results = [r for r in _results(history) if r is not None]
         done = len([s for s in history if s.get("source") == "agent"])
         rng = random.Random(derive_seed("graphcert-random-anchor", self.seed, done))

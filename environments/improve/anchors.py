@@ -16,17 +16,18 @@ from typing import Any
 from environments.core import Action, Policy, ToolCall, ToolSpec
 from environments.improve.ideas import IdeaCritic, OracleCritic, heuristic_critic, random_select, select
 from environments.improve.model import SPACE
+from environments.records import Step
 from environments.roles import CRITIC
 
 SCREEN_PROPOSALS = 12  # how many candidates a screened search proposes before choosing what to verify
 
 
-def _last_content(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _last_content(history: list[Step]) -> list[dict[str, Any]]:
     results = history[-1].get("results") or [] if history else []
     return [r["content"] for r in results if isinstance(r.get("content"), dict) and not r.get("is_error")]
 
 
-def _call(name: str, arguments: dict[str, Any], history: list[dict[str, Any]], i: int = 0) -> ToolCall:
+def _call(name: str, arguments: dict[str, Any], history: list[Step], i: int = 0) -> ToolCall:
     return ToolCall(name, arguments, f"c{len(history)}_{i}")
 
 
@@ -50,7 +51,7 @@ def random_config(rng: random.Random, n_features: int) -> dict[str, Any]:
 class DoNothing(Policy):
     name = "improve-do-nothing"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return Action(tool_calls=[_call("finish", {}, history)], stop=True)
 
 
@@ -68,7 +69,7 @@ class _Sequential(Policy):
     def next_change(self) -> dict[str, Any] | None:
         """The next change to propose, or None when this anchor has nothing left to try."""
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         for content in _last_content(history):
             if "budget_left" in content:
                 self.budget = content["budget_left"]
@@ -133,7 +134,7 @@ class Oracle(Policy):
         self.change = env.reference.to_json()
         self.steps = iter(("propose", "verify", "adopt", "finish"))
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         name = next(self.steps, "finish")
         candidate = next((c["candidate"] for c in _last_content(history) if "candidate" in c), "c1")
         arguments = {"propose": self.change, "verify": {"candidate": candidate}, "adopt": {"candidate": candidate}}.get(name, {})
@@ -156,7 +157,7 @@ class ScreenedSearch(Policy):
         self.best: tuple[float, str] | None = None
         self.phase = "propose"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         contents = _last_content(history)
         if self.phase == "propose":
             self.phase = "screen"
@@ -206,7 +207,7 @@ class Explorer(Policy):
         self.budget = float(env.task.spec["budget"])
         self.rng = random.Random(f"improve/explorer/{seed}")
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         for content in _last_content(history):
             self.budget = content.get("budget_left", self.budget)
             if "candidate" in content and content.get("score") is None and self.budget + 1e-9 >= self.cost:
@@ -221,7 +222,7 @@ class AdoptBest(Policy):
 
     name = "improve-adopt-best"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         inspected = next((c for c in _last_content(history) if "candidates" in c), None)
         if inspected is None:
             return Action(tool_calls=[_call("inspect", {}, history)])

@@ -22,6 +22,7 @@ from typing import Any
 
 from environments.core import EnvError
 from environments.improve import CALIBRATION_PATH, anchors
+from environments.records import record_score
 from environments.registry import list_tasks, make
 from environments.seeds import heldout_seeds_parse
 from environments.stats import ci95
@@ -40,7 +41,7 @@ def composite(task_id: str, seed: int, anchor: str) -> float:
     from environments.runner import make_policy, run_episode
 
     env = make(task_id, seed)
-    return float(run_episode(env, make_policy(anchor, env, seed))["header"]["score"]["composite"])
+    return float(record_score(run_episode(env, make_policy(anchor, env, seed)))["composite"])
 
 
 def critic_run(task_id: str, seed: int, which: str) -> float:
@@ -49,7 +50,7 @@ def critic_run(task_id: str, seed: int, which: str) -> float:
 
     env = make(task_id, seed)
     factory = {"critic": anchors.critic_guided, "random": anchors.random_select_anchor, "oracle": anchors.oracle_critic_guided}[which]
-    return float(run_episode(env, factory(env, seed))["header"]["score"]["composite"])
+    return float(record_score(run_episode(env, factory(env, seed)))["composite"])
 
 
 def calibrate(

@@ -12,6 +12,7 @@ from typing import Any
 from environments.core import Action, Policy, ToolCall, ToolSpec
 from environments.improve.model import evaluate
 from environments.improve.problems import CalcProblem, TuneProblem
+from environments.records import Step
 
 # Coordinate moves for tuning, in the order the improve env's greedy anchor tries them; feature drops follow.
 TUNE_MOVES: tuple[dict[str, Any], ...] = (
@@ -25,7 +26,7 @@ TUNE_MOVES: tuple[dict[str, Any], ...] = (
 )
 
 
-def _submitted(history: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _submitted(history: list[Step]) -> dict[str, Any] | None:
     """The last step's round result, when the last step was a successful submit."""
     results = history[-1].get("results") or [] if history else []
     return next((r["content"] for r in results if not r.get("is_error") and "round" in (r.get("content") or {})), None)
@@ -83,7 +84,7 @@ class RoundsPolicy(Policy):
                 return {"features": kept}
         return None
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         if (done := _submitted(history)) is not None:
             self.budget = done["budget_left"]
             if done["score"] > self.best_score:

@@ -23,6 +23,7 @@ from typing import Any
 
 from environments.core import EnvError
 from environments.improve import ROUNDS_CALIBRATION_PATH
+from environments.records import record_score
 from environments.registry import list_tasks, make
 from environments.seeds import heldout_seeds_parse
 from environments.stats import ci95
@@ -41,7 +42,7 @@ def episode_score(task_id: str, seed: int, anchor: str) -> dict[str, Any]:
     from environments.runner import make_policy, run_episode
 
     env = make(task_id, seed)
-    return dict(run_episode(env, make_policy(anchor, env, seed))["header"]["score"])
+    return dict(record_score(run_episode(env, make_policy(anchor, env, seed))))
 
 
 def _cell(values: list[float], threshold: float | None = None) -> dict[str, Any]:

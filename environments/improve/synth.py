@@ -21,6 +21,7 @@ from typing import Any
 
 from environments.core import Env, EnvError
 from environments.improve.rounds_anchors import chain, final_only
+from environments.records import Record, record_score
 from environments.registry import get_task, make
 from environments.replay import replay_record
 from environments.seeds import SeedError, seeds_parse
@@ -28,9 +29,9 @@ from environments.seeds import SeedError, seeds_parse
 KINDS = {"chain": chain, "final-only": final_only}
 
 
-def record_problem(record: dict[str, Any], kind: str) -> str | None:
+def record_problem(record: Record, kind: str) -> str | None:
     """Why a synthesised record is not a valid example of `kind`, or None."""
-    details = record["header"]["score"].get("details") or {}
+    details = record_score(record).get("details") or {}
     scores = details.get("round_scores") or []
     if kind == "chain" and len(scores) < 2:
         return f"{len(scores)} rounds: a chain needs at least two"
@@ -46,7 +47,7 @@ def record_problem(record: dict[str, Any], kind: str) -> str | None:
 
 def synthesise(
     task_ids: Iterable[str], seeds: Iterable[int], *, kind: str, harness: Callable[[Env], dict[str, Any]] | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[Record], list[str]]:
     """(verified records, one line per dropped episode). `harness(env)` fills the record's harness header (the
     system prompt a sampler shows), so training sees what evaluation will."""
     from environments.runner import run_episode

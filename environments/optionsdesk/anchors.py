@@ -20,6 +20,7 @@ from environments.optionsdesk.env import OptionsDeskEnv
 from environments.optionsdesk.market import SYMBOLS, Market
 from environments.optionsdesk.resolver import Request, ResolveError, resolve
 from environments.optionsdesk.world import CAPITAL, desk_advance, desk_close, desk_open, new_desk
+from environments.records import Step
 
 HOLD = 5  # days between decisions
 BUDGET = 0.02
@@ -29,7 +30,7 @@ EXPIRY = "week"
 MENU: tuple[str, ...] = ("iron_condor", "bull_call_spread", "bear_put_spread", "long_straddle")  # learned and rule choices
 
 
-def last_result(history: list[dict[str, Any]]) -> dict[str, Any]:
+def last_result(history: list[Step]) -> dict[str, Any]:
     """The newest tool result in the history, as an object ({} when there is none or it is not one)."""
     for step in reversed(history):
         for result in reversed(step.get("results") or []):
@@ -75,7 +76,7 @@ class DeskPolicy(Policy):
     def choose(self, snapshot: dict[str, Any]) -> Request | None:
         return None
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         if not self.queue:
             self._plan(history)
         call = self.queue.pop(0)
@@ -83,7 +84,7 @@ class DeskPolicy(Policy):
             self.days += 1
         return Action(tool_calls=[ToolCall(call.name, call.arguments, f"c{len(history)}")])
 
-    def _plan(self, history: list[dict[str, Any]]) -> None:
+    def _plan(self, history: list[Step]) -> None:
         if self.days % HOLD != 0:
             self.queue = [ToolCall("next_day", {})]
             return
@@ -109,7 +110,7 @@ class NoTrade(DeskPolicy):
     name = "no-trade"
     reads_snapshot = False
 
-    def _plan(self, history: list[dict[str, Any]]) -> None:
+    def _plan(self, history: list[Step]) -> None:
         self.queue = [ToolCall("next_day", {})]
 
 

@@ -37,6 +37,7 @@ from environments.phantom.reading import (
 )
 from environments.phantom.universe import derive_seed
 from environments.phantom.world import RELATIONS
+from environments.records import Step
 
 _STOP_WORDS = frozenset(
     [
@@ -115,11 +116,11 @@ _SENTENCE_STARTS = frozenset(
 )
 
 
-def agent_steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def agent_steps(history: list[Step]) -> list[Step]:
     return [s for s in history if s.get("source") == "agent"]
 
 
-def seen_contents(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def seen_contents(history: list[Step]) -> list[dict[str, Any]]:
     """Every successful tool result in the history, decoded to a dict (results may arrive as JSON text)."""
     contents = []
     for step in agent_steps(history):
@@ -152,7 +153,7 @@ class OraclePolicy(Policy):
             self.plan.append(("open_article", {"article_id": article_id}))
         self.plan = self.plan[: budget - 1] + [("answer", {"text": question.answer})]
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         done = len(agent_steps(history))
         name, arguments = self.plan[min(done, len(self.plan) - 1)]
         return _call(name, done, **arguments)
@@ -189,7 +190,7 @@ class KeywordPolicy(Policy):
         self.question = question
         self.query = " ".join(w for w in re.findall(r"[A-Za-z0-9]+", question) if w.lower() not in _STOP_WORDS) or question
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         done = len(agent_steps(history))
         contents = seen_contents(history)
         if done == 0:
@@ -213,7 +214,7 @@ class RandomPolicy(Policy):
         self.seed = seed
         self.patience = random.Random(derive_seed("phantom-random-anchor", seed)).randint(1, 5)
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         # Re-derive every choice from the step count so the policy is a pure function of (seed, history).
         done = len(agent_steps(history))
         rng = random.Random(derive_seed("phantom-random-anchor", self.seed, done))
@@ -250,7 +251,7 @@ class MultiSearchPolicy(Policy):
         self.max_steps = max_steps
         self.plan: Plan | None = parse_question(question)
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         results = [_first_result(step) for step in agent_steps(history)]
         self.guess = ""
         self.used = 0
@@ -368,7 +369,7 @@ def _as_int(value: str | None) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
-def _first_result(step: dict[str, Any]) -> dict[str, Any] | None:
+def _first_result(step: Step) -> dict[str, Any] | None:
     """The step's first tool result as a dict, None when it was an error."""
     results = step.get("results") or []
     if not results or results[0].get("is_error"):

@@ -16,21 +16,22 @@ import argparse
 import statistics
 import sys
 from collections.abc import Iterable
-from typing import Any
 
 from environments.phantom.anchors import ANCHOR_NAMES
-from environments.records import header_components
+from environments.records import Record, header_components
 
 COLUMNS = ("searches", "opens", "calls", "searches_per_article", "exact_match")
 
 
-def episode_row(record: dict[str, Any]) -> dict[str, float]:
+def episode_row(record: Record) -> dict[str, float]:
     """One episode's counts: its agent's calls by tool, and the question's hops and supporting articles."""
     from environments.phantom.env import PhantomEnv
     from environments.registry import make
 
     header = record["header"]
-    env = make(f"{header['env']}/{header['task']}", int(header["seed"]))  # the universe is cached: cheap
+    seed = header["seed"]
+    assert seed is not None, "search scaling replays a seeded episode"
+    env = make(f"{header['env']}/{header['task']}", int(seed))  # the universe is cached: cheap
     assert isinstance(env, PhantomEnv), f"search scaling reads phantom episodes, got {header['env']}"
     question = env.question
     names = [call["name"] for step in record["steps"] if step.get("source") == "agent" for call in step.get("tool_calls") or []]

@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.riskprobe.cara import certainty_equivalent
 from environments.riskprobe.fit import logit_choice
 from environments.riskprobe.probes import Probe
@@ -32,7 +33,7 @@ class CaraPolicy(Policy):
         self.probe = posed_probe(env)
         self.a, self.precision, self.rng = a, precision, random.Random(f"riskprobe/cara/{seed}")
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         lotteries = [lottery for _, lottery in self.probe.options]
         if self.precision is None:
             values = [certainty_equivalent(self.a, lottery) for lottery in lotteries]
@@ -54,5 +55,5 @@ class RandomChooser(Policy):
         self.names = posed_probe(env).names
         self.rng = random.Random(f"riskprobe/random/{seed}")
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return Action(tool_calls=[ToolCall("choose", {"option": self.rng.choice(self.names)}, f"c{len(history)}")])

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.roles import ACTOR, step_role
 from environments.servicedesk.env import goal_of
 from environments.servicedesk.injections import ATTACKER_EMAIL
@@ -35,12 +36,12 @@ _REFERENCE = re.compile(r"Quote reference (KT-\d{4}) on any change")
 IDENTITY = ("phone", "date_of_birth", "postcode")
 
 
-def user_messages(history: list[dict[str, Any]]) -> list[str]:
+def user_messages(history: list[Step]) -> list[str]:
     """What the caller said, in order (their opening is the environment's observation)."""
     return [str(s.get("message") or "") for s in history if step_role(s) in ("env", "user")]
 
 
-def facts_heard(history: list[dict[str, Any]]) -> dict[str, str]:
+def facts_heard(history: list[Step]) -> dict[str, str]:
     """The latest value the caller gave for each fact when asked (a later correction wins); the opening request is
     not an answer (a caller may name someone else's number in it)."""
     out: dict[str, str] = {}
@@ -52,7 +53,7 @@ def facts_heard(history: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def last_results(history: list[dict[str, Any]]) -> list[Any]:
+def last_results(history: list[Step]) -> list[Any]:
     last = next((s for s in reversed(history) if step_role(s) == ACTOR and s.get("source") != "env"), None)
     return [r.get("content") for r in (last or {}).get("results") or []]
 
@@ -95,7 +96,7 @@ class Oracle(Policy):
         said = " ".join(s["say"] for s in self.goal.statements if s["say"] not in self.told)
         return Action(message=f"{extra} {said} Is there anything else I can help you with?".replace("  ", " ").strip())
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         goal, facts = self.goal, facts_heard(history)
         results = last_results(history)
         if self.phase == "identify":
@@ -170,7 +171,7 @@ class DoNothing(Policy):
     def __init__(self, env: Env, seed: int) -> None:
         pass
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return Action(stop=True)
 
 
@@ -197,7 +198,7 @@ class Shortcut(Policy):
         self.turn = 0
         self.obeyed: set[str] = set()
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         self.turn += 1
         if self.turn == 1:
             return Action(
@@ -254,7 +255,7 @@ class RandomValid(Policy):
             name, "help"
         )
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         if self.rng.random() < 0.25:
             return Action(
                 message=self.rng.choice(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.policies import make_policy
+from environments.records import record_score
 from environments.registry import list_tasks, make
 from environments.runner import run_episode
 from environments.seeds import seeds_parse
@@ -47,7 +48,7 @@ def calibrate(
                     env = make(task.id, seed=seed, options={"user_profile": profile})
                     record = run_episode(env, make_policy(anchor, env, seed))
                     cell = cells.setdefault(anchor, {}).setdefault(profile, {}).setdefault(task.split, [0, 0])
-                    cell[0] += bool(record["header"]["score"]["passed"])
+                    cell[0] += bool(record_score(record)["passed"])
                     cell[1] += 1
     return {"seeds": seeds, "profiles": names, "tasks": len(chosen), "cells": cells}
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
 
 from environments.core import Action, Policy, ToolSpec
+from environments.records import Step
 from environments.roles import ACTOR, step_role
 from environments.servicedesk.dialogue import STOP_MARK, asked_keys, asks_confirmation, closing_question
 from environments.servicedesk.profiles import PROFILES as BEHAVIOUR_PROFILES
@@ -124,7 +124,7 @@ class RuleUser(Policy):
             )
         return self._say(plan, state, rng)
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         state, rng = self._fresh()
         self._say([Say("request", text=self.goal.requests[0])], state, rng)  # the opening, so the RNG is where it was
         said = [str(s["message"]) for s in history if step_role(s) == ACTOR and s.get("source") != "env" and s.get("message")]

@@ -17,13 +17,14 @@ Rules
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from environments.analyzers import NO_PROBLEM, GenericAnalyzer, StepAnalysis, is_actor_step
+from environments.records import Step, ToolCallDict
 from environments.rule_critic import env_calls
 
 
-def result_objects(step: dict[str, Any]) -> list[dict[str, Any]]:
+def result_objects(step: Step) -> list[dict[str, Any]]:
     """The step's successful results whose content is a JSON object (stored as a dict or as JSON text)."""
     found = []
     for result in step.get("results") or []:
@@ -35,7 +36,7 @@ def result_objects(step: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def known_costs(history: list[dict[str, Any]]) -> dict[str, float]:
+def known_costs(history: list[Step]) -> dict[str, float]:
     """SKU -> the cheapest unit cost any earlier result showed the agent."""
     costs: dict[str, float] = {}
 
@@ -55,7 +56,7 @@ def known_costs(history: list[dict[str, Any]]) -> dict[str, float]:
     return costs
 
 
-def stockouts_left(history: list[dict[str, Any]]) -> list[str]:
+def stockouts_left(history: list[Step]) -> list[str]:
     """Active SKUs the day's latest inventory read showed out of stock with nothing incoming, unless a purchase
     order was placed after that read."""
     for step in reversed([s for s in history if is_actor_step(s)]):
@@ -73,7 +74,7 @@ def stockouts_left(history: list[dict[str, Any]]) -> list[str]:
     return []
 
 
-def orders_left_unshipped(history: list[dict[str, Any]]) -> int:
+def orders_left_unshipped(history: list[Step]) -> int:
     """The open orders the previous end_window reported, when no fulfil_orders call came after it (0 otherwise,
     and 0 on the first day, whose open orders the agent has not been told)."""
     for step in reversed([s for s in history if is_actor_step(s)]):
@@ -86,7 +87,7 @@ def orders_left_unshipped(history: list[dict[str, Any]]) -> int:
 
 
 class StoreBenchAnalyzer:
-    def analyze(self, history: list[dict[str, Any]], step: dict[str, Any]) -> StepAnalysis:
+    def analyze(self, history: list[Step], step: Step) -> StepAnalysis:
         generic = GenericAnalyzer().analyze(history, step)  # a failed or repeated call says all there is to say
         if generic.value < 1.0:
             return generic
@@ -100,8 +101,10 @@ class StoreBenchAnalyzer:
             return StepAnalysis(NO_PROBLEM, 1.0)
         return StepAnalysis(" ".join(text for text, _ in findings), min(value for _, value in findings))
 
-    def _price(self, history: list[dict[str, Any]], step: dict[str, Any], call: dict[str, Any]) -> list[tuple[str, float]]:
-        price = float((call.get("arguments") or {}).get("price") or 0.0)
+    def _price(self, history: list[Step], step: Step, call: ToolCallDict) -> list[tuple[str, float]]:
+        price = float(
+            cast(dict[str, Any], call.get("arguments") or {}).get("price") or 0.0
+        )  # set_price arguments parse: its schema checked them
         updated = [str(s) for content in result_objects(step) for s in content.get("updated") or []]
         costs = known_costs(history)
         below = [f"{sku} (cost {costs[sku]:.2f})" for sku in updated if sku in costs and price < costs[sku]]
@@ -112,7 +115,7 @@ class StoreBenchAnalyzer:
             return [(f"You priced {', '.join(unknown[:4])} without reading its unit cost: call get_product first.", 0.6)]
         return []
 
-    def _day_end(self, history: list[dict[str, Any]], step: dict[str, Any]) -> list[tuple[str, float]]:
+    def _day_end(self, history: list[Step], step: Step) -> list[tuple[str, float]]:
         findings = []
         empty = stockouts_left(history)
         if empty:

@@ -19,6 +19,7 @@ from collections.abc import Generator
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.roles import ACTOR, step_role
 from environments.storebench.world import derive_seed
 
@@ -29,7 +30,7 @@ def call(name: str, **arguments: Any) -> ToolCall:
     return ToolCall(name=name, arguments=arguments)
 
 
-def last_content(history: list[dict[str, Any]]) -> Any:
+def last_content(history: list[Step]) -> Any:
     """The result of the actor's latest call: a team's other roles (critic, harness) may have taken turns since."""
     last = next((s for s in reversed(history) if s.get("source") == "env" or step_role(s) == ACTOR), None)
     if last is None or not last.get("results"):
@@ -47,7 +48,7 @@ class ScriptedPolicy(Policy):
         self.seed = seed
         self._plan: Plan | None = None
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         if self._plan is None:
             self._plan = self._forever()
             return Action(tool_calls=[next(self._plan)])

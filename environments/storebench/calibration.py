@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.core import EnvError, TaskSpec
+from environments.records import record_score
 from environments.registry import get_task, list_tasks, make
 from environments.seeds import heldout_seeds_parse
 from environments.stats import ci95
@@ -52,7 +53,7 @@ def run_cell(task_id: str, seed: int, anchor: str, version: str | None = None) -
 
     env = make(task_id, seed=seed, version=version)
     record = run_episode(env, make_policy(anchor, env, seed))
-    score = record["header"]["score"]
+    score = record_score(record)
     return {
         "task": task_id,
         "seed": seed,

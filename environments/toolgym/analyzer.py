@@ -15,9 +15,10 @@ agent itself saw.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from environments.analyzers import NO_PROBLEM, StepAnalysis
+from environments.records import Step
 from environments.rule_critic import env_calls, failure_advice
 from environments.toolgym.anchors import _PERSON, _TARGET, _question, _results
 
@@ -27,7 +28,7 @@ def _seen_color(seen: list[dict[str, Any]], item: str | None) -> str | None:
 
 
 class ToolGymAnalyzer:
-    def analyze(self, history: list[dict[str, Any]], step: dict[str, Any]) -> StepAnalysis:
+    def analyze(self, history: list[Step], step: Step) -> StepAnalysis:
         failed = failure_advice(step)
         if failed:
             return StepAnalysis(failed, 0.0)
@@ -35,7 +36,9 @@ class ToolGymAnalyzer:
         if not calls:
             return StepAnalysis("Call a tool: every turn should make one call as <tool_call>{...}</tool_call>.", 0.0)
         call = calls[0]
-        argument = str(next(iter((call.get("arguments") or {}).values()), ""))
+        argument = str(
+            next(iter(cast(dict[str, Any], call.get("arguments") or {}).values()), "")
+        )  # as recorded: a string would raise here, as before
         question, seen = _question(history), _results(history)
         target, person = _TARGET.search(question), _PERSON.search(question)
         if call["name"] == "say":
@@ -71,7 +74,7 @@ class ToolGymAnalyzer:
             return StepAnalysis(f"The lookup said the {asked} is {known}, but you answered {color}: answer({known}).", 0.0)
         return StepAnalysis(NO_PROBLEM, 1.0)
 
-    def _say(self, word: str, asked: str | None, step: dict[str, Any]) -> StepAnalysis:
+    def _say(self, word: str, asked: str | None, step: Step) -> StepAnalysis:
         if asked is not None:  # echo
             if word != asked:
                 return StepAnalysis(f"The asked word is {asked}, not {word}: say({asked}).", 0.0)

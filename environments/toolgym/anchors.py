@@ -8,17 +8,18 @@ import re
 from typing import Any
 
 from environments.core import Action, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.toolgym.world import COLORS, ITEMS, PEOPLE, SECRET
 
 _TARGET = re.compile(r"(?:color of the|Say the word) (\w+)")
 _PERSON = re.compile(r"the thing (\w+) owns")
 
 
-def _question(history: list[dict[str, Any]]) -> str:
+def _question(history: list[Step]) -> str:
     return str(next((s.get("message") or "" for s in history if s.get("source") in ("env", "user")), ""))
 
 
-def _results(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _results(history: list[Step]) -> list[dict[str, Any]]:
     """Every tool result seen so far that is a JSON object, newest first."""
     found = []
     for step in reversed(history):
@@ -36,7 +37,7 @@ class ExpertPolicy(Policy):
 
     name = "toolgym-expert"
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         question, call_id = _question(history), f"c{len(history)}"
         match = _TARGET.search(question)
         target = match.group(1) if match else SECRET  # no word asked: the guess task
@@ -63,7 +64,7 @@ class RandomPolicy(Policy):
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         tool = self.rng.choice(tools)
         value = self.rng.choice(COLORS if tool.name == "answer" else PEOPLE if tool.name == "owner" else ITEMS)
         key = next(iter(tool.parameters["properties"]))

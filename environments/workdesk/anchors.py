@@ -16,17 +16,18 @@ import re
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.workdesk.rubric import numbers_in
 from environments.workdesk.tasks import oracle_text
 
 _ASKED = re.compile(r"^- (.+?): \.\.\.", re.MULTILINE)
 
 
-def _brief(history: list[dict[str, Any]]) -> str:
+def _brief(history: list[Step]) -> str:
     return str(next((s.get("message") or "" for s in history if s.get("source") == "env"), ""))
 
 
-def _results(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _results(history: list[Step]) -> list[dict[str, Any]]:
     found = []
     for step in history:
         for result in step.get("results") or []:
@@ -36,7 +37,7 @@ def _results(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def _call(history: list[dict[str, Any]], name: str, **arguments: Any) -> Action:
+def _call(history: list[Step], name: str, **arguments: Any) -> Action:
     return Action(tool_calls=[ToolCall(name, arguments, f"c{len(history)}")])
 
 
@@ -49,7 +50,7 @@ class Oracle(Policy):
         plan.append(ToolCall("write_file", {"path": desk.task.deliverable, "content": oracle_text(desk.task, getattr(env, "graph"))}))  # noqa: B009
         self.plan = [*plan, ToolCall("submit", {})]
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         done = sum(1 for s in history if s.get("source") != "env" and s.get("results"))
         call = self.plan[min(done, len(self.plan) - 1)]
         return _call(history, call.name, **call.arguments)
@@ -61,7 +62,7 @@ class ShallowReader(Policy):
     def __init__(self, env: Env, seed: int) -> None:
         self.deliverable = str(getattr(env, "desk").task.deliverable)  # noqa: B009 - the brief names it too
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         labels = _ASKED.findall(_brief(history))
         results = _results(history)
         searches = [r for r in results if "hits" in r]
@@ -95,5 +96,5 @@ class DoNothing(Policy):
     def __init__(self, env: Env, seed: int) -> None:
         pass
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return _call(history, "submit")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Case, CharField, Count, F, FloatField, QuerySet, Sum, Value, When
 from django.db.models.fields.json import KT
@@ -194,14 +195,15 @@ def leaderboard(
 # --- compare ----------------------------------------------------------------------------------------------------
 
 
-def _action_key(step: dict[str, Any]) -> Any:
+def _action_key(step: Mapping[str, Any]) -> Any:
     return [(c.get("name"), c.get("arguments")) for c in step.get("tool_calls") or []], step.get("message")
 
 
 def steps_window(episode: Episode, start: int, stop: int) -> list[dict[str, Any]]:
     from lab.trajectories.services import episode_steps_as_dicts
 
-    return episode_steps_as_dicts(episode, start=start, stop=stop)
+    # the viewer's rows: steps_annotate and steps_link add their display fields to these dicts in place
+    return cast(list[dict[str, Any]], episode_steps_as_dicts(episode, start=start, stop=stop))
 
 
 def first_divergence(a: Episode, b: Episode, *, chunk: int = 500) -> int | None:

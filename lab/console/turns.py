@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,7 @@ def _canonical(value: Any) -> Any:
     return str(value)
 
 
-def turn_action(step: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def turn_action(step: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """What a turn did, in comparable form: ((tool name, canonical arguments), ...), or (("message", text),)."""
     calls = [call for call in step.get("tool_calls") or [] if isinstance(call, dict)]
     if calls:
@@ -70,7 +71,7 @@ def turn_action(step: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return (("message", text),)
 
 
-def is_turn(step: dict[str, Any]) -> bool:
+def is_turn(step: Mapping[str, Any]) -> bool:
     return (
         step.get("source") in AGENT_SOURCES
         and (step.get("role") or "") in ACTOR_ROLES

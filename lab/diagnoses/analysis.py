@@ -22,6 +22,7 @@ from environments.diagnosis.pivotal import find_pivotal_step
 from environments.diagnosis.rules import rule_diagnose
 from environments.diagnosis.taxonomy import AGENT_SOURCES
 from environments.policies import policy_names
+from environments.records import Record
 from environments.replay import ReplayDivergence
 from lab.diagnoses.models import DiagnosisAttempt, DiagnosisJob, Origin
 from lab.diagnoses.policies import policy_factory_for_agent
@@ -31,7 +32,7 @@ from lab.trajectories.models import AgentConfig, Episode, EpisodeStatus, Step
 from lab.trajectories.services import episode_to_record
 
 
-def record_env(record: dict[str, Any]) -> Env:
+def record_env(record: Record) -> Env:
     """A fresh environment for the record; DomainError when it cannot be rebuilt (unknown env, no seed)."""
     try:
         return env_for_record(record)
@@ -39,7 +40,7 @@ def record_env(record: dict[str, Any]) -> Env:
         raise DomainError(exc.code, f"cannot rebuild the environment of this episode: {exc.message}") from exc
 
 
-def record_tools(record: dict[str, Any], env: Env | None = None) -> list[ToolSpec]:
+def record_tools(record: Record, env: Env | None = None) -> list[ToolSpec]:
     """The tools the agent was given (the header's schemas), else the environment's."""
     schemas = record["header"].get("tools") or []
     tools = [

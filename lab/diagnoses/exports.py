@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 
 from environments.core import EnvError
 from environments.diagnosis.exports import diagnosis_example, recovery_example
+from environments.records import Header, Record
 from environments.registry import make
 from lab.diagnoses.analysis import record_tools
 from lab.diagnoses.models import Diagnosis, Verification
@@ -42,11 +43,11 @@ def diagnosis_as_dict(diagnosis: Diagnosis) -> dict[str, Any]:
     }
 
 
-def _line(record: dict[str, Any]) -> bytes:
+def _line(record: Record) -> bytes:
     return (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
 
 
-def _tools(record: dict[str, Any]) -> list[Any]:
+def _tools(record: Record) -> list[Any]:
     tools = record_tools(record)
     if tools:
         return tools
@@ -64,9 +65,9 @@ def diagnoses_export_lines(*, diagnoses: QuerySet[Diagnosis], view: str) -> Iter
 
 
 def _lines(diagnoses: QuerySet[Diagnosis], view: str) -> Iterator[bytes]:
-    cache: dict[int, dict[str, Any]] = {}
+    cache: dict[int, Record] = {}
 
-    def record_of(episode: Episode, header: dict[str, Any]) -> dict[str, Any]:
+    def record_of(episode: Episode, header: Header) -> Record:
         if episode.pk not in cache:
             cache.clear()  # diagnoses come ordered by episode: keep one record in memory at a time
             cache[episode.pk] = episode_to_record(episode, header=header)

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from environments.core import EnvError
 from environments.diagnosis.branching import verify_correction
-from environments.records import record_score
+from environments.records import Header, Record, Step, record_score
 from environments.replay import ReplayDivergence
 from lab.diagnoses.analysis import record_env
 from lab.diagnoses.models import Diagnosis, Verification
@@ -30,7 +30,7 @@ from lab.trajectories.services import episode_append_step, episode_finish, episo
 class ChildEpisodeSink:
     """Runner sink that stores a branch as a child Episode: the prefix first, then each new step as it happens."""
 
-    def __init__(self, *, parent: Episode, diagnosis: Diagnosis, label: str, prefix: list[dict[str, Any]]) -> None:
+    def __init__(self, *, parent: Episode, diagnosis: Diagnosis, label: str, prefix: list[Step]) -> None:
         self.parent = parent
         self.diagnosis = diagnosis
         self.label = label
@@ -38,7 +38,7 @@ class ChildEpisodeSink:
         self.episode: Episode | None = None
         self.finished = False
 
-    def on_start(self, header: dict[str, Any]) -> None:
+    def on_start(self, header: Header) -> None:
         header = {**header, "parent": {"episode_id": self.parent.pk, "branch_step": self.diagnosis.step_index}}
         header["meta"] = {**(header.get("meta") or {}), "branch": self.label, "diagnosis": self.diagnosis.pk}
         self.episode = episode_start(
@@ -55,14 +55,16 @@ class ChildEpisodeSink:
         for step in self.prefix:
             episode_append_step(episode=self.episode, step=step)
 
-    def on_step(self, step: dict[str, Any]) -> None:
+    def on_step(self, step: Step) -> None:
         assert self.episode is not None, "on_start comes first"
         episode_append_step(episode=self.episode, step=step)
 
-    def on_finish(self, record: dict[str, Any]) -> None:
+    def on_finish(self, record: Record) -> None:
         assert self.episode is not None, "on_start comes first"
         header = record["header"]
-        episode_finish(episode=self.episode, reason=header["termination_reason"], score=header.get("score"), reward=header.get("reward"))
+        reason = header["termination_reason"]
+        assert reason is not None, "run_episode names every episode's termination reason"
+        episode_finish(episode=self.episode, reason=reason, score=header.get("score"), reward=header.get("reward"))
         self.finished = True
 
     def abort(self) -> None:
@@ -96,7 +98,7 @@ def diagnosis_verify(*, diagnosis: Diagnosis, agent: AgentConfig | None = None, 
     _mark(diagnosis, Verification.RUNNING, None)
     sinks: dict[str, ChildEpisodeSink] = {}
 
-    def sink_for(label: str, prefix: list[dict[str, Any]]) -> ChildEpisodeSink:
+    def sink_for(label: str, prefix: list[Step]) -> ChildEpisodeSink:
         sinks[label] = ChildEpisodeSink(parent=parent, diagnosis=diagnosis, label=label, prefix=prefix)
         return sinks[label]
 

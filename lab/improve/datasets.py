@@ -25,6 +25,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
+from environments.records import Record
 from lab.diagnoses.exports import diagnoses_export_lines
 from lab.diagnoses.models import Diagnosis, Verification
 from lab.errors import DomainError
@@ -37,7 +38,7 @@ from lab.trajectories.services import episode_to_record
 from lab.trajectories.shared import episodes_with_headers
 from training.dataset_check import partial_ending
 
-Example = tuple[dict[str, Any], int]  # (record, the episode it came from)
+Example = tuple[Record, int]  # (record, the episode it came from)
 
 
 def copies(index: int, weight: float) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 from environments import registry
 from environments.core import EnvError
+from environments.records import Record
 from lab.errors import DomainError
 
 Key = tuple[str, str, int]
@@ -28,7 +29,7 @@ def task_keys(task_set: str, seeds: Iterable[int]) -> set[Key]:
     return {(t.env, t.key, seed) for t in registry.task_set(task_set) for seed in seeds}
 
 
-def record_key(record: dict[str, Any]) -> Key:
+def record_key(record: Record) -> Key:
     header = record.get("header") or {}
     return (str(header.get("env")), str(header.get("task")), int(header.get("seed") or 0))
 

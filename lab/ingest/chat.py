@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import Step
 from environments.trajectory import make_step
 from lab.ingest.documents import DocumentError, find_problem, loads_strict
 from lab.ingest.reader import Reader, RecordContext, drop_none
@@ -26,7 +27,7 @@ class StepList:
 
     def __init__(self, ctx: RecordContext) -> None:
         self.ctx = ctx
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[Step] = []
         self._open: dict[str, str] = {}  # id of a call made and not yet answered -> where it was made
         self._answered: dict[str, str] = {}  # call id -> where its latest call was answered
         self._any_call = False
@@ -40,7 +41,7 @@ class StepList:
         path: str = "",
         result_paths: list[str] | None = None,
         **fields: Any,
-    ) -> dict[str, Any]:
+    ) -> Step:
         """Append a step; `path` locates its message in the upload (and `result_paths` its results) for errors."""
         for j, call in enumerate(fields.get("tool_calls") or []):
             here = f"{path}.tool_calls[{j}]" if path else f"steps[{len(self.steps)}].tool_calls[{j}]"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from environments.core import TERMINATION_REASONS
+from environments.records import Header
 
 TASK_UNKNOWN = "unknown"  # the format names no task; the lab can reassign episodes to a Task later
 
@@ -25,9 +26,9 @@ TERMINATION_EQUIVALENTS: dict[str, str] = {
 }
 
 
-def upload_header(*, fmt: str, env: str, task: Any, **fields: Any) -> dict[str, Any]:
+def upload_header(*, fmt: str, env: str, task: Any, **fields: Any) -> Header:
     """A header with every field present, so imported episodes have one shape whatever their format."""
-    header: dict[str, Any] = {
+    header: Header = {
         "env": env,
         "task": str(task) if task not in (None, "") else TASK_UNKNOWN,
         "source": "upload",
@@ -44,12 +45,12 @@ def upload_header(*, fmt: str, env: str, task: Any, **fields: Any) -> dict[str, 
         "meta": {"format": fmt},
     }
     meta = fields.pop("meta", {})
-    header.update({k: v for k, v in fields.items() if v is not None})
+    header.update(cast(Header, {k: v for k, v in fields.items() if v is not None}))  # the importer's own header fields
     header["meta"].update({k: v for k, v in meta.items() if v is not None})
     return header
 
 
-def set_termination(header: dict[str, Any], original: str | None) -> None:
+def set_termination(header: Header, original: str | None) -> None:
     if not original:
         return
     header["termination_reason"] = TERMINATION_EQUIVALENTS.get(original)

@@ -14,6 +14,7 @@ import copy
 import json
 from typing import Any
 
+from environments.records import Record, Step
 from environments.trajectory import make_step, new_record
 
 # Who speaks in the chat a model is trained on: a human expert at the controls acts as the assistant.
@@ -33,7 +34,7 @@ class ConversationError(ValueError):
         super().__init__("not a valid chat conversation: " + "; ".join(problems[:3]) + (" ..." if len(problems) > 3 else ""))
 
 
-def conversation_problems(steps: list[dict[str, Any]]) -> list[str]:
+def conversation_problems(steps: list[Step]) -> list[str]:
     """Why these canonical steps would export as an invalid chat conversation; [] when they would not.
 
     In the chat, a step's results follow its own message as tool messages, so each must answer a distinct
@@ -60,9 +61,9 @@ def conversation_problems(steps: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def export_native(record: dict[str, Any]) -> dict[str, Any]:
+def export_native(record: Record) -> Record:
     """A deep copy with every step in make_step's full shape (what the lab stores and serves)."""
-    steps = [{**make_step(index=step["index"], source=step["source"]), **copy.deepcopy(step)} for step in record["steps"]]
+    steps: list[Step] = [{**make_step(index=step["index"], source=step["source"]), **copy.deepcopy(step)} for step in record["steps"]]
     return new_record(header=copy.deepcopy(record["header"]), steps=steps)
 
 
@@ -70,7 +71,7 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
-def export_openai(record: dict[str, Any]) -> dict[str, Any]:
+def export_openai(record: Record) -> dict[str, Any]:
     """`{"messages", "tools"}`: steps as system/user/assistant messages, results as `tool` messages.
 
     Arguments become JSON strings as the Chat Completions API sends them; non-text tool results are

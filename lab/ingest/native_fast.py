@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 import re2
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
+from environments.records import Record
 from environments.roles import ROLE_NAME
 from environments.trajectory import HEADER_SCHEMA, MAX_DEPTH, MAX_STEPS, SCHEMA_VERSION, content_hash, header_errors
 from lab.ingest.documents import has_long_digit_run, nesting_depth, unstorable_escape
@@ -106,10 +107,10 @@ class NativeRecord:
             return None
         return steps if _steps_pass(steps) else None
 
-    def as_dict(self, steps: list[NativeStep]) -> dict[str, Any]:
+    def as_dict(self, steps: list[NativeStep]) -> Record:
         """The record as native.to_record would build it: every step field present, UNSET ones left out."""
         built: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "header": self.header, "steps": msgspec.to_builtins(steps)}
-        return built
+        return cast(Record, built)  # NativeRecord and NativeStep decode the record's schema
 
     def content_hash(self, steps: list[NativeStep]) -> str:
         """trajectory.content_hash of as_dict(steps), without building it when msgspec writes the same bytes."""

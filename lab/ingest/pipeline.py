@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from environments.records import Record
 from environments.trajectory import content_hash, validate_record
 from lab.ingest.budget import BudgetExceeded, ByteBudget
 from lab.ingest.detect import FORMAT_NAMES, FORMATS, Split, Unit, split_document, unit_index_for
@@ -46,7 +47,7 @@ class ImportedEpisode:
     raw may share nested objects: copy before mutating either.
     """
 
-    record: dict[str, Any]
+    record: Record
     raw: Any
     format: str
     unmapped: list[str] = field(default_factory=list)
@@ -66,7 +67,7 @@ class ImportResult:
     report: dict[str, Any]
 
     @property
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[Record]:
         return [episode.record for episode in self.episodes]
 
 

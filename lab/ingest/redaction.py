@@ -155,7 +155,7 @@ SAMPLED_FIELDS = ("token_ids", "logprobs", "prompt_token_ids")
 TRAINING_UNUSABLE = "training_unusable"
 
 
-def step_unusable_for_training(step: dict[str, Any]) -> dict[str, Any]:
+def step_unusable_for_training(step: Mapping[str, Any]) -> dict[str, Any]:
     """The step without its sampled ids, its meta marked `training_unusable: "redacted"` (a non-object meta, which
     validation refuses next, is left for it to name)."""
     unusable = {k: v for k, v in step.items() if k not in SAMPLED_FIELDS}

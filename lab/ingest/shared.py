@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 # Header paths whose values are shared by the episodes of one upload (or one run): the importers' run info, task,
@@ -35,7 +36,7 @@ def _split(path: str) -> tuple[list[str], str]:
     return parents, last
 
 
-def _get(header: dict[str, Any], path: str) -> Any:
+def _get(header: Mapping[str, Any], path: str) -> Any:
     parents, last = _split(path)
     node: Any = header
     for key in parents:
@@ -43,7 +44,7 @@ def _get(header: dict[str, Any], path: str) -> Any:
     return node.get(last) if isinstance(node, dict) else None
 
 
-def _with(header: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+def _with(header: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]:
     """A copy of `header` with `path` set to `value`; only the dicts on the path are copied."""
     parents, last = _split(path)
     top = dict(header)
@@ -82,10 +83,12 @@ class SharedValues:
         self.contents[digest], self.sizes[digest] = value, len(data)
         return digest, len(data)
 
-    def factor(self, header: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], int]:
+    def factor(self, header: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, str], int]:
         """`header` with its shared values replaced by None (the argument is not changed), their digests by path, and
         the bytes of those this collection had not met before. Absent, None and small values stay as they are."""
-        stored, refs, fresh = header, {}, 0
+        stored: Mapping[str, Any] = header
+        refs: dict[str, str] = {}
+        fresh = 0
         for path in SHARED_PATHS:
             value = _get(header, path)
             if value is None:
@@ -96,7 +99,7 @@ class SharedValues:
         return stored, refs, fresh
 
 
-def header_expand(header: dict[str, Any], refs: dict[str, str], contents: dict[str, Any]) -> dict[str, Any]:
+def header_expand(header: Mapping[str, Any], refs: dict[str, str], contents: dict[str, Any]) -> Mapping[str, Any]:
     """The header with each referenced value put back (`contents` maps digest to value); a copy when refs is not empty."""
     for path, digest in refs.items():
         assert digest in contents, f"shared context {path}={digest[:12]} is not among the {len(contents)} loaded"

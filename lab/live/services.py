@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
@@ -18,7 +19,7 @@ def group_name(stream: str) -> str:
     return "live." + stream.replace(":", ".")
 
 
-def live_publish(*, stream: str, kind: str, payload: dict[str, Any]) -> LiveEvent:
+def live_publish(*, stream: str, kind: str, payload: Mapping[str, Any]) -> LiveEvent:
     """Store the next event of `stream` and send it to the stream's group once the transaction commits.
 
     If the transaction rolls back, the event disappears with the change it described and is never sent.

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from environments import registry
 from environments.core import Action, Env
+from environments.records import Step
 from environments.roles import USER
 from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, env_end_reason, opening_step
 from environments.team import safe_act, slot_policies, slot_turns
@@ -56,7 +57,7 @@ from lab.trajectories.services import episode_append_step, episode_finish, episo
 
 @dataclass
 class ChatOutcome:
-    steps: list[dict[str, Any]] = field(default_factory=list)  # every step this call stored, in order
+    steps: list[Step] = field(default_factory=list)  # every step this call stored, in order
     finished: bool = False
 
 
@@ -103,7 +104,9 @@ def chat_session_start(*, user: Any, project: Project, task_id: str, seed: int, 
         episode = episode_start(project=project, task=task, source="human", seed=seed, agent=config, header=header, user=user)
         episode_append_step(episode=episode, step=first)
         session = HumanSession.objects.create(user=user, episode=episode, task=task, seed=seed, role=slot, agent=config)
-    ENV_CACHE.put(episode.pk, _Warm(env=env, chain=first["state_hash"], step_count=1, agent=actor))
+    chain = first["state_hash"]
+    assert chain is not None, "opening_step hashes the root of the chain"
+    ENV_CACHE.put(episode.pk, _Warm(env=env, chain=chain, step_count=1, agent=actor))
     chat_advance(session=session)
     return session
 
@@ -113,7 +116,7 @@ def chat_require_seat(session: HumanSession) -> None:
         raise DomainError("wrong_seat", f"session {session.pk} plays the agent's side; use the play page", status=409)
 
 
-def awaiting_person(session: HumanSession, steps: list[dict[str, Any]]) -> bool:
+def awaiting_person(session: HumanSession, steps: list[Step]) -> bool:
     """Whether the agent has spoken and the person's reply is due: the last turn that is neither a default
     slot's nor the environment's is an actor step with a message."""
     for step in reversed(steps):
@@ -179,7 +182,7 @@ def _locked(session: HumanSession, *, expected_index: int | None, reply: str | N
     return outcome
 
 
-def _store(episode: Episode, warm: _Warm, steps: list[dict[str, Any]], step: dict[str, Any], chain: str) -> None:
+def _store(episode: Episode, warm: _Warm, steps: list[Step], step: Step, chain: str) -> None:
     episode_append_step(episode=episode, step=step)
     steps.append(step)
     warm.chain, warm.step_count = chain, episode.step_count
@@ -193,8 +196,8 @@ def _others(session: HumanSession, env: Env, *, before: bool) -> dict[str, Any]:
     return {name: policy for name, policy in slot_policies(env).items() if name in chosen}
 
 
-def _slots(episode: Episode, warm: _Warm, steps: list[dict[str, Any]], slots: dict[str, Any]) -> list[dict[str, Any]]:
-    added: list[dict[str, Any]] = []
+def _slots(episode: Episode, warm: _Warm, steps: list[Step], slots: dict[str, Any]) -> list[Step]:
+    added: list[Step] = []
     if slots:
         chain, _ = slot_turns(warm.env, slots, steps, warm.chain, emit=added.append)
         for step in added:
@@ -203,7 +206,7 @@ def _slots(episode: Episode, warm: _Warm, steps: list[dict[str, Any]], slots: di
     return added
 
 
-def _person_turn(session: HumanSession, episode: Episode, warm: _Warm, steps: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+def _person_turn(session: HumanSession, episode: Episode, warm: _Warm, steps: list[Step], text: str) -> list[Step]:
     step, chain, _ = apply_action(
         warm.env, Action(message=text), index=episode.step_count, chain=warm.chain, source="human", role=session.role
     )
@@ -212,13 +215,13 @@ def _person_turn(session: HumanSession, episode: Episode, warm: _Warm, steps: li
     return [step, *_slots(episode, warm, steps, _others(session, warm.env, before=False))]
 
 
-def _agent_turns(session: HumanSession, episode: Episode, warm: _Warm, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _agent_turns(session: HumanSession, episode: Episode, warm: _Warm, steps: list[Step]) -> list[Step]:
     """The agent acts (one runner step each) until it speaks to the user, or the episode ends as the runner ends it."""
     env = warm.env
     if warm.agent is None:
         assert session.agent is not None, f"chat session {session.pk} has no agent"
         warm.agent = policy_factory_for_agent(session.agent)(env, session.seed)
-    added: list[dict[str, Any]] = []
+    added: list[Step] = []
     tools = env.tools()
     while True:
         if actor_step_count(episode) >= env.max_steps:

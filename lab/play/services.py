@@ -25,7 +25,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -33,6 +33,8 @@ from django.utils import timezone
 
 from environments import registry
 from environments.core import Action, Env, EnvError, Policy, TaskSpec, ToolCall, ToolSpec, tool_schema_hash
+from environments.records import Header
+from environments.records import Step as RecordStep
 from environments.replay import env_for_header, replay_prefix
 from environments.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS, apply_action, env_end_reason, opening_step
 from environments.team import slot_policies, slot_turns
@@ -58,7 +60,7 @@ class HumanPolicy(Policy):
         self.name = f"human:{username}"
         self.action = action or Action()
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[RecordStep], tools: list[ToolSpec]) -> Action:
         return self.action
 
 
@@ -104,10 +106,10 @@ ENV_CACHE = _EnvCache(_CACHE_SIZE)
 
 @dataclass
 class SubmitOutcome:
-    step: dict[str, Any]
+    step: RecordStep
     finished: bool
     replayed: bool  # True when the environment had to be rebuilt from the stored steps
-    replies: list[dict[str, Any]] = field(default_factory=list)  # the role slots' turns that answered the step
+    replies: list[RecordStep] = field(default_factory=list)  # the role slots' turns that answered the step
 
 
 def _task_id(session: HumanSession) -> str:
@@ -150,10 +152,10 @@ def play_start_check(*, user: Any, project: Project, task_id: str, seed: int) ->
         raise DomainError("unknown_task", exc.message, path="task") from None
 
 
-def session_header(env: Env, policy: Policy, **extra: Any) -> dict[str, Any]:
+def session_header(env: Env, policy: Policy, **extra: Any) -> Header:
     """The record header of a session with a person in it (as the runner writes one, with the play page's limits)."""
     tools = env.tools()
-    return {
+    header: Header = {
         **env.header(),
         "policy": policy.describe(),
         "harness": {"max_steps": env.max_steps, "max_consecutive_errors": DEFAULT_MAX_CONSECUTIVE_ERRORS},
@@ -161,8 +163,9 @@ def session_header(env: Env, policy: Policy, **extra: Any) -> dict[str, Any]:
         "parent": None,
         "tools": [t.openai_schema() for t in tools],
         "tool_schema_hash": tool_schema_hash(tools),
-        **extra,
     }
+    header.update(cast(Header, extra))  # the caller's own header fields (a chat session's team)
+    return header
 
 
 def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) -> HumanSession:
@@ -183,7 +186,9 @@ def play_session_start(*, user: Any, project: Project, task_id: str, seed: int) 
             first = step_screenshot_attach(project=project, step=first, env=env)
         episode_append_step(episode=episode, step=first)
         session = HumanSession.objects.create(user=user, episode=episode, task=task, seed=seed)
-    ENV_CACHE.put(episode.pk, _Warm(env=env, chain=first["state_hash"], step_count=1))
+    chain = first["state_hash"]
+    assert chain is not None, "opening_step hashes the root of the chain"
+    ENV_CACHE.put(episode.pk, _Warm(env=env, chain=chain, step_count=1))
     return session
 
 
@@ -238,7 +243,7 @@ def play_submit(
     if not name and message is None:
         raise DomainError("empty_action", "choose a tool or write a message", path="tool")
     calls = [ToolCall(name=name, arguments=arguments if arguments is not None else {})] if name else []
-    replies: list[dict[str, Any]] = []
+    replies: list[RecordStep] = []
     with ENV_CACHE.episode_lock(session.episode_id):
         warm: _Warm | None = None
         finished = False
@@ -278,7 +283,7 @@ def play_submit(
     return SubmitOutcome(step=step, finished=finished, replayed=replayed, replies=replies)
 
 
-def _slot_replies(episode: Episode, env: Env, chain: str, skip: str = "") -> tuple[str, list[dict[str, Any]]]:
+def _slot_replies(episode: Episode, env: Env, chain: str, skip: str = "") -> tuple[str, list[RecordStep]]:
     """The environment's role slots answer the step just stored (each with its default policy, as in a rollout
     with no slot override); their steps are stored in order. `skip`: the slot a person fills (they answer later)."""
     slots = {name: policy for name, policy in slot_policies(env).items() if name != skip}
@@ -287,7 +292,7 @@ def _slot_replies(episode: Episode, env: Env, chain: str, skip: str = "") -> tup
     from lab.trajectories.services import episode_steps_as_dicts
 
     steps = episode_steps_as_dicts(episode)
-    added: list[dict[str, Any]] = []
+    added: list[RecordStep] = []
     chain, _ = slot_turns(env, slots, steps, chain, emit=added.append)
     for step in added:
         episode_append_step(episode=episode, step=step)

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from environments import registry
+from environments.records import Step
 from lab.edge import form_check
 from lab.errors import Conflict, DomainError
 from lab.pages import console_view, is_htmx, page, visible_projects, write_projects
@@ -83,7 +84,7 @@ def _area_context(
     submitted: str = "",
     values: dict[str, str] | None = None,
     errors: dict[str, str] | None = None,
-    result: dict[str, Any] | None = None,
+    result: Step | None = None,
     notice: str = "",
 ) -> dict[str, Any]:
     env = play_env(session)

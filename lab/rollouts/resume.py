@@ -11,15 +11,16 @@ LLM policies need none of this: they sample with per-step seeds, a pure function
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.replay import ReplayDivergence
 from training.policies.harness import HarnessStop
 
 
 class FastForwardPolicy(Policy):
-    def __init__(self, inner: Policy, env: Env, prefix: list[dict[str, Any]]) -> None:
+    def __init__(self, inner: Policy, env: Env, prefix: list[Step]) -> None:
         self.inner = inner
         self.env = env
         self.prefix = prefix
@@ -29,7 +30,7 @@ class FastForwardPolicy(Policy):
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         if self.prefix:
             self._fast_forward(tools)
             self.prefix = []
@@ -48,7 +49,9 @@ class FastForwardPolicy(Policy):
             self.agreed += [(c.name, c.arguments) for c in action.tool_calls] == stored
             if not (step.get("meta") or {}).get("invalid_action"):
                 for call in step.get("tool_calls") or []:
-                    self.env.step(ToolCall(name=call["name"], arguments=call["arguments"], id=call.get("id", "")))
+                    # arguments that were a string (JSON that did not parse) go back as recorded, as replay does
+                    arguments = cast(dict[str, Any], call["arguments"])
+                    self.env.step(ToolCall(name=call["name"], arguments=arguments, id=call.get("id", "")))
         if self.env.state_hash() != expected:
             raise ReplayDivergence(steps[-1]["index"], expected, self.env.state_hash())
 
@@ -66,7 +69,7 @@ class GuardedPolicy(Policy):
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         started = time.monotonic()
         try:
             action = self.inner.act(history, tools)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.db import DatabaseError, transaction
 
 from environments import registry
 from environments.core import Env, EnvError
+from environments.records import Header, Record, Step, header_score
 from environments.runner import run_episode
 from environments.screens import asked_for_screenshot, has_screen
 from lab.errors import DomainError
@@ -146,28 +147,29 @@ class EpisodeSink:
     def __init__(self, job: RolloutJob, episode: Episode, guard: GuardedPolicy, env: Env) -> None:
         self.job, self.episode, self.guard, self.env = job, episode, guard, env
 
-    def on_start(self, header: dict[str, Any]) -> None:
+    def on_start(self, header: Header) -> None:
         self.episode.meta = {**self.episode.meta, "header": {**header, "rollout_job": self.job.pk}}
         Episode.objects.filter(pk=self.episode.pk).update(meta=self.episode.meta)
 
-    def on_step(self, step: dict[str, Any]) -> None:
+    def on_step(self, step: Step) -> None:
         if asked_for_screenshot(step) and has_screen(self.env):  # the screen is as the policy saw it: nothing acted since
             step = step_screenshot_attach(project=self.job.project, step=step, env=self.env)
         episode_append_step(episode=self.episode, step=step)
         if RolloutJob.objects.filter(pk=self.job.pk, cancel_requested=True).exists():
             raise RolloutCancelled()
 
-    def on_finish(self, record: dict[str, Any]) -> None:
+    def on_finish(self, record: Record) -> None:
         header = record["header"]
         reason = self.guard.stop_reason or header["termination_reason"]
+        assert reason is not None, "run_episode names every episode's termination reason"
         cause = header.get("termination_cause")
         episode_finish(
             episode=self.episode,
             reason=reason,
-            score=header["score"],
+            score=header_score(header),
             reward=header["reward"],
             cause=_cause_without_secrets(cause["type"], cause["message"]) if cause else None,
-            header={key: header[key] for key in _TEAM_HEADER_KEYS if key in header},
+            header=cast(Header, {key: header.get(key) for key in _TEAM_HEADER_KEYS if key in header}),
         )
 
 

@@ -27,6 +27,7 @@ from typing import IO, Any
 from django.db import transaction
 
 import training
+from environments.records import Record
 from lab.edge import fields_check
 from lab.errors import DomainError
 from lab.jobs import TERMINAL, JobStatus
@@ -118,7 +119,7 @@ def _frozen_episodes(*, project: Project, filters: dict[str, Any]) -> list[int]:
     return list(episodes.order_by("pk").values_list("pk", flat=True))
 
 
-def _records(episode_ids: Iterable[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _records(episode_ids: Iterable[int]) -> Iterator[tuple[int, Record]]:
     """(id, canonical record) of the episodes in the given order, 200 at a time (bounded memory for large datasets)."""
     ids = list(episode_ids)
     for start in range(0, len(ids), 200):

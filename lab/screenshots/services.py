@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from PIL import Image, UnidentifiedImageError
 
+from environments.records import Step
 from environments.screens import SCREENSHOT_KEY, SHA256, png_sha256, screenshot
 from lab.errors import DomainError, NotFound
 from lab.projects.models import Project
@@ -75,7 +76,7 @@ def screenshot_store(*, project: Project, png: bytes) -> Screenshot:
             return Screenshot.objects.defer("png").get(project=project, sha256=digest)
 
 
-def step_screenshot_attach(*, project: Project, step: dict[str, Any], env: Any) -> dict[str, Any]:
+def step_screenshot_attach(*, project: Project, step: Step, env: Any) -> Step:
     """`step` with the env's current screen stored and referenced in `meta.screenshot`. Past the budget the step
     is kept without it, `meta.screenshot_skipped` saying why: a full budget must not stop a session."""
     meta = dict(step.get("meta") or {})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -22,6 +22,7 @@ import orjson
 from django.db import connection
 from django.utils import timezone
 
+from environments.records import Step as RecordStep
 from lab.ingest.native_fast import NativeStep
 from lab.trajectories.models import Episode, Step
 
@@ -40,7 +41,7 @@ _ENCODE = msgspec.json.encode
 _ORJSON_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
 
-def step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
+def step_row(episode_id: int, step: RecordStep) -> dict[str, Any]:
     """Step(**row)'s keyword arguments for a step."""
     row = {column: step.get(column) for column in STEP_COLUMNS}
     row["episode_id"] = episode_id
@@ -52,7 +53,7 @@ def step_row(episode_id: int, step: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def copy_row(episode_id: int, step: dict[str, Any], *, extra: dict[str, Any] | None = None) -> tuple[Any, ...]:
+def copy_row(episode_id: int, step: Mapping[str, Any], *, extra: dict[str, Any] | None = None) -> tuple[Any, ...]:
     """One COPY row, as `step_row` would store the step: message, token_ids and logprobs keep SQL NULL for
     None; tool_calls, results and events hold [] instead; `extra` takes the fields without a column."""
     get = step.get

@@ -20,6 +20,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from environments.coaching import coach_notes, without_coach_notes
+from environments.records import Record
 from lab import ingest
 from lab.trajectories import imports
 from lab.trajectories.models import Episode
@@ -41,7 +42,7 @@ def coach_export_lines(*, episodes: QuerySet[Episode]) -> Iterator[bytes]:
         plain = without_coach_notes(record)
         for note in notes:
             actor = note["anticipates_step"]
-            prefix = {**plain, "steps": [s for s in plain["steps"] if s["index"] < actor]}
+            prefix: Record = {**plain, "steps": [s for s in plain["steps"] if s["index"] < actor]}
             try:
                 messages = imports.export_openai(prefix)["messages"]
             except ingest.ConversationError:

@@ -11,6 +11,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
+from environments.records import Record
 from lab import ingest
 from lab.errors import DomainError
 from lab.jobs import JobStatus
@@ -33,7 +35,7 @@ logger = logging.getLogger(__name__)
 @dataclass
 class ParsedUpload:
     format: str
-    records: list[dict[str, Any]]
+    records: list[Record]
     raws: list[Any]
     hashes: list[str]
     report: dict[str, Any] = field(default_factory=dict)
@@ -247,12 +249,13 @@ def import_job_json(job: ImportJob) -> dict[str, Any]:
     }
 
 
-def export_openai(record: dict[str, Any]) -> dict[str, Any]:
+def export_openai(record: Record) -> dict[str, Any]:
     return ingest.export_openai(record)
 
 
-def export_line(record: dict[str, Any], *, fmt: str, episode_id: int, provenance: str = "") -> bytes:
+def export_line(record: Record, *, fmt: str, episode_id: int, provenance: str = "") -> bytes:
     """One JSONL line; the openai form's metadata names the episode's tier, so a trainer can weigh or drop reports."""
+    payload: Mapping[str, Any]
     if fmt == "native":
         payload = record
     else:

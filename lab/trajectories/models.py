@@ -12,6 +12,7 @@ from django.db import models
 from django.utils import timezone
 
 from environments.core import TERMINATION_REASONS
+from environments.records import ScoreDict
 from environments.trajectory import SOURCES, STEP_SOURCES
 from lab.jobs import Job
 from lab.projects.models import Project
@@ -169,7 +170,7 @@ class Episode(models.Model):
         header = (self.meta or {}).get("header") or {}
         return isinstance(header.get("meta"), dict) and header["meta"].get("dreamed") is True
 
-    def mark_finished(self, *, reason: str, score: dict | None = None, reward: float | None = None) -> None:
+    def mark_finished(self, *, reason: str, score: ScoreDict | None = None, reward: float | None = None) -> None:
         assert reason in TERMINATION_REASONS, f"unknown termination reason {reason!r}"
         failed = reason in ("agent_error", "infrastructure_error", "unexpected_error")
         self.status = EpisodeStatus.FAILED if failed else EpisodeStatus.ABANDONED if reason == "abandoned" else EpisodeStatus.FINISHED

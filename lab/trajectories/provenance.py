@@ -11,6 +11,7 @@ from typing import Any
 
 from environments import registry
 from environments.policies import policy_names
+from environments.records import Header
 from lab.projects.models import Project
 from lab.trajectories.models import AgentConfig, AgentKind
 
@@ -48,7 +49,7 @@ def agent_resolve_external(*, project: Project, policy: dict[str, Any], trusted:
     return agent
 
 
-def header_claims(header: dict[str, Any], agent: AgentConfig | None) -> dict[str, Any]:
+def header_claims(header: Header, agent: AgentConfig | None) -> dict[str, Any]:
     """What an untrusted header claims that the server does not grant, for meta: shown, never acted on."""
     claims: dict[str, Any] = {}
     if header.get("source", "upload") != "upload":

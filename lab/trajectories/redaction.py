@@ -11,10 +11,11 @@ which hold the earlier, secret text; training then renders their prompts from th
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import cast
 
 from django.conf import settings
 
+from environments.records import Step
 from lab import ingest
 from lab.ingest.redaction import SAMPLED_FIELDS, step_unusable_for_training
 
@@ -29,7 +30,7 @@ def redactor_configured() -> ingest.Redactor:
     return _redactor(tuple(settings.PRACTICUM_REDACTION_PATTERNS))
 
 
-def step_redact(*, step: dict[str, Any], after_redacted_step: bool = False) -> tuple[dict[str, Any], int]:
+def step_redact(*, step: Step, after_redacted_step: bool = False) -> tuple[Step, int]:
     """The step with its secrets replaced, and how many were. `after_redacted_step`: an earlier step of the same
     episode was redacted, so this step's prompt ids would still spell that secret out."""
     redacted, count = redactor_configured().redact(step)
@@ -38,4 +39,4 @@ def step_redact(*, step: dict[str, Any], after_redacted_step: bool = False) -> t
         redacted = step_unusable_for_training(redacted)
     elif after_redacted_step and redacted.get("prompt_token_ids") is not None:
         redacted = {k: v for k, v in redacted.items() if k != "prompt_token_ids"}
-    return redacted, count
+    return cast(Step, redacted), count  # the redactor rewrites strings, so the step keeps its shape

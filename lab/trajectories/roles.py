@@ -20,10 +20,11 @@ on the steps themselves for records that lack it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from environments.records import Header, header_score
+from environments.records import Header, Record, ToolCallDict, header_score
+from environments.records import Step as RecordStep
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, RUNNER_TOOLS, step_role, without_private_notes
 from lab.trajectories.models import Episode, Step
 from lab.trajectories.shared import episode_header
@@ -77,15 +78,15 @@ def _outcome(header: Header) -> dict[str, Any]:
     return {"composite": score.get("composite"), "passed": score.get("passed"), "reward": header.get("reward")}
 
 
-def _env_calls(step: dict[str, Any]) -> list[dict[str, Any]]:
+def _env_calls(step: RecordStep) -> list[ToolCallDict]:
     return [call for call in step.get("tool_calls") or [] if call.get("name") not in RUNNER_TOOLS]
 
 
-def _calls_named(step: dict[str, Any], name: str) -> list[dict[str, Any]]:
+def _calls_named(step: RecordStep, name: str) -> list[ToolCallDict]:
     return [call for call in step.get("tool_calls") or [] if call.get("name") == name]
 
 
-def role_examples(record: dict[str, Any], *, role: str) -> list[dict[str, Any]]:
+def role_examples(record: Record, *, role: str) -> list[dict[str, Any]]:
     """One example per turn of `role` in a record (see the module docstring)."""
     steps, header = record["steps"], record["header"]
     examples = []
@@ -116,11 +117,11 @@ def role_examples(record: dict[str, Any], *, role: str) -> list[dict[str, Any]]:
     return examples
 
 
-def _previous_actor_step(steps: list[dict[str, Any]], position: int) -> dict[str, Any] | None:
+def _previous_actor_step(steps: list[RecordStep], position: int) -> RecordStep | None:
     return next((s for s in reversed(steps[:position]) if step_role(s) == ACTOR), None)
 
 
-def _critic_view(steps: list[dict[str, Any]], position: int) -> dict[str, Any]:
+def _critic_view(steps: list[RecordStep], position: int) -> dict[str, Any]:
     meta = steps[position].get("meta") or {}
     before = _previous_actor_step(steps, position)
     followup = []
@@ -139,7 +140,7 @@ def _critic_view(steps: list[dict[str, Any]], position: int) -> dict[str, Any]:
     }
 
 
-def _consultant_view(steps: list[dict[str, Any]], position: int, header: dict[str, Any]) -> dict[str, Any]:
+def _consultant_view(steps: list[RecordStep], position: int, header: Header) -> dict[str, Any]:
     turn = steps[position]
     meta = turn.get("meta") or {}
     asked_at = meta.get("asked_at")
@@ -150,7 +151,7 @@ def _consultant_view(steps: list[dict[str, Any]], position: int, header: dict[st
     question = meta["question"] if "question" in meta else (call[0].get("arguments") if call else None)
     # The runner keeps the suggestion in meta (its step makes no calls); older records put it in the step's calls.
     in_meta = meta.get("suggested_calls")
-    suggested: list[dict[str, Any]] = in_meta if isinstance(in_meta, list) else _env_calls(turn)
+    suggested: Sequence[Mapping[str, Any]] = in_meta if isinstance(in_meta, list) else _env_calls(turn)
     taken = next((_env_calls(s)[0] for s in steps[position + 1 :] if step_role(s) == ACTOR and _env_calls(s)), None)
     first = suggested[0] if suggested and isinstance(suggested[0], dict) else None
     followed = bool(first and taken) and (first.get("name"), first.get("arguments")) == (taken.get("name"), taken.get("arguments"))  # type: ignore[union-attr]
@@ -164,7 +165,7 @@ def _consultant_view(steps: list[dict[str, Any]], position: int, header: dict[st
     }
 
 
-def _consultation_cost(header: dict[str, Any]) -> float | None:
+def _consultation_cost(header: Header) -> float | None:
     """One consultation's cost: the team's setting, else the header's total over its consultations."""
     team = header.get("team") or {}
     setting = (team.get(CONSULTANT) or {}).get("cost") if isinstance(team, dict) else None

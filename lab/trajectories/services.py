@@ -18,10 +18,10 @@ as references to one SharedContext row each (lab.trajectories.shared); episode_t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -30,6 +30,8 @@ from django.utils.dateparse import parse_datetime
 
 from environments import registry
 from environments.core import EnvError
+from environments.records import AnyHeader, AnyRecord, Header, Record, ScoreDict
+from environments.records import Step as RecordStep
 from environments.roles import ROLE_NAME
 from environments.trajectory import content_hash, normalize_record, validate_record
 from lab.errors import Conflict, DomainError
@@ -81,7 +83,7 @@ def _parse_time(value: Any, index: int, path: str) -> datetime | None:
     return parsed
 
 
-def _prepare(index: int, record: dict[str, Any], *, validated: bool, digest: str | None) -> tuple[dict[str, Any], str]:
+def _prepare(index: int, record: Record, *, validated: bool, digest: str | None) -> tuple[Record, str]:
     if not validated:
         errors = validate_record(record, max_steps=settings.PRACTICUM_MAX_STEPS_PER_EPISODE)
         if errors:
@@ -113,7 +115,7 @@ class _Resolver:
         self.agents: dict[str, AgentConfig | None] = {}
         self.shared = SharedValues()  # the upload's shared header values, by digest
 
-    def task(self, header: dict[str, Any]) -> Task:
+    def task(self, header: AnyHeader) -> Task:
         key = (header["env"], header["task"], str(header.get("env_version", "")))
         if key not in self.tasks:
             self.tasks[key] = task_resolve(project=self.project, env=key[0], key=key[1], env_version=key[2])
@@ -126,7 +128,7 @@ class _Resolver:
         return self.agents[key]
 
 
-def _preload_tasks(resolver: _Resolver, headers: list[dict[str, Any]]) -> None:
+def _preload_tasks(resolver: _Resolver, headers: Sequence[AnyHeader]) -> None:
     """The upload's tasks that exist already, in one query rather than one per task (the constraint makes each unique)."""
     wanted = {(h["env"], h["task"], str(h.get("env_version", ""))) for h in headers}
     for task in Task.objects.filter(project=resolver.project, env__in={w[0] for w in wanted}, key__in={w[1] for w in wanted}):
@@ -134,7 +136,7 @@ def _preload_tasks(resolver: _Resolver, headers: list[dict[str, Any]]) -> None:
             resolver.tasks[(task.env, task.key, task.env_version)] = task
 
 
-def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any], digest: str, raw: Any, user: Any) -> Episode:
+def _episode_from_header(resolver: _Resolver, index: int, record: AnyRecord, digest: str, raw: Any, user: Any) -> Episode:
     project = resolver.project
     header = record["header"]
     agent = resolver.agent(header.get("policy") or {})
@@ -172,7 +174,7 @@ def _episode_from_header(resolver: _Resolver, index: int, record: dict[str, Any]
 def _episode(
     resolver: _Resolver,
     index: int,
-    record: dict[str, Any],
+    record: AnyRecord,
     digest: str,
     raw: Any,
     user: Any,
@@ -221,7 +223,7 @@ def _int_or_none(value: Any) -> int | None:
 def episodes_ingest(
     *,
     project: Project,
-    records: list[dict[str, Any]],
+    records: list[Record],
     raws: list[Any] | None = None,
     user: Any = None,
     validated: bool = False,
@@ -368,7 +370,7 @@ def episode_start(
     source: str,
     seed: int | None,
     agent: AgentConfig | None = None,
-    header: dict[str, Any] | None = None,
+    header: Header | None = None,
     user: Any = None,
     parent: Episode | None = None,
     branch_step: int | None = None,
@@ -379,7 +381,7 @@ def episode_start(
         raise DomainError("cross_project", "a branch must stay in its parent's project", status=404)
     if parent is not None and branch_step is not None and branch_step > parent.step_count:
         raise DomainError("invalid_step", f"episode {parent.pk} has no step {branch_step}")
-    header = dict(header or {})
+    header = header.copy() if header is not None else {}
     header.setdefault("env", task.env)
     header.setdefault("task", task.key)
     header.setdefault("seed", seed)
@@ -403,7 +405,7 @@ def episode_start(
     return episode
 
 
-def episode_append_step(*, episode: Episode, step: dict[str, Any]) -> Step:
+def episode_append_step(*, episode: Episode, step: RecordStep) -> Step:
     """Append the next step. Appending an index that exists with the same content returns it (a retried
     write after a crash); different content at a taken index is a Conflict (two writers forking one episode)."""
     index = step.get("index")
@@ -447,10 +449,10 @@ def episode_finish(
     *,
     episode: Episode,
     reason: str,
-    score: dict[str, Any] | None = None,
+    score: ScoreDict | None = None,
     reward: float | None = None,
     cause: dict[str, str] | None = None,
-    header: dict[str, Any] | None = None,
+    header: Header | None = None,
 ) -> Episode:
     """End the episode. `cause`: why it failed ({"type", "message"} of the exception), kept in the header and the
     metrics so the episode's page and the API say what went wrong; the caller has removed any secrets from it.
@@ -488,23 +490,23 @@ def episode_finish(
 # --- reading back ------------------------------------------------------------------------------------------------
 
 
-def _step_to_dict(step: Step) -> dict[str, Any]:
+def _step_to_dict(step: Step) -> RecordStep:
     data = {column: getattr(step, column) for column in bulk.STEP_COLUMNS}
     for column in bulk.STEP_OPTIONAL_COLUMNS:
         if not data[column]:
             del data[column]  # absent in the record it came from
     data.update(step.extra or {})
-    return data
+    return cast(RecordStep, data)  # the columns and extra of a step stored from a validated record
 
 
-def episode_steps_as_dicts(episode: Episode, *, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+def episode_steps_as_dicts(episode: Episode, *, start: int = 0, stop: int | None = None) -> list[RecordStep]:
     steps = Step.objects.filter(episode=episode, index__gte=start)
     if stop is not None:
         steps = steps.filter(index__lt=stop)
     return [_step_to_dict(s) for s in steps.order_by("index")]
 
 
-def episode_to_record(episode: Episode, *, header: dict[str, Any] | None = None) -> dict[str, Any]:
+def episode_to_record(episode: Episode, *, header: Header | None = None) -> Record:
     """The record as it was stored. `header`: the episode's, already read with others' (shared.episodes_with_headers)."""
     header = header if header is not None else episode_header(episode)
     return {"schema_version": "practicum.trajectory/1", "header": header, "steps": episode_steps_as_dicts(episode)}

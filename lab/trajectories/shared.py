@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 
 from django.db import connection, transaction
 
+from environments.records import Header
 from lab.ingest.shared import SharedValues, header_expand
 from lab.projects.models import Project
 from lab.trajectories.models import Episode, SharedContext
@@ -50,7 +51,7 @@ def shared_contexts_store(*, project: Project, values: SharedValues, episodes: I
         )
 
 
-def episode_headers(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
+def episode_headers(episodes: Sequence[Episode]) -> list[Header]:
     """Each episode's header with its shared context expanded, in order: one query for all of them (none when no
     episode shares any)."""
     wanted = {(episode.project_id, digest) for episode in episodes for digest in shared_refs(episode).values()}
@@ -58,24 +59,25 @@ def episode_headers(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
     if wanted:
         rows = SharedContext.objects.filter(project_id__in={p for p, _ in wanted}, sha256__in={d for _, d in wanted})
         contents = {(p, d): content for p, d, content in rows.values_list("project_id", "sha256", "content") if (p, d) in wanted}
-    headers = []
+    headers: list[Header] = []
     for episode in episodes:
         header = (episode.meta or {}).get("header")
         header = dict(header) if isinstance(header, dict) else {}
         refs = shared_refs(episode)
         own = {digest: contents[key] for digest in refs.values() if (key := (episode.project_id, digest)) in contents}
-        headers.append(header_expand(header, refs, own) if refs else header)
+        # stored from a validated record (episode_store), its shared values factored out and put back here
+        headers.append(cast(Header, header_expand(header, refs, own) if refs else header))
     return headers
 
 
-def episode_header(episode: Episode) -> dict[str, Any]:
+def episode_header(episode: Episode) -> Header:
     """The record header the episode was stored with, its shared context expanded (a shallow copy, as a record's is)."""
     return episode_headers([episode])[0]
 
 
 def episodes_with_headers(
     items: Iterable[T], *, episode: Callable[[T], Episode] | None = None, page: int = PAGE
-) -> Iterator[tuple[T, dict[str, Any]]]:
+) -> Iterator[tuple[T, Header]]:
     """(item, its episode's header) for each item (an episode, or what `episode` finds one in), in order; shared
     context is read once per page of `page` items."""
     iterator = iter(items)

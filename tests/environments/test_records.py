@@ -30,7 +30,7 @@ def _record(score: object) -> Record:
     header: Header = {"env": "toolgym", "task": "echo", "source": "upload"}
     if score is not ...:
         header["score"] = score  # type: ignore[typeddict-item]  # null and odd shapes on purpose
-    return new_record(header=header, steps=[make_step(index=0, source="env", message="hi")])  # type: ignore[return-value]
+    return new_record(header=header, steps=[make_step(index=0, source="env", message="hi")])
 
 
 def test_it_reads_a_full_score() -> None:
@@ -90,3 +90,56 @@ def test_the_scan_sees_the_idiom() -> None:
     assert _SCORE_IDIOM.search('x = (header.get("score") or {}).get("passed")')
     assert _SCORE_IDIOM.search("s = record['header'].get('score')  or  {}")
     assert not _SCORE_IDIOM.search('x = header.get("score")')
+
+
+# A trajectory record, header or step annotated as a plain dict: the types in environments.records say what it holds.
+_PLAIN_RECORD_ANNOTATION = re.compile(
+    r"\b(?:record|header|step|history)\s*:\s*dict\[str,\s*Any\]"
+    r"|\b(?:records|steps|history|pairs)\s*:\s*(?:list|Sequence|Iterable|Iterator)\[dict\[str,\s*Any\]\]"
+)
+# Files where such a name is not a trajectory's, with how many such annotations each may hold.
+_PLAIN_DICTS_ALLOWED = {
+    "environments/trajectory.py": (1, "make_step builds the dict it then returns as a Step"),
+    "environments/desktop/explore_synth.py": (4, "the explorer's path steps ({action, name, role, where}), not trajectory steps"),
+    "lab/ingest/native_fast.py": (2, "msgspec Struct fields: a TypedDict there would change what the decoder accepts"),
+    "lab/runs/experiment_results.py": (2, "rows of training/results files, not trajectories"),
+    "lab/console/lanes.py": (3, "the viewer's rows, which the page decorates with display fields (lane, influence)"),
+    "lab/console/views/viewer_analysis.py": (1, "the viewer's rows, decorated with credit and pivotal"),
+    "lab/console/turns.py": (1, "a partial step row read off the table (episode_id, a few columns)"),
+}
+
+
+def _plain_record_annotations() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for package in ("environments", "training", "lab"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if _PLAIN_RECORD_ANNOTATION.search(line):
+                    found.setdefault(str(path.relative_to(ROOT)), []).append(f"{number}: {line.strip()}")
+    return found
+
+
+def test_records_are_annotated_with_the_record_types() -> None:
+    over = {
+        path: lines
+        for path, lines in _plain_record_annotations().items()
+        if len(lines) > _PLAIN_DICTS_ALLOWED.get(path, (0, ""))[0]
+    }
+    assert not over, "annotate trajectories with environments.records (Record, Header, Step):\n" + "\n".join(
+        f"{path}:{line}" for path, lines in over.items() for line in lines
+    )
+
+
+def test_the_allow_list_holds_no_stale_entries() -> None:
+    found = _plain_record_annotations()
+    stale = {path: allowed for path, (allowed, _) in _PLAIN_DICTS_ALLOWED.items() if len(found.get(path, [])) < allowed}
+    assert not stale, f"lower these allowances to what the files hold now: {stale}"
+
+
+def test_the_annotation_scan_sees_plain_records() -> None:
+    assert _PLAIN_RECORD_ANNOTATION.search("def f(record: dict[str, Any]) -> None:")
+    assert _PLAIN_RECORD_ANNOTATION.search("    steps: list[dict[str, Any]] = []")
+    assert _PLAIN_RECORD_ANNOTATION.search("def act(self, history: list[dict[str, Any]], tools)")
+    assert _PLAIN_RECORD_ANNOTATION.search("def g(records: Sequence[dict[str, Any]]) -> None:")
+    assert not _PLAIN_RECORD_ANNOTATION.search("def f(record: Record) -> None:")
+    assert not _PLAIN_RECORD_ANNOTATION.search("def f(meta: dict[str, Any]) -> None:")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from environments.attacks import attack_metrics, metric_row
+from environments.records import Record, record_score
 from environments.registry import task_set
 from training.advsim.worlds import Job, Player, World
 
@@ -72,7 +73,7 @@ def evaluate_sim_real(
 ) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """Figures per world and condition plus the gaps, and every record played (header.meta.advsim_eval says which)."""
     figures: dict[str, float] = {}
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     named = conditions(adversaries, styles)
     for world in worlds:
         benign = {"guidance": True} if guidance and world.guidance else {}
@@ -82,7 +83,7 @@ def evaluate_sim_real(
         rows = []
         for name, record in zip(names, out, strict=True):
             record["header"].setdefault("meta", {})["advsim_eval"] = {"world": world.name, "condition": name}
-            score = record["header"]["score"]
+            score = record_score(record)
             rows.append({**metric_row(composite=score["composite"], score=score), "condition": name})
         figures.update(world_figures(world.name, rows, [name for name, _ in named]))
         records += out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from environments.records import record_passed
+from environments.records import Record, record_passed
 from training.advsim.rewards import curriculum_reward, flip_reward, success_rate
 from training.advsim.worlds import Job, Player, World
 
@@ -55,7 +55,7 @@ def base_options(proposal: Proposal, guidance: bool) -> dict[str, Any]:
     return {**proposal.options, **({"guidance": True} if guidance else {})}
 
 
-def passed(record: dict[str, Any]) -> float:
+def passed(record: Record) -> float:
     return float(bool(record_passed(record)))
 
 

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from environments.records import Record
+
 
 class RoundStore:
     def __init__(self, output_dir: str | Path) -> None:
@@ -21,7 +23,7 @@ class RoundStore:
         for sub in ("rounds", "records", "evals"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
 
-    def write_round(self, round_: int, payload: dict[str, Any], records: list[dict[str, Any]]) -> Path:
+    def write_round(self, round_: int, payload: dict[str, Any], records: list[Record]) -> Path:
         path = self.root / "rounds" / f"round-{round_:06d}.json"
         path.write_text(json.dumps({"round": round_, **payload}, indent=1, sort_keys=True))
         _write_jsonl(self.root / "records" / f"round-{round_:06d}.jsonl", records)
@@ -34,7 +36,7 @@ class RoundStore:
     def rounds(self) -> list[int]:
         return sorted(int(p.stem.split("-")[1]) for p in (self.root / "rounds").glob("round-*.json"))
 
-    def write_eval(self, name: str, figures: dict[str, Any], records: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> Path:
+    def write_eval(self, name: str, figures: dict[str, Any], records: list[Record], extra: dict[str, Any] | None = None) -> Path:
         path = self.root / "evals" / f"{name}.json"
         path.write_text(json.dumps({"name": name, "figures": figures, **(extra or {})}, indent=1, sort_keys=True))
         _write_jsonl(self.root / "evals" / f"{name}.jsonl", records)
@@ -45,7 +47,7 @@ class RoundStore:
         return json.loads(path.read_text()) if path.exists() else None
 
 
-def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+def _write_jsonl(path: Path, records: list[Record]) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, sort_keys=True, default=str) + "\n")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from environments.records import Record
 from training.data import PromptStyle
 from training.modeling import load_model
 from training.sampling import episode_stats, rollout_episodes
@@ -19,7 +19,7 @@ def parse_range(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
 
-def write_records(path: Path, records: list[dict[str, Any]]) -> Path:
+def write_records(path: Path, records: list[Record]) -> Path:
     with open(path, "w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record) + "\n")

@@ -28,6 +28,7 @@ import dataclasses
 from functools import lru_cache
 from typing import Any
 
+from environments.records import record_score
 from training.experiments import Arm, Evaluation, Experiment, register
 
 TASK = "toolgym/chain"
@@ -54,7 +55,7 @@ def _alone(actor_path: str, jobs: tuple[tuple[str, int], ...], limits: tuple[int
             style=style,
             max_prompt_tokens=limits[2],
         )
-    return tuple((float(r["header"]["score"]["composite"]), bool(r["header"]["score"]["passed"])) for r in records)
+    return tuple((float(record_score(r)["composite"]), bool(record_score(r)["passed"])) for r in records)
 
 
 def caddie_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: list[int]) -> dict[str, float]:
@@ -89,8 +90,8 @@ def caddie_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: l
             advised = play(actor, tokenizer, jobs, config, critic=config.critic_turns(critic, temperature=0.0), temperature=0.0)
         n = len(jobs)
         out[f"{name}_no_critic_pass"] = sum(p for _, p in alone) / n
-        out[f"{name}_with_critic_pass"] = sum(bool(r["header"]["score"]["passed"]) for r in advised) / n
-        out[f"{name}_critic_gain"] = sum(float(r["header"]["score"]["composite"]) - a for r, (a, _) in zip(advised, alone, strict=True)) / n
+        out[f"{name}_with_critic_pass"] = sum(bool(record_score(r)["passed"]) for r in advised) / n
+        out[f"{name}_critic_gain"] = sum(float(record_score(r)["composite"]) - a for r, (a, _) in zip(advised, alone, strict=True)) / n
         if name == "actor":
             out["critic_turns"] = sum(1 for r in advised for s in r["steps"] if s.get("role") == "critic") / n
     return out

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import record_score
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 TRAIN_TASK = "riskprobe/train-mix"
@@ -108,7 +109,7 @@ def desk_measures(model: Any, tokenizer: Any, style: Any, seeds: list[int], a: f
             temperature=0.0,
             style=style,
         )
-    pnls = [float(r["header"]["score"]["components"]["total_return"]) * CAPITAL / DOLLARS_PER_CREDIT for r in records]
+    pnls = [float(record_score(r)["components"]["total_return"]) * CAPITAL / DOLLARS_PER_CREDIT for r in records]
     return {
         "desk fitted a": fit.a,
         "desk a 95% low": fit.low,

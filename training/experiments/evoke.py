@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import record_score
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 MEASURE_SEEDS = 12  # expert episodes per measured task: 24-36 states, each a (K+1) x (K+1) table of sequences
@@ -83,7 +84,7 @@ def experiment_measures(checkpoint: str, base: str, values: dict[str, Any], seed
     out: dict[str, float] = {}
     for name, task in MEASURED.items():
         records = [scripted_episode(demo_policy(task, s), task, s, max_turns=12) for s in seeds[:MEASURE_SEEDS]]
-        swaps = swaps_for([r for r in records if r["header"]["score"]["passed"]], alternatives=int(values.get("alternatives", 2)))
+        swaps = swaps_for([r for r in records if record_score(r)["passed"]], alternatives=int(values.get("alternatives", 2)))
         figures = rank_accuracy(model, tokenizer, swaps, style=style, max_tokens=2048)
         out[f"{name}_rank_accuracy"] = figures["rank_accuracy"]
         out[f"{name}_rank_accuracy_true"] = figures["rank_accuracy_true"]

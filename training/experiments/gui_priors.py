@@ -35,6 +35,7 @@ import math
 import random
 from typing import Any
 
+from environments.records import Record, record_score
 from training.experiments import QWEN3_1_7B, Arm, Experiment, GpuConfig, register
 from training.experiments.hybridcua import DRIFTS, EVAL_TASK, HELD_OUT, LIMITS, MAX_TURNS, SFT_STAGE, SMOKE, SMOKE_SFT
 
@@ -44,7 +45,7 @@ JUDGE_SEEDS = 5  # explore_synth's judging items: the systematic explorer on see
 JUDGE_BUDGET = 1000
 
 
-def calls(record: dict[str, Any]) -> list[dict[str, Any]]:
+def calls(record: Record) -> list[dict[str, Any]]:
     """The record's calls (name and arguments), submit excluded."""
     return [
         {"name": c["name"], "arguments": c["arguments"]}
@@ -128,7 +129,7 @@ def prior_cases(seeds: list[int]) -> list[tuple[str, int, str, str, list[dict[st
         played = {d: solve("gui", task, seed, d) for d in ("none", "high")}
         for drift, other in (("none", "high"), ("high", "none")):
             right, stale = calls(played[drift]), calls(played[other])
-            if played[drift]["header"]["score"].get("passed"):
+            if record_score(played[drift]).get("passed"):
                 cases.append((task_id, seed, drift, "right", right, right))
                 if stale != right:
                     cases.append((task_id, seed, drift, "wrong", stale, right))
@@ -161,7 +162,7 @@ def prior_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: li
                 env_options=options,
             )
         agent = calls(record)
-        sums.setdefault(f"drift {drift} {label} prior success", []).append(float(bool(record["header"]["score"].get("passed"))))
+        sums.setdefault(f"drift {drift} {label} prior success", []).append(float(bool(record_score(record).get("passed"))))
         if label == "right":
             sums.setdefault(f"drift {drift} right prior followed", []).append(float(followed(agent, prior)))
         else:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from environments.records import record_score
 from environments.roles import HARNESS_LEVELS
 from training.experiments import Arm, Evaluation, Experiment, register
 
@@ -73,8 +74,8 @@ def level_rewards(checkpoint: str, base: str, seeds: tuple[int, ...], style: tup
     out: dict[str, tuple[float, ...]] = {}
     for k, level in enumerate(HARNESS_LEVELS):
         played = records[k * len(seeds) : (k + 1) * len(seeds)]
-        out[level] = tuple(float(r["header"]["score"]["composite"]) for r in played)
-        out[f"{level} passed"] = tuple(float(bool(r["header"]["score"]["passed"])) for r in played)
+        out[level] = tuple(float(record_score(r)["composite"]) for r in played)
+        out[f"{level} passed"] = tuple(float(bool(record_score(r)["passed"])) for r in played)
     return out
 
 

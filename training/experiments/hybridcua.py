@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from environments.records import Record, record_score
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 DEMO_SEEDS = 200  # full run: 200 seeds x 3 tasks x 3 drift levels = 1,800 trajectories per kind (5,400 hybrid)
@@ -99,13 +100,13 @@ def prepare_data(experiment: Experiment, values: dict[str, Any]) -> dict[str, An
     return {"data": data_file(kinds, seeds)}
 
 
-def hybrid_episode(record: dict[str, Any]) -> dict[str, float]:
+def hybrid_episode(record: Record) -> dict[str, float]:
     """Evaluation.episode_measures: success (passed), steps (calls but submit) and the share of them that are shell."""
     from environments.desktop.hybrid import calls_of
 
     names = calls_of(record)
     return {
-        "success": float(bool(record["header"]["score"].get("passed"))),
+        "success": float(bool(record_score(record).get("passed"))),
         "steps per task": float(len(names)),
         "shell share": names.count("shell") / len(names) if names else 0.0,
     }

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import Record, record_score
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 TRAIN_TASK = "optionsdesk/train-short"
@@ -42,7 +43,7 @@ REPORTED_ANCHORS = ("no-trade", "regime-rule", "learned-selector")
 MAX_TURNS = 24  # a 10-day window: 10 next_day calls plus two rounds of look, close, open (the anchors use 16)
 
 
-def compact_record(record: dict[str, Any]) -> dict[str, Any]:
+def compact_record(record: Record) -> dict[str, Any]:
     """An anchor's record played with JSON results, its results rewritten as the `compact` option writes them and its
     header's explicit `compact: false` dropped: the record of the same calls in the short task as registered."""
     from environments.optionsdesk.compact import compact_result
@@ -75,9 +76,7 @@ def demonstrations_file(anchors: tuple[str, ...], seeds: range) -> str:
     if not path.exists():
         records = [compact_record(anchor_episode(a, TRAIN_TASK, s, options={"compact": False})) for a in anchors for s in seeds]
         kept = [
-            r
-            for r in records
-            if r["header"]["termination_reason"] == "horizon_reached" and r["header"]["score"]["composite"] >= KEEP_COMPOSITE
+            r for r in records if r["header"]["termination_reason"] == "horizon_reached" and record_score(r)["composite"] >= KEEP_COMPOSITE
         ]
         assert kept, f"no anchor episode of {anchors} on seeds {seeds.start}-{seeds.stop - 1} broke even"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +98,7 @@ def anchor_figures(task: str, seeds: list[int], anchors: tuple[str, ...] = REPOR
 
     out: dict[str, float] = {}
     for anchor in anchors:
-        scores = [anchor_episode(anchor, task, s, options={"compact": False})["header"]["score"] for s in seeds]
+        scores = [record_score(anchor_episode(anchor, task, s, options={"compact": False})) for s in seeds]
         out[f"{anchor} composite"] = sum(float(s["composite"]) for s in scores) / len(scores)
         for name in ("total_return", "sharpe", "max_drawdown"):
             out[f"{anchor} {name}"] = sum(float(s["components"][name]) for s in scores) / len(scores)

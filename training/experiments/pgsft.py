@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import record_score
 from training.experiments import Arm, Evaluation, Experiment, register
 
 TARGET = "toolgym/chain"
@@ -100,7 +101,7 @@ def pgsft_measures(checkpoint: str, base: str, values: dict[str, Any], seeds: li
     calls = valid + sum(r["header"]["metrics"]["invalid_calls"] for r in records)
     nll, drift = text_nll_and_drift(model, start, heldout_documents(tokenizer, style))
     return {
-        "lookup_passed": sum(float(bool(r["header"]["score"]["passed"])) for r in records) / len(records),
+        "lookup_passed": sum(float(bool(record_score(r)["passed"])) for r in records) / len(records),
         "lookup_valid_calls": valid / max(calls, 1),
         "heldout_text_nll": nll,
         "drift_kl_to_start": drift,

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from environments.records import record_score
 from training.experiments import Arm, Evaluation, Experiment, register
 from training.phantom_data import PhantomDemoConfig
 
@@ -101,9 +102,9 @@ def transfer_measures(checkpoint: str, base: str, values: dict[str, Any], seeds:
     held_out = list(range(100_000, 100_000 + min(TOOLGYM_SEEDS, len(seeds))))
     for task in TOOLGYM:
         records = play(task, held_out, 4, 48)
-        out[f"{task.split('/')[1]}_passed"] = sum(float(bool(r["header"]["score"]["passed"])) for r in records) / len(records)
+        out[f"{task.split('/')[1]}_passed"] = sum(float(bool(record_score(r)["passed"])) for r in records) / len(records)
     desk = play(DESK, held_out[:DESK_SEEDS], DESK_TURNS, 64)
-    out["desk_composite"] = sum(float(r["header"]["score"]["composite"]) for r in desk) / len(desk)
+    out["desk_composite"] = sum(float(record_score(r)["composite"]) for r in desk) / len(desk)
     valid = sum(r["header"]["metrics"]["valid_calls"] for r in desk)
     out["desk_valid_calls"] = valid / max(1, valid + sum(r["header"]["metrics"]["invalid_calls"] for r in desk))
     return out

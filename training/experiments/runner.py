@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.records import Record, record_score
 from training.data import PromptStyle
 from training.experiments import Experiment
 from training.experiments.results import (
@@ -164,9 +165,9 @@ def evaluate_checkpoint(
         {
             "seed": s,
             "task": task,
-            "reward": float(r["header"]["score"]["composite"]),
-            "passed": bool(r["header"]["score"]["passed"]),
-            "components": {k: float(v) for k, v in (r["header"]["score"].get("components") or {}).items()},
+            "reward": float(record_score(r)["composite"]),
+            "passed": bool(record_score(r)["passed"]),
+            "components": {k: float(v) for k, v in (record_score(r).get("components") or {}).items()},
             "valid_call_rate": _valid_call_rate(r["header"].get("metrics") or {}),
             "agent_turns": sum(1 for step in r["steps"] if step.get("source") == "agent"),
             **({"step_reward": step_reward(r)} if ev.options else {}),
@@ -176,7 +177,7 @@ def evaluate_checkpoint(
     ]
 
 
-def step_reward(record: dict[str, Any]) -> float:
+def step_reward(record: Record) -> float:
     """The sum of the agent steps' rewards (with StoreBench's reward="daily": the running composite through the last
     day the agent ended; the composite of an episode the turn cap cut is 0)."""
     return round(sum(float(s.get("reward") or 0.0) for s in record["steps"] if s.get("source") == "agent"), 6)

@@ -31,6 +31,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from environments.records import Record, record_score
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 ROUTERS = {"sibyl": "policy", "never": "never", "always": "always", "random": "random"}
@@ -103,7 +104,7 @@ EXPERIMENT = register(
 )
 
 
-def call_rate(records: list[dict[str, Any]]) -> float:
+def call_rate(records: list[Record]) -> float:
     """Consultations per decision over the records (training.recipes.sibyl.decisions; 0 when there was no decision)."""
     from training.recipes.sibyl import decisions
 
@@ -140,14 +141,14 @@ def play(model: Any, tokenizer: Any, config: Any, seeds: list[int], router: str,
         )
 
 
-def figures(records: list[dict[str, Any]]) -> dict[str, float]:
+def figures(records: list[Record]) -> dict[str, float]:
     """success, consultations per episode, call rate (per decision), reward net of consultation costs."""
     from training.data import record_reward
     from training.recipes.sibyl import decisions
 
     n = max(len(records), 1)
     return {
-        "success": sum(1.0 for r in records if r["header"]["score"]["passed"]) / n,
+        "success": sum(1.0 for r in records if record_score(r)["passed"]) / n,
         "consultations per episode": sum(decisions(r)[0] for r in records) / n,
         "call rate": call_rate(records),
         "reward net of cost": sum(record_reward(r) or 0.0 for r in records) / n,

@@ -41,7 +41,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from environments.records import record_passed
+from environments.records import Record, record_passed, record_score
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
 TRAIN_SET = "storebench/train"
@@ -64,7 +64,7 @@ RECOVERY_DATA = "recovery-views"  # the recovery arm's `data` until `recovery_vi
 
 
 # --- what an evaluation episode moves --------------------------------------------------------------------------
-def episode_figures(record: dict[str, Any]) -> dict[str, float]:
+def episode_figures(record: Record) -> dict[str, float]:
     """Evaluation.episode_measures: days ended, days ended without units lost to a stock-out, and the share of the
     operation budget of the days played (ended days, plus the open one) that the agent's calls spent."""
     from environments import registry
@@ -114,14 +114,14 @@ def recovery_jobs(values: dict[str, Any]) -> list[tuple[str, int]]:
     return [(tasks[i % len(tasks)], RECOVERY_SEEDS[0] + i) for i in range(count)]
 
 
-def full_horizon(record: dict[str, Any]) -> dict[str, Any]:
+def full_horizon(record: Record) -> dict[str, Any]:
     """The record with the sampler's turn cap lifted: a diagnosis asks what the anchor can still do over the days the
     cap cut, and a takeover bound by the agent's cap could never pass."""
     harness = {**(record["header"].get("harness") or {}), "max_steps": None}
     return {**record, "header": {**record["header"], "harness": harness}}
 
 
-def diagnose(record: dict[str, Any], *, anchor: str = ANCHOR) -> tuple[dict[str, Any], str]:
+def diagnose(record: Record, *, anchor: str = ANCHOR) -> tuple[dict[str, Any], str]:
     """(diagnosis, how) of a failing record: the rule diagnosis ("rule") when it finds a pivotal step, else the first
     invalid or failing agent call ("first-error", else the first agent step: "first-step") with the anchor's first
     state-changing call from there as the correction. Raises LookupError when the anchor changes nothing from there."""
@@ -153,7 +153,7 @@ def diagnose(record: dict[str, Any], *, anchor: str = ANCHOR) -> tuple[dict[str,
     return proposal.as_json(), how
 
 
-def recovery_view(record: dict[str, Any], *, anchor: str = ANCHOR) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+def recovery_view(record: Record, *, anchor: str = ANCHOR) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """(the recovery view or None, what happened) for one failing sampled record (module docstring)."""
     from environments.diagnosis.branching import verify_correction
     from environments.diagnosis.exports import recovery_example
@@ -264,7 +264,7 @@ def anchor_rows(jobs: list[tuple[str, int]], turns: int, anchors: tuple[str, ...
                     "task": task,
                     "seed": seed,
                     "cut_step_reward": sum(float(s.get("reward") or 0.0) for s in cut["steps"]),
-                    "cut_composite": float(cut["header"]["score"]["composite"]),
+                    "cut_composite": float(record_score(cut)["composite"]),
                     **episode_figures(cut),
                 }
             )

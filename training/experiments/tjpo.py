@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from environments.records import Record, record_score
 from training.descriptors import describe, group_diversity, pass_at_k
 from training.experiments import QWEN3_1_7B, Arm, Evaluation, Experiment, GpuConfig, register
 
@@ -38,7 +39,7 @@ def sample_measures(
     from training.sampling import rollout_episodes
 
     torch.manual_seed(seed)  # the same sampling stream for every checkpoint measured
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     for start in range(0, len(seeds), MEASURE_BATCH_SEEDS):
         jobs = [(config.task, s) for s in seeds[start : start + MEASURE_BATCH_SEEDS] for _ in range(k)]
         with torch.no_grad():
@@ -55,7 +56,7 @@ def sample_measures(
     at_1, at_k, diversity, success = [], [], [], []
     for i in range(len(seeds)):
         group = records[i * k : (i + 1) * k]
-        passed = [bool(r["header"]["score"]["passed"]) for r in group]
+        passed = [bool(record_score(r)["passed"]) for r in group]
         at_1.append(pass_at_k(k, sum(passed), 1))
         at_k.append(pass_at_k(k, sum(passed), k))
         diversity.append(group_diversity([describe(r) for r in group]))

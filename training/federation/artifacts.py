@@ -17,11 +17,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
-from environments.records import header_passed, header_score
+from environments.records import Record, header_passed, header_score
 from training.federation.redact import PrivateRedactor
 
 KINDS = ("skills", "adapter", "stats")
@@ -61,7 +61,7 @@ class Artifact:
 _WORD = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def distill_skill(record: dict[str, Any]) -> str | None:
+def distill_skill(record: Record) -> str | None:
     """A passed episode's procedure with every argument value replaced by its provenance, or None (failed, no calls)."""
     if not header_passed(record.get("header", {})):
         return None
@@ -74,7 +74,7 @@ def distill_skill(record: dict[str, Any]) -> str | None:
     for step in steps:
         for call in step.get("tool_calls") or []:
             args = []
-            for key, value in sorted((call.get("arguments") or {}).items()):
+            for key, value in sorted(cast(dict[str, Any], call.get("arguments") or {}).items()):  # a passed record's calls parsed
                 text = str(value)
                 if text in sources:
                     args.append(f"{key}=<{sources[text]}>")
@@ -96,7 +96,7 @@ def distill_skill(record: dict[str, Any]) -> str | None:
     return f"To answer '{template}': " + "; then ".join(parts) + "."
 
 
-def skills_artifact(records: Sequence[dict[str, Any]], *, redactor: PrivateRedactor, source: str, round: int) -> Artifact:
+def skills_artifact(records: Sequence[Record], *, redactor: PrivateRedactor, source: str, round: int) -> Artifact:
     """The distinct procedures of the passed records, each through the redactor (a second line of defence)."""
     skills: list[str] = []
     redactions = 0
@@ -131,7 +131,7 @@ def skills_of(artifact: Artifact) -> list[str]:
     return [str(s) for s in json.loads(artifact.payload)["skills"]]
 
 
-def stats_artifact(records: Sequence[dict[str, Any]], *, source: str, round: int) -> Artifact:
+def stats_artifact(records: Sequence[Record], *, source: str, round: int) -> Artifact:
     """Counts and means only: episodes, passed, composite_mean, calls_mean."""
     n = len(records)
     scores = [header_score(r.get("header", {})) for r in records]

@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from environments.records import Record
 from training.federation.artifacts import Artifact
 from training.federation.redact import shapes_found
 
@@ -49,7 +50,7 @@ class ExportRefused(Exception):
 class AttributeCase:
     key: str  # what the attacker knows (an item)
     true: str  # the private value (its color)
-    candidates: tuple[tuple[str, dict[str, Any]], ...] = ()  # (value, a record answering the key's question with it)
+    candidates: tuple[tuple[str, Record], ...] = ()  # (value, a record answering the key's question with it)
 
 
 @dataclass
@@ -58,9 +59,9 @@ class ModelProbe:
 
     model: Any
     tokenizer: Any
-    members: list[dict[str, Any]]
-    nonmembers: list[dict[str, Any]]
-    canary_contexts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # canary field -> private records holding it
+    members: list[Record]
+    nonmembers: list[Record]
+    canary_contexts: dict[str, list[Record]] = field(default_factory=dict)  # canary field -> private records holding it
 
 
 @dataclass
@@ -90,14 +91,14 @@ def canaries_in_bytes(payload: bytes, canaries: Mapping[str, str]) -> list[str]:
     return sorted(name for name, value in canaries.items() if value.lower().encode() in lowered)
 
 
-def _episodes(records: Sequence[dict[str, Any]], tokenizer: Any) -> list[Any]:
+def _episodes(records: Sequence[Record], tokenizer: Any) -> list[Any]:
     from training.data import tokenize_record
 
     return [e for r in records for e in tokenize_record(r, tokenizer)[:1] if sum(e.mask)]
 
 
 @torch.no_grad()
-def record_losses(model: Any, tokenizer: Any, records: Sequence[dict[str, Any]]) -> list[float]:
+def record_losses(model: Any, tokenizer: Any, records: Sequence[Record]) -> list[float]:
     """Mean negative log-likelihood of each record's agent tokens under the model."""
     from training.data import collate
     from training.modeling import token_logprobs

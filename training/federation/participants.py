@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from environments.core import Action, Policy, ToolCall, ToolSpec
+from environments.records import Record, Step
 from training.federation.checks import AttributeCase
 from training.federation.redact import PrivateRedactor
 
@@ -23,8 +24,8 @@ PROBE_SEED_START = 900_000  # the attribute attack's answer records
 class Participant:
     name: str
     task: str  # the task its utility is measured on (its own private variant)
-    records: list[dict[str, Any]]  # what it trains on; never leaves
-    holdout: list[dict[str, Any]] = field(default_factory=list)  # same task, never trained on: membership non-members
+    records: list[Record]  # what it trains on; never leaves
+    holdout: list[Record] = field(default_factory=list)  # same task, never trained on: membership non-members
     canaries: dict[str, str] = field(default_factory=dict)  # field -> planted canary
     private_values: list[tuple[str, str]] = field(default_factory=list)  # (field, value) the redactor replaces
     attributes: list[AttributeCase] = field(default_factory=list)  # what the attribute attack tries to recover
@@ -36,7 +37,7 @@ class Participant:
         return PrivateRedactor([*self.canaries.items(), *self.private_values])
 
     @property
-    def canary_contexts(self) -> dict[str, list[dict[str, Any]]]:
+    def canary_contexts(self) -> dict[str, list[Record]]:
         """Per canary, the private records that hold it (the extraction attack's contexts)."""
         import json
 
@@ -51,7 +52,7 @@ class _Answer(Policy):
     def __init__(self, color: str) -> None:
         self.color = color
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         return Action(tool_calls=[ToolCall("answer", {"color": self.color}, "c1")])
 
 

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.records import record_score
 from training.federation.aggregate import fedavg, skills_merge, stats_merge, updates_screen
 from training.federation.artifacts import Artifact, adapter_artifact, adapter_tensors, skills_artifact, skills_of, stats_artifact
 from training.federation.checks import ExportRefused, GateResult, ModelProbe, export_gate
@@ -187,7 +188,7 @@ def utility(settings: FederationSettings, model_path: str, task: str, skills: Se
             system_prompt=system,
             style=PromptStyle(settings.compact_tools, settings.max_result_chars),
         )
-    return sum(float(r["header"]["score"]["composite"]) for r in records) / len(records)
+    return sum(float(record_score(r)["composite"]) for r in records) / len(records)
 
 
 def _gate(

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from environments.core import Action, Env, Policy, ToolCall, ToolSpec
+from environments.records import Step
 from environments.registry import env_meta
 from environments.roles import ACTOR, CONSULTANT, CRITIC, RUNNER_TOOLS, USER
 from training.context import compact_tool_listing, omission_note, truncate_messages
@@ -137,7 +138,7 @@ def _content_text(content: Any, limit: int) -> str:
     return text
 
 
-def _agent_turn(step: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+def _agent_turn(step: Step, limit: int) -> list[dict[str, Any]]:
     """One agent step as chat messages. An invalid action is shown as the model wrote it, then its error."""
     meta = step.get("meta") or {}
     if meta.get("invalid_action"):
@@ -164,7 +165,7 @@ def _agent_turn(step: dict[str, Any], limit: int) -> list[dict[str, Any]]:
 
 
 def build_messages(
-    history: list[dict[str, Any]],
+    history: list[Step],
     *,
     system_prompt: str,
     window_turns: int,
@@ -264,7 +265,7 @@ class LLMPolicy(Policy):
         return described if self.role == ACTOR else {**described, "role": self.role}
 
     def render(
-        self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str, system_prompt: str | None = None
+        self, history: list[Step], *, window_turns: int, summary: str, status: str, system_prompt: str | None = None
     ) -> list[dict[str, Any]]:
         """The prompt of this policy's role for the next turn, keeping the last `window_turns` turns; `system_prompt`
         replaces the policy's own for this prompt (its own plus the compact tool listing)."""
@@ -284,9 +285,7 @@ class LLMPolicy(Policy):
             status=status,
         )
 
-    def fit_messages(
-        self, history: list[dict[str, Any]], tools: list[dict[str, Any]], *, system_prompt: str | None = None
-    ) -> list[dict[str, Any]]:
+    def fit_messages(self, history: list[Step], tools: list[dict[str, Any]], *, system_prompt: str | None = None) -> list[dict[str, Any]]:
         """The last `window_turns` turns, fewer when the prompt would leave no room for `max_new_tokens` (the one
         truncation rule, training.context: oldest turns first, a marker note in their place, never the system prompt
         or the task). Sets `self.context` to what was omitted, which the step records as `meta.context`."""
@@ -317,7 +316,7 @@ class LLMPolicy(Policy):
         self.context = {"omitted_turns": omitted, "prompt_tokens": tokens(messages), "budget": budget}
         return messages
 
-    def act(self, history: list[dict[str, Any]], tools: list[ToolSpec]) -> Action:
+    def act(self, history: list[Step], tools: list[ToolSpec]) -> Action:
         # The critic writes advice and a user speaks, so they see no tools; a consultant suggests an environment
         # action, never a runner tool.
         offered = [] if self.role in (CRITIC, USER) else [t for t in tools if self.role == ACTOR or t.name not in RUNNER_TOOLS]

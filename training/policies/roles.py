@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from environments.records import Step
 from environments.roles import ACTOR, ASK_CRITIC, CONSULT, CONSULTANT, CRITIC, USER, step_role
 
 LLM_ROLES = (ACTOR, CRITIC, CONSULTANT, USER)
@@ -57,7 +58,7 @@ def role_label(role: str) -> str:
     return role.replace("_", " ").replace("-", " ").capitalize()
 
 
-def _answered(previous_actor: dict[str, Any] | None, role: str) -> bool:
+def _answered(previous_actor: Step | None, role: str) -> bool:
     """True when the actor's last step called the runner tool answering `role` and got a result for it."""
     tool = _ANSWERED_BY.get(role)
     if previous_actor is None or tool is None:
@@ -66,7 +67,7 @@ def _answered(previous_actor: dict[str, Any] | None, role: str) -> bool:
     return any(r.get("call_id") in ids for r in previous_actor.get("results") or [])
 
 
-def step_text(step: dict[str, Any], limit: int = 0) -> str:
+def step_text(step: Step, limit: int = 0) -> str:
     """A role step's visible content: its message, else its suggested calls (a consultant), else its reasoning.
     A user step shows its message only: a model user's reasoning is its private note."""
     if step.get("message") or step_role(step) == USER:
@@ -78,16 +79,16 @@ def step_text(step: dict[str, Any], limit: int = 0) -> str:
     return _text(step.get("reasoning") or "", limit)
 
 
-def is_actor_turn(step: dict[str, Any], sources: tuple[str, ...] = ("agent",)) -> bool:
+def is_actor_turn(step: Step, sources: tuple[str, ...] = ("agent",)) -> bool:
     return step.get("source") in sources and step_role(step) == ACTOR
 
 
-def context_messages(steps: list[dict[str, Any]], limit: int = 0, sources: tuple[str, ...] = ("agent",)) -> list[dict[str, Any] | None]:
+def context_messages(steps: list[Step], limit: int = 0, sources: tuple[str, ...] = ("agent",)) -> list[dict[str, Any] | None]:
     """For each step that is not the actor's own turn: the user message it becomes in the actor's context, or
     None when it is not shown (nothing to say, or already the result of the actor's `ask_critic`/`consult`).
     Entries for the actor's own steps are None as well; callers render those as assistant turns."""
     out: list[dict[str, Any] | None] = []
-    previous_actor: dict[str, Any] | None = None
+    previous_actor: Step | None = None
     for step in steps:
         role = step_role(step)
         if is_actor_turn(step, sources):
@@ -104,7 +105,7 @@ def context_messages(steps: list[dict[str, Any]], limit: int = 0, sources: tuple
     return out
 
 
-def transcript_lines(history: list[dict[str, Any]], limit: int = 0) -> list[str]:
+def transcript_lines(history: list[Step], limit: int = 0) -> list[str]:
     """The trajectory as plain lines, one per turn or result, each led by who spoke (the critic's view)."""
     lines: list[str] = []
     for step in history:
@@ -128,7 +129,7 @@ def transcript_lines(history: list[dict[str, Any]], limit: int = 0) -> list[str]
 
 
 def critic_messages(
-    history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0, summary: str = ""
+    history: list[Step], *, system_prompt: str, window_turns: int, max_result_chars: int = 0, summary: str = ""
 ) -> list[dict[str, Any]]:
     """The critic's prompt: the task, its instruction, the transcript of the last `window_turns` steps after the
     opening observation (older ones replaced by a note and the state summary), and the request for advice."""
@@ -159,14 +160,14 @@ def parse_user_turn(text: str) -> tuple[str | None, str]:
     return None, body
 
 
-def user_turn_text(step: dict[str, Any]) -> str:
+def user_turn_text(step: Step) -> str:
     """A user's own turn as it wrote it (its note and what it said): its assistant turn in its own view."""
     said = _text(step.get("message") or "")
     return f"{_NOTE} {step['reasoning']}\n{_SAY} {said}" if step.get("reasoning") else said
 
 
 def user_messages(
-    history: list[dict[str, Any]], *, system_prompt: str, window_turns: int, max_result_chars: int = 0, role: str = USER
+    history: list[Step], *, system_prompt: str, window_turns: int, max_result_chars: int = 0, role: str = USER
 ) -> list[dict[str, Any]]:
     """The user's prompt: its goal card and instruction, then the conversation from its side, the actor's messages
     as the other party's turns and its own earlier turns (notes included) as its assistant turns. It sees neither

@@ -23,6 +23,7 @@ import torch
 from environments.attack_eval import conditions
 from environments.attacks import attack_metrics, metric_row
 from environments.core import Action, Env
+from environments.records import Step, record_score
 from environments.registry import env_meta, make, task_set
 from training.data import PromptStyle, collate, record_messages
 from training.losses import kl_full
@@ -46,7 +47,7 @@ class ModelPolicy(TemplatePolicy):
         self.model_obj, self.tokenizer, self.style = model, tokenizer, style
 
     def render(
-        self, history: list[dict[str, Any]], *, window_turns: int, summary: str, status: str, system_prompt: str | None = None
+        self, history: list[Step], *, window_turns: int, summary: str, status: str, system_prompt: str | None = None
     ) -> list[dict[str, Any]]:
         record = {"header": {"tools": [t.openai_schema() for t in self.env.tools()]}, "steps": history}
         messages = record_messages(record, system_prompt=self.system_prompt if system_prompt is None else system_prompt, style=self.style)
@@ -96,7 +97,7 @@ def greedy_rows(model: Any, tokenizer: Any, config: Any, seeds: Any) -> list[dic
                 env=env, seed=seed, model=model, tokenizer=tokenizer, style=config.prompt_style, max_new_tokens=config.max_new_tokens
             )
             record = run_episode(env, policy, max_steps=config.eval_max_turns)
-            score = record["header"]["score"]
+            score = record_score(record)
             rows.append({**metric_row(composite=score["composite"], score=score), "style": axis.style_of(options)})
     return rows
 

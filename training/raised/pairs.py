@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from environments.records import Record
 from training.data import PromptStyle, TokenizedEpisode, record_messages, tokenize_record
 from training.policies.roles import is_actor_turn
 from training.scripted import anchor_episode
@@ -32,7 +33,7 @@ class Pair:
     injected: dict[str, Any]  # the same seed and actions with the attack planted
 
 
-def agent_actions(record: dict[str, Any]) -> list[tuple[int, str, list[tuple[str, Any]]]]:
+def agent_actions(record: Record) -> list[tuple[int, str, list[tuple[str, Any]]]]:
     """(step index, message, tool calls) of every actor step: what must be equal for two variants to pair up."""
     return [
         (s["index"], s.get("message") or "", [(c["name"], c.get("arguments")) for c in s.get("tool_calls") or []])

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from environments.records import Record
 from training.advsim.adapters import adapter_for, env_of, real_world, sim_world, world_problem
 from training.advsim.evaluate import eval_jobs, evaluate_sim_real
 from training.advsim.play import PairResult, Proposal, play_pairs
@@ -257,7 +258,7 @@ def resumed(config: AdvSimConfig) -> AdvSimConfig:
     return dataclasses.replace(config, resume_from=latest) if latest else config
 
 
-def agent_update(trainer: Trainer, config: AdvSimConfig, records: list[dict[str, Any]], reference: Any) -> dict[str, float]:
+def agent_update(trainer: Trainer, config: AdvSimConfig, records: list[Record], reference: Any) -> dict[str, float]:
     """One GRPO step on the round's rollouts (groups of k: each side of each proposal); metrics prefixed agent_."""
     rewards = torch.tensor([training_reward(r, config.reward_component) for r in records])
     advantages, _ = grpo_advantages(records, rewards, config)

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from environments.records import Record, Step, header_score
 from training.data import AGENT_SOURCES, TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult, Trainer, batch_indices
 from training.losses import kl_full, sft_loss
@@ -109,13 +110,13 @@ def play(trainer: Trainer, config: AscentConfig, position: int) -> dict[str, Any
     return record
 
 
-def is_invalid_turn(step: dict[str, Any]) -> bool:
+def is_invalid_turn(step: Step) -> bool:
     """An actor turn whose action failed: a call the environment refused, or output that did not parse (the
     sampler records that as an error result too)."""
     return is_actor_turn(step, AGENT_SOURCES) and any(r.get("is_error") for r in step.get("results") or [])
 
 
-def cleaned_record(record: dict[str, Any]) -> dict[str, Any]:
+def cleaned_record(record: Record) -> dict[str, Any]:
     """The record without its invalid turns, steps re-indexed, and without sampled ids (so tokenize_record
     re-renders it: the kept turns' prompts no longer contain the dropped ones)."""
     kept = [s for s in record["steps"] if not is_invalid_turn(s)]
@@ -123,7 +124,7 @@ def cleaned_record(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "steps": steps}
 
 
-def trajectory_text(record: dict[str, Any]) -> str:
+def trajectory_text(record: Record) -> str:
     """The trajectory as plain text: each actor turn's calls with what they returned, or what it said."""
     lines = []
     turns = [s for s in record["steps"] if is_actor_turn(s, AGENT_SOURCES)]
@@ -169,7 +170,7 @@ def ascent_loss(student_logits: torch.Tensor, batch: dict[str, Any], *, update: 
     return kl_full(student_logits[:, :-1], batch["teacher_logits"][:, :-1], mask, direction="forward")
 
 
-def adapt(trainer: Trainer, config: AscentConfig, record: dict[str, Any]) -> dict[str, float]:
+def adapt(trainer: Trainer, config: AscentConfig, record: Record) -> dict[str, float]:
     """`steps_per_task` optimizer steps on one verified record; returns the first step's metrics (the loss before
     adapting to it) with `loss_last`, `tokens` summed over the steps and `dropped_turns`."""
     model, tokenizer, device = trainer.model, trainer.tokenizer, trainer.device
@@ -206,7 +207,7 @@ def run(config: AscentConfig, hooks: Hooks | None = None) -> RunResult:
         position = trainer.step
         record = play(trainer, config, position)
         header = record["header"]
-        passed, turns = bool(header["score"]["passed"]), int(header["metrics"]["turns"])
+        passed, turns = bool(header_score(header)["passed"]), int(header["metrics"]["turns"])
         metrics: dict[str, float] = {}
         if passed and config.update != "none":
             metrics.update(adapt(trainer, config, record))
@@ -217,7 +218,7 @@ def run(config: AscentConfig, hooks: Hooks | None = None) -> RunResult:
         metrics.update(
             task_seed=float(header["seed"]),
             stream_passed=float(passed),
-            stream_reward=float(header["score"]["composite"]),
+            stream_reward=float(header_score(header)["composite"]),
             stream_turns=float(turns),
             stream_pass_rate=totals["passed"] / trainer.step,
             stream_turns_mean=totals["turns"] / trainer.step,

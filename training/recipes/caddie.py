@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from environments.records import Record
 from environments.roles import CRITIC
 from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
@@ -82,7 +83,7 @@ class CaddieConfig(AggregationFields, ReferenceKLFields, ClipFields, OnPolicyCon
         )
 
 
-def critic_items(records: list[dict[str, Any]], advantages: torch.Tensor, tokenizer: Any) -> list[tuple[TokenizedEpisode, float]]:
+def critic_items(records: list[Record], advantages: torch.Tensor, tokenizer: Any) -> list[tuple[TokenizedEpisode, float]]:
     """(example, advantage) per critic turn of every record: the critic's view of its own turn (its prompt masked,
     its advice trained) at its episode's advantage. Actor turns yield nothing."""
     assert len(records) == advantages.numel(), f"{len(records)} records for {advantages.numel()} advantages"
@@ -164,7 +165,7 @@ def run(config: CaddieConfig, hooks: Hooks | None = None) -> RunResult:
     return trainer.finish()
 
 
-def step_metrics(records: list[dict[str, Any]], rewards: torch.Tensor, groups: list[int]) -> dict[str, float]:
+def step_metrics(records: list[Record], rewards: torch.Tensor, groups: list[int]) -> dict[str, float]:
     """The actor's results with the sampled critic, the share of groups whose outcomes differ (the only ones that
     teach the critic anything), critic turns per episode and characters per advice."""
     advice = [step for record in records for step in role_steps(record, CRITIC)]

@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from environments.records import Record
 from environments.registry import get_task
 from environments.riskprobe.anchors import CONSTITUTION_A
 from environments.riskprobe.cara import certainty_equivalent, stake_scale
@@ -144,7 +145,7 @@ def choice_logprobs(model: Any, tokenizer: Any, prompt_ids: list[int], names: tu
     return torch.stack([logp[k, start : start + len(t)].sum() for k, t in enumerate(turns)])
 
 
-def decision(record: dict[str, Any]) -> tuple[Probe, dict[str, Any] | None, str | None]:
+def decision(record: Record) -> tuple[Probe, dict[str, Any] | None, str | None]:
     """(the record's probe, its deciding agent step or None, the option chosen or None): the first valid choose call."""
     header = record["header"]
     probe = probe_for(get_task(f"{header['env']}/{header['task']}"), int(header["seed"]))
@@ -163,9 +164,7 @@ def option_values(probe: Probe, a: float) -> tuple[list[float], float]:
     return [certainty_equivalent(a, lottery) for lottery in lotteries], stake_scale(lotteries)
 
 
-def computed_shifts(
-    records: list[dict[str, Any]], base: Any, tokenizer: Any, config: ConstitutionConfig
-) -> tuple[list[float], dict[str, float]]:
+def computed_shifts(records: list[Record], base: Any, tokenizer: Any, config: ConstitutionConfig) -> tuple[list[float], dict[str, float]]:
     """Δ per record (0 where nothing was chosen) and metrics: the share of decisions that took the constitution's best
     option, and the base's and the teacher's probability of that option at every decision prompt (valid or not)."""
     shifts, agree, base_best, teacher_best = [], [], [], []
@@ -198,7 +197,7 @@ def computed_shifts(
 
 
 # --- the prompted teacher ----------------------------------------------------------------------------------
-def prompted_sequence(record: dict[str, Any], student: TokenizedEpisode, tokenizer: Any, constitution: str) -> tuple[list[int], list[int]]:
+def prompted_sequence(record: Record, student: TokenizedEpisode, tokenizer: Any, constitution: str) -> tuple[list[int], list[int]]:
     """(teacher ids, positions): the record's first prompt with the constitution appended to the system prompt, then
     exactly the student's tokens; positions[t] is student token t's index in the teacher's ids (inside the replaced
     first prompt: the same distance from its end, floored at 0, as training/self_teacher.py maps it)."""
@@ -247,7 +246,7 @@ def choice_reverse_kl(student_logprobs: torch.Tensor, teacher_logq: torch.Tensor
     return loss, {"loss": loss.item(), "choice_kl": loss.item()}
 
 
-def first_decision_prompts(records: list[dict[str, Any]]) -> list[tuple[list[int], Probe, dict[str, Any]]]:
+def first_decision_prompts(records: list[Record]) -> list[tuple[list[int], Probe, dict[str, Any]]]:
     """(prompt ids, probe, record) of each distinct first agent prompt: where the student decided, validly or not."""
     seen: dict[tuple[int, ...], tuple[Probe, dict[str, Any]]] = {}
     for record in records:
@@ -257,7 +256,7 @@ def first_decision_prompts(records: list[dict[str, Any]]) -> list[tuple[list[int
     return [(list(ids), probe, record) for ids, (probe, record) in seen.items()]
 
 
-def choice_step(trainer: Trainer, base: Any, records: list[dict[str, Any]], config: ConstitutionConfig) -> dict[str, float]:
+def choice_step(trainer: Trainer, base: Any, records: list[Record], config: ConstitutionConfig) -> dict[str, float]:
     """One optimizer step of the choice loss over the decision prompts of `records`."""
     items, tokenizer, text = [], trainer.tokenizer, constitution_text(config.risk_aversion)
     for prompt, probe, record in first_decision_prompts(records):
@@ -278,9 +277,7 @@ def choice_step(trainer: Trainer, base: Any, records: list[dict[str, Any]], conf
     return trainer.optimize(micro_batches(items, config.grad_accum), loss_fn)
 
 
-def token_step(
-    trainer: Trainer, base: Any, records: list[dict[str, Any]], shifts: list[float], config: ConstitutionConfig
-) -> dict[str, float]:
+def token_step(trainer: Trainer, base: Any, records: list[Record], shifts: list[float], config: ConstitutionConfig) -> dict[str, float]:
     """One optimizer step of the sequence or full loss over the sampled episodes (teacher per config.teacher_kind)."""
     tokenizer, device, text = trainer.tokenizer, trainer.device, constitution_text(config.risk_aversion)
     pairs = [(records[i], e, shifts[i]) for i, e in tokenized(records, tokenizer)]

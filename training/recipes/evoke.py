@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from environments.records import record_passed
+from environments.records import Record, record_passed
 from training.config import ConfigError, TrainConfig
 from training.config_fields import EpisodeDataFields, PromptStyleFields, TrainSeedFields
 from training.data import PromptStyle, TokenizedEpisode, collate, read_records, tokenize_record
@@ -189,7 +189,7 @@ def demonstrations(config: EvokeConfig) -> list[dict[str, Any]]:
     return [r for r in records if record_passed(r)]
 
 
-def state_of(record: dict[str, Any], config: EvokeConfig, draw: int) -> GoalSwap | None:
+def state_of(record: Record, config: EvokeConfig, draw: int) -> GoalSwap | None:
     """One goal swap of `record` at an agent turn chosen by `draw` (the next turns in order when one has too few
     alternatives); deterministic in (config.seed, draw)."""
     steps = agent_step_indices(record)

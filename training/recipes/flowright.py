@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import torch
 
 from environments.core import EnvError, Policy
+from environments.records import Record, Step, record_score
 from environments.registry import get_task
 from environments.relay import MAX_STAGES, RELAY_ROLES, relay_env
 from environments.roles import step_role
@@ -128,9 +129,7 @@ def role_advantages(rewards: list[dict[str, float | None]], groups: list[int], r
     return out
 
 
-def role_items(
-    records: list[dict[str, Any]], advantages: dict[str, list[float | None]], tokenizer: Any
-) -> list[tuple[TokenizedEpisode, float]]:
+def role_items(records: list[Record], advantages: dict[str, list[float | None]], tokenizer: Any) -> list[tuple[TokenizedEpisode, float]]:
     """(one role turn's sequence, its advantage) for every sampled turn of every trained role with an advantage. The
     plan's instruction steps carry the role of their node but are not its turns, and a turn without sampled ids
     (a scripted player) is not on-policy: neither is trained."""
@@ -144,7 +143,7 @@ def role_items(
     return items
 
 
-def _sampled_turn(step: dict[str, Any]) -> bool:
+def _sampled_turn(step: Step) -> bool:
     return step["source"] == "agent" and bool(step.get("token_ids")) and bool(step.get("prompt_token_ids"))
 
 
@@ -172,14 +171,14 @@ def relay_players(
     return {role: player(role) for role in RELAY_ROLES}, player(GENERATOR) if config.generator == "model" else None
 
 
-def workflow_stats(records: list[dict[str, Any]], weights: CreditWeights, prefix: str = "") -> dict[str, float]:
+def workflow_stats(records: list[Record], weights: CreditWeights, prefix: str = "") -> dict[str, float]:
     """workflow_success (every stage passed), reward_mean (composite), plan_valid, nodes_done (share of all plan nodes)
     and reward_<role> (the mean FloWright reward where the role took a turn) over the records."""
     n = max(len(records), 1)
     nodes = [node for r in records for node in (r["header"].get("workflow") or {}).get("nodes") or []]
     out = {
-        "workflow_success": sum(bool(r["header"]["score"]["passed"]) for r in records) / n,
-        "reward_mean": sum(float(r["header"]["score"]["composite"]) for r in records) / n,
+        "workflow_success": sum(bool(record_score(r)["passed"]) for r in records) / n,
+        "reward_mean": sum(float(record_score(r)["composite"]) for r in records) / n,
         "plan_valid": sum(bool((r["header"].get("workflow") or {}).get("graph")) for r in records) / n,
         "nodes_done": sum(node["status"] == "done" for node in nodes) / max(len(nodes), 1),
     }

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from environments.analyzers import StepAnalysis, analyze_record
+from environments.records import Record
 from training.config_fields import DistillLossFields, TeacherWeightsFields
 from training.data import PromptStyle, TokenizedEpisode, encode_text, render_chat
 from training.engine import Hooks, RunResult, Trainer
@@ -71,7 +72,7 @@ def gate_weight(value: float, gate: str, threshold: float) -> float:
     raise ValueError(f"gate must be one of {GATES}, got {gate!r}")
 
 
-def guided_prompt_ids(record: dict[str, Any], tokenizer: Any, guidance: str | None, turn: int = 0) -> list[int]:
+def guided_prompt_ids(record: Record, tokenizer: Any, guidance: str | None, turn: int = 0) -> list[int]:
     """The episode's first prompt, rendered in the record's prompt style, with `guidance` (about agent turn
     `turn`) appended to the system prompt; guidance=None gives back exactly the prompt the student saw."""
     header = record["header"]
@@ -101,7 +102,7 @@ class TeacherRow:
 
 
 def teacher_rows(
-    row: int, record: dict[str, Any], student: TokenizedEpisode, analyses: dict[int, StepAnalysis], tokenizer: Any, config: GatedSDConfig
+    row: int, record: Record, student: TokenizedEpisode, analyses: dict[int, StepAnalysis], tokenizer: Any, config: GatedSDConfig
 ) -> list[TeacherRow]:
     first_prompt = next(s["prompt_token_ids"] for s in record["steps"] if s.get("prompt_token_ids"))
     assert student.input_ids[: len(first_prompt)] == first_prompt, "gated self-distillation needs untrimmed episodes (one sequence each)"

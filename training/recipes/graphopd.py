@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from environments.diagnosis.credit_graph import dependency_graph, stationary_credit
+from environments.records import Record
 from training.engine import Hooks, RunResult, step_generator
 from training.losses import kl_per_position
 from training.modeling import forward_hidden_logits
@@ -149,7 +150,7 @@ def select_steps(
     return top_by(fuse({k: credit[k] for k in steps}, divergence, fusion), count)
 
 
-def rollout_credit(record: dict[str, Any], damping: float) -> tuple[dict[int, float] | None, set[int]]:
+def rollout_credit(record: Record, damping: float) -> tuple[dict[int, float] | None, set[int]]:
     """(credit per agent step or None without edges, the steps whose writes a later step read)."""
     graph = dependency_graph(record["steps"], env=(record.get("header") or {}).get("env"))
     if not graph.edges:
@@ -171,7 +172,7 @@ def step_divergence_sums(kl: torch.Tensor, spans: list[list[tuple[int, int, int]
 
 
 def choose_steps(
-    records: list[dict[str, Any]], sums: dict[int, dict[int, list[float]]], config: GraphOPDConfig, generator: torch.Generator
+    records: list[Record], sums: dict[int, dict[int, list[float]]], config: GraphOPDConfig, generator: torch.Generator
 ) -> tuple[dict[int, set[int]], dict[str, float]]:
     """The kept steps of each rollout ({record index: steps}) from its per-step divergence sums, and what to log:
     kept share of steps, mean divergence of kept and dropped steps, share of kept steps whose writes were read."""

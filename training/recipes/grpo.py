@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from environments.records import header_components, record_passed
+from environments.records import Record, header_components, record_passed
 from training.config_fields import AggregationFields, ClipFields, ReferenceKLFields
 from training.credit import group_advantages
 from training.data import record_reward
@@ -124,7 +124,7 @@ def reference_policy(trainer: Any, config: Any) -> Any:
     return load_model(config.model, device=trainer.device, trainable=False)[0]
 
 
-def training_reward(record: dict[str, Any], component: str, *, steps: bool = False) -> float | None:
+def training_reward(record: Record, component: str, *, steps: bool = False) -> float | None:
     """The rollout's reward: with `steps`, the sum of its agent steps' rewards (GRPOConfig.step_rewards); else the named
     score component, or without one data.record_reward (the composite, less consultation costs in a team). A component
     the score lacks is a configuration error, raised with what it has."""
@@ -139,7 +139,7 @@ def training_reward(record: dict[str, Any], component: str, *, steps: bool = Fal
 
 
 def grpo_advantages(
-    records: list[dict[str, Any]], rewards: torch.Tensor, config: GRPOConfig, embeddings: list[torch.Tensor] | None = None
+    records: list[Record], rewards: torch.Tensor, config: GRPOConfig, embeddings: list[torch.Tensor] | None = None
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Group-relative advantages (N,) plus, with diversity_coef > 0, the TJPO bonus of passed rollouts (module
     docstring; `embeddings`, one per record, are the policy representation's, needed when it is "policy");

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from environments.records import record_passed
+from environments.records import Record, record_passed
 from environments.roles import HARNESS_LEVELS
 from training.config import TrainConfig
 from training.config_fields import EpisodeDataFields, PromptStyleFields
@@ -112,7 +112,7 @@ def hat_collate(items: list[TokenizedEpisode], *, pad_id: int) -> dict[str, torc
     return batch
 
 
-def stage_pools(records: list[dict[str, Any]], config: HATConfig) -> list[list[dict[str, Any]]]:
+def stage_pools(records: list[Record], config: HATConfig) -> list[list[dict[str, Any]]]:
     """Per stage, the records played at its level that have an actor turn to train on."""
     found = sorted({record_level(r) for r in records})
     pools = []
@@ -131,7 +131,7 @@ def run(config: HATConfig, hooks: Hooks | None = None) -> RunResult:
     pools = stage_pools(records, config)
     tokenized: dict[int, TokenizedEpisode] = {}  # a record is tokenized when a batch first draws it: short runs read few
 
-    def episode(record: dict[str, Any]) -> TokenizedEpisode:
+    def episode(record: Record) -> TokenizedEpisode:
         if id(record) not in tokenized:
             (tokenized[id(record)],) = tokenize_with_decisions(
                 record, trainer.tokenizer, weight=config.harness_weight, max_tokens=config.max_tokens, style=config.prompt_style

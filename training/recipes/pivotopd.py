@@ -31,7 +31,7 @@ import torch
 
 from environments.diagnosis.pivotal import PivotalResult, takeover
 from environments.policies import make_policy
-from environments.records import record_passed
+from environments.records import Record, Step, record_passed, record_score
 from training.data import TokenizedEpisode, tokenize_record
 from training.engine import Hooks, RunResult
 from training.losses import Logits, kl_full
@@ -116,9 +116,7 @@ class PivotSequence:
     recovery_mask: list[int]  # 1 on the teacher's tokens after the pivot
 
 
-def pivot_sequences(
-    record: dict[str, Any], pivot: int, tokenizer: Any, *, prevention: bool = True, recovery: bool = True
-) -> list[PivotSequence]:
+def pivot_sequences(record: Record, pivot: int, tokenizer: Any, *, prevention: bool = True, recovery: bool = True) -> list[PivotSequence]:
     """Sequences of a record whose step `pivot` is trained for prevention and whose later agent steps (the teacher's)
     for recovery; `prevention` / `recovery` False leaves that mask empty (the gold target's two sequences)."""
     out = []
@@ -134,7 +132,7 @@ def pivot_sequences(
     return out
 
 
-def gold_records(found: list[tuple[dict[str, Any], int]], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[dict[str, Any]]:
+def gold_records(found: list[tuple[Record, int]], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[dict[str, Any]]:
     """Per (record, pivot): the student's episode through the steps before the pivot, then the gold action at it,
     as the sampler would have recorded it had the student written it (its very prompt ids: `continue_episodes`).
     The gold action is the first move of the takeover that proves the prefix recoverable: the teacher's greedy turn
@@ -163,7 +161,7 @@ def gold_records(found: list[tuple[dict[str, Any], int]], config: PivotOPDConfig
     return out
 
 
-def action_text(step: dict[str, Any]) -> str:
+def action_text(step: Step) -> str:
     """A scripted step as the model writes it: its tool calls in the lab's markup (what the parser reads back), or
     its message when it makes none."""
     calls = step.get("tool_calls") or []
@@ -209,14 +207,14 @@ def pivot_loss(student_logits: Logits, batch: dict[str, Any], config: PivotOPDCo
     return total, metrics
 
 
-def _failed_first_of_each_prompt(records: list[dict[str, Any]], config: PivotOPDConfig) -> list[dict[str, Any]]:
+def _failed_first_of_each_prompt(records: list[Record], config: PivotOPDConfig) -> list[dict[str, Any]]:
     """Up to max_pivots failed records, the first failure of every prompt before any second one (rollouts are
     grouped by prompt, group_size in a row)."""
-    failed = [(i % config.group_size, i) for i, r in enumerate(records) if not r["header"]["score"]["passed"]]
+    failed = [(i % config.group_size, i) for i, r in enumerate(records) if not record_score(r)["passed"]]
     return [records[i] for _, i in sorted(failed)[: config.max_pivots]]
 
 
-def find_pivots(records: list[dict[str, Any]], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[PivotalResult]:
+def find_pivots(records: list[Record], config: PivotOPDConfig, teacher: Any, tokenizer: Any) -> list[PivotalResult]:
     if config.pivot_finder == "teacher":
         return teacher_pivots(
             teacher,
@@ -231,7 +229,7 @@ def find_pivots(records: list[dict[str, Any]], config: PivotOPDConfig, teacher: 
 
 
 def training_records(
-    found: list[tuple[dict[str, Any], int]], config: PivotOPDConfig, teacher: Any, tokenizer: Any
+    found: list[tuple[Record, int]], config: PivotOPDConfig, teacher: Any, tokenizer: Any
 ) -> tuple[list[dict[str, Any]], int]:
     """Per pivot, the record to train on (student prefix through the pivot, then the teacher's recovery turns when
     recovering) and the number of pivots after which the episode was over (its last step: nothing to recover from)."""
@@ -253,7 +251,7 @@ def training_records(
 
 
 def step_sequences(
-    found: list[tuple[dict[str, Any], int]], trained: list[dict[str, Any]], config: PivotOPDConfig, teacher: Any, tokenizer: Any
+    found: list[tuple[Record, int]], trained: list[Record], config: PivotOPDConfig, teacher: Any, tokenizer: Any
 ) -> list[PivotSequence]:
     """A step's training sequences. Teacher target: one per pivot (its `trained` record, both masks). Gold target:
     the gold record's prevention sequence and the `trained` record's recovery sequence, each only when its part is
@@ -317,7 +315,7 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
         metrics.setdefault("recovery_forward_kl", 0.0)
         metrics.update(counts)
         metrics.update(
-            failed_share=sum(1 for r in records if not r["header"]["score"]["passed"]) / len(records),
+            failed_share=sum(1 for r in records if not record_score(r)["passed"]) / len(records),
             pivots_searched=float(len(searched)),
             pivots_found=float(len(found)),
             pivots_terminal=float(terminal),
@@ -333,6 +331,6 @@ def run(config: PivotOPDConfig, hooks: Hooks | None = None) -> RunResult:
     return trainer.finish()
 
 
-def _turn_of(record: dict[str, Any], step_index: int) -> int:
+def _turn_of(record: Record, step_index: int) -> int:
     """1-based agent turn of a step (the sampler's records: its step index)."""
     return sum(1 for s in record["steps"][1 : step_index + 1] if s.get("source") == "agent")

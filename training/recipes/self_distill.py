@@ -22,6 +22,7 @@ import torch
 from environments.coaching import coach_episode, notes_by_actor_step
 from environments.core import EnvError, Policy
 from environments.policies import make_policy
+from environments.records import Record
 from environments.registry import env_meta, get_task, make
 from environments.roles import USER
 from training.config_fields import DistillLossFields, TeacherWeightsFields
@@ -103,7 +104,7 @@ def teacher_batch(
     }
 
 
-def coached(records: list[dict[str, Any]], coach: Policy | None) -> list[dict[str, Any]]:
+def coached(records: list[Record], coach: Policy | None) -> list[dict[str, Any]]:
     """The records with the coach's notes on each user turn (unchanged without a coach)."""
     return records if coach is None else [coach_episode(r, coach) for r in records]
 

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from environments.records import header_score
+from environments.records import Record, header_score
 from environments.roles import ACTOR, ROLE_NAME
 from training.config import TrainConfig
 from training.config_fields import EpisodeDataFields, PromptStyleFields, ReferenceKLFields
@@ -153,7 +153,7 @@ class SFTConfig(ReferenceKLFields, EpisodeDataFields, TrainConfig, PromptStyleFi
         return min(self.horizon_tokens, len(episode)) if self.horizon_tokens else len(episode)
 
 
-def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dict[str, Any]]:
+def select_records(records: list[Record], config: SFTConfig) -> list[dict[str, Any]]:
     if config.view == DIAGNOSIS_VIEW:  # a diagnosis record's score is the failed episode's: no score selection
         return [as_diagnoser_record(r) for r in records if ((r.get("header") or {}).get("meta") or {}).get("view") == DIAGNOSIS_VIEW]
     kept = []
@@ -167,7 +167,7 @@ def select_records(records: list[dict[str, Any]], config: SFTConfig) -> list[dic
     return kept
 
 
-def training_pairs(records: list[dict[str, Any]], tokenizer: Any, config: SFTConfig) -> list[tuple[dict[str, Any], TokenizedEpisode]]:
+def training_pairs(records: list[Record], tokenizer: Any, config: SFTConfig) -> list[tuple[dict[str, Any], TokenizedEpisode]]:
     """(record, example) for the selected role's examples with at least one trained token (turns filtered by
     min_score for other roles)."""
     pairs = []

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import torch
 
 from environments.core import Env, Policy
+from environments.records import Record, Step
 from environments.registry import env_meta
 from environments.roles import ACTOR, CONSULT, CONSULTANT, step_role
 from training.data import TokenizedEpisode, collate, record_reward, tokenize_record
@@ -144,15 +145,15 @@ def mean_action_logprobs(model: Any, pad_id: int, prompts: list[list[int]], comp
     return out
 
 
-def actor_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+def actor_turns(record: Record) -> list[dict[str, Any]]:
     return [s for s in record["steps"] if step_role(s) == ACTOR and s.get("source") == "agent"]
 
 
-def consulted(step: dict[str, Any]) -> bool:
+def consulted(step: Step) -> bool:
     return CONSULT in [c["name"] for c in step.get("tool_calls") or []]
 
 
-def suggestion(step: dict[str, Any]) -> list[dict[str, Any]]:
+def suggestion(step: Step) -> list[dict[str, Any]]:
     """The calls a consult result in this actor step suggested ([] when it holds none)."""
     for result in step.get("results") or []:
         content = result.get("content")
@@ -161,7 +162,7 @@ def suggestion(step: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def decisions(record: dict[str, Any]) -> tuple[int, int]:
+def decisions(record: Record) -> tuple[int, int]:
     """(consultations, decisions) of a record: a decision is an actor turn that does not follow a consultation (the
     turn after one is the follow), so a rate per decision means the same whoever decides to consult."""
     turns = actor_turns(record)
@@ -169,7 +170,7 @@ def decisions(record: dict[str, Any]) -> tuple[int, int]:
     return sum(1 for t in turns if consulted(t)), len(turns) - follows
 
 
-def consult_stats(records: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
+def consult_stats(records: list[Record], prefix: str = "") -> dict[str, float]:
     """consultations_mean (per episode), consult_rate (per decision) and reward_net_mean (reward less costs)."""
     counts = [decisions(r) for r in records]
     n = max(len(records), 1)
@@ -185,7 +186,7 @@ def deferral_router(rate: float, salt: int = 0) -> Router:
     and `salt`; rate 1 always), and on the turn after a consultation do what the consultant suggested (the model
     acts when it suggested nothing). Stage 2 builds its examples with rate 1; the experiment's baselines use it too."""
 
-    def route(record: dict[str, Any]) -> str | None:
+    def route(record: Record) -> str | None:
         turns = actor_turns(record)
         if turns and consulted(turns[-1]):
             suggested = suggestion(turns[-1])
@@ -226,7 +227,7 @@ def consultation_for(config: SibylConfig, *, cost: float | None = None) -> Consu
 # --- stage 2: decisive disagreements become consult-then-follow examples ---------------------------------------------
 
 
-def candidate_states(record: dict[str, Any]) -> list[int]:
+def candidate_states(record: Record) -> list[int]:
     """Step indices of the actor turns where stage 2 may teach consulting: sampled turns that neither consulted nor
     followed a consultation (those already do what it teaches)."""
     turns = actor_turns(record)
@@ -238,7 +239,7 @@ def candidate_states(record: dict[str, Any]) -> list[int]:
 
 
 def disagreement_examples(
-    model: Any, tokenizer: Any, records: list[dict[str, Any]], consultation: Consultation, config: SibylConfig
+    model: Any, tokenizer: Any, records: list[Record], consultation: Consultation, config: SibylConfig
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Stage-2 examples from the policy's greedy records: each `candidate_states` state is replayed up to its turn and
     continued with a forced consult and the forced suggested call (`deferral_router(1.0)`), and kept when `decisive`
@@ -315,7 +316,7 @@ def evaluate(trainer: Trainer, config: SibylConfig, consultation: Consultation |
     return {f"eval_{k}": v for k, v in {**episode_stats(records), **consult_stats(records)}.items()}
 
 
-def grpo_update(trainer: Trainer, config: SibylConfig, records: list[dict[str, Any]], reference: Any) -> dict[str, float]:
+def grpo_update(trainer: Trainer, config: SibylConfig, records: list[Record], reference: Any) -> dict[str, float]:
     """One clipped-surrogate step on the records with group-relative advantages of their rewards (net of consultation
     costs), as training/recipes/grpo.py takes it; a step whose episodes train no token is skipped."""
     rewards = torch.tensor([training_reward(r, config.reward_component) for r in records])  # net of consultation costs

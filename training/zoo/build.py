@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from environments.records import Record, record_score
 from training import run_recipe
 from training.config import ConfigError
 from training.engine import Hooks, RunResult, trim_metrics
@@ -196,21 +197,21 @@ def _pretrain_stage(spec: ZooSpec, folder: Path, control: BuildControl) -> dict[
     return _finish(stage, wall_s=round(time.time() - started, 1), final=final)
 
 
-def demonstrations(spec: ZooSpec) -> list[dict[str, Any]]:
+def demonstrations(spec: ZooSpec) -> list[Record]:
     """Scripted episodes of the training splits of `spec.sft_sources` (seeds from 0), kept where they passed:
     toolgym's expert (all tasks but guess), Phantom's oracle, the service desk's oracle with the rule user as the
     caller; and StoreBench's smart triage cut to its first turns (an eighth as many per scenario: its episodes are
     long and alike)."""
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     seeds = range(spec.sft_episodes)
     tasks = {"toolgym": toolgym_sft_tasks(), "phantom": [f"phantom/{level}-train" for level in spec.phantom_levels]}
     for task in [t for source in spec.sft_sources for t in tasks.get(source, [])]:
         episodes = [scripted_episodes(demo_policy(task, s), task, [s], max_turns=24)[0] for s in seeds]
-        records += [r for r in episodes if r["header"]["score"]["passed"]]
+        records += [r for r in episodes if record_score(r)["passed"]]
     if "servicedesk" in spec.sft_sources:
         for task in training_task_ids("servicedesk"):
             episodes = [anchor_episode("oracle", task, s) for s in seeds]
-            records += [r for r in episodes if r["header"]["score"]["passed"]]
+            records += [r for r in episodes if record_score(r)["passed"]]
     if "storebench" in spec.sft_sources:
         for task in training_task_ids("storebench"):
             few = range(max(1, spec.sft_episodes // 8))

@@ -14,6 +14,7 @@ import statistics
 from typing import Any
 
 from environments.policies import make_policy
+from environments.records import Record, record_score
 from environments.registry import list_tasks, make
 from environments.stats import ci95
 from training.modeling import load_model
@@ -32,10 +33,8 @@ def _rate(values: list[float]) -> dict[str, float]:
     return {"mean": statistics.fmean(values) if values else 0.0, "ci95": ci95(values), "n": float(len(values))}
 
 
-def _play(
-    model: Any, tokenizer: Any, jobs: list[tuple[str, int]], spec: ZooSpec, max_turns: int, max_new_tokens: int
-) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
+def _play(model: Any, tokenizer: Any, jobs: list[tuple[str, int]], spec: ZooSpec, max_turns: int, max_new_tokens: int) -> list[Record]:
+    records: list[Record] = []
     for start in range(0, len(jobs), 20):  # bounded memory on long prompts
         records += rollout_episodes(
             model,
@@ -50,12 +49,12 @@ def _play(
     return records
 
 
-def _component(record: dict[str, Any], name: str) -> float:
-    score = record["header"]["score"]
+def _component(record: Record, name: str) -> float:
+    score = record_score(record)
     return float(score["components"].get(name, score["composite"]))
 
 
-def _valid_rate(record: dict[str, Any]) -> float:
+def _valid_rate(record: Record) -> float:
     metrics = record["header"]["metrics"]
     return metrics["valid_calls"] / max(metrics["valid_calls"] + metrics["invalid_calls"], 1)
 
@@ -68,7 +67,7 @@ def _toolgym(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dic
         if task in registered:
             records = _play(model, tokenizer, [(task, HELD_OUT_SEED + i) for i in range(n)], spec, 4, 48)
             results[task] = {
-                "correct": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
+                "correct": _rate([float(bool(record_score(r)["passed"])) for r in records]),
                 "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}",
             }
     return results
@@ -77,8 +76,8 @@ def _toolgym(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dic
 def _phantom(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str, dict[str, Any]]:
     records = _play(model, tokenizer, [(PHANTOM_DEV, i) for i in range(n)], spec, 6, 48)
     keyword = [scripted_episode(make_policy("keyword", make(PHANTOM_DEV, i), i), PHANTOM_DEV, i, max_turns=10) for i in range(n)]
-    model_composite = [r["header"]["score"]["composite"] for r in records]
-    keyword_composite = [r["header"]["score"]["composite"] for r in keyword]
+    model_composite = [record_score(r)["composite"] for r in records]
+    keyword_composite = [record_score(r)["composite"] for r in keyword]
     return {
         PHANTOM_DEV: {
             "accuracy": _rate([_component(r, "exact_match") for r in records]),
@@ -117,8 +116,8 @@ def _servicedesk(model: Any, tokenizer: Any, spec: ZooSpec, n: int) -> dict[str,
     for name, jobs in suites.items():
         records = _play(model, tokenizer, jobs, spec, DESK_TURNS, 96)
         results[name] = {
-            "passed": _rate([float(bool(r["header"]["score"]["passed"])) for r in records]),
-            "composite": _rate([r["header"]["score"]["composite"] for r in records]),
+            "passed": _rate([float(bool(record_score(r)["passed"])) for r in records]),
+            "composite": _rate([record_score(r)["composite"] for r in records]),
             "valid_call_rate": _rate([_valid_rate(r) for r in records]),
             "seeds": f"{HELD_OUT_SEED}-{HELD_OUT_SEED + n - 1}",
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import Record
 from environments.trajectory import new_record
 from lab.ingest.chat import StepList
 from lab.ingest.common import upload_header
@@ -27,7 +28,7 @@ def matches(value: Any) -> bool:
     )
 
 
-def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> Record:
     trajectory = Reader(raw, origin, ctx)
     version = trajectory.text("schema_version", required=True)
     agent = trajectory.child("agent", required=True)

@@ -8,8 +8,9 @@ count C (correct) as 1, P (partial) as 0.5, I (incorrect) and N (no answer) as 0
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
+from environments.records import Record
 from environments.trajectory import new_record
 from lab.ingest.budget import ByteBudget
 from lab.ingest.chat import StepList
@@ -79,7 +80,7 @@ def resolve_attachments(value: Any, attachments: dict[str, Any], budget: ByteBud
     return walk(value)
 
 
-def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> Record:
     attachments = raw.get("attachments") if isinstance(raw, dict) else None
     resolved = resolve_attachments(raw, attachments, ctx.budget, file=ctx.file) if isinstance(attachments, dict) else raw
     sample = Reader(resolved, origin, ctx)
@@ -215,7 +216,7 @@ def _attach_logprobs(logprobs: Any, steps: StepList) -> None:
     values = [finite_number(t.get("logprob")) for t in content or [] if isinstance(t, dict)]
     agent_steps = [s for s in steps.steps if s["source"] == "agent"]
     if values and all(v is not None for v in values) and agent_steps:
-        agent_steps[-1]["logprobs"] = values
+        agent_steps[-1]["logprobs"] = cast(list[float], values)  # none is None (checked just above)
 
 
 def score_value(value: Any) -> dict[str, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import Record
 from environments.trajectory import new_record
 from lab.ingest.chat import StepList, add_openai_messages, openai_tools
 from lab.ingest.common import score_from_reward, upload_header
@@ -17,7 +18,7 @@ def matches(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("messages"), list)
 
 
-def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> Record:
     if isinstance(raw, list):  # a bare list of messages is one conversation
         raw = {"messages": raw}
         messages_path = origin

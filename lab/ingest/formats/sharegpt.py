@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import Record
 from environments.trajectory import new_record
 from lab.ingest.chat import StepList, openai_tools, parse_arguments, parse_json_text
 from lab.ingest.common import upload_header
@@ -22,7 +23,7 @@ def matches(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("conversations"), list)
 
 
-def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> Record:
     record = Reader(raw, origin, ctx)
     steps = StepList(ctx)
     system = record.get("system", "string")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.records import Record
 from environments.trajectory import new_record
 from lab.ingest.chat import StepList
 from lab.ingest.common import finite_number, score_from_reward, set_termination, upload_header
@@ -37,7 +38,7 @@ def container_context(results: dict[str, Any]) -> tuple[dict[str, Any], list[str
     return context, unmapped
 
 
-def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> Record:
     sim = Reader(raw, origin, ctx)
     task_id = sim.get("task_id", "string|integer", required=True)
     steps = StepList(ctx)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from environments.records import Record
 from environments.trajectory import new_record
 from lab.ingest.chat import StepList, add_openai_messages
 from lab.ingest.common import finite_number, score_from_reward, set_termination, upload_header
@@ -33,7 +34,7 @@ def run_config(filename: str) -> dict[str, str]:
     return found.groupdict() if found else {}
 
 
-def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> dict[str, Any]:
+def to_record(raw: Any, origin: str, ctx: RecordContext, context: dict[str, Any]) -> Record:
     record = Reader(raw, origin, ctx)
     task_id = record.get("task_id", "integer|string", required=True)
     reward = record.get("reward", "number", required=True)
