@@ -167,3 +167,10 @@ def record_composite(record: AnyRecord, default: float | None = None) -> float |
 def record_passed(record: AnyRecord) -> bool | None:
     """header_passed of the record's header."""
     return header_score(record["header"]).get("passed")
+
+
+def call_arguments(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as a dict: {} when the model's JSON did not parse (recorded as the string it wrote) or
+    when there are none, so a reader never calls .get / .items on a string."""
+    arguments = call.get("arguments")
+    return arguments if isinstance(arguments, dict) else {}

@@ -17,10 +17,10 @@ Rules
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
 from environments.analyzers import NO_PROBLEM, GenericAnalyzer, StepAnalysis, is_actor_step
-from environments.records import Step, ToolCallDict
+from environments.records import Step, ToolCallDict, call_arguments
 from environments.rule_critic import env_calls
 
 
@@ -102,9 +102,7 @@ class StoreBenchAnalyzer:
         return StepAnalysis(" ".join(text for text, _ in findings), min(value for _, value in findings))
 
     def _price(self, history: list[Step], step: Step, call: ToolCallDict) -> list[tuple[str, float]]:
-        price = float(
-            cast(dict[str, Any], call.get("arguments") or {}).get("price") or 0.0
-        )  # set_price arguments parse: its schema checked them
+        price = float(call_arguments(call).get("price") or 0.0)
         updated = [str(s) for content in result_objects(step) for s in content.get("updated") or []]
         costs = known_costs(history)
         below = [f"{sku} (cost {costs[sku]:.2f})" for sku in updated if sku in costs and price < costs[sku]]

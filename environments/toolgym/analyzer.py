@@ -15,10 +15,10 @@ agent itself saw.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from environments.analyzers import NO_PROBLEM, StepAnalysis
-from environments.records import Step
+from environments.records import Step, call_arguments
 from environments.rule_critic import env_calls, failure_advice
 from environments.toolgym.anchors import _PERSON, _TARGET, _question, _results
 
@@ -36,9 +36,7 @@ class ToolGymAnalyzer:
         if not calls:
             return StepAnalysis("Call a tool: every turn should make one call as <tool_call>{...}</tool_call>.", 0.0)
         call = calls[0]
-        argument = str(
-            next(iter(cast(dict[str, Any], call.get("arguments") or {}).values()), "")
-        )  # as recorded: a string would raise here, as before
+        argument = str(next(iter(call_arguments(call).values()), ""))  # unparsed arguments: ""
         question, seen = _question(history), _results(history)
         target, person = _TARGET.search(question), _PERSON.search(question)
         if call["name"] == "say":

@@ -143,3 +143,11 @@ def test_the_annotation_scan_sees_plain_records() -> None:
     assert _PLAIN_RECORD_ANNOTATION.search("def g(records: Sequence[dict[str, Any]]) -> None:")
     assert not _PLAIN_RECORD_ANNOTATION.search("def f(record: Record) -> None:")
     assert not _PLAIN_RECORD_ANNOTATION.search("def f(meta: dict[str, Any]) -> None:")
+
+
+def test_call_arguments_is_a_dict_even_when_the_models_json_did_not_parse():
+    from environments.records import call_arguments
+
+    assert call_arguments({"id": "c", "name": "lookup", "arguments": {"item": "lamp"}}) == {"item": "lamp"}
+    assert call_arguments({"id": "c", "name": "lookup", "arguments": '{"item": "la'}) == {}
+    assert call_arguments({"id": "c", "name": "lookup"}) == {}

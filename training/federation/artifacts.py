@@ -17,11 +17,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import torch
 
-from environments.records import Record, header_passed, header_score
+from environments.records import Record, call_arguments, header_passed, header_score
 from training.federation.redact import PrivateRedactor
 
 KINDS = ("skills", "adapter", "stats")
@@ -74,7 +74,7 @@ def distill_skill(record: Record) -> str | None:
     for step in steps:
         for call in step.get("tool_calls") or []:
             args = []
-            for key, value in sorted(cast(dict[str, Any], call.get("arguments") or {}).items()):  # a passed record's calls parsed
+            for key, value in sorted(call_arguments(call).items()):
                 text = str(value)
                 if text in sources:
                     args.append(f"{key}=<{sources[text]}>")
