@@ -194,3 +194,26 @@ def test_the_room_check_alone_writes_the_room_file_a_full_run_then_reads(tmp_pat
 def test_the_room_command_refuses_no_names_and_unknown_models(capsys):
     assert experiments_cli(["room"]) == 2 and "name one or more experiments" in capsys.readouterr().err
     assert experiments_cli(["room", "horizon", "--base", "no-such-model"]) == 2 and "no-such-model" in capsys.readouterr().err
+
+
+def test_the_room_command_checks_each_named_experiment_on_the_base_and_exits_3_without_room(monkeypatch, tmp_path, capsys):
+    import training.experiments.results as results_module
+
+    calls = []
+
+    def fake_room_only(experiment, *, base, results, command, progress=True):
+        calls.append((experiment.name, str(base), results, command))
+        return {"reward_mean": 0.5 if experiment.name == "horizon" else 1.0, "test_seeds": [1, 2]}
+
+    monkeypatch.setattr(runner, "room_only", fake_room_only)
+    monkeypatch.setattr(results_module, "RESULTS", tmp_path)
+    base = str(tiny_model_path(0))
+    assert experiments_cli(["room", "horizon", "--base", base]) == 0
+    assert experiments_cli(["room", "horizon", "self-lookup", "--base", base]) == 3
+    said = capsys.readouterr().out
+    assert (
+        "horizon: toolgym/chain, 2 test seeds: 0.500 (room)" in said
+        and "self-lookup: toolgym/lookup, 2 test seeds: 1.000 (no room)" in said
+    )
+    assert [c[0] for c in calls] == ["horizon", "horizon", "self-lookup"] and all(c[1] == base and c[2] == tmp_path for c in calls)
+    assert calls[0][3] == f"python -m training.experiments room horizon --base {base}"

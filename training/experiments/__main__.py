@@ -60,7 +60,6 @@ def _room(args: argparse.Namespace) -> int:
         room = room_only(
             experiment,
             base=base,
-            teacher=base,
             results=RESULTS,
             command=f"python -m training.experiments room {experiment.name} --base {args.base}",
         )
