@@ -319,3 +319,40 @@ def test_a_kept_adapter_makes_the_built_model_bit_for_bit_without_training(
     info = manifest(final)
     assert info["hash"] == config_hash(lora) and info["materialized"]["from"] == kept.name and info["evaluation"] == STUB_RESULTS
     assert build(lora, control=quiet()) == final  # built now: the same folder, nothing made again
+
+
+def test_an_evaluation_left_pending_is_completed_by_eval_rerun(
+    var_root: Path, quick_eval: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """smol-teacher was trained and kept with its evaluation stopped (zoo.json `evaluation_pending`): `eval NAME --rerun`
+    plays it, writes it into the final folder's and the kept adapter's zoo.json, publishes the result and the table."""
+    from training.zoo import __main__ as cli
+    from training.zoo import adapters
+
+    lora = dataclasses.replace(SMOKE, name="smoke-lora", base_model="smoke", lora_r=4, sft_steps=1, save_every=0)
+    monkeypatch.setitem(SPECS, "smoke-lora", lora)
+    monkeypatch.setattr(adapters, "ADAPTERS", tmp_path / "adapters")
+    monkeypatch.setattr(cli, "adapter_folder", lambda spec: adapters.adapter_folder(spec, tmp_path / "adapters"))
+    published: list[str] = []
+    monkeypatch.setattr(cli, "publish", lambda spec: published.append(spec.name) or tmp_path / "results" / f"{spec.name}.json")
+    monkeypatch.setattr(cli, "update_readme", lambda: published.append("readme"))
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
+    build(SMOKE, control=quiet())
+    final = build(lora, control=quiet())
+    info = manifest(final)
+    pending = {**info, "evaluation": {}, "targets_reached": {}, "evaluation_pending": "stopped at 21 GB"}
+    (final / "zoo.json").write_text(json.dumps(pending))
+    kept = adapters.keep_adapter(lora)
+    assert json.loads((kept / "zoo.json").read_text())["evaluation_pending"]
+
+    monkeypatch.setattr(cli, "evaluate_model", lambda path, spec: STUB_RESULTS)
+    assert cli.main(["eval", "smoke-lora"]) == 0 and published == []  # reading a pending zoo.json completes nothing
+    assert cli.main(["eval", "smoke-lora", "--rerun"]) == 0
+    assert "result: results/smoke-lora.json" in capsys.readouterr().out and published == ["smoke-lora", "readme"]
+    for written in (manifest(final), json.loads((kept / "zoo.json").read_text())):
+        assert "evaluation_pending" not in written and written["evaluation"] == STUB_RESULTS
+        assert written["targets_reached"] == {
+            "toolgym/lookup >= 0.80 correct": False,
+            "phantom/lookup-dev composite > keyword": False,
+            "storebench/train valid calls >= 0.95": True,
+        }

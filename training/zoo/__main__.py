@@ -49,6 +49,28 @@ def publish(spec: ZooSpec, root: Path = RESULTS) -> Path:
     return write_result(result_path(name, root), {"experiment": "zoo", **info, **provenance()})
 
 
+def complete_pending(final: Path, results: dict[str, Any]) -> Path:
+    """A build whose evaluation was left pending (zoo.json `evaluation_pending`: the model trained, its evaluation
+    stopped) gets `results` as its evaluation: written into its zoo.json and its kept adapter's, published as its
+    result file, and the README's zoo table rewritten. Returns the result file."""
+    info = manifest(final)
+    spec = get_spec(info["name"])
+    if info.get("hash") != config_hash(spec):
+        raise ConfigError(f"{final}: its zoo.json has hash {info.get('hash')}, the spec {spec.name}'s is {config_hash(spec)}", ["model"])
+    info.pop("evaluation_pending")
+    info.update(evaluation=results, targets_reached=targets_reached(results))
+    (final / "zoo.json").write_text(json.dumps(info, indent=2))
+    kept = adapter_folder(spec) / "zoo.json"
+    if kept.exists():  # the adapter's copy, so a clone materializes the evaluated model
+        kept_info = json.loads(kept.read_text())
+        kept_info.pop("evaluation_pending", None)
+        kept_info.update(evaluation=results, targets_reached=info["targets_reached"])
+        kept.write_text(json.dumps(kept_info, indent=2))
+    path = publish(spec)
+    update_readme()
+    return path
+
+
 def load_results(names: tuple[str, ...], root: Path = RESULTS) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """{name: result} for the names with a readable file, and a line for each file that could not be read."""
     found: dict[str, dict[str, Any]] = {}
@@ -167,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                 results = evaluate_model(str(path), spec)
             print(results_table({info.get("name", str(path)): results}))
             print(json.dumps(targets_reached(results), indent=2))
+            if args.rerun and info.get("evaluation_pending"):
+                print(f"result: {complete_pending(path, results).relative_to(REPO_ROOT)}")
         else:
             print(resolve(args.name))
     except (ConfigError, ModelStoreError) as exc:
