@@ -186,6 +186,12 @@ def test_the_room_check_alone_writes_the_room_file_a_full_run_then_reads(tmp_pat
     room = runner.room_only(PROBE, base=tiny_model_path(0), results=results, progress=False)
     assert room["reward_mean"] == 0.0 and room["verdict"] == "no room" and room["test_seeds"] == [100_000, 100_001, 100_002]
     assert [p.name for p in (results / "probe").iterdir()] == [f"room-{model_identity(tiny_model_path(0))['name']}.json"]
+    from training.experiments.results import identity_label
+    from training.experiments.tables import summary_markdown
+
+    summary = summary_markdown([PROBE], results)  # no runs yet: the room check is listed, and the experiment as waiting
+    assert f"| probe | {identity_label(model_identity(tiny_model_path(0)))} | toolgym/chain | 3 | 0.000 | no room |" in summary
+    assert "No result files yet (their tables below" in summary and summary.rstrip().endswith("probe.")
     monkeypatch.setattr(runner, "evaluate_checkpoint", lambda *a, **k: pytest.fail("the room check is played once per base"))
     with pytest.raises(NoRoom):
         run_experiment(PROBE, base=tiny_model_path(0), teacher="", out=tmp_path / "out", progress=False, results=results)

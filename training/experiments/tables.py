@@ -246,6 +246,21 @@ def summary_markdown(experiments: list[Experiment], results: Path = RESULTS) -> 
     ]
     if not rows:
         lines.append("| (none yet) | | | | | | |")
+    checked = [(name, room) for name in waiting for room in current_rooms(experiments, name, results)]
+    if checked:
+        lines += [
+            "",
+            "Room checks without runs yet (`python -m training.experiments room NAME --base BASE`: the base played greedily on the "
+            f"test seeds; outside [{ROOM_LOW}, {ROOM_HIGH}] a comparison would not be evidence):",
+            "",
+            "| experiment | base | test task | n | base's mean reward | verdict |",
+            "| --- | --- | --- | --- | --- | --- |",
+            *(
+                f"| {name} | {identity_label(room['base'])} | {room['task']} | {len(room['test_seeds'])} | "
+                f"{room['reward_mean']:.3f} | {room_verdict(room['reward_mean'])} |"
+                for name, room in checked
+            ),
+        ]
     if waiting:
         lines += [
             "",
@@ -253,6 +268,20 @@ def summary_markdown(experiments: list[Experiment], results: Path = RESULTS) -> 
             f"files, most on base-small): {', '.join(waiting)}.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def current_rooms(experiments: list[Experiment], name: str, results: Path) -> list[dict[str, Any]]:
+    """The readable room files of experiment `name` made under its current definition, one per base, by base name."""
+    experiment = next(e for e in experiments if e.name == name)
+    rooms = []
+    for path in sorted((results / name).glob("room-*.json")) if (results / name).is_dir() else []:
+        try:
+            room = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # `report` names unreadable files; the summary lists what it can read
+        if isinstance(room, dict) and room.get("definition") == definition_hash(experiment) and "reward_mean" in room:
+            rooms.append(room)
+    return sorted(rooms, key=lambda r: identity_label(r.get("base") or {}))
 
 
 def report(experiments: list[Experiment] | None = None, *, results: Path = RESULTS, check: bool = False, out: Any = None) -> int:
