@@ -101,7 +101,8 @@ class ConsoleServer:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 60
+        # Niced beside a model build on two cores, the console took over 60 s to answer (7 s on an idle machine).
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
@@ -109,6 +110,7 @@ class ConsoleServer:
                         return
             except OSError:
                 time.sleep(0.2)
+        self.stop()  # no fixture teardown follows a failed start: the process would outlive the test run
         raise AssertionError(f"the console did not start on {self.url}")
 
     def stop(self) -> None:
