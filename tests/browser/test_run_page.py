@@ -51,13 +51,13 @@ def _login(browser: Any, console: ConsoleServer) -> Any:
     return page
 
 
-def _start_run(page: Any, console: ConsoleServer) -> str:
+def _start_run(page: Any, console: ConsoleServer, task: str = "toolgym/chain") -> str:
     """The "New training run" form, filled with the keyboard and sent with Enter; the run's page URL."""
     page.click("nav >> text=Runs")
     page.click("#run-form summary")
     page.select_option("select[name=recipe]", "sft")
     page.fill("textarea[name=config]", "max_steps = 4\ndevice = cpu\nsave_every = 2")
-    page.fill("input[name=dataset-task]", "toolgym/chain")
+    page.fill("input[name=dataset-task]", task)
     page.fill("input[name=base_model]", "tiny")
     page.keyboard.press("Enter")  # the form's first button: Start run
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
@@ -156,3 +156,16 @@ def test_an_evaluation_whose_rollouts_fail_says_why(console: ConsoleServer, brow
     page.go_back()  # the checkpoint's row says the same, in short
     page.reload()
     assert "finished, no episode scored (1 job failed)" in page.locator("#run-checkpoints").inner_text()
+
+
+def test_a_run_on_episodes_too_long_to_fit_says_what_to_change(console: ConsoleServer, browser: Any) -> None:
+    """The seeded StoreBench anchor run (529 steps) passes the dataset check, which has no tokenizer, then fails: its
+    page said "AssertionError: no actor turns to train on in …/dataset.jsonl (min_score=None)"."""
+    page = _login(browser, console)
+    _start_run(page, console, task="storebench/cash-crunch")
+    page.wait_for_selector("#run-state:text-is('failed')", timeout=240_000)
+    error = page.locator("#run-status pre.error").inner_text()
+    assert error.startswith("ValueError: no actor turns to train on in "), error
+    assert re.search(
+        r": the episode is cut at max_tokens=2048 before its first actor turn \(the earliest starts at token \d+\): raise max_tokens", error
+    )
