@@ -15,7 +15,7 @@ A component's reason is what the environment declares of it (environments.meta.S
 its weight in the composite or the sub-score it enters), and its evidence the tools that move it.
 
 A score whose termination_reason is None was taken before the environment ended (environments.core.Score): no
-grade, whatever its components measured. The explanation then says so in words, naming why the episode ended (the
+grade, whatever its components measured; nor is there one when an ended episode has no score at all. The explanation then says so in words, naming why the episode ended (the
 record's termination_reason) and the step that would have graded it (EnvMeta.graded_by), and its lines are values,
 never a pass or a fail.
 
@@ -117,8 +117,9 @@ def explain(
     environment's EnvMeta.graded_by, `session` whether a person played it: they word a score that is no grade.
     Evidence steps are found by `with_evidence_steps`."""
     score = score or {}
-    # The key is there, and None, only in a score an environment wrote before it ended; a foreign score lacks it.
-    graded = "termination_reason" not in score or score["termination_reason"] is not None
+    # The key is there, and None, only in a score an environment wrote before it ended; a foreign score lacks it. An
+    # ended episode with no score at all (a session abandoned while idle) has no grade either.
+    graded = ("termination_reason" not in score or score["termination_reason"] is not None) if score else not ended
     raw_details = score.get("details")
     details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
     components = components or {}
@@ -160,7 +161,7 @@ def explain(
             lines.append(Line(kind, text, False if graded else None, evidence=[first] if first in tool_names else []))
     shown = {"items", *CHECK_LISTS, "attack"}
     facts = [(name, _short(value)) for name, value in sorted(details.items()) if name not in shown and value not in (None, "", [], {})]
-    ungraded = "" if graded or not score else no_grade(ended, graded_by=graded_by, session=session)
+    ungraded = "" if graded else no_grade(ended, graded_by=graded_by, session=session)
     return Explanation(lines[:MAX_LINES], facts, max(0, len(lines) - MAX_LINES), str(score.get("termination_reason") or ""), ungraded)
 
 

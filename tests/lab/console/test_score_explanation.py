@@ -142,6 +142,9 @@ def test_no_grade_names_why_it_ended_and_what_would_have_graded_it() -> None:
     assert explain(unfinished, ended="cancelled").ungraded == "No grade: a person stopped the episode before the environment graded it."
     assert explain(unfinished, ended="user_left").ungraded == "No grade: the episode ended (user_left) before the environment graded it."
     assert not explain({"components": {}, "termination_reason": None}).empty  # a bare no-grade still says so
+    abandoned = explain(None, ended="abandoned", graded_by="submit", session=True)  # left idle: no score at all
+    assert abandoned.ungraded == "No grade: the session was abandoned without submit." and not abandoned.lines
+    assert explain(None).empty  # still running: nothing to say yet
     # A score the environment wrote at its end, and a foreign score that never had the key, are grades.
     assert explain({**unfinished, "termination_reason": "agent_stop"}, ended="agent_stop").ungraded == ""
     assert explain({"composite": 0.0, "components": {"check": 0.0}}, ended="agent_stop").lines[0].ok is False
