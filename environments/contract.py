@@ -8,8 +8,9 @@ Checks: reset is repeatable; tool schemas are valid OpenAI functions with closed
 names; bad input (unknown tool, extra fields, wrong types, non-objects) is answered with is_error and never
 raises; the same seed and actions give the same state-hash chain; snapshot/restore resumes identically; the
 score stays in [0, 1]; no tool result or event is anything but JSON; the status line is text; a done episode
-names a known termination reason; the metadata's panels call real tools with valid arguments, its demo task
-is one of the environment's tasks; every score component the episode reports is explained (EnvMeta.score_components).
+names a known termination reason, and its score names one while an unfinished one's names none (no grade); the
+metadata's panels call real tools with valid arguments, its demo task is one of the environment's tasks; every
+score component the episode reports is explained (EnvMeta.score_components).
 """
 
 from __future__ import annotations
@@ -135,6 +136,12 @@ def check_task(task_id: str, seed: int = 7, steps: int = 60) -> list[str]:
         problems.append(f"score {score.composite} outside [0, 1]")
     if not original.done and score.composite != 0.0:
         problems.append("an unfinished episode scored above 0")
+    fresh = make(task_id, seed)
+    fresh.reset()
+    for ended in (fresh, original):  # the viewer tells a grade from no grade by the score's termination_reason
+        named = ended.score().termination_reason
+        if (named is None) == ended.done:
+            problems.append(f"done={ended.done}, but the score's termination_reason is {named!r}")
     problems.extend(unexplained_components(meta, score.components))
     return problems
 

@@ -129,6 +129,9 @@ class StepResult:
 
 @dataclass
 class Score:
+    """The episode's score. `termination_reason` is the environment's own end reason, None while it has not ended:
+    a score without one is no grade (0 by contract, whatever its components measured), and the viewer says so."""
+
     composite: float  # in [0, 1]
     passed: bool
     components: dict[str, float] = field(default_factory=dict)

@@ -219,6 +219,9 @@ class EnvMeta:
     roles: tuple[RoleSlot, ...] = ()  # the parties the environment brings (a simulated user), each with its default policy
     shortcuts: Mapping[str, str] = field(default_factory=dict)  # key -> a tool whose form the key opens on the play page
     score_components: Mapping[str, ScoreComponent] = field(default_factory=dict)  # score component -> its explanation
+    # What grades an episode, as the viewer's "No grade: the session ended without …" reads: the tool that ends it
+    # ("submit") or the world's end ("reaching the horizon"); empty: "… before the environment graded it".
+    graded_by: str = ""
     # Marks a message carries for the environment itself (the simulated caller's end-of-call "###STOP###"): recorded
     # and replayed as sent, never shown to a person reading the transcript.
     control_marks: tuple[str, ...] = ()

@@ -16,6 +16,7 @@ without a second copy of the weights.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,22 @@ def pretrained_kwargs(path: str) -> dict[str, Any]:
     return {"trust_remote_code": False, "local_files_only": is_path}
 
 
+# transformers is not thread-safe to load from: two loads at once in one process (the embedded worker runs jobs in
+# threads: an evaluation's seeds of one checkpoint) fail with "Cannot copy out of meta tensor" (a tied output head
+# lost), or with "cannot import name 'AutoModelForCausalLM'" when the first ones race through its lazy imports.
+PRETRAINED_LOCK = threading.Lock()
+
+
+def pretrained(path: str, *, dtype: torch.dtype, device: torch.device | str) -> tuple[Any, Any]:
+    """(causal LM on `device`, tokenizer) from any `from_pretrained` path; one load at a time in this process."""
+    with PRETRAINED_LOCK:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(path))
+        model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **pretrained_kwargs(path))
+        return model.to(device), tokenizer
+
+
 def pick_device(requested: str = "auto") -> torch.device:
     if requested == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -74,16 +91,11 @@ def load_model(
     trainable: bool = True,
 ) -> tuple[Any, Any]:
     """A causal LM and its tokenizer from any `from_pretrained` path, ready to train (or frozen when not `trainable`)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     device = device or pick_device()
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(path))
+    model, tokenizer = pretrained(path, dtype=dtype, device=device)  # model: a PreTrainedModel, or a PeftModel below
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    # Any: a PreTrainedModel, or a PeftModel below; transformers' stubs type .to() for dtypes only.
-    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **pretrained_kwargs(path))
-    model = model.to(device)
     if not trainable:
         model.eval().requires_grad_(False)
         return model, tokenizer

@@ -62,6 +62,7 @@ register_env(
         anchors={cls.name: cls for cls in (Oracle, CliPreferring, GuiOnly, RandomValid)},
         default_anchor="gui-only",
         score_components=COMPONENTS,
+        graded_by="submit",
         world_model=sft_records,
     )
 )

@@ -21,6 +21,7 @@ register_env(
         anchors={**{name: anchor_factory(name) for name in ANCHOR_NAMES}, "random-valid": anchor_factory("random")},
         default_anchor="graphwalk",
         score_components=COMPONENTS,
+        graded_by="answer",
         # No demo_task: the first-run demo takes the first playable environment by name, and "graphcert" would move
         # it off StoreBench (tests/lab/rollouts/test_demo.py); "bridge-dev" is the short task to name when wanted.
     )

@@ -19,6 +19,7 @@ register_env(
         anchors={**{name: anchor_factory(name) for name in ANCHOR_NAMES}, "random-valid": anchor_factory("random")},
         default_anchor="keyword",
         score_components=COMPONENTS,
+        graded_by="answer",
     )
 )
 

@@ -145,6 +145,7 @@ STOREBENCH = EnvMeta(
     panels=_PANELS,
     shortcuts={"f": "fulfil_orders", "r": "reply_ticket", "b": "create_purchase_order", "e": "end_window"},
     score_components=COMPONENTS,
+    graded_by="reaching the horizon",
     anchors={cls.name: cls for cls in (DoNothing, RandomValid, NaiveRestock, SmartTriage, Hardened, Oracle)},
     default_anchor="smart-triage",
     demo_task="payment-outage",  # the shortest dev scenario (30 days): all five anchors on two seeds take seconds

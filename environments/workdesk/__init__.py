@@ -50,6 +50,7 @@ register_env(
         anchors={cls.name: cls for cls in (Oracle, ShallowReader, DoNothing)},
         default_anchor="shallow-reader",
         score_components=COMPONENTS,
+        graded_by="submit",
         demo_task="operations",
     )
 )

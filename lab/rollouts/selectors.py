@@ -35,6 +35,11 @@ def evaluation_episode_list(*, evaluation: Evaluation, live: bool) -> QuerySet[E
     return episodes.select_related("task").order_by("task__key", "seed")
 
 
+def evaluation_failed_jobs(*, evaluation: Evaluation) -> QuerySet[RolloutJob]:
+    """The evaluation's failed rollouts (task, seed and error), by task and seed: what its page says went wrong."""
+    return evaluation.rollouts.filter(status=JobStatus.FAILED).select_related("task").order_by("task__key", "seed")
+
+
 def evaluation_find(*, project: Project, pk: int) -> Evaluation | None:
     """The project's evaluation `pk`, or None (for manage.py, whose refusal names the option)."""
     return Evaluation.objects.filter(project=project, pk=pk).first()

@@ -173,6 +173,12 @@ class EpisodeSink:
         )
 
 
+def _error_without_secrets(exc: BaseException) -> str:
+    """A failed job's error as its pages and the API show it, keys and tokens masked as in _cause_without_secrets."""
+    masked, _ = redactor_configured().redact_text(f"{type(exc).__name__}: {exc}"[:2000])
+    return str(masked)
+
+
 def _cause_without_secrets(kind: str, message: str) -> dict[str, str]:
     """An exception as {"type", "message"}, with API keys and tokens masked: an LLM client's error may quote the key."""
     masked, _ = redactor_configured().redact_text(str(message)[:500])
@@ -200,7 +206,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
     except DomainError as exc:
         return _close(job, JobStatus.FAILED, error=exc.message)
     except (EnvError, ValueError, ImportError, RuntimeError, OSError) as exc:
-        return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        return _close(job, JobStatus.FAILED, error=_error_without_secrets(exc))
     with transaction.atomic():
         job = RolloutJob.objects.select_for_update(of=("self",)).select_related("agent", "task", "project", "episode").get(pk=job_id)
         if job.status in TERMINAL:  # cancelled while its environment was being made
@@ -242,7 +248,7 @@ def rollout_run(*, job_id: int) -> RolloutJob:
         episode.refresh_from_db()
         if episode.status == EpisodeStatus.RUNNING:
             episode_finish(episode=episode, reason="infrastructure_error", cause=_cause_without_secrets(type(exc).__name__, str(exc)))
-        return _close(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
+        return _close(job, JobStatus.FAILED, error=_error_without_secrets(exc))
     episode.refresh_from_db()
     return _close(job, _job_status(episode))
 

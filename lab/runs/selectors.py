@@ -167,6 +167,11 @@ def _flatten(config: Any, prefix: str = "") -> dict[str, str]:
     return {prefix.rstrip("."): json.dumps(config, sort_keys=True, default=str)}
 
 
+def config_settings(config: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(dotted key, value as JSON) for each setting of one config, by key: a run page's table, as compare shows them."""
+    return sorted(_flatten(config).items()) if config else []
+
+
 def config_diff(configs: list[dict[str, Any]]) -> tuple[list[tuple[str, list[str]]], list[tuple[str, str]]]:
     """(keys whose values differ with each run's value, keys alike with their value), nested keys dotted."""
     flat = [_flatten(config or {}) if config else {} for config in configs]

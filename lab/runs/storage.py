@@ -89,3 +89,5 @@ def checkpoint_pull_if_ours(path: str) -> None:
     a model of the operator's store is left alone."""
     if path and Path(path).resolve().is_relative_to(Path(settings.PRACTICUM_CHECKPOINT_DIR).resolve()):
         checkpoint_store().pull(path)
+        if not Path(path).is_dir():  # the local store pulls nothing; transformers would take the path for a hub id
+            raise FileNotFoundError(f"checkpoint {path} is not on this machine: its folder was deleted, or is not shared with this worker")

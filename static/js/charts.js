@@ -6,13 +6,39 @@
   if (typeof uPlot === "undefined") return;
   var PALETTE = ["#2f6fed", "#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#0b7285", "#e67700", "#495057"];
 
+  // uPlot's own labels round a learning rate of 2e-4 to "0" and cut "30,000" to "0,000" at the axis' 50 px:
+  // tick labels here stay within 7 characters (12.5M, 2e-4, 0.375); the legend shows the value logged (to 6 decimals).
+  var COMPACT = new Intl.NumberFormat("en", { notation: "compact", maximumSignificantDigits: 4 });
+  var FULL = new Intl.NumberFormat("en", { maximumFractionDigits: 6 });
+  function exponent(v, digits) { return v.toExponential(digits).replace(/\.?0+e/, "e"); }
+  function tick(v) {
+    var a = Math.abs(v);
+    if (v === 0) return "0";
+    if (a >= 1e4) return COMPACT.format(v);
+    if (a < 1e-3) return exponent(v, 2);
+    return String(Number(v.toPrecision(4)));
+  }
+  var STEP_INCREMENTS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2500, 5e3, 1e4, 2e4, 25e3, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7];  // no step 2.5
+  function axisWidth(u, values) {  // px: the longest label at about 7 px a character, beside the ticks
+    var longest = (values || []).reduce(function (most, v) { return Math.max(most, String(v).length); }, 0);
+    return Math.max(40, longest * 7 + 18);
+  }
+  function legendValue(u, v) {
+    if (v == null) return "--";
+    return v !== 0 && Math.abs(v) < 1e-3 ? exponent(v, 5) : FULL.format(v);
+  }
+
   // data: [steps, values of series 1, ...]; labels: one per series. spanGaps joins a run's points across the
   // steps only another run logged (the server fills those with null).
   function plot(figure, data, labels) {
     var series = [{ label: "step" }].concat(labels.map(function (label, i) {
-      return { label: label, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: true };
+      return { label: label, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: true, value: legendValue };
     }));
-    var opts = { width: Math.min(560, figure.parentElement.clientWidth - 20), height: 220, scales: { x: { time: false } }, series: series };
+    var opts = {
+      width: Math.min(560, figure.parentElement.clientWidth - 20), height: 220, scales: { x: { time: false } }, series: series,
+      axes: [{ incrs: STEP_INCREMENTS, values: function (u, splits) { return splits.map(tick); } },
+             { values: function (u, splits) { return splits.map(tick); }, size: axisWidth }],
+    };
     return new uPlot(opts, data, figure);
   }
 
@@ -127,13 +153,16 @@
       series[0].push(p.step);
       series[1].push(p.value);
       if (draw(p.name)) regroup();
+    } else if (message.kind === "checkpoint") {
+      htmx.ajax("GET", root.dataset.statusUrl, { target: "#run-status", swap: "innerHTML" });  // its row comes out of band
     } else if (message.kind === "progress" || message.kind === "status") {
       if (p.progress !== undefined) {
         document.getElementById("run-progress").value = p.progress;
         document.getElementById("run-progress-text").textContent = Math.round(p.progress * 100) + "%";
       }
       if (p.status) document.getElementById("run-state").textContent = p.status;
-      // A new status also changes the card's times, error and cancel button: the server renders it again.
+      // A new status also changes the card's times, error and cancel button, and the checkpoints: the server renders
+      // them again (the checkpoints out of band).
       if (message.kind === "status") htmx.ajax("GET", root.dataset.statusUrl, { target: "#run-status", swap: "innerHTML" });
     }
   });

@@ -92,7 +92,9 @@ class ConsoleServer:
         shutil.copy2(state / "db.sqlite3", self.workdir / "db.sqlite3")
         shutil.copytree(state / "var", self.workdir / "var", dirs_exist_ok=True)  # its secret key signs what the database holds
 
-    def start(self) -> None:
+    def start(self, timeout: float = 180.0) -> None:
+        """Start the console and wait for /healthz; niced beside a model build on two cores it took over 60 s to
+        answer (7 s on an idle machine). A console that never answers is stopped before the error is raised."""
         launcher = ["tests/browser/preload.py", ",".join(self.preload)] if self.preload else ["manage.py"]
         self.process = subprocess.Popen(
             [sys.executable, *launcher, "serve", "--port", str(self.port)],
@@ -101,7 +103,7 @@ class ConsoleServer:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
@@ -109,6 +111,7 @@ class ConsoleServer:
                         return
             except OSError:
                 time.sleep(0.2)
+        self.stop()  # no fixture teardown follows a failed start: the process would outlive the test run
         raise AssertionError(f"the console did not start on {self.url}")
 
     def stop(self) -> None:

@@ -62,6 +62,9 @@ def test_finish_in_a_stale_tab_and_an_idle_session_end_where_a_person_expects(co
     assert "abandoned" in row.locator(".tag").inner_text() and row.locator("text=continue").count() == 0
     page.goto(idle_url)
     assert "This session is abandoned (abandoned)" in page.locator("#session-ended").inner_text()
+    page.click("#session-ended a:text-is('See the episode')")
+    assert page.locator("#score-ungraded").inner_text() == "No grade: the session was abandoned without reaching the horizon."
+    assert page.locator("#episode-composite").inner_text() == "no grade"
     page.goto(f"{console.url}/leaderboard/")
     assert "Not ranked: 1 abandoned episode" in page.locator("#set-apart").inner_text()
 

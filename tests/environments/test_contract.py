@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 
@@ -10,10 +11,19 @@ import pytest
 
 from environments.contract import check_task, contract_sample
 from environments.registry import list_tasks
+from environments.toolgym.env import ToolGymEnv
 
 
 def test_storebench_keeps_the_contract_on_a_private_seed() -> None:
     assert check_task("storebench/price-war", seed=987654, steps=80) == []
+
+
+def test_a_score_that_names_an_end_while_the_episode_runs_breaks_the_contract(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The viewer reads a score without a termination_reason as no grade, so a running episode's must name none."""
+    scored = ToolGymEnv.score
+    monkeypatch.setattr(ToolGymEnv, "score", lambda env: dataclasses.replace(scored(env), termination_reason="agent_stop"))
+    problems = check_task("toolgym/chain", seed=7, steps=5)
+    assert "done=False, but the score's termination_reason is 'agent_stop'" in problems
 
 
 @pytest.mark.slow

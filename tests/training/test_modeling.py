@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,31 @@ def test_only_a_bare_hub_id_may_download_and_nothing_trusts_remote_code() -> Non
     assert pretrained_kwargs("/models/gpt2") == {"trust_remote_code": False, "local_files_only": True}
     assert pretrained_kwargs("./gpt2") == {"trust_remote_code": False, "local_files_only": True}
     assert pretrained_kwargs("Qwen/Qwen3-0.6B") == {"trust_remote_code": False, "local_files_only": False}
+
+
+def test_two_threads_loading_at_once_both_get_a_whole_model(tiny_path: Path) -> None:
+    """The embedded worker runs an evaluation's seeds in threads: two loads at once lost the tied output head
+    ("Cannot copy out of meta tensor") before loads took turns (training.modeling.PRETRAINED_LOCK)."""
+    load_hf.cache_clear()
+    barrier = threading.Barrier(2)
+    loaded: dict[str, Any] = {}
+
+    def load(dtype: str) -> None:
+        barrier.wait()
+        try:
+            loaded[dtype] = load_hf(str(tiny_path), "cpu", dtype)[0]
+        except Exception as exc:  # what a failed load raised, for the assertion below
+            loaded[dtype] = exc
+
+    threads = [threading.Thread(target=load, args=(dtype,)) for dtype in ("float32", "bfloat16")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    load_hf.cache_clear()
+    assert {dtype: type(model).__name__ for dtype, model in loaded.items()} == {
+        "float32": "Qwen3ForCausalLM",
+        "bfloat16": "Qwen3ForCausalLM",
+    }
+    for model in loaded.values():
+        assert model.lm_head.weight.device.type == "cpu" and model.lm_head.weight is model.model.embed_tokens.weight

@@ -210,8 +210,17 @@ def test_role_settings_are_validated_by_name(tiny_path, demos, tmp_path):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, role="Critic!"))
     with pytest.raises(ConfigError, match=r"turn_horizon=2: rewards turns of other roles"):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, turn_horizon=2))
-    with pytest.raises(AssertionError, match="no critic turns to train on"):
+    with pytest.raises(ValueError, match="no critic turns to train on .*: none of the 6 episodes has a critic token to train on"):
         run_recipe("sft", _sft(tiny_path, demos, tmp_path, role="critic", max_steps=1))
+
+
+def test_episodes_cut_before_their_first_turn_are_refused_with_what_to_change(tiny_path, demos, tmp_path):
+    """What a run page showed as 'AssertionError: no actor turns to train on' for long StoreBench demonstrations."""
+    with pytest.raises(
+        ValueError,
+        match=r"each of the 6 episodes is cut at max_tokens=20 before its first actor turn \(the earliest starts at token \d+\): raise max_tokens",
+    ):
+        run_recipe("sft", _sft(tiny_path, demos, tmp_path, max_tokens=20, max_steps=1))
 
 
 def _episode(length):

@@ -64,13 +64,10 @@ class TemplatePolicy(LLMPolicy):
 def load_hf(path: str, device: str, dtype: str) -> tuple[Any, Any]:
     """Model and tokenizer, loaded once per process and path (a worker runs many episodes of one agent)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from training.modeling import pretrained_kwargs
+    from training.modeling import pretrained
 
-    tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(path))
-    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype), **pretrained_kwargs(path))
-    model = model.to(device)
+    model, tokenizer = pretrained(path, dtype=getattr(torch, dtype), device=device)
     model.eval()
     return model, tokenizer
 

@@ -181,6 +181,25 @@ def training_pairs(records: list[Record], tokenizer: Any, config: SFTConfig) -> 
     return pairs
 
 
+def no_pairs_reason(records: list[dict[str, Any]], tokenizer: Any, config: SFTConfig) -> str:
+    """Why `training_pairs` found nothing in `records`, in words a person can act on. A long episode (a 500-step
+    StoreBench run) is cut at max_tokens before its first turn: the dataset check, which has no tokenizer, keeps it."""
+    firsts = [
+        episode.mask.index(1)
+        for record in records
+        for episode in tokenize_role(record, tokenizer, role=config.role, horizon=config.turn_horizon, style=config.prompt_style)
+        if 1 in episode.mask
+    ]
+    each = "the episode is" if len(records) == 1 else f"each of the {len(records)} episodes is"
+    if firsts and min(firsts) >= config.max_tokens:
+        return (
+            f"{each} cut at max_tokens={config.max_tokens} before its first {config.role} turn "
+            f"(the earliest starts at token {min(firsts)}): raise max_tokens past it, or train on shorter episodes"
+        )
+    none = "the episode has" if len(records) == 1 else f"none of the {len(records)} episodes has"
+    return f"{none} a {config.role} token to train on (min_score={config.min_score})"
+
+
 def within_budget(micro: list[list[TokenizedEpisode]], tokens_left: float) -> list[list[TokenizedEpisode]]:
     """The step's micro-batches cut to the episodes, in order, whose tokens fit in `tokens_left` ([] when none does)."""
     kept: list[list[TokenizedEpisode]] = []
@@ -221,7 +240,8 @@ def run(config: SFTConfig, hooks: Hooks | None = None) -> RunResult:
     records = select_records(read_records(config.data), config)
     assert records, f"no episodes left in {config.data} after selection (min_score={config.min_score}, passed_only={config.passed_only})"
     pairs = training_pairs(records, tokenizer, config)
-    assert pairs, f"no {config.role} turns to train on in {config.data} (min_score={config.min_score})"
+    if not pairs:
+        raise ValueError(f"no {config.role} turns to train on in {config.data}: {no_pairs_reason(records, tokenizer, config)}")
     episodes, weighting = [episode for _, episode in pairs], {}
     # the start model: the reference of the KL, and where the information gains are taken (a resumed run reloads it)
     resumed_info_gain = config.turn_weighting == "info_gain" and trainer.step > 0

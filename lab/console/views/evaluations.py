@@ -21,9 +21,10 @@ from lab.projects.models import WRITE_ROLES
 from lab.rollouts.demo import demo_launch
 from lab.rollouts.evaluations import attack_setting, evaluation_cancel, evaluation_launch
 from lab.rollouts.models import Evaluation
-from lab.rollouts.selectors import evaluation_episode_list, evaluation_get, evaluation_list
+from lab.rollouts.selectors import evaluation_episode_list, evaluation_failed_jobs, evaluation_get, evaluation_list
 
 EVALUATION_FIELDS = ("project", "agent", "task_set", "seeds", "attack", "options")
+MAX_FAILED_SHOWN = 20  # an evaluation of 500 seeds that all failed lists the first 20 and says how many more
 
 
 def attack_choices() -> dict[str, Any]:
@@ -49,8 +50,13 @@ def evaluation_detail_context(request: HttpRequest, evaluation: Evaluation) -> d
     # While it runs, its jobs' episodes as they start (watchable live); once ended, the scored ones its figures count.
     episodes = evaluation_episode_list(evaluation=evaluation, live=live)
     aggregate = evaluation.aggregate or {}
+    failed = evaluation_failed_jobs(evaluation=evaluation)
+    failed_count = failed.count()
     return {
         "evaluation": evaluation,
+        "failed_jobs": failed[:MAX_FAILED_SHOWN],
+        "failed_count": failed_count,
+        "failed_more": max(0, failed_count - MAX_FAILED_SHOWN),
         "episodes": episodes[:500],
         "live": live,
         "aggregate": aggregate,

@@ -34,7 +34,16 @@ from lab.pages import console_view, page, role_of, visible_projects, write_proje
 from lab.projects.models import WRITE_ROLES
 from lab.rollouts.evaluations import checkpoint_evaluate
 from lab.runs.models import TrainingRun
-from lab.runs.selectors import checkpoint_get, checkpoint_list, run_get, run_list, run_metric_names, run_metric_series, run_off_policy_steps
+from lab.runs.selectors import (
+    checkpoint_get,
+    checkpoint_list,
+    config_settings,
+    run_get,
+    run_list,
+    run_metric_names,
+    run_metric_series,
+    run_off_policy_steps,
+)
 from lab.runs.services import dataset_preview, run_cancel, run_config_validate, run_create
 
 RUN_FIELDS = ("project", "name", "recipe", "base_model", "config", "dataset")
@@ -69,8 +78,12 @@ def run_detail_context(
 ) -> dict[str, Any]:
     """The run page; the checkpoint whose "Evaluate" form was refused (`eval_checkpoint`) shows its values and errors."""
     last_seq = live_last_seq(stream=f"run:{run.pk}")
+    spec = run.dataset_spec or {}
     return {
         "run": run,
+        "settings": config_settings(run.config),
+        "dataset_filters": config_settings({k: v for k, v in spec.items() if k not in ("include_partial", "skipped")}),
+        "dataset_skipped": sorted((reason, len(ids)) for reason, ids in (spec.get("skipped") or {}).items()),
         "off_policy_steps": run_off_policy_steps(run=run),
         "checkpoints": checkpoint_list(run=run),
         "metric_names": run_metric_names(run=run),
@@ -87,7 +100,7 @@ def run_detail_context(
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = run_get(projects=visible_projects(request), pk=pk)
     context = run_detail_context(request, run)
-    return page(request, "console/run_detail.html", context, fragment="console/_run_status.html")
+    return page(request, "console/run_detail.html", context, fragment="console/_run_live.html")
 
 
 @console_view
@@ -152,7 +165,7 @@ def run_dataset_preview(request: HttpRequest) -> HttpResponse:
 @require_POST
 @console_view
 def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    answer = JobPage("console/_run_status.html", run_detail_context, "run")
+    answer = JobPage("console/_run_live.html", run_detail_context, "run")
     return job_post(request, pk, get=run_get, action="cancel training runs", act=lambda run: run_cancel(run=run), answer=answer)
 
 

@@ -85,6 +85,7 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
     tools = episode_tools(episode)
     siblings = episode_list_siblings(episode=episode)[:12]
     role = role_of(request, episode.project_id)
+    meta = registry.env_meta(episode.task.env)
     # A running episode written by a rollout job can be stopped by those who may launch one.
     job = rollout_job_for_episode(episode=episode) if running and role in WRITE_ROLES else None
     context.update(
@@ -98,7 +99,14 @@ def episode_viewer(request: HttpRequest, pk: int) -> HttpResponse:
         may_annotate=role in ANNOTATE_ROLES,
         role=role,
         explanation=with_evidence_steps(
-            explain(episode.score, set(tools), registry.env_meta(episode.task.env).score_components),
+            explain(
+                episode.score,
+                set(tools),
+                meta.score_components,
+                ended=episode.termination_reason,
+                graded_by=meta.graded_by,
+                session=episode.source == "human",
+            ),
             lambda texts: first_steps_mentioning(episode, texts),
         ),
     )

@@ -119,3 +119,41 @@ def test_a_measure_that_happens_to_be_zero_is_a_value_not_a_fail() -> None:
     declared = {"check": ScoreComponent("a check", check=True), "share": ScoreComponent("a share")}
     shown = explain({"components": {"check": 0.0, "share": 1.0, "other": 0.5}}, components=declared)
     assert [(line.name, line.ok) for line in shown.lines] == [("check", False), ("other", None), ("share", True)]
+
+
+def test_a_desktop_episode_stopped_before_submit_says_it_has_no_grade(login: Any, role_users: dict[str, Any], project_a: Any) -> None:
+    env = registry.make("desktop/edit-cell", seed=1)
+    record = run_episode(env, make_policy("gui-only", env, 1), max_steps=2)  # the harness' cap, long before submit
+    assert (record["header"]["termination_reason"], record["header"]["score"]["termination_reason"]) == ("max_steps", None)
+    episode = episodes_ingest(project=project_a, records=[record], user=role_users["owner"])[0].episode
+    html = login(role_users["viewer"]).get(f"/episodes/{episode.pk}/").content.decode()
+    assert '<p class="no-grade" id="score-ungraded">No grade: the episode reached its step cap without submit.</p>' in html
+    composite = html.split('id="episode-composite">', 1)[1].split("</dd>", 1)[0]
+    assert composite.startswith("no grade") and "failed" not in composite
+    assert "Measured when it ended, not a grade" in html and "How the score was made" not in html
+    assert [row for row in _rows(html) if " pass " in f"{row} " or " fail " in f"{row} "] == []
+
+
+def test_no_grade_names_why_it_ended_and_what_would_have_graded_it() -> None:
+    unfinished = {"composite": 0.0, "passed": False, "components": {"check": 0.0}, "termination_reason": None, "details": {"gates": ["x"]}}
+    shown = explain(unfinished, ended="agent_stop", graded_by="submit", session=True)
+    assert shown.ungraded == "No grade: the session ended without submit."
+    assert [(line.kind, line.ok) for line in shown.lines] == [("component", None), ("gate", None)]  # values, never pass or fail
+    assert explain(unfinished, ended="cancelled").ungraded == "No grade: a person stopped the episode before the environment graded it."
+    assert explain(unfinished, ended="user_left").ungraded == "No grade: the episode ended (user_left) before the environment graded it."
+    assert not explain({"components": {}, "termination_reason": None}).empty  # a bare no-grade still says so
+    abandoned = explain(None, ended="abandoned", graded_by="submit", session=True)  # left idle: no score at all
+    assert abandoned.ungraded == "No grade: the session was abandoned without submit." and not abandoned.lines
+    assert explain(None).empty  # still running: nothing to say yet
+    # A score the environment wrote at its end, and a foreign score that never had the key, are grades.
+    assert explain({**unfinished, "termination_reason": "agent_stop"}, ended="agent_stop").ungraded == ""
+    assert explain({"composite": 0.0, "components": {"check": 0.0}}, ended="agent_stop").lines[0].ok is False
+
+
+def test_a_desktop_episode_that_submits_is_graded() -> None:
+    env = registry.make("desktop/edit-cell", seed=1)
+    record = run_episode(env, make_policy("oracle", env, 1))
+    score = record["header"]["score"]
+    assert record["header"]["termination_reason"] == score["termination_reason"] == "agent_stop"
+    desktop = registry.env_meta("desktop")
+    assert explain(score, components=desktop.score_components, ended="agent_stop", graded_by=desktop.graded_by).ungraded == ""

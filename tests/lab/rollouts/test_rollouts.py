@@ -150,6 +150,19 @@ def test_a_policy_that_raises_records_the_cause_on_the_episode_without_the_secre
     assert episode.meta["header"]["termination_cause"] == cause
 
 
+def test_a_job_that_fails_before_its_episode_keeps_its_error_without_the_secret(project_a: Any, monkeypatch: Any) -> None:
+    """The job's error shows on the evaluation page and in the API: masked like an episode's cause."""
+    import training.policies
+
+    def refuses(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("the model server refused key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789")
+
+    monkeypatch.setattr(training.policies, "policy_from_config", refuses)
+    job = rollout_run(job_id=_job(project_a, "naive-restock").pk)
+    assert job.status == "failed" and job.episode is None
+    assert job.error.startswith("ValueError: the model server refused key ") and "abcdefghijklmnopqrstuvwxyz" not in job.error
+
+
 class _LooksThenSubmits(Policy):
     """A vision policy's shape: it asks for a screenshot, then ends the task."""
 

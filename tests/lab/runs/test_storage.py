@@ -82,6 +82,15 @@ def test_models_of_the_operators_store_are_never_fetched(settings: Any, tmp_path
     checkpoint_pull_if_ours(str(tmp_path / "models" / "qwen3-0.6b"))
 
 
+def test_a_checkpoint_gone_from_the_local_store_is_named_before_anything_loads_it(settings: Any, tmp_path: Path) -> None:
+    """Without the check transformers took the missing folder for a hub id ("Repo id must be in the form ...")."""
+    settings.PRACTICUM_CHECKPOINT_STORE, settings.PRACTICUM_CHECKPOINT_DIR = "", str(tmp_path)
+    checkpoint_pull_if_ours(str(_checkpoint(tmp_path)))  # here: nothing to say
+    gone = tmp_path / "project-1" / "run-9" / "output" / "step-000004"
+    with pytest.raises(FileNotFoundError, match=rf"checkpoint {gone} is not on this machine: its folder was deleted"):
+        checkpoint_pull_if_ours(str(gone))
+
+
 @pytest.mark.parametrize("url", ["s3://", "gs://bucket/x", "s3:/bucket"])
 def test_a_store_url_that_is_not_s3_is_refused_by_name(url: str, tmp_path: Path) -> None:
     with pytest.raises(ImproperlyConfigured, match="PRACTICUM_CHECKPOINT_STORE="):
