@@ -120,11 +120,7 @@ def _plain_record_annotations() -> dict[str, list[str]]:
 
 
 def test_records_are_annotated_with_the_record_types() -> None:
-    over = {
-        path: lines
-        for path, lines in _plain_record_annotations().items()
-        if len(lines) > _PLAIN_DICTS_ALLOWED.get(path, (0, ""))[0]
-    }
+    over = {path: lines for path, lines in _plain_record_annotations().items() if len(lines) > _PLAIN_DICTS_ALLOWED.get(path, (0, ""))[0]}
     assert not over, "annotate trajectories with environments.records (Record, Header, Step):\n" + "\n".join(
         f"{path}:{line}" for path, lines in over.items() for line in lines
     )

@@ -267,6 +267,8 @@ def test_the_gold_prevention_loss_is_the_cross_entropy_of_the_gold_tokens_and_re
         "recovery_share": 0.0,
     }
     value, metrics = pivot_loss(student, batch, _config(mode="prevention"))
-    assert torch.isclose(value.detach(), by_hand.detach(), atol=1e-5) and metrics["prevention_gold_nll"] == pytest.approx(float(by_hand.detach()), abs=1e-5)
+    assert torch.isclose(value.detach(), by_hand.detach(), atol=1e-5) and metrics["prevention_gold_nll"] == pytest.approx(
+        float(by_hand.detach()), abs=1e-5
+    )
     value.backward()
     assert student.grad is not None and torch.isfinite(student.grad).all()
