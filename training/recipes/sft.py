@@ -181,7 +181,7 @@ def training_pairs(records: list[Record], tokenizer: Any, config: SFTConfig) -> 
     return pairs
 
 
-def no_pairs_reason(records: list[dict[str, Any]], tokenizer: Any, config: SFTConfig) -> str:
+def no_pairs_reason(records: list[Record], tokenizer: Any, config: SFTConfig) -> str:
     """Why `training_pairs` found nothing in `records`, in words a person can act on. A long episode (a 500-step
     StoreBench run) is cut at max_tokens before its first turn: the dataset check, which has no tokenizer, keeps it."""
     firsts = [
