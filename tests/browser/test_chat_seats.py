@@ -44,6 +44,15 @@ def _login(browser: Any, server: ConsoleServer, errors: list[str]) -> Any:
     return page
 
 
+def start_play(page: Any, server: ConsoleServer, task: str, seed: int) -> None:
+    """Start a play session of `task` at `seed` from the play page's first form, as a person does; on its page after."""
+    page.goto(f"{server.url}/play/")
+    page.select_option("form.inline-form >> nth=0 >> select[name=task]", task)
+    page.fill("form.inline-form >> nth=0 >> input[name=seed]", str(seed))
+    page.click("form.inline-form >> nth=0 >> button[type=submit]")
+    page.wait_for_url(re.compile(r"/play/\d+/$"))
+
+
 def _shoot(page: Any, name: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUT / f"chat-{name}.png"), full_page=True, caret="initial")
@@ -91,11 +100,7 @@ def test_a_person_plays_the_user_against_a_scripted_agent(desk: ConsoleServer, b
 def test_an_expert_plays_the_agent_and_the_rule_user_answers(desk: ConsoleServer, browser: Any) -> None:
     errors: list[str] = []
     page = _login(browser, desk, errors)
-    page.goto(f"{desk.url}/play/")
-    page.select_option("form.inline-form >> nth=0 >> select[name=task]", "chatdesk/refund")
-    page.fill("form.inline-form >> nth=0 >> input[name=seed]", "1")
-    page.click("form.inline-form >> nth=0 >> button[type=submit]")
-    page.wait_for_url(re.compile(r"/play/\d+/$"))
+    start_play(page, desk, "chatdesk/refund", 1)
     assert page.locator("#conversation").is_visible() and "No messages." in page.locator("#conversation").inner_text()
 
     page.fill("#say-message", "Hello! What is your order number?")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import ConsoleServer
-from tests.browser.test_chat_seats import OUT, _login
+from tests.browser.test_chat_seats import OUT, _login, start_play
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -18,11 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def test_a_desktop_session_finished_without_submit_reads_as_no_grade(console: ConsoleServer, browser: Any) -> None:
     errors: list[str] = []
     page = _login(browser, console, errors)
-    page.goto(f"{console.url}/play/")
-    page.select_option("form.inline-form >> nth=0 >> select[name=task]", "desktop/edit-cell")
-    page.fill("form.inline-form >> nth=0 >> input[name=seed]", "2")
-    page.click("form.inline-form >> nth=0 >> button[type=submit]")
-    page.wait_for_url(re.compile(r"/play/\d+/$"))
+    start_play(page, console, "desktop/edit-cell", 2)
     page.keyboard.press("o")  # one look at the screen, then the person stops
     page.wait_for_selector("#last-result h2:has-text('Step 1: observe')")
     page.once("dialog", lambda dialog: dialog.accept())  # "End the session now?"
